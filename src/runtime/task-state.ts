@@ -1,0 +1,23 @@
+/**
+ * State the harness owns about a task, kept apart from the task JSON that the SDK rewrites
+ * on every event (a write there from outside a turn can be overwritten by the turn's next
+ * save). Implemented durably by `store/`; `runtime/` and the built-in commands read it here.
+ */
+export interface TokenUsage {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface TaskStateStore {
+  /** The model chosen for this task with `/model`, if any. */
+  getTaskModel(taskId: string): Promise<string | undefined>;
+  /** Stores the task's model and remembers it as the context's latest choice (CMD-21, CMD-22). */
+  setTaskModel(taskId: string, contextId: string, model: string): Promise<void>;
+  /** The model last chosen in this context, for new tasks in it (CMD-22). */
+  getContextModel(contextId: string): Promise<string | undefined>;
+  /** Adds one model call's token counts to the task's running totals for that model. */
+  addUsage(taskId: string, usage: TokenUsage): Promise<void>;
+  /** The task's token totals, one entry per model used, in first-use order. */
+  getUsage(taskId: string): Promise<TokenUsage[]>;
+}
