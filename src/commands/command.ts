@@ -1,0 +1,49 @@
+import type { Message, Task } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+
+/** What a command handler is given: the parsed command and the task it runs on. */
+export interface CommandInvocation {
+  /** The command's registered name. */
+  name: string;
+  /** The argument text, white space trimmed; "" when there are none (CMD-1). */
+  args: string;
+  /** The task as it was stored before the command ran. */
+  task: Task;
+  /** The command message itself. */
+  message: Message;
+  /** The call's context: its user, tenant and requested extensions. */
+  callContext: ServerCallContext;
+}
+
+/** What a command answers. `text` becomes the reply's first part (CMD-5). */
+export interface CommandResult {
+  /** Human-readable reply. */
+  text: string;
+  /** Machine-readable result, sent as a data part after the text when present. */
+  data?: Record<string, unknown>;
+  /** The id of the sub-task the command created, if it created one (CMD-30). */
+  taskRef?: string;
+}
+
+export type CommandHandler = (invocation: CommandInvocation) => Promise<CommandResult> | CommandResult;
+
+/** A command as registered: what the card shows plus the code that runs it. */
+export interface CommandDefinition {
+  name: string;
+  description: string;
+  /** Shown after the name in completions, e.g. `[<model>]`. Defaults to "" (CMD-15). */
+  argumentHint?: string;
+  handler: CommandHandler;
+}
+
+/**
+ * A mistake the user can fix: bad arguments, an unknown choice. Its message is sent back as
+ * the reply as it is (CMD-12), so it should say what went wrong and what would work. Any
+ * other error thrown by a handler is answered with a generic message and logged.
+ */
+export class CommandUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandUsageError';
+  }
+}

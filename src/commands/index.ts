@@ -1,0 +1,17 @@
+/**
+ * The Commands extension v1 for any @a2a-js/sdk server: a registry, a request handler that
+ * answers command messages, the card entry, and the built-in commands. It knows the SDK and
+ * nothing of the harness around it.
+ */
+export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY } from './extension.js';
+export { CommandUsageError, type CommandDefinition, type CommandHandler, type CommandInvocation, type CommandResult } from './command.js';
+export { CommandRegistry, CommandRegistrationError, type RegisteredCommand } from './registry.js';
+export { parseCommand, parseCommandText, type ParsedCommand } from './parse.js';
+export { commandsExtension, commandsExtensionParams, withCommandsExtension } from './card.js';
+export { buildReply, isCommandExchange } from './reply.js';
+export { withoutCommandMetadata } from './metadata-guard.js';
+export { CommandsRequestHandler, type CommandsRequestHandlerOptions } from './request-handler.js';
+export type { ActiveTurns, HistoryAppender, CommandOutcome } from './runner.js';
+export { InMemoryCommandReplyLog, type CommandReplyLog } from './reply-log.js';
+export { isTerminal } from './task-states.js';
+export { registerBuiltinCommands, type ModelControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';

@@ -1,0 +1,162 @@
+import {
+  type AgentCard,
+  type Message,
+  type Task,
+  type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetExtendedAgentCardRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import type { A2ARequestHandler, ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { withCommandsExtension } from './card.js';
+import { COMMANDS_EXTENSION_URI } from './extension.js';
+import { CommandRunner, type CommandRunnerOptions } from './runner.js';
+import { parseCommand } from './parse.js';
+import { isTerminal } from './task-states.js';
+import type { CommandRegistry } from './registry.js';
+
+export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'registry' | 'taskStore' | 'eventBusManager'> {
+  /** The commands to answer. */
+  registry: CommandRegistry;
+  /** The store the inner handler uses, wrapped with `withoutCommandMetadata`. */
+  taskStore: TaskStore;
+  /** The bus manager the inner handler uses, so replies reach its live streams (CMD-8). */
+  eventBusManager: ExecutionEventBusManager;
+}
+
+/**
+ * The Commands extension as a request handler wrapped around any other (usually the SDK's
+ * `DefaultRequestHandler`). A command message never reaches the inner handler: sending it
+ * there would run a second execution on a busy task's bus, which closes the running turn's
+ * streams and loses its events (see the SDK notes). Everything else passes through untouched,
+ * except that the card gains the extension entry and the extension is echoed in the
+ * `A2A-Extensions` response header when the client asked for it (CMD-17).
+ */
+export class CommandsRequestHandler implements A2ARequestHandler {
+  private readonly runner: CommandRunner;
+
+  constructor(
+    private readonly inner: A2ARequestHandler,
+    private readonly options: CommandsRequestHandlerOptions,
+  ) {
+    this.runner = new CommandRunner(options);
+  }
+
+  /** The inner card plus the extension entry, built now from the registry (CMD-14, CMD-16). */
+  async getAgentCard(): Promise<AgentCard> {
+    return withCommandsExtension(await this.inner.getAgentCard(), this.options.registry);
+  }
+
+  async getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+    activate(context);
+    return withCommandsExtension(await this.inner.getAuthenticatedExtendedAgentCard(params, context), this.options.registry);
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    activate(context);
+    const command = this.recognise(params);
+    if (!command) return this.inner.sendMessage(params, context);
+    const outcome = await this.runner.run(params.message!, command, context);
+    const task = { ...outcome.task, status: outcome.reply.status };
+    return applyHistoryLength(task, params.configuration?.historyLength);
+  }
+
+  /** Not `async *`: the extension must be activated before the transport writes headers (CMD-17). */
+  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    activate(context);
+    const command = this.recognise(params);
+    if (!command) return this.inner.sendMessageStream(params, context);
+    return this.streamCommand(params, command, context);
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    activate(context);
+    return this.inner.getTask(params, context);
+  }
+
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    activate(context);
+    return this.inner.listTasks(params, context);
+  }
+
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    activate(context);
+    return this.inner.cancelTask(params, context);
+  }
+
+  /**
+   * Attaches the subscriber to the task's bus, creating it when the task is idle: the SDK
+   * otherwise sends the stored task and closes at once, and the subscriber would never see a
+   * later command reply (CMD-8).
+   */
+  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    activate(context);
+    return this.subscribe(params, context);
+  }
+
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    activate(context);
+    return this.inner.createTaskPushNotificationConfig(params, context);
+  }
+
+  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    activate(context);
+    return this.inner.getTaskPushNotificationConfig(params, context);
+  }
+
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    activate(context);
+    return this.inner.listTaskPushNotificationConfigs(params, context);
+  }
+
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    activate(context);
+    return this.inner.deleteTaskPushNotificationConfig(params, context);
+  }
+
+  private recognise(params: SendMessageRequest) {
+    const message = params.message;
+    if (!message) return undefined;
+    if (!message.messageId) throw new RequestMalformedError('message.messageId is required.');
+    return parseCommand(message, (name) => this.options.registry.has(name));
+  }
+
+  private async *streamCommand(
+    params: SendMessageRequest,
+    command: { name: string; args: string },
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const outcome = await this.runner.run(params.message!, command, context);
+    yield { payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) } };
+    yield { payload: { $case: 'statusUpdate', value: outcome.reply } };
+  }
+
+  private async *subscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    if (params.id && !this.options.eventBusManager.getByTaskId(params.id, context)) {
+      const task = await this.options.taskStore.load(params.id, context);
+      if (task && !isTerminal(task.status?.state)) this.options.eventBusManager.createOrGetByTaskId(params.id, context);
+    }
+    yield* this.inner.resubscribe(params, context);
+  }
+}
+
+function activate(context: ServerCallContext): void {
+  if (context.requestedExtensions?.includes(COMMANDS_EXTENSION_URI)) context.addActivatedExtension(COMMANDS_EXTENSION_URI);
+}
+
+/** The `historyLength` rule the SDK applies to the tasks it returns, applied to ours alike. */
+function applyHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined) return task;
+  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
+}
+
