@@ -1,0 +1,38 @@
+/**
+ * The harness's log: one line per event on standard error, so standard output stays free for
+ * what a user or a script reads (the `listening on` line). Lines never carry a stack trace, a
+ * file path or a secret: errors are logged through {@link describeError}.
+ */
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Logger {
+  const emit = (level: string, message: string, fields?: Record<string, unknown>) => {
+    const extra = fields
+      ? Object.entries(fields)
+          .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : String(value)}`)
+          .join(' ')
+      : '';
+    write(`${new Date().toISOString()} ${level} ${message}${extra ? ` ${extra}` : ''}`);
+  };
+  return {
+    info: (message, fields) => emit('info', message, fields),
+    warn: (message, fields) => emit('warn', message, fields),
+    error: (message, fields) => emit('error', message, fields),
+  };
+}
+
+/** A logger that drops everything: for tests and embedding. */
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+const PATH_PATTERN = /(?:[A-Za-z]:)?(?:\/[\w.@+-]+){2,}\/?/g;
+const SECRET_PATTERN = /\b(sk-[\w-]{8,}|(?:api[_-]?key|token|secret|password)=\S+)/gi;
+
+/** One line about an error: its name and message, with paths and anything key-shaped removed. */
+export function describeError(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.split('\n')[0]!.replace(PATH_PATTERN, '<path>').replace(SECRET_PATTERN, '<redacted>').slice(0, 300);
+}

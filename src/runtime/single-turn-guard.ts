@@ -1,0 +1,109 @@
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetExtendedAgentCardRequest,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type { TurnRegistry } from './turns.js';
+
+/**
+ * Makes sure two turns never run at once on one task. The SDK has no per-task execution
+ * lock: a second message during a turn would run the executor again on the same bus. This
+ * wrapper refuses it, clearly, before the SDK sees it; commands are answered by the commands
+ * wrapper in front of this one and never get here.
+ */
+export class SingleTurnGuard implements A2ARequestHandler {
+  constructor(
+    private readonly inner: A2ARequestHandler,
+    private readonly turns: TurnRegistry,
+  ) {}
+
+  getAgentCard(): Promise<AgentCard> {
+    return this.inner.getAgentCard();
+  }
+
+  getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+    return this.inner.getAuthenticatedExtendedAgentCard(params, context);
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    const taskId = this.claim(params);
+    try {
+      return await this.inner.sendMessage(params, context);
+    } finally {
+      if (taskId) this.turns.release(taskId);
+    }
+  }
+
+  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const taskId = this.claim(params);
+    return this.releasing(this.inner.sendMessageStream(params, context), taskId);
+  }
+
+  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.inner.getTask(params, context);
+  }
+
+  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    return this.inner.listTasks(params, context);
+  }
+
+  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.inner.cancelTask(params, context);
+  }
+
+  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.inner.resubscribe(params, context);
+  }
+
+  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.inner.createTaskPushNotificationConfig(params, context);
+  }
+
+  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.inner.getTaskPushNotificationConfig(params, context);
+  }
+
+  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.inner.listTaskPushNotificationConfigs(params, context);
+  }
+
+  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.inner.deleteTaskPushNotificationConfig(params, context);
+  }
+
+  /** Reserves the message's task for a turn, or refuses the message when one is running there. */
+  private claim(params: SendMessageRequest): string | undefined {
+    const taskId = params.message?.taskId;
+    if (!taskId) return undefined; // a new task: nobody else can know its id yet
+    if (!this.turns.reserve(taskId)) {
+      throw new UnsupportedOperationError(
+        `A turn is already running on task ${taskId}. Wait for it to end (SubscribeToTask shows it) or cancel it (CancelTask), then send your message again. Commands work meanwhile.`,
+      );
+    }
+    return taskId;
+  }
+
+  /** Drops the reservation when the stream ends, if the executor never began the turn. */
+  private async *releasing(stream: AsyncGenerator<StreamResponse, void, undefined>, taskId: string | undefined) {
+    try {
+      yield* stream;
+    } finally {
+      if (taskId) this.turns.release(taskId);
+    }
+  }
+}

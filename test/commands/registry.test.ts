@@ -1,0 +1,68 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { COMMANDS_EXTENSION_URI, CommandRegistry, CommandRegistrationError, commandsExtension, withCommandsExtension } from '../../src/commands/index.js';
+import { baseAgentCard } from '../../src/server/card.js';
+
+const handler = () => ({ text: 'ok' });
+
+describe('command registry', () => {
+  it('CMD-15: refuses malformed names, naming the offender', () => {
+    const registry = new CommandRegistry();
+    for (const name of ['', 'Model', '1st', 'a b', 'a_b', '-x', 'ünï']) {
+      assert.throws(() => registry.register({ name, description: 'd', handler }), (error: Error) => {
+        assert.ok(error instanceof CommandRegistrationError);
+        assert.ok(error.message.includes(JSON.stringify(name)), error.message);
+        return true;
+      });
+    }
+    assert.deepEqual(registry.list(), []);
+  });
+
+  it('CMD-15: refuses a taken name and an empty description; nothing is dropped silently', () => {
+    const registry = new CommandRegistry();
+    registry.register({ name: 'deploy', description: 'Deploy it', handler });
+    assert.throws(() => registry.register({ name: 'deploy', description: 'Again', handler }), /"deploy" is already registered/);
+    assert.throws(() => registry.register({ name: 'empty', description: '  ', handler }), /"empty" needs a non-empty description/);
+    assert.deepEqual(registry.list().map((c) => c.name), ['deploy']);
+  });
+
+  it('CMD-15: argument_hint defaults to ""', () => {
+    const registry = new CommandRegistry();
+    registry.register({ name: 'x', description: 'X', handler });
+    assert.equal(registry.get('x')?.argumentHint, '');
+  });
+
+  it('CMD-14: the card has exactly one extension entry, valid against the published schema, in registration order', () => {
+    const registry = new CommandRegistry();
+    registry.register({ name: 'help', description: 'Help', argumentHint: '[<command>]', handler });
+    registry.register({ name: 'model', description: 'Model', argumentHint: '[<model>]', handler });
+    registry.register({ name: 'status', description: 'Status', handler });
+    const base = baseAgentCard({ httpUrl: 'http://127.0.0.1:1', version: '0' });
+    const card = withCommandsExtension(withCommandsExtension(base, registry), registry);
+    const entries = card.capabilities!.extensions.filter((e) => e.uri === COMMANDS_EXTENSION_URI);
+    assert.equal(entries.length, 1);
+    assert.equal(entries[0]!.required, false);
+    assert.deepEqual(entries[0]!.params, {
+      commands: [
+        { name: 'help', description: 'Help', argument_hint: '[<command>]' },
+        { name: 'model', description: 'Model', argument_hint: '[<model>]' },
+        { name: 'status', description: 'Status', argument_hint: '' },
+      ],
+    });
+    const schema = JSON.parse(readFileSync(new URL('../../spec/commands-extension-v1.schema.json', import.meta.url), 'utf8'));
+    const validate = new Ajv({ strict: false }).compile(schema);
+    assert.ok(validate(entries[0]!.params), JSON.stringify(validate.errors));
+    assert.ok(!validate({ commands: [{ name: 'x', description: 'y', extra: 1 }] }), 'the schema refuses extra keys');
+  });
+
+  it('CMD-16: the extension entry follows the registry as it changes', () => {
+    const registry = new CommandRegistry();
+    registry.register({ name: 'a', description: 'A', handler });
+    assert.deepEqual(commandsExtension(registry).params!.commands.map((c: { name: string }) => c.name), ['a']);
+    registry.register({ name: 'b', description: 'B', handler });
+    registry.unregister('a');
+    assert.deepEqual(commandsExtension(registry).params!.commands.map((c: { name: string }) => c.name), ['b']);
+  });
+});
