@@ -7,7 +7,7 @@ import { modelHistory } from './history.js';
 import type { ModelGateway } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
-import type { Turn, TurnRegistry } from './turns.js';
+import { TurnInterrupted, type Turn, type TurnRegistry } from './turns.js';
 
 export interface ExecutorOptions {
   turns: TurnRegistry;
@@ -17,6 +17,8 @@ export interface ExecutorOptions {
   systemPrompt?: string;
   /** The state a finished turn leaves the task in: INPUT_REQUIRED keeps the conversation open. */
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
+  /** The context of a stored task: the SDK's cancel path gives the executor only the task id. */
+  contextOf: (taskId: string) => Promise<string | undefined>;
   /** Told about failures the user sees only as a short message. */
   onTurnError?: (error: unknown, taskId: string) => void;
 }
@@ -41,6 +43,10 @@ export class HarnessExecutor implements AgentExecutor {
       const text = await this.runModel(turn, modelId, contextId, history, bus);
       this.finish(turn, bus, this.options.endState, agentMessage(taskId, contextId, text));
     } catch (error) {
+      if (turn.abort.signal.reason instanceof TurnInterrupted) {
+        this.finish(turn, bus, TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, INTERRUPTED_TEXT, 'interrupted'));
+        return;
+      }
       if (turn.abort.signal.aborted) {
         this.finish(turn, bus, TaskState.TASK_STATE_CANCELED, agentMessage(taskId, contextId, 'The turn was canceled.', 'canceled'));
         return;
@@ -62,7 +68,7 @@ export class HarnessExecutor implements AgentExecutor {
       turn.abort.abort(new Error('canceled'));
       return;
     }
-    const contextId = '';
+    const contextId = (await this.options.contextOf(taskId)) ?? '';
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_CANCELED)));
   }
 
@@ -75,7 +81,7 @@ export class HarnessExecutor implements AgentExecutor {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
     const task: Task = existing
-      ? { ...existing, history: [], artifacts: [], status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() } }
+      ? { ...existing, history: [], artifacts: [], metadata: {}, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() } }
       : {
           id: taskId,
           contextId,
@@ -132,6 +138,9 @@ export class HarnessExecutor implements AgentExecutor {
     bus.publish(AgentEvent.statusUpdate(statusUpdate(turn.taskId, message.contextId, state, message)));
   }
 }
+
+/** Said when a turn was cut short by the server stopping, now or in a crash found at start-up. */
+export const INTERRUPTED_TEXT = 'This turn was interrupted because the server stopped before it finished. Send your message again to continue.';
 
 function failureText(error: unknown, modelId: string): string {
   const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;

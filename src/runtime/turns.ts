@@ -1,6 +1,14 @@
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { ActiveTurns } from '../commands/index.js';
 
+/** The abort reason of a turn stopped by a server shutdown rather than by `CancelTask`. */
+export class TurnInterrupted extends Error {
+  constructor() {
+    super('The server is shutting down.');
+    this.name = 'TurnInterrupted';
+  }
+}
+
 /** One model turn in flight on a task. */
 export interface Turn {
   readonly taskId: string;
@@ -59,8 +67,8 @@ export class TurnRegistry implements ActiveTurns {
     return this.running.size;
   }
 
-  /** Aborts every running turn: used at shutdown. */
-  abortAll(reason: string): void {
-    for (const turn of this.running.values()) turn.abort.abort(new Error(reason));
+  /** Aborts every running turn because the server is stopping: they end as interrupted, not canceled. */
+  interruptAll(): void {
+    for (const turn of this.running.values()) turn.abort.abort(new TurnInterrupted());
   }
 }

@@ -1,0 +1,135 @@
+/**
+ * The configuration file's schema: the single source of the config type, its defaults, its
+ * validation and the messages a person reads when the file is wrong. Every object is strict
+ * (an unknown key is an error, usually a typo), and the file can never hold a key: secrets
+ * come only from environment variables that the file names with `apiKeyEnv`.
+ */
+import { z } from 'zod';
+
+/** Provider names are also the prefix of model ids (`local:small`); `builtin` is taken. */
+export const PROVIDER_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+/** The provider name that the built-in offline models use. */
+export const BUILTIN_PROVIDER = 'builtin';
+export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
+export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
+
+const SECRET_LIKE_KEY = /key|token|secret|passw|credential|auth|bearer/i;
+const KEY_ADVICE = 'do not put keys in the config file; name the environment variable that holds it with "apiKeyEnv" (e.g. "apiKeyEnv": "LOCAL_API_KEY")';
+
+/**
+ * A strict object whose unknown-key message lists what is allowed, and explains `apiKeyEnv`
+ * when the unknown key looks like a secret. With one unknown key the message reads after the
+ * key's path (see {@link describeConfigIssue}); with several it names them.
+ */
+function strictObject<T extends z.core.$ZodLooseShape>(shape: T) {
+  const allowed = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined;
+      if (issue.keys.some((key) => SECRET_LIKE_KEY.test(key))) return KEY_ADVICE;
+      const which = issue.keys.length === 1 ? 'unknown key' : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      return `${which} (allowed here: ${allowed})`;
+    },
+  });
+}
+
+const httpURL = z
+  .url({ protocol: /^https?$/, error: 'Invalid URL (expected http://… or https://…)' })
+  .refine((value) => {
+    // Zod runs this even when the format check failed, so the value may not parse.
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    return !url || (url.username === '' && url.password === '');
+  }, `must not contain credentials; ${KEY_ADVICE}`);
+
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable (e.g. LOCAL_API_KEY), not a key');
+
+const modelList = z
+  .array(z.string().trim().min(1, 'a model name must not be empty'))
+  .min(1, 'list at least one model, or leave "models" out to ask the server');
+
+const description = z.string().max(200).optional();
+
+const openAICompatibleProvider = strictObject({
+  type: z.literal('openai-compatible'),
+  /** The server's OpenAI API root, e.g. `http://127.0.0.1:11434/v1`. */
+  baseURL: httpURL,
+  /** The environment variable holding the key; local servers usually need none. */
+  apiKeyEnv: envName.optional(),
+  /** The models to offer; without it the server's `GET {baseURL}/models` is asked at start-up. */
+  models: modelList.optional(),
+  description,
+});
+
+const openAIProvider = strictObject({
+  type: z.literal('openai'),
+  baseURL: httpURL.optional(),
+  apiKeyEnv: envName.default('OPENAI_API_KEY'),
+  models: modelList.optional(),
+  description,
+});
+
+const anthropicProvider = strictObject({
+  type: z.literal('anthropic'),
+  baseURL: httpURL.optional(),
+  apiKeyEnv: envName.default('ANTHROPIC_API_KEY'),
+  models: modelList.optional(),
+  description,
+});
+
+const providerSchema = z.discriminatedUnion('type', [openAICompatibleProvider, openAIProvider, anthropicProvider], {
+  error: (issue) =>
+    issue.code === 'invalid_union' ? '"type" must be one of "openai-compatible", "openai", "anthropic"' : undefined,
+});
+
+const providerName = z
+  .string()
+  .regex(PROVIDER_NAME_PATTERN, 'a provider name must start with a-z and use only a-z, 0-9 and "-"')
+  .refine((name) => name !== BUILTIN_PROVIDER, `"${BUILTIN_PROVIDER}" is reserved for the built-in offline models`);
+
+export const configSchema = strictObject({
+  /** The model new tasks use, `provider:model`; it must be offered at start-up. */
+  defaultModel: z
+    .string()
+    .regex(/^[^:\s]+:\S/, 'must be "provider:model", e.g. "local:llama3.2"')
+    .optional(),
+  systemPrompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
+  /** The state a task is left in after the model's reply. */
+  turnEndState: z.enum(['input-required', 'completed']).default('input-required'),
+  /** Whether to look for an Ollama server on 127.0.0.1:11434 at start-up. */
+  detectOllama: z.boolean().default(true),
+  /** The longest one model request may take, in milliseconds. */
+  modelTimeoutMs: z.number().int().min(1000, 'must be at least 1000').max(3_600_000).default(DEFAULT_MODEL_TIMEOUT_MS),
+  providers: z
+    .record(providerName, providerSchema, {
+      error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),
+    })
+    .default({}),
+});
+
+/** The validated configuration, every default filled in. */
+export type HarnessConfig = z.output<typeof configSchema>;
+/** What a config file may contain. */
+export type HarnessConfigInput = z.input<typeof configSchema>;
+export type ProviderConfig = HarnessConfig['providers'][string];
+
+/** The configuration when there is no file. */
+export function defaultConfig(): HarnessConfig {
+  return configSchema.parse({});
+}
+
+/**
+ * One issue as a line: the key path, then the message (`providers.local.baseURL: Invalid URL`).
+ * An unknown key's path ends with the key itself. Messages never repeat the offending value,
+ * which might be a secret pasted in the wrong place.
+ */
+export function describeConfigIssue(issue: z.core.$ZodIssue): string {
+  const path: PropertyKey[] = [...issue.path];
+  if (issue.code === 'unrecognized_keys' && issue.keys.length === 1) path.push(issue.keys[0]!);
+  const where = path.reduce<string>(
+    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)),
+    '',
+  );
+  return where ? `${where}: ${issue.message}` : issue.message;
+}

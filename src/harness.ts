@@ -1,0 +1,147 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TaskState } from '@a2a-js/sdk';
+import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import {
+  CommandRegistry,
+  CommandsRequestHandler,
+  registerBuiltinCommands,
+  withCommandsExtension,
+  withoutCommandMetadata,
+} from './commands/index.js';
+import type { HarnessConfig } from './config/schema.js';
+import { describeError, silentLogger, type Logger } from './log.js';
+import type { ModelCatalog } from './models/catalog.js';
+import { buildCatalog } from './models/discover.js';
+import { CatalogGateway } from './runtime/catalog-gateway.js';
+import { HarnessExecutor, INTERRUPTED_TEXT } from './runtime/executor.js';
+import { SingleTurnGuard } from './runtime/single-turn-guard.js';
+import { TaskModels } from './runtime/task-models.js';
+import { TurnRegistry } from './runtime/turns.js';
+import { baseAgentCard } from './server/card.js';
+import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js';
+import { createHttpApp } from './server/http-app.js';
+import { openStore } from './store/index.js';
+import { VERSION } from './version.js';
+
+export interface HarnessOptions {
+  config: HarnessConfig;
+  dataDir: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Serve gRPC on this port too (0 picks a free one); no gRPC when absent. */
+  grpcPort?: number;
+  log?: Logger;
+  /** Where provider keys are read from (default: the process environment). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Registers the embedder's own commands, after the built-ins. */
+  commands?: (registry: CommandRegistry) => void;
+  /** The largest request body accepted (default "4mb"). */
+  bodyLimit?: string;
+}
+
+export interface RunningHarness {
+  /** The HTTP base URL, e.g. http://127.0.0.1:8080. */
+  url: string;
+  /** host:port of the gRPC server, when one runs. */
+  grpcAddress?: string;
+  registry: CommandRegistry;
+  catalog: ModelCatalog;
+  /** Stops serving: running turns end as interrupted, then the store closes. */
+  close(): Promise<void>;
+}
+
+/** Wires the harness together and starts serving: store, models, commands, runtime, transports. */
+export async function startHarness(options: HarnessOptions): Promise<RunningHarness> {
+  const log = options.log ?? silentLogger;
+  const { config } = options;
+  const store = await openStore({ dataDir: options.dataDir });
+  try {
+    const recovered = await store.tasks.recoverInterrupted(INTERRUPTED_TEXT);
+    if (recovered > 0) log.warn('tasks interrupted by an earlier stop were set back to input-required', { tasks: recovered });
+
+    const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
+    const turns = new TurnRegistry();
+    const taskModels = new TaskModels(catalog, store.state, turns);
+    const registry = new CommandRegistry();
+    registerBuiltinCommands(registry, { models: taskModels, reporter: taskModels });
+    options.commands?.(registry);
+
+    const taskStore = withoutCommandMetadata(store.tasks);
+    const eventBusManager = new DefaultExecutionEventBusManager();
+    const executor = new HarnessExecutor({
+      turns,
+      models: taskModels,
+      gateway: new CatalogGateway(catalog, config.modelTimeoutMs),
+      state: store.state,
+      systemPrompt: config.systemPrompt,
+      endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
+      contextOf: async (taskId) => (await store.tasks.loadUnscoped(taskId))?.contextId,
+      onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
+    });
+
+    // The card names the addresses, known only once the ports are bound: it is built on request.
+    const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
+    const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION });
+    // The SDK handler's own copy of the card only serves its capability checks.
+    const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
+    const handler = new CommandsRequestHandler(new SingleTurnGuard(sdkHandler, turns), {
+      registry,
+      taskStore,
+      eventBusManager,
+      replyLog: store.replies,
+      activeTurns: turns,
+      history: store.tasks,
+      baseCard: cardNow,
+      onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
+    });
+
+    let grpc: RunningGrpcServer | undefined;
+    if (options.grpcPort !== undefined) {
+      grpc = await startGrpcServer(handler, options.host, options.grpcPort);
+      endpoints.grpcAddress = grpc.address;
+    }
+    const httpServer = createServer();
+    await listen(httpServer, options.host, options.port);
+    const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
+    endpoints.httpUrl = url;
+    httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log }));
+    log.info(catalog.summary());
+
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        httpServer.close();
+        turns.interruptAll();
+        await waitFor(() => turns.size === 0, 3000);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // let the last events reach the store
+        httpServer.closeAllConnections();
+        await grpc?.close();
+        await store.close();
+      })());
+    return { url, grpcAddress: grpc?.address, registry, catalog, close };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+}

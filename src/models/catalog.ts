@@ -1,0 +1,115 @@
+/**
+ * What a task can talk to: the models offered since start-up, named `provider:model`, and the
+ * default one. Built once by `buildCatalog` (discover.ts); the runtime asks it to `resolve` an
+ * id into an AI SDK model when a turn starts, and `/model`-style commands `list` and `has`.
+ * Resolution goes through the AI SDK's provider registry over provider objects made with
+ * `createOpenAI`, `createAnthropic` and `createOpenAICompatible`, never through a bare string
+ * model id (that would route to a hosted gateway).
+ */
+import type { LanguageModelV3, ProviderV3 } from '@ai-sdk/provider';
+import { createProviderRegistry } from 'ai';
+import { BUILTIN_PROVIDER } from '../config/schema.js';
+import { HarnessError } from '../errors.js';
+
+/** One offered model. `id` is `${provider}:${model}`. */
+export interface CatalogEntry {
+  id: string;
+  provider: string;
+  model: string;
+  description?: string;
+}
+
+/** The id of the model used when nothing else is offered. */
+export const FALLBACK_MODEL = `${BUILTIN_PROVIDER}:echo`;
+
+/**
+ * Splits a model id at its FIRST colon (`local:llama3.2:3b` is provider `local`, model
+ * `llama3.2:3b`); `undefined` when either half would be empty.
+ */
+export function splitModelId(id: string): { provider: string; model: string } | undefined {
+  const colon = id.indexOf(':');
+  if (colon <= 0 || colon === id.length - 1) return undefined;
+  return { provider: id.slice(0, colon), model: id.slice(colon + 1) };
+}
+
+/**
+ * The default model: `wanted` when given (it must be offered, else `config_invalid`, since it
+ * comes from the config file; `reasons` can say why a provider offers nothing), otherwise the
+ * first real (non-builtin) model, otherwise `builtin:echo`.
+ */
+export function chooseDefaultModel(entries: readonly CatalogEntry[], wanted?: string, reasons: Readonly<Record<string, string>> = {}): string {
+  if (wanted !== undefined) {
+    if (entries.some((entry) => entry.id === wanted)) return wanted;
+    const provider = splitModelId(wanted)?.provider;
+    const why = provider && reasons[provider] ? ` (${reasons[provider]})` : '';
+    throw new HarnessError(
+      'config_invalid',
+      `defaultModel "${wanted}" is not offered${why}. Offered: ${entries.map((entry) => entry.id).join(', ') || 'nothing'}.`,
+    );
+  }
+  return entries.find((entry) => entry.provider !== BUILTIN_PROVIDER)?.id ?? entries.find((entry) => entry.id === FALLBACK_MODEL)?.id ?? entries[0]?.id ?? FALLBACK_MODEL;
+}
+
+export interface ModelCatalogInit {
+  /** Offered models in the order to list them; a repeated id keeps its first entry. */
+  entries: readonly CatalogEntry[];
+  /** A provider object for every provider that appears in `entries`, keyed by its name. */
+  providers: Readonly<Record<string, ProviderV3>>;
+  /** See {@link chooseDefaultModel}. */
+  defaultModel?: string;
+  /** Why some providers offer nothing, keyed by provider name; shown in messages and the summary. */
+  reasons?: Readonly<Record<string, string>>;
+  /** Other start-up findings worth a line in the summary. */
+  notes?: readonly string[];
+}
+
+export class ModelCatalog {
+  /** The id new tasks use unless they choose another. */
+  readonly defaultModel: string;
+  /** Start-up findings (servers that did not answer, providers skipped), for the summary. */
+  readonly notes: readonly string[];
+  private readonly entries: readonly CatalogEntry[];
+  private readonly ids: ReadonlySet<string>;
+  private readonly registry: ReturnType<typeof createProviderRegistry>;
+
+  constructor(init: ModelCatalogInit) {
+    const seen = new Set<string>();
+    this.entries = init.entries.filter((entry) => !seen.has(entry.id) && seen.add(entry.id)).map((entry) => ({ ...entry }));
+    this.ids = seen;
+    for (const entry of this.entries) {
+      if (!init.providers[entry.provider]) throw new Error(`ModelCatalog: no provider object for "${entry.provider}"`);
+    }
+    this.registry = createProviderRegistry({ ...init.providers });
+    this.defaultModel = chooseDefaultModel(this.entries, init.defaultModel, init.reasons);
+    const reasons = Object.entries(init.reasons ?? {}).map(([provider, why]) => `${provider}: ${why}`);
+    this.notes = [...reasons, ...(init.notes ?? [])];
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  /** The offered models, in offer order (copies: changing them changes nothing here). */
+  list(): CatalogEntry[] {
+    return this.entries.map((entry) => ({ ...entry }));
+  }
+
+  /** The model for an offered id; `model_unknown` listing the choices for any other id. */
+  resolve(id: string): LanguageModelV3 {
+    if (!this.has(id)) {
+      throw new HarnessError('model_unknown', `Unknown model "${id}". Choose one of: ${this.entries.map((entry) => entry.id).join(', ')}.`);
+    }
+    return this.registry.languageModel(id as `${string}:${string}`);
+  }
+
+  /** A start-up summary for a person: the models offered, the default, and the notes. Never a key. */
+  summary(): string {
+    const width = Math.max(...this.entries.map((entry) => entry.id.length), 0);
+    const lines = this.entries.map((entry) => {
+      const mark = entry.id === this.defaultModel ? '*' : ' ';
+      return `  ${mark} ${entry.id.padEnd(width)}${entry.description ? `  ${entry.description}` : ''}`.trimEnd();
+    });
+    const notes = this.notes.map((note) => `  - ${note}`);
+    return [`Models offered (* default: ${this.defaultModel}):`, ...lines, ...(notes.length ? ['Notes:', ...notes] : [])].join('\n');
+  }
+}

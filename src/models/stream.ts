@@ -1,0 +1,142 @@
+/**
+ * One model request for one turn: `streamText` from the AI SDK, reduced to what the harness
+ * needs. It yields the reply's text deltas in order and returns the usage; every failure
+ * reaches the caller as a thrown error, never as a silent end of the stream:
+ *
+ * - a provider failure (bad key, unreachable server, unknown model, a stream that closes
+ *   mid-way or answers garbage, no complete reply within `timeoutMs`) throws
+ *   `HarnessError('provider_failed')` naming the model and the kind of failure;
+ * - the caller aborting `abortSignal` aborts the HTTP request and throws a DOMException named
+ *   `AbortError` (test with {@link isAbortError}), so a cancelled turn is told apart from a
+ *   failed one. Leaving the loop early (`break`) also aborts the request.
+ *
+ * Why the care: `streamText` does not throw. Errors become `error` parts on `fullStream` (and
+ * the stream may go on, e.g. to a `finish` part, after one), are passed to `onError` (which by
+ * default prints them, request body included, with `console.error`), and an abort becomes an
+ * `abort` part followed by a normal end. Only some failures (a socket closed mid-reply) make
+ * the stream itself throw.
+ *
+ * Usage:
+ * ```ts
+ * const reply = streamReply(model, { system, messages, abortSignal, timeoutMs, modelName });
+ * let step; while (!(step = await reply.next()).done) send(step.value);
+ * record(step.value.inputTokens, step.value.outputTokens);
+ * ```
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { streamText, type FinishReason, type ModelMessage } from 'ai';
+import { DEFAULT_MODEL_TIMEOUT_MS } from '../config/schema.js';
+import { isHarnessError } from '../errors.js';
+import { providerFailure, providerTimeout } from './failure.js';
+
+export type { ModelMessage };
+
+/** Token counts of one request; 0 when the provider did not report them. */
+export interface ReplyUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What the generator returns once the reply is complete. */
+export interface ReplyOutcome extends ReplyUsage {
+  /** Why the model stopped: `stop`, or `length` when it hit its output limit, etc. */
+  finishReason: FinishReason;
+}
+
+export interface StreamReplyOptions {
+  system?: string;
+  messages: ModelMessage[];
+  /** Aborting it aborts the request; the generator then throws an AbortError. */
+  abortSignal?: AbortSignal;
+  /** Bound on the whole request, retries included (default 120 000). */
+  timeoutMs?: number;
+  /** The catalog id to name in error messages (default: derived from the model object). */
+  modelName?: string;
+  /** Retries of a request that failed before its reply started (AI SDK default: 2). */
+  maxRetries?: number;
+}
+
+/** True for the error {@link streamReply} throws when its caller aborted it. */
+export function isAbortError(error: unknown): boolean {
+  return error instanceof Error || error instanceof DOMException ? error.name === 'AbortError' : false;
+}
+
+function abortError(): DOMException {
+  return new DOMException('The model request was aborted.', 'AbortError');
+}
+
+/** `local.chat` + `small` → `local:small`, for messages when no catalog id was given. */
+function nameOf(model: LanguageModelV3): string {
+  return `${model.provider.split('.')[0]}:${model.modelId}`;
+}
+
+export async function* streamReply(model: LanguageModelV3, options: StreamReplyOptions): AsyncGenerator<string, ReplyOutcome, undefined> {
+  const modelName = options.modelName ?? nameOf(model);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
+  const callerSignal = options.abortSignal;
+  if (callerSignal?.aborted) throw abortError();
+
+  // One signal for the request: the caller's abort, our timeout, or the consumer leaving early.
+  const controller = new AbortController();
+  let timedOut = false;
+  let finished = false;
+  const onCallerAbort = () => controller.abort(callerSignal?.reason);
+  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException('The model request timed out.', 'TimeoutError'));
+  }, timeoutMs);
+
+  /** Why the request ended without a reply: the caller, the timeout, or the provider. */
+  const failure = (error: unknown): unknown => {
+    if (timedOut) return providerTimeout(modelName, timeoutMs);
+    if (callerSignal?.aborted) return abortError();
+    return providerFailure(modelName, error);
+  };
+
+  try {
+    const result = streamText({
+      model,
+      system: options.system,
+      messages: options.messages,
+      abortSignal: controller.signal,
+      maxRetries: options.maxRetries,
+      onError: () => {}, // Reported through the `error` part below, never printed.
+    });
+    let outcome: ReplyOutcome | undefined;
+    try {
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta') {
+          if (part.text) yield part.text;
+        } else if (part.type === 'error') {
+          throw failure(part.error);
+        } else if (part.type === 'abort') {
+          throw failure(new DOMException('aborted', 'AbortError'));
+        } else if (part.type === 'finish') {
+          const { inputTokens, outputTokens } = part.totalUsage;
+          outcome = { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0, finishReason: part.finishReason };
+        }
+      }
+    } catch (error) {
+      throw isHarnessError(error) ? error : failure(error);
+    }
+    if (!outcome) throw failure(new Error('Response stream ended without a finish reason.'));
+    finished = true;
+    return outcome;
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener('abort', onCallerAbort);
+    // Not finished means the consumer left early or something threw: end the request.
+    if (!finished && !controller.signal.aborted) controller.abort(abortError());
+  }
+}
+
+/** The whole reply as one string, for callers that do not stream (and for tests). */
+export async function replyText(model: LanguageModelV3, options: StreamReplyOptions): Promise<ReplyOutcome & { text: string }> {
+  const reply = streamReply(model, options);
+  let text = '';
+  for (let step = await reply.next(); ; step = await reply.next()) {
+    if (step.done) return { ...step.value, text };
+    text += step.value;
+  }
+}

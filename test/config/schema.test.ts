@@ -1,0 +1,105 @@
+/** The config schema: defaults, and the message a person reads for each kind of mistake. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
+import { configSchema, defaultConfig } from '../../src/config/schema.js';
+import { HarnessError } from '../../src/errors.js';
+
+/** The config_invalid message for a config object. */
+function problems(config: unknown): string {
+  try {
+    parseConfig(JSON.stringify(config), 'harness.json');
+  } catch (error) {
+    assert.ok(error instanceof HarnessError);
+    assert.equal(error.code, 'config_invalid');
+    assert.match(error.message, /"harness\.json"/);
+    return error.message;
+  }
+  assert.fail('expected config_invalid');
+}
+
+const local = { type: 'openai-compatible', baseURL: 'http://127.0.0.1:11434/v1' };
+
+describe('config schema', () => {
+  it('fills every default when there is nothing', () => {
+    assert.deepEqual(defaultConfig(), {
+      systemPrompt: 'You are a helpful assistant.',
+      turnEndState: 'input-required',
+      detectOllama: true,
+      modelTimeoutMs: 120000,
+      providers: {},
+    });
+  });
+
+  it('accepts the documented example and fills provider defaults', () => {
+    const config = parseConfig(
+      JSON.stringify({
+        defaultModel: 'local:small',
+        systemPrompt: 'Be brief.',
+        turnEndState: 'completed',
+        detectOllama: false,
+        modelTimeoutMs: 5000,
+        providers: {
+          local: { ...local, apiKeyEnv: 'LOCAL_API_KEY', models: ['small', 'large'] },
+          work: { type: 'openai', models: ['gpt-5-mini'] },
+          claude: { type: 'anthropic', baseURL: 'https://proxy.example/v1' },
+        },
+      }),
+    );
+    assert.equal(config.defaultModel, 'local:small');
+    assert.equal(config.turnEndState, 'completed');
+    assert.deepEqual(config.providers.work, { type: 'openai', apiKeyEnv: 'OPENAI_API_KEY', models: ['gpt-5-mini'] });
+    assert.equal(config.providers.claude?.apiKeyEnv, 'ANTHROPIC_API_KEY');
+  });
+
+  it('names an unknown key by its path and lists what is allowed', () => {
+    assert.match(problems({ defaultModle: 'local:small' }), /defaultModle: unknown key \(allowed here: defaultModel, systemPrompt/);
+    assert.match(problems({ providers: { local: { ...local, modles: ['x'] } } }), /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, description\)/);
+  });
+
+  it('rejects a bad URL with the key path', () => {
+    assert.match(problems({ providers: { local: { ...local, baseURL: 'not a url' } } }), /providers\.local\.baseURL: Invalid URL/);
+    assert.match(problems({ providers: { local: { ...local, baseURL: 'ftp://host/v1' } } }), /providers\.local\.baseURL: Invalid URL/);
+  });
+
+  it('never accepts a key in the file, and says to use apiKeyEnv without echoing it', () => {
+    for (const key of ['apiKey', 'api_key', 'token']) {
+      const message = problems({ providers: { local: { ...local, [key]: 'sk-secret-value-123' } } });
+      assert.match(message, new RegExp(`providers\\.local\\.${key}: do not put keys in the config file.*apiKeyEnv`));
+      assert.doesNotMatch(message, /sk-secret-value-123/);
+    }
+    assert.match(problems({ apiKey: 'x' }), /apiKey: do not put keys in the config file/);
+    const inURL = problems({ providers: { local: { ...local, baseURL: 'http://user:sk-secret-value-123@host/v1' } } });
+    assert.match(inURL, /providers\.local\.baseURL: must not contain credentials/);
+    assert.doesNotMatch(inURL, /sk-secret-value-123/);
+    assert.match(problems({ providers: { local: { ...local, apiKeyEnv: 'sk-secret-value-123' } } }), /apiKeyEnv: must be the name of an environment variable/);
+  });
+
+  it('checks provider names and types', () => {
+    assert.match(problems({ providers: { Local: local } }), /providers\.Local: a provider name must start with a-z/);
+    assert.match(problems({ providers: { 'my_server': local } }), /providers\.my_server: a provider name must/);
+    assert.match(problems({ providers: { builtin: local } }), /providers\.builtin: "builtin" is reserved/);
+    assert.match(problems({ providers: { local: { ...local, type: 'ollama' } } }), /providers\.local\.type: "type" must be one of "openai-compatible", "openai", "anthropic"/);
+    assert.match(problems({ providers: { local: { type: 'openai-compatible' } } }), /providers\.local\.baseURL: /);
+  });
+
+  it('checks the other settings', () => {
+    assert.match(problems({ defaultModel: 'small' }), /defaultModel: must be "provider:model"/);
+    assert.match(problems({ turnEndState: 'done' }), /turnEndState: /);
+    assert.match(problems({ detectOllama: 'yes' }), /detectOllama: /);
+    assert.match(problems({ modelTimeoutMs: 10 }), /modelTimeoutMs: must be at least 1000/);
+    assert.match(problems({ providers: { local: { ...local, models: [] } } }), /providers\.local\.models: list at least one model/);
+    assert.match(problems({ providers: { local: { ...local, models: ['ok', ''] } } }), /providers\.local\.models\[1\]: a model name must not be empty/);
+    assert.match(problems([]), /is invalid: Invalid input: expected object/);
+  });
+
+  it('reports every problem at once', () => {
+    const message = problems({ turnEndState: 'x', providers: { local: { ...local, baseURL: 'nope', extra: 1 } } });
+    assert.match(message, /turnEndState: .*; providers\.local\.baseURL: Invalid URL.*; providers\.local\.extra: unknown key/);
+  });
+
+  it('is the single source of the type', () => {
+    const parsed = configSchema.parse({ providers: { a: local } });
+    assert.equal(parsed.providers.a?.type, 'openai-compatible');
+  });
+});

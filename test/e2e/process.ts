@@ -1,0 +1,48 @@
+/** Runs the real command line in a child process, as a user would, for restart and crash tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  stderr(): string;
+  /** Sends the signal and resolves with the exit code (null when killed by a signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServerProcess(args: string[], env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20000);
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}: ${stderr}`));
+    });
+  });
+  return {
+    url,
+    child,
+    stderr: () => stderr,
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

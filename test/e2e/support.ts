@@ -1,0 +1,142 @@
+/**
+ * What the end-to-end tests share: a real harness on 127.0.0.1 port 0 with a fixture model
+ * server, SDK clients over each transport, and helpers to build messages and read replies.
+ * Everything started here is stopped by `close()`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Role, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { parseConfig } from '../../src/config/load.js';
+import type { HarnessConfigInput } from '../../src/config/schema.js';
+import { startHarness, type HarnessOptions, type RunningHarness } from '../../src/harness.js';
+import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
+
+export const TRANSPORTS = ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const;
+export type TransportName = (typeof TRANSPORTS)[number];
+
+export interface TestHarness {
+  harness: RunningHarness;
+  model: RunningModelServer;
+  dataDir: string;
+  client(transport: TransportName, headers?: Record<string, string>): Promise<Client>;
+  /** The chat requests the model server received (not the /models probes). */
+  chatRequests(): any[];
+  close(): Promise<void>;
+}
+
+export interface TestHarnessOptions {
+  script?: ModelServerScript;
+  config?: HarnessConfigInput;
+  dataDir?: string;
+  harness?: Partial<HarnessOptions>;
+}
+
+export async function startTestHarness(options: TestHarnessOptions = {}): Promise<TestHarness> {
+  const model = await startModelServer(options.script ?? {});
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tiny-harness-e2e-'));
+  const config = parseConfig(
+    JSON.stringify({
+      defaultModel: 'fixture:small',
+      detectOllama: false,
+      providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } },
+      ...options.config,
+    }),
+  );
+  const harness = await startHarness({ config, dataDir, host: '127.0.0.1', port: 0, grpcPort: 0, env: {}, ...options.harness });
+  const clients: Client[] = [];
+  return {
+    harness,
+    model,
+    dataDir,
+    async client(transport, headers) {
+      const client = await createClient(harness.url, transport, headers);
+      clients.push(client);
+      return client;
+    },
+    chatRequests: () => model.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => r.body),
+    async close() {
+      await harness.close();
+      await model.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function createClient(url: string, transport: TransportName, headers?: Record<string, string>): Promise<Client> {
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
+    preferredTransports: [transport],
+    clientConfig: headers ? { interceptors: [headerInterceptor(headers)] } : undefined,
+  });
+  return factory.createFromUrl(`${url}/`);
+}
+
+function headerInterceptor(headers: Record<string, string>) {
+  return {
+    async before(args: { options?: { serviceParameters?: Record<string, string> } }) {
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...headers } };
+    },
+    async after() {},
+  } as any;
+}
+
+export function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
+}
+
+export function userMessage(text: string, ids: { taskId?: string; contextId?: string; messageId?: string } = {}): Message {
+  return {
+    messageId: ids.messageId ?? randomUUID(),
+    taskId: ids.taskId ?? '',
+    contextId: ids.contextId ?? '',
+    role: Role.ROLE_USER,
+    parts: [textPart(text)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/** Sends a blocking message and returns the task it produced. */
+export async function send(client: Client, text: string, ids: { taskId?: string; contextId?: string; messageId?: string } = {}): Promise<Task> {
+  const result = await client.sendMessage({ tenant: '', message: userMessage(text, ids), configuration: undefined, metadata: {} });
+  if (!('status' in result)) throw new Error('expected a task, got a message');
+  return result as Task;
+}
+
+/** Collects a stream's events, bounded by a timeout so a test never hangs. */
+export async function collect(stream: AsyncGenerator<StreamResponse, void, undefined>, timeoutMs = 15000): Promise<StreamResponse[]> {
+  const events: StreamResponse[] = [];
+  const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`stream did not end within ${timeoutMs} ms`)), timeoutMs).unref());
+  await Promise.race([
+    (async () => {
+      for await (const event of stream) events.push(event);
+    })(),
+    timer,
+  ]);
+  return events;
+}
+
+export function textOf(message: Message | undefined): string {
+  return (message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+}
+
+export function dataOf(message: Message | undefined): any {
+  const part = message?.parts.find((p) => p.content?.$case === 'data');
+  return part?.content?.$case === 'data' ? part.content.value : undefined;
+}
+
+/** Resolves when `condition` holds, polling; rejects after `timeoutMs`. */
+export async function eventually<T>(condition: () => Promise<T | undefined> | T | undefined, timeoutMs = 10000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await condition();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,79 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { TaskState } from '@a2a-js/sdk';
+import { collect, send, startTestHarness, textOf, userMessage, type TestHarness } from './support.js';
+
+let h: TestHarness;
+
+before(async () => {
+  h = await startTestHarness({
+    script: {
+      reply: (body) => (JSON.stringify(body.messages).includes('slow') ? 'one two three four five six seven eight nine ten' : 'fine'),
+      chunkDelayMs: 40,
+      fail: (body) => (JSON.stringify(body.messages).includes('please fail') ? { kind: 'status', status: 401, message: 'bad key sk-secret123456' } : undefined),
+    },
+  });
+});
+
+after(async () => {
+  await h?.close();
+});
+
+describe('model turns', () => {
+  it('streams the reply as artifact updates and ends waiting for input with the whole reply', async () => {
+    const client = await h.client('JSONRPC');
+    const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('a slow answer please'), configuration: undefined, metadata: {} }));
+    const kinds = events.map((e) => e.payload?.$case);
+    assert.equal(kinds[0], 'task');
+    assert.ok(kinds.filter((k) => k === 'artifactUpdate').length >= 10);
+    const final = events.at(-1)!.payload!.value as any;
+    assert.equal(final.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(textOf(final.status.message), 'one two three four five six seven eight nine ten');
+    const sent = h.chatRequests().at(-1);
+    assert.equal(sent.messages[0].role, 'system');
+    assert.equal(sent.stream, true);
+  });
+
+  it('a provider failure ends the turn with a message naming the failure and /model, not a dead task', async () => {
+    const client = await h.client('HTTP+JSON');
+    const task = await send(client, 'please fail');
+    assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    const text = textOf(task.status?.message);
+    assert.match(text, /fixture:small/);
+    assert.match(text, /\/model/);
+    assert.doesNotMatch(text, /sk-secret/);
+    const next = await send(client, 'and now?', { taskId: task.id });
+    assert.equal(textOf(next.status?.message), 'fine');
+  });
+
+  it('CancelTask aborts the running turn and the provider request', async () => {
+    const client = await h.client('GRPC');
+    const abortedBefore = h.model.aborted;
+    const stream = client.sendMessageStream({ tenant: '', message: userMessage('slow, to be canceled'), configuration: undefined, metadata: {} });
+    const first = await stream.next();
+    const taskId = (first.value as any).payload.value.id;
+    const rest = collect(stream);
+    await new Promise((r) => setTimeout(r, 100));
+    const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: {} });
+    assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
+    const events = await rest;
+    assert.equal((events.at(-1)!.payload!.value as any).status.state, TaskState.TASK_STATE_CANCELED);
+    await h.model.waitForAborted(abortedBefore + 1, 5000);
+  });
+
+  it('CancelTask on an idle task answers at once', async () => {
+    const client = await h.client('JSONRPC');
+    const task = await send(client, 'hi');
+    const canceled = await client.cancelTask({ tenant: '', id: task.id, metadata: {} });
+    assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('ListTasks and GetTask see the tasks', async () => {
+    const client = await h.client('HTTP+JSON');
+    const task = await send(client, 'listed');
+    const got = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+    assert.equal(got.id, task.id);
+    const listed = await client.listTasks({ tenant: '', contextId: task.contextId, pageSize: 10, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: true } as any);
+    assert.deepEqual(listed.tasks.map((t) => t.id), [task.id]);
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * `streamReply` against the fixture server: what goes over the wire, the deltas and usage that
+ * come back, and every way a provider can fail (each a `provider_failed` without the key), or
+ * be aborted (the fixture sees its connection closed).
+ */
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { HarnessError } from '../../src/errors.js';
+import { isAbortError, replyText, streamReply, type StreamReplyOptions } from '../../src/models/stream.js';
+import { startModelServer, unusedBaseURL, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
+
+const SECRET = 'sk-test-SECRET-0123456789abcdef';
+let server: RunningModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function modelOn(script: ModelServerScript, model = 'small') {
+  server = await startModelServer(script);
+  const provider = createOpenAICompatible({ name: 'local', baseURL: server.baseURL, apiKey: SECRET, includeUsage: true });
+  return provider(model);
+}
+
+const ask: StreamReplyOptions = { system: 'You are terse.', messages: [{ role: 'user', content: 'Say hello' }], modelName: 'local:small', maxRetries: 0 };
+
+/** Runs a reply to its end and returns the provider_failed error it must throw. */
+async function failure(options: Partial<StreamReplyOptions> & { script: ModelServerScript }): Promise<HarnessError> {
+  const model = await modelOn(options.script);
+  const error = await replyText(model, { ...ask, ...options }).then(
+    () => assert.fail('expected provider_failed'),
+    (error: unknown) => error,
+  );
+  assert.ok(error instanceof HarnessError, `expected a HarnessError, got ${String(error)}`);
+  assert.equal(error.code, 'provider_failed');
+  assert.match(error.message, /^Model local:small failed: /);
+  assert.ok(!error.message.includes(SECRET) && !error.message.includes('0123456789abcdef'), 'the key leaked');
+  assert.ok(!error.message.includes('127.0.0.1') && !error.message.includes('\n    at '), error.message);
+  assert.equal(error.cause, undefined);
+  return error;
+}
+
+describe('streamReply with an OpenAI-compatible server', () => {
+  it('yields the text deltas in order and returns the usage', async () => {
+    const model = await modelOn({ reply: { small: 'One two three four.' } });
+    const deltas: string[] = [];
+    const reply = streamReply(model, ask);
+    let step = await reply.next();
+    for (; !step.done; step = await reply.next()) deltas.push(step.value);
+    assert.deepEqual(deltas, ['One ', 'two ', 'three ', 'four.']);
+    assert.deepEqual(step.value, { inputTokens: 5, outputTokens: 4, finishReason: 'stop' });
+  });
+
+  it('sends the model id, the system prompt, the messages and the key', async () => {
+    const model = await modelOn({ reply: (body) => `You asked ${body.model}.` }, 'llama3.2:3b');
+    const history = [
+      { role: 'user' as const, content: 'First question' },
+      { role: 'assistant' as const, content: 'First answer' },
+      { role: 'user' as const, content: 'Second question' },
+    ];
+    const { text } = await replyText(model, { ...ask, messages: history });
+    assert.equal(text, 'You asked llama3.2:3b.');
+    const [request] = server!.requests;
+    assert.equal(request?.path, '/v1/chat/completions');
+    assert.equal(request?.body.model, 'llama3.2:3b');
+    assert.equal(request?.body.stream, true);
+    assert.deepEqual(request?.body.messages, [{ role: 'system', content: 'You are terse.' }, ...history]);
+    assert.equal(request?.authorization, `Bearer ${SECRET}`);
+  });
+
+  it('reports a rejected key (401) without the key the provider quoted back', async () => {
+    const error = await failure({ script: { fail: { kind: 'status', status: 401, message: `Incorrect API key provided: ${SECRET}` } } });
+    assert.equal(error.message, 'Model local:small failed: the provider rejected the API key (HTTP 401).');
+  });
+
+  it('reports an unknown model (404) with the provider\'s sanitized reason', async () => {
+    const error = await failure({ script: { fail: { kind: 'status', status: 404, message: `The model small does not exist (key ${SECRET}, see https://user:pw@docs.example/x)` } } });
+    assert.match(error.message, /the provider does not know this model \(HTTP 404\): The model small does not exist \(key \[redacted\], see \[url\]/);
+  });
+
+  it('reports a server error after its retries', async () => {
+    const error = await failure({ maxRetries: 1, script: { fail: { kind: 'status', status: 503 } } });
+    assert.equal(error.message, 'Model local:small failed: the provider had a server error (HTTP 503), after 2 attempts.');
+    assert.equal(server!.requests.length, 2);
+  });
+
+  it('reports a stream that closes mid-way, after the deltas that did arrive', async () => {
+    const model = await modelOn({ fail: { kind: 'close-mid-stream', afterChunks: 2 } });
+    const received: string[] = [];
+    await assert.rejects(
+      async () => {
+        for await (const delta of streamReply(model, ask)) received.push(delta);
+      },
+      { name: 'HarnessError', code: 'provider_failed', message: 'Model local:small failed: the connection closed before the reply was complete.' },
+    );
+    assert.deepEqual(received, ['part0 ', 'part1 ']);
+  });
+
+  it('reports a stream that ends cleanly but too early', async () => {
+    const error = await failure({ script: { fail: { kind: 'close-mid-stream', afterChunks: 2, graceful: true } } });
+    assert.equal(error.message, 'Model local:small failed: the reply stream ended before the model finished.');
+  });
+
+  it('reports garbage', async () => {
+    const error = await failure({ script: { fail: { kind: 'garbage' } } });
+    assert.equal(error.message, 'Model local:small failed: the provider answered something that is not a valid reply.');
+  });
+
+  it('reports a server that does not answer', async () => {
+    server = await startModelServer();
+    const model = createOpenAICompatible({ name: 'local', baseURL: await unusedBaseURL(), apiKey: SECRET })('small');
+    await assert.rejects(replyText(model, ask), {
+      code: 'provider_failed',
+      message: 'Model local:small failed: the provider refused the connection (is the server running?).',
+    });
+  });
+
+  it('times out a hanging server, and closes the request', async () => {
+    const started = Date.now();
+    const error = await failure({ timeoutMs: 300, script: { fail: { kind: 'hang' } } });
+    assert.equal(error.message, 'Model local:small failed: no complete reply within 300 ms (timed out).');
+    assert.ok(Date.now() - started < 2000);
+    await server!.waitForAborted(1);
+  });
+
+  it('times out a reply that is too slow as a whole', async () => {
+    const error = await failure({ timeoutMs: 250, script: { chunkDelayMs: 100, reply: 'a b c d e f g h' } });
+    assert.match(error.message, /timed out/);
+    await server!.waitForAborted(1);
+  });
+});
+
+describe('streamReply cancellation', () => {
+  it('aborts the HTTP request and throws an AbortError the caller can tell apart', async () => {
+    const model = await modelOn({ chunkDelayMs: 50, reply: 'one two three four five six seven eight nine ten' });
+    const controller = new AbortController();
+    const received: string[] = [];
+    const error = await (async () => {
+      for await (const delta of streamReply(model, { ...ask, abortSignal: controller.signal })) {
+        received.push(delta);
+        if (received.length === 2) controller.abort();
+      }
+    })().then(
+      () => assert.fail('expected an abort'),
+      (error: unknown) => error,
+    );
+    assert.ok(isAbortError(error), `expected an AbortError, got ${String(error)}`);
+    assert.ok(!(error instanceof HarnessError));
+    assert.deepEqual(received, ['one ', 'two ']);
+    await server!.waitForAborted(1);
+  });
+
+  it('aborts a request still waiting for its answer', async () => {
+    const model = await modelOn({ fail: { kind: 'hang' } });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    await assert.rejects(replyText(model, { ...ask, abortSignal: controller.signal }), isAbortError);
+    await server!.waitForAborted(1);
+  });
+
+  it('aborts the request when the consumer stops early', async () => {
+    const model = await modelOn({ chunkDelayMs: 50, reply: 'one two three four five six' });
+    for await (const delta of streamReply(model, ask)) {
+      assert.equal(delta, 'one ');
+      break;
+    }
+    await server!.waitForAborted(1);
+  });
+
+  it('does not start when already aborted', async () => {
+    const model = await modelOn({});
+    await assert.rejects(replyText(model, { ...ask, abortSignal: AbortSignal.abort() }), isAbortError);
+    assert.equal(server!.requests.length, 0);
+  });
+});
