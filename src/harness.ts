@@ -14,6 +14,7 @@ import { describeError, silentLogger, type Logger } from './log.js';
 import type { ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
+import { agentMessage } from './runtime/events.js';
 import { HarnessExecutor, INTERRUPTED_TEXT } from './runtime/executor.js';
 import { SingleTurnGuard } from './runtime/single-turn-guard.js';
 import { TaskModels } from './runtime/task-models.js';
@@ -58,7 +59,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const { config } = options;
   const store = await openStore({ dataDir: options.dataDir });
   try {
-    const recovered = await store.tasks.recoverInterrupted(INTERRUPTED_TEXT);
+    const recovered = await store.tasks.recoverInterrupted((task) => agentMessage(task.id, task.contextId, INTERRUPTED_TEXT, 'interrupted'));
     if (recovered > 0) log.warn('tasks interrupted by an earlier stop were set back to input-required', { tasks: recovered });
 
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });

@@ -32,6 +32,8 @@ export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions
   taskStore: TaskStore;
   /** The bus manager the inner handler uses, so replies reach its live streams (CMD-8). */
   eventBusManager: ExecutionEventBusManager;
+  /** The card to serve, before the extension entry is added; default: the inner handler's. */
+  baseCard?: () => Promise<AgentCard> | AgentCard;
 }
 
 /**
@@ -54,7 +56,8 @@ export class CommandsRequestHandler implements A2ARequestHandler {
 
   /** The inner card plus the extension entry, built now from the registry (CMD-14, CMD-16). */
   async getAgentCard(): Promise<AgentCard> {
-    return withCommandsExtension(await this.inner.getAgentCard(), this.options.registry);
+    const base = this.options.baseCard ? await this.options.baseCard() : await this.inner.getAgentCard();
+    return withCommandsExtension(base, this.options.registry);
   }
 
   async getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {

@@ -8,9 +8,9 @@ let h: TestHarness;
 before(async () => {
   h = await startTestHarness({
     script: {
-      reply: (body) => (JSON.stringify(body.messages).includes('slow') ? 'one two three four five six seven eight nine ten' : 'fine'),
+      reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? 'one two three four five six seven eight nine ten' : 'fine'),
       chunkDelayMs: 40,
-      fail: (body) => (JSON.stringify(body.messages).includes('please fail') ? { kind: 'status', status: 401, message: 'bad key sk-secret123456' } : undefined),
+      fail: (body) => (JSON.stringify(body.messages.at(-1)).includes('please fail') ? { kind: 'status', status: 401, message: 'bad key sk-secret123456' } : undefined),
     },
   });
 });

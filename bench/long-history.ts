@@ -1,0 +1,178 @@
+/**
+ * What one command-like event costs on a task with a fresh history and on a task with 5,000
+ * history messages, through the SDK's real ResultManager (load, mutate, save per event).
+ *
+ *   node --import tsx bench/long-history.ts [events=500] [history=5000]
+ *
+ * Each event is a status update carrying a new agent message, like a command reply. Stores:
+ * our SqlTaskStore on a temporary SQLite file, the SDK's InMemoryTaskStore as a baseline and
+ * the SDK's DatabaseTaskStore on its own SQLite file (its tables made by the `a2a-db` bin).
+ * SqlTaskStore also runs a long history plus many earlier turns' artifacts (each turn of the
+ * harness streams one), since a store can grow in artifacts as well as in messages.
+ * The goal: SqlTaskStore's long/fresh ratio of median latency at most 2.
+ * A measurement, not a test: nothing here fails on a slow machine.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { AgentEvent, InMemoryTaskStore, ResultManager, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
+import { openStore } from '../src/store/index.js';
+
+const EVENTS = Number(process.argv[2] ?? 500);
+const LONG_HISTORY = Number(process.argv[3] ?? 5000);
+const WARM_UP = 20;
+const context = new ServerCallContext();
+const require = createRequire(import.meta.url);
+
+/** A package's folder: up from its entry point (some packages do not export package.json). */
+function packageRoot(pkg: string): string {
+  let dir = dirname(require.resolve(pkg));
+  while (!existsSync(join(dir, 'package.json')) || (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name !== pkg) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no package.json for ${pkg}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+function versionOf(pkg: string): string {
+  return (JSON.parse(readFileSync(join(packageRoot(pkg), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function agentMessage(taskId: string, contextId: string, text: string): Message {
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    metadata: { command: 'status' },
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/** A task with `length` history messages and, optionally, earlier turns' streamed artifacts. */
+function taskWithHistory(length: number, artifacts = 0, partsPerArtifact = 0): Task {
+  const id = randomUUID();
+  const contextId = randomUUID();
+  const history = Array.from({ length: Math.max(1, length) }, (_, i) =>
+    agentMessage(id, contextId, `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(4)}`),
+  );
+  history[0]!.role = Role.ROLE_USER;
+  const streamed = Array.from({ length: artifacts }, (_, a) => ({
+    artifactId: randomUUID(),
+    name: 'response',
+    description: `Reply ${a}`,
+    parts: Array.from({ length: partsPerArtifact }, (_, p) => agentMessage(id, contextId, `chunk ${p} `).parts[0]!),
+    metadata: {},
+    extensions: [],
+  }));
+  return { id, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() }, artifacts: streamed, history, metadata: {} };
+}
+
+async function oneEvent(store: TaskStore, task: Task, i: number): Promise<void> {
+  const reply = agentMessage(task.id, task.contextId, `reply ${i}: the task is waiting for input.`);
+  const event = AgentEvent.statusUpdate({
+    taskId: task.id,
+    contextId: task.contextId,
+    status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() },
+    metadata: undefined,
+  });
+  await new ResultManager(store, context).processEvent(event);
+}
+
+interface Figures {
+  median: number;
+  p99: number;
+  perSecond: number;
+}
+
+async function measure(store: TaskStore, historyLength: number, artifacts = 0, partsPerArtifact = 0): Promise<Figures> {
+  const task = taskWithHistory(historyLength, artifacts, partsPerArtifact);
+  await new ResultManager(store, context).processEvent(AgentEvent.task(task));
+  for (let i = 0; i < WARM_UP; i++) await oneEvent(store, task, -i);
+  const times: number[] = [];
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < EVENTS; i++) {
+    const before = process.hrtime.bigint();
+    await oneEvent(store, task, i);
+    times.push(Number(process.hrtime.bigint() - before) / 1e6);
+  }
+  const totalMs = Number(process.hrtime.bigint() - start) / 1e6;
+  const stored = await store.load(task.id, context);
+  if (stored?.history.length !== Math.max(1, historyLength) + WARM_UP + EVENTS) throw new Error('the store lost messages');
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { median: at(0.5), p99: at(0.99), perSecond: (EVENTS * 1000) / totalMs };
+}
+
+const ARTIFACTS = 500;
+const PARTS_PER_ARTIFACT = 20;
+
+function line(label: string, f: Figures): string {
+  return `  ${label.padEnd(34)} median ${f.median.toFixed(3).padStart(8)} ms   p99 ${f.p99.toFixed(3).padStart(8)} ms   ${f.perSecond.toFixed(0).padStart(6)} events/s`;
+}
+
+function ratio(label: string, long: Figures, fresh: Figures): string {
+  return `  ${label}: median x${(long.median / fresh.median).toFixed(2)}, p99 x${(long.p99 / fresh.p99).toFixed(2)}, events/s x${(fresh.perSecond / long.perSecond).toFixed(2)}`;
+}
+
+/** Fresh vs long history; with `artifacts`, also a long history plus many earlier artifacts. */
+async function run(name: string, store: TaskStore, artifacts = false): Promise<void> {
+  const fresh = await measure(store, 1);
+  const long = await measure(store, LONG_HISTORY);
+  console.log(`${name}`);
+  console.log(line('fresh history', fresh));
+  console.log(line(`${LONG_HISTORY} messages`, long));
+  if (artifacts) {
+    const heavy = await measure(store, LONG_HISTORY, ARTIFACTS, PARTS_PER_ARTIFACT);
+    console.log(line(`${LONG_HISTORY} msgs + ${ARTIFACTS}x${PARTS_PER_ARTIFACT}-part artifacts`, heavy));
+    console.log(ratio('long/fresh', long, fresh));
+    console.log(ratio('long+artifacts/fresh', heavy, fresh) + '\n');
+  } else {
+    console.log(ratio('long/fresh', long, fresh) + '\n');
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'tiny-harness-bench-'));
+  try {
+    const cpus = os.cpus();
+    console.log(`machine: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores, ${os.platform()} ${os.release()}`);
+    console.log(`node ${process.version}; @a2a-js/sdk ${versionOf('@a2a-js/sdk')}, kysely ${versionOf('kysely')}, better-sqlite3 ${versionOf('better-sqlite3')}`);
+    const store = await openStore({ dataDir: join(dir, 'ours') });
+    const { rows } = await sql<{ v: string }>`select sqlite_version() as v`.execute(store.db);
+    console.log(`sqlite ${rows[0]?.v}; ${EVENTS} timed events per task after ${WARM_UP} warm-up events\n`);
+
+    await run('SqlTaskStore (this project, SQLite file, WAL)', store.tasks, true);
+    await store.close();
+    await run('InMemoryTaskStore (SDK baseline)', new InMemoryTaskStore());
+
+    const sdkFile = join(dir, 'sdk', 'a2a.db');
+    const bin = join(packageRoot('@a2a-js/sdk'), 'dist/cli/a2a_db.js');
+    mkdirSync(dirname(sdkFile), { recursive: true });
+    const upgrade = spawnSync(process.execPath, [bin, 'upgrade', '--url', `sqlite:${sdkFile}`, '--store', 'tasks'], { encoding: 'utf8' });
+    if (upgrade.status !== 0) {
+      console.log(`DatabaseTaskStore skipped: a2a-db upgrade failed: ${upgrade.stderr || upgrade.stdout}`);
+      return;
+    }
+    const sqlite = new BetterSqlite3(sdkFile);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    const sdkDb = new Kysely<unknown>({ dialect: new SqliteDialect({ database: sqlite }) });
+    await run('DatabaseTaskStore (SDK, SQLite file, WAL)', new DatabaseTaskStore(sdkDb));
+    await sdkDb.destroy();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

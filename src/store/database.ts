@@ -1,0 +1,125 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, type ColumnType } from 'kysely';
+import { HarnessError } from '../errors.js';
+import { InCodeMigrationProvider } from './migrations.js';
+
+/**
+ * The store's tables as kysely sees them, and how to open and migrate a database.
+ * Queries elsewhere in `store/` are written against these types with portable kysely
+ * builders only, so a PostgreSQL `Kysely<Database>` can replace the SQLite one later.
+ */
+
+/** A 64-bit counter: SQLite reads it as a number, PostgreSQL's driver as a string. */
+export type Counter = ColumnType<number | string, number, number>;
+
+/** One row per task: what an event replaces as a whole. */
+export interface TasksTable {
+  id: string;
+  context_id: string;
+  tenant: string;
+  owner: string;
+  /** `TaskState` as its number (the SDK's enum is numeric). */
+  state: number;
+  /** `TaskStatus.toJSON`, or null when the task has no status. */
+  status_json: string | null;
+  metadata_json: string;
+  /** The status timestamp as given, '' when missing: list order and page tokens use it. */
+  status_timestamp: string;
+  status_time_ms: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** History, append-only: one row per message, in the order the store first saw them. */
+export interface TaskMessagesTable {
+  task_id: string;
+  seq: number;
+  message_id: string;
+  message_json: string;
+}
+
+/** An artifact without its parts (`Artifact.toJSON` with `parts: []`). */
+export interface TaskArtifactsTable {
+  task_id: string;
+  artifact_id: string;
+  seq: number;
+  header_json: string;
+}
+
+/** An artifact's parts, appended by sequence number as chunks stream in. */
+export interface ArtifactPartsTable {
+  task_id: string;
+  artifact_id: string;
+  seq: number;
+  part_json: string;
+}
+
+export interface TaskSettingsTable {
+  task_id: string;
+  model: string;
+}
+
+export interface ContextSettingsTable {
+  context_id: string;
+  model: string;
+}
+
+export interface TaskUsageTable {
+  task_id: string;
+  model: string;
+  input_tokens: Counter;
+  output_tokens: Counter;
+  /** Position of the model among the task's models, by first use. */
+  first_seq: number;
+}
+
+export interface CommandRepliesTable {
+  task_id: string;
+  message_id: string;
+  /** `TaskStatusUpdateEvent.toJSON`. */
+  reply_json: string;
+}
+
+export interface Database {
+  tasks: TasksTable;
+  task_messages: TaskMessagesTable;
+  task_artifacts: TaskArtifactsTable;
+  artifact_parts: ArtifactPartsTable;
+  task_settings: TaskSettingsTable;
+  context_settings: ContextSettingsTable;
+  task_usage: TaskUsageTable;
+  command_replies: CommandRepliesTable;
+}
+
+/**
+ * Opens (creating it and its folder when missing) a SQLite database file for the store.
+ * WAL lets readers run beside the writer; `synchronous = NORMAL` is durable across a process
+ * crash (a power cut may lose the last commits); `busy_timeout` waits for another connection's
+ * lock instead of failing at once; foreign keys are off in SQLite unless asked for.
+ */
+export function openSqliteDatabase(file: string): Kysely<Database> {
+  mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}
+
+/**
+ * Applies every migration not applied yet. Called at start-up (by `openStore`), so a new data
+ * folder works at once and an upgraded harness upgrades its schema before it serves anything.
+ */
+export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+    throw new HarnessError('store_failed', `The database schema could not be upgraded${failed ? ` (migration ${failed})` : ''}.`, {
+      cause: error,
+    });
+  }
+}

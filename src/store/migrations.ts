@@ -1,0 +1,119 @@
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+
+/**
+ * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
+ * the tables with no manual step and no migration files to ship next to `dist/`.
+ *
+ * Only portable column types and constraints are used (text, integer, bigint, composite
+ * primary keys, unique constraints, plain indexes), so the same migrations run on SQLite now
+ * and on PostgreSQL later. Never edit a migration that has shipped: add the next one.
+ */
+
+/**
+ * 0001: tasks split so that one event writes only what it changed. History messages,
+ * artifact headers and artifact parts are rows of their own, appended by sequence number;
+ * the task row holds what is replaced as a whole (state, status, metadata).
+ */
+const createTaskTables: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('tasks')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('context_id', 'text', (c) => c.notNull())
+      .addColumn('tenant', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('state', 'integer', (c) => c.notNull())
+      .addColumn('status_json', 'text')
+      .addColumn('metadata_json', 'text', (c) => c.notNull())
+      // '' when the status has no timestamp: list orders and pages by this text, like the SDK.
+      .addColumn('status_timestamp', 'text', (c) => c.notNull())
+      // Milliseconds since the epoch, for `statusTimestampAfter`; null when unparseable.
+      .addColumn('status_time_ms', 'bigint')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('tasks_scope_context_idx').on('tasks').columns(['tenant', 'owner', 'context_id']).execute();
+    await db.schema.createIndex('tasks_scope_status_time_idx').on('tasks').columns(['tenant', 'owner', 'status_timestamp', 'id']).execute();
+    await db.schema.createIndex('tasks_status_timestamp_idx').on('tasks').column('status_timestamp').execute();
+    await db.schema.createIndex('tasks_state_idx').on('tasks').column('state').execute();
+
+    await db.schema
+      .createTable('task_messages')
+      .addColumn('task_id', 'text', (c) => c.notNull().references('tasks.id').onDelete('cascade'))
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('message_id', 'text', (c) => c.notNull())
+      .addColumn('message_json', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('task_messages_pkey', ['task_id', 'seq'])
+      .addUniqueConstraint('task_messages_message_id_key', ['task_id', 'message_id'])
+      .execute();
+
+    await db.schema
+      .createTable('task_artifacts')
+      .addColumn('task_id', 'text', (c) => c.notNull().references('tasks.id').onDelete('cascade'))
+      .addColumn('artifact_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('header_json', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('task_artifacts_pkey', ['task_id', 'artifact_id'])
+      .execute();
+
+    await db.schema
+      .createTable('artifact_parts')
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('artifact_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('part_json', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('artifact_parts_pkey', ['task_id', 'artifact_id', 'seq'])
+      .addForeignKeyConstraint('artifact_parts_artifact_fkey', ['task_id', 'artifact_id'], 'task_artifacts', ['task_id', 'artifact_id'], (c) =>
+        c.onDelete('cascade'),
+      )
+      .execute();
+  },
+};
+
+/**
+ * 0002: state the harness owns (model choices, token usage) and the command reply log. No
+ * foreign keys to `tasks`: a model may be chosen for a task before its first save.
+ */
+const createHarnessTables: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('task_settings')
+      .addColumn('task_id', 'text', (c) => c.primaryKey())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('context_settings')
+      .addColumn('context_id', 'text', (c) => c.primaryKey())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('task_usage')
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addColumn('input_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('output_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('first_seq', 'integer', (c) => c.notNull())
+      .addPrimaryKeyConstraint('task_usage_pkey', ['task_id', 'model'])
+      .execute();
+    await db.schema
+      .createTable('command_replies')
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('message_id', 'text', (c) => c.notNull())
+      .addColumn('reply_json', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('command_replies_pkey', ['task_id', 'message_id'])
+      .execute();
+  },
+};
+
+/** Every migration by name; kysely applies them in name order. */
+export const migrations: Readonly<Record<string, Migration>> = {
+  '0001_task_tables': createTaskTables,
+  '0002_harness_tables': createHarnessTables,
+};
+
+/** Hands kysely's `Migrator` the migrations above instead of reading a folder. */
+export class InCodeMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return { ...migrations };
+  }
+}

@@ -1,0 +1,154 @@
+import type { Artifact, Part, Task, TaskStatus } from '@a2a-js/sdk';
+import { encodeArtifactHeader, encodeMessage, encodeMetadata, encodePart, encodeStatus, isNotOlder } from './codec.js';
+import type { StoredTask } from './stored-task.js';
+
+/**
+ * Works out what one `save` must write, by comparing the incoming task with the stored image.
+ * This is what keeps an event's cost flat as a task grows: the SDK's result manager saves the
+ * whole task after every event, and only the few things that event changed are written.
+ *
+ * - History is append-only by `messageId`: unknown messages are appended, stored ones missing
+ *   from the incoming history stay (another writer may have saved a task loaded earlier).
+ * - Status is replaced only by a status that is not older (`isNotOlder`): the newest wins.
+ * - Metadata is replaced as a whole (the SDK merges before saving).
+ * - Artifacts: a new one is inserted; one whose stored parts are a prefix of the incoming
+ *   parts gets only the new parts; any other is replaced. Artifacts are never removed.
+ */
+
+export interface MessageWrite {
+  seq: number;
+  messageId: string;
+  json: string;
+}
+
+export interface ArtifactWrite {
+  artifactId: string;
+  /** insert: new artifact; replace: header and all parts rewritten; update: see below. */
+  kind: 'insert' | 'replace' | 'update';
+  seq: number;
+  headerJson: string;
+  /** For `update`: whether the header must be rewritten. */
+  headerChanged: boolean;
+  /** Sequence number of the first part in `partJson` (the stored count for `update`). */
+  firstPartSeq: number;
+  partJson: string[];
+}
+
+export interface SavePlan {
+  /** No stored image: the task row must be inserted. */
+  isNew: boolean;
+  statusChanged: boolean;
+  /** The status to store (the stored one when the incoming one is older), and its encoding. */
+  status: TaskStatus | undefined;
+  statusJson: string | null;
+  metadataChanged: boolean;
+  metadataJson: string;
+  messages: MessageWrite[];
+  artifacts: ArtifactWrite[];
+}
+
+/** Whether the plan writes nothing at all, so the save can skip its transaction. */
+export function isEmptyPlan(plan: SavePlan): boolean {
+  return !plan.isNew && !plan.statusChanged && !plan.metadataChanged && plan.messages.length === 0 && plan.artifacts.length === 0;
+}
+
+export function planSave(stored: StoredTask | undefined, incoming: Task): SavePlan {
+  const storedStatus = stored?.task.status;
+  const replaceStatus = incoming.status !== undefined && isNotOlder(incoming.status.timestamp, storedStatus?.timestamp);
+  const statusJson = replaceStatus ? encodeStatus(incoming.status) : (stored?.statusJson ?? null);
+  const metadataJson = encodeMetadata(incoming.metadata);
+  return {
+    isNew: stored === undefined,
+    statusChanged: stored !== undefined && statusJson !== stored.statusJson,
+    status: replaceStatus ? incoming.status : storedStatus,
+    statusJson,
+    metadataChanged: stored !== undefined && metadataJson !== stored.metadataJson,
+    metadataJson,
+    messages: planMessages(stored, incoming),
+    artifacts: planArtifacts(stored, incoming.artifacts ?? []),
+  };
+}
+
+/**
+ * New messages of the incoming history. A message at the same position as the very same
+ * stored object is known without a lookup: the SDK keeps the loaded history and appends to
+ * it, so on a long task this skips thousands of set lookups per event.
+ */
+function planMessages(stored: StoredTask | undefined, incoming: Task): MessageWrite[] {
+  const writes: MessageWrite[] = [];
+  const known = stored?.messageIds;
+  const storedHistory = stored?.task.history ?? [];
+  const history = incoming.history ?? [];
+  let seq = storedHistory.length;
+  let planned: Set<string> | undefined;
+  for (let i = 0; i < history.length; i++) {
+    const message = history[i]!;
+    if (message === storedHistory[i]) continue;
+    const id = message.messageId;
+    if (known?.has(id) || planned?.has(id)) continue;
+    (planned ??= new Set()).add(id);
+    writes.push({ seq: seq++, messageId: id, json: encodeMessage(message) });
+  }
+  return writes;
+}
+
+function planArtifacts(stored: StoredTask | undefined, incoming: readonly Artifact[]): ArtifactWrite[] {
+  const writes: ArtifactWrite[] = [];
+  const seen = new Set<string>();
+  let nextSeq = stored?.artifacts.size ?? 0;
+  for (const artifact of incoming) {
+    const artifactId = artifact.artifactId;
+    if (seen.has(artifactId)) continue;
+    seen.add(artifactId);
+    const parts = artifact.parts ?? [];
+    const previous = stored?.artifacts.get(artifactId);
+    if (!previous) {
+      const headerJson = encodeArtifactHeader(artifact);
+      writes.push({ artifactId, kind: 'insert', seq: nextSeq++, headerJson, headerChanged: true, firstPartSeq: 0, partJson: parts.map(encodePart) });
+      continue;
+    }
+    const storedParts = previous.artifact.parts;
+    const headerJson = sameHeader(artifact, previous.artifact) ? previous.headerJson : encodeArtifactHeader(artifact);
+    const headerChanged = headerJson !== previous.headerJson;
+    if (isPrefix(storedParts, parts)) {
+      if (!headerChanged && parts.length === storedParts.length) continue;
+      const partJson = parts.slice(storedParts.length).map(encodePart);
+      writes.push({ artifactId, kind: 'update', seq: previous.seq, headerJson, headerChanged, firstPartSeq: storedParts.length, partJson });
+    } else {
+      writes.push({ artifactId, kind: 'replace', seq: previous.seq, headerJson, headerChanged: true, firstPartSeq: 0, partJson: parts.map(encodePart) });
+    }
+  }
+  return writes;
+}
+
+/**
+ * Whether an artifact's header is certainly the stored one, without encoding it: same
+ * strings, same extensions, metadata with the same keys holding the same values. A copy from
+ * `load` that nobody changed passes, so a task with many artifacts from earlier turns does not
+ * encode every header on every event. Anything else is compared by its encoded JSON.
+ */
+function sameHeader(artifact: Artifact, stored: Artifact): boolean {
+  if (artifact.name !== stored.name || artifact.description !== stored.description) return false;
+  const extensions = artifact.extensions ?? [];
+  if (extensions.length !== stored.extensions.length || extensions.some((uri, i) => uri !== stored.extensions[i])) return false;
+  const a = artifact.metadata;
+  const b = stored.metadata;
+  if (a === undefined || b === undefined) return a === b;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
+}
+
+/**
+ * Whether `stored` is a prefix of `incoming`. The SDK appends to the parts array of the object
+ * `load` returned, so stored parts are usually the very same objects; others (a task event
+ * clones everything) are compared by their encoded JSON.
+ */
+function isPrefix(stored: readonly Part[], incoming: readonly Part[]): boolean {
+  if (incoming.length < stored.length) return false;
+  for (let i = 0; i < stored.length; i++) {
+    const a = stored[i]!;
+    const b = incoming[i]!;
+    if (a !== b && encodePart(a) !== encodePart(b)) return false;
+  }
+  return true;
+}

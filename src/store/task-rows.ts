@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+import { addStoredMessage, newStoredTask, putStoredArtifact, type StoredTask } from './stored-task.js';
+
+/**
+ * Reading whole tasks from their rows: on a cache miss (one task, once, then cached) and for
+ * a page of `list` (at most a page of tasks, in four queries whatever the page size).
+ */
+
+/** Where a task id is stored, whoever owns it: to refuse a save that would take it over. */
+export async function findTaskScope(db: Kysely<Database>, taskId: string): Promise<{ tenant: string; owner: string } | undefined> {
+  return db.selectFrom('tasks').select(['tenant', 'owner']).where('id', '=', taskId).executeTakeFirst();
+}
+
+/**
+ * Reads the given tasks with their history and, when `withArtifacts`, their artifacts.
+ * Tasks that are not stored are absent from the result.
+ */
+export async function readStoredTasks(
+  db: Kysely<Database>,
+  taskIds: readonly string[],
+  options: { withArtifacts: boolean },
+): Promise<Map<string, StoredTask>> {
+  const result = new Map<string, StoredTask>();
+  if (taskIds.length === 0) return result;
+  const ids = [...taskIds];
+
+  const heads = await db.selectFrom('tasks').selectAll().where('id', 'in', ids).execute();
+  for (const row of heads) {
+    result.set(
+      row.id,
+      newStoredTask({
+        id: row.id,
+        contextId: row.context_id,
+        tenant: row.tenant,
+        owner: row.owner,
+        createdAt: row.created_at,
+        statusJson: row.status_json,
+        metadataJson: row.metadata_json,
+      }),
+    );
+  }
+  if (result.size === 0) return result;
+
+  const messages = await db
+    .selectFrom('task_messages')
+    .select(['task_id', 'message_json'])
+    .where('task_id', 'in', ids)
+    .orderBy('task_id')
+    .orderBy('seq')
+    .execute();
+  for (const row of messages) {
+    const stored = result.get(row.task_id);
+    if (stored) addStoredMessage(stored, row.message_json);
+  }
+
+  if (!options.withArtifacts) return result;
+  const headers = await db
+    .selectFrom('task_artifacts')
+    .select(['task_id', 'artifact_id', 'header_json'])
+    .where('task_id', 'in', ids)
+    .orderBy('task_id')
+    .orderBy('seq')
+    .execute();
+  const parts = await db
+    .selectFrom('artifact_parts')
+    .select(['task_id', 'artifact_id', 'part_json'])
+    .where('task_id', 'in', ids)
+    .orderBy('task_id')
+    .orderBy('artifact_id')
+    .orderBy('seq')
+    .execute();
+  const partsByArtifact = new Map<string, string[]>();
+  for (const row of parts) {
+    const key = `${row.task_id}\0${row.artifact_id}`;
+    const list = partsByArtifact.get(key);
+    if (list) list.push(row.part_json);
+    else partsByArtifact.set(key, [row.part_json]);
+  }
+  for (const row of headers) {
+    const stored = result.get(row.task_id);
+    if (stored) putStoredArtifact(stored, row.artifact_id, row.header_json, partsByArtifact.get(`${row.task_id}\0${row.artifact_id}`) ?? []);
+  }
+  return result;
+}
+
+/** One task with everything it holds, or undefined when it is not stored. */
+export async function readStoredTask(db: Kysely<Database>, taskId: string): Promise<StoredTask | undefined> {
+  return (await readStoredTasks(db, [taskId], { withArtifacts: true })).get(taskId);
+}

@@ -1,0 +1,81 @@
+import type { Kysely } from 'kysely';
+import type { TaskStateStore, TokenUsage } from '../runtime/task-state.js';
+import type { Database } from './database.js';
+
+/**
+ * The harness's own per-task state (model choice, token usage) in tables of its own, out of
+ * reach of the task saves the SDK makes after every event: a `/model` command that lands
+ * while a turn is running is never overwritten by that turn's next save.
+ */
+export class SqlTaskStateStore implements TaskStateStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async getTaskModel(taskId: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('task_settings').select('model').where('task_id', '=', taskId).executeTakeFirst();
+    return row?.model;
+  }
+
+  /** Both rows in one transaction, so the task and its context never disagree after a crash. */
+  async setTaskModel(taskId: string, contextId: string, model: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('task_settings')
+        .values({ task_id: taskId, model })
+        .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
+        .execute();
+      await trx
+        .insertInto('context_settings')
+        .values({ context_id: contextId, model })
+        .onConflict((oc) => oc.column('context_id').doUpdateSet({ model }))
+        .execute();
+    });
+  }
+
+  async getContextModel(contextId: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('context_settings').select('model').where('context_id', '=', contextId).executeTakeFirst();
+    return row?.model;
+  }
+
+  /**
+   * Adds to the running totals with one upsert (`total = total + new`), so concurrent calls
+   * never lose an addition. A model's first use takes the next position among the task's
+   * models; the position is kept on later additions.
+   */
+  async addUsage(taskId: string, usage: TokenUsage): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const counted = await trx
+        .selectFrom('task_usage')
+        .select((eb) => eb.fn.countAll().as('models'))
+        .where('task_id', '=', taskId)
+        .executeTakeFirst();
+      await trx
+        .insertInto('task_usage')
+        .values({
+          task_id: taskId,
+          model: usage.model,
+          input_tokens: usage.inputTokens,
+          output_tokens: usage.outputTokens,
+          first_seq: Number(counted?.models ?? 0),
+        })
+        .onConflict((oc) =>
+          oc.columns(['task_id', 'model']).doUpdateSet((eb) => ({
+            input_tokens: eb('task_usage.input_tokens', '+', eb.ref('excluded.input_tokens')),
+            output_tokens: eb('task_usage.output_tokens', '+', eb.ref('excluded.output_tokens')),
+          })),
+        )
+        .execute();
+    });
+  }
+
+  /** One entry per model, in first-use order. */
+  async getUsage(taskId: string): Promise<TokenUsage[]> {
+    const rows = await this.db
+      .selectFrom('task_usage')
+      .select(['model', 'input_tokens', 'output_tokens'])
+      .where('task_id', '=', taskId)
+      .orderBy('first_seq')
+      .orderBy('model')
+      .execute();
+    return rows.map((row) => ({ model: row.model, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) }));
+  }
+}

@@ -1,0 +1,81 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { Role, TaskState } from '@a2a-js/sdk';
+import { INTERRUPTED_TURN_TEXT } from '../../src/store/index.js';
+import { at, callContext, newTask, tempStore, type TempStore } from './helpers.js';
+
+/** Start-up recovery of turns a crash cut short. */
+
+const alice = callContext('alice', 'acme');
+
+describe('SqlTaskStore recovery', () => {
+  let temp: TempStore;
+  beforeEach(async () => {
+    temp = await tempStore();
+  });
+  afterEach(async () => {
+    await temp.dispose();
+  });
+
+  it('moves SUBMITTED and WORKING tasks to INPUT_REQUIRED with an agent message, after a restart', async () => {
+    const working = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: at(1) });
+    const submitted = newTask({ state: TaskState.TASK_STATE_SUBMITTED, timestamp: at(2) });
+    const waiting = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: at(3) });
+    const done = newTask({ state: TaskState.TASK_STATE_COMPLETED, timestamp: at(4) });
+    for (const task of [working, submitted, waiting, done]) await temp.store.tasks.save(task, alice);
+
+    const store = await temp.reopen();
+    assert.deepStrictEqual(
+      (await store.tasks.listInterrupted()).map((t) => [t.id, t.state, t.tenant, t.owner]).sort(),
+      [
+        [working.id, TaskState.TASK_STATE_WORKING, 'acme', 'alice'],
+        [submitted.id, TaskState.TASK_STATE_SUBMITTED, 'acme', 'alice'],
+      ].sort(),
+    );
+    assert.equal(await store.tasks.recoverInterrupted(), 2);
+
+    for (const task of [working, submitted]) {
+      const loaded = (await (await temp.reopen()).tasks.load(task.id, alice))!;
+      assert.equal(loaded.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      const last = loaded.history.at(-1)!;
+      assert.equal(loaded.history.length, 2);
+      assert.deepStrictEqual(loaded.status?.message, last);
+      assert.equal(last.role, Role.ROLE_AGENT);
+      assert.match(last.messageId, /^[0-9a-f-]{36}$/);
+      assert.equal(last.parts.length, 1);
+      assert.equal(last.parts[0]?.content?.value, INTERRUPTED_TURN_TEXT);
+      assert.ok(Date.parse(loaded.status!.timestamp!) >= Date.parse(task.status!.timestamp!));
+    }
+    for (const task of [waiting, done]) {
+      assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), task);
+    }
+    assert.equal(await temp.store.tasks.recoverInterrupted(), 0);
+    assert.deepStrictEqual(await temp.store.tasks.listInterrupted(), []);
+  });
+
+  it('takes the message text, or a function building the message', async () => {
+    const first = newTask({ state: TaskState.TASK_STATE_WORKING });
+    await temp.store.tasks.save(first, alice);
+    assert.equal(await temp.store.tasks.recoverInterrupted('Send it again, please.'), 1);
+    assert.equal((await temp.store.tasks.load(first.id, alice))?.status?.message?.parts[0]?.content?.value, 'Send it again, please.');
+
+    const second = newTask({ state: TaskState.TASK_STATE_WORKING });
+    await temp.store.tasks.save(second, alice);
+    let seen = '';
+    const count = await temp.store.tasks.recoverInterrupted((task) => {
+      seen = task.id;
+      return { messageId: 'custom-1', contextId: task.contextId, taskId: task.id, role: Role.ROLE_AGENT, parts: [], metadata: { why: 'restart' }, extensions: [], referenceTaskIds: [] };
+    });
+    assert.equal(count, 1);
+    assert.equal(seen, second.id);
+    assert.deepStrictEqual((await temp.store.tasks.load(second.id, alice))?.history.at(-1)?.metadata, { why: 'restart' });
+  });
+
+  it('keeps the recovery status even when the stored status lies in the future', async () => {
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const task = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: future });
+    await temp.store.tasks.save(task, alice);
+    assert.equal(await temp.store.tasks.recoverInterrupted(), 1);
+    assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  });
+});
