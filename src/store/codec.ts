@@ -62,15 +62,3 @@ export function timestampMillis(timestamp: string | undefined): number | null {
   const millis = Date.parse(timestamp);
   return Number.isNaN(millis) ? null : millis;
 }
-
-/**
- * Whether a status with timestamp `incoming` may replace one with timestamp `stored`: yes
- * unless both are known and `incoming` is older. A missing (or unreadable) timestamp on either
- * side counts as "newest", so such a status neither blocks later statuses nor is blocked.
- */
-export function isNotOlder(incoming: string | undefined, stored: string | undefined): boolean {
-  if (!incoming || !stored) return true;
-  const a = Date.parse(incoming);
-  const b = Date.parse(stored);
-  return Number.isNaN(a) || Number.isNaN(b) || a >= b;
-}

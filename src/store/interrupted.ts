@@ -36,14 +36,3 @@ export function interruptedTurnMessage(task: InterruptedTask, text: string = INT
     referenceTaskIds: [],
   };
 }
-
-/**
- * The timestamp for the recovery status: now, or the stored status timestamp when that is
- * later (a clock that went back must not make the recovery status "older" and lose).
- */
-export function recoveryTimestamp(stored: string | undefined, now: Date): string {
-  const iso = now.toISOString();
-  if (!stored) return iso;
-  const storedMillis = Date.parse(stored);
-  return !Number.isNaN(storedMillis) && storedMillis > now.getTime() ? stored : iso;
-}

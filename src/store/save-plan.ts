@@ -1,5 +1,5 @@
 import type { Artifact, Part, Task, TaskStatus } from '@a2a-js/sdk';
-import { encodeArtifactHeader, encodeMessage, encodeMetadata, encodePart, encodeStatus, isNotOlder } from './codec.js';
+import { encodeArtifactHeader, encodeMessage, encodeMetadata, encodePart, encodeStatus } from './codec.js';
 import type { StoredTask } from './stored-task.js';
 
 /**
@@ -9,7 +9,10 @@ import type { StoredTask } from './stored-task.js';
  *
  * - History is append-only by `messageId`: unknown messages are appended, stored ones missing
  *   from the incoming history stay (another writer may have saved a task loaded earlier).
- * - Status is replaced only by a status that is not older (`isNotOlder`): the newest wins.
+ * - Status is replaced by every save that carries one. Writers of a task's status go through
+ *   the SDK's per-task write lock in event order (the harness's command replies included), so
+ *   the last save is the latest event; comparing timestamps instead would let a status built
+ *   a moment earlier but applied later (a turn's end after a command reply) lose.
  * - Metadata is replaced as a whole (the SDK merges before saving).
  * - Artifacts: a new one is inserted; one whose stored parts are a prefix of the incoming
  *   parts gets only the new parts; any other is replaced. Artifacts are never removed.
@@ -38,7 +41,7 @@ export interface SavePlan {
   /** No stored image: the task row must be inserted. */
   isNew: boolean;
   statusChanged: boolean;
-  /** The status to store (the stored one when the incoming one is older), and its encoding. */
+  /** The status to store (the stored one when the save carries none), and its encoding. */
   status: TaskStatus | undefined;
   statusJson: string | null;
   metadataChanged: boolean;
@@ -54,7 +57,7 @@ export function isEmptyPlan(plan: SavePlan): boolean {
 
 export function planSave(stored: StoredTask | undefined, incoming: Task): SavePlan {
   const storedStatus = stored?.task.status;
-  const replaceStatus = incoming.status !== undefined && isNotOlder(incoming.status.timestamp, storedStatus?.timestamp);
+  const replaceStatus = incoming.status !== undefined;
   const statusJson = replaceStatus ? encodeStatus(incoming.status) : (stored?.statusJson ?? null);
   const metadataJson = encodeMetadata(incoming.metadata);
   return {

@@ -4,7 +4,7 @@ import { resolveUserScope, type OwnerResolver, type ServerCallContext, type Task
 import type { Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
-import { IN_FLIGHT_STATES, interruptedTurnMessage, recoveryTimestamp, type InterruptedTask } from './interrupted.js';
+import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';
 import { applyPlan, writePlan } from './plan-writes.js';
 import { isEmptyPlan, planSave } from './save-plan.js';
 import { copyTask, type StoredTask } from './stored-task.js';
@@ -139,7 +139,7 @@ export class SqlTaskStore implements TaskStore {
         if (!image || state === undefined || !IN_FLIGHT_STATES.includes(state)) return;
         const message = build(interrupted);
         const task = copyTask(image.task);
-        task.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message, timestamp: recoveryTimestamp(image.task.status?.timestamp, this.now()) };
+        task.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message, timestamp: this.now().toISOString() };
         task.history.push(message);
         await this.saveLocked(task, { tenant: image.tenant, owner: image.owner });
         recovered++;

@@ -120,21 +120,19 @@ describe('SqlTaskStore', () => {
     assert.deepStrictEqual(ids(await (await temp.reopen()).tasks.load(task.id, alice)), expected);
   });
 
-  it('keeps the newest status when an older one is saved later', async () => {
+  it('replaces the status with each saved one, in save order', async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: at(10) });
     await temp.store.tasks.save(task, alice);
-    const late = message(task.id, task.contextId, Role.ROLE_AGENT, 'older status, still kept in history');
+    // A status built earlier but saved later still wins: saves arrive in event order.
+    const late = message(task.id, task.contextId, Role.ROLE_AGENT, 'final reply');
     await temp.store.tasks.save(
-      { ...task, status: { state: TaskState.TASK_STATE_SUBMITTED, message: late, timestamp: at(9) }, history: [...task.history, late] },
+      { ...task, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: late, timestamp: at(9) }, history: [...task.history, late] },
       alice,
     );
     let loaded = (await temp.store.tasks.load(task.id, alice))!;
-    assert.equal(loaded.status?.state, TaskState.TASK_STATE_WORKING);
-    assert.equal(loaded.status?.timestamp, at(10));
+    assert.equal(loaded.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(loaded.status?.timestamp, at(9));
     assert.equal(loaded.history.at(-1)?.messageId, late.messageId);
-    await temp.store.tasks.save({ ...task, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: at(10) } }, alice);
-    assert.equal((await temp.store.tasks.load(task.id, alice))!.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    // A status without a timestamp counts as the newest.
     await temp.store.tasks.save({ ...task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } }, alice);
     loaded = (await (await temp.reopen()).tasks.load(task.id, alice))!;
     assert.equal(loaded.status?.state, TaskState.TASK_STATE_WORKING);
