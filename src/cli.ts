@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { loadConfig } from './config/load.js';
 import { isHarnessError } from './errors.js';
 import { startHarness } from './harness.js';
-import { createLogger, describeError } from './log.js';
+import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { VERSION } from './version.js';
 
 const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash commands
@@ -46,6 +46,7 @@ async function serve(args: string[]): Promise<void> {
     },
   });
   const log = createLogger();
+  routeConsoleToLog(log);
   const config = await loadConfig(values.config);
   const harness = await startHarness({
     config,

@@ -36,3 +36,26 @@ export function describeError(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.split('\n')[0]!.replace(PATH_PATTERN, '<path>').replace(SECRET_PATTERN, '<redacted>').slice(0, 300);
 }
+
+/**
+ * Sends `console.error` and `console.warn` through the log. Libraries (the A2A SDK among them)
+ * print whole error objects there, stack traces and request bodies included; the server's log
+ * keeps one line per call, each error reduced by {@link describeError}. Used by the command
+ * line only: a program embedding the harness keeps its console as it is.
+ */
+export function routeConsoleToLog(log: Logger): void {
+  const line = (args: unknown[]) =>
+    args
+      .map((arg) => (arg instanceof Error ? describeError(arg) : typeof arg === 'string' ? describeError(arg) : describeError(safeJson(arg))))
+      .join(' ');
+  console.error = (...args: unknown[]) => log.error(line(args));
+  console.warn = (...args: unknown[]) => log.warn(line(args));
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

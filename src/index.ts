@@ -1,0 +1,10 @@
+/**
+ * tiny-harness as a library: start the harness in your own process, register your own
+ * commands, or take the Commands extension alone for another @a2a-js/sdk server.
+ */
+export { startHarness, type HarnessOptions, type RunningHarness } from './harness.js';
+export { loadConfig, parseConfig } from './config/load.js';
+export { configSchema, defaultConfig, type HarnessConfig, type HarnessConfigInput } from './config/schema.js';
+export { HarnessError, type HarnessErrorCode } from './errors.js';
+export { createLogger, silentLogger, type Logger } from './log.js';
+export * from './commands/index.js';
