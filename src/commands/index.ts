@@ -10,6 +10,7 @@ export { parseCommand, parseCommandText, type ParsedCommand } from './parse.js';
 export { commandsExtension, commandsExtensionParams, withCommandsExtension } from './card.js';
 export { buildReply, isCommandExchange } from './reply.js';
 export { withoutCommandMetadata } from './metadata-guard.js';
+export { DelegatingRequestHandler } from './delegating-handler.js';
 export { CommandsRequestHandler, type CommandsRequestHandlerOptions } from './request-handler.js';
 export type { ActiveTurns, HistoryAppender, CommandOutcome } from './runner.js';
 export { InMemoryCommandReplyLog, type CommandReplyLog } from './reply-log.js';

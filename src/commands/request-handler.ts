@@ -1,24 +1,16 @@
-import {
-  type AgentCard,
-  type Message,
-  type Task,
-  type CancelTaskRequest,
-  type DeleteTaskPushNotificationConfigRequest,
-  type GetExtendedAgentCardRequest,
-  type GetTaskPushNotificationConfigRequest,
-  type GetTaskRequest,
-  type ListTaskPushNotificationConfigsRequest,
-  type ListTaskPushNotificationConfigsResponse,
-  type ListTasksRequest,
-  type ListTasksResponse,
-  type SendMessageRequest,
-  type StreamResponse,
-  type SubscribeToTaskRequest,
-  type TaskPushNotificationConfig,
+import type {
+  AgentCard,
+  GetExtendedAgentCardRequest,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
+import { DelegatingRequestHandler } from './delegating-handler.js';
 import { COMMANDS_EXTENSION_URI } from './extension.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
@@ -44,29 +36,35 @@ export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions
  * except that the card gains the extension entry and the extension is echoed in the
  * `A2A-Extensions` response header when the client asked for it (CMD-17).
  */
-export class CommandsRequestHandler implements A2ARequestHandler {
+export class CommandsRequestHandler extends DelegatingRequestHandler {
   private readonly runner: CommandRunner;
 
   constructor(
-    private readonly inner: A2ARequestHandler,
+    inner: A2ARequestHandler,
     private readonly options: CommandsRequestHandlerOptions,
   ) {
+    super(inner);
     this.runner = new CommandRunner(options);
   }
 
   /** The inner card plus the extension entry, built now from the registry (CMD-14, CMD-16). */
-  async getAgentCard(): Promise<AgentCard> {
+  /** Echoes the extension in the `A2A-Extensions` response header when the client asked for it (CMD-17). */
+  protected override onCall(context: ServerCallContext): void {
+    if (context.requestedExtensions?.includes(COMMANDS_EXTENSION_URI)) context.addActivatedExtension(COMMANDS_EXTENSION_URI);
+  }
+
+  override async getAgentCard(): Promise<AgentCard> {
     const base = this.options.baseCard ? await this.options.baseCard() : await this.inner.getAgentCard();
     return withCommandsExtension(base, this.options.registry);
   }
 
-  async getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
-    activate(context);
+  override async getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+    this.onCall(context);
     return withCommandsExtension(await this.inner.getAuthenticatedExtendedAgentCard(params, context), this.options.registry);
   }
 
-  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    activate(context);
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    this.onCall(context);
     const command = this.recognise(params);
     if (!command) return this.inner.sendMessage(params, context);
     const outcome = await this.runner.run(params.message!, command, context);
@@ -75,26 +73,11 @@ export class CommandsRequestHandler implements A2ARequestHandler {
   }
 
   /** Not `async *`: the extension must be activated before the transport writes headers (CMD-17). */
-  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    activate(context);
+  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    this.onCall(context);
     const command = this.recognise(params);
     if (!command) return this.inner.sendMessageStream(params, context);
     return this.streamCommand(params, command, context);
-  }
-
-  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    activate(context);
-    return this.inner.getTask(params, context);
-  }
-
-  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    activate(context);
-    return this.inner.listTasks(params, context);
-  }
-
-  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    activate(context);
-    return this.inner.cancelTask(params, context);
   }
 
   /**
@@ -102,29 +85,9 @@ export class CommandsRequestHandler implements A2ARequestHandler {
    * otherwise sends the stored task and closes at once, and the subscriber would never see a
    * later command reply (CMD-8).
    */
-  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    activate(context);
+  override resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    this.onCall(context);
     return this.subscribe(params, context);
-  }
-
-  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    activate(context);
-    return this.inner.createTaskPushNotificationConfig(params, context);
-  }
-
-  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    activate(context);
-    return this.inner.getTaskPushNotificationConfig(params, context);
-  }
-
-  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
-    activate(context);
-    return this.inner.listTaskPushNotificationConfigs(params, context);
-  }
-
-  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
-    activate(context);
-    return this.inner.deleteTaskPushNotificationConfig(params, context);
   }
 
   private recognise(params: SendMessageRequest) {
@@ -153,9 +116,6 @@ export class CommandsRequestHandler implements A2ARequestHandler {
   }
 }
 
-function activate(context: ServerCallContext): void {
-  if (context.requestedExtensions?.includes(COMMANDS_EXTENSION_URI)) context.addActivatedExtension(COMMANDS_EXTENSION_URI);
-}
 
 /** The `historyLength` rule the SDK applies to the tasks it returns, applied to ours alike. */
 function applyHistoryLength(task: Task, historyLength: number | undefined): Task {

@@ -1,23 +1,7 @@
-import type {
-  AgentCard,
-  CancelTaskRequest,
-  DeleteTaskPushNotificationConfigRequest,
-  GetExtendedAgentCardRequest,
-  GetTaskPushNotificationConfigRequest,
-  GetTaskRequest,
-  ListTaskPushNotificationConfigsRequest,
-  ListTaskPushNotificationConfigsResponse,
-  ListTasksRequest,
-  ListTasksResponse,
-  Message,
-  SendMessageRequest,
-  StreamResponse,
-  SubscribeToTaskRequest,
-  Task,
-  TaskPushNotificationConfig,
-} from '@a2a-js/sdk';
+import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { DelegatingRequestHandler } from '../commands/index.js';
 import type { TurnRegistry } from './turns.js';
 
 /**
@@ -26,21 +10,15 @@ import type { TurnRegistry } from './turns.js';
  * wrapper refuses it, clearly, before the SDK sees it; commands are answered by the commands
  * wrapper in front of this one and never get here.
  */
-export class SingleTurnGuard implements A2ARequestHandler {
+export class SingleTurnGuard extends DelegatingRequestHandler {
   constructor(
-    private readonly inner: A2ARequestHandler,
+    inner: A2ARequestHandler,
     private readonly turns: TurnRegistry,
-  ) {}
-
-  getAgentCard(): Promise<AgentCard> {
-    return this.inner.getAgentCard();
+  ) {
+    super(inner);
   }
 
-  getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
-    return this.inner.getAuthenticatedExtendedAgentCard(params, context);
-  }
-
-  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     const taskId = this.claim(params);
     try {
       return await this.inner.sendMessage(params, context);
@@ -49,41 +27,9 @@ export class SingleTurnGuard implements A2ARequestHandler {
     }
   }
 
-  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const taskId = this.claim(params);
     return this.releasing(this.inner.sendMessageStream(params, context), taskId);
-  }
-
-  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.inner.getTask(params, context);
-  }
-
-  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    return this.inner.listTasks(params, context);
-  }
-
-  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.inner.cancelTask(params, context);
-  }
-
-  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.inner.resubscribe(params, context);
-  }
-
-  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    return this.inner.createTaskPushNotificationConfig(params, context);
-  }
-
-  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    return this.inner.getTaskPushNotificationConfig(params, context);
-  }
-
-  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
-    return this.inner.listTaskPushNotificationConfigs(params, context);
-  }
-
-  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
-    return this.inner.deleteTaskPushNotificationConfig(params, context);
   }
 
   /** Reserves the message's task for a turn, or refuses the message when one is running there. */
