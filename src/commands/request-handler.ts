@@ -118,8 +118,18 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
 
 
 /** The `historyLength` rule the SDK applies to the tasks it returns, applied to ours alike. */
+/**
+ * How much history a command's answer carries when the client did not say (`historyLength`
+ * unset): the command message and its reply. A2A lets a server apply a lower limit than "all"
+ * there, and it matters: the whole history of a long conversation, serialised for every
+ * command, made a command on a 5,000-message task five times slower than on a new one.
+ * `GetTask` still returns everything.
+ */
+export const DEFAULT_REPLY_HISTORY = 2;
+
+/** The `historyLength` rule the SDK applies to the tasks it returns, with the default above. */
 function applyHistoryLength(task: Task, historyLength: number | undefined): Task {
-  if (historyLength === undefined) return task;
-  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
+  const length = historyLength ?? DEFAULT_REPLY_HISTORY;
+  return { ...task, history: length <= 0 ? [] : task.history.slice(-length) };
 }
 

@@ -12,12 +12,24 @@ export interface TokenUsage {
 export interface TaskStateStore {
   /** The model chosen for this task with `/model`, if any. */
   getTaskModel(taskId: string): Promise<string | undefined>;
-  /** Stores the task's model and remembers it as the context's latest choice (CMD-21, CMD-22). */
-  setTaskModel(taskId: string, contextId: string, model: string): Promise<void>;
+  /**
+   * Stores the task's model and, when `contextId` is given, remembers it as the context's
+   * latest choice (CMD-21, CMD-22). A sub-task inherits a model without it being "chosen".
+   */
+  setTaskModel(taskId: string, contextId: string | undefined, model: string): Promise<void>;
   /** The model last chosen in this context, for new tasks in it (CMD-22). */
   getContextModel(contextId: string): Promise<string | undefined>;
   /** Adds one model call's token counts to the task's running totals for that model. */
   addUsage(taskId: string, usage: TokenUsage): Promise<void>;
   /** The task's token totals, one entry per model used, in first-use order. */
   getUsage(taskId: string): Promise<TokenUsage[]>;
+  /** Records that `parentId` started the sub-task `childId` (CMD-30). */
+  linkSubtask(parentId: string, childId: string): Promise<void>;
+  /** The task's parent, if it is a sub-task, and its sub-tasks in start order. */
+  getLinks(taskId: string): Promise<TaskLinks>;
+}
+
+export interface TaskLinks {
+  parent?: string;
+  children: string[];
 }

@@ -22,6 +22,8 @@ export interface HttpAppOptions {
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
+  app.set('etag', false);
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: options.handler, cache: { maxAge: 0 } }));
   const body = express.json({ limit: options.bodyLimit, type: ['application/json', 'application/a2a+json', 'application/*+json'] });
   app.use(JSONRPC_PATH, body, jsonRpcHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
@@ -46,7 +48,8 @@ function errorResponder(log: Logger): ErrorRequestHandler {
             : 'Internal error; the server logged it.';
     if (status >= 500) log.error('request failed', { path: req.path, error: describeError(error) });
     if (res.headersSent) return res.end();
-    if (req.baseUrl === JSONRPC_PATH) {
+    // Not req.baseUrl: express resets it on leaving the mounted router, so here it is always ''.
+    if (req.path === JSONRPC_PATH || req.path.startsWith(`${JSONRPC_PATH}/`)) {
       const code = status === 400 ? -32700 : status === 413 ? -32600 : -32603;
       return res.status(status === 413 ? 413 : 200).json({ jsonrpc: '2.0', id: null, error: { code, message } });
     }

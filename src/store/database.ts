@@ -82,6 +82,13 @@ export interface CommandRepliesTable {
   reply_json: string;
 }
 
+export interface TaskLinksTable {
+  child_id: string;
+  parent_id: string;
+  /** Start order among the parent's sub-tasks. */
+  seq: number;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_messages: TaskMessagesTable;
@@ -91,6 +98,7 @@ export interface Database {
   context_settings: ContextSettingsTable;
   task_usage: TaskUsageTable;
   command_replies: CommandRepliesTable;
+  task_links: TaskLinksTable;
 }
 
 /**

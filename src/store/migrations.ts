@@ -105,10 +105,24 @@ const createHarnessTables: Migration = {
   },
 };
 
+/** 0003: which task started which (sub-tasks), in start order. */
+const createTaskLinks: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('task_links')
+      .addColumn('child_id', 'text', (c) => c.primaryKey())
+      .addColumn('parent_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('task_links_parent').on('task_links').columns(['parent_id', 'seq']).execute();
+  },
+};
+
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
   '0002_harness_tables': createHarnessTables,
+  '0003_task_links': createTaskLinks,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { TaskStateStore, TokenUsage } from '../runtime/task-state.js';
+import type { TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import type { Database } from './database.js';
 
 /**
@@ -8,6 +8,14 @@ import type { Database } from './database.js';
  * while a turn is running is never overwritten by that turn's next save.
  */
 export class SqlTaskStateStore implements TaskStateStore {
+  /**
+   * Links are read on every load of a task (they are merged into its metadata), so they are
+   * kept in memory once read; only this store writes them. Bounded: cleared when it grows past
+   * the limit, and read again on demand.
+   */
+  private readonly links = new Map<string, TaskLinks>();
+  private static readonly LINK_CACHE_LIMIT = 10_000;
+
   constructor(private readonly db: Kysely<Database>) {}
 
   async getTaskModel(taskId: string): Promise<string | undefined> {
@@ -16,13 +24,14 @@ export class SqlTaskStateStore implements TaskStateStore {
   }
 
   /** Both rows in one transaction, so the task and its context never disagree after a crash. */
-  async setTaskModel(taskId: string, contextId: string, model: string): Promise<void> {
+  async setTaskModel(taskId: string, contextId: string | undefined, model: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('task_settings')
         .values({ task_id: taskId, model })
         .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
         .execute();
+      if (contextId === undefined) return;
       await trx
         .insertInto('context_settings')
         .values({ context_id: contextId, model })
@@ -77,5 +86,35 @@ export class SqlTaskStateStore implements TaskStateStore {
       .orderBy('model')
       .execute();
     return rows.map((row) => ({ model: row.model, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) }));
+  }
+
+  async linkSubtask(parentId: string, childId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const counted = await trx
+        .selectFrom('task_links')
+        .select((eb) => eb.fn.countAll().as('children'))
+        .where('parent_id', '=', parentId)
+        .executeTakeFirst();
+      await trx
+        .insertInto('task_links')
+        .values({ child_id: childId, parent_id: parentId, seq: Number(counted?.children ?? 0) })
+        .onConflict((oc) => oc.column('child_id').doNothing())
+        .execute();
+    });
+    this.links.delete(parentId);
+    this.links.delete(childId);
+  }
+
+  async getLinks(taskId: string): Promise<TaskLinks> {
+    const known = this.links.get(taskId);
+    if (known) return { parent: known.parent, children: [...known.children] };
+    const [parent, children] = await Promise.all([
+      this.db.selectFrom('task_links').select('parent_id').where('child_id', '=', taskId).executeTakeFirst(),
+      this.db.selectFrom('task_links').select('child_id').where('parent_id', '=', taskId).orderBy('seq').execute(),
+    ]);
+    const links: TaskLinks = { parent: parent?.parent_id, children: children.map((row) => row.child_id) };
+    if (this.links.size >= SqlTaskStateStore.LINK_CACHE_LIMIT) this.links.clear();
+    this.links.set(taskId, links);
+    return { parent: links.parent, children: [...links.children] };
   }
 }
