@@ -22,6 +22,7 @@ import { TurnRegistry } from './runtime/turns.js';
 import { baseAgentCard } from './server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js';
 import { createHttpApp } from './server/http-app.js';
+import { RequestValidation } from './server/request-validation.js';
 import { openStore } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -87,7 +88,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    const handler = new CommandsRequestHandler(new SingleTurnGuard(sdkHandler, turns), {
+    const commandsHandler = new CommandsRequestHandler(new SingleTurnGuard(sdkHandler, turns), {
       registry,
       taskStore,
       eventBusManager,
@@ -97,6 +98,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
     });
+    const handler = new RequestValidation(commandsHandler);
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {

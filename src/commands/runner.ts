@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  ResultManager,
-  type ExecutionEventBusManager,
-  type ServerCallContext,
-  type TaskStore,
-} from '@a2a-js/sdk/server';
+import type { ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { announce, type ActiveTurns } from './announce.js';
 import { CommandUsageError, type CommandResult } from './command.js';
 import { COMMAND_KEY } from './extension.js';
 import type { ParsedCommand } from './parse.js';
@@ -15,11 +10,6 @@ import type { CommandRegistry } from './registry.js';
 import type { CommandReplyLog } from './reply-log.js';
 import { buildReply } from './reply.js';
 import { isTerminal } from './task-states.js';
-
-/** Which tasks have a model turn in flight; implemented by whatever runs the turns. */
-export interface ActiveTurns {
-  isActive(taskId: string): boolean;
-}
 
 /** Appends one message to a task's history without touching anything else of the task. */
 export interface HistoryAppender {
@@ -114,9 +104,8 @@ export class CommandRunner {
   private async answer(task: Task, message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
     const result = await this.invoke(task, message, command, context);
     const reply = buildReply(task, task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
-    await this.persist(reply, context);
+    await announce(this.options, reply, context);
     await this.options.replyLog?.put(task.id, message.messageId, reply);
-    this.options.eventBusManager.getByTaskId(task.id, context)?.publish(AgentEvent.statusUpdate(reply));
     const after = (await this.options.taskStore.load(task.id, context)) ?? task;
     return { taskBefore: task, task: after, reply };
   }
@@ -134,27 +123,5 @@ export class CommandRunner {
       this.options.onHandlerError?.(error, command.name);
       return { text: `The command /${command.name} failed unexpectedly; nothing was changed. The error was logged on the server. Try again, or send /help to see the commands.` };
     }
-  }
-
-  /**
-   * Stores the reply through the SDK's result manager, so it takes the same per-task write
-   * lock as a running turn's events. The reply's state is read inside that lock, from the
-   * stored task, so that it never undoes a state change that landed first (CMD-6, CMD-9).
-   */
-  private async persist(reply: TaskStatusUpdateEvent, context: ServerCallContext): Promise<void> {
-    const { taskStore, activeTurns } = this.options;
-    const stateReadingStore: TaskStore = {
-      load: async (taskId, loadContext) => {
-        const stored = await taskStore.load(taskId, loadContext);
-        const state = stored?.status?.state;
-        if (reply.status && state !== undefined) {
-          reply.status.state = activeTurns?.isActive(taskId) && !isTerminal(state) ? TaskState.TASK_STATE_WORKING : state;
-        }
-        return stored;
-      },
-      save: (task, saveContext) => taskStore.save(task, saveContext),
-      list: (params, listContext) => taskStore.list(params, listContext),
-    };
-    await new ResultManager(stateReadingStore, context).processEvent(AgentEvent.statusUpdate(reply));
   }
 }

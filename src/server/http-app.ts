@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
@@ -26,8 +26,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.set('etag', false);
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: options.handler, cache: { maxAge: 0 } }));
   const body = express.json({ limit: options.bodyLimit, type: ['application/json', 'application/a2a+json', 'application/*+json'] });
-  app.use(JSONRPC_PATH, body, jsonRpcHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
-  app.use(REST_PATH, body, restHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
+  app.use(JSONRPC_PATH, body, depthGuard, jsonRpcHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
+  app.use(REST_PATH, body, depthGuard, restHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
   app.use((_req, res) => {
     res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'Not found. The agent card is at /.well-known/agent-card.json.' } });
   });
@@ -35,23 +35,45 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   return app;
 }
 
+/**
+ * Deeper JSON than this is refused before the SDK sees it: its protobuf conversion and the
+ * `structuredClone` of its result manager recurse, and overflow the stack on deep input.
+ * (100 is protobuf's own JSON recursion limit.)
+ */
+export const MAX_JSON_DEPTH = 100;
+
+function tooDeep(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [node, depth] = item;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const depthGuard: RequestHandler = (req, _res, next) =>
+  next(tooDeep(req.body, MAX_JSON_DEPTH) ? Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' }) : undefined);
+
+/** What to answer for an error that escaped the SDK's handlers: HTTP status, words, JSON-RPC code. */
+function classify(error: any): { status: number; message: string; rpcCode: number } {
+  const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 600 ? error.status : 500;
+  if (status === 413) return { status, message: 'The request body is larger than this server accepts.', rpcCode: -32600 };
+  if (error?.type === 'entity.too.deep') return { status, message: `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, rpcCode: -32600 };
+  if (status === 400) return { status, message: 'The request body is not valid JSON.', rpcCode: -32700 };
+  if (status < 500) return { status, message: 'The request could not be processed.', rpcCode: -32600 };
+  return { status, message: 'Internal error; the server logged it.', rpcCode: -32603 };
+}
+
 function errorResponder(log: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 600 ? error.status : 500;
-    const message =
-      status === 413
-        ? 'The request body is larger than this server accepts.'
-        : status === 400
-          ? 'The request body is not valid JSON.'
-          : status < 500
-            ? 'The request could not be processed.'
-            : 'Internal error; the server logged it.';
+    const { status, message, rpcCode } = classify(error);
     if (status >= 500) log.error('request failed', { path: req.path, error: describeError(error) });
     if (res.headersSent) return res.end();
     // Not req.baseUrl: express resets it on leaving the mounted router, so here it is always ''.
     if (req.path === JSONRPC_PATH || req.path.startsWith(`${JSONRPC_PATH}/`)) {
-      const code = status === 400 ? -32700 : status === 413 ? -32600 : -32603;
-      return res.status(status === 413 ? 413 : 200).json({ jsonrpc: '2.0', id: null, error: { code, message } });
+      return res.status(status === 413 ? 413 : 200).json({ jsonrpc: '2.0', id: null, error: { code: rpcCode, message } });
     }
     return res.status(status).json({ error: { code: status, message } });
   };

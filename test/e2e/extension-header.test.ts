@@ -24,7 +24,7 @@ function jsonRpc(method: string, text: string, extensions?: string) {
 }
 
 function rest(path: string, text: string, extensions?: string) {
-  return fetch(`${h.harness.url}/a2a/rest/v1/${path}`, {
+  return fetch(`${h.harness.url}/a2a/rest/${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(extensions ? { 'a2a-extensions': extensions } : {}) },
     body: JSON.stringify({ message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text }] } }),

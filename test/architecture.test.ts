@@ -1,0 +1,240 @@
+/**
+ * The direction of dependencies inside src/ (../shared/design/architecture.md, "Rules of the
+ * house"), checked on the sources themselves: every relative import, re-export and dynamic
+ * import is resolved to the area it lands in and compared with what that area may use.
+ * Also the house rule that no source file grows past 400 lines.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SRC = join(ROOT, 'src');
+const MAX_LINES = 400;
+
+/** Files that wire everything together: the composition root and the entry points. */
+const COMPOSITION = new Set(['harness.ts', 'cli.ts', 'index.ts']);
+
+/**
+ * What each area may import besides itself. Areas are top-level folders of src/ or root files.
+ * `typeOnly` lists single files an area may reach only through `import type`/`export type`.
+ */
+const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
+  commands: { may: [] },
+  models: { may: ['config', 'errors.ts', 'log.ts'] },
+  config: { may: ['errors.ts'] },
+  store: { may: ['errors.ts', 'log.ts'], typeOnly: ['commands/reply-log.ts', 'runtime/task-state.ts'] },
+  runtime: { may: ['commands', 'models', 'errors.ts', 'log.ts'] },
+  server: { may: ['log.ts', 'errors.ts', 'commands'] },
+  // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
+  'file-commands': { may: ['commands', 'errors.ts', 'log.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
+  'errors.ts': { may: [] },
+  'log.ts': { may: ['errors.ts'] },
+  'version.ts': { may: [] },
+};
+
+interface Import {
+  /** The specifier as written. */
+  specifier: string;
+  /** 1-based line of the import. */
+  line: number;
+  /** Erased at run time: `import type`, `export type`, all specifiers `type`, or an `import('…')` type. */
+  typeOnly: boolean;
+  /** A dynamic import whose argument is not a string literal (cannot be resolved). */
+  opaque?: boolean;
+}
+
+function sourceFiles(): string[] {
+  return readdirSync(SRC, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split(sep).join('/'))
+    .sort();
+}
+
+function importsOf(file: string, text: string): Import[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: Import[] = [];
+  const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings;
+      const allNamedTypes =
+        !!clause && !clause.name && !!named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+      found.push({ specifier: node.moduleSpecifier.text, line: lineOf(node), typeOnly: !!clause && (clause.isTypeOnly || allNamedTypes) });
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const named = node.exportClause;
+      const allNamedTypes = !!named && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+      found.push({ specifier: node.moduleSpecifier.text, line: lineOf(node), typeOnly: node.isTypeOnly || allNamedTypes });
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+      const expression = node.moduleReference.expression;
+      if (ts.isStringLiteral(expression)) found.push({ specifier: expression.text, line: lineOf(node), typeOnly: node.isTypeOnly });
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const argument = node.arguments[0];
+      if (argument && ts.isStringLiteralLike(argument)) found.push({ specifier: argument.text, line: lineOf(node), typeOnly: false });
+      else found.push({ specifier: argument ? argument.getText(source) : '', line: lineOf(node), typeOnly: false, opaque: true });
+    } else if (ts.isImportTypeNode(node)) {
+      const argument = node.argument;
+      if (ts.isLiteralTypeNode(argument) && ts.isStringLiteral(argument.literal)) {
+        found.push({ specifier: argument.literal.text, line: lineOf(node), typeOnly: true });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The area a path relative to src/ belongs to: its top folder, or the file itself at the root. */
+function areaOf(pathInSrc: string): string {
+  const slash = pathInSrc.indexOf('/');
+  return slash === -1 ? pathInSrc : pathInSrc.slice(0, slash);
+}
+
+/** A relative specifier resolved from `file` (both relative to src/), with `.js` read as `.ts`. */
+function resolveSpecifier(file: string, specifier: string): string {
+  const target = posix.normalize(posix.join(posix.dirname(file), specifier));
+  return target.replace(/\.(m|c)?js$/, '.$1ts');
+}
+
+function isRelative(specifier: string): boolean {
+  return specifier.startsWith('./') || specifier.startsWith('../');
+}
+
+/** Every breach of the rules, each naming the file, the line and the import. */
+function violations(sources: ReadonlyMap<string, string>): string[] {
+  const problems: string[] = [];
+  for (const [file, text] of sources) {
+    const from = areaOf(file);
+    const rule = COMPOSITION.has(file) ? undefined : RULES[from];
+    if (!COMPOSITION.has(file) && !rule) {
+      problems.push(`src/${file}: area "${from}" has no rule in test/architecture.test.ts; add one`);
+      continue;
+    }
+    for (const imp of importsOf(file, text)) {
+      const where = `src/${file}:${imp.line} imports '${imp.specifier}'`;
+      if (imp.opaque) {
+        problems.push(`${where}: a dynamic import of a computed specifier cannot be checked; use a string literal`);
+        continue;
+      }
+      if (imp.specifier === 'ai/test' || imp.specifier.startsWith('ai/test/')) {
+        problems.push(`${where}: the AI SDK's test helpers are for tests only`);
+        continue;
+      }
+      if (!isRelative(imp.specifier)) {
+        // A bare specifier is a package; an absolute path or URL would bypass the rules.
+        if (imp.specifier.startsWith('/') || imp.specifier.startsWith('file:')) problems.push(`${where}: an absolute import; use a relative one inside src/`);
+        continue;
+      }
+      const target = resolveSpecifier(file, imp.specifier);
+      if (target.startsWith('../')) {
+        const outside = relative(ROOT, join(SRC, target)).split(sep).join('/');
+        const kind = /^(test|bench)(\/|$)/.test(outside) ? `${outside.split('/')[0]}/` : 'outside src/';
+        problems.push(`${where}: reaches ${kind} (${outside}); src/ must not depend on it`);
+        continue;
+      }
+      const to = areaOf(target);
+      if (to === from || !rule) continue; // inside its own area, or the composition root
+      if (rule.may.includes(to)) continue;
+      if (rule.typeOnly?.includes(target)) {
+        if (!imp.typeOnly) problems.push(`${where}: ${from}/ may use ${target} only through \`import type\``);
+        continue;
+      }
+      const allowed = [...rule.may, ...(rule.typeOnly ?? []).map((t) => `${t} (type only)`)];
+      problems.push(`${where}: ${from} may not depend on ${to}${to.endsWith('.ts') ? '' : '/'} (allowed: ${allowed.join(', ') || 'nothing else in src/'})`);
+    }
+  }
+  return problems;
+}
+
+describe('architecture', () => {
+  it('dependencies inside src/ point one way (commands ← runtime ← harness; server knows only commands)', () => {
+    const files = sourceFiles();
+    assert.ok(files.includes('harness.ts') && files.some((f) => f.startsWith('commands/')), 'the scan found the sources');
+    const problems = violations(new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')])));
+    assert.deepEqual(problems, [], `dependency rule broken:\n  ${problems.join('\n  ')}`);
+  });
+
+  it('the import scanner sees every form of import it checks', () => {
+    const sample = [
+      "import { a } from './a.js';",
+      "import type { B } from '../b.js';",
+      "import { type C, type D } from './c.js';",
+      "import { type E, f } from './e.js';",
+      "import './side.js';",
+      "export { g } from './g.js';",
+      "export type * from './h.js';",
+      "const i = await import('./i.js');",
+      "let j: import('./j.js').J;",
+      'import {',
+      '  k,',
+      "} from './k.js';",
+      "// import { no } from './comment.js';",
+      "const s = \"import { no } from './string.js'\";",
+    ].join('\n');
+    const found = importsOf('x/sample.ts', sample).map((i) => `${i.specifier}${i.typeOnly ? ' (type)' : ''}@${i.line}`);
+    assert.deepEqual(found, [
+      './a.js@1',
+      '../b.js (type)@2',
+      './c.js (type)@3',
+      './e.js@4',
+      './side.js@5',
+      './g.js@6',
+      './h.js (type)@7',
+      './i.js@8',
+      './j.js (type)@9',
+      './k.js@10',
+    ]);
+    assert.equal(resolveSpecifier('store/x.ts', '../commands/reply-log.js'), 'commands/reply-log.ts');
+    assert.equal(resolveSpecifier('cli.ts', './log.js'), 'log.ts');
+    assert.equal(areaOf(resolveSpecifier('runtime/a/b.ts', '../../store/index.js')), 'store');
+  });
+
+  it('the rules reject what they forbid, naming file, line and import', () => {
+    const problems = violations(
+      new Map([
+        ['commands/a.ts', "import { x } from './b.js';\nimport { describeError } from '../log.js';"],
+        ['store/a.ts', "import type { CommandReplyLog } from '../commands/reply-log.js';\nimport { TaskStateStore } from '../runtime/task-state.js';"],
+        ['store/b.ts', "import { COMMAND_KEY } from '../commands/extension.js';"],
+        ['server/a.ts', "import type { TurnRegistry } from '../runtime/turns.js';"],
+        ['runtime/a.ts', "import { isCommandExchange } from '../commands/index.js';\nconst s = await import('../store/index.js');"],
+        ['models/a.ts', "import { MockLanguageModelV3 } from 'ai/test';"],
+        ['config/a.ts', "export { x } from '../../test/fixtures/model-server.js';"],
+        ['log.ts', "import { y } from '../bench/long-history.js';"],
+        ['client/a.ts', "import { z } from '../commands/index.js';"],
+        ['harness.ts', "import { openStore } from './store/index.js';"],
+      ]),
+    );
+    assert.deepEqual(problems, [
+      "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: nothing else in src/)",
+      "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, commands/reply-log.ts (type only), runtime/task-state.ts (type only))",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, errors.ts, log.ts)",
+      "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
+      "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
+      "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
+      'src/client/a.ts: area "client" has no rule in test/architecture.test.ts; add one',
+    ]);
+  });
+
+  it(`no file under src/ is longer than ${MAX_LINES} lines`, () => {
+    const long = sourceFiles()
+      .map((file) => {
+        const text = readFileSync(join(SRC, file), 'utf8');
+        const lines = text.length === 0 ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+        return { file, lines };
+      })
+      .filter((f) => f.lines > MAX_LINES)
+      .sort((a, b) => b.lines - a.lines);
+    assert.deepEqual(
+      long.map((f) => `src/${f.file}: ${f.lines} lines`),
+      [],
+      `over ${MAX_LINES} lines (the house limit):\n  ${long.map((f) => `src/${f.file}: ${f.lines}`).join('\n  ')}`,
+    );
+  });
+});
