@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, DefaultRequestHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import {
   CommandRegistry,
   CommandsRequestHandler,
@@ -17,7 +17,11 @@ import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { agentMessage } from './runtime/events.js';
 import { HarnessExecutor, INTERRUPTED_TEXT } from './runtime/executor.js';
 import { SingleTurnGuard } from './runtime/single-turn-guard.js';
+import { SubtaskCancellation } from './runtime/subtask-cancellation.js';
+import { withSubtaskLinks } from './runtime/subtask-metadata.js';
+import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
+import { TaskReports } from './runtime/task-reports.js';
 import { TurnRegistry } from './runtime/turns.js';
 import { baseAgentCard } from './server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js';
@@ -65,18 +69,23 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
     const turns = new TurnRegistry();
-    const taskModels = new TaskModels(catalog, store.state, turns);
+    const taskModels = new TaskModels(catalog, store.state);
+    // Every part reads and writes tasks through this one view: sub-task links shown in the
+    // metadata, the command reply keys kept out of it (CMD-6).
+    const taskStore = withoutCommandMetadata(withSubtaskLinks(store.tasks, store.state));
+    const eventBusManager = new DefaultExecutionEventBusManager();
+    let turnHandler: A2ARequestHandler | undefined;
+    const subtasks = new Subtasks({ taskStore, eventBusManager, activeTurns: turns, state: store.state, models: taskModels, offer: catalog, turns: () => turnHandler! });
     const registry = new CommandRegistry();
-    registerBuiltinCommands(registry, { models: taskModels, reporter: taskModels });
+    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, turns, taskStore), subtasks });
     options.commands?.(registry);
 
-    const taskStore = withoutCommandMetadata(store.tasks);
-    const eventBusManager = new DefaultExecutionEventBusManager();
     const executor = new HarnessExecutor({
       turns,
       models: taskModels,
       gateway: new CatalogGateway(catalog, config.modelTimeoutMs),
       state: store.state,
+      subtasks,
       systemPrompt: config.systemPrompt,
       endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
       contextOf: async (taskId) => (await store.tasks.loadUnscoped(taskId))?.contextId,
@@ -88,7 +97,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    const commandsHandler = new CommandsRequestHandler(new SingleTurnGuard(sdkHandler, turns), {
+    turnHandler = new SingleTurnGuard(new SubtaskCancellation(sdkHandler, store.state), turns);
+    const commandsHandler = new CommandsRequestHandler(turnHandler, {
       registry,
       taskStore,
       eventBusManager,

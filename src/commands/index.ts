@@ -16,4 +16,4 @@ export type { HistoryAppender, CommandOutcome } from './runner.js';
 export { announce, type ActiveTurns, type AnnounceTarget } from './announce.js';
 export { InMemoryCommandReplyLog, type CommandReplyLog } from './reply-log.js';
 export { isTerminal } from './task-states.js';
-export { registerBuiltinCommands, type ModelControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';
+export { registerBuiltinCommands, type ModelControl, type SubtaskControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';

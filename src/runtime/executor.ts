@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, statusUpdate } from './events.js';
 import { modelHistory } from './history.js';
@@ -19,6 +19,8 @@ export interface ExecutorOptions {
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
   /** The context of a stored task: the SDK's cancel path gives the executor only the task id. */
   contextOf: (taskId: string) => Promise<string | undefined>;
+  /** Told when a sub-task's turn ends, to tell its parent. */
+  subtasks?: { ended(task: Pick<Task, 'id' | 'metadata'>, state: TaskState, text: string, context: ServerCallContext | undefined): Promise<void> };
   /** Told about failures the user sees only as a short message. */
   onTurnError?: (error: unknown, taskId: string) => void;
 }
@@ -37,23 +39,46 @@ export class HarnessExecutor implements AgentExecutor {
     const turn = this.options.turns.begin(taskId, context.context);
     const history = this.openTask(context, bus);
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
+    const outcome = await this.runTurn(turn, contextId, history, bus);
+    const isSubtask = (await this.options.state.getLinks(taskId).catch(() => ({ parent: undefined }))).parent !== undefined;
+    const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
+    this.finish(turn, bus, state, agentMessage(taskId, contextId, text, outcome.kind === 'replied' ? undefined : outcome.kind));
+    if (isSubtask) {
+      this.options.subtasks?.ended({ id: taskId, metadata: context.task?.metadata }, state, text, context.context).catch((error) => {
+        this.options.onTurnError?.(error, taskId);
+      });
+    }
+  }
+
+  /** Runs the model; never throws: every way a turn can end is an outcome. */
+  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus): Promise<TurnOutcome> {
     let modelId = '';
     try {
-      modelId = await this.options.models.modelFor({ id: taskId, contextId });
-      const text = await this.runModel(turn, modelId, contextId, history, bus);
-      this.finish(turn, bus, this.options.endState, agentMessage(taskId, contextId, text));
+      modelId = await this.options.models.modelFor({ id: turn.taskId, contextId });
+      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus) };
     } catch (error) {
-      if (turn.abort.signal.reason instanceof TurnInterrupted) {
-        this.finish(turn, bus, TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, INTERRUPTED_TEXT, 'interrupted'));
-        return;
-      }
-      if (turn.abort.signal.aborted) {
-        this.finish(turn, bus, TaskState.TASK_STATE_CANCELED, agentMessage(taskId, contextId, 'The turn was canceled.', 'canceled'));
-        return;
-      }
-      this.options.onTurnError?.(error, taskId);
-      const text = failureText(error, modelId);
-      this.finish(turn, bus, TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(taskId, contextId, text, 'model-failure'));
+      if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
+      if (turn.abort.signal.aborted) return { kind: 'canceled' };
+      this.options.onTurnError?.(error, turn.taskId);
+      const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
+      return { kind: 'model-failure', reason };
+    }
+  }
+
+  /** How a turn of a conversation ends: waiting for the next message, unless canceled. */
+  private conversationEnd(outcome: TurnOutcome): { state: TaskState; text: string } {
+    switch (outcome.kind) {
+      case 'replied':
+        return { state: this.options.endState, text: outcome.text };
+      case 'canceled':
+        return { state: TaskState.TASK_STATE_CANCELED, text: 'The turn was canceled.' };
+      case 'interrupted':
+        return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: INTERRUPTED_TEXT };
+      case 'model-failure':
+        return {
+          state: TaskState.TASK_STATE_INPUT_REQUIRED,
+          text: `${outcome.reason} Send the message again to retry, or use /model to switch to another model (/model alone lists them).`,
+        };
     }
   }
 
@@ -142,7 +167,22 @@ export class HarnessExecutor implements AgentExecutor {
 /** Said when a turn was cut short by the server stopping, now or in a crash found at start-up. */
 export const INTERRUPTED_TEXT = 'This turn was interrupted because the server stopped before it finished. Send your message again to continue.';
 
-function failureText(error: unknown, modelId: string): string {
-  const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
-  return `${reason} Send the message again to retry, or use /model to switch to another model (/model alone lists them).`;
+type TurnOutcome =
+  | { kind: 'replied'; text: string }
+  | { kind: 'canceled' }
+  | { kind: 'interrupted' }
+  | { kind: 'model-failure'; reason: string };
+
+/** A sub-task has one turn: it ends COMPLETED with its result, or FAILED saying why. */
+function subtaskEnd(outcome: TurnOutcome): { state: TaskState; text: string } {
+  switch (outcome.kind) {
+    case 'replied':
+      return { state: TaskState.TASK_STATE_COMPLETED, text: outcome.text };
+    case 'canceled':
+      return { state: TaskState.TASK_STATE_CANCELED, text: 'The sub-task was canceled.' };
+    case 'interrupted':
+      return { state: TaskState.TASK_STATE_FAILED, text: 'The sub-task was interrupted because the server stopped before it finished.' };
+    case 'model-failure':
+      return { state: TaskState.TASK_STATE_FAILED, text: outcome.reason };
+  }
 }

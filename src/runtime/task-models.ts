@@ -1,7 +1,6 @@
-import { taskStateToJSON, type Task } from '@a2a-js/sdk';
-import type { ModelChoice, ModelControl, TaskReport, TaskReporter } from '../commands/index.js';
+import type { Task } from '@a2a-js/sdk';
+import type { ModelChoice, ModelControl } from '../commands/index.js';
 import type { TaskStateStore } from './task-state.js';
-import type { TurnRegistry } from './turns.js';
 
 /** The models a task may use; the catalog in `models/` is one. */
 export interface ModelOffer {
@@ -11,15 +10,14 @@ export interface ModelOffer {
 }
 
 /**
- * Which model a task uses, and the per-task facts `/model` and `/status` show. A task's own
+ * Which model a task uses, as `/model` shows and sets it. A task's own
  * choice wins; a task without one uses the model last chosen in its context (CMD-22), and
  * otherwise the default. Choices are stored, so they survive a restart (CMD-21).
  */
-export class TaskModels implements ModelControl, TaskReporter {
+export class TaskModels implements ModelControl {
   constructor(
     private readonly offer: ModelOffer,
     private readonly state: TaskStateStore,
-    private readonly turns: TurnRegistry,
   ) {}
 
   async modelFor(task: Pick<Task, 'id' | 'contextId'>): Promise<string> {
@@ -38,15 +36,5 @@ export class TaskModels implements ModelControl, TaskReporter {
     if (!this.offer.has(modelId)) return false;
     await this.state.setTaskModel(task.id, task.contextId, modelId);
     return true;
-  }
-
-  async report(task: Task): Promise<TaskReport> {
-    const state = task.status?.state;
-    return {
-      state: state === undefined ? 'TASK_STATE_UNSPECIFIED' : taskStateToJSON(state),
-      model: await this.modelFor(task),
-      usage: await this.state.getUsage(task.id),
-      turnRunning: this.turns.isActive(task.id),
-    };
   }
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
 import { startServerProcess, type ServerProcess } from './process.js';
-import { createClient, dataOf, send, textOf, userMessage } from './support.js';
+import { createClient, dataOf, eventually, send, textOf, userMessage } from './support.js';
 
 let model: RunningModelServer;
 let dir: string;
@@ -60,6 +60,26 @@ describe('a restart on the same data dir', () => {
     assert.deepEqual(report.usage.map((u: any) => u.model), ['fixture:small', 'fixture:large']);
     await send(again, 'Third', { taskId: task.id });
     assert.equal(model.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)!.body.model, 'large');
+    await second.stop('SIGTERM');
+  });
+
+  it('CMD-30: a sub-task and its links survive a restart', async () => {
+    const first = await start();
+    const client = await createClient(first.url, 'GRPC');
+    const parent = await send(client, 'Parent task');
+    const ref = (await send(client, '/spawn note the date', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
+    await eventually(async () => (await client.getTask({ tenant: '', id: ref, historyLength: 0 })).status?.state === TaskState.TASK_STATE_COMPLETED || undefined);
+    const before = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
+    await first.stop('SIGTERM');
+
+    const second = await start();
+    const again = await createClient(second.url, 'JSONRPC');
+    const after = await again.getTask({ tenant: '', id: ref, historyLength: undefined });
+    assert.equal(after.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.deepEqual(after.metadata?.['tiny-harness/subtasks'], { parent: parent.id });
+    assert.deepEqual(after.artifacts, before.artifacts);
+    const status = await send(again, '/status', { taskId: parent.id });
+    assert.deepEqual(dataOf(status.status?.message).subtasks, [{ id: ref, state: 'TASK_STATE_COMPLETED' }]);
     await second.stop('SIGTERM');
   });
 

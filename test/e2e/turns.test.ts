@@ -73,7 +73,7 @@ describe('model turns', () => {
     const task = await send(client, 'listed');
     const got = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
     assert.equal(got.id, task.id);
-    const listed = await client.listTasks({ tenant: '', contextId: task.contextId, pageSize: 10, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: true } as any);
+    const listed = await client.listTasks({ tenant: '', contextId: task.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 10, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: true });
     assert.deepEqual(listed.tasks.map((t) => t.id), [task.id]);
   });
 });

@@ -1,4 +1,5 @@
 import type { Task } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
  * What the built-in commands need from the harness, and no more: `commands/` knows the SDK,
@@ -28,8 +29,15 @@ export interface TaskReport {
   model: string;
   usage: UsageLine[];
   turnRunning: boolean;
+  /** The task's sub-tasks in start order, with their states' protocol names. */
+  subtasks: Array<{ id: string; state: string }>;
 }
 
 export interface TaskReporter {
-  report(task: Task): Promise<TaskReport>;
+  report(task: Task, callContext: ServerCallContext): Promise<TaskReport>;
+}
+
+export interface SubtaskControl {
+  /** Starts a sub-task of `parent` working on `instruction` with the parent's model; returns its id at once. */
+  start(parent: Task, instruction: string, options: { callContext: ServerCallContext; label?: string }): Promise<string>;
 }

@@ -6,8 +6,8 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
   return {
     name: 'status',
     description: "Show this task's state, model, token usage and whether a turn is running",
-    handler: async ({ task }) => {
-      const report = await reporter.report(task);
+    handler: async ({ task, callContext }) => {
+      const report = await reporter.report(task, callContext);
       const usage = report.usage.length
         ? report.usage.map((line) => `  ${line.model}: ${line.inputTokens} in, ${line.outputTokens} out`).join('\n')
         : '  none yet';
@@ -18,6 +18,8 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
         `Turn running: ${report.turnRunning ? 'yes' : 'no'}`,
         `Tokens used:`,
         usage,
+        `Sub-tasks:`,
+        report.subtasks.length ? report.subtasks.map((sub) => `  ${sub.id}: ${sub.state}`).join('\n') : '  none',
       ].join('\n');
       return { text, data: { taskId: task.id, ...report } };
     },

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { announce, isTerminal, type AnnounceTarget } from '../commands/index.js';
+import { HarnessError } from '../errors.js';
+import { agentMessage, statusUpdate } from './events.js';
+import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
+import type { ModelOffer, TaskModels } from './task-models.js';
+import type { TaskStateStore } from './task-state.js';
+
+/** Metadata key of a note a sub-task left in its parent's history: `{id, state}`. */
+export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+/** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
+export const SUBTASK_LABEL_KEY = 'tiny-harness/label';
+
+const RESULT_PREVIEW_CHARS = 1000;
+
+export interface SubtasksOptions extends AnnounceTarget {
+  state: TaskStateStore;
+  models: TaskModels;
+  offer: ModelOffer;
+  /** The handler sub-task turns are sent through (the single-turn guard and the SDK's handler). */
+  turns: () => A2ARequestHandler;
+}
+
+/**
+ * Sub-tasks: full A2A tasks started by a command on a parent task, in the parent's context,
+ * whose one turn works on an instruction and ends COMPLETED (or FAILED). The parent hears how
+ * each ended through a note in its history, which its model sees in its next turn.
+ */
+export class Subtasks implements SubtaskStarter {
+  constructor(private readonly options: SubtasksOptions) {}
+
+  async start(parent: Task, instruction: string, { callContext, model, label }: SubtaskOptions): Promise<string> {
+    const { state, models, offer, taskStore } = this.options;
+    const modelId = model ?? (await models.modelFor(parent));
+    if (!offer.has(modelId)) {
+      throw new HarnessError('model_unknown', `The model ${modelId} is not offered here. Offered: ${offer.list().map((m) => m.id).join(', ')}.`);
+    }
+    // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
+    const id = randomUUID();
+    await state.linkSubtask(parent.id, id);
+    await state.setTaskModel(id, undefined, modelId);
+    await taskStore.save(
+      {
+        id,
+        contextId: parent.contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        history: [],
+        artifacts: [],
+        metadata: label ? { [SUBTASK_LABEL_KEY]: label } : {},
+      },
+      callContext,
+    );
+    // The SDK refuses a message for a task it has not stored, hence the save first; it answers
+    // at the first event, while the turn goes on and is stored.
+    await this.options.turns().sendMessage(
+      {
+        tenant: callContext.tenant ?? '',
+        message: {
+          messageId: randomUUID(),
+          taskId: id,
+          contextId: parent.contextId,
+          role: Role.ROLE_USER,
+          parts: [{ content: { $case: 'text', value: instruction }, mediaType: 'text/plain', filename: '', metadata: {} }],
+          metadata: {},
+          extensions: [],
+          referenceTaskIds: [parent.id],
+        },
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: 0, returnImmediately: true },
+        metadata: {},
+      },
+      callContext,
+    );
+    return id;
+  }
+
+  /**
+   * Tells the parent that a sub-task ended: one agent note in its history, as a status update
+   * that leaves its state alone (so a client subscribed to the parent sees it). Nothing when
+   * the task has no parent or the parent has ended.
+   */
+  async ended(subtask: Pick<Task, 'id' | 'metadata'>, state: TaskState, text: string, context: ServerCallContext | undefined): Promise<void> {
+    const { parent: parentId } = await this.options.state.getLinks(subtask.id);
+    if (!parentId || !context) return;
+    const parent = await this.options.taskStore.load(parentId, context);
+    if (!parent || isTerminal(parent.status?.state)) return;
+    const label = typeof subtask.metadata?.[SUBTASK_LABEL_KEY] === 'string' ? ` (${subtask.metadata[SUBTASK_LABEL_KEY]})` : '';
+    const note = agentMessage(parent.id, parent.contextId, noteText(subtask.id, label, state, text));
+    note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask.id, state: taskStateToJSON(state) } };
+    note.referenceTaskIds = [subtask.id];
+    const update = statusUpdate(parent.id, parent.contextId, parent.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, note);
+    await announce(this.options, update, context);
+  }
+}
+
+function noteText(id: string, label: string, state: TaskState, text: string): string {
+  const result = text.length > RESULT_PREVIEW_CHARS ? `${text.slice(0, RESULT_PREVIEW_CHARS)}…` : text;
+  switch (state) {
+    case TaskState.TASK_STATE_COMPLETED:
+      return `Sub-task ${id}${label} completed. Its result:\n${result}`;
+    case TaskState.TASK_STATE_CANCELED:
+      return `Sub-task ${id}${label} was canceled.`;
+    default:
+      return `Sub-task ${id}${label} failed: ${result}`;
+  }
+}

@@ -1,0 +1,34 @@
+import { taskStateToJSON, type Task } from '@a2a-js/sdk';
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { TaskReport, TaskReporter } from '../commands/index.js';
+import type { TaskModels } from './task-models.js';
+import type { TaskStateStore } from './task-state.js';
+import type { TurnRegistry } from './turns.js';
+
+/** What `/status` shows of a task: its state, model, token usage, turn, and sub-tasks. */
+export class TaskReports implements TaskReporter {
+  constructor(
+    private readonly models: TaskModels,
+    private readonly state: TaskStateStore,
+    private readonly turns: TurnRegistry,
+    private readonly taskStore: TaskStore,
+  ) {}
+
+  async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {
+    const { children } = await this.state.getLinks(task.id);
+    const subtasks = await Promise.all(
+      children.map(async (id) => ({ id, state: stateName((await this.taskStore.load(id, callContext))?.status?.state) })),
+    );
+    return {
+      state: stateName(task.status?.state),
+      model: await this.models.modelFor(task),
+      usage: await this.state.getUsage(task.id),
+      turnRunning: this.turns.isActive(task.id),
+      subtasks,
+    };
+  }
+}
+
+function stateName(state: Parameters<typeof taskStateToJSON>[0] | undefined): string {
+  return state === undefined ? 'TASK_STATE_UNSPECIFIED' : taskStateToJSON(state);
+}
