@@ -10,7 +10,7 @@ import { VERSION } from './version.js';
 const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash commands
 
 Usage:
-  tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--config FILE]
+  tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--commands-dir DIR] [--config FILE]
   tiny-harness --help | --version
 
 serve options:
@@ -18,6 +18,9 @@ serve options:
   --port P        HTTP port for JSON-RPC, HTTP+JSON and the agent card; 0 picks a free one (default 8080)
   --grpc-port G   also serve gRPC on this port; 0 picks a free one (default: no gRPC)
   --data-dir DIR  where tasks are stored (default ./.tiny-harness)
+  --commands-dir DIR
+                  command files (*.md, one command each), watched while serving
+                  (default <data dir>/commands)
   --config FILE   JSON configuration: models, providers, system prompt (see the README)
 
 Model keys come from the environment only: OPENAI_API_KEY, ANTHROPIC_API_KEY, or the
@@ -42,6 +45,7 @@ async function serve(args: string[]): Promise<void> {
       port: { type: 'string' },
       'grpc-port': { type: 'string' },
       'data-dir': { type: 'string', default: './.tiny-harness' },
+      'commands-dir': { type: 'string' },
       config: { type: 'string' },
     },
   });
@@ -51,6 +55,7 @@ async function serve(args: string[]): Promise<void> {
   const harness = await startHarness({
     config,
     dataDir: resolve(values['data-dir']),
+    commandsDir: values['commands-dir'] === undefined ? undefined : resolve(values['commands-dir']),
     host: values.host,
     port: port(values.port, '--port', 8080)!,
     grpcPort: port(values['grpc-port'], '--grpc-port'),

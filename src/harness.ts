@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { DefaultExecutionEventBusManager, DefaultRequestHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
@@ -10,6 +11,7 @@ import {
   withoutCommandMetadata,
 } from './commands/index.js';
 import type { HarnessConfig } from './config/schema.js';
+import { CommandFolder } from './file-commands/index.js';
 import { describeError, silentLogger, type Logger } from './log.js';
 import type { ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
@@ -43,6 +45,8 @@ export interface HarnessOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Registers the embedder's own commands, after the built-ins. */
   commands?: (registry: CommandRegistry) => void;
+  /** The folder of command files (`*.md`, one command each), watched while serving. Default: `<dataDir>/commands`. */
+  commandsDir?: string;
   /** The largest request body accepted (default "4mb"). */
   bodyLimit?: string;
 }
@@ -79,6 +83,9 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const registry = new CommandRegistry();
     registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, turns, taskStore), subtasks });
     options.commands?.(registry);
+    // After the built-ins and the embedder's commands, which no file may replace.
+    const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
+    await commandFolder.load();
 
     const executor = new HarnessExecutor({
       turns,
@@ -121,10 +128,12 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     endpoints.httpUrl = url;
     httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log }));
     log.info(catalog.summary());
+    commandFolder.watch();
 
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
+        await commandFolder.close();
         httpServer.close();
         turns.interruptAll();
         await waitFor(() => turns.size === 0, 3000);

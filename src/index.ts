@@ -8,3 +8,4 @@ export { configSchema, defaultConfig, type HarnessConfig, type HarnessConfigInpu
 export { HarnessError, type HarnessErrorCode } from './errors.js';
 export { createLogger, silentLogger, type Logger } from './log.js';
 export * from './commands/index.js';
+export { CommandFolder, loadCommandFiles, expandTemplate, type CommandFolderOptions, type FileCommand } from './file-commands/index.js';

@@ -1,0 +1,56 @@
+/**
+ * A command read from a file, and the registry entry that runs it: expand the template with
+ * the arguments, start a sub-task on it, and reply at once with the sub-task's id (CMD-30).
+ * The command never waits for the sub-task; the user follows it as an A2A task of its own.
+ */
+import { CommandUsageError, type CommandDefinition, type CommandResult } from '../commands/index.js';
+import { isHarnessError } from '../errors.js';
+import type { SubtaskOptions, SubtaskStarter } from '../runtime/subtask-starter.js';
+import type { CommandFileContent } from './front-matter.js';
+import { expandTemplate } from './template.js';
+
+/** A checked command file: its name is the file name without `.md`. */
+export interface FileCommand extends CommandFileContent {
+  name: string;
+  /** Where it was read from: the folder joined with the file name. For the log, never a reply. */
+  path: string;
+  /** The file name alone (`review.md`), which replies may name. */
+  fileName: string;
+}
+
+/**
+ * The registry entry for a file command. The handler holds this version of the file: a
+ * sub-task started before the file changed or was removed keeps running as it was.
+ */
+export function fileCommandDefinition(command: FileCommand, starter: SubtaskStarter): CommandDefinition {
+  const label = `/${command.name}`;
+  return {
+    name: command.name,
+    description: command.description,
+    ...(command.argumentHint !== undefined && { argumentHint: command.argumentHint }),
+    handler: async ({ args, task, callContext }): Promise<CommandResult> => {
+      const prompt = expandTemplate(command.template, args);
+      const options: SubtaskOptions = { callContext, label, ...(command.model !== undefined && { model: command.model }) };
+      let id: string;
+      try {
+        id = await starter.start(task, prompt, options);
+      } catch (error) {
+        if (command.model !== undefined && isHarnessError(error) && error.code === 'model_unknown') {
+          throw new CommandUsageError(
+            `${label} asks for the model "${command.model}" (the "model:" line of ${command.fileName} in the commands folder), ` +
+              'which this harness does not offer. Change or remove that line in the file; /model lists the models offered.',
+          );
+        }
+        throw error;
+      }
+      const on = command.model !== undefined ? ` on ${command.model}` : '';
+      return {
+        text:
+          `Started sub-task ${id} for ${label}${on}. It runs as a task of its own: follow it with ` +
+          `SubscribeToTask, or check it with GetTask, on task id ${id}; CancelTask stops it.`,
+        taskRef: id,
+        data: { taskId: id },
+      };
+    },
+  };
+}

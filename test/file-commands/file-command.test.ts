@@ -1,0 +1,79 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CommandRegistry, CommandUsageError } from '../../src/commands/index.js';
+import { HarnessError } from '../../src/errors.js';
+import { fileCommandDefinition, type FileCommand } from '../../src/file-commands/index.js';
+import { invoke, parentTask, RecordingStarter } from './support.js';
+
+const review: FileCommand = {
+  name: 'review',
+  path: '/somewhere/commands/review.md',
+  fileName: 'review.md',
+  description: 'Review a file for bugs',
+  argumentHint: '<file> [focus]',
+  model: 'builtin:stats',
+  template: 'Review $1 carefully, focusing on [$2].\nAll of it: $ARGUMENTS',
+};
+
+function registryWith(command: FileCommand, starter: RecordingStarter): CommandRegistry {
+  const registry = new CommandRegistry();
+  registry.register(fileCommandDefinition(command, starter));
+  return registry;
+}
+
+describe('running a file command', () => {
+  it('starts a sub-task with the expanded prompt, the model and the label, and replies at once with taskRef', async () => {
+    const starter = new RecordingStarter();
+    const registry = registryWith(review, starter);
+    assert.equal(registry.get('review')?.description, 'Review a file for bugs');
+    assert.equal(registry.get('review')?.argumentHint, '<file> [focus]');
+
+    const task = parentTask();
+    const result = await invoke(registry, 'review', 'src/a.ts leaks', task);
+    assert.equal(starter.calls.length, 1);
+    const call = starter.calls[0]!;
+    assert.equal(call.parent, task);
+    assert.equal(call.instruction, 'Review src/a.ts carefully, focusing on [leaks].\nAll of it: src/a.ts leaks');
+    assert.equal(call.options.model, 'builtin:stats');
+    assert.equal(call.options.label, '/review');
+    assert.ok(call.options.callContext, 'the call context is passed on');
+
+    assert.equal(result.taskRef, 'sub-1');
+    assert.deepEqual(result.data, { taskId: 'sub-1' });
+    assert.match(result.text, /^Started sub-task sub-1 for \/review on builtin:stats\./);
+    assert.match(result.text, /SubscribeToTask/);
+    assert.match(result.text, /GetTask/);
+  });
+
+  it("without a model in the file, no model is passed: the sub-task runs on the parent's", async () => {
+    const starter = new RecordingStarter();
+    const { model: _model, argumentHint: _hint, ...plain } = review;
+    const registry = registryWith({ ...plain, name: 'plain' }, starter);
+    assert.equal(registry.get('plain')?.argumentHint, '');
+    const result = await invoke(registry, 'plain', '');
+    assert.equal('model' in starter.calls[0]!.options, false);
+    assert.equal(starter.calls[0]!.instruction, 'Review  carefully, focusing on [].\nAll of it: ');
+    assert.match(result.text, /^Started sub-task sub-1 for \/plain\. /);
+  });
+
+  it('model_unknown from the starter becomes a usage reply naming the command, the model and the file', async () => {
+    const starter = new RecordingStarter();
+    starter.failWith = new HarnessError('model_unknown', 'The model "builtin:stats" is not offered.');
+    const registry = registryWith(review, starter);
+    await assert.rejects(invoke(registry, 'review', 'a.ts'), (error: Error) => {
+      assert.ok(error instanceof CommandUsageError, `a usage error, not ${error.name}`);
+      assert.match(error.message, /\/review asks for the model "builtin:stats"/);
+      assert.match(error.message, /review\.md/);
+      assert.match(error.message, /Change or remove that line in the file/);
+      assert.doesNotMatch(error.message, /\/somewhere/, 'no path reaches the client');
+      return true;
+    });
+  });
+
+  it('any other failure of the starter is left to the generic handler-error path', async () => {
+    const starter = new RecordingStarter();
+    starter.failWith = new HarnessError('store_failed', 'disk full');
+    const registry = registryWith(review, starter);
+    await assert.rejects(invoke(registry, 'review', 'a.ts'), (error: Error) => error instanceof HarnessError && error.code === 'store_failed');
+  });
+});

@@ -1,0 +1,153 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CommandRegistry, type RegisteredCommand } from '../../src/commands/index.js';
+import { CommandFolder } from '../../src/file-commands/index.js';
+import { commandFile, invoke, recordingLogger, RecordingStarter, tempFolder, waitUntil, writeCommand } from './support.js';
+
+const handler = () => ({ text: 'built-in' });
+
+/** A registry holding stand-ins for the built-ins, registered before any file command. */
+function registryWithBuiltins(): { registry: CommandRegistry; builtins: RegisteredCommand[] } {
+  const registry = new CommandRegistry();
+  const builtins = ['help', 'model', 'status'].map((name) => registry.register({ name, description: `The ${name} built-in`, handler }));
+  return { registry, builtins };
+}
+
+function names(registry: CommandRegistry): string[] {
+  return registry.list().map((c) => c.name);
+}
+
+describe('a commands folder', () => {
+  it('load() creates a missing folder and registers its commands after the built-ins, in file-name order', async () => {
+    const temp = tempFolder();
+    const dir = join(temp.dir, 'data', 'commands');
+    const { registry, builtins } = registryWithBuiltins();
+    const folder = new CommandFolder({ dir, registry, starter: new RecordingStarter() });
+    try {
+      await folder.load();
+      assert.ok(existsSync(dir), 'the folder was created');
+      assert.deepEqual(names(registry), ['help', 'model', 'status']);
+
+      writeCommand(dir, 'summarize.md', 'Summarize');
+      writeCommand(dir, 'review.md', 'Review');
+      await folder.reload();
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'review', 'summarize']);
+      assert.deepEqual(folder.names, ['review', 'summarize']);
+      builtins.forEach((builtin) => assert.equal(registry.get(builtin.name), builtin, `/${builtin.name} untouched`));
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+
+  it('logs each skipped file as a warning with its path; a file may not replace a built-in or a reserved name', async () => {
+    const temp = tempFolder();
+    const log = recordingLogger();
+    const { registry, builtins } = registryWithBuiltins();
+    writeCommand(temp.dir, 'help.md', 'My own help');
+    writeCommand(temp.dir, 'later.md', 'Reserved for a command registered later');
+    writeFileSync(join(temp.dir, 'broken.md'), commandFile(['descripton: typo']));
+    writeCommand(temp.dir, 'ok.md', 'Fine');
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), log, reservedNames: ['later'] });
+    try {
+      await folder.load();
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'ok']);
+      assert.equal(registry.get('help'), builtins[0]);
+      const warnings = log.lines.filter((line) => line.startsWith('warn '));
+      assert.equal(warnings.length, 3, log.lines.join('\n'));
+      for (const file of ['broken.md', 'help.md', 'later.md']) {
+        assert.ok(warnings.some((line) => line.includes(`command file skipped: ${join(temp.dir, file)}: `)), `a warning naming ${file}`);
+      }
+      assert.ok(log.lines.some((line) => line.startsWith('info command files loaded') && line.includes('/ok')));
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+
+  it('CMD-16: with watch(), added, changed and removed files show in the registry within seconds, built-ins untouched and order kept', async () => {
+    const temp = tempFolder();
+    const { registry, builtins } = registryWithBuiltins();
+    writeCommand(temp.dir, 'review.md', 'Review a file');
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter() });
+    try {
+      await folder.load();
+      folder.watch();
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'review']);
+
+      // Added: comes after the built-ins, in file-name order among the files.
+      writeCommand(temp.dir, 'explain.md', 'Explain some code');
+      await waitUntil(() => registry.has('explain'), '/explain is registered');
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
+
+      // Changed in place.
+      writeCommand(temp.dir, 'review.md', 'Review a file, thoroughly');
+      await waitUntil(() => registry.get('review')?.description === 'Review a file, thoroughly', "/review's new description shows");
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
+
+      // Changed the way many editors save: write a temporary file, rename it over the old one.
+      writeFileSync(join(temp.dir, 'explain.md.tmp'), commandFile(['description: Explain code simply', 'argument-hint: <file>']));
+      renameSync(join(temp.dir, 'explain.md.tmp'), join(temp.dir, 'explain.md'));
+      await waitUntil(() => registry.get('explain')?.argumentHint === '<file>', "/explain's saved-by-rename version shows");
+      assert.equal(registry.get('explain')?.description, 'Explain code simply');
+
+      // Broken by an edit: reported and dropped; fixed again: back in its place.
+      writeFileSync(join(temp.dir, 'explain.md'), commandFile(['description: ']));
+      await waitUntil(() => !registry.has('explain'), 'a broken /explain is dropped');
+      writeCommand(temp.dir, 'explain.md', 'Explain again');
+      await waitUntil(() => registry.has('explain'), '/explain is back');
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
+
+      // Removed.
+      rmSync(join(temp.dir, 'review.md'));
+      await waitUntil(() => !registry.has('review'), '/review is gone');
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain']);
+
+      builtins.forEach((builtin) => assert.equal(registry.get(builtin.name), builtin, `/${builtin.name} untouched`));
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+
+  it('a command removed while its sub-task is being started still replies; the registry alone changes', async () => {
+    const temp = tempFolder();
+    const { registry } = registryWithBuiltins();
+    const starter = new RecordingStarter();
+    writeCommand(temp.dir, 'long.md', 'Takes a while', 'Work on $1.');
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter });
+    try {
+      await folder.load();
+      folder.watch();
+      starter.hold();
+      const running = invoke(registry, 'long', 'it');
+      rmSync(join(temp.dir, 'long.md'));
+      await waitUntil(() => !registry.has('long'), '/long is gone');
+      starter.release();
+      const result = await running;
+      assert.equal(result.taskRef, 'sub-1');
+      assert.equal(starter.calls[0]!.instruction, 'Work on it.');
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+
+  it('close() stops watching: later changes leave the registry alone', async () => {
+    const temp = tempFolder();
+    const { registry } = registryWithBuiltins();
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), debounceMs: 10 });
+    await folder.load();
+    folder.watch();
+    writeCommand(temp.dir, 'first.md', 'Seen while watching');
+    await waitUntil(() => registry.has('first'), '/first is registered');
+    await folder.close();
+    writeCommand(temp.dir, 'second.md', 'Written after close');
+    // Nothing to await for an event that must not happen: give a reload ample time (30× the debounce).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
+    temp.dispose();
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseCommandFile, type CommandFileParse } from '../../src/file-commands/index.js';
+import { commandFile } from './support.js';
+
+function reasons(parse: CommandFileParse): string[] {
+  assert.equal(parse.ok, false, 'the file was refused');
+  return parse.ok ? [] : parse.reasons;
+}
+
+function fails(text: string, ...expected: RegExp[]): void {
+  const found = reasons(parseCommandFile(text));
+  assert.equal(found.length, expected.length, `reasons: ${JSON.stringify(found)}`);
+  expected.forEach((pattern, index) => assert.match(found[index]!, pattern));
+}
+
+describe('command file front matter', () => {
+  it('reads description, argument-hint, model and the trimmed body', () => {
+    const text = commandFile(['description: Review a file for bugs', 'argument-hint: <file> [focus]', 'model: builtin:stats'], '\n\nReview $1 carefully.\n\nThen $2.\n\n');
+    assert.deepEqual(parseCommandFile(text), {
+      ok: true,
+      content: { description: 'Review a file for bugs', argumentHint: '<file> [focus]', model: 'builtin:stats', template: 'Review $1 carefully.\n\nThen $2.' },
+    });
+  });
+
+  it('optional keys may be left out or left empty; CRLF and a byte-order mark are fine', () => {
+    assert.deepEqual(parseCommandFile(commandFile(['description: Just this'], 'Go.')), { ok: true, content: { description: 'Just this', template: 'Go.' } });
+    const crlf = '\uFEFF---\r\ndescription: "Quoted: with a colon"\r\nmodel:\r\nargument-hint: ""\r\n---\r\nline 1\r\nline 2\r\n';
+    assert.deepEqual(parseCommandFile(crlf), { ok: true, content: { description: 'Quoted: with a colon', template: 'line 1\nline 2' } });
+  });
+
+  it('a model id may hold more colons after the provider', () => {
+    const parse = parseCommandFile(commandFile(['description: d', 'model: local:llama3.2:3b']));
+    assert.equal(parse.ok && parse.content.model, 'local:llama3.2:3b');
+  });
+
+  it('a missing, empty or non-string description fails', () => {
+    fails(commandFile(['argument-hint: x']), /"description" is missing/);
+    fails(commandFile(['description:']), /"description" has no value/);
+    fails(commandFile(['description: "   "']), /"description" must not be empty/);
+    fails(commandFile(['description: 42']), /"description" must be a string, not the number 42 \(quote the value/);
+  });
+
+  it('an unknown key fails, naming the key; a typo of description names both problems', () => {
+    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint and model\)/);
+    fails(commandFile(['descripton: d']), /"description" is missing/, /unknown front-matter key "descripton"/);
+    fails(commandFile(['description: d', 'a: 1', 'b: 2']), /unknown front-matter keys "a", "b"/);
+  });
+
+  it('wrong types and a malformed model fail, each named', () => {
+    fails(commandFile(['description: d', 'argument-hint: [file]']), /"argument-hint" must be a string, not a list \(quote the value/);
+    fails(commandFile(['description: d', 'model: gpt-5']), /"model" must be "provider:model"/);
+    fails(commandFile(['description: d', 'model: 7']), /"model" must be a string, not the number 7/);
+  });
+
+  it('a YAML error names the line and column in the file', () => {
+    fails(commandFile(['description: Review: the file']), /not valid YAML \(line 2, column \d+\): Nested mappings/);
+    fails(commandFile(['description: d', 'description: e']), /not valid YAML \(line 3, column 1\): Map keys must be unique/);
+    fails(commandFile(['description: "unclosed']), /not valid YAML \(line 2, column \d+\)/);
+    fails(commandFile(['description: d', 'model: *nowhere']), /not valid YAML/);
+  });
+
+  it('front matter that is missing, unclosed, empty or not key: value lines fails', () => {
+    fails('Review $1\n', /must start with front matter/);
+    fails('\n---\ndescription: d\n---\nbody\n', /must start with front matter/);
+    fails('---\ndescription: d\nbody\n', /front matter is not closed/);
+    fails('---\n---\nbody\n', /front matter is empty/);
+    fails('---\n- description\n---\nbody\n', /must be "key: value" lines, not a list/);
+  });
+
+  it('an empty body fails', () => {
+    fails(commandFile(['description: d'], '  \n\n  '), /the prompt is empty/);
+    fails('---\ndescription: d\n---', /the prompt is empty/);
+  });
+});

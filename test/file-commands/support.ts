@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
+import type { CommandInvocation, CommandRegistry, CommandResult } from '../../src/commands/index.js';
+import type { Logger } from '../../src/log.js';
+import type { SubtaskOptions, SubtaskStarter } from '../../src/runtime/subtask-starter.js';
+
+/** Shared set-up for the file-command tests: temporary folders, a recording starter, invocations. */
+
+/** A fresh temporary folder, removed by `dispose`. */
+export function tempFolder(): { dir: string; dispose(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-commands-'));
+  return { dir, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The text of a command file with the given front-matter lines and body. */
+export function commandFile(frontMatter: string[], body = 'Do $ARGUMENTS.'): string {
+  return ['---', ...frontMatter, '---', body, ''].join('\n');
+}
+
+export function writeCommand(dir: string, fileName: string, description: string, body = 'Do $ARGUMENTS.'): void {
+  writeFileSync(join(dir, fileName), commandFile([`description: ${description}`], body));
+}
+
+export interface StartCall {
+  parent: Task;
+  instruction: string;
+  options: SubtaskOptions;
+}
+
+/**
+ * A `SubtaskStarter` that records each call and answers `sub-1`, `sub-2`, ...; `failWith`
+ * makes it throw instead, `hold` makes `start` wait until `release()` is called.
+ */
+export class RecordingStarter implements SubtaskStarter {
+  readonly calls: StartCall[] = [];
+  failWith: unknown;
+  private gate: Promise<void> | undefined;
+  private open: (() => void) | undefined;
+
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+
+  release(): void {
+    this.open?.();
+  }
+
+  async start(parent: Task, instruction: string, options: SubtaskOptions): Promise<string> {
+    this.calls.push({ parent, instruction, options });
+    if (this.failWith !== undefined) throw this.failWith;
+    await this.gate;
+    return `sub-${this.calls.length}`;
+  }
+}
+
+export function parentTask(): Task {
+  return {
+    id: 'parent-1',
+    contextId: 'context-1',
+    status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() },
+    artifacts: [],
+    history: [],
+    metadata: {},
+  };
+}
+
+/** Runs registered command `name` as if `/<name> <args>` had been sent on `task`. */
+export async function invoke(registry: CommandRegistry, name: string, args: string, task: Task = parentTask()): Promise<CommandResult> {
+  const command = registry.get(name);
+  if (!command) throw new Error(`/${name} is not registered`);
+  const message: Message = {
+    messageId: 'm-1',
+    contextId: task.contextId,
+    taskId: task.id,
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: `/${name} ${args}` }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  const invocation: CommandInvocation = { name, args, task, message, callContext: new ServerCallContext({ requestedVersion: '1.0' }) };
+  return command.handler(invocation);
+}
+
+/** A logger that keeps its lines, `level message` with the fields as JSON. */
+export function recordingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const emit = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+    lines.push(`${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
+  };
+  return { lines, info: emit('info'), warn: emit('warn'), error: emit('error') };
+}
+
+/** Polls until `condition` holds; fails after `timeoutMs`, saying what it waited for. */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
