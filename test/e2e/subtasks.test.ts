@@ -18,7 +18,9 @@ before(async () => {
         return `Done: ${last.length} chars considered.`;
       },
       chunkDelayMs: 30,
+      fail: (body) => (JSON.stringify(body.messages.at(-1)).includes('impossible') ? { kind: 'status', status: 500, message: 'model crashed' } : undefined),
     },
+    config: { modelTimeoutMs: 5000 },
   });
 });
 
@@ -124,6 +126,24 @@ for (const transport of TRANSPORTS) {
     });
   });
 }
+
+describe('a sub-task that fails', () => {
+  it('CMD-30: ends FAILED with a clear message, and the parent hears it', async () => {
+    const client = await h.client('HTTP+JSON');
+    const parent = await send(client, 'Parent');
+    const ref = (await send(client, '/spawn do the impossible', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
+    const child = await ended(client, ref);
+    assert.equal(child.status!.state, TaskState.TASK_STATE_FAILED);
+    assert.match(textOf(child.status!.message), /fixture:small/);
+    assert.doesNotMatch(textOf(child.status!.message), /\/model to switch/, 'a finished sub-task cannot switch models');
+    const note = await eventually(async () => {
+      const stored = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
+      return stored.history.find((m) => (m.metadata?.['tiny-harness/subtask-note'] as any)?.id === ref);
+    });
+    assert.match(textOf(note), new RegExp(`Sub-task ${ref} \\(/spawn\\) failed: `));
+    assert.deepEqual(note.metadata?.['tiny-harness/subtask-note'], { id: ref, state: 'TASK_STATE_FAILED' });
+  });
+});
 
 describe('spawn arguments', () => {
   it('CMD-12: /spawn without an instruction says what to send, and starts nothing', async () => {
