@@ -29,6 +29,7 @@ import { baseAgentCard } from './server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js';
 import { createHttpApp } from './server/http-app.js';
 import { RequestValidation } from './server/request-validation.js';
+import { bundledWebDir } from './server/web-page.js';
 import { openStore } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -126,7 +127,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     await listen(httpServer, options.host, options.port);
     const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
     endpoints.httpUrl = url;
-    httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log }));
+    httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log, webDir: bundledWebDir() }));
     log.info(catalog.summary());
     commandFolder.watch();
 

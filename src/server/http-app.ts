@@ -4,12 +4,15 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { describeError, type Logger } from '../log.js';
 import { JSONRPC_PATH, REST_PATH } from './card.js';
+import { isBuilt, webPage } from './web-page.js';
 
 export interface HttpAppOptions {
   handler: A2ARequestHandler;
   /** The largest request body accepted, e.g. "1mb"; larger ones are answered 413. */
   bodyLimit: string;
   log: Logger;
+  /** The built chat page (`dist/web`), served at `/`; no page when absent. */
+  webDir?: string;
 }
 
 /**
@@ -17,7 +20,8 @@ export interface HttpAppOptions {
  * request and served with `no-cache` (CMD-16): the SDK's default of an hour would hide a
  * changed command list. Bodies are parsed here, with a limit, before the SDK's own parser
  * (which then leaves them alone), and every error that escapes the SDK's handlers is answered
- * as JSON without a stack trace.
+ * as JSON without a stack trace. The chat page comes after the A2A routes, so it can shadow
+ * none of them; any other path is a JSON 404.
  */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
@@ -28,6 +32,10 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const body = express.json({ limit: options.bodyLimit, type: ['application/json', 'application/a2a+json', 'application/*+json'] });
   app.use(JSONRPC_PATH, body, depthGuard, jsonRpcHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
   app.use(REST_PATH, body, depthGuard, restHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
+  if (options.webDir) {
+    if (!isBuilt(options.webDir)) options.log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
+    app.use(webPage(options.webDir));
+  }
   app.use((_req, res) => {
     res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'Not found. The agent card is at /.well-known/agent-card.json.' } });
   });

@@ -1,0 +1,172 @@
+/**
+ * The page's conversation logic without a browser: how stream events are read (command replies
+ * and sub-task links told apart from the model's reply, a task's old status message ignored),
+ * how the task and context are kept, and the card's JSON-RPC address moved onto the page's origin.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { activateCommands, Conversation, interpret, newId, onOrigin, stateName, type ChatEvent } from '../../web/src/chat.js';
+import { COMMANDS_EXTENSION_URI } from '../../web/src/completion.js';
+import { textPart } from '../e2e/support.js';
+
+const agentMessage = (text: string, metadata: Record<string, unknown> = {}, referenceTaskIds: string[] = []) => ({
+  messageId: newId(),
+  taskId: 't1',
+  contextId: 'c1',
+  role: 2,
+  parts: [textPart(text)],
+  metadata,
+  extensions: [],
+  referenceTaskIds,
+});
+
+function task(id: string, state: TaskState, statusText?: string): StreamResponse {
+  return {
+    payload: {
+      $case: 'task',
+      value: { id, contextId: 'c1', status: { state, message: statusText ? agentMessage(statusText) : undefined, timestamp: '' }, artifacts: [], history: [], metadata: {} },
+    },
+  } as StreamResponse;
+}
+
+function status(taskId: string, state: TaskState, message?: ReturnType<typeof agentMessage>, metadata: Record<string, unknown> = {}): StreamResponse {
+  return { payload: { $case: 'statusUpdate', value: { taskId, contextId: 'c1', status: { state, message, timestamp: '' }, metadata } } } as StreamResponse;
+}
+
+function chunk(text: string, append: boolean): StreamResponse {
+  return {
+    payload: {
+      $case: 'artifactUpdate',
+      value: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a1', name: 'response', description: '', parts: text ? [textPart(text)] : [], metadata: {}, extensions: [] }, append, lastChunk: false, metadata: {} },
+    },
+  } as StreamResponse;
+}
+
+const withoutIds = (events: ChatEvent[]) => events.map((e) => ('messageId' in e ? { ...e, messageId: '-' } : e));
+
+describe('reading stream events', () => {
+  it('a task event gives the ids and state, never its old status message', () => {
+    assert.deepEqual(interpret(task('t1', TaskState.TASK_STATE_INPUT_REQUIRED, 'the previous reply')), [
+      { kind: 'task', taskId: 't1', contextId: 'c1', state: TaskState.TASK_STATE_INPUT_REQUIRED },
+    ]);
+  });
+
+  it('artifact updates are the reply streaming; empty ones (the last chunk) are nothing', () => {
+    assert.deepEqual(interpret(chunk('Hello ', false)), [{ kind: 'chunk', artifactId: 'a1', text: 'Hello ', append: false }]);
+    assert.deepEqual(interpret(chunk('world', true)), [{ kind: 'chunk', artifactId: 'a1', text: 'world', append: true }]);
+    assert.deepEqual(interpret(chunk('', true)), []);
+  });
+
+  it('a status message with metadata.command is a command reply, with its sub-task from task_ref', () => {
+    const reply = agentMessage('This task uses fixture:small.', { command: 'model' });
+    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, reply, { command: 'model' }))), [
+      { kind: 'state', taskId: 't1', contextId: 'c1', state: TaskState.TASK_STATE_INPUT_REQUIRED },
+      { kind: 'command', messageId: '-', command: 'model', text: 'This task uses fixture:small.' },
+    ]);
+    const spawned = agentMessage('Started sub-task s1.', { command: 'spawn', task_ref: 's1' }, ['s1']);
+    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, spawned, { command: 'spawn', task_ref: 's1' }))).at(1), {
+      kind: 'command',
+      messageId: '-',
+      command: 'spawn',
+      text: 'Started sub-task s1.',
+      taskRef: 's1',
+    });
+  });
+
+  it('a status message without a command is the reply; a sub-task note is a note', () => {
+    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('Hello world')))).at(1), {
+      kind: 'reply',
+      messageId: '-',
+      text: 'Hello world',
+    });
+    const note = agentMessage('Sub-task s1 (/spawn) completed.', { 'tiny-harness/subtask-note': { id: 's1', state: 'completed' } });
+    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, note))).at(1), {
+      kind: 'note',
+      messageId: '-',
+      text: 'Sub-task s1 (/spawn) completed.',
+      subtaskId: 's1',
+    });
+  });
+
+  it('names states for people', () => {
+    assert.equal(stateName(TaskState.TASK_STATE_INPUT_REQUIRED), 'input required');
+    assert.equal(stateName(TaskState.TASK_STATE_COMPLETED), 'completed');
+    assert.equal(stateName(undefined), 'unknown');
+  });
+});
+
+/** A client whose streams are scripted, recording the messages sent. */
+function scriptedClient(streams: StreamResponse[][]) {
+  const sent: any[] = [];
+  const client = {
+    async *sendMessageStream(params: any) {
+      sent.push(params.message);
+      yield* streams.shift() ?? [];
+    },
+  } as unknown as Client;
+  return { client, sent };
+}
+
+async function drain(conversation: Conversation, text: string): Promise<ChatEvent[]> {
+  const events: ChatEvent[] = [];
+  for await (const event of conversation.send(text)) events.push(event);
+  return events;
+}
+
+describe('the conversation', () => {
+  it('stays on one task, and after a terminal state starts a new task in the same context', async () => {
+    const { client, sent } = scriptedClient([
+      [task('t1', TaskState.TASK_STATE_SUBMITTED), status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('one'))],
+      [task('t1', TaskState.TASK_STATE_WORKING), status('t1', TaskState.TASK_STATE_COMPLETED, agentMessage('two'))],
+      [task('t2', TaskState.TASK_STATE_SUBMITTED), status('t2', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('three'))],
+    ]);
+    const conversation = new Conversation(client);
+    await drain(conversation, 'first');
+    assert.equal(conversation.taskId, 't1');
+    await drain(conversation, 'second');
+    assert.equal(conversation.taskId, undefined, 'the task completed');
+    assert.equal(conversation.contextId, 'c1');
+    await drain(conversation, 'third');
+    assert.deepEqual(
+      sent.map((m) => [m.taskId, m.contextId, m.parts[0].content.value, m.role]),
+      [
+        ['', '', 'first', 1],
+        ['t1', 'c1', 'second', 1],
+        ['', 'c1', 'third', 1],
+      ],
+    );
+    assert.equal(conversation.taskId, 't2');
+    conversation.reset();
+    assert.equal(conversation.taskId, undefined);
+    assert.equal(conversation.contextId, undefined);
+  });
+
+  it('every call carries the A2A-Extensions header naming the Commands extension', async () => {
+    const args: any = { options: { serviceParameters: { 'A2A-Version': '1.0' } } };
+    await activateCommands.before(args);
+    assert.equal(args.options.serviceParameters['A2A-Extensions'], COMMANDS_EXTENSION_URI);
+    assert.equal(args.options.serviceParameters['A2A-Version'], '1.0');
+  });
+
+  it('new ids are UUIDs', () => {
+    assert.match(newId(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe("the card's JSON-RPC address", () => {
+  it('moves onto the origin the page was loaded from, keeping its path', () => {
+    const card = {
+      name: 'agent',
+      supportedInterfaces: [
+        { url: 'http://0.0.0.0:8080/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+        { url: 'http://0.0.0.0:8080/a2a/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
+      ],
+    } as unknown as AgentCard;
+    const moved = onOrigin(card, 'http://my-laptop.local:8080');
+    assert.equal(moved.supportedInterfaces[0]!.url, 'http://my-laptop.local:8080/a2a/jsonrpc');
+    assert.equal(moved.supportedInterfaces[1]!.url, 'http://0.0.0.0:8080/a2a/rest', 'only the transport the page uses');
+    assert.equal(card.supportedInterfaces[0]!.url, 'http://0.0.0.0:8080/a2a/jsonrpc', 'the card itself is left alone');
+  });
+});

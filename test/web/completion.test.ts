@@ -1,0 +1,194 @@
+/**
+ * The page's command completion without a browser: the commands read from the card, filtering
+ * by prefix in the card's order, keyboard movement, picking and closing.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { COMMANDS_EXTENSION_URI as SERVER_URI } from '../../src/commands/index.js';
+import { COMMANDS_EXTENSION_URI, Completion, commandsFromCard, type CommandInfo } from '../../web/src/completion.js';
+
+const command = (name: string, argumentHint = '', description = `does ${name}`): CommandInfo => ({ name, description, argumentHint });
+
+function card(commands: unknown, uri = COMMANDS_EXTENSION_URI): unknown {
+  return {
+    name: 'agent',
+    capabilities: {
+      streaming: true,
+      extensions: [
+        { uri: 'https://example.test/other', params: { commands: [{ name: 'decoy', description: 'not ours', argument_hint: '' }] } },
+        { uri, required: false, params: { commands } },
+      ],
+    },
+  };
+}
+
+/** A card's commands in a deliberately non-alphabetical order. */
+const COMMANDS = [command('status'), command('model', '[<model>]'), command('spawn', '<instruction>'), command('help', '[<command>]'), command('summary')];
+
+function typed(text: string, commands: readonly CommandInfo[] = COMMANDS): Completion {
+  const completion = new Completion(commands);
+  completion.update(text);
+  return completion;
+}
+
+const names = (completion: Completion) => completion.items.map((c) => c.name);
+
+describe('the commands on the card', () => {
+  it('uses the same extension URI as the server', () => {
+    assert.equal(COMMANDS_EXTENSION_URI, SERVER_URI);
+  });
+
+  it('reads name, description and argument hint from the extension params, in the card order', () => {
+    const found = commandsFromCard(
+      card([
+        { name: 'model', description: "Show or choose this task's model", argument_hint: '[<model>]' },
+        { name: 'help', description: 'List the commands', argument_hint: '[<command>]' },
+        { name: 'status', description: 'Show the state', argument_hint: '' },
+      ]),
+    );
+    assert.deepEqual(found, [
+      { name: 'model', description: "Show or choose this task's model", argumentHint: '[<model>]' },
+      { name: 'help', description: 'List the commands', argumentHint: '[<command>]' },
+      { name: 'status', description: 'Show the state', argumentHint: '' },
+    ]);
+  });
+
+  it('skips malformed entries and fills in what is missing', () => {
+    const found = commandsFromCard(card([null, 'model', { description: 'no name' }, { name: '' }, { name: 'ok' }, { name: 'hinted', argument_hint: 7 }]));
+    assert.deepEqual(found, [command('ok', '', ''), command('hinted', '', '')]);
+  });
+
+  it('a card without the extension, or with a malformed one, offers no commands', () => {
+    assert.deepEqual(commandsFromCard({ name: 'agent', capabilities: { extensions: [] } }), []);
+    assert.deepEqual(commandsFromCard({ name: 'agent', capabilities: {} }), []);
+    assert.deepEqual(commandsFromCard({ name: 'agent' }), []);
+    assert.deepEqual(commandsFromCard(card([{ name: 'model' }], 'https://example.test/commands/v2')), []);
+    assert.deepEqual(commandsFromCard(card('not a list')), []);
+    assert.deepEqual(commandsFromCard(null), []);
+    assert.deepEqual(commandsFromCard('card'), []);
+  });
+
+  it('a card without the extension gives no list, whatever is typed', () => {
+    const completion = typed('/', commandsFromCard({ name: 'agent', capabilities: { extensions: [{ uri: 'https://example.test/other' }] } }));
+    assert.equal(completion.isOpen, false);
+    assert.deepEqual(completion.items, []);
+    assert.deepEqual(completion.key('Enter'), { handled: false });
+    assert.deepEqual(completion.key('Tab'), { handled: false });
+  });
+});
+
+describe('filtering', () => {
+  it('a lone / lists every command in the card order', () => {
+    assert.deepEqual(names(typed('/')), ['status', 'model', 'spawn', 'help', 'summary']);
+  });
+
+  it('keeps the commands whose name starts with what follows the /, in the card order', () => {
+    assert.deepEqual(names(typed('/mo')), ['model']);
+    assert.deepEqual(names(typed('/s')), ['status', 'spawn', 'summary']);
+    assert.deepEqual(names(typed('/su')), ['summary']);
+    assert.deepEqual(names(typed('/MO')), ['model'], 'case does not matter while filtering');
+    assert.deepEqual(names(typed('/odel')), [], 'a prefix, not a substring');
+  });
+
+  it('is closed when nothing matches, without a leading /, and once arguments start', () => {
+    for (const text of ['', 'mo', ' /mo', '/x', '/model ', '/model gpt', 'hello /mo', '/mo\n']) {
+      const completion = typed(text);
+      assert.equal(completion.isOpen, false, JSON.stringify(text));
+      assert.deepEqual(completion.items, [], JSON.stringify(text));
+    }
+  });
+
+  it('follows the text as it changes', () => {
+    const completion = typed('/');
+    completion.update('/h');
+    assert.deepEqual(names(completion), ['help']);
+    completion.update('/');
+    assert.equal(completion.items.length, 5);
+    completion.update('');
+    assert.equal(completion.isOpen, false);
+  });
+
+  it('a new command list (the card changed) refilters what is typed', () => {
+    const completion = typed('/s');
+    completion.setCommands([command('search'), command('model')]);
+    assert.deepEqual(names(completion), ['search']);
+  });
+});
+
+describe('the keyboard', () => {
+  it('arrows move the highlight and wrap around at both ends', () => {
+    const completion = typed('/s'); // status, spawn, summary
+    assert.equal(completion.activeItem?.name, 'status');
+    assert.deepEqual(completion.key('ArrowDown'), { handled: true });
+    assert.equal(completion.activeItem?.name, 'spawn');
+    completion.key('ArrowDown');
+    assert.equal(completion.activeItem?.name, 'summary');
+    completion.key('ArrowDown');
+    assert.equal(completion.activeItem?.name, 'status', 'down from the last goes to the first');
+    assert.deepEqual(completion.key('ArrowUp'), { handled: true });
+    assert.equal(completion.activeItem?.name, 'summary', 'up from the first goes to the last');
+    completion.key('ArrowUp');
+    assert.equal(completion.activeIndex, 1);
+  });
+
+  it('Tab picks the highlighted command: the input becomes "/name " and the list closes', () => {
+    const completion = typed('/s');
+    completion.key('ArrowDown');
+    assert.deepEqual(completion.key('Tab'), { handled: true, text: '/spawn ' });
+    assert.equal(completion.isOpen, false);
+    assert.deepEqual(completion.key('Tab'), { handled: false }, 'closed: Tab is the browser’s again');
+  });
+
+  it('Enter picks the highlighted command too', () => {
+    const completion = typed('/mo');
+    assert.deepEqual(completion.key('Enter'), { handled: true, text: '/model ' });
+    assert.equal(completion.isOpen, false);
+    assert.deepEqual(completion.key('Enter'), { handled: false }, 'the next Enter sends');
+  });
+
+  it('Enter on a name typed out in full closes the list and leaves Enter to send', () => {
+    const completion = typed('/status');
+    assert.deepEqual(names(completion), ['status']);
+    assert.deepEqual(completion.key('Enter'), { handled: false });
+    assert.equal(completion.isOpen, false);
+  });
+
+  it('Escape closes the list until the text changes', () => {
+    const completion = typed('/');
+    assert.deepEqual(completion.key('Escape'), { handled: true });
+    assert.equal(completion.isOpen, false);
+    assert.deepEqual(completion.items, []);
+    assert.deepEqual(completion.key('ArrowDown'), { handled: false });
+    completion.update('/');
+    assert.equal(completion.isOpen, false, 'the same text: still closed');
+    completion.update('/m');
+    assert.deepEqual(names(completion), ['model'], 'typing opens it again');
+  });
+
+  it('other keys are not the list’s', () => {
+    const completion = typed('/');
+    assert.deepEqual(completion.key('a'), { handled: false });
+    assert.deepEqual(completion.key('Backspace'), { handled: false });
+    assert.equal(completion.isOpen, true);
+  });
+
+  it('the highlighted command stays highlighted while it still matches', () => {
+    const completion = typed('/');
+    completion.key('ArrowDown'); // model
+    completion.update('/m');
+    assert.equal(completion.activeItem?.name, 'model');
+    completion.update('/s');
+    assert.equal(completion.activeItem?.name, 'status', 'gone from the list: back to the top');
+  });
+
+  it('pick(index) and highlight(index) serve the mouse', () => {
+    const completion = typed('/');
+    completion.highlight(3);
+    assert.equal(completion.activeItem?.name, 'help');
+    completion.highlight(99);
+    assert.equal(completion.activeItem?.name, 'help', 'out of range: ignored');
+    assert.equal(completion.pick(1), '/model ');
+    assert.equal(completion.isOpen, false);
+    assert.equal(completion.pick(0), undefined, 'nothing to pick while closed');
+  });
+});

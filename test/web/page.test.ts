@@ -1,0 +1,209 @@
+/**
+ * The chat page in a real browser: Debian's Chromium (/usr/bin/chromium, which CI installs with
+ * apt-get) driven by playwright-core, against the harness started in-process with a fixture
+ * model that streams its reply a word at a time. Completion of /mo, a command reply, a streamed
+ * answer, a sub-task link, and a phone-width screen. Every wait is bounded.
+ *
+ * Set TINY_HARNESS_SCREENSHOTS=<folder> to save a desktop and a phone screenshot there.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { ensureBundle } from './bundle.js';
+
+const CHROMIUM = process.env['TINY_HARNESS_CHROMIUM'] ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const WAIT_MS = 10_000;
+const ANSWER = 'Streaming works one word at a time over server sent events, as promised.';
+const SCREENSHOTS = process.env['TINY_HARNESS_SCREENSHOTS'];
+
+let h: TestHarness | undefined;
+let context: BrowserContext | undefined;
+let page: Page;
+let profile: string | undefined;
+const problems: string[] = [];
+const rpcHeaders: Array<Promise<Record<string, string>>> = [];
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM}; the page test needs it. Install it with: apt-get update && apt-get install -y chromium`);
+  }
+  ensureBundle();
+  h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 60 } });
+  profile = mkdtempSync(join(tmpdir(), 'tiny-harness-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1200, height: 800 },
+    timeout: 30_000,
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(WAIT_MS);
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+  });
+  page.on('request', (request) => {
+    if (request.url().endsWith('/a2a/jsonrpc')) rpcHeaders.push(request.allHeaders());
+  });
+});
+
+after(async () => {
+  await context?.close().catch(() => undefined);
+  await h?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const input = () => page.locator('#input');
+const options = () => page.locator('#completions [role="option"]');
+
+async function type(text: string): Promise<void> {
+  await input().pressSequentially(text, { delay: 10 });
+}
+
+async function noHorizontalOverflow(width: number): Promise<void> {
+  const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(scrollWidth <= width, `the page is ${scrollWidth} px wide on a ${width} px screen`);
+}
+
+async function within(selector: string, width: number): Promise<void> {
+  const box = await page.locator(selector).boundingBox();
+  assert.ok(box, `${selector} is shown`);
+  assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `${selector} spans ${box.x}..${box.x + box.width}, outside 0..${width}`);
+}
+
+describe('the chat page in Chromium', () => {
+  it('loads from / with the card read', async () => {
+    const response = await page.goto(`${h!.harness.url}/`, { timeout: WAIT_MS });
+    assert.equal(response?.status(), 200);
+    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    assert.equal(await page.locator('#agent-name').textContent(), 'tiny-harness');
+    assert.equal(await input().isEnabled(), true);
+  });
+
+  it('typing /mo offers model with its argument hint and description', async () => {
+    await input().click();
+    await type('/mo');
+    await page.locator('#completions').waitFor({ state: 'visible', timeout: WAIT_MS });
+    assert.equal(await options().count(), 1);
+    const option = options().first();
+    assert.equal(await option.locator('.option-name').textContent(), '/model');
+    assert.equal(await option.locator('.option-hint').textContent(), '[<model>]');
+    assert.match((await option.locator('.option-description').textContent()) ?? '', /model/);
+    assert.equal(await option.getAttribute('aria-selected'), 'true');
+  });
+
+  it('Tab picks it, and /model is answered as a command reply', async () => {
+    await page.keyboard.press('Tab');
+    assert.equal(await input().inputValue(), '/model ');
+    await page.locator('#completions').waitFor({ state: 'hidden', timeout: WAIT_MS });
+    await page.keyboard.press('Enter');
+    const reply = page.locator('.msg.command[data-command="model"]');
+    await reply.waitFor({ timeout: WAIT_MS });
+    assert.equal(await reply.locator('.badge').textContent(), '/model');
+    assert.match((await reply.locator('.body').textContent()) ?? '', /\* fixture:small/);
+    assert.equal(await page.locator('.msg.agent').count(), 0, 'a command reply is not shown as the model’s');
+    assert.equal(await input().inputValue(), '', 'the input is cleared');
+    const headers = await Promise.all(rpcHeaders);
+    assert.ok(headers.length > 0, 'the page talked JSON-RPC');
+    for (const sent of headers) assert.equal(sent['a2a-extensions'], COMMANDS_EXTENSION_URI, 'the extension is activated on every call');
+  });
+
+  it('a question streams its answer into one bubble, on the same task', async () => {
+    const taskBefore = await page.locator('#task-info').getAttribute('title');
+    await type('What can you do?');
+    await page.keyboard.press('Enter');
+    // Seen while it streams: part of the answer, still marked as streaming.
+    await page.waitForFunction(
+      (answer) => {
+        const bubble = document.querySelector('.msg.agent.streaming');
+        const text = bubble?.textContent ?? '';
+        return text.length > 0 && text.length < answer.length;
+      },
+      ANSWER,
+      { timeout: WAIT_MS, polling: 20 },
+    );
+    await page.locator('.msg.agent:not(.streaming)').waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('.msg.agent').count(), 1);
+    assert.equal(await page.locator('.msg.agent').textContent(), ANSWER);
+    assert.equal(await page.locator('#task-info').getAttribute('title'), taskBefore, 'the conversation stays in one task');
+    assert.equal(h!.chatRequests().length, 1, 'the model was asked once, and never about /model');
+    assert.ok(!JSON.stringify(h!.chatRequests()).includes('/model'));
+  });
+
+  it('/spawn shows a sub-task link that follows the sub-task and shows its result', async () => {
+    await type('/spawn summarise the weather');
+    await page.keyboard.press('Enter');
+    const link = page.locator('.msg.command[data-command="spawn"] .task-ref');
+    await link.waitFor({ timeout: WAIT_MS });
+    assert.match((await link.locator('.task-ref-link').textContent()) ?? '', /^↳ sub-task [0-9a-f]{8}$/);
+    await page.waitForSelector('.task-ref[data-state="completed"]', { timeout: WAIT_MS });
+    await link.locator('.task-ref-link').click();
+    await page.waitForFunction((answer) => document.querySelector('.task-ref-detail')?.textContent === answer, ANSWER, { timeout: WAIT_MS });
+  });
+
+  it('keyboard: arrows move through the list, Escape closes it, Enter on a full name sends', async () => {
+    await type('/');
+    await options().first().waitFor({ timeout: WAIT_MS });
+    const names = await options().locator('.option-name').allTextContents();
+    assert.deepEqual(names.slice(0, 4), ['/help', '/model', '/status', '/spawn'], 'in the card order');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await options().last().getAttribute('aria-selected'), 'true', 'up from the first wraps to the last');
+    await page.keyboard.press('Escape');
+    await page.locator('#completions').waitFor({ state: 'hidden', timeout: WAIT_MS });
+    assert.equal(await input().inputValue(), '/');
+    await type('status');
+    await page.keyboard.press('Enter');
+    await page.locator('.msg.command[data-command="status"]').waitFor({ timeout: WAIT_MS });
+  });
+
+  it('at 375 px wide, the input and the list are usable and nothing overflows sideways', async () => {
+    if (SCREENSHOTS) {
+      await type('/');
+      await options().first().waitFor({ timeout: WAIT_MS });
+      await page.screenshot({ path: join(SCREENSHOTS, 'tiny-harness-page-desktop.png') });
+      await page.keyboard.press('Escape');
+      await input().fill('');
+    }
+    await page.setViewportSize({ width: 375, height: 720 });
+    await noHorizontalOverflow(375);
+    await input().click();
+    await type('/');
+    await options().first().waitFor({ timeout: WAIT_MS });
+    await within('#completions', 375);
+    await within('#input', 375);
+    await within('#send', 375);
+    const count = await options().count();
+    for (let i = 0; i < count; i++) await within(`#command-option-${i}`, 375);
+    await noHorizontalOverflow(375);
+    if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'tiny-harness-page-phone.png') });
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    assert.equal(await input().inputValue(), '/model ');
+    await type('fixture:large');
+    await page.locator('#send').click();
+    const switched = page.locator('.msg.command[data-command="model"]').last();
+    await page.waitForFunction(() => document.querySelectorAll('.msg.command[data-command="model"]').length === 2, undefined, { timeout: WAIT_MS });
+    assert.match((await switched.textContent()) ?? '', /fixture:large/);
+    await noHorizontalOverflow(375);
+  });
+
+  it('showed no script errors and broke no Content-Security-Policy rule', () => {
+    assert.deepEqual(problems, []);
+  });
+});

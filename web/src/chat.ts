@@ -1,0 +1,237 @@
+/**
+ * The conversation with the harness through the SDK's own client (JSON-RPC transport, streamed):
+ * one task kept across messages, a new task in the same context once a task has ended, and each
+ * stream event read into the few things the page shows. No DOM here.
+ */
+import { Role, TaskState, type AgentCard, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  AgentCardResolver,
+  ClientFactory,
+  JsonRpcTransportFactory,
+  ServiceParameters,
+  withA2AExtensions,
+  type CallInterceptor,
+  type Client,
+} from '@a2a-js/sdk/client';
+import { COMMANDS_EXTENSION_URI } from './completion.js';
+
+/** Metadata keys of the Commands extension v1 and of the harness's sub-task notes. */
+const COMMAND_KEY = 'command';
+const TASK_REF_KEY = 'task_ref';
+const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+
+/** What one stream event means for the page. */
+export type ChatEvent =
+  /** The task the message went to (created or continued); its status message is old news. */
+  | { kind: 'task'; taskId: string; contextId: string; state: TaskState }
+  /** A piece of the model's reply as it streams. */
+  | { kind: 'chunk'; artifactId: string; text: string; append: boolean }
+  /** The task's state changed (or was re-announced). */
+  | { kind: 'state'; taskId: string; contextId: string; state: TaskState }
+  /** An agent message: the whole reply at the end of a turn, or a failure explained. */
+  | { kind: 'reply'; messageId: string; text: string }
+  /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`). */
+  | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string }
+  /** The harness's note that a sub-task ended. */
+  | { kind: 'note'; messageId: string; text: string; subtaskId?: string };
+
+const TERMINAL = new Set<TaskState>([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
+
+export function isTerminal(state: TaskState | undefined): boolean {
+  return state !== undefined && TERMINAL.has(state);
+}
+
+/** `TASK_STATE_INPUT_REQUIRED` → `input required`. */
+export function stateName(state: TaskState | undefined): string {
+  const name = state === undefined ? undefined : TaskState[state];
+  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' ') : 'unknown';
+}
+
+export function textOf(parts: readonly Part[] | undefined): string {
+  return (parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+}
+
+function stringAt(metadata: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = metadata?.[key];
+  return typeof value === 'string' && value ? value : undefined;
+}
+
+/** Reads one stream event. */
+export function interpret(event: StreamResponse): ChatEvent[] {
+  const payload = event.payload;
+  switch (payload?.$case) {
+    case 'task': {
+      const task = payload.value;
+      return [{ kind: 'task', taskId: task.id, contextId: task.contextId, state: task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED }];
+    }
+    case 'artifactUpdate': {
+      const { artifact, append } = payload.value;
+      const text = textOf(artifact?.parts);
+      return artifact && text ? [{ kind: 'chunk', artifactId: artifact.artifactId, text, append }] : [];
+    }
+    case 'message':
+      return [{ kind: 'reply', messageId: payload.value.messageId, text: textOf(payload.value.parts) }];
+    case 'statusUpdate': {
+      const update = payload.value;
+      const state = update.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
+      const events: ChatEvent[] = [{ kind: 'state', taskId: update.taskId, contextId: update.contextId, state }];
+      const message = update.status?.message;
+      if (message) events.push(readStatusMessage(message, update.metadata));
+      return events;
+    }
+    default:
+      return [];
+  }
+}
+
+function readStatusMessage(message: Message, updateMetadata: Record<string, unknown> | undefined): ChatEvent {
+  const metadata = { ...message.metadata, ...updateMetadata };
+  const text = textOf(message.parts);
+  const command = stringAt(metadata, COMMAND_KEY);
+  if (command) {
+    const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
+    return taskRef ? { kind: 'command', messageId: message.messageId, command, text, taskRef } : { kind: 'command', messageId: message.messageId, command, text };
+  }
+  const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown } | undefined;
+  if (note && typeof note === 'object') {
+    return typeof note.id === 'string' ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id } : { kind: 'note', messageId: message.messageId, text };
+  }
+  return { kind: 'reply', messageId: message.messageId, text };
+}
+
+/** A random id, also where `crypto.randomUUID` is missing (a page served over plain http to another host). */
+export function newId(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function userMessage(text: string, taskId: string | undefined, contextId: string | undefined): Message {
+  return {
+    messageId: newId(),
+    taskId: taskId ?? '',
+    contextId: contextId ?? '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/** Sends `A2A-Extensions: <Commands v1>` on every call, which activates the extension. */
+export const activateCommands: CallInterceptor = {
+  async before(args) {
+    args.options = {
+      ...args.options,
+      serviceParameters: ServiceParameters.createFrom(args.options?.serviceParameters, withA2AExtensions(COMMANDS_EXTENSION_URI)),
+    };
+  },
+  async after() {},
+};
+
+/**
+ * The card's JSON-RPC address moved onto the page's own origin. The card names the address the
+ * server was started on (127.0.0.1, 0.0.0.0, a container name...), which need not be the host
+ * in the browser's address bar; another origin would be blocked by CORS and by the page's
+ * `connect-src 'self'`.
+ */
+export function onOrigin(card: AgentCard, origin: string): AgentCard {
+  return {
+    ...card,
+    supportedInterfaces: (card.supportedInterfaces ?? []).map((entry) => {
+      if (entry.protocolBinding.toUpperCase() !== 'JSONRPC') return entry;
+      const url = new URL(entry.url, origin);
+      return { ...entry, url: new URL(url.pathname + url.search, origin).href };
+    }),
+  };
+}
+
+/** The agent card, read from beside the page. */
+export function loadCard(pageUrl: string): Promise<AgentCard> {
+  return AgentCardResolver.default.resolve(new URL('/', pageUrl).href);
+}
+
+/** A client of the harness for the page at `pageUrl`: JSON-RPC on the page's origin, extension active. */
+export async function connect(card: AgentCard, pageUrl: string): Promise<Client> {
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory()],
+    preferredTransports: ['JSONRPC'],
+    clientConfig: { interceptors: [activateCommands] },
+  });
+  return factory.createFromAgentCard(onOrigin(card, new URL(pageUrl).origin));
+}
+
+/** One conversation: a task kept across messages, and its context once the task has ended. */
+export class Conversation {
+  taskId: string | undefined;
+  contextId: string | undefined;
+  state: TaskState | undefined;
+  private readonly ended = new Set<string>();
+
+  constructor(private readonly client: Client) {}
+
+  /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
+  async *send(text: string, signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
+    const message = userMessage(text, this.taskId, this.contextId);
+    const stream = this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal });
+    for await (const event of stream) {
+      for (const item of interpret(event)) {
+        this.track(item);
+        yield item;
+      }
+    }
+  }
+
+  /** Forgets the task and its context: the next message starts a new conversation. */
+  reset(): void {
+    this.taskId = undefined;
+    this.contextId = undefined;
+    this.state = undefined;
+  }
+
+  /** A sub-task's state and result (its status message, else its artifacts' text). */
+  async subtask(id: string): Promise<{ state: TaskState | undefined; text: string }> {
+    const task: Task = await this.client.getTask({ tenant: '', id, historyLength: 0 });
+    const text = textOf(task.status?.message?.parts) || task.artifacts.map((a) => textOf(a.parts)).join('\n');
+    return { state: task.status?.state, text };
+  }
+
+  /**
+   * Follows a sub-task until it ends, reporting its state as it changes. It polls GetTask
+   * (every second at first, then less often) rather than holding a SubscribeToTask stream
+   * open: a browser allows only six connections to one host, and each stream would hold one.
+   * Ends when the sub-task does, or when `signal` aborts.
+   */
+  async watchSubtask(id: string, onState: (state: TaskState | undefined) => void, signal?: AbortSignal): Promise<void> {
+    let last: TaskState | undefined;
+    for (let delay = 1000; !signal?.aborted; delay = Math.min(delay * 1.5, 10_000)) {
+      const task = await this.client.getTask({ tenant: '', id, historyLength: 0 }, { signal });
+      const state = task.status?.state;
+      if (state !== last) onState((last = state));
+      if (isTerminal(state)) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
+
+  private track(event: ChatEvent): void {
+    if (event.kind !== 'task' && event.kind !== 'state') return;
+    // Only this conversation's task moves the ids (a note about a sub-task names the parent).
+    if ((this.taskId && event.taskId !== this.taskId) || this.ended.has(event.taskId)) return;
+    this.contextId = event.contextId || this.contextId;
+    this.state = event.state;
+    // An ended task takes no more messages: the next one starts a new task in the same context.
+    if (isTerminal(event.state)) {
+      this.ended.add(event.taskId);
+      this.taskId = undefined;
+    } else {
+      this.taskId = event.taskId;
+    }
+  }
+}

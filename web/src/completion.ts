@@ -1,0 +1,170 @@
+/**
+ * Command completion for the chat input, without a DOM: which of the card's commands match what
+ * is typed, which one is highlighted, and what a key does. The view (render.ts) draws whatever
+ * state this holds; main.ts feeds it the input's text and its key presses.
+ */
+
+/** The Commands extension v1, whose card params list the commands (spec/commands-extension-v1.md). */
+export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
+
+/** One command as the card lists it. */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  /** e.g. `[<model>]`; empty when the command takes no arguments. */
+  argumentHint: string;
+}
+
+/**
+ * The commands the card offers, in the card's order: the `params.commands` of its
+ * `capabilities.extensions[]` entry with the extension's URI. Anything malformed is skipped;
+ * a card without the extension offers none.
+ */
+export function commandsFromCard(card: unknown): CommandInfo[] {
+  const extensions = (card as { capabilities?: { extensions?: unknown } } | null | undefined)?.capabilities?.extensions;
+  if (!Array.isArray(extensions)) return [];
+  const entry = extensions.find((e): e is { params?: unknown } => isObject(e) && e['uri'] === COMMANDS_EXTENSION_URI);
+  const commands = isObject(entry?.params) ? entry.params['commands'] : undefined;
+  if (!Array.isArray(commands)) return [];
+  const found: CommandInfo[] = [];
+  for (const command of commands) {
+    if (!isObject(command) || typeof command['name'] !== 'string' || !command['name']) continue;
+    found.push({
+      name: command['name'],
+      description: typeof command['description'] === 'string' ? command['description'] : '',
+      argumentHint: typeof command['argument_hint'] === 'string' ? command['argument_hint'] : '',
+    });
+  }
+  return found;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The keys the list reacts to while it is open. */
+export type CompletionKey = 'ArrowDown' | 'ArrowUp' | 'Tab' | 'Enter' | 'Escape';
+
+/**
+ * What a key press did. `handled: false` means the list ignored it (it is closed, or the key is
+ * not one of its keys) and the input should do its usual thing, e.g. Enter sends.
+ * `text` is the input's new text when a command was picked.
+ */
+export type KeyOutcome = { handled: false } | { handled: true; text?: string };
+
+/**
+ * The list's state. It is open while the input holds a `/` followed by the start of a command
+ * name (no white space yet) and at least one command's name starts with it; Escape closes it
+ * until the text changes.
+ */
+export class Completion {
+  private commands: readonly CommandInfo[];
+  private text = '';
+  private dismissedAt: string | undefined;
+  private matches: CommandInfo[] = [];
+  private active = 0;
+
+  constructor(commands: readonly CommandInfo[] = []) {
+    this.commands = commands;
+  }
+
+  /** Replaces the command list (the card changed), keeping the typed text. */
+  setCommands(commands: readonly CommandInfo[]): void {
+    this.commands = commands;
+    this.refilter();
+  }
+
+  /** Every command the card offers, in its order. */
+  get all(): readonly CommandInfo[] {
+    return this.commands;
+  }
+
+  get isOpen(): boolean {
+    return this.matches.length > 0 && this.dismissedAt !== this.text;
+  }
+
+  /** The matching commands, in the card's order (empty while closed). */
+  get items(): readonly CommandInfo[] {
+    return this.isOpen ? this.matches : [];
+  }
+
+  /** The index of the highlighted item (meaningful only while open). */
+  get activeIndex(): number {
+    return this.active;
+  }
+
+  get activeItem(): CommandInfo | undefined {
+    return this.isOpen ? this.matches[this.active] : undefined;
+  }
+
+  /** The input's text changed. */
+  update(text: string): void {
+    if (text === this.text) return;
+    this.text = text;
+    this.dismissedAt = undefined;
+    this.refilter();
+  }
+
+  /** Highlights item `index` (e.g. under the mouse). */
+  highlight(index: number): void {
+    if (index >= 0 && index < this.matches.length) this.active = index;
+  }
+
+  /** Closes the list until the text changes. */
+  close(): void {
+    this.dismissedAt = this.text;
+  }
+
+  /** Picks item `index` (default: the highlighted one): the input's new text, and the list closes. */
+  pick(index = this.active): string | undefined {
+    const command = this.isOpen ? this.matches[index] : undefined;
+    if (!command) return undefined;
+    return this.accept(`/${command.name} `);
+  }
+
+  /**
+   * A key pressed in the input. Arrows move the highlight (wrapping at both ends), Tab and
+   * Enter pick, Escape closes. Enter on a name already typed out in full (`/status`) does not
+   * pick: the list closes and the key is left to the input, which sends the command.
+   */
+  key(key: string): KeyOutcome {
+    if (!this.isOpen) return { handled: false };
+    const count = this.matches.length;
+    switch (key as CompletionKey) {
+      case 'ArrowDown':
+        this.active = (this.active + 1) % count;
+        return { handled: true };
+      case 'ArrowUp':
+        this.active = (this.active - 1 + count) % count;
+        return { handled: true };
+      case 'Tab':
+        return { handled: true, text: this.pick() };
+      case 'Enter':
+        if (this.text === `/${this.matches[this.active]?.name}`) {
+          this.close();
+          return { handled: false };
+        }
+        return { handled: true, text: this.pick() };
+      case 'Escape':
+        this.close();
+        return { handled: true };
+      default:
+        return { handled: false };
+    }
+  }
+
+  private accept(text: string): string {
+    this.update(text);
+    return text;
+  }
+
+  private refilter(): void {
+    const previous = this.matches[this.active]?.name;
+    const match = /^\/(\S*)$/.exec(this.text);
+    const typed = match ? match[1]!.toLowerCase() : undefined;
+    this.matches = typed === undefined ? [] : this.commands.filter((c) => c.name.toLowerCase().startsWith(typed));
+    // Keep the highlighted command while it still matches; otherwise start at the top.
+    const kept = this.matches.findIndex((c) => c.name === previous);
+    this.active = kept >= 0 ? kept : 0;
+  }
+}

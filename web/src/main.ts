@@ -1,0 +1,168 @@
+/**
+ * The chat page: reads the agent card (its name, its commands), connects the SDK's client, and
+ * wires the input (completion keys, Enter to send, Shift+Enter for a new line) to the
+ * conversation and the transcript.
+ */
+import type { AgentCard } from '@a2a-js/sdk';
+import { connect, Conversation, loadCard, stateName } from './chat.js';
+import { Completion, commandsFromCard } from './completion.js';
+import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
+
+/** The card is re-read when the list opens, at most this often: command files come and go. */
+const CARD_REFRESH_MS = 10_000;
+/** A sub-task's state is followed live for at most this long; pressing its link reads it again. */
+const SUBTASK_WATCH_MS = 15 * 60_000;
+
+function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el as T;
+}
+
+async function main(): Promise<void> {
+  const input = byId<HTMLTextAreaElement>('input');
+  const form = byId<HTMLFormElement>('composer');
+  const errorLine = byId<HTMLElement>('error');
+  const taskInfo = byId<HTMLElement>('task-info');
+  const title = byId<HTMLElement>('agent-name');
+  const newChat = byId<HTMLButtonElement>('new-chat');
+
+  const completion = new Completion();
+  const list = new CompletionList(
+    byId('completions'),
+    input,
+    (index) => pick(index),
+    (index) => {
+      completion.highlight(index);
+      list.render(completion);
+    },
+  );
+
+  let card: AgentCard;
+  try {
+    card = await loadCard(location.href);
+  } catch (error) {
+    showError(errorLine, `Could not read the agent card: ${oneLine(error)}`);
+    return;
+  }
+  let cardReadAt = Date.now();
+  const conversation = new Conversation(await connect(card, location.href));
+  const transcript = new Transcript(byId('log'), {
+    load: (id) => conversation.subtask(id),
+    watch: (id, onState) => conversation.watchSubtask(id, onState, AbortSignal.timeout(SUBTASK_WATCH_MS)),
+  });
+  title.textContent = card.name || 'tiny-harness';
+  document.title = card.name || 'tiny-harness';
+  completion.setCommands(commandsFromCard(card));
+
+  let streams = 0;
+  const showTask = () => {
+    taskInfo.textContent = conversation.taskId ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}` : '';
+    taskInfo.title = conversation.taskId ?? '';
+  };
+
+  function setText(text: string): void {
+    input.value = text;
+    input.setSelectionRange(text.length, text.length);
+    changed();
+  }
+
+  function pick(index: number): void {
+    const text = completion.pick(index);
+    if (text !== undefined) setText(text);
+  }
+
+  function changed(): void {
+    completion.update(input.value);
+    list.render(completion);
+    // Grow with the text, up to the CSS max-height (CSSOM, which the CSP allows).
+    input.style.height = 'auto';
+    input.style.height = `${input.scrollHeight}px`;
+    if (completion.isOpen && Date.now() - cardReadAt > CARD_REFRESH_MS) void refreshCommands();
+  }
+
+  async function refreshCommands(): Promise<void> {
+    cardReadAt = Date.now();
+    try {
+      completion.setCommands(commandsFromCard(await loadCard(location.href)));
+      list.render(completion);
+    } catch {
+      // Keep the commands we have; the next send will say if the server is gone.
+    }
+  }
+
+  async function send(): Promise<void> {
+    const text = input.value.trim();
+    if (!text) return;
+    if (streams > 0 && !conversation.taskId) {
+      showError(errorLine, 'Wait a moment: the first reply has not started yet.');
+      return;
+    }
+    showError(errorLine, undefined);
+    setText('');
+    transcript.user(text);
+    const name = /^\/([a-z][a-z0-9-]*)(?:\s|$)/.exec(text)?.[1];
+    const isCommand = !!name && completion.all.some((c) => c.name === name);
+    const view = new TurnView(transcript, !isCommand);
+    streams++;
+    document.body.dataset['streaming'] = 'true';
+    try {
+      for await (const event of conversation.send(text)) {
+        view.handle(event);
+        showTask();
+      }
+    } catch (error) {
+      showError(errorLine, oneLine(error));
+    } finally {
+      view.done();
+      streams--;
+      if (streams === 0) delete document.body.dataset['streaming'];
+      showTask();
+    }
+  }
+
+  input.addEventListener('input', changed);
+  input.addEventListener('keydown', (event) => {
+    if (event.isComposing) return;
+    // Shift+Tab keeps moving the focus backwards.
+    if (!(event.key === 'Tab' && event.shiftKey)) {
+      const outcome = completion.key(event.key);
+      if (outcome.handled) {
+        event.preventDefault();
+        if (outcome.text !== undefined) setText(outcome.text);
+        else list.render(completion);
+        return;
+      }
+      list.render(completion);
+    }
+    if (event.key === 'Enter' && !event.shiftKey) {
+      event.preventDefault();
+      void send();
+    }
+  });
+  input.addEventListener('blur', () => {
+    completion.close();
+    list.render(completion);
+  });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void send();
+    input.focus();
+  });
+  newChat.addEventListener('click', () => {
+    conversation.reset();
+    transcript.clear();
+    showError(errorLine, undefined);
+    showTask();
+    input.focus();
+  });
+
+  input.disabled = false;
+  input.focus();
+  document.body.dataset['ready'] = 'true';
+}
+
+main().catch((error) => {
+  const line = document.getElementById('error');
+  if (line) showError(line, oneLine(error));
+});
