@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { loadConfig } from './config/load.js';
+import { agentBaseUrl, parseHeader, runChat, runSend, type Header } from './client/index.js';
 import { isHarnessError } from './errors.js';
-import { startHarness } from './harness.js';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { VERSION } from './version.js';
 
@@ -11,6 +10,8 @@ const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash comm
 
 Usage:
   tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--commands-dir DIR] [--config FILE]
+  tiny-harness chat <url> [--header "Name: value"]...
+  tiny-harness send <url> <text> [--stream] [--json] [--task ID] [--context ID] [--header "Name: value"]...
   tiny-harness --help | --version
 
 serve options:
@@ -22,6 +23,18 @@ serve options:
                   command files (*.md, one command each), watched while serving
                   (default <data dir>/commands)
   --config FILE   JSON configuration: models, providers, system prompt (see the README)
+
+chat: talk to an A2A agent at <url> (e.g. http://127.0.0.1:8080) in the terminal. / and Tab
+  list the agent's commands; Ctrl+C cancels a running turn, or exits at an empty prompt; Ctrl+D exits.
+send: send one message and print the reply on standard output; the task id goes to standard error.
+  Exit code 0 when it worked, 1 when the request failed or the task ended failed or rejected.
+  --stream        print the reply as it arrives
+  --json          print the A2A objects, one JSON object per line
+  --task ID       continue this task
+  --context ID    send in this context
+chat and send:
+  --header "Name: value"
+                  add a request header, e.g. for auth (repeatable)
 
 Model keys come from the environment only: OPENAI_API_KEY, ANTHROPIC_API_KEY, or the
 variable a provider names with "apiKeyEnv" in the config file.`;
@@ -49,6 +62,8 @@ async function serve(args: string[]): Promise<void> {
       config: { type: 'string' },
     },
   });
+  // Loaded here, not at the top: chat and send start in a fraction of the time without the server.
+  const [{ loadConfig }, { startHarness }] = await Promise.all([import('./config/load.js'), import('./harness.js')]);
   const log = createLogger();
   routeConsoleToLog(log);
   const config = await loadConfig(values.config);
@@ -83,6 +98,45 @@ async function serve(args: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
+function clientTarget(url: string | undefined, headers: string[] = []): { url: string; headers: Header[] } {
+  if (url === undefined) throw new UsageError('Give the agent\'s URL, e.g. http://127.0.0.1:8080. Run tiny-harness --help.');
+  const base = agentBaseUrl(url);
+  if ('problem' in base) throw new UsageError(base.problem);
+  return {
+    url: base.url,
+    headers: headers.map((text) => {
+      const header = parseHeader(text);
+      if (typeof header === 'string') throw new UsageError(header);
+      return header;
+    }),
+  };
+}
+
+async function chat(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { header: { type: 'string', multiple: true } } });
+  if (positionals.length > 1) throw new UsageError('chat takes one URL: tiny-harness chat <url>.');
+  return runChat(clientTarget(positionals[0], values.header));
+}
+
+async function send(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      header: { type: 'string', multiple: true },
+      stream: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      task: { type: 'string' },
+      context: { type: 'string' },
+    },
+  });
+  const [url, ...words] = positionals;
+  const target = clientTarget(url, values.header);
+  if (words.length === 0) throw new UsageError('Give the text to send: tiny-harness send <url> <text>.');
+  return runSend({ ...target, text: words.join(' '), stream: values.stream, json: values.json, taskId: values.task, contextId: values.context });
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -97,6 +151,8 @@ async function main(argv: string[]): Promise<number> {
     await serve(rest);
     return -1; // keeps running until a signal
   }
+  if (command === 'chat') return chat(rest);
+  if (command === 'send') return send(rest);
   throw new UsageError(`Unknown command "${command}". Run tiny-harness --help.`);
 }
 

@@ -31,6 +31,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   server: { may: ['log.ts', 'errors.ts', 'commands'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': { may: ['commands', 'errors.ts', 'log.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
+  // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
+  client: { may: ['commands', 'errors.ts', 'log.ts', 'version.ts'] },
   'errors.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
   'version.ts': { may: [] },
@@ -205,7 +207,8 @@ describe('architecture', () => {
         ['models/a.ts', "import { MockLanguageModelV3 } from 'ai/test';"],
         ['config/a.ts', "export { x } from '../../test/fixtures/model-server.js';"],
         ['log.ts', "import { y } from '../bench/long-history.js';"],
-        ['client/a.ts', "import { z } from '../commands/index.js';"],
+        ['client/a.ts', "import { z } from '../commands/index.js';\nimport { baseAgentCard } from '../server/card.js';"],
+        ['web/a.ts', "import { z } from '../commands/index.js';"],
         ['harness.ts', "import { openStore } from './store/index.js';"],
       ]),
     );
@@ -218,7 +221,8 @@ describe('architecture', () => {
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      'src/client/a.ts: area "client" has no rule in test/architecture.test.ts; add one',
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, errors.ts, log.ts, version.ts)",
+      'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });
 

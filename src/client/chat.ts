@@ -1,0 +1,295 @@
+/**
+ * `tiny-harness chat <url>`: a terminal chat with an A2A agent. The card is read once; its
+ * commands complete on Tab. Each message streams its reply as it arrives; command replies are
+ * marked with the command's name; a command that starts a sub-task is followed in the
+ * background and its result shown when it ends. The conversation stays in one task while the
+ * agent waits for input, and moves to a new task in the same context once a task has ended.
+ * Ctrl+C cancels a running turn (CancelTask) or, at an empty prompt, exits, as Ctrl+D does.
+ */
+import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
+import { TaskState } from '@a2a-js/sdk';
+import { isTerminal, parseCommandText } from '../commands/index.js';
+import { completeCommand } from './completion.js';
+import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
+import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
+import { followSubtask } from './subtasks.js';
+
+export interface ChatOptions {
+  url: string;
+  headers: readonly Header[];
+}
+
+/** How long a canceled turn may take to end before the chat stops waiting for it. */
+const CANCEL_GRACE_MS = 5000;
+
+/** Runs the chat until the user leaves; returns the exit code. */
+export async function runChat(options: ChatOptions): Promise<number> {
+  let connection: Connection;
+  try {
+    connection = await connect(options.url, options.headers);
+  } catch (error) {
+    process.stderr.write(`error: ${describeClientError(error, options.url)}\n`);
+    return 1;
+  }
+  return new Chat(connection, process.stdin, process.stdout).run();
+}
+
+interface Turn {
+  reader: TurnReader;
+  abort: AbortController;
+  cancel: 'no' | 'wanted' | 'sent';
+  timer?: NodeJS.Timeout;
+}
+
+class Chat {
+  private taskId = '';
+  private contextId = '';
+  private turn: Turn | undefined;
+  private readonly queue: string[] = [];
+  private draining: Promise<void> | undefined;
+  private atLineStart = true;
+  private closed = false;
+  private readonly shownReplies = new Set<string>();
+  private readonly watchers = new Set<AbortController>();
+  private readonly style: Style;
+  private readonly rl: Interface;
+
+  constructor(
+    private readonly connection: Connection,
+    input: NodeJS.ReadStream,
+    private readonly output: NodeJS.WriteStream,
+  ) {
+    this.style = styleFor(output);
+    const terminal = input.isTTY === true && output.isTTY === true;
+    this.rl = createInterface({ input, output, terminal, prompt: '> ', historySize: 200, completer: (line: string) => this.complete(line) });
+  }
+
+  run(): Promise<number> {
+    const { card, commands, url, client } = this.connection;
+    this.line(`Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`);
+    this.line(
+      this.style.dim(
+        commands.length > 0
+          ? 'Type a message, or / and Tab for commands. Ctrl+C cancels a turn; Ctrl+D exits.'
+          : 'Type a message. Ctrl+C cancels a turn; Ctrl+D exits. (This agent lists no commands.)',
+      ),
+    );
+    this.rl.on('line', (line) => this.onLine(line));
+    this.rl.on('SIGINT', () => this.onInterrupt());
+    this.prompt();
+    return new Promise((resolve) => {
+      this.rl.on('close', () => {
+        this.closed = true;
+        if (this.rl.terminal && !this.draining) this.write('\n'); // off the prompt line
+        void (async () => {
+          await this.draining; // lines read before the end of input still get their replies
+          for (const watcher of this.watchers) watcher.abort();
+          this.endLine();
+          resolve(0);
+        })();
+      });
+    });
+  }
+
+  private complete(line: string): [string[], string] {
+    const { completions, list } = completeCommand(line, this.connection.commands, this.output.columns);
+    if (list.length > 0) {
+      this.output.write(`\r\n${list.join('\r\n')}\r\n`);
+      this.rl.prompt(true);
+    }
+    return [completions, line];
+  }
+
+  private isCommand(text: string): boolean {
+    return parseCommandText(text, (name) => this.connection.commands.some((c) => c.name === name)) !== undefined;
+  }
+
+  private onLine(line: string): void {
+    // Enter moved the cursor to a new line (typed while a turn was printing, say).
+    if (this.rl.terminal) this.atLineStart = true;
+    const text = line.trimEnd(); // a leading space stays: ` /name` is not a command (CMD-3)
+    if (!text.trim()) {
+      if (!this.turn && !this.draining) this.prompt();
+      return;
+    }
+    const running = this.turn?.reader.taskId;
+    // A command is answered at once, even while a turn runs on the task.
+    if (running && this.isCommand(text)) {
+      void this.commandDuringTurn(text, running);
+      return;
+    }
+    this.queue.push(text);
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = (async () => {
+      for (let text = this.queue.shift(); text !== undefined; text = this.queue.shift()) await this.runTurn(text);
+    })().finally(() => {
+      this.draining = undefined;
+      this.prompt();
+    });
+  }
+
+  private async runTurn(text: string): Promise<void> {
+    const turn: Turn = { reader: new TurnReader(), abort: new AbortController(), cancel: 'no' };
+    const { reader } = turn;
+    this.turn = turn;
+    let failed = false;
+    try {
+      const request = { tenant: '', message: userMessage(text, { taskId: this.taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
+      for await (const event of this.connection.client.sendMessageStream(request, { signal: turn.abort.signal })) {
+        this.show(reader.read(event));
+        if (turn.cancel === 'wanted' && reader.taskId) this.sendCancel(turn);
+      }
+      this.show(reader.finish());
+    } catch (error) {
+      failed = true;
+      if (turn.abort.signal.aborted) this.line(this.style.dim('(stopped waiting for the turn)'));
+      else this.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
+    } finally {
+      clearTimeout(turn.timer);
+      this.turn = undefined;
+      this.endLine();
+    }
+    if (reader.taskId) {
+      this.contextId = reader.contextId || this.contextId;
+      this.taskId = isTerminal(reader.state) ? '' : reader.taskId;
+    }
+    if (failed) await this.checkTaskStillOpen();
+  }
+
+  /** After a failure, a task that has ended meanwhile (canceled elsewhere, say) is left for a new one. */
+  private async checkTaskStillOpen(): Promise<void> {
+    if (!this.taskId) return;
+    try {
+      const task = await this.connection.client.getTask({ tenant: '', id: this.taskId, historyLength: 0 }, { signal: AbortSignal.timeout(5000) });
+      if (isTerminal(task.status?.state)) {
+        this.line(this.style.dim(`(task ${this.taskId} is ${stateName(task.status?.state)}; the next message starts a new task)`));
+        this.taskId = '';
+      }
+    } catch {
+      // The agent cannot say; keep the task and let the next message find out.
+    }
+  }
+
+  private async commandDuringTurn(text: string, taskId: string): Promise<void> {
+    try {
+      const request = { tenant: '', message: userMessage(text, { taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
+      const result = await this.connection.client.sendMessage(request);
+      // The running turn's stream carries the reply too; `show` prints it once.
+      if ('status' in result) this.show(new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'));
+    } catch (error) {
+      this.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
+    }
+  }
+
+  private onInterrupt(): void {
+    const turn = this.turn;
+    if (turn) {
+      if (turn.cancel !== 'no') {
+        turn.abort.abort(); // a second Ctrl+C stops waiting
+        return;
+      }
+      this.queue.length = 0;
+      this.line(this.style.dim('^C canceling the turn…'));
+      turn.cancel = 'wanted';
+      turn.timer = setTimeout(() => turn.abort.abort(), CANCEL_GRACE_MS);
+      if (turn.reader.taskId) this.sendCancel(turn);
+      return;
+    }
+    if (this.draining) return;
+    if (this.rl.line === '') {
+      this.rl.close();
+      return;
+    }
+    // Like a shell: Ctrl+C drops what was typed.
+    this.rl.write(null, { ctrl: true, name: 'e' });
+    this.rl.write(null, { ctrl: true, name: 'u' });
+  }
+
+  private sendCancel(turn: Turn): void {
+    turn.cancel = 'sent';
+    this.connection.client.cancelTask({ tenant: '', id: turn.reader.taskId, metadata: {} }).catch((error: unknown) => {
+      if (this.turn !== turn) return;
+      this.line(this.style.error(`error: could not cancel: ${describeClientError(error, this.connection.url)}`));
+      turn.abort.abort();
+    });
+  }
+
+  private show(shown: Shown[]): void {
+    for (const item of shown) {
+      if (item.kind === 'text') this.write(item.text);
+      else if (item.kind === 'command') {
+        if (item.messageId) {
+          if (this.shownReplies.has(item.messageId)) continue;
+          this.shownReplies.add(item.messageId);
+        }
+        this.line(this.style.command(`[/${item.name}] ${item.text}`));
+        if (item.taskRef) {
+          this.line(this.style.subtask(`sub-task ${item.taskRef} started`));
+          void this.watch(item.taskRef);
+        }
+      } else if (item.kind === 'end') this.showEnd(item.state, item.text);
+      // 'note': sub-tasks are followed by `watch`, which says when each one ends.
+    }
+  }
+
+  private showEnd(state: TaskState, text: string): void {
+    if (state === TaskState.TASK_STATE_CANCELED) {
+      this.line(this.style.dim('(turn canceled; the next message starts a new task)'));
+    } else if (state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED) {
+      this.line(this.style.error(`the task ${stateName(state)}${text ? `: ${text}` : ''}`));
+      this.line(this.style.dim('(the next message starts a new task)'));
+    } else if (text) {
+      this.line(text);
+    }
+  }
+
+  /** Follows a sub-task to its end in the background, then shows its result. */
+  private async watch(id: string): Promise<void> {
+    const abort = new AbortController();
+    this.watchers.add(abort);
+    try {
+      const end = await followSubtask(this.connection.client, id, abort.signal);
+      if (end.kind === 'lost') this.notice(this.style.error(`error: lost sub-task ${id}: ${describeClientError(end.error, this.connection.url)}`));
+      if (end.kind !== 'ended') return;
+      const result = resultText(end.task);
+      this.notice(this.style.subtask(`sub-task ${id} ${stateName(end.task.status?.state)}${result ? `: ${result}` : ''}`));
+    } finally {
+      this.watchers.delete(abort);
+    }
+  }
+
+  /** Shows a line while the user may be typing at the prompt: above it, then the prompt again. */
+  private notice(text: string): void {
+    if (this.turn || this.draining || this.closed || !this.rl.terminal) {
+      this.line(text);
+      return;
+    }
+    clearLine(this.output, 0);
+    cursorTo(this.output, 0);
+    this.write(`${text}\n`);
+    this.rl.prompt(true);
+  }
+
+  private prompt(): void {
+    if (!this.closed && this.rl.terminal) this.rl.prompt();
+  }
+
+  private write(text: string): void {
+    if (!text) return;
+    this.output.write(text);
+    this.atLineStart = text.endsWith('\n');
+  }
+
+  private line(text: string): void {
+    this.endLine();
+    this.write(`${text}\n`);
+  }
+
+  private endLine(): void {
+    if (!this.atLineStart) this.write('\n');
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Reaching an A2A agent from the command line: the SDK's own client over JSON-RPC, HTTP+JSON or
+ * gRPC (the card decides), the user's `--header`s on every request (the card's included), the
+ * Commands extension activated with the `A2A-Extensions` header, and every failure turned into
+ * one line a person can act on.
+ */
+import { randomUUID } from 'node:crypto';
+import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { COMMANDS_EXTENSION_URI } from '../commands/index.js';
+
+/** A request header given on the command line, `Name: value`. */
+export type Header = readonly [name: string, value: string];
+
+/** One command as the card lists it under the Commands extension. */
+export interface CardCommand {
+  name: string;
+  description: string;
+  argumentHint: string;
+}
+
+export interface Connection {
+  /** The agent's base URL as the user gave it, without a trailing slash. */
+  url: string;
+  client: Client;
+  card: AgentCard;
+  /** The card's commands, in its order; empty when the agent does not offer the extension. */
+  commands: CardCommand[];
+}
+
+const CARD_TIMEOUT_MS = 15000;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Reads `Name: value`; returns a sentence saying what is wrong when it is not a header. */
+export function parseHeader(text: string): Header | string {
+  const colon = text.indexOf(':');
+  const name = colon === -1 ? '' : text.slice(0, colon).trim();
+  const value = colon === -1 ? '' : text.slice(colon + 1).trim();
+  if (!TOKEN.test(name)) return `--header must look like "Name: value", not "${text}".`;
+  if (/[\r\n\0]/.test(value)) return `--header ${name} has a line break in its value.`;
+  return [name, value];
+}
+
+/** The agent's base URL without trailing slashes; a sentence saying what is wrong when it is not one. */
+export function agentBaseUrl(text: string): { url: string } | { problem: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    return { problem: `"${text}" is not a URL; give the agent's base URL, e.g. http://127.0.0.1:8080.` };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { problem: `"${text}" is not an http(s) URL.` };
+  return { url: text.replace(/\/+$/, '') };
+}
+
+/**
+ * The headers every request carries: the user's, plus the Commands extension in
+ * `A2A-Extensions` (added to any extensions the user named there).
+ */
+export function requestHeaders(headers: readonly Header[]): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of headers) {
+    const existing = Object.keys(result).find((key) => key.toLowerCase() === name.toLowerCase());
+    if (existing !== undefined) result[existing] = `${result[existing]}, ${value}`;
+    else result[name] = value;
+  }
+  const extensionsKey = Object.keys(result).find((key) => key.toLowerCase() === 'a2a-extensions') ?? 'A2A-Extensions';
+  const named = (result[extensionsKey] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (!named.includes(COMMANDS_EXTENSION_URI)) named.push(COMMANDS_EXTENSION_URI);
+  result[extensionsKey] = named.join(', ');
+  return result;
+}
+
+function headerInterceptor(headers: Record<string, string>): CallInterceptor {
+  return {
+    async before(args) {
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...headers } };
+    },
+    async after() {},
+  };
+}
+
+/** Reads the card once (with the user's headers) and builds a client on the transport it prefers. */
+export async function connect(url: string, headers: readonly Header[]): Promise<Connection> {
+  const sent = requestHeaders(headers);
+  const cardFetch: typeof fetch = (input, init) => {
+    const merged = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(sent)) merged.set(name, value);
+    return fetch(input, { ...init, headers: merged, signal: init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS) });
+  };
+  const card = await new DefaultAgentCardResolver({ fetchImpl: cardFetch }).resolve(`${url}/`);
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
+    clientConfig: { interceptors: [headerInterceptor(sent)] },
+  });
+  const client = await factory.createFromAgentCard(card);
+  return { url, client, card, commands: cardCommands(card) };
+}
+
+/** The commands a card lists under the extension; none when it has no such entry or a malformed one. */
+export function cardCommands(card: AgentCard): CardCommand[] {
+  const entry = card.capabilities?.extensions?.find((extension) => extension.uri === COMMANDS_EXTENSION_URI);
+  const listed: unknown = entry?.params?.commands;
+  if (!Array.isArray(listed)) return [];
+  return listed
+    .filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && typeof (c as { name?: unknown }).name === 'string')
+    .map((c) => ({
+      name: String(c.name),
+      description: typeof c.description === 'string' ? c.description : '',
+      argumentHint: typeof c.argument_hint === 'string' ? c.argument_hint : '',
+    }));
+}
+
+/** A user message of one text part, on a task and context when given. */
+export function userMessage(text: string, ids: { taskId?: string; contextId?: string } = {}): Message {
+  return {
+    messageId: randomUUID(),
+    taskId: ids.taskId ?? '',
+    contextId: ids.contextId ?? '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/** Error codes found on an error or its causes (fetch wraps the socket's error; gRPC has numbers). */
+function codesOf(error: unknown): Array<string | number> {
+  const codes: Array<string | number> = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const { code, errors, cause } = current as { code?: unknown; errors?: unknown; cause?: unknown };
+    if (typeof code === 'string' || typeof code === 'number') codes.push(code);
+    if (Array.isArray(errors)) codes.push(...errors.flatMap((e) => codesOf(e)));
+    current = cause;
+  }
+  return codes;
+}
+
+function oneLine(text: string): string {
+  const line = text.split('\n').map((s) => s.trim()).find(Boolean) ?? 'unknown error';
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+/** One line saying what failed, never a stack trace: `cannot reach URL (connection refused)`. */
+export function describeClientError(error: unknown, url: string): string {
+  const codes = codesOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  const has = (...wanted: Array<string | number>) => wanted.some((w) => codes.includes(w));
+  if (has('ECONNREFUSED')) return `cannot reach ${url} (connection refused)`;
+  if (has('ENOTFOUND', 'EAI_AGAIN')) return `cannot reach ${url} (host not found)`;
+  if (has('ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT') || (error instanceof Error && error.name === 'TimeoutError')) return `cannot reach ${url} (timed out)`;
+  if (has('ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE') || message === 'terminated') return `lost the connection to ${url}`;
+  if (has('CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID')) return `cannot reach ${url} (TLS: ${oneLine(message)})`;
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
+  if (cause === 'bad port') return `cannot reach ${url} (fetch refuses that port; choose another)`;
+  if (message === 'fetch failed') return `cannot reach ${url}${cause ? ` (${oneLine(cause)})` : ''}`;
+  const card = /Failed to fetch Agent Card from (\S+): (\d+)/.exec(message);
+  if (card) return `no agent card at ${card[1]} (HTTP ${card[2]})`;
+  if (error instanceof SyntaxError) return `${url} did not answer with A2A JSON (${oneLine(message)})`;
+  if (error instanceof A2AError) return `the agent refused the request: ${oneLine(message)}`;
+  // gRPC status 14 (UNAVAILABLE): the gRPC address on the card does not answer.
+  if (has(14) && /UNAVAILABLE/.test(message)) return `cannot reach the agent's gRPC address (${oneLine(message)})`;
+  return oneLine(message);
+}

@@ -1,0 +1,175 @@
+/**
+ * Turning what an agent sends back (a blocking result or a stream of events) into what a
+ * person reads: model output as it arrives, command replies apart from it, and how the turn
+ * ended. `TurnReader` keeps the bookkeeping (ids, state, what was already shown); the chat and
+ * `send` decide how each piece looks.
+ */
+import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { COMMAND_KEY, TASK_REF_KEY, isTerminal } from '../commands/index.js';
+
+/** The metadata key of the note a parent receives when one of its sub-tasks ends. */
+const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+
+/** One thing to show. */
+export type Shown =
+  /** A chunk of model output, as it arrived. */
+  | { kind: 'text'; text: string }
+  /** A command's reply; `taskRef` when it started a sub-task. */
+  | { kind: 'command'; name: string; text: string; taskRef?: string; messageId?: string }
+  /** A note that a sub-task ended (the chat reports sub-tasks itself). */
+  | { kind: 'note'; text: string }
+  /** The end of the turn: its state, and its reply when none was streamed. */
+  | { kind: 'end'; state: TaskState; text: string };
+
+export function textOf(message: Message | undefined): string {
+  return (message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+}
+
+export function artifactsText(artifacts: readonly Artifact[] | undefined): string {
+  return (artifacts ?? []).map((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).join('\n');
+}
+
+/** A task's result for a person: its status message, else its artifacts' text. */
+export function resultText(task: Task): string {
+  return textOf(task.status?.message) || artifactsText(task.artifacts);
+}
+
+const STATE_NAMES: Partial<Record<TaskState, string>> = {
+  [TaskState.TASK_STATE_SUBMITTED]: 'submitted',
+  [TaskState.TASK_STATE_WORKING]: 'working',
+  [TaskState.TASK_STATE_COMPLETED]: 'completed',
+  [TaskState.TASK_STATE_FAILED]: 'failed',
+  [TaskState.TASK_STATE_CANCELED]: 'canceled',
+  [TaskState.TASK_STATE_INPUT_REQUIRED]: 'input-required',
+  [TaskState.TASK_STATE_REJECTED]: 'rejected',
+  [TaskState.TASK_STATE_AUTH_REQUIRED]: 'auth-required',
+};
+
+export function stateName(state: TaskState | undefined): string {
+  return (state !== undefined && STATE_NAMES[state]) || 'unknown';
+}
+
+/** A turn is over when the task waits for the user or can take no more messages. */
+export function endsTurn(state: TaskState | undefined): boolean {
+  return state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED || isTerminal(state);
+}
+
+/** Whether `send` should report failure for a task that ended in this state. */
+export function isFailure(state: TaskState | undefined): boolean {
+  return state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED;
+}
+
+function commandOf(message: Message | undefined, metadata?: Record<string, unknown>): { name: string; taskRef?: string } | undefined {
+  const meta = (metadata && typeof metadata[COMMAND_KEY] === 'string' ? metadata : message?.metadata) ?? {};
+  const name = meta[COMMAND_KEY];
+  if (typeof name !== 'string') return undefined;
+  const ref = meta[TASK_REF_KEY];
+  return { name, taskRef: typeof ref === 'string' && ref !== '' ? ref : undefined };
+}
+
+/** Reads one turn's events (or a blocking result) in order. */
+export class TurnReader {
+  taskId = '';
+  contextId = '';
+  state: TaskState | undefined;
+  /** Whether any model output was streamed (then the final status repeats it and is not shown). */
+  streamed = false;
+  private ended = false;
+  private lastTask: Task | undefined;
+  private lastMessage: Message | undefined;
+  private readonly seen = new Set<string>();
+
+  /** What this event adds to the screen. */
+  read(event: StreamResponse): Shown[] {
+    const payload = event.payload;
+    if (payload?.$case !== 'task') this.lastTask = undefined; // the task is only the result when nothing follows it
+    switch (payload?.$case) {
+      case 'task':
+        return this.readTask(payload.value);
+      case 'message': {
+        const message = payload.value;
+        if (message.taskId) this.taskId = message.taskId;
+        if (message.contextId) this.contextId = message.contextId;
+        this.lastMessage = message;
+        return [];
+      }
+      case 'artifactUpdate': {
+        const text = (payload.value.artifact?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+        if (payload.value.taskId) this.taskId = payload.value.taskId;
+        if (!text) return [];
+        this.streamed = true;
+        return [{ kind: 'text', text }];
+      }
+      case 'statusUpdate': {
+        const update = payload.value;
+        if (update.taskId) this.taskId = update.taskId;
+        if (update.contextId) this.contextId = update.contextId;
+        const message = update.status?.message;
+        const command = commandOf(message, update.metadata);
+        if (command) return this.commandReply(message, command);
+        if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined) return this.once(message, [{ kind: 'note', text: textOf(message) }]);
+        this.state = update.status?.state ?? this.state;
+        if (!endsTurn(this.state)) return [];
+        this.ended = true;
+        return [{ kind: 'end', state: this.state!, text: this.streamed ? '' : textOf(message) }];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /** What is left to show once the stream (or the blocking call) is over. */
+  finish(): Shown[] {
+    if (this.ended) return [];
+    if (this.lastMessage) {
+      this.ended = true;
+      return [{ kind: 'end', state: TaskState.TASK_STATE_COMPLETED, text: textOf(this.lastMessage) }];
+    }
+    const task = this.lastTask;
+    // Only a task that came last (a blocking result, or an agent that does not stream) holds the reply.
+    if (!task || !endsTurn(this.state)) return [];
+    this.ended = true;
+    if (commandOf(task.status?.message)) return []; // a command's reply, shown already
+    if (task.status?.message && this.seen.has(task.status.message.messageId)) return [];
+    return [{ kind: 'end', state: this.state!, text: this.streamed ? '' : resultText(task) }];
+  }
+
+  private readTask(task: Task): Shown[] {
+    this.taskId = task.id;
+    this.contextId = task.contextId;
+    this.state = task.status?.state ?? this.state;
+    this.lastTask = task;
+    const message = task.status?.message;
+    const command = commandOf(message);
+    return command ? this.commandReply(message, command) : [];
+  }
+
+  private commandReply(message: Message | undefined, command: { name: string; taskRef?: string }): Shown[] {
+    const taskRef = command.taskRef ?? message?.referenceTaskIds?.[0];
+    return this.once(message, [{ kind: 'command', name: command.name, text: textOf(message), taskRef, messageId: message?.messageId }]);
+  }
+
+  /** Shows a message once, however many events carry it. */
+  private once(message: Message | undefined, shown: Shown[]): Shown[] {
+    const id = message?.messageId;
+    if (id) {
+      if (this.seen.has(id)) return [];
+      this.seen.add(id);
+    }
+    return shown;
+  }
+}
+
+/** Terminal colors, off when the stream is not a terminal or NO_COLOR is set. */
+export interface Style {
+  command(text: string): string;
+  subtask(text: string): string;
+  error(text: string): string;
+  dim(text: string): string;
+}
+
+export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
+  const on = stream.isTTY === true && !env.NO_COLOR;
+  const paint = (code: number) => (text: string) => (on ? `\x1b[${code}m${text}\x1b[0m` : text);
+  return { command: paint(36), subtask: paint(35), error: paint(31), dim: paint(2) };
+}

@@ -1,0 +1,105 @@
+/**
+ * `tiny-harness send <url> <text>`: one message, for scripts. The reply text goes to standard
+ * output (streamed as it arrives with `--stream`), diagnostics and the task id to standard
+ * error; `--json` prints the A2A objects instead, one JSON object per line. The exit code is 0
+ * when it worked and 1 when the request failed or the task ended FAILED or REJECTED.
+ */
+import { SendMessageResponse, StreamResponse, type SendMessageResult } from '@a2a-js/sdk';
+import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
+import { isFailure, stateName, TurnReader, type Shown } from './render.js';
+
+export interface SendOptions {
+  url: string;
+  text: string;
+  headers: readonly Header[];
+  stream: boolean;
+  json: boolean;
+  taskId?: string;
+  contextId?: string;
+  /** Where the reply goes (standard output) and where diagnostics go (standard error). */
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** Sends the message and returns the exit code. */
+export async function runSend(options: SendOptions): Promise<number> {
+  const out = options.stdout ?? process.stdout;
+  const err = options.stderr ?? process.stderr;
+  let connection: Connection;
+  try {
+    connection = await connect(options.url, options.headers);
+  } catch (error) {
+    err.write(`error: ${describeClientError(error, options.url)}\n`);
+    return 1;
+  }
+  // A reader that stops early (`| head -1`) is not an error: the rest is dropped.
+  out.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+  const reader = new TurnReader();
+  const printer = replyPrinter(out, err);
+  const request = { tenant: '', message: userMessage(options.text, { taskId: options.taskId, contextId: options.contextId }), configuration: undefined, metadata: {} };
+  try {
+    if (options.stream) {
+      for await (const event of connection.client.sendMessageStream(request)) {
+        if (options.json) out.write(`${JSON.stringify(StreamResponse.toJSON(event))}\n`);
+        const shown = reader.read(event);
+        if (!options.json) printer.show(shown);
+      }
+    } else {
+      const result = await connection.client.sendMessage(request);
+      if (options.json) out.write(`${JSON.stringify(SendMessageResponse.toJSON(responseOf(result)))}\n`);
+      const shown = reader.read('status' in result ? { payload: { $case: 'task', value: result } } : { payload: { $case: 'message', value: result } });
+      if (!options.json) printer.show(shown);
+    }
+    const rest = reader.finish();
+    if (!options.json) printer.show(rest);
+    printer.end();
+  } catch (error) {
+    printer.end();
+    err.write(`error: ${describeClientError(error, options.url)}\n`);
+    if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId}\n`);
+    return 1;
+  }
+  if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId} state=${stateName(reader.state)}\n`);
+  for (const ref of printer.subtasks) err.write(`sub-task ${ref} started\n`);
+  return isFailure(reader.state) ? 1 : 0;
+}
+
+function responseOf(result: SendMessageResult): SendMessageResponse {
+  return 'status' in result ? { payload: { $case: 'task', value: result } } : { payload: { $case: 'message', value: result } };
+}
+
+/** Plain text on standard output: model output as it comes, command replies and the final reply each on their own lines. */
+function replyPrinter(out: NodeJS.WritableStream, err: NodeJS.WritableStream) {
+  let atLineStart = true;
+  const subtasks: string[] = [];
+  const write = (text: string) => {
+    if (!text) return;
+    out.write(text);
+    atLineStart = text.endsWith('\n');
+  };
+  const line = (text: string) => {
+    if (!atLineStart) write('\n');
+    write(text.endsWith('\n') ? text : `${text}\n`);
+  };
+  return {
+    subtasks,
+    show(shown: Shown[]) {
+      for (const item of shown) {
+        if (item.kind === 'text') write(item.text);
+        else if (item.kind === 'command') {
+          line(item.text);
+          if (item.taskRef) subtasks.push(item.taskRef);
+        } else if (item.kind === 'end') {
+          if (item.text) line(item.text);
+          if (isFailure(item.state)) err.write(`the task ended ${stateName(item.state)}\n`);
+        }
+        // Notes about sub-tasks that ended meanwhile are for the chat; a script asks for the sub-task itself.
+      }
+    },
+    end() {
+      if (!atLineStart) write('\n');
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * A bare A2A agent on the SDK alone, for the client tests: no Commands extension on its card,
+ * every request's headers recorded. It echoes a message back (an artifact, then COMPLETED with
+ * the same text as the status message), and a message that is exactly `fail` ends FAILED.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import { AGENT_CARD_PATH, Role, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+
+export interface BareAgent {
+  url: string;
+  /** Every request received: path and headers (lower-case names). */
+  requests: Array<{ path: string; headers: Record<string, string | string[] | undefined> }>;
+  close(): Promise<void>;
+}
+
+function agentMessage(taskId: string, contextId: string, text: string): Message {
+  return {
+    messageId: crypto.randomUUID(),
+    taskId,
+    contextId,
+    role: Role.ROLE_AGENT,
+    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+const executor: AgentExecutor = {
+  async execute(context, bus) {
+    const { taskId, contextId, userMessage } = context;
+    const text = userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+    const now = () => new Date().toISOString();
+    bus.publish(
+      AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, history: [userMessage], artifacts: [], metadata: {} }),
+    );
+    if (text === 'fail') {
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_FAILED, message: agentMessage(taskId, contextId, 'it failed on purpose'), timestamp: now() }, metadata: {} }));
+      return;
+    }
+    const reply = `echo: ${text}`;
+    bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId,
+        contextId,
+        artifact: { artifactId: crypto.randomUUID(), name: 'reply', description: '', parts: [{ content: { $case: 'text', value: reply }, mediaType: 'text/plain', filename: '', metadata: {} }], metadata: {}, extensions: [] },
+        append: false,
+        lastChunk: true,
+        metadata: {},
+      }),
+    );
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: agentMessage(taskId, contextId, reply), timestamp: now() }, metadata: {} }));
+  },
+  async cancelTask() {},
+};
+
+export async function startBareAgent(): Promise<BareAgent> {
+  const requests: BareAgent['requests'] = [];
+  const app = express();
+  app.use((req, _res, next) => {
+    requests.push({ path: req.path, headers: { ...req.headers } });
+    next();
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const card: AgentCard = {
+    name: 'bare-agent',
+    description: 'An agent without the Commands extension',
+    supportedInterfaces: [
+      { url: `${url}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+      { url: `${url}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+    ],
+    provider: undefined,
+    version: '1.0.0',
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [],
+    signatures: [],
+  };
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
+  app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  return {
+    url,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * `tiny-harness chat` against an agent without the Commands extension (the SDK alone), and
+ * against one that goes away mid-conversation: it still chats, and errors are one line.
+ */
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startBareAgent, type BareAgent } from './bare-agent.js';
+import { Tmux, type ChatPane } from './support.js';
+
+let bare: BareAgent;
+const tmux = new Tmux();
+let pane: ChatPane | undefined;
+
+before(async () => {
+  bare = await startBareAgent();
+});
+
+afterEach(async () => {
+  await pane?.kill();
+  pane = undefined;
+});
+
+after(async () => {
+  await tmux.close();
+  await bare?.close();
+});
+
+function lastLine(screen: string): string {
+  return screen.split('\n').map((l) => l.trimEnd()).filter(Boolean).at(-1) ?? '';
+}
+
+describe('tiny-harness chat with other agents', () => {
+  it('an agent without the commands extension chats, without completions; a completed task is followed by a new one', async () => {
+    pane = await tmux.chat(bare.url, ['--header', 'Authorization: Bearer chat-token']);
+    assert.match(await pane.screen(), /lists no commands/);
+    await pane.keys('/', 'Tab', 'Tab');
+    await pane.waitFor((s) => lastLine(s) === '> /');
+    await pane.keys('C-u');
+    await pane.type('first');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('echo: first') && lastLine(s) === '>');
+    // The task ended COMPLETED: the next message must go to a new task, or the agent would refuse it.
+    await pane.type('second');
+    await pane.keys('Enter');
+    const screen = await pane.waitFor((s) => s.includes('echo: second') && lastLine(s) === '>');
+    assert.doesNotMatch(screen, /error/);
+    assert.equal(screen.split('echo: first').length, 2, 'each reply is shown once');
+    const sent = bare.requests.filter((r) => r.path !== '/' && r.headers.authorization === 'Bearer chat-token');
+    assert.ok(sent.length >= 3, 'the card and both messages carried the header');
+  });
+
+  it('an agent that went away is one error line, and the chat goes on', async () => {
+    const other = await startBareAgent();
+    try {
+      pane = await tmux.chat(other.url);
+    } finally {
+      await other.close();
+    }
+    await pane.type('anyone?');
+    await pane.keys('Enter');
+    const screen = await pane.waitFor((s) => /error: /.test(s) && lastLine(s) === '>');
+    const errors = screen.split('\n').filter((l) => l.includes('error'));
+    assert.deepEqual(errors, [`error: cannot reach ${other.url} (connection refused)`]);
+    assert.doesNotMatch(screen, /\n\s+at /, 'no stack trace');
+    await pane.keys('C-d');
+    assert.equal(await pane.exited(), 0);
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * `tiny-harness chat` used as a person uses it: in a terminal (a tmux pane on a private
+ * socket), keys sent, the screen read back, against the real harness and the fixture model.
+ */
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { Tmux, type ChatPane } from './support.js';
+
+const ANSWER = 'one two three four five six seven eight nine ten';
+const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
+
+let h: TestHarness;
+const tmux = new Tmux();
+let pane: ChatPane | undefined;
+
+before(async () => {
+  h = await startTestHarness({
+    script: {
+      reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? LONG : ANSWER),
+      chunkDelayMs: 80,
+    },
+  });
+});
+
+afterEach(async () => {
+  await pane?.kill();
+  pane = undefined;
+});
+
+after(async () => {
+  await tmux.close();
+  await h?.close();
+});
+
+/** The screen's lines without the empty ones at the bottom. */
+function lines(screen: string): string[] {
+  const all = screen.split('\n').map((l) => l.trimEnd());
+  while (all.length > 0 && all.at(-1) === '') all.pop();
+  return all;
+}
+
+/** The prompt is back, empty, on the last line. */
+const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
+
+describe('tiny-harness chat', () => {
+  it('/ and Tab list the commands with their hints and descriptions; /mo and Tab completes to /model', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.keys('/', 'Tab');
+    const screen = await pane.waitFor((s) => s.includes('/spawn <instruction> — '));
+    for (const line of ['/help [<command>] — ', '/model [<model>] — Show or choose', '/status — ', '/spawn <instruction> — Start a sub-task']) {
+      assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
+    }
+    assert.equal(lines(screen).at(-1), '> /', 'the prompt comes back with what was typed');
+
+    await pane.keys('C-u');
+    await pane.type('/mo');
+    await pane.keys('Tab');
+    await pane.type('x'); // proves the space after the completed name
+    await pane.waitFor((s) => lines(s).at(-1) === '> /model x');
+  });
+
+  it('a question shows the answer as it streams, then the prompt again', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('count for me');
+    await pane.keys('Enter');
+    // Part of the answer is on the screen before the rest has arrived.
+    await pane.waitFor((s) => s.includes('one two') && !s.includes('ten'));
+    const screen = await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
+    assert.equal(screen.split(ANSWER).length, 2, 'the answer is shown once');
+  });
+
+  it('/status shows a reply marked with its name; the conversation stays in one task', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('hello');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
+    await pane.type('/status');
+    await pane.keys('Enter');
+    const first = await pane.waitFor((s) => /\[\/status\] Task \S+/.test(s) && atPrompt(s));
+    const taskId = /\[\/status\] Task (\S+)/.exec(first)![1]!;
+    assert.match(first, /Turn running: no/);
+    assert.doesNotMatch(first.split('[/status]')[1]!, new RegExp(ANSWER), 'the previous answer is not shown again');
+
+    await pane.type('and again');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.split(ANSWER).length === 3 && atPrompt(s));
+    await pane.keys('C-l'); // a clear screen, so the next reply is the only one on it
+    await pane.type('/status');
+    await pane.keys('Enter');
+    const second = await pane.waitFor((s) => /\[\/status\] Task \S+/.test(s) && atPrompt(s));
+    assert.equal(/\[\/status\] Task (\S+)/.exec(second)![1], taskId);
+    const sent = h.chatRequests().at(-1);
+    assert.match(JSON.stringify(sent.messages), /hello[\s\S]*and again/, 'the second question went to the same task');
+  });
+
+  it('/spawn says the sub-task started and shows its result when it ends', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('/spawn count to ten');
+    await pane.keys('Enter');
+    const started = await pane.waitFor((s) => /sub-task (\S+) started/.test(s));
+    const id = /sub-task (\S+) started/.exec(started)![1]!;
+    assert.match(started, /\[\/spawn\] /);
+    const ended = await pane.waitFor((s) => s.includes(`sub-task ${id} completed: ${ANSWER}`) && atPrompt(s));
+    assert.ok(ended);
+  });
+
+  it('Ctrl+C during a turn cancels it (the model request is aborted) and the chat goes on in a new task', async () => {
+    pane = await tmux.chat(h.harness.url);
+    const aborted = h.model.aborted;
+    await pane.type('a slow answer please');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('word2 '));
+    await pane.keys('C-c');
+    await pane.waitFor((s) => s.includes('(turn canceled') && atPrompt(s));
+    await h.model.waitForAborted(aborted + 1, 5000);
+    assert.doesNotMatch(await pane.screen(), /word99/);
+
+    await pane.type('still there?');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
+    assert.doesNotMatch(await pane.screen(), /error/);
+    assert.doesNotMatch(JSON.stringify(h.chatRequests().at(-1).messages), /a slow answer/, 'the new task starts afresh');
+  });
+
+  it('a command typed while a turn runs is answered at once, and the turn goes on', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('a slow answer please');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('word2 '));
+    await pane.type('/status');
+    await pane.keys('Enter');
+    const screen = await pane.waitFor((s) => s.includes('[/status] Task') && s.includes('Turn running: yes'));
+    assert.equal(screen.split('[/status]').length, 2, 'the reply is shown once');
+    const last = Math.max(...[...screen.matchAll(/word(\d+)/g)].map((m) => Number(m[1])));
+    assert.ok(last < 99, 'the reply came while the turn still ran');
+    // The turn goes on streaming after the reply (then Ctrl+C ends it, to keep the test short).
+    await pane.waitFor((s) => s.includes(`word${last + 5} `));
+    await pane.keys('C-c');
+    await pane.waitFor((s) => s.includes('(turn canceled') && atPrompt(s));
+  });
+
+  it('Ctrl+C at an empty prompt exits 0; Ctrl+C with text typed clears it', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('half a thought');
+    await pane.keys('C-c');
+    await pane.waitFor((s) => atPrompt(s) && !s.includes('half a thought'));
+    await pane.keys('C-c');
+    assert.equal(await pane.exited(), 0);
+  });
+
+  it('Ctrl+D exits 0', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.keys('C-d');
+    assert.equal(await pane.exited(), 0);
+  });
+});

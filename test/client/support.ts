@@ -1,0 +1,129 @@
+/**
+ * Running the command-line clients as a person or a script would: `send` as a child process
+ * whose output and exit code are collected, `chat` in a tmux pane on a private socket whose
+ * screen is read back. Every wait is bounded; everything started is stopped by `close()`.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout as it arrived, chunk by chunk. */
+  chunks: string[];
+}
+
+/** The environment of a client under test: no colors, no keys, nothing of a surrounding tmux. */
+function clientEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' };
+  delete env.TMUX;
+  delete env.TMUX_PANE;
+  delete env.NO_COLOR;
+  return env;
+}
+
+/** Runs `tiny-harness <args>` to its end (killed after `timeoutMs`). */
+export function runCli(args: string[], timeoutMs = 30000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: clientEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: string[] = [];
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => chunks.push(chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tiny-harness ${args.join(' ')} did not end within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: chunks.join(''), stderr, chunks });
+    });
+  });
+}
+
+/** The `task=<id> context=<id>` line `send` writes to standard error. */
+export function taskLine(stderr: string): { taskId: string; contextId: string; state: string } {
+  const match = /task=(\S+) context=(\S+)(?: state=(\S+))?/.exec(stderr);
+  if (!match) throw new Error(`no task line in: ${stderr}`);
+  return { taskId: match[1]!, contextId: match[2]!, state: match[3] ?? '' };
+}
+
+const exec = promisify(execFile);
+
+/** A private tmux server (its own socket), so a test never touches the user's sessions. */
+export class Tmux {
+  readonly socket = `tiny-harness-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  private count = 0;
+
+  async run(...args: string[]): Promise<string> {
+    const { stdout } = await exec('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: clientEnv(), timeout: 10000 });
+    return stdout;
+  }
+
+  /** Starts `tiny-harness chat <url>` in a 120x40 pane and waits for its welcome. */
+  async chat(url: string, extra: string[] = []): Promise<ChatPane> {
+    const name = `chat-${++this.count}`;
+    const command = [process.execPath, '--import', 'tsx', CLI, 'chat', url, ...extra].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+    // The shell around the chat writes its exit status on the screen; remain-on-exit keeps the
+    // pane (and so the screen) after it has ended.
+    const shell = `${command}; status=$?; printf '\\n[chat exited %s]\\n' "$status"; exit "$status"`;
+    await this.run('new-session', '-d', '-x', '120', '-y', '40', '-s', name, '-c', ROOT, shell, ';', 'set-option', '-t', name, 'remain-on-exit', 'on');
+    const pane = new ChatPane(this, name);
+    await pane.waitFor((screen) => screen.includes('Ctrl+D exits'), 30000);
+    return pane;
+  }
+
+  async close(): Promise<void> {
+    await this.run('kill-server').catch(() => {});
+  }
+}
+
+export class ChatPane {
+  constructor(
+    private readonly tmux: Tmux,
+    readonly name: string,
+  ) {}
+
+  /** Keys as tmux names them: text, `Enter`, `Tab`, `C-c`, `C-d`. */
+  async keys(...keys: string[]): Promise<void> {
+    await this.tmux.run('send-keys', '-t', this.name, ...keys);
+  }
+
+  /** Types text literally (no key names). */
+  async type(text: string): Promise<void> {
+    await this.tmux.run('send-keys', '-t', this.name, '-l', text);
+  }
+
+  async screen(): Promise<string> {
+    return this.tmux.run('capture-pane', '-p', '-t', this.name);
+  }
+
+  /** Polls the screen until `test` holds; fails after `timeoutMs` showing the screen. */
+  async waitFor(test: (screen: string) => boolean, timeoutMs = 15000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    let screen = '';
+    for (;;) {
+      screen = await this.screen();
+      if (test(screen)) return screen;
+      if (Date.now() > deadline) throw new Error(`the screen did not show what was expected within ${timeoutMs} ms:\n${screen}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /** Resolves with the chat's exit status once it has exited (the pane stays, showing it). */
+  async exited(timeoutMs = 10000): Promise<number> {
+    const screen = await this.waitFor((s) => /\[chat exited \d+\]/.test(s), timeoutMs);
+    return Number(/\[chat exited (\d+)\]/.exec(screen)![1]);
+  }
+
+  async kill(): Promise<void> {
+    await this.tmux.run('kill-session', '-t', this.name).catch(() => {});
+  }
+}
