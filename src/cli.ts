@@ -10,6 +10,7 @@ const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash comm
 
 Usage:
   tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--commands-dir DIR] [--config FILE]
+                     [--tokens-file FILE] [--log-content]
   tiny-harness chat <url> [--header "Name: value"]...
   tiny-harness send <url> <text> [--stream] [--json] [--task ID] [--context ID] [--header "Name: value"]...
   tiny-harness --help | --version
@@ -23,6 +24,10 @@ serve options:
                   command files (*.md, one command each), watched while serving
                   (default <data dir>/commands)
   --config FILE   JSON configuration: models, providers, system prompt (see the README)
+  --tokens-file FILE
+                  bearer tokens, one user:token a line; with it (or TINY_HARNESS_TOKENS=user:token,...)
+                  every A2A call needs "Authorization: Bearer <token>" (default: no authentication)
+  --log-content   also log the text of each message sent (debugging; or TINY_HARNESS_LOG_CONTENT=1)
 
 chat: talk to an A2A agent at <url> (e.g. http://127.0.0.1:8080) in the terminal. / and Tab
   list the agent's commands; Ctrl+C cancels a running turn, or exits at an empty prompt; Ctrl+D exits.
@@ -60,13 +65,20 @@ async function serve(args: string[]): Promise<void> {
       'data-dir': { type: 'string', default: './.tiny-harness' },
       'commands-dir': { type: 'string' },
       config: { type: 'string' },
+      'tokens-file': { type: 'string' },
+      'log-content': { type: 'boolean', default: false },
     },
   });
   // Loaded here, not at the top: chat and send start in a fraction of the time without the server.
-  const [{ loadConfig }, { startHarness }] = await Promise.all([import('./config/load.js'), import('./harness.js')]);
+  const [{ loadConfig }, { startHarness }, { loadTokens }] = await Promise.all([
+    import('./config/load.js'),
+    import('./harness.js'),
+    import('./server/auth-tokens.js'),
+  ]);
   const log = createLogger();
   routeConsoleToLog(log);
   const config = await loadConfig(values.config);
+  const tokens = await loadTokens({ env: process.env, file: values['tokens-file'] === undefined ? undefined : resolve(values['tokens-file']) });
   const harness = await startHarness({
     config,
     dataDir: resolve(values['data-dir']),
@@ -75,6 +87,8 @@ async function serve(args: string[]): Promise<void> {
     port: port(values.port, '--port', 8080)!,
     grpcPort: port(values['grpc-port'], '--grpc-port'),
     log,
+    auth: tokens ? { tokens } : undefined,
+    logContent: values['log-content'] || process.env.TINY_HARNESS_LOG_CONTENT === '1',
   });
   process.stdout.write(`listening on ${harness.url}\n`);
   if (harness.grpcAddress) log.info(`gRPC on ${harness.grpcAddress}`);

@@ -13,7 +13,8 @@ export type HarnessErrorCode =
   | 'store_failed'
   | 'command_invalid'
   | 'command_failed'
-  | 'turn_in_progress';
+  | 'turn_in_progress'
+  | 'tokens_invalid';
 
 export class HarnessError extends Error {
   readonly code: HarnessErrorCode;

@@ -25,6 +25,7 @@ import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { TurnRegistry } from './runtime/turns.js';
+import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js';
 import { createHttpApp } from './server/http-app.js';
@@ -50,6 +51,13 @@ export interface HarnessOptions {
   commandsDir?: string;
   /** The largest request body accepted (default "4mb"). */
   bodyLimit?: string;
+  /**
+   * Bearer-token authentication: when given, every A2A call needs a token of `tokens`
+   * (token → user name) and sees only its user's tasks; the card and the page stay public.
+   */
+  auth?: { tokens: ReadonlyMap<string, string> };
+  /** Log the text of each message sent (debugging only; off by default). */
+  logContent?: boolean;
 }
 
 export interface RunningHarness {
@@ -67,6 +75,7 @@ export interface RunningHarness {
 export async function startHarness(options: HarnessOptions): Promise<RunningHarness> {
   const log = options.log ?? silentLogger;
   const { config } = options;
+  const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
   const store = await openStore({ dataDir: options.dataDir });
   try {
     const recovered = await store.tasks.recoverInterrupted((task) => agentMessage(task.id, task.contextId, INTERRUPTED_TEXT, 'interrupted'));
@@ -102,10 +111,10 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     // The card names the addresses, known only once the ports are bound: it is built on request.
     const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
-    const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION });
+    const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION, bearerAuth: authenticator !== undefined });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    turnHandler = new SingleTurnGuard(new SubtaskCancellation(sdkHandler, store.state), turns);
+    turnHandler = new SingleTurnGuard(new SubtaskCancellation(sdkHandler, store.state), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
     const commandsHandler = new CommandsRequestHandler(turnHandler, {
       registry,
       taskStore,
@@ -120,15 +129,18 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {
-      grpc = await startGrpcServer(handler, options.host, options.grpcPort);
+      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator });
       endpoints.grpcAddress = grpc.address;
     }
     const httpServer = createServer();
     await listen(httpServer, options.host, options.port);
     const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
     endpoints.httpUrl = url;
-    httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log, webDir: bundledWebDir() }));
+    httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log, webDir: bundledWebDir(), authenticator, logContent: options.logContent }));
     log.info(catalog.summary());
+    if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
+    else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
+    else log.warn('authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens', { host: options.host });
     commandFolder.watch();
 
     let closing: Promise<void> | undefined;
@@ -158,6 +170,10 @@ function listen(server: Server, host: string, port: number): Promise<void> {
       resolve();
     });
   });
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function formatHost(host: string): string {

@@ -7,5 +7,7 @@ export { loadConfig, parseConfig } from './config/load.js';
 export { configSchema, defaultConfig, type HarnessConfig, type HarnessConfigInput } from './config/schema.js';
 export { HarnessError, type HarnessErrorCode } from './errors.js';
 export { createLogger, silentLogger, type Logger } from './log.js';
+export { TokenAuthenticator, AuthenticatedUser } from './server/auth.js';
+export { loadTokens, parseTokenEnv, parseTokenFile, TOKENS_ENV, type TokenTable } from './server/auth-tokens.js';
 export * from './commands/index.js';
 export { CommandFolder, loadCommandFiles, expandTemplate, type CommandFolderOptions, type FileCommand } from './file-commands/index.js';

@@ -1,6 +1,7 @@
 /**
- * The harness's log: one line per event on standard error, so standard output stays free for
- * what a user or a script reads (the `listening on` line). Lines never carry a stack trace, a
+ * The harness's log: one JSON object per line on standard error (`{"time", "level", "msg",
+ * ...fields}`), so standard output stays free for what a user or a script reads (the
+ * `listening on` line). Lines never carry a stack trace, a
  * file path or a secret: errors are logged through {@link describeError}.
  */
 export interface Logger {
@@ -11,12 +12,12 @@ export interface Logger {
 
 export function createLogger(write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Logger {
   const emit = (level: string, message: string, fields?: Record<string, unknown>) => {
-    const extra = fields
-      ? Object.entries(fields)
-          .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : String(value)}`)
-          .join(' ')
-      : '';
-    write(`${new Date().toISOString()} ${level} ${message}${extra ? ` ${extra}` : ''}`);
+    const entry: Record<string, unknown> = { time: new Date().toISOString(), level, msg: message };
+    for (const [key, value] of Object.entries(fields ?? {})) {
+      if (value === undefined || key in entry) continue;
+      entry[key] = value instanceof Error ? describeError(value) : value;
+    }
+    write(safeJson(entry));
   };
   return {
     info: (message, fields) => emit('info', message, fields),

@@ -1,6 +1,6 @@
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import type { TurnRegistry } from './turns.js';
 
@@ -8,17 +8,21 @@ import type { TurnRegistry } from './turns.js';
  * Makes sure two turns never run at once on one task. The SDK has no per-task execution
  * lock: a second message during a turn would run the executor again on the same bus. This
  * wrapper refuses it, clearly, before the SDK sees it; commands are answered by the commands
- * wrapper in front of this one and never get here.
+ * wrapper in front of this one and never get here. With `visible`, a message for a task the
+ * caller may not see is refused as not found before anything else, so that another user's
+ * running turn neither shows through the refusal nor is held up by a reservation.
  */
 export class SingleTurnGuard extends DelegatingRequestHandler {
   constructor(
     inner: A2ARequestHandler,
     private readonly turns: TurnRegistry,
+    private readonly visible?: (taskId: string, context: ServerCallContext) => Promise<boolean>,
   ) {
     super(inner);
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    await this.checkVisible(params, context);
     const taskId = this.claim(params);
     try {
       return await this.inner.sendMessage(params, context);
@@ -28,8 +32,22 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
   }
 
   override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    if (!this.visible || !params.message?.taskId) {
+      const taskId = this.claim(params);
+      return this.releasing(this.inner.sendMessageStream(params, context), taskId);
+    }
+    return this.checkedStream(params, context);
+  }
+
+  private async *checkedStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.checkVisible(params, context);
     const taskId = this.claim(params);
-    return this.releasing(this.inner.sendMessageStream(params, context), taskId);
+    yield* this.releasing(this.inner.sendMessageStream(params, context), taskId);
+  }
+
+  private async checkVisible(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const taskId = params.message?.taskId;
+    if (taskId && this.visible && !(await this.visible(taskId, context))) throw new TaskNotFoundError(`Task not found: ${taskId}`);
   }
 
   /** Reserves the message's task for a turn, or refuses the message when one is running there. */

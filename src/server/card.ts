@@ -1,4 +1,4 @@
-import type { AgentCard } from '@a2a-js/sdk';
+import { SecurityScheme, type AgentCard, type SecurityRequirement } from '@a2a-js/sdk';
 
 export interface CardOptions {
   /** The HTTP base URL clients reach, e.g. http://127.0.0.1:8080 (no trailing slash). */
@@ -6,6 +6,25 @@ export interface CardOptions {
   /** host:port of the gRPC server, when one runs. */
   grpcAddress?: string;
   version: string;
+  /** Declare that the A2A endpoints need `Authorization: Bearer <token>`. */
+  bearerAuth?: boolean;
+}
+
+/** The card's name for the bearer scheme (`securitySchemes.bearer`). */
+export const BEARER_SCHEME = 'bearer';
+
+function bearerScheme(): { securitySchemes: Record<string, SecurityScheme>; securityRequirements: SecurityRequirement[] } {
+  return {
+    securitySchemes: {
+      [BEARER_SCHEME]: {
+        scheme: {
+          $case: 'httpAuthSecurityScheme',
+          value: { scheme: 'Bearer', bearerFormat: '', description: 'A token the operator gave you, as "Authorization: Bearer <token>" (gRPC: authorization metadata).' },
+        },
+      },
+    },
+    securityRequirements: [{ schemes: { [BEARER_SCHEME]: { list: [] } } }],
+  };
 }
 
 export const JSONRPC_PATH = '/a2a/jsonrpc';
@@ -31,8 +50,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     provider: undefined,
     version: options.version,
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
+    ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills: [
@@ -49,4 +67,18 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     ],
     signatures: [],
   };
+}
+
+/**
+ * The card as A2A 1.0 JSON for `/.well-known/agent-card.json`. The SDK's card handler sends
+ * the card object as it is, which for the security schemes (a protobuf `oneof`) would be the
+ * SDK's internal `{scheme: {$case, value}}`; they are written here in their JSON form,
+ * `{"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}`. (A security requirement's
+ * internal shape, `{schemes: {bearer: {list: []}}}`, already is its JSON form.)
+ */
+export function cardJson(card: AgentCard): AgentCard {
+  const schemes = Object.entries(card.securitySchemes ?? {});
+  if (schemes.length === 0) return card;
+  const securitySchemes = Object.fromEntries(schemes.map(([name, scheme]) => [name, SecurityScheme.toJSON(scheme)]));
+  return { ...card, securitySchemes } as unknown as AgentCard;
 }

@@ -1,6 +1,9 @@
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { A2AService, grpcService, UserBuilder } from '@a2a-js/sdk/server/grpc';
+import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { silentLogger, type Logger } from '../log.js';
+import type { TokenAuthenticator } from './auth.js';
+import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 
 export interface RunningGrpcServer {
   /** host:port as clients dial it. */
@@ -8,10 +11,17 @@ export interface RunningGrpcServer {
   close(): Promise<void>;
 }
 
+export interface GrpcServerOptions {
+  log?: Logger;
+  /** When set, every call needs a bearer token it knows (`grpc-calls.ts`). */
+  authenticator?: TokenAuthenticator;
+}
+
 /** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, express does not speak it). */
-export async function startGrpcServer(handler: A2ARequestHandler, host: string, port: number): Promise<RunningGrpcServer> {
+export async function startGrpcServer(handler: A2ARequestHandler, host: string, port: number, options: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
   const server = new Server();
-  server.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  const service = grpcService({ requestHandler: handler, userBuilder: grpcUserBuilder(options.authenticator) });
+  server.addService(A2AService, guardCalls(A2AService, service as unknown as UntypedServiceImplementation, { log: options.log ?? silentLogger, authenticator: options.authenticator }));
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
   });

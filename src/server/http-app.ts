@@ -1,9 +1,12 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { describeError, type Logger } from '../log.js';
-import { JSONRPC_PATH, REST_PATH } from './card.js';
+import type { TokenAuthenticator } from './auth.js';
+import { cardJson, JSONRPC_PATH, REST_PATH } from './card.js';
+import { requireBearer, userBuilderFor } from './http-auth.js';
+import { requestLog } from './request-log.js';
 import { isBuilt, webPage } from './web-page.js';
 
 export interface HttpAppOptions {
@@ -13,6 +16,10 @@ export interface HttpAppOptions {
   log: Logger;
   /** The built chat page (`dist/web`), served at `/`; no page when absent. */
   webDir?: string;
+  /** When set, the A2A routes need a bearer token it knows; the card and the page stay public. */
+  authenticator?: TokenAuthenticator;
+  /** Log the text of each message sent (debugging only). */
+  logContent?: boolean;
 }
 
 /**
@@ -21,17 +28,22 @@ export interface HttpAppOptions {
  * changed command list. Bodies are parsed here, with a limit, before the SDK's own parser
  * (which then leaves them alone), and every error that escapes the SDK's handlers is answered
  * as JSON without a stack trace. The chat page comes after the A2A routes, so it can shadow
- * none of them; any other path is a JSON 404.
+ * none of them; any other path is a JSON 404. Every request is logged once, with a request id
+ * (`request-log.ts`); with an authenticator, the A2A routes refuse a request without a valid
+ * bearer token before reading its body (`http-auth.ts`).
  */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
-  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: options.handler, cache: { maxAge: 0 } }));
+  app.use(requestLog({ log: options.log, logContent: options.logContent }));
+  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: async () => cardJson(await options.handler.getAgentCard()), cache: { maxAge: 0 } }));
   const body = express.json({ limit: options.bodyLimit, type: ['application/json', 'application/a2a+json', 'application/*+json'] });
-  app.use(JSONRPC_PATH, body, depthGuard, jsonRpcHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
-  app.use(REST_PATH, body, depthGuard, restHandler({ requestHandler: options.handler, userBuilder: UserBuilder.noAuthentication }));
+  const userBuilder = userBuilderFor(options.authenticator);
+  const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] => (options.authenticator ? [requireBearer(options.authenticator, binding)] : []);
+  app.use(JSONRPC_PATH, ...auth('jsonrpc'), body, depthGuard, jsonRpcHandler({ requestHandler: options.handler, userBuilder }));
+  app.use(REST_PATH, ...auth('rest'), body, depthGuard, restHandler({ requestHandler: options.handler, userBuilder }));
   if (options.webDir) {
     if (!isBuilt(options.webDir)) options.log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
     app.use(webPage(options.webDir));
