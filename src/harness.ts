@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import { DefaultExecutionEventBusManager, DefaultRequestHandler, ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import {
   CommandRegistry,
   CommandsRequestHandler,
@@ -17,7 +17,7 @@ import type { ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { agentMessage } from './runtime/events.js';
-import { HarnessExecutor, INTERRUPTED_TEXT } from './runtime/executor.js';
+import { HarnessExecutor, INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './runtime/executor.js';
 import { SingleTurnGuard } from './runtime/single-turn-guard.js';
 import { SubtaskCancellation } from './runtime/subtask-cancellation.js';
 import { withSubtaskLinks } from './runtime/subtask-metadata.js';
@@ -31,7 +31,7 @@ import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js
 import { createHttpApp } from './server/http-app.js';
 import { RequestValidation } from './server/request-validation.js';
 import { bundledWebDir } from './server/web-page.js';
-import { openStore } from './store/index.js';
+import { openStore, type InterruptedTask } from './store/index.js';
 import { VERSION } from './version.js';
 
 export interface HarnessOptions {
@@ -78,8 +78,16 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
   const store = await openStore({ dataDir: options.dataDir });
   try {
-    const recovered = await store.tasks.recoverInterrupted((task) => agentMessage(task.id, task.contextId, INTERRUPTED_TEXT, 'interrupted'));
-    if (recovered > 0) log.warn('tasks interrupted by an earlier stop were set back to input-required', { tasks: recovered });
+    // A sub-task has one turn: cut short, it ends FAILED, as after a clean stop; its parent is told below.
+    const interruptedSubtasks = new Map<string, InterruptedTask>();
+    for (const task of await store.tasks.listInterrupted()) {
+      if ((await store.state.getLinks(task.id)).parent !== undefined) interruptedSubtasks.set(task.id, task);
+    }
+    const recovered = await store.tasks.recoverInterrupted(
+      (task) => agentMessage(task.id, task.contextId, interruptedSubtasks.has(task.id) ? SUBTASK_INTERRUPTED_TEXT : INTERRUPTED_TEXT, 'interrupted'),
+      (task) => (interruptedSubtasks.has(task.id) ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_INPUT_REQUIRED),
+    );
+    if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered, subtasks: interruptedSubtasks.size });
 
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
     const turns = new TurnRegistry();
@@ -90,6 +98,13 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const eventBusManager = new DefaultExecutionEventBusManager();
     let turnHandler: A2ARequestHandler | undefined;
     const subtasks = new Subtasks({ taskStore, eventBusManager, activeTurns: turns, state: store.state, models: taskModels, offer: catalog, turns: () => turnHandler! });
+    for (const task of interruptedSubtasks.values()) {
+      const stored = await store.tasks.loadUnscoped(task.id);
+      const context = new ServerCallContext({ tenant: task.tenant, user: { isAuthenticated: false, userName: task.owner } });
+      await subtasks.ended({ id: task.id, metadata: stored?.metadata }, TaskState.TASK_STATE_FAILED, SUBTASK_INTERRUPTED_TEXT, context).catch((error) => {
+        log.warn('could not tell a parent that its sub-task was interrupted', { task: task.id, error: describeError(error) });
+      });
+    }
     const registry = new CommandRegistry();
     registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, turns, taskStore), subtasks });
     options.commands?.(registry);

@@ -61,6 +61,17 @@ export function isAbortError(error: unknown): boolean {
   return error instanceof Error || error instanceof DOMException ? error.name === 'AbortError' : false;
 }
 
+/**
+ * How many retries the AI SDK may make within the request's time budget. It waits 2 s before
+ * its first retry and 4 s before its second; a retry that cannot start before the timeout only
+ * turns a clear failure (HTTP 500, a reset) into "timed out". Half the budget goes to waiting.
+ */
+export function retriesWithin(timeoutMs: number): number {
+  if (timeoutMs >= 12_000) return 2;
+  if (timeoutMs >= 4_000) return 1;
+  return 0;
+}
+
 function abortError(): DOMException {
   return new DOMException('The model request was aborted.', 'AbortError');
 }
@@ -100,7 +111,7 @@ export async function* streamReply(model: LanguageModelV3, options: StreamReplyO
       system: options.system,
       messages: options.messages,
       abortSignal: controller.signal,
-      maxRetries: options.maxRetries,
+      maxRetries: options.maxRetries ?? retriesWithin(timeoutMs),
       onError: () => {}, // Reported through the `error` part below, never printed.
     });
     let outcome: ReplyOutcome | undefined;

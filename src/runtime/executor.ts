@@ -167,6 +167,9 @@ export class HarnessExecutor implements AgentExecutor {
 /** Said when a turn was cut short by the server stopping, now or in a crash found at start-up. */
 export const INTERRUPTED_TEXT = 'This turn was interrupted because the server stopped before it finished. Send your message again to continue.';
 
+/** Said when a sub-task's one turn was cut short by the server stopping, now or in a crash found at start-up. */
+export const SUBTASK_INTERRUPTED_TEXT = 'The sub-task was interrupted because the server stopped before it finished.';
+
 type TurnOutcome =
   | { kind: 'replied'; text: string }
   | { kind: 'canceled' }
@@ -181,7 +184,7 @@ function subtaskEnd(outcome: TurnOutcome): { state: TaskState; text: string } {
     case 'canceled':
       return { state: TaskState.TASK_STATE_CANCELED, text: 'The sub-task was canceled.' };
     case 'interrupted':
-      return { state: TaskState.TASK_STATE_FAILED, text: 'The sub-task was interrupted because the server stopped before it finished.' };
+      return { state: TaskState.TASK_STATE_FAILED, text: SUBTASK_INTERRUPTED_TEXT };
     case 'model-failure':
       return { state: TaskState.TASK_STATE_FAILED, text: outcome.reason };
   }

@@ -129,7 +129,10 @@ export class SqlTaskStore implements TaskStore {
    * an agent message as its status message, appended to its history. `makeMessage` is either
    * the message's text or a function building the whole message. Returns how many tasks.
    */
-  async recoverInterrupted(makeMessage: string | ((task: InterruptedTask) => Message) = interruptedTurnMessage): Promise<number> {
+  async recoverInterrupted(
+    makeMessage: string | ((task: InterruptedTask) => Message) = interruptedTurnMessage,
+    stateOf: (task: InterruptedTask) => TaskState = () => TaskState.TASK_STATE_INPUT_REQUIRED,
+  ): Promise<number> {
     const build = typeof makeMessage === 'string' ? (task: InterruptedTask) => interruptedTurnMessage(task, makeMessage) : makeMessage;
     let recovered = 0;
     for (const interrupted of await this.listInterrupted()) {
@@ -139,7 +142,7 @@ export class SqlTaskStore implements TaskStore {
         if (!image || state === undefined || !IN_FLIGHT_STATES.includes(state)) return;
         const message = build(interrupted);
         const task = copyTask(image.task);
-        task.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message, timestamp: this.now().toISOString() };
+        task.status = { state: stateOf(interrupted), message, timestamp: this.now().toISOString() };
         task.history.push(message);
         await this.saveLocked(task, { tenant: image.tenant, owner: image.owner });
         recovered++;
