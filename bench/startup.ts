@@ -1,0 +1,159 @@
+/**
+ * Start-up: the time from launching the server process to the first agent card it serves,
+ * for the harness's CLI and for a bare SDK server script (bench/lib/bare-server.ts).
+ *
+ *   node --import tsx bench/startup.ts [--runs 10]
+ *
+ * Each run: a new, empty data folder (so the harness creates and migrates its SQLite file),
+ * a free port picked beforehand, the process spawned, and GET /.well-known/agent-card.json
+ * polled every 2 ms until it answers 200; then the process is stopped. Variants alternate
+ * run by run:
+ * - the harness as built (`node dist/src/cli.js serve ...`), when dist/ is not older than
+ *   src/ (else it is skipped, and said so: run `npm run build` first);
+ * - the harness from source (`node --import tsx src/cli.ts serve ...`);
+ * - the bare SDK script from source (`node --import tsx bench/lib/bare-server.ts`);
+ * - the bare SDK script as plain JavaScript (bundled with esbuild, packages left external,
+ *   into a temporary folder under bench/ so its imports resolve as dist's do).
+ * The harness gets a config file with `{"detectOllama": false}` and an environment without
+ * provider keys, so start-up reaches nothing but this machine (built-in models only).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+import { tempDir } from './lib/cleanup.js';
+import { header, latencyLine, printVerdicts, ROOT, summarize, times, type Summary } from './lib/report.js';
+
+const { values: flags } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
+const RUNS = Number(flags.runs);
+const POLL_MS = 2;
+const TIMEOUT_MS = 30_000;
+
+/** src/**.ts files whose dist/src/**.js is missing or older. */
+function staleDist(): string[] {
+  const stale: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const built = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
+      }
+    }
+  };
+  walk(join(ROOT, 'src'));
+  return stale;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function getCard(port: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/.well-known/agent-card.json', agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('error', reject);
+  });
+}
+
+/** Spawns, polls for the card, stops; milliseconds from spawn to the first 200. */
+async function launchToCard(args: (port: number, dataDir: string) => string[], expectName: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const port = await freePort();
+  const dataDir = tempDir('startup');
+  const start = performance.now();
+  const child: ChildProcess = spawn(process.execPath, args(port, dataDir), { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  try {
+    for (;;) {
+      if (exited) throw new Error(`the server exited before serving its card: ${stderr.slice(0, 500)}`);
+      if (performance.now() - start > TIMEOUT_MS) throw new Error('no card within 30 s');
+      try {
+        const card = await getCard(port);
+        if (card.status === 200) {
+          const elapsed = performance.now() - start;
+          if ((JSON.parse(card.body) as { name?: string }).name !== expectName) throw new Error(`unexpected card: ${card.body.slice(0, 200)}`);
+          return elapsed;
+        }
+      } catch (error) {
+        if (!['ECONNREFUSED', 'ECONNRESET'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  } finally {
+    if (!exited) {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(timer);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const stale = staleDist();
+  header('Start-up: launch to first served agent card', [
+    `command: node --import tsx bench/startup.ts --runs ${RUNS}`,
+    `each run: new empty data folder, free port, spawn, poll GET /.well-known/agent-card.json every ${POLL_MS} ms until 200, stop; variants alternate; ` +
+      `harness with {"detectOllama": false} and no provider keys in its environment.`,
+    stale.length
+      ? `dist/ is older than src/ (${stale.length} files, e.g. ${stale.slice(0, 3).join(', ')}): the built harness is skipped; run \`npm run build\` first to include it.`
+      : 'dist/ is up to date with src/: the built harness is measured too.',
+  ]);
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/_API_KEY$|^OPENAI_|^ANTHROPIC_/.test(name)));
+  const configDir = tempDir('startup-config');
+  const configFile = join(configDir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ detectOllama: false }));
+  // The bare script as plain JavaScript, next to bench/ so that its package imports resolve.
+  const bundleDir = mkdtempSync(join(ROOT, 'bench', '.tmp-startup-'));
+  const bareJs = join(bundleDir, 'bare-server.mjs');
+  try {
+    await build({ entryPoints: [join(ROOT, 'bench/lib/bare-server.ts')], bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20', outfile: bareJs, logLevel: 'silent' });
+    const serve = (port: number, dataDir: string) => ['serve', '--port', String(port), '--data-dir', dataDir, '--config', configFile];
+    const variants: Array<{ name: string; args: (port: number, dataDir: string) => string[]; card: string }> = [
+      ...(stale.length ? [] : [{ name: 'harness, built (node dist/src/cli.js)', args: (p: number, d: string) => ['dist/src/cli.js', ...serve(p, d)], card: 'tiny-harness' }]),
+      { name: 'harness, tsx (node --import tsx src/cli.ts)', args: (p, d) => ['--import', 'tsx', 'src/cli.ts', ...serve(p, d)], card: 'tiny-harness' },
+      { name: 'bare SDK, plain JS (esbuild bundle)', args: (p) => [bareJs, '--port', String(p)], card: 'bare-sdk-baseline' },
+      { name: 'bare SDK, tsx (bench/lib/bare-server.ts)', args: (p) => ['--import', 'tsx', 'bench/lib/bare-server.ts', '--port', String(p)], card: 'bare-sdk-baseline' },
+    ];
+    const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    // One unmeasured round first: the file system cache then holds every module for all.
+    for (const variant of variants) await launchToCard(variant.args, variant.card, env);
+    for (let run = 0; run < RUNS; run++) {
+      for (const variant of variants) results.get(variant.name)!.push(await launchToCard(variant.args, variant.card, env));
+    }
+    const summaries = new Map<string, Summary>([...results].map(([name, list]) => [name, summarize(list)]));
+    for (const [name, s] of summaries) console.log(latencyLine(name, s, `min ${s.min.toFixed(0)} ms`, 46));
+    const pick = (prefix: string) => [...summaries].find(([name]) => name.startsWith(prefix))?.[1];
+    const [built, tsx, bareJsS, bareTsx] = [pick('harness, built'), pick('harness, tsx'), pick('bare SDK, plain'), pick('bare SDK, tsx')];
+    if (built && bareJsS) console.log(`  harness built / bare SDK plain JS: median ${times(built.median, bareJsS.median)} (+${(built.median - bareJsS.median).toFixed(0)} ms)`);
+    if (tsx && bareTsx) console.log(`  harness tsx / bare SDK tsx: median ${times(tsx.median, bareTsx.median)} (+${(tsx.median - bareTsx.median).toFixed(0)} ms)`);
+    console.log('  (the issue sets no number for start-up: these are figures against the bare SDK, no PASS/FAIL)');
+  } finally {
+    rmSync(bundleDir, { recursive: true, force: true });
+  }
+  printVerdicts('startup');
+}
+
+await main();
