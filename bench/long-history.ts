@@ -25,7 +25,7 @@ import { AgentEvent, InMemoryTaskStore, ResultManager, ServerCallContext, type T
 import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { openStore } from '../src/store/index.js';
 import { removeDir, tempDir } from './lib/cleanup.js';
-import { header, packageRoot, summarize } from './lib/report.js';
+import { header, packageRoot, printVerdicts, summarize, verdict } from './lib/report.js';
 
 const EVENTS = Number(process.argv[2] ?? 500);
 const LONG_HISTORY = Number(process.argv[3] ?? 5000);
@@ -125,7 +125,9 @@ async function run(name: string, store: TaskStore, artifacts = false): Promise<v
     const heavy = await measure(store, LONG_HISTORY, ARTIFACTS, PARTS_PER_ARTIFACT);
     console.log(line(`${LONG_HISTORY} msgs + ${ARTIFACTS}x${PARTS_PER_ARTIFACT}-part artifacts`, heavy));
     console.log(ratio('long/fresh', long, fresh));
-    console.log(ratio('long+artifacts/fresh', heavy, fresh) + '\n');
+    console.log(ratio('long+artifacts/fresh', heavy, fresh));
+    const r = long.median / fresh.median;
+    verdict(r <= 2, `SqlTaskStore: an event on a ${LONG_HISTORY}-message task costs x${r.toFixed(2)} of one on a fresh task at the median (goal: at most x2)\n`);
   } else {
     console.log(ratio('long/fresh', long, fresh) + '\n');
   }
@@ -159,6 +161,7 @@ async function main(): Promise<void> {
     const sdkDb = new Kysely<unknown>({ dialect: new SqliteDialect({ database: sqlite }) });
     await run('DatabaseTaskStore (SDK, SQLite file, WAL)', new DatabaseTaskStore(sdkDb));
     await sdkDb.destroy();
+    printVerdicts('long-history');
   } finally {
     removeDir(dir);
   }

@@ -8,8 +8,10 @@
  * a free port picked beforehand, the process spawned, and GET /.well-known/agent-card.json
  * polled every 2 ms until it answers 200; then the process is stopped. Variants alternate
  * run by run:
- * - the harness as built (`node dist/src/cli.js serve ...`), when dist/ is not older than
- *   src/ (else it is skipped, and said so: run `npm run build` first);
+ * - the harness as built (`node dist/src/cli.js serve ...`) when dist/ is not older than src/;
+ *   otherwise the benchmark compiles src/ itself with the project's tsc and tsconfig into a
+ *   temporary folder under bench/ (what `npm run build` does, minus the web page) and runs
+ *   that, so that the figure is always of compiled JavaScript, and says which;
  * - the harness from source (`node --import tsx src/cli.ts serve ...`);
  * - the bare SDK script from source (`node --import tsx bench/lib/bare-server.ts`);
  * - the bare SDK script as plain JavaScript (bundled with esbuild, packages left external,
@@ -17,7 +19,7 @@
  * The harness gets a config file with `{"detectOllama": false}` and an environment without
  * provider keys, so start-up reaches nothing but this machine (built-in models only).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -25,7 +27,7 @@ import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
-import { tempDir } from './lib/cleanup.js';
+import { tempDir, trackDir } from './lib/cleanup.js';
 import { header, latencyLine, printVerdicts, ROOT, summarize, times, type Summary } from './lib/report.js';
 
 const { values: flags } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
@@ -118,21 +120,29 @@ async function main(): Promise<void> {
     `each run: new empty data folder, free port, spawn, poll GET /.well-known/agent-card.json every ${POLL_MS} ms until 200, stop; variants alternate; ` +
       `harness with {"detectOllama": false} and no provider keys in its environment.`,
     stale.length
-      ? `dist/ is older than src/ (${stale.length} files, e.g. ${stale.slice(0, 3).join(', ')}): the built harness is skipped; run \`npm run build\` first to include it.`
-      : 'dist/ is up to date with src/: the built harness is measured too.',
+      ? `dist/ is older than src/ (${stale.length} files, e.g. ${stale.slice(0, 3).join(', ')}): the built harness is compiled here by tsc -p tsconfig.json into a temporary folder under bench/.`
+      : 'dist/ is up to date with src/: the built harness is dist/src/cli.js.',
   ]);
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/_API_KEY$|^OPENAI_|^ANTHROPIC_/.test(name)));
   const configDir = tempDir('startup-config');
   const configFile = join(configDir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ detectOllama: false }));
   // The bare script as plain JavaScript, next to bench/ so that its package imports resolve.
-  const bundleDir = mkdtempSync(join(ROOT, 'bench', '.tmp-startup-'));
+  const bundleDir = trackDir(mkdtempSync(join(ROOT, 'bench', '.tmp-startup-')));
   const bareJs = join(bundleDir, 'bare-server.mjs');
   try {
     await build({ entryPoints: [join(ROOT, 'bench/lib/bare-server.ts')], bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20', outfile: bareJs, logLevel: 'silent' });
+    let cli = 'dist/src/cli.js';
+    if (stale.length) {
+      const outDir = join(bundleDir, 'built');
+      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', outDir, '--declaration', 'false', '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
+      if (!existsSync(join(outDir, 'src/cli.js'))) throw new Error(`tsc produced no src/cli.js: ${tsc.stdout}${tsc.stderr}`);
+      if (tsc.status !== 0) console.log(`  (tsc reported type errors in the current tree, but emitted the JavaScript: ${tsc.stdout.split('\n')[0]})`);
+      cli = relative(ROOT, join(outDir, 'src/cli.js'));
+    }
     const serve = (port: number, dataDir: string) => ['serve', '--port', String(port), '--data-dir', dataDir, '--config', configFile];
     const variants: Array<{ name: string; args: (port: number, dataDir: string) => string[]; card: string }> = [
-      ...(stale.length ? [] : [{ name: 'harness, built (node dist/src/cli.js)', args: (p: number, d: string) => ['dist/src/cli.js', ...serve(p, d)], card: 'tiny-harness' }]),
+      { name: `harness, built (node ${stale.length ? 'tsc output' : 'dist/src/cli.js'})`, args: (p: number, d: string) => [cli, ...serve(p, d)], card: 'tiny-harness' },
       { name: 'harness, tsx (node --import tsx src/cli.ts)', args: (p, d) => ['--import', 'tsx', 'src/cli.ts', ...serve(p, d)], card: 'tiny-harness' },
       { name: 'bare SDK, plain JS (esbuild bundle)', args: (p) => [bareJs, '--port', String(p)], card: 'bare-sdk-baseline' },
       { name: 'bare SDK, tsx (bench/lib/bare-server.ts)', args: (p) => ['--import', 'tsx', 'bench/lib/bare-server.ts', '--port', String(p)], card: 'bare-sdk-baseline' },

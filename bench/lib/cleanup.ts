@@ -32,6 +32,12 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
+/** Removes `dir` at exit too (for a folder made elsewhere, e.g. under bench/). */
+export function trackDir(dir: string): string {
+  dirs.add(dir);
+  return dir;
+}
+
 /** Removes a folder made by `tempDir` now. */
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
