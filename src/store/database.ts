@@ -114,7 +114,35 @@ export function openSqliteDatabase(file: string): Kysely<Database> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+}
+
+/** Distinct SQL texts kept prepared; the store issues a few dozen. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * kysely's SQLite driver prepares a statement for every query it runs, and preparing costs
+ * more than running the store's small inserts and updates (a tenth of a streamed turn's CPU).
+ * The store sends the same few SQL texts again and again, so prepared statements are kept by
+ * their text, least recently used dropped first. Safe because kysely runs one query at a time
+ * on the connection and the store never streams a query (an iterating statement is busy).
+ */
+function withStatementCache(sqlite: BetterSqlite3.Database): Pick<BetterSqlite3.Database, 'prepare' | 'close'> {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (source: string) => {
+      let statement = statements.get(source);
+      if (statement) {
+        statements.delete(source);
+      } else {
+        statement = sqlite.prepare(source);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(source, statement);
+      return statement;
+    },
+  } as Pick<BetterSqlite3.Database, 'prepare' | 'close'>;
 }
 
 /**

@@ -1,0 +1,35 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { migrateToLatest, openSqliteDatabase } from '../../src/store/index.js';
+
+/** The SQLite connection's prepared-statement cache: reused statements, evicted ones, writes. */
+describe('openSqliteDatabase', () => {
+  it('answers correctly when statements are reused and when more SQL texts than the cache holds are run', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'th-db-'));
+    const db = openSqliteDatabase(join(folder, 'test.db'));
+    try {
+      await migrateToLatest(db);
+      // 600 distinct texts go well past the cache (256), so early ones are evicted and prepared again.
+      for (let round = 0; round < 2; round += 1) {
+        for (let i = 0; i < 600; i += 1) {
+          const { rows } = await sql<{ n: number }>`select ${sql.lit(i)} + ${round} as n`.execute(db);
+          assert.equal(rows[0]!.n, i + round);
+        }
+      }
+      // One text run many times with different parameters: the cached statement binds anew each time.
+      for (let i = 0; i < 50; i += 1) {
+        await db.insertInto('task_settings').values({ task_id: `t${i}`, model: `m${i}` }).execute();
+      }
+      const models = await db.selectFrom('task_settings').select(['task_id', 'model']).orderBy('task_id').execute();
+      assert.equal(models.length, 50);
+      assert.deepEqual(models.find((row) => row.task_id === 't7'), { task_id: 't7', model: 'm7' });
+    } finally {
+      await db.destroy();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
