@@ -27,7 +27,7 @@ import { TaskReports } from './runtime/task-reports.js';
 import { TurnRegistry } from './runtime/turns.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
-import { startGrpcServer, type RunningGrpcServer } from './server/grpc-server.js';
+import type { RunningGrpcServer } from './server/grpc-server.js';
 import { createHttpApp } from './server/http-app.js';
 import { RequestValidation } from './server/request-validation.js';
 import { bundledWebDir } from './server/web-page.js';
@@ -144,6 +144,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {
+      // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
+      const { startGrpcServer } = await import('./server/grpc-server.js');
       grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator });
       endpoints.grpcAddress = grpc.address;
     }
@@ -177,10 +179,18 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   }
 }
 
+/**
+ * Connections the OS may hold for the server before it accepts them. Node's default, 511, is
+ * too few for a burst of clients while the event loop is busy: the rest are dropped and reset
+ * after the kernel's retries (a 1,000-stream burst lost 20 to 40 streams that way). The OS
+ * caps it at its own limit (net.core.somaxconn).
+ */
+const LISTEN_BACKLOG = 4096;
+
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       resolve();
     });
