@@ -3,8 +3,9 @@ import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, statusUpdate } from './events.js';
+import { CoalescedText } from './coalesced-text.js';
 import { modelHistory } from './history.js';
-import type { ModelGateway } from './model-gateway.js';
+import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import { TurnInterrupted, type Turn, type TurnRegistry } from './turns.js';
@@ -143,15 +144,21 @@ export class HarnessExecutor implements AgentExecutor {
       );
       chunks += 1;
     };
-    const response = await this.options.gateway.complete({
-      modelId,
-      system: this.options.systemPrompt,
-      messages: modelHistory(history),
-      abortSignal: turn.abort.signal,
-      onText: (delta) => {
-        if (delta && !turn.abort.signal.aborted) publish(delta, false);
-      },
+    const text = new CoalescedText((merged) => {
+      if (!turn.abort.signal.aborted) publish(merged, false);
     });
+    let response: ModelResponse;
+    try {
+      response = await this.options.gateway.complete({
+        modelId,
+        system: this.options.systemPrompt,
+        messages: modelHistory(history),
+        abortSignal: turn.abort.signal,
+        onText: (delta) => text.push(delta),
+      });
+    } finally {
+      text.flush(); // what arrived before the end, or before a failure, goes out before the final status
+    }
     if (chunks > 0) publish('', true);
     await this.options.state.addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens });
     return response.text || '(The model returned no text.)';
