@@ -18,6 +18,7 @@ import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { agentMessage } from './runtime/events.js';
 import { HarnessExecutor, INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './runtime/executor.js';
+import { BlockingSendAsStream } from './runtime/blocking-send.js';
 import { SingleTurnGuard } from './runtime/single-turn-guard.js';
 import { SubtaskCancellation } from './runtime/subtask-cancellation.js';
 import { withSubtaskLinks } from './runtime/subtask-metadata.js';
@@ -129,7 +130,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION, bearerAuth: authenticator !== undefined });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    turnHandler = new SingleTurnGuard(new SubtaskCancellation(sdkHandler, store.state), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
+    turnHandler = new SingleTurnGuard(new BlockingSendAsStream(new SubtaskCancellation(sdkHandler, store.state)), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
     const commandsHandler = new CommandsRequestHandler(turnHandler, {
       registry,
       taskStore,

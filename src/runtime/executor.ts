@@ -100,14 +100,16 @@ export class HarnessExecutor implements AgentExecutor {
 
   /**
    * Publishes the task event every execution must start with, and returns the conversation.
-   * A continued task is republished without history or artifacts: the SDK merges those from
-   * the store, and a snapshot's copies would overwrite newer ones.
+   * A continued task is republished without artifacts and with only the new message as its
+   * history: the SDK merges the rest from the store, and a snapshot's copies would overwrite
+   * newer ones. (An empty history would make the SDK deep-copy the stored one, all of it, at
+   * the start of every turn; the new message is stored already, so nothing is written twice.)
    */
   private openTask(context: RequestContext, bus: ExecutionEventBus): Message[] {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
     const task: Task = existing
-      ? { ...existing, history: [], artifacts: [], metadata: {}, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() } }
+      ? { ...existing, history: [userMessage], artifacts: [], metadata: {}, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() } }
       : {
           id: taskId,
           contextId,
