@@ -1,6 +1,6 @@
 import { Role, type Message, type Part } from '@a2a-js/sdk';
-import type { ModelMessage } from 'ai';
 import { isCommandExchange } from '../commands/index.js';
+import type { ConversationMessage } from './model-gateway.js';
 
 /** Metadata key that marks an agent message written by the harness itself, not by a model. */
 export const NOTICE_KEY = 'tiny-harness/notice';
@@ -26,8 +26,8 @@ function partText(part: Part): string | undefined {
  * messages and their replies (CMD-7) and without the harness's own notices (an interrupted
  * turn, a provider failure), which the model did not say and should not imitate.
  */
-export function modelHistory(history: readonly Message[]): ModelMessage[] {
-  const messages: ModelMessage[] = [];
+export function modelHistory(history: readonly Message[]): ConversationMessage[] {
+  const messages: ConversationMessage[] = [];
   for (const message of history) {
     if (isCommandExchange(message) || message.metadata?.[NOTICE_KEY] !== undefined) continue;
     const text = message.parts.map(partText).filter((t): t is string => t !== undefined).join('\n');

@@ -1,11 +1,15 @@
-import type { ModelMessage } from 'ai';
+/** One message of the conversation a turn sends: models are spoken to in text. */
+export interface ConversationMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
 
 /** One model request of a turn. */
 export interface ModelRequest {
   /** `provider:model`, as offered by the catalog. */
   modelId: string;
   system?: string;
-  messages: ModelMessage[];
+  messages: ConversationMessage[];
   /** Aborts the provider request itself (CancelTask, shutdown). */
   abortSignal: AbortSignal;
   /** Called with each piece of text as it arrives, in order. */

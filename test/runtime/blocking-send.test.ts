@@ -42,7 +42,7 @@ function send(text: string, options: { taskId?: string; contextId?: string; hist
   return {
     tenant: '',
     message: msg,
-    configuration: { acceptedOutputModes: [], historyLength: options.historyLength, returnImmediately: options.returnImmediately ?? false },
+    configuration: { acceptedOutputModes: [], historyLength: options.historyLength, returnImmediately: options.returnImmediately ?? false, taskPushNotificationConfig: undefined },
     metadata: {},
   } as SendMessageRequest;
 }
