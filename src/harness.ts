@@ -120,6 +120,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       state: store.state,
       subtasks,
       systemPrompt: config.systemPrompt,
+      contextChars: config.contextChars,
       endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
       contextOf: async (taskId) => (await store.tasks.loadUnscoped(taskId))?.contextId,
       onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),

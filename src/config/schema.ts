@@ -11,6 +11,7 @@ export const PROVIDER_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 /** The provider name that the built-in offline models use. */
 export const BUILTIN_PROVIDER = 'builtin';
 export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
+export const DEFAULT_CONTEXT_CHARS = 200_000;
 export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 
 const SECRET_LIKE_KEY = /key|token|secret|passw|credential|auth|bearer/i;
@@ -101,6 +102,11 @@ export const configSchema = strictObject({
   detectOllama: z.boolean().default(true),
   /** The longest one model request may take, in milliseconds. */
   modelTimeoutMs: z.number().int().min(1000, 'must be at least 1000').max(3_600_000).default(DEFAULT_MODEL_TIMEOUT_MS),
+  /**
+   * The most characters of conversation one turn sends to its model: the newest messages that
+   * fit. About 4 characters make a token, so the default is some 50,000 tokens.
+   */
+  contextChars: z.number().int().min(1000, 'must be at least 1000').default(DEFAULT_CONTEXT_CHARS),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

@@ -27,6 +27,7 @@ describe('config schema', () => {
       turnEndState: 'input-required',
       detectOllama: true,
       modelTimeoutMs: 120000,
+      contextChars: 200000,
       providers: {},
     });
   });

@@ -77,3 +77,26 @@ describe('model turns', () => {
     assert.deepEqual(listed.tasks.map((t) => t.id), [task.id]);
   });
 });
+
+describe('a conversation longer than the context budget', () => {
+  it('sends the model only the newest messages that fit contextChars, with the system prompt', async () => {
+    const small = await startTestHarness({ config: { contextChars: 1000, systemPrompt: 'Be brief.' }, script: { reply: () => 'ok' } });
+    try {
+      const client = await small.client('JSONRPC');
+      const words = (n: number) => `message ${n} ${'x'.repeat(290)}`; // 300 characters each
+      let task = await send(client, words(1));
+      for (let n = 2; n <= 6; n += 1) task = await send(client, words(n), { taskId: task.id, contextId: task.contextId });
+      const sent = small.chatRequests().at(-1).messages as Array<{ role: string; content: string }>;
+      assert.equal(sent[0]?.role, 'system');
+      const conversation = sent.slice(1);
+      // 300 + 2 + 300 + 2 + 300 = 904 characters: messages 4, 5 and 6 and the replies between them.
+      assert.deepEqual(
+        conversation.map((m) => (m.role === 'user' ? m.content.slice(0, 9) : m.content)),
+        ['message 4', 'ok', 'message 5', 'ok', 'message 6'],
+      );
+      assert.equal(task.history.length, 12, 'the task itself keeps the whole conversation');
+    } finally {
+      await small.close();
+    }
+  });
+});

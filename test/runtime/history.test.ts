@@ -35,4 +35,22 @@ describe('the history a turn sends to its model', () => {
       { role: 'user', content: 'look\n{"a":1}\n[file f.pdf]' },
     ]);
   });
+
+  it('sends only the newest messages that fit the budget, starting at a user message', () => {
+    const history = [
+      message(Role.ROLE_USER, [text('u1 ' + 'a'.repeat(40))]),
+      message(Role.ROLE_AGENT, [text('a1 ' + 'b'.repeat(40))]),
+      message(Role.ROLE_USER, [text('u2 ' + 'c'.repeat(40))]),
+      message(Role.ROLE_AGENT, [text('a2 ' + 'd'.repeat(40))]),
+      message(Role.ROLE_USER, [text('/status')], { command: 'status' }),
+      message(Role.ROLE_AGENT, [text('State: ' + 'e'.repeat(500))], { command: 'status' }),
+      message(Role.ROLE_USER, [text('u3')]),
+    ];
+    const roles = (budget: number) => modelHistory(history, budget).map((m) => m.content.slice(0, 2));
+    assert.deepEqual(roles(Infinity), ['u1', 'a1', 'u2', 'a2', 'u3'], 'no budget: everything, commands left out');
+    assert.deepEqual(roles(1000), ['u1', 'a1', 'u2', 'a2', 'u3'], 'the command reply does not count against the budget');
+    assert.deepEqual(roles(135), ['u2', 'a2', 'u3'], 'cut after a2 and u2 would leave a1 first: a1 is dropped too');
+    assert.deepEqual(roles(50), ['u3'], 'a2 alone does not fit with u3; a conversation cut short starts with the user');
+    assert.deepEqual(roles(1), ['u3'], 'the newest message always goes, whatever its size');
+  });
 });
