@@ -11,12 +11,14 @@
  * `SendMessage` at a time:
  * - command: "/status" (the bare SDK's executor answers it with a task event and an
  *   INPUT_REQUIRED status carrying a short message, what a command reply looks like);
- * - turn: an ordinary message, answered by a fixture model (8 tokens, no delay) to which both
- *   send the whole conversation, streamed back as artifact updates, then the final status.
+ * - turn: an ordinary message, answered by a fixture model (8 tokens, no delay), streamed back
+ *   as artifact updates, then the final status. The bare SDK sends the model the whole
+ *   conversation; the harness the newest messages within `contextChars` (200,000 characters
+ *   by default: about 660 of these messages), as a model's context window requires.
  *   Measured with `configuration.historyLength` unset (the SDK returns the whole task) and
  *   with historyLength 1, each on its own task.
- * Also timed: the model request alone (the same conversation POSTed to the fixture), the part
- * of a turn no server can avoid. Each figure: a few warm-up requests, then up to N timed ones
+ * Also timed: the model request alone (the conversation as the harness sends it, POSTed to the
+ * fixture), the part of a turn no server can avoid. Each figure: a few warm-up requests, then up to N timed ones
  * within a time budget.
  * Goal: our cost stays flat, 10,000 messages at most twice the cost of 10.
  */
@@ -30,6 +32,8 @@ import { isTask, postSse, sdkClient, sendText, type Target } from './lib/clients
 import { timed, type Budget } from './lib/measure.js';
 import { startServer } from './lib/processes.js';
 import { header, kb, ms, printVerdicts, times, verdict, type Summary } from './lib/report.js';
+import { DEFAULT_CONTEXT_CHARS } from '../src/config/schema.js';
+import { modelHistory } from '../src/runtime/history.js';
 import { numberedReply, prng, seededTask, textOf } from './lib/seed.js';
 
 const { values: flags } = parseArgs({ options: { levels: { type: 'string', default: '10,1000,10000' } } });
@@ -102,7 +106,8 @@ async function measureModel(modelUrl: string): Promise<Map<number, Summary>> {
   const conversations = new Map<number, Array<{ role: string; content: string }>>();
   for (const length of seedLengths()) {
     const task = seededTask(length, random);
-    if (!conversations.has(length)) conversations.set(length, [...task.history.map((m, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: textOf(m) })), { role: 'user', content: 'Say something.' }]);
+    // What the harness sends: the newest messages within its default context budget.
+    if (!conversations.has(length)) conversations.set(length, [...modelHistory(task.history, DEFAULT_CONTEXT_CHARS), { role: 'user', content: 'Say something.' }]);
   }
   const figures = new Map<number, Summary>();
   for (const level of LEVELS) {
@@ -159,7 +164,7 @@ async function main(): Promise<void> {
     console.log('bare SDK (DefaultRequestHandler + InMemoryTaskStore)');
     const b = await measureSide(bare.url, theirs);
     await model.reset();
-    console.log('the model request alone (same conversation POSTed to the fixture)');
+    console.log(`the model request alone (the conversation as the harness sends it, the newest ${DEFAULT_CONTEXT_CHARS} characters, POSTed to the fixture)`);
     const m = await measureModel(model.url);
     await model.reset();
 
