@@ -27,6 +27,7 @@ import {
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentMessage } from '../src/runtime/events.js';
 
 const JSONRPC_PATH = '/a2a/jsonrpc';
 
@@ -47,18 +48,6 @@ export interface RunningBareAgent {
 
 const STATUS_TEXT = 'State: TASK_STATE_INPUT_REQUIRED';
 
-function agentMessage(taskId: string, contextId: string, text: string): Message {
-  return {
-    messageId: randomUUID(),
-    taskId,
-    contextId,
-    role: Role.ROLE_AGENT,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
-    metadata: {},
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 function textOf(message: Message): string {
   return message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');

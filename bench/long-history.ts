@@ -26,6 +26,7 @@ import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { openStore } from '../src/store/index.js';
 import { removeDir, tempDir } from './lib/cleanup.js';
 import { header, packageRoot, printVerdicts, summarize, verdict } from './lib/report.js';
+import { agentMessage as replyMessage } from '../src/runtime/events.js';
 
 const EVENTS = Number(process.argv[2] ?? 500);
 const LONG_HISTORY = Number(process.argv[3] ?? 5000);
@@ -34,17 +35,9 @@ const BUDGET_MS = 15_000;
 const MIN_EVENTS = 50;
 const context = new ServerCallContext();
 
+/** A command reply, as the harness stores one. */
 function agentMessage(taskId: string, contextId: string, text: string): Message {
-  return {
-    messageId: randomUUID(),
-    contextId,
-    taskId,
-    role: Role.ROLE_AGENT,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
-    metadata: { command: 'status' },
-    extensions: [],
-    referenceTaskIds: [],
-  };
+  return { ...replyMessage(taskId, contextId, text), metadata: { command: 'status' } };
 }
 
 /** A task with `length` history messages and, optionally, earlier turns' streamed artifacts. */

@@ -9,6 +9,7 @@ import express from 'express';
 import { AGENT_CARD_PATH, Role, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentMessage } from '../../src/runtime/events.js';
 
 export interface BareAgent {
   url: string;
@@ -17,18 +18,6 @@ export interface BareAgent {
   close(): Promise<void>;
 }
 
-function agentMessage(taskId: string, contextId: string, text: string): Message {
-  return {
-    messageId: crypto.randomUUID(),
-    taskId,
-    contextId,
-    role: Role.ROLE_AGENT,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
-    metadata: {},
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 const executor: AgentExecutor = {
   async execute(context, bus) {

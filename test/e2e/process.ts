@@ -1,5 +1,7 @@
 /** Runs the real command line in a child process, as a user would, for restart and crash tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -45,4 +47,14 @@ export async function startServerProcess(args: string[], env: Record<string, str
       return exited;
     },
   };
+}
+
+/** Writes `config.json` into `dir`: the fixture model server as the only provider, `small` the default. Returns its path. */
+export function writeFixtureConfig(dir: string, baseURL: string): string {
+  const file = join(dir, 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({ defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL, models: ['small', 'large'] } } }),
+  );
+  return file;
 }

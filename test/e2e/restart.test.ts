@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
-import { startServerProcess, type ServerProcess } from './process.js';
+import { startServerProcess, writeFixtureConfig, type ServerProcess } from './process.js';
 import { createClient, dataOf, eventually, send, textOf, userMessage } from './support.js';
 
 let model: RunningModelServer;
@@ -25,11 +25,7 @@ before(async () => {
     chunkDelayMs: 20,
   });
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-restart-'));
-  configFile = join(dir, 'config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({ defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } } }),
-  );
+  configFile = writeFixtureConfig(dir, model.baseURL);
 });
 
 after(async () => {

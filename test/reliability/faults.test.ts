@@ -15,7 +15,7 @@
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
@@ -24,7 +24,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { startHarness, type RunningHarness } from '../../src/harness.js';
 import { createLogger } from '../../src/log.js';
 import { INTERRUPTED_TEXT } from '../../src/runtime/executor.js';
-import { startServerProcess, type ServerProcess } from '../e2e/process.js';
+import { startServerProcess, writeFixtureConfig, type ServerProcess } from '../e2e/process.js';
 import { createClient, send, userMessage } from '../e2e/support.js';
 import { startModelServer, type Failure, type RunningModelServer } from '../fixtures/model-server.js';
 import {
@@ -78,11 +78,7 @@ describe('kill -9 during streamed turns and command replies', () => {
   before(async () => {
     model = await startModelServer({ reply: (body) => (lastUserText(body).includes('long story') ? LONG : SHORT), chunkDelayMs: CHUNK_DELAY_MS });
     dir = mkdtempSync(join(tmpdir(), 'tiny-harness-faults-'));
-    configFile = join(dir, 'config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({ defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } } }),
-    );
+    configFile = writeFixtureConfig(dir, model.baseURL);
   });
 
   after(async () => {
