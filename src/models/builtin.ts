@@ -1,7 +1,7 @@
 /**
  * The built-in offline models, always offered, so the harness answers something useful with
  * no key, no network and no local server: on a fresh machine, in CI and in tests. They are real
- * AI SDK `LanguageModelV3` objects, called through `streamText` like any provider, and fully
+ * AI SDK `LanguageModelV3` objects, streamed through `doStream` like any provider, and fully
  * deterministic: the same prompt always gives the same chunks and the same usage counts.
  *
  * - `builtin:echo` repeats the last user message and explains how to configure a real model.
