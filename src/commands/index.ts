@@ -11,7 +11,7 @@ export { commandsExtension, commandsExtensionParams, withCommandsExtension } fro
 export { buildReply, isCommandExchange } from './reply.js';
 export { withoutCommandMetadata } from './metadata-guard.js';
 export { DelegatingRequestHandler } from './delegating-handler.js';
-export { CommandsRequestHandler, type CommandsRequestHandlerOptions } from './request-handler.js';
+export { CommandsRequestHandler, DEFAULT_ANSWER_HISTORY, type CommandsRequestHandlerOptions } from './request-handler.js';
 export type { HistoryAppender, CommandOutcome } from './runner.js';
 export { announce, type ActiveTurns, type AnnounceTarget } from './announce.js';
 export { InMemoryCommandReplyLog, type CommandReplyLog } from './reply-log.js';

@@ -117,19 +117,19 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
 }
 
 
-/** The `historyLength` rule the SDK applies to the tasks it returns, applied to ours alike. */
 /**
- * How much history a command's answer carries when the client did not say (`historyLength`
- * unset): the command message and its reply. A2A lets a server apply a lower limit than "all"
- * there, and it matters: the whole history of a long conversation, serialised for every
- * command, made a command on a 5,000-message task five times slower than on a new one.
- * `GetTask` still returns everything.
+ * How much history an answer to `SendMessage` carries when the client did not say
+ * (`historyLength` unset): the message sent and its reply. A2A lets a server apply a lower
+ * limit than "all" there ("MAY apply a lower limit"), and it matters: the whole history of a
+ * long conversation, serialised for every answer, made a command on a 5,000-message task five
+ * times slower than on a new one, and a turn on a 10,000-message task answered with 5.6 MB.
+ * `GetTask` still returns everything. Turns follow the same rule (runtime/blocking-send.ts).
  */
-export const DEFAULT_REPLY_HISTORY = 2;
+export const DEFAULT_ANSWER_HISTORY = 2;
 
 /** The `historyLength` rule the SDK applies to the tasks it returns, with the default above. */
 function applyHistoryLength(task: Task, historyLength: number | undefined): Task {
-  const length = historyLength ?? DEFAULT_REPLY_HISTORY;
+  const length = historyLength ?? DEFAULT_ANSWER_HISTORY;
   return { ...task, history: length <= 0 ? [] : task.history.slice(-length) };
 }
 

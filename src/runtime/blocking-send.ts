@@ -1,12 +1,13 @@
 import type { Message, SendMessageRequest, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DEFAULT_ANSWER_HISTORY, DelegatingRequestHandler } from '../commands/index.js';
 
 /**
  * Runs a blocking `SendMessage` as a stream that nobody sees, and answers with the stored task
- * at its end (with the request's `historyLength`), or with the agent's message if it answered
- * with one.
+ * at its end, or with the agent's message if it answered with one. The task carries the history
+ * the request's `historyLength` asks for; unset, the message sent and the reply, as a command's
+ * answer does (`DEFAULT_ANSWER_HISTORY`).
  *
  * Why: the SDK's own blocking path deep-copies the whole task after every event, for push
  * notifications, even when they are off (this harness offers none). A turn's reply comes in
@@ -27,6 +28,6 @@ export class BlockingSendAsStream extends DelegatingRequestHandler {
     }
     // The SDK's words for the same case, so that a client sees no difference.
     if (!taskId) throw new A2AError('Agent execution finished without a result, and no task context found.');
-    return this.inner.getTask({ tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength }, context);
+    return this.inner.getTask({ tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY }, context);
   }
 }

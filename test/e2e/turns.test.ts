@@ -94,7 +94,13 @@ describe('a conversation longer than the context budget', () => {
         conversation.map((m) => (m.role === 'user' ? m.content.slice(0, 9) : m.content)),
         ['message 4', 'ok', 'message 5', 'ok', 'message 6'],
       );
-      assert.equal(task.history.length, 12, 'the task itself keeps the whole conversation');
+      const stored = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+      assert.equal(stored.history.length, 12, 'the task itself keeps the whole conversation');
+      assert.deepEqual(
+        task.history.map((m) => textOf(m).slice(0, 9)),
+        ['message 6', 'ok'],
+        'the answer to SendMessage carries the message sent and the reply',
+      );
     } finally {
       await small.close();
     }

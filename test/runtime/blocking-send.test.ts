@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
+import { DEFAULT_ANSWER_HISTORY } from '../../src/commands/index.js';
 import { BlockingSendAsStream } from '../../src/runtime/blocking-send.js';
 import { callContext, message, textPart } from '../store/helpers.js';
 
@@ -65,12 +66,18 @@ async function conversation(handler: { sendMessage: DefaultRequestHandler['sendM
 }
 
 describe('BlockingSendAsStream (a blocking send run as a stream)', () => {
-  for (const historyLength of [undefined, 1, 0]) {
-    it(`answers a blocking send as the SDK's own blocking path does (historyLength ${historyLength ?? 'unset'})`, async () => {
+  for (const historyLength of [undefined, 1, 0, 10]) {
+    it(`answers a blocking send as the SDK's own blocking path does, but for the history's default (historyLength ${historyLength ?? 'unset'})`, async () => {
       const sdk = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
       const ours = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
       const expected = await conversation(sdk, historyLength);
       const actual = await conversation(ours, historyLength);
+      if (historyLength === undefined) {
+        // Unset, the SDK returns the whole history; the harness the message sent and the reply.
+        assert.equal(expected.second.history.length, 4);
+        expected.first.history = expected.first.history.slice(-DEFAULT_ANSWER_HISTORY);
+        expected.second.history = expected.second.history.slice(-DEFAULT_ANSWER_HISTORY);
+      }
       assert.deepEqual(actual, expected);
       assert.equal(actual.second.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.deepEqual(actual.second.artifacts.at(-1), 'one two three');
