@@ -39,8 +39,8 @@ import { numberedReply, prng, seededTask, textOf } from './lib/seed.js';
 const { values: flags } = parseArgs({ options: { levels: { type: 'string', default: '10,1000,10000' } } });
 const LEVELS = flags.levels.split(',').map(Number);
 const REPLY = numberedReply(8);
-const COMMAND: Budget = { warmUp: 3, count: 30, min: 5, budgetMs: 6000 };
-const TURN: Budget = { warmUp: 1, count: 10, min: 3, budgetMs: 8000 };
+const COMMAND: Budget = { warmUp: 10, count: 100, min: 5, budgetMs: 8000 };
+const TURN: Budget = { warmUp: 2, count: 20, min: 3, budgetMs: 10000 };
 const MODEL: Budget = { warmUp: 1, count: 10, min: 3, budgetMs: 5000 };
 /** The three tasks of each level: one for commands, one per turn variant. */
 const ROLES = ['command', 'turn', 'turn-h1'] as const;
