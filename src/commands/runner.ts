@@ -87,7 +87,10 @@ export class CommandRunner {
     if (message.contextId && message.contextId !== task.contextId) {
       throw new RequestMalformedError(`contextId mismatch: message contextId '${message.contextId}' does not match task '${taskId}' contextId '${task.contextId}'`);
     }
-    const earlier = await this.options.replyLog?.get(taskId, message.messageId);
+    // A message answered before is in the history already (when the history keeps commands):
+    // only then is the reply log worth a look.
+    const seenBefore = !this.options.history || task.history.some((m) => m.messageId === message.messageId);
+    const earlier = seenBefore ? await this.options.replyLog?.get(taskId, message.messageId) : undefined;
     if (earlier) return { taskBefore: task, task, reply: earlier };
     // CMD-11: a finished task takes no more messages, commands included.
     if (isTerminal(task.status?.state)) {

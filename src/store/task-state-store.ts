@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 import type { TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import type { Database } from './database.js';
 
+/** Entries each of the in-memory caches below holds before it is emptied. */
+const CACHE_LIMIT = 10_000;
+
 /**
  * The harness's own per-task state (model choice, token usage) in tables of its own, out of
  * reach of the task saves the SDK makes after every event: a `/model` command that lands
@@ -14,18 +17,29 @@ export class SqlTaskStateStore implements TaskStateStore {
    * the limit, and read again on demand.
    */
   private readonly links = new Map<string, TaskLinks>();
-  private static readonly LINK_CACHE_LIMIT = 10_000;
+  /** Model choices and usage, read by every turn and every `/status`, kept the same way. */
+  private readonly taskModels = new Map<string, string | undefined>();
+  private readonly contextModels = new Map<string, string | undefined>();
+  private readonly usage = new Map<string, TokenUsage[]>();
+  /**
+   * Counts the starts and ends of writes: a read during which a write started or ended does
+   * not keep what it read in memory, which may be from before the write.
+   */
+  private writes = 0;
 
   constructor(private readonly db: Kysely<Database>) {}
 
   async getTaskModel(taskId: string): Promise<string | undefined> {
+    if (this.taskModels.has(taskId)) return this.taskModels.get(taskId);
+    const writes = this.writes;
     const row = await this.db.selectFrom('task_settings').select('model').where('task_id', '=', taskId).executeTakeFirst();
+    if (writes === this.writes) remember(this.taskModels, taskId, row?.model);
     return row?.model;
   }
 
   /** Both rows in one transaction, so the task and its context never disagree after a crash. */
   async setTaskModel(taskId: string, contextId: string | undefined, model: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.writing(() => this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('task_settings')
         .values({ task_id: taskId, model })
@@ -37,11 +51,16 @@ export class SqlTaskStateStore implements TaskStateStore {
         .values({ context_id: contextId, model })
         .onConflict((oc) => oc.column('context_id').doUpdateSet({ model }))
         .execute();
-    });
+    }));
+    remember(this.taskModels, taskId, model);
+    if (contextId !== undefined) remember(this.contextModels, contextId, model);
   }
 
   async getContextModel(contextId: string): Promise<string | undefined> {
+    if (this.contextModels.has(contextId)) return this.contextModels.get(contextId);
+    const writes = this.writes;
     const row = await this.db.selectFrom('context_settings').select('model').where('context_id', '=', contextId).executeTakeFirst();
+    if (writes === this.writes) remember(this.contextModels, contextId, row?.model);
     return row?.model;
   }
 
@@ -51,7 +70,7 @@ export class SqlTaskStateStore implements TaskStateStore {
    * models; the position is kept on later additions.
    */
   async addUsage(taskId: string, usage: TokenUsage): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.writing(() => this.db.transaction().execute(async (trx) => {
       const counted = await trx
         .selectFrom('task_usage')
         .select((eb) => eb.fn.countAll().as('models'))
@@ -73,11 +92,15 @@ export class SqlTaskStateStore implements TaskStateStore {
           })),
         )
         .execute();
-    });
+    }));
+    this.usage.delete(taskId); // read again, totals and order as stored
   }
 
   /** One entry per model, in first-use order. */
   async getUsage(taskId: string): Promise<TokenUsage[]> {
+    const known = this.usage.get(taskId);
+    if (known) return known.map((entry) => ({ ...entry }));
+    const writes = this.writes;
     const rows = await this.db
       .selectFrom('task_usage')
       .select(['model', 'input_tokens', 'output_tokens'])
@@ -85,11 +108,13 @@ export class SqlTaskStateStore implements TaskStateStore {
       .orderBy('first_seq')
       .orderBy('model')
       .execute();
-    return rows.map((row) => ({ model: row.model, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) }));
+    const usage = rows.map((row) => ({ model: row.model, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) }));
+    if (writes === this.writes) remember(this.usage, taskId, usage);
+    return usage.map((entry) => ({ ...entry }));
   }
 
   async linkSubtask(parentId: string, childId: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.writing(() => this.db.transaction().execute(async (trx) => {
       const counted = await trx
         .selectFrom('task_links')
         .select((eb) => eb.fn.countAll().as('children'))
@@ -100,7 +125,7 @@ export class SqlTaskStateStore implements TaskStateStore {
         .values({ child_id: childId, parent_id: parentId, seq: Number(counted?.children ?? 0) })
         .onConflict((oc) => oc.column('child_id').doNothing())
         .execute();
-    });
+    }));
     this.links.delete(parentId);
     this.links.delete(childId);
   }
@@ -108,13 +133,28 @@ export class SqlTaskStateStore implements TaskStateStore {
   async getLinks(taskId: string): Promise<TaskLinks> {
     const known = this.links.get(taskId);
     if (known) return { parent: known.parent, children: [...known.children] };
+    const writes = this.writes;
     const [parent, children] = await Promise.all([
       this.db.selectFrom('task_links').select('parent_id').where('child_id', '=', taskId).executeTakeFirst(),
       this.db.selectFrom('task_links').select('child_id').where('parent_id', '=', taskId).orderBy('seq').execute(),
     ]);
     const links: TaskLinks = { parent: parent?.parent_id, children: children.map((row) => row.child_id) };
-    if (this.links.size >= SqlTaskStateStore.LINK_CACHE_LIMIT) this.links.clear();
-    this.links.set(taskId, links);
+    if (writes === this.writes) remember(this.links, taskId, links);
     return { parent: links.parent, children: [...links.children] };
   }
+
+  private async writing<T>(write: () => Promise<T>): Promise<T> {
+    this.writes += 1;
+    try {
+      return await write();
+    } finally {
+      this.writes += 1;
+    }
+  }
+}
+
+/** Keeps a value read or written, dropping everything once the map is full: read again on demand. */
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  if (cache.size >= CACHE_LIMIT && !cache.has(key)) cache.clear();
+  cache.set(key, value);
 }

@@ -45,6 +45,31 @@ describe('SqlTaskStateStore', () => {
     ]);
     assert.deepStrictEqual(await reopened.getUsage('t2'), [{ model: 'alpha', inputTokens: 6_000_000_000, outputTokens: 2 }]);
   });
+
+  it('answers from memory what the database holds, with reads and writes running together', async () => {
+    const { state } = temp.store;
+    for (let round = 0; round < 20; round += 1) {
+      // A read started before each write, one after, and reads after both.
+      const pending = [state.getTaskModel('t1'), state.getContextModel('c1'), state.getUsage('t1'), state.getLinks('p1')];
+      const writes = [
+        state.setTaskModel('t1', 'c1', `m${round}`),
+        state.addUsage('t1', { model: `m${round % 3}`, inputTokens: 1, outputTokens: 2 }),
+        state.linkSubtask('p1', `child${round}`),
+      ];
+      pending.push(state.getTaskModel('t1'), state.getUsage('t1'), state.getLinks('p1'));
+      await Promise.all([...pending, ...writes]);
+      assert.equal(await state.getTaskModel('t1'), `m${round}`);
+      assert.equal(await state.getContextModel('c1'), `m${round}`);
+      assert.equal((await state.getLinks('p1')).children.length, round + 1);
+      const total = (await state.getUsage('t1')).reduce((sum, entry) => sum + entry.inputTokens, 0);
+      assert.equal(total, round + 1);
+    }
+    const fromMemory = await state.getUsage('t1');
+    fromMemory[0]!.inputTokens = 999; // a caller changing its copy changes nothing kept
+    const reopened = (await temp.reopen()).state;
+    assert.deepStrictEqual(await state.getUsage('t1'), await reopened.getUsage('t1'));
+    assert.deepStrictEqual(await state.getLinks('p1'), await reopened.getLinks('p1'));
+  });
 });
 
 describe('SqlCommandReplyLog', () => {
