@@ -13,7 +13,7 @@ import {
 import type { HarnessConfig } from './config/schema.js';
 import { CommandFolder } from './file-commands/index.js';
 import { describeError, silentLogger, type Logger } from './log.js';
-import type { ModelCatalog } from './models/catalog.js';
+import { splitModelId, type ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { agentMessage } from './runtime/events.js';
@@ -120,7 +120,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       state: store.state,
       subtasks,
       systemPrompt: config.systemPrompt,
-      contextChars: config.contextChars,
+      contextCharsFor: (modelId) => config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
       endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
       contextOf: async (taskId) => (await store.tasks.loadUnscoped(taskId))?.contextId,
       onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),

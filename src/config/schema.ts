@@ -52,6 +52,9 @@ const modelList = z
 
 const description = z.string().max(200).optional();
 
+/** The most characters of conversation one turn sends to its model: the newest messages that fit. */
+const contextChars = z.number().int().min(1000, 'must be at least 1000');
+
 const openAICompatibleProvider = strictObject({
   type: z.literal('openai-compatible'),
   /** The server's OpenAI API root, e.g. `http://127.0.0.1:11434/v1`. */
@@ -60,6 +63,8 @@ const openAICompatibleProvider = strictObject({
   apiKeyEnv: envName.optional(),
   /** The models to offer; without it the server's `GET {baseURL}/models` is asked at start-up. */
   models: modelList.optional(),
+  /** Overrides the top-level `contextChars` for this provider's models (a small local model wants less). */
+  contextChars: contextChars.optional(),
   description,
 });
 
@@ -68,6 +73,8 @@ const openAIProvider = strictObject({
   baseURL: httpURL.optional(),
   apiKeyEnv: envName.default('OPENAI_API_KEY'),
   models: modelList.optional(),
+  /** Overrides the top-level `contextChars` for this provider's models (a small local model wants less). */
+  contextChars: contextChars.optional(),
   description,
 });
 
@@ -76,6 +83,8 @@ const anthropicProvider = strictObject({
   baseURL: httpURL.optional(),
   apiKeyEnv: envName.default('ANTHROPIC_API_KEY'),
   models: modelList.optional(),
+  /** Overrides the top-level `contextChars` for this provider's models (a small local model wants less). */
+  contextChars: contextChars.optional(),
   description,
 });
 
@@ -106,7 +115,7 @@ export const configSchema = strictObject({
    * The most characters of conversation one turn sends to its model: the newest messages that
    * fit. About 4 characters make a token, so the default is some 50,000 tokens.
    */
-  contextChars: z.number().int().min(1000, 'must be at least 1000').default(DEFAULT_CONTEXT_CHARS),
+  contextChars: contextChars.default(DEFAULT_CONTEXT_CHARS),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

@@ -16,8 +16,8 @@ export interface ExecutorOptions {
   gateway: ModelGateway;
   state: TaskStateStore;
   systemPrompt?: string;
-  /** The most characters of conversation a turn sends to its model (default: all of it). */
-  contextChars?: number;
+  /** The most characters of conversation a turn sends to the given model (default: all of it). */
+  contextCharsFor?: (modelId: string) => number;
   /** The state a finished turn leaves the task in: INPUT_REQUIRED keeps the conversation open. */
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
   /** The context of a stored task: the SDK's cancel path gives the executor only the task id. */
@@ -156,7 +156,7 @@ export class HarnessExecutor implements AgentExecutor {
       response = await this.options.gateway.complete({
         modelId,
         system: this.options.systemPrompt,
-        messages: modelHistory(history, this.options.contextChars),
+        messages: modelHistory(history, this.options.contextCharsFor?.(modelId)),
         abortSignal: turn.abort.signal,
         onText: (delta) => text.push(delta),
       });

@@ -55,7 +55,7 @@ describe('config schema', () => {
 
   it('names an unknown key by its path and lists what is allowed', () => {
     assert.match(problems({ defaultModle: 'local:small' }), /defaultModle: unknown key \(allowed here: defaultModel, systemPrompt/);
-    assert.match(problems({ providers: { local: { ...local, modles: ['x'] } } }), /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, description\)/);
+    assert.match(problems({ providers: { local: { ...local, modles: ['x'] } } }), /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, contextChars, description\)/);
   });
 
   it('rejects a bad URL with the key path', () => {

@@ -30,7 +30,8 @@ export interface TestHarness {
 
 export interface TestHarnessOptions {
   script?: ModelServerScript;
-  config?: HarnessConfigInput;
+  /** Config keys over the defaults; a function gets the fixture model server's base URL. */
+  config?: HarnessConfigInput | ((modelBaseURL: string) => HarnessConfigInput);
   dataDir?: string;
   harness?: Partial<HarnessOptions>;
 }
@@ -43,7 +44,7 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
       defaultModel: 'fixture:small',
       detectOllama: false,
       providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } },
-      ...options.config,
+      ...(typeof options.config === 'function' ? options.config(model.baseURL) : options.config),
     }),
   );
   const harness = await startHarness({ config, dataDir, host: '127.0.0.1', port: 0, grpcPort: 0, env: {}, ...options.harness });

@@ -79,8 +79,15 @@ describe('model turns', () => {
 });
 
 describe('a conversation longer than the context budget', () => {
-  it('sends the model only the newest messages that fit contextChars, with the system prompt', async () => {
-    const small = await startTestHarness({ config: { contextChars: 1000, systemPrompt: 'Be brief.' }, script: { reply: () => 'ok' } });
+  it('sends the model only the newest messages that fit its provider\'s contextChars, with the system prompt', async () => {
+    const small = await startTestHarness({
+      config: (baseURL) => ({
+        contextChars: 100_000, // the provider's own budget wins
+        systemPrompt: 'Be brief.',
+        providers: { fixture: { type: 'openai-compatible', baseURL, models: ['small'], contextChars: 1000 } },
+      }),
+      script: { reply: () => 'ok' },
+    });
     try {
       const client = await small.client('JSONRPC');
       const words = (n: number) => `message ${n} ${'x'.repeat(290)}`; // 300 characters each
