@@ -23,19 +23,21 @@ const COMPOSITION = new Set(['harness.ts', 'cli.ts', 'index.ts']);
  * `typeOnly` lists single files an area may reach only through `import type`/`export type`.
  */
 const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
-  commands: { may: [] },
-  models: { may: ['config', 'errors.ts', 'log.ts'] },
+  commands: { may: ['wire.ts'] },
+  models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
-  store: { may: ['errors.ts', 'log.ts'], typeOnly: ['commands/reply-log.ts', 'runtime/task-state.ts'] },
-  runtime: { may: ['commands', 'models', 'errors.ts', 'log.ts'] },
-  server: { may: ['log.ts', 'errors.ts', 'commands'] },
+  store: { may: ['errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/reply-log.ts', 'runtime/task-state.ts'] },
+  runtime: { may: ['commands', 'models', 'errors.ts', 'log.ts', 'wire.ts'] },
+  server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
-  'file-commands': { may: ['commands', 'errors.ts', 'log.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
+  'file-commands': { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
-  client: { may: ['commands', 'errors.ts', 'log.ts', 'version.ts'] },
+  client: { may: ['commands', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   'errors.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
   'version.ts': { may: [] },
+  // The wire vocabulary, shared with the web page: the SDK's types and nothing else.
+  'wire.ts': { may: [] },
 };
 
 interface Import {
@@ -161,6 +163,19 @@ describe('architecture', () => {
     assert.deepEqual(problems, [], `dependency rule broken:\n  ${problems.join('\n  ')}`);
   });
 
+  it('the web page shares only the wire vocabulary with src/ (src/wire.ts)', () => {
+    const web = join(ROOT, 'web', 'src');
+    const problems: string[] = [];
+    for (const file of readdirSync(web).filter((f) => f.endsWith('.ts'))) {
+      for (const imp of importsOf(file, readFileSync(join(web, file), 'utf8'))) {
+        if (!isRelative(imp.specifier)) continue;
+        const target = posix.normalize(posix.join('web/src', imp.specifier));
+        if (!target.startsWith('web/') && target !== 'src/wire.js') problems.push(`web/src/${file}:${imp.line} imports '${imp.specifier}'`);
+      }
+    }
+    assert.deepEqual(problems, [], `the page bundles only src/wire.ts from src/:\n  ${problems.join('\n  ')}`);
+  });
+
   it('the import scanner sees every form of import it checks', () => {
     const sample = [
       "import { a } from './a.js';",
@@ -213,15 +228,15 @@ describe('architecture', () => {
       ]),
     );
     assert.deepEqual(problems, [
-      "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: nothing else in src/)",
+      "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, commands/reply-log.ts (type only), runtime/task-state.ts (type only))",
-      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, errors.ts, log.ts)",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, wire.ts, commands/reply-log.ts (type only), runtime/task-state.ts (type only))",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, errors.ts, log.ts, wire.ts)",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, errors.ts, log.ts, version.ts)",
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, errors.ts, log.ts, version.ts, wire.ts)",
       'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });

@@ -9,7 +9,7 @@ import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { COMMANDS_EXTENSION_URI } from '../commands/index.js';
+import { COMMANDS_EXTENSION_URI, textPart } from '../wire.js';
 
 /** A request header given on the command line, `Name: value`. */
 export type Header = readonly [name: string, value: string];
@@ -120,7 +120,7 @@ export function userMessage(text: string, ids: { taskId?: string; contextId?: st
     taskId: ids.taskId ?? '',
     contextId: ids.contextId ?? '',
     role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    parts: [textPart(text)],
     metadata: {},
     extensions: [],
     referenceTaskIds: [],

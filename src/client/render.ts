@@ -5,10 +5,7 @@
  * `send` decide how each piece looks.
  */
 import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { COMMAND_KEY, TASK_REF_KEY, isTerminal } from '../commands/index.js';
-
-/** The metadata key of the note a parent receives when one of its sub-tasks ends. */
-const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+import { COMMAND_KEY, SUBTASK_NOTE_KEY, TASK_REF_KEY, isTerminal, textOf as partsText } from '../wire.js';
 
 /** One thing to show. */
 export type Shown =
@@ -22,11 +19,11 @@ export type Shown =
   | { kind: 'end'; state: TaskState; text: string };
 
 export function textOf(message: Message | undefined): string {
-  return (message?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+  return partsText(message?.parts);
 }
 
 export function artifactsText(artifacts: readonly Artifact[] | undefined): string {
-  return (artifacts ?? []).map((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).join('\n');
+  return (artifacts ?? []).map((a) => partsText(a.parts)).join('\n');
 }
 
 /** A task's result for a person: its status message, else its artifacts' text. */
@@ -94,7 +91,7 @@ export class TurnReader {
         return [];
       }
       case 'artifactUpdate': {
-        const text = (payload.value.artifact?.parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+        const text = partsText(payload.value.artifact?.parts);
         if (payload.value.taskId) this.taskId = payload.value.taskId;
         if (!text) return [];
         this.streamed = true;

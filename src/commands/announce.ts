@@ -1,6 +1,6 @@
 import { TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { AgentEvent, ResultManager, type ExecutionEventBusManager, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import { isTerminal } from './task-states.js';
+import { isTerminal } from '../wire.js';
 
 /** Which tasks have a model turn in flight; implemented by whatever runs the turns. */
 export interface ActiveTurns {

@@ -1,5 +1,5 @@
 import type { AgentCard, AgentExtension } from '@a2a-js/sdk';
-import { COMMANDS_EXTENSION_URI } from './extension.js';
+import { COMMANDS_EXTENSION_URI } from '../wire.js';
 import type { CommandRegistry } from './registry.js';
 
 /** The card `params` of the extension: exactly `{commands: [{name, description, argument_hint}]}`. */

@@ -3,7 +3,7 @@
  * answers command messages, the card entry, and the built-in commands. It knows the SDK and
  * nothing of the harness around it.
  */
-export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY } from './extension.js';
+export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY, isTerminal } from '../wire.js';
 export { CommandUsageError, type CommandDefinition, type CommandHandler, type CommandInvocation, type CommandResult } from './command.js';
 export { CommandRegistry, CommandRegistrationError, type RegisteredCommand } from './registry.js';
 export { parseCommand, parseCommandText, type ParsedCommand } from './parse.js';
@@ -15,5 +15,4 @@ export { CommandsRequestHandler, DEFAULT_ANSWER_HISTORY, type CommandsRequestHan
 export type { HistoryAppender, CommandOutcome } from './runner.js';
 export { announce, type ActiveTurns, type AnnounceTarget } from './announce.js';
 export { InMemoryCommandReplyLog, type CommandReplyLog } from './reply-log.js';
-export { isTerminal } from './task-states.js';
 export { registerBuiltinCommands, type ModelControl, type SubtaskControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';

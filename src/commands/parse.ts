@@ -1,12 +1,11 @@
 import type { Message } from '@a2a-js/sdk';
+import { splitCommandText } from '../wire.js';
 
 /** A command message split into its name and arguments (CMD-1). */
 export interface ParsedCommand {
   name: string;
   args: string;
 }
-
-const COMMAND_PATTERN = /^\/([a-z][a-z0-9-]*)(?:[ \t]+([\s\S]*))?$/;
 
 /**
  * Reads a message as a command when it is one (CMD-1 to CMD-3): exactly one part, a text
@@ -23,9 +22,6 @@ export function parseCommand(message: Message, isRegistered: (name: string) => b
 
 /** The text half of {@link parseCommand}, for clients that complete commands as the user types. */
 export function parseCommandText(text: string, isRegistered: (name: string) => boolean): ParsedCommand | undefined {
-  const match = COMMAND_PATTERN.exec(text.trimEnd());
-  if (!match) return undefined;
-  const name = match[1]!;
-  if (!isRegistered(name)) return undefined;
-  return { name, args: (match[2] ?? '').trim() };
+  const command = splitCommandText(text);
+  return command && isRegistered(command.name) ? command : undefined;
 }

@@ -1,6 +1,5 @@
+import { COMMAND_NAME_PATTERN } from '../wire.js';
 import type { CommandDefinition } from './command.js';
-
-const NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 
 /** A registered command with its argument hint resolved. */
 export type RegisteredCommand = CommandDefinition & { argumentHint: string };
@@ -23,7 +22,7 @@ export class CommandRegistry {
   /** Adds a command; refuses a malformed or taken name and an empty description (CMD-15). */
   register(definition: CommandDefinition): RegisteredCommand {
     const { name, description } = definition;
-    if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    if (typeof name !== 'string' || !COMMAND_NAME_PATTERN.test(name)) {
       throw new CommandRegistrationError(
         `Command name ${JSON.stringify(name)} is not valid: it must match ^[a-z][a-z0-9-]*$ (lower-case letters, digits and "-", starting with a letter).`,
       );

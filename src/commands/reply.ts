@@ -1,19 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Role, type Message, type Part, type Task, type TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { Role, type Message, type Task, type TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { CommandResult } from './command.js';
-import { COMMAND_KEY, COMMANDS_EXTENSION_URI, TASK_REF_KEY } from './extension.js';
+import { COMMAND_KEY, COMMANDS_EXTENSION_URI, TASK_REF_KEY, dataPart, textPart } from '../wire.js';
 
 /** The metadata of a reply: exactly `{command}` or `{command, task_ref}` (CMD-4). */
 export function replyMetadata(name: string, taskRef?: string): Record<string, string> {
   return taskRef ? { [COMMAND_KEY]: name, [TASK_REF_KEY]: taskRef } : { [COMMAND_KEY]: name };
-}
-
-export function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
-}
-
-export function dataPart(data: Record<string, unknown>): Part {
-  return { content: { $case: 'data', value: data }, mediaType: 'application/json', filename: '', metadata: {} };
 }
 
 /**

@@ -11,10 +11,10 @@ import type { A2ARequestHandler, ExecutionEventBusManager, ServerCallContext, Ta
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
 import { DelegatingRequestHandler } from './delegating-handler.js';
-import { COMMANDS_EXTENSION_URI } from './extension.js';
+import { COMMANDS_EXTENSION_URI } from '../wire.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
-import { isTerminal } from './task-states.js';
+import { isTerminal } from '../wire.js';
 import type { CommandRegistry } from './registry.js';
 
 export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'registry' | 'taskStore' | 'eventBusManager'> {

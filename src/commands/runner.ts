@@ -4,12 +4,12 @@ import type { ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { announce, type ActiveTurns } from './announce.js';
 import { CommandUsageError, type CommandResult } from './command.js';
-import { COMMAND_KEY } from './extension.js';
+import { COMMAND_KEY } from '../wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
 import type { CommandReplyLog } from './reply-log.js';
 import { buildReply } from './reply.js';
-import { isTerminal } from './task-states.js';
+import { isTerminal } from '../wire.js';
 
 /** Appends one message to a task's history without touching anything else of the task. */
 export interface HistoryAppender {

@@ -5,6 +5,6 @@
  */
 export { CommandFolder, type CommandFolderOptions } from './folder.js';
 export { fileCommandDefinition, type FileCommand } from './file-command.js';
-export { COMMAND_FILE_EXTENSION, COMMAND_NAME_PATTERN, isCommandFileName, loadCommandFiles, type LoadCommandFilesOptions, type LoadedCommandFiles } from './load.js';
+export { COMMAND_FILE_EXTENSION, isCommandFileName, loadCommandFiles, type LoadCommandFilesOptions, type LoadedCommandFiles } from './load.js';
 export { FRONT_MATTER_KEYS, MODEL_ID_PATTERN, parseCommandFile, splitFrontMatter, type CommandFileContent, type CommandFileParse, type FrontMatterSplit } from './front-matter.js';
 export { argumentWords, expandTemplate } from './template.js';

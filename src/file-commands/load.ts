@@ -7,10 +7,8 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileCommand } from './file-command.js';
+import { COMMAND_NAME_PATTERN } from '../wire.js';
 import { parseCommandFile } from './front-matter.js';
-
-/** The rule the registry enforces on every command name (CMD-15). */
-export const COMMAND_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 
 export const COMMAND_FILE_EXTENSION = '.md';
 

@@ -159,13 +159,3 @@ function providerPrompt(system: string | undefined, messages: readonly TextMessa
   }
   return prompt;
 }
-
-/** The whole reply as one string, for callers that do not stream (and for tests). */
-export async function replyText(model: LanguageModelV3, options: StreamReplyOptions): Promise<ReplyOutcome & { text: string }> {
-  const reply = streamReply(model, options);
-  let text = '';
-  for (let step = await reply.next(); ; step = await reply.next()) {
-    if (step.done) return { ...step.value, text };
-    text += step.value;
-  }
-}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { NOTICE_KEY } from './history.js';
+import { textPart } from '../wire.js';
 
 /** An agent message holding one text part; `notice` marks text the harness wrote, not a model. */
 export function agentMessage(taskId: string, contextId: string, text: string, notice?: string): Message {
@@ -9,7 +10,7 @@ export function agentMessage(taskId: string, contextId: string, text: string, no
     taskId,
     contextId,
     role: Role.ROLE_AGENT,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    parts: [textPart(text)],
     metadata: notice ? { [NOTICE_KEY]: notice } : {},
     extensions: [],
     referenceTaskIds: [],

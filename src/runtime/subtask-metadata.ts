@@ -1,13 +1,8 @@
 import type { Task } from '@a2a-js/sdk';
 import type { TaskStore } from '@a2a-js/sdk/server';
+import { SUBTASKS_KEY } from '../wire.js';
 import type { TaskStateStore } from './task-state.js';
 
-/**
- * The metadata key under which a task names its parent and its sub-tasks (CMD-30):
- * `{"parent": "<id>"}` on a sub-task, `{"children": ["<id>", ...]}` on a parent, both keys on
- * a sub-task that has sub-tasks of its own.
- */
-export const SUBTASKS_KEY = 'tiny-harness/subtasks';
 
 /**
  * Shows the sub-task links, which live in the harness's own table, in `Task.metadata` on every

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { announce, isTerminal, type AnnounceTarget } from '../commands/index.js';
+import { announce, type AnnounceTarget } from '../commands/index.js';
+import { SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
 import { HarnessError } from '../errors.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 
-/** Metadata key of a note a sub-task left in its parent's history: `{id, state}`. */
-export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
 export const SUBTASK_LABEL_KEY = 'tiny-harness/label';
 
@@ -62,7 +61,7 @@ export class Subtasks implements SubtaskStarter {
           taskId: id,
           contextId: parent.contextId,
           role: Role.ROLE_USER,
-          parts: [{ content: { $case: 'text', value: instruction }, mediaType: 'text/plain', filename: '', metadata: {} }],
+          parts: [textPart(instruction)],
           metadata: {},
           extensions: [],
           referenceTaskIds: [parent.id],

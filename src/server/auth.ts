@@ -10,9 +10,6 @@ export class AuthenticatedUser implements User {
   }
 }
 
-/** The name of the card's security scheme. */
-export const BEARER_SCHEME_NAME = 'bearer';
-
 /** What a refused request is told (never which part was wrong, never the token). */
 export const UNAUTHENTICATED_MESSAGE = 'Authentication required: send "Authorization: Bearer <token>" with a token this server knows.';
 

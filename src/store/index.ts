@@ -51,4 +51,4 @@ export { migrations, InCodeMigrationProvider } from './migrations.js';
 export { SqlTaskStore, DEFAULT_TASK_CACHE_SIZE, type SqlTaskStoreOptions, type TaskScope } from './task-store.js';
 export { SqlTaskStateStore } from './task-state-store.js';
 export { SqlCommandReplyLog } from './command-reply-log.js';
-export { interruptedTurnMessage, INTERRUPTED_TURN_TEXT, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';
+export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
+import { textPart } from '../wire.js';
 
 /**
  * Turns cut short by a crash or a restart. A task left SUBMITTED or WORKING in the store has
@@ -20,17 +21,14 @@ export interface InterruptedTask {
   state: TaskState;
 }
 
-export const INTERRUPTED_TURN_TEXT =
-  'The previous turn on this task was interrupted before it finished (the agent was restarted). Please send your message again.';
-
 /** The recovery message: an agent message with one text part and a fresh id. */
-export function interruptedTurnMessage(task: InterruptedTask, text: string = INTERRUPTED_TURN_TEXT): Message {
+export function interruptedTurnMessage(task: InterruptedTask, text: string): Message {
   return {
     messageId: randomUUID(),
     contextId: task.contextId,
     taskId: task.id,
     role: Role.ROLE_AGENT,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    parts: [textPart(text)],
     metadata: {},
     extensions: [],
     referenceTaskIds: [],

@@ -7,11 +7,6 @@ import { addStoredMessage, newStoredTask, putStoredArtifact, type StoredTask } f
  * a page of `list` (at most a page of tasks, in four queries whatever the page size).
  */
 
-/** Where a task id is stored, whoever owns it: to refuse a save that would take it over. */
-export async function findTaskScope(db: Kysely<Database>, taskId: string): Promise<{ tenant: string; owner: string } | undefined> {
-  return db.selectFrom('tasks').select(['tenant', 'owner']).where('id', '=', taskId).executeTakeFirst();
-}
-
 /**
  * Reads the given tasks with their history and, when `withArtifacts`, their artifacts.
  * Tasks that are not stored are absent from the result.

@@ -130,7 +130,7 @@ export class SqlTaskStore implements TaskStore {
    * the message's text or a function building the whole message. Returns how many tasks.
    */
   async recoverInterrupted(
-    makeMessage: string | ((task: InterruptedTask) => Message) = interruptedTurnMessage,
+    makeMessage: string | ((task: InterruptedTask) => Message),
     stateOf: (task: InterruptedTask) => TaskState = () => TaskState.TASK_STATE_INPUT_REQUIRED,
   ): Promise<number> {
     const build = typeof makeMessage === 'string' ? (task: InterruptedTask) => interruptedTurnMessage(task, makeMessage) : makeMessage;

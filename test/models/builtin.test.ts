@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { streamText } from 'ai';
 import { BuiltinModel } from '../../src/models/builtin.js';
-import { isAbortError, replyText, streamReply } from '../../src/models/stream.js';
+import { isAbortError, streamReply } from '../../src/models/stream.js';
+import { replyText } from './reply-text.js';
 
 const conversation = [
   { role: 'user' as const, content: 'Hello there' },

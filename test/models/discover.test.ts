@@ -8,7 +8,7 @@ import { afterEach, describe, it } from 'node:test';
 import { configSchema, type HarnessConfigInput } from '../../src/config/schema.js';
 import { HarnessError } from '../../src/errors.js';
 import { buildCatalog, DEFAULT_ANTHROPIC_MODELS, DEFAULT_OPENAI_MODELS } from '../../src/models/discover.js';
-import { replyText } from '../../src/models/stream.js';
+import { replyText } from './reply-text.js';
 import { startModelServer, unusedBaseURL, type RunningModelServer } from '../fixtures/model-server.js';
 
 const SECRET = 'sk-discover-SECRET-42';

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { HarnessError } from '../../src/errors.js';
-import { isAbortError, replyText, streamReply, type StreamReplyOptions } from '../../src/models/stream.js';
+import { isAbortError, streamReply, type StreamReplyOptions } from '../../src/models/stream.js';
+import { replyText } from './reply-text.js';
 import { startModelServer, unusedBaseURL, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
 
 const SECRET = 'sk-test-SECRET-0123456789abcdef';

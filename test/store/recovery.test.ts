@@ -1,8 +1,9 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState } from '@a2a-js/sdk';
-import { INTERRUPTED_TURN_TEXT } from '../../src/store/index.js';
 import { at, callContext, newTask, tempStore, type TempStore } from './helpers.js';
+
+const INTERRUPTED = 'The turn was interrupted; send your message again.';
 
 /** Start-up recovery of turns a crash cut short. */
 
@@ -32,7 +33,7 @@ describe('SqlTaskStore recovery', () => {
         [submitted.id, TaskState.TASK_STATE_SUBMITTED, 'acme', 'alice'],
       ].sort(),
     );
-    assert.equal(await store.tasks.recoverInterrupted(), 2);
+    assert.equal(await store.tasks.recoverInterrupted(INTERRUPTED), 2);
 
     for (const task of [working, submitted]) {
       const loaded = (await (await temp.reopen()).tasks.load(task.id, alice))!;
@@ -43,13 +44,13 @@ describe('SqlTaskStore recovery', () => {
       assert.equal(last.role, Role.ROLE_AGENT);
       assert.match(last.messageId, /^[0-9a-f-]{36}$/);
       assert.equal(last.parts.length, 1);
-      assert.equal(last.parts[0]?.content?.value, INTERRUPTED_TURN_TEXT);
+      assert.equal(last.parts[0]?.content?.value, INTERRUPTED);
       assert.ok(Date.parse(loaded.status!.timestamp!) >= Date.parse(task.status!.timestamp!));
     }
     for (const task of [waiting, done]) {
       assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), task);
     }
-    assert.equal(await temp.store.tasks.recoverInterrupted(), 0);
+    assert.equal(await temp.store.tasks.recoverInterrupted(INTERRUPTED), 0);
     assert.deepStrictEqual(await temp.store.tasks.listInterrupted(), []);
   });
 
@@ -75,7 +76,7 @@ describe('SqlTaskStore recovery', () => {
     const future = new Date(Date.now() + 3_600_000).toISOString();
     const task = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: future });
     await temp.store.tasks.save(task, alice);
-    assert.equal(await temp.store.tasks.recoverInterrupted(), 1);
+    assert.equal(await temp.store.tasks.recoverInterrupted(INTERRUPTED), 1);
     assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
   });
 });

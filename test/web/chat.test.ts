@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { activateCommands, Conversation, interpret, newId, onOrigin, stateName, type ChatEvent } from '../../web/src/chat.js';
-import { COMMANDS_EXTENSION_URI } from '../../web/src/completion.js';
+import { activateCommands, Conversation, interpret, newId, onOrigin, type ChatEvent } from '../../web/src/chat.js';
+import { COMMANDS_EXTENSION_URI, stateName } from '../../src/wire.js';
 import { textPart } from '../e2e/support.js';
 
 const agentMessage = (text: string, metadata: Record<string, unknown> = {}, referenceTaskIds: string[] = []) => ({

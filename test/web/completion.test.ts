@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMANDS_EXTENSION_URI as SERVER_URI } from '../../src/commands/index.js';
-import { COMMANDS_EXTENSION_URI, Completion, commandsFromCard, type CommandInfo } from '../../web/src/completion.js';
+import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
+import { Completion, commandsFromCard, type CommandInfo } from '../../web/src/completion.js';
 
 const command = (name: string, argumentHint = '', description = `does ${name}`): CommandInfo => ({ name, description, argumentHint });
 

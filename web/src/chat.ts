@@ -13,12 +13,7 @@ import {
   type CallInterceptor,
   type Client,
 } from '@a2a-js/sdk/client';
-import { COMMANDS_EXTENSION_URI } from './completion.js';
-
-/** Metadata keys of the Commands extension v1 and of the harness's sub-task notes. */
-const COMMAND_KEY = 'command';
-const TASK_REF_KEY = 'task_ref';
-const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+import { COMMAND_KEY, COMMANDS_EXTENSION_URI, SUBTASK_NOTE_KEY, TASK_REF_KEY, isTerminal, textOf, textPart } from '../../src/wire.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -34,22 +29,6 @@ export type ChatEvent =
   | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string }
   /** The harness's note that a sub-task ended. */
   | { kind: 'note'; messageId: string; text: string; subtaskId?: string };
-
-const TERMINAL = new Set<TaskState>([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
-
-export function isTerminal(state: TaskState | undefined): boolean {
-  return state !== undefined && TERMINAL.has(state);
-}
-
-/** `TASK_STATE_INPUT_REQUIRED` → `input required`. */
-export function stateName(state: TaskState | undefined): string {
-  const name = state === undefined ? undefined : TaskState[state];
-  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' ') : 'unknown';
-}
-
-export function textOf(parts: readonly Part[] | undefined): string {
-  return (parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-}
 
 function stringAt(metadata: Record<string, unknown> | undefined, key: string): string | undefined {
   const value = metadata?.[key];
@@ -115,7 +94,7 @@ export function userMessage(text: string, taskId: string | undefined, contextId:
     taskId: taskId ?? '',
     contextId: contextId ?? '',
     role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    parts: [textPart(text)],
     metadata: {},
     extensions: [],
     referenceTaskIds: [],

@@ -3,9 +3,7 @@
  * is typed, which one is highlighted, and what a key does. The view (render.ts) draws whatever
  * state this holds; main.ts feeds it the input's text and its key presses.
  */
-
-/** The Commands extension v1, whose card params list the commands (spec/commands-extension-v1.md). */
-export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
+import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
 
 /** One command as the card lists it. */
 export interface CommandInfo {

@@ -4,7 +4,8 @@
  * conversation and the transcript.
  */
 import type { AgentCard } from '@a2a-js/sdk';
-import { connect, Conversation, loadCard, stateName } from './chat.js';
+import { splitCommandText, stateName } from '../../src/wire.js';
+import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
 
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     showError(errorLine, undefined);
     setText('');
     transcript.user(text);
-    const name = /^\/([a-z][a-z0-9-]*)(?:\s|$)/.exec(text)?.[1];
+    const name = splitCommandText(text)?.name;
     const isCommand = !!name && completion.all.some((c) => c.name === name);
     const view = new TurnView(transcript, !isCommand);
     streams++;

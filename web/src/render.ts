@@ -4,7 +4,8 @@
  * Text is only ever set as text, never parsed as HTML.
  */
 import type { TaskState } from '@a2a-js/sdk';
-import { isTerminal, stateName, type ChatEvent } from './chat.js';
+import { isTerminal, stateName } from '../../src/wire.js';
+import type { ChatEvent } from './chat.js';
 import type { Completion } from './completion.js';
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {

@@ -1,0 +1,73 @@
+/**
+ * The wire vocabulary: every name and shape that crosses the wire and that more than one side
+ * must spell the same way. The server, the command-line clients and the web page all import
+ * it from here, so none of them can drift from the others. It depends on the SDK's types only
+ * (the web page bundles it), never on Node.
+ */
+import { TaskState, type Part } from '@a2a-js/sdk';
+
+/** The Commands extension v1 (spec/commands-extension-v1.md): its card entry and replies name it. */
+export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
+
+/** Metadata key naming the command a reply answers (CMD-4, CMD-5). */
+export const COMMAND_KEY = 'command';
+
+/** Metadata key holding the id of the sub-task a command created (CMD-4, CMD-30). */
+export const TASK_REF_KEY = 'task_ref';
+
+/**
+ * Task metadata key under which a task names its parent and its sub-tasks (CMD-30):
+ * `{"parent": "<id>"}` on a sub-task, `{"children": ["<id>", ...]}` on a parent, both on a
+ * sub-task that has sub-tasks of its own.
+ */
+export const SUBTASKS_KEY = 'tiny-harness/subtasks';
+
+/** Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`. */
+export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+
+/** A command's name (CMD-1): lower-case letters, digits and "-", starting with a letter. */
+export const COMMAND_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+
+/**
+ * A command message's text (CMD-1 to CMD-3): `/<name>`, or `/<name>` then spaces or tabs and
+ * the arguments. Trailing white space is removed before matching; a newline right after the
+ * name makes the text an ordinary message.
+ */
+const COMMAND_TEXT_PATTERN = new RegExp(`^/(${COMMAND_NAME_PATTERN.source.slice(1, -1)})(?:[ \\t]+([\\s\\S]*))?$`);
+
+/** The name and arguments of a text shaped like a command, whether or not the name is registered. */
+export function splitCommandText(text: string): { name: string; args: string } | undefined {
+  const match = COMMAND_TEXT_PATTERN.exec(text.trimEnd());
+  return match ? { name: match[1]!, args: (match[2] ?? '').trim() } : undefined;
+}
+
+export function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
+}
+
+export function dataPart(data: Record<string, unknown>): Part {
+  return { content: { $case: 'data', value: data }, mediaType: 'application/json', filename: '', metadata: {} };
+}
+
+/** The text of a message's or an artifact's parts, data and files left out. */
+export function textOf(parts: readonly Part[] | undefined): string {
+  return (parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+}
+
+const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+/** Completed, failed, canceled and rejected tasks take no more messages (CMD-11). */
+export function isTerminal(state: TaskState | undefined): boolean {
+  return state !== undefined && TERMINAL_STATES.has(state);
+}
+
+/** A state as a person reads it: `TASK_STATE_INPUT_REQUIRED` → `input required`. */
+export function stateName(state: TaskState | undefined): string {
+  const name = state === undefined ? undefined : TaskState[state];
+  return name && name !== 'UNRECOGNIZED' ? name.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' ') : 'unknown';
+}
