@@ -5,15 +5,21 @@
  * They never carry a stack trace, a file path or a secret.
  */
 export type HarnessErrorCode =
+  /** The configuration file breaks its schema (start-up). */
   | 'config_invalid'
+  /** A file or folder the configuration names cannot be read or made (start-up). */
   | 'config_unreadable'
+  /** A model that is not offered here was asked for. */
   | 'model_unknown'
-  | 'model_unavailable'
+  /** A model provider failed: refused, unreachable, timed out, or answered garbage. */
   | 'provider_failed'
+  /** The store could not read or write. */
   | 'store_failed'
-  | 'command_invalid'
-  | 'command_failed'
+  /** A message for a task whose turn is still running. */
   | 'turn_in_progress'
+  /** A message id already used by this user, sent again with other content (CMD-34). */
+  | 'message_conflict'
+  /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid';
 
 export class HarnessError extends Error {

@@ -29,6 +29,7 @@ import { TurnRegistry } from './runtime/turns.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
+import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
 import { RequestValidation } from './server/request-validation.js';
 import { bundledWebDir } from './server/web-page.js';
@@ -131,7 +132,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION, bearerAuth: authenticator !== undefined });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    turnHandler = new SingleTurnGuard(new BlockingSendAsStream(new SubtaskCancellation(sdkHandler, store.state)), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
+    turnHandler = new SingleTurnGuard(new BlockingSendAsStream(new SubtaskCancellation(sdkHandler, store.state, (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }))), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
     const commandsHandler = new CommandsRequestHandler(turnHandler, {
       registry,
       taskStore,
@@ -142,7 +143,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
     });
-    const handler = new RequestValidation(commandsHandler);
+    const handler = new A2AErrorMapping(new RequestValidation(commandsHandler), (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }));
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {

@@ -42,8 +42,17 @@ export class HarnessExecutor implements AgentExecutor {
     const turn = this.options.turns.begin(taskId, context.context);
     const history = this.openTask(context, bus);
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
+    // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
+    const links = settled(this.options.state.getLinks(taskId));
     const outcome = await this.runTurn(turn, contextId, history, bus);
-    const isSubtask = (await this.options.state.getLinks(taskId).catch(() => ({ parent: undefined }))).parent !== undefined;
+    const read = await links;
+    if (!read.ok) {
+      // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
+      this.options.onTurnError?.(read.error, taskId);
+      this.finish(turn, bus, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'));
+      return;
+    }
+    const isSubtask = read.value.parent !== undefined;
     const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
     this.finish(turn, bus, state, agentMessage(taskId, contextId, text, outcome.kind === 'replied' ? undefined : outcome.kind));
     if (isSubtask) {
@@ -180,6 +189,17 @@ export const INTERRUPTED_TEXT = 'This turn was interrupted because the server st
 
 /** Said when a sub-task's one turn was cut short by the server stopping, now or in a crash found at start-up. */
 export const SUBTASK_INTERRUPTED_TEXT = 'The sub-task was interrupted because the server stopped before it finished.';
+
+/** Said when the store failed while a turn ended, so that it could not end as it should. */
+export const STORE_FAILURE_TEXT = 'This turn failed because the server could not read the task from its store. The failure is in the server log.';
+
+/** A promise's outcome as a value, so that a rejection waiting to be read is never unhandled. */
+function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
 
 type TurnOutcome =
   | { kind: 'replied'; text: string }

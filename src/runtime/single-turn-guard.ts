@@ -1,6 +1,7 @@
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { HarnessError } from '../errors.js';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import type { TurnRegistry } from './turns.js';
 
@@ -55,8 +56,9 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
     const taskId = params.message?.taskId;
     if (!taskId) return undefined; // a new task: nobody else can know its id yet
     if (!this.turns.reserve(taskId)) {
-      throw new UnsupportedOperationError(
-        `A turn is already running on task ${taskId}. Wait for it to end (SubscribeToTask shows it) or cancel it (CancelTask), then send your message again. Commands work meanwhile.`,
+      throw new HarnessError(
+        'turn_in_progress',
+        `A reply is still being written on task ${taskId}. Send your message again once it has finished, or cancel the task. Commands work meanwhile.`,
       );
     }
     return taskId;

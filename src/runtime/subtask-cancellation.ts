@@ -1,6 +1,8 @@
 import type { CancelTaskRequest, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler, isTerminal } from '../commands/index.js';
+import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { DelegatingRequestHandler } from '../commands/index.js';
+import { isTerminal } from '../wire.js';
 import type { TaskStateStore } from './task-state.js';
 
 /**
@@ -12,6 +14,8 @@ export class SubtaskCancellation extends DelegatingRequestHandler {
   constructor(
     inner: A2ARequestHandler,
     private readonly state: Pick<TaskStateStore, 'getLinks'>,
+    /** Told when a sub-task could not be canceled for a reason other than having ended. */
+    private readonly onChildError: (error: unknown, childId: string) => void,
   ) {
     super(inner);
   }
@@ -20,10 +24,15 @@ export class SubtaskCancellation extends DelegatingRequestHandler {
     const task = await this.inner.cancelTask(params, context);
     const { children } = await this.state.getLinks(task.id);
     for (const childId of children) {
-      const child = await this.inner.getTask({ tenant: params.tenant, id: childId, historyLength: 0 }, context).catch(() => undefined);
-      if (!child || isTerminal(child.status?.state)) continue;
-      // A child that ends on its own meanwhile is not cancelable any more; that is fine.
-      await this.cancelTask({ ...params, id: childId }, context).catch(() => undefined);
+      // The parent is canceled already: one child that cannot be canceled must not keep the
+      // others running, so each failure is reported and the cascade goes on.
+      try {
+        const child = await this.inner.getTask({ tenant: params.tenant, id: childId, historyLength: 0 }, context);
+        if (!isTerminal(child.status?.state)) await this.cancelTask({ ...params, id: childId }, context);
+      } catch (error) {
+        // A child that ended (or went) on its own meanwhile is the expected race, not a failure.
+        if (!(error instanceof TaskNotCancelableError || error instanceof TaskNotFoundError)) this.onChildError(error, childId);
+      }
     }
     return task;
   }

@@ -143,7 +143,7 @@ for (const transport of TRANSPORTS) {
       const running = first.value as any;
       const id: string = running?.payload?.value?.id ?? running?.payload?.value?.taskId;
       assert.ok(id, 'the stream names its task');
-      await assert.rejects(send(bob, 'Let me in', { taskId: id }), (error: any) => notFound(error) && !/already running/.test(error.message));
+      await assert.rejects(send(bob, 'Let me in', { taskId: id }), (error: any) => notFound(error) && !/still being written/.test(error.message));
       await assert.rejects(collect(bob.sendMessageStream({ tenant: '', message: userMessage('Let me in', { taskId: id }), configuration: undefined, metadata: {} })), notFound);
       await alice.cancelTask({ tenant: '', id, metadata: {} });
       await collect(stream);

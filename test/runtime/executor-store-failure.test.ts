@@ -1,0 +1,51 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Role, TaskState } from '@a2a-js/sdk';
+import { DefaultExecutionEventBus, RequestContext, ServerCallContext, type AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { HarnessExecutor, STORE_FAILURE_TEXT } from '../../src/runtime/executor.js';
+import type { ModelGateway } from '../../src/runtime/model-gateway.js';
+import type { TaskModels } from '../../src/runtime/task-models.js';
+import type { TaskStateStore } from '../../src/runtime/task-state.js';
+import { TurnRegistry } from '../../src/runtime/turns.js';
+import { textPart } from '../../src/wire.js';
+
+const replying: ModelGateway = {
+  async complete(request) {
+    request.onText('Hello');
+    return { text: 'Hello', inputTokens: 1, outputTokens: 1 };
+  },
+};
+
+describe('executor: a store that fails while a turn ends', () => {
+  it('ends the turn FAILED saying so and reports the error, rather than guessing what kind of task it was', async () => {
+    const failure = new Error('database is locked');
+    const state = {
+      getLinks: () => Promise.reject(failure),
+      addUsage: async () => {},
+    } as unknown as TaskStateStore;
+    const reported: Array<[unknown, string]> = [];
+    const executor = new HarnessExecutor({
+      turns: new TurnRegistry(),
+      models: { modelFor: async () => 'fixture:model' } as unknown as TaskModels,
+      gateway: replying,
+      state,
+      endState: TaskState.TASK_STATE_INPUT_REQUIRED,
+      contextOf: async () => 'ctx',
+      onTurnError: (error, taskId) => reported.push([error, taskId]),
+    });
+    const message = { messageId: 'm1', taskId: 't1', contextId: 'ctx', role: Role.ROLE_USER, parts: [textPart('Hi')], metadata: {}, extensions: [], referenceTaskIds: [] };
+    const context = new RequestContext({ tenant: '', message, configuration: undefined, metadata: {} }, 't1', 'ctx', new ServerCallContext());
+    const bus = new DefaultExecutionEventBus();
+    const events: AgentExecutionEvent[] = [];
+    bus.on('event', (event) => events.push(event));
+
+    await executor.execute(context, bus);
+
+    const last = events.at(-1)!;
+    assert.equal(last.kind, 'statusUpdate');
+    const status = last.kind === 'statusUpdate' ? last.data.status : undefined;
+    assert.equal(status?.state, TaskState.TASK_STATE_FAILED);
+    assert.equal(status?.message?.parts[0]?.content?.$case === 'text' && status.message.parts[0].content.value, STORE_FAILURE_TEXT);
+    assert.deepEqual(reported, [[failure, 't1']]);
+  });
+});
