@@ -13,7 +13,7 @@
  * operation at a time, chosen at random: a streamed turn, a blocking turn, a command, GetTask,
  * ListTasks, a cancel in the middle of a turn, SubscribeToTask during a turn or on an idle task
  * followed by a command, a command during a running turn, and a message deliberately sent
- * during a running turn (the only place a "turn already running" refusal is expected). Every
+ * during a running turn (the only place the busy refusal, UnsupportedOperationError, is expected). Every
  * reply is checked as it comes (state, text, chunks in order and once, one final status). Any
  * other protocol error, an operation taking longer than 30 s, a warning printed by the server
  * or a warn/error line in its log counts as an error.
@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import BetterSqlite3 from 'better-sqlite3';
 import { parseConfig } from '../src/config/load.js';
 import { startHarness } from '../src/harness.js';
@@ -375,7 +376,7 @@ class SoakWorker {
     try {
       accepted = (await this.client.sendMessage({ tenant: '', message: userMessage(`${this.tag()} say 3`, { taskId: id, contextId: this.contextId }), configuration: undefined, metadata: {} })) as Task;
     } catch (error) {
-      if (!/already running/.test(errorText(error))) throw error;
+      if (!(error instanceof UnsupportedOperationError)) throw error;
       refused = true;
       this.stats.expectedRefusals += 1;
     }
