@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { ROOT } from './lib/report.js';
 
-const BENCHMARKS = ['long-history', 'command-latency', 'command-throughput', 'streaming', 'scale', 'long-conversations', 'startup'];
+const BENCHMARKS = ['long-history', 'command-latency', 'command-throughput', 'streaming', 'scale', 'long-conversations', 'startup', 'durability', 'task-scope-timing'];
 
 const { values: flags } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
 const chosen = flags.only ? flags.only.split(',') : BENCHMARKS;

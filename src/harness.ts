@@ -78,7 +78,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const log = options.log ?? silentLogger;
   const { config } = options;
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
-  const store = await openStore({ dataDir: options.dataDir });
+  const store = await openStore({ dataDir: options.dataDir, cacheBytes: config.cacheBytes, durability: config.durability });
   try {
     // A sub-task has one turn: cut short, it ends FAILED, as after a clean stop; its parent is told below.
     const interruptedSubtasks = new Map<string, InterruptedTask>();

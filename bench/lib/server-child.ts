@@ -26,7 +26,9 @@ async function start(): Promise<Running> {
   switch (spec.kind) {
     case 'harness': {
       const config = parseConfig(JSON.stringify(spec.config));
-      const harness = await startHarness({ config, dataDir: spec.dataDir, host: '127.0.0.1', port: spec.port ?? 0, env: {} });
+      // `tokens` (token → user name) turns bearer-token authentication on.
+      const auth = spec.tokens ? { tokens: new Map(Object.entries(spec.tokens)) } : undefined;
+      const harness = await startHarness({ config, dataDir: spec.dataDir, host: '127.0.0.1', port: spec.port ?? 0, env: {}, auth });
       return { url: harness.url, close: () => harness.close() };
     }
     case 'bare': {

@@ -13,6 +13,8 @@ export const BUILTIN_PROVIDER = 'builtin';
 export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
 export const DEFAULT_CONTEXT_CHARS = 200_000;
 export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
+/** 64 MiB, the store's own default (`store/index.ts`; a test keeps the two equal). */
+export const DEFAULT_CACHE_BYTES = 64 * 2 ** 20;
 
 const SECRET_LIKE_KEY = /key|token|secret|passw|credential|auth|bearer/i;
 const KEY_ADVICE = 'do not put keys in the config file; name the environment variable that holds it with "apiKeyEnv" (e.g. "apiKeyEnv": "LOCAL_API_KEY")';
@@ -116,6 +118,22 @@ export const configSchema = strictObject({
    * fit. About 4 characters make a token, so the default is some 50,000 tokens.
    */
   contextChars: contextChars.default(DEFAULT_CONTEXT_CHARS),
+  /**
+   * The most memory, in bytes (estimated from the stored text), the store's caches of tasks
+   * and their state may take; a task larger than that is read from the database each time.
+   * 0 turns caching off.
+   */
+  cacheBytes: z
+    .number()
+    .int('must be a whole number of bytes')
+    .min(0, 'must be 0 (no cache) or more')
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(DEFAULT_CACHE_BYTES),
+  /**
+   * What an acknowledged write survives: `normal` a killed or crashed process, `full` a power
+   * cut or an operating-system crash too (every commit flushed to the disk, slower).
+   */
+  durability: z.enum(['normal', 'full']).default('normal'),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

@@ -102,16 +102,31 @@ export interface Database {
 }
 
 /**
- * Opens (creating it and its folder when missing) a SQLite database file for the store.
- * WAL lets readers run beside the writer; `synchronous = NORMAL` is durable across a process
- * crash (a power cut may lose the last commits); `busy_timeout` waits for another connection's
- * lock instead of failing at once; foreign keys are off in SQLite unless asked for.
+ * What a commit promises once it returns (and the harness acknowledges what it stored):
+ * - `normal`: SQLite's `synchronous = NORMAL` in WAL mode. A commit is in the WAL file but
+ *   not yet flushed to the disk: it survives the process being killed or crashing at any
+ *   moment, but a power cut or an operating-system crash may lose the last commits (never
+ *   corrupting the file). The WAL is flushed at checkpoints.
+ * - `full`: `synchronous = FULL`. Every commit is flushed to the disk (fsync) before it
+ *   returns, so it survives a power cut too, at the cost of one flush per commit.
  */
-export function openSqliteDatabase(file: string): Kysely<Database> {
+export type Durability = 'normal' | 'full';
+
+const SYNCHRONOUS: Record<Durability, string> = { normal: 'NORMAL', full: 'FULL' };
+
+/**
+ * Opens (creating it and its folder when missing) a SQLite database file for the store.
+ * WAL lets readers run beside the writer; `synchronous` follows `durability` (default
+ * `normal`, see `Durability`); `busy_timeout` waits for another connection's lock instead of
+ * failing at once; foreign keys are off in SQLite unless asked for.
+ */
+export function openSqliteDatabase(file: string, durability: Durability = 'normal'): Kysely<Database> {
+  const synchronous = SYNCHRONOUS[durability];
+  if (!Object.hasOwn(SYNCHRONOUS, durability)) throw new HarnessError('store_failed', `Unknown durability "${String(durability)}": use "normal" or "full".`);
   mkdirSync(dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma(`synchronous = ${synchronous}`);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { migrateToLatest, openSqliteDatabase, type Database } from './database.js';
+import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
 import { SqlCommandReplyLog } from './command-reply-log.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
@@ -13,9 +13,20 @@ import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
 export const DATABASE_FILE_NAME = 'tiny-harness.db';
 
-export interface OpenStoreOptions extends SqlTaskStoreOptions {
+/** The memory the store's caches may take together by default: 64 MiB. */
+export const DEFAULT_CACHE_BYTES = 64 * 2 ** 20;
+
+export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'> {
   /** Folder for the database file; created when missing. */
   dataDir: string;
+  /**
+   * The most memory, in bytes (estimated), the store's caches may take together: task images
+   * get fifteen sixteenths, the harness's task state (model choices, usage, links) the rest.
+   * Default `DEFAULT_CACHE_BYTES`; 0 turns caching off.
+   */
+  cacheBytes?: number;
+  /** What an acknowledged write survives (see `Durability`); default `normal`. */
+  durability?: Durability;
 }
 
 export interface Store {
@@ -28,8 +39,10 @@ export interface Store {
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const { dataDir, ...taskOptions } = options;
-  const db = openSqliteDatabase(join(dataDir, DATABASE_FILE_NAME));
+  const { dataDir, cacheBytes = DEFAULT_CACHE_BYTES, durability, ...taskOptions } = options;
+  if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) throw new RangeError(`cacheBytes must be a whole number of bytes >= 0, not ${cacheBytes}`);
+  const stateBytes = Math.floor(cacheBytes / 16);
+  const db = openSqliteDatabase(join(dataDir, DATABASE_FILE_NAME), durability);
   try {
     await migrateToLatest(db);
   } catch (error) {
@@ -38,8 +51,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   }
   return {
     db,
-    tasks: new SqlTaskStore(db, taskOptions),
-    state: new SqlTaskStateStore(db),
+    tasks: new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes }),
+    state: new SqlTaskStateStore(db, { cacheBytes: stateBytes }),
     replies: new SqlCommandReplyLog(db),
     close: () => db.destroy(),
   };
@@ -48,7 +61,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
 export { openSqliteDatabase, migrateToLatest } from './database.js';
 export type * from './database.js';
 export { migrations, InCodeMigrationProvider } from './migrations.js';
-export { SqlTaskStore, DEFAULT_TASK_CACHE_SIZE, type SqlTaskStoreOptions, type TaskScope } from './task-store.js';
-export { SqlTaskStateStore } from './task-state-store.js';
+export { SqlTaskStore, DEFAULT_TASK_CACHE_BYTES, type SqlTaskStoreOptions, type TaskScope } from './task-store.js';
+export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlCommandReplyLog } from './command-reply-log.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

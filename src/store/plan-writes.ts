@@ -1,8 +1,17 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
-import { decodeStatus, decodeMetadata, timestampMillis } from './codec.js';
+import { timestampMillis } from './codec.js';
 import type { SavePlan } from './save-plan.js';
-import { addStoredMessage, appendStoredParts, newStoredTask, putStoredArtifact, setStoredArtifactHeader, type StoredTask } from './stored-task.js';
+import {
+  addStoredMessage,
+  appendStoredParts,
+  newStoredTask,
+  putStoredArtifact,
+  setStoredArtifactHeader,
+  setStoredMetadata,
+  setStoredStatus,
+  type StoredTask,
+} from './stored-task.js';
 
 /**
  * Carrying out a `SavePlan`: first in the database, inside the save's one transaction, then,
@@ -92,14 +101,8 @@ export function applyPlan(stored: StoredTask | undefined, task: TaskIdentity, pl
   const image =
     stored ??
     newStoredTask({ ...task, createdAt: now, statusJson: plan.statusJson, metadataJson: plan.metadataJson });
-  if (plan.statusChanged) {
-    image.task.status = decodeStatus(plan.statusJson);
-    image.statusJson = plan.statusJson;
-  }
-  if (plan.metadataChanged) {
-    image.task.metadata = decodeMetadata(plan.metadataJson);
-    image.metadataJson = plan.metadataJson;
-  }
+  if (plan.statusChanged) setStoredStatus(image, plan.statusJson);
+  if (plan.metadataChanged) setStoredMetadata(image, plan.metadataJson);
   for (const message of plan.messages) addStoredMessage(image, message.json);
   for (const write of plan.artifacts) {
     if (write.kind === 'update') {

@@ -10,6 +10,9 @@ import { decodeArtifactHeader, decodeMessage, decodeMetadata, decodePart, decode
  * Nobody outside the store ever holds them: `copyTask` hands out fresh containers. Message and
  * part objects are shared with those copies, never mutated, and were decoded from stored text
  * by the store itself, so they share nothing with objects a caller passed to `save`.
+ *
+ * Every change goes through the helpers below, which keep `bytes`, the image's weight for the
+ * cache's bound, up to date from the lengths of the texts they decode (see `WEIGHTS`).
  */
 export interface StoredArtifact {
   /** The artifact as stored; the same object as in `task.artifacts`. */
@@ -17,6 +20,8 @@ export interface StoredArtifact {
   /** Position among the task's artifacts, by first save. */
   seq: number;
   headerJson: string;
+  /** The artifact's share of the image's `bytes`: header and parts. */
+  bytes: number;
 }
 
 export interface StoredTask {
@@ -29,7 +34,24 @@ export interface StoredTask {
   metadataJson: string;
   messageIds: Set<string>;
   artifacts: Map<string, StoredArtifact>;
+  /** About how much memory the image holds, in bytes: an estimate, kept as it changes. */
+  bytes: number;
 }
+
+/**
+ * The estimate of an image's memory, from the stored JSON it was decoded from: one byte per
+ * character of JSON (a decoded one-byte string takes about that; JSON adds quotes and keys
+ * where the objects add headers), plus a fixed cost per object graph, measured on Node 20
+ * with `--expose-gc` (a decoded message of a short text takes about 400 bytes besides its
+ * text). Texts kept both as JSON and decoded (status, metadata, artifact headers) count
+ * twice. Text outside Latin-1 takes two bytes a character in V8: up to twice the estimate.
+ */
+export const WEIGHTS = {
+  task: 1024,
+  message: 400,
+  artifact: 400,
+  part: 200,
+} as const;
 
 /** The task row fields an image is built from (see `task-rows.ts`). */
 export interface StoredTaskHead {
@@ -44,6 +66,7 @@ export interface StoredTaskHead {
 
 /** A new image from a task row; messages and artifacts are added with the helpers below. */
 export function newStoredTask(head: StoredTaskHead): StoredTask {
+  const bytes = WEIGHTS.task + head.id.length + head.contextId.length + 2 * ((head.statusJson?.length ?? 0) + head.metadataJson.length);
   return {
     tenant: head.tenant,
     owner: head.owner,
@@ -60,27 +83,52 @@ export function newStoredTask(head: StoredTaskHead): StoredTask {
     metadataJson: head.metadataJson,
     messageIds: new Set(),
     artifacts: new Map(),
+    bytes,
   };
+}
+
+/** Replaces the status (null: none) with the one this JSON encodes. */
+export function setStoredStatus(stored: StoredTask, statusJson: string | null): void {
+  stored.task.status = decodeStatus(statusJson);
+  stored.bytes += 2 * ((statusJson?.length ?? 0) - (stored.statusJson?.length ?? 0));
+  stored.statusJson = statusJson;
+}
+
+/** Replaces the metadata with the object this JSON encodes. */
+export function setStoredMetadata(stored: StoredTask, metadataJson: string): void {
+  stored.task.metadata = decodeMetadata(metadataJson);
+  stored.bytes += 2 * (metadataJson.length - stored.metadataJson.length);
+  stored.metadataJson = metadataJson;
 }
 
 export function addStoredMessage(stored: StoredTask, messageJson: string): void {
   const message = decodeMessage(messageJson);
   stored.task.history.push(message);
   stored.messageIds.add(message.messageId);
+  stored.bytes += WEIGHTS.message + messageJson.length;
+}
+
+function partsBytes(partJson: readonly string[]): number {
+  let bytes = 0;
+  for (const json of partJson) bytes += WEIGHTS.part + json.length;
+  return bytes;
 }
 
 /** Adds an artifact after the others, or replaces the one with the same id in place. */
 export function putStoredArtifact(stored: StoredTask, artifactId: string, headerJson: string, partJson: readonly string[]): void {
   const artifact = decodeArtifactHeader(headerJson);
   artifact.parts = partJson.map(decodePart);
+  const bytes = WEIGHTS.artifact + 2 * headerJson.length + partsBytes(partJson);
   const previous = stored.artifacts.get(artifactId);
   if (previous) {
     const index = stored.task.artifacts.indexOf(previous.artifact);
     stored.task.artifacts[index] = artifact;
-    stored.artifacts.set(artifactId, { artifact, seq: previous.seq, headerJson });
+    stored.artifacts.set(artifactId, { artifact, seq: previous.seq, headerJson, bytes });
+    stored.bytes += bytes - previous.bytes;
   } else {
     stored.task.artifacts.push(artifact);
-    stored.artifacts.set(artifactId, { artifact, seq: stored.artifacts.size, headerJson });
+    stored.artifacts.set(artifactId, { artifact, seq: stored.artifacts.size, headerJson, bytes });
+    stored.bytes += bytes;
   }
 }
 
@@ -92,12 +140,18 @@ export function setStoredArtifactHeader(stored: StoredTask, artifactId: string, 
   artifact.parts = previous.artifact.parts;
   const index = stored.task.artifacts.indexOf(previous.artifact);
   stored.task.artifacts[index] = artifact;
-  stored.artifacts.set(artifactId, { artifact, seq: previous.seq, headerJson });
+  const change = 2 * (headerJson.length - previous.headerJson.length);
+  stored.artifacts.set(artifactId, { artifact, seq: previous.seq, headerJson, bytes: previous.bytes + change });
+  stored.bytes += change;
 }
 
 export function appendStoredParts(stored: StoredTask, artifactId: string, partJson: readonly string[]): void {
   const previous = stored.artifacts.get(artifactId);
-  if (previous) for (const json of partJson) previous.artifact.parts.push(decodePart(json));
+  if (!previous) return;
+  for (const json of partJson) previous.artifact.parts.push(decodePart(json));
+  const added = partsBytes(partJson);
+  previous.bytes += added;
+  stored.bytes += added;
 }
 
 /**

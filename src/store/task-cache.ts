@@ -1,3 +1,4 @@
+import { ByteLru } from './byte-lru.js';
 import type { StoredTask } from './stored-task.js';
 
 /**
@@ -5,57 +6,78 @@ import type { StoredTask } from './stored-task.js';
  * holds them and the per-task lock under which they are read and changed.
  */
 
+/** Who may see a task: the SDK's tenant and owner, as `InMemoryTaskStore` scopes them. */
+export interface TaskScope {
+  tenant: string;
+  owner: string;
+}
+
 /**
- * A bounded, least-recently-used map of task images, so that the load and save around every
- * event cost a lookup instead of reading and parsing the task's whole history again.
+ * The key of a task in its scope, for the cache and the per-task lock. Lengths go first so
+ * no tenant, owner or id can make two scopes' keys meet.
+ */
+export function scopedKey(scope: TaskScope, taskId: string): string {
+  return `${scope.tenant.length}:${scope.tenant}${scope.owner.length}:${scope.owner}${taskId}`;
+}
+
+/**
+ * The task images kept in memory, least recently used dropped first, so that the load and
+ * save around every event cost a lookup instead of reading and parsing the task's whole
+ * history again. Bounded by the images' estimated bytes (`StoredTask.bytes`); a task heavier
+ * than the whole bound is read from the database on each use instead.
+ *
+ * Images are kept under their scope (tenant, owner and id) and found only by a caller of that
+ * scope: another user's task id misses here exactly like an id never stored, and both then
+ * cost the same database read, which finds nothing in the caller's scope. A cache keyed by id
+ * alone answered "not yours" from memory, measurably faster than "no such task".
  *
  * The cache may only hold images that match the database: the store puts an image here
  * after reading it or after a save committed, and drops it when a write fails. It assumes one
  * process writes the database file; a second writer process would leave images here stale.
  */
 export class TaskCache {
-  private readonly entries = new Map<string, StoredTask>();
+  private readonly images: ByteLru<StoredTask>;
 
-  /** @param capacity how many tasks to keep; 0 disables caching. */
-  constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`cache size must be a whole number >= 0, not ${capacity}`);
+  /** @param maxBytes the most the kept images may weigh together; 0 disables caching. */
+  constructor(maxBytes: number) {
+    this.images = new ByteLru(maxBytes);
   }
 
+  get maxBytes(): number {
+    return this.images.maxBytes;
+  }
+
+  /** How many images are kept. */
   get size(): number {
-    return this.entries.size;
+    return this.images.size;
+  }
+
+  /** What the kept images weigh together. */
+  get bytes(): number {
+    return this.images.bytes;
   }
 
   /** The image, marked as the most recently used. */
-  get(taskId: string): StoredTask | undefined {
-    const entry = this.entries.get(taskId);
-    if (entry) {
-      this.entries.delete(taskId);
-      this.entries.set(taskId, entry);
-    }
-    return entry;
+  get(scope: TaskScope, taskId: string): StoredTask | undefined {
+    return this.images.get(scopedKey(scope, taskId));
   }
 
   /** The image without changing the recency order (for `list`, which should not churn it). */
-  peek(taskId: string): StoredTask | undefined {
-    return this.entries.get(taskId);
+  peek(scope: TaskScope, taskId: string): StoredTask | undefined {
+    return this.images.peek(scopedKey(scope, taskId));
   }
 
-  set(taskId: string, entry: StoredTask): void {
-    if (this.capacity === 0) return;
-    this.entries.delete(taskId);
-    this.entries.set(taskId, entry);
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
-    }
+  /** Keeps the image under its own scope, weighed as it is now (call again after it changed). */
+  set(image: StoredTask): void {
+    this.images.set(scopedKey(image, image.task.id), image, image.bytes);
   }
 
-  delete(taskId: string): void {
-    this.entries.delete(taskId);
+  delete(scope: TaskScope, taskId: string): void {
+    this.images.delete(scopedKey(scope, taskId));
   }
 
   clear(): void {
-    this.entries.clear();
+    this.images.clear();
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { addStoredMessage, newStoredTask, putStoredArtifact, type StoredTask } from './stored-task.js';
+import type { TaskScope } from './task-cache.js';
 
 /**
  * Reading whole tasks from their rows: on a cache miss (one task, once, then cached) and for
@@ -8,19 +9,29 @@ import { addStoredMessage, newStoredTask, putStoredArtifact, type StoredTask } f
  */
 
 /**
+ * Where a task id is stored, whoever owns it: for the harness's own paths that have no caller
+ * (recovery, a cancel), and to explain a refused save. Never to answer a caller.
+ */
+export async function findTaskScope(db: Kysely<Database>, taskId: string): Promise<TaskScope | undefined> {
+  return db.selectFrom('tasks').select(['tenant', 'owner']).where('id', '=', taskId).executeTakeFirst();
+}
+
+/**
  * Reads the given tasks with their history and, when `withArtifacts`, their artifacts.
- * Tasks that are not stored are absent from the result.
+ * Tasks that are not stored, or not in `scope` when one is given, are absent from the result;
+ * the scope is part of the query, so a task of another scope costs what a missing one costs.
  */
 export async function readStoredTasks(
   db: Kysely<Database>,
   taskIds: readonly string[],
-  options: { withArtifacts: boolean },
+  options: { withArtifacts: boolean; scope?: TaskScope },
 ): Promise<Map<string, StoredTask>> {
   const result = new Map<string, StoredTask>();
   if (taskIds.length === 0) return result;
-  const ids = [...taskIds];
 
-  const heads = await db.selectFrom('tasks').selectAll().where('id', 'in', ids).execute();
+  let query = db.selectFrom('tasks').selectAll().where('id', 'in', [...taskIds]);
+  if (options.scope) query = query.where('tenant', '=', options.scope.tenant).where('owner', '=', options.scope.owner);
+  const heads = await query.execute();
   for (const row of heads) {
     result.set(
       row.id,
@@ -36,6 +47,7 @@ export async function readStoredTasks(
     );
   }
   if (result.size === 0) return result;
+  const ids = [...result.keys()];
 
   const messages = await db
     .selectFrom('task_messages')
@@ -79,7 +91,7 @@ export async function readStoredTasks(
   return result;
 }
 
-/** One task with everything it holds, or undefined when it is not stored. */
-export async function readStoredTask(db: Kysely<Database>, taskId: string): Promise<StoredTask | undefined> {
-  return (await readStoredTasks(db, [taskId], { withArtifacts: true })).get(taskId);
+/** One task with everything it holds, or undefined when it is not stored in `scope`. */
+export async function readStoredTask(db: Kysely<Database>, taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+  return (await readStoredTasks(db, [taskId], { withArtifacts: true, scope })).get(taskId);
 }

@@ -1,9 +1,22 @@
 import type { Kysely } from 'kysely';
 import type { TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
+import { ByteLru } from './byte-lru.js';
 import type { Database } from './database.js';
 
-/** Entries each of the in-memory caches below holds before it is emptied. */
-const CACHE_LIMIT = 10_000;
+/** 4 MiB: with the task images' 60 MiB (`task-store.ts`), the store's default 64 MiB. */
+export const DEFAULT_STATE_CACHE_BYTES = 4 * 2 ** 20;
+
+/** What the cached values weigh besides their text: an array and its objects. */
+const VALUE_BYTES = 64;
+const ITEM_BYTES = 48;
+
+export interface SqlTaskStateStoreOptions {
+  /**
+   * The most memory, in bytes (estimated), that the model choices, usage and links kept in
+   * memory may take together, least recently used dropped first. Default 4 MiB; 0: none kept.
+   */
+  cacheBytes?: number;
+}
 
 /**
  * The harness's own per-task state (model choice, token usage) in tables of its own, out of
@@ -12,28 +25,31 @@ const CACHE_LIMIT = 10_000;
  */
 export class SqlTaskStateStore implements TaskStateStore {
   /**
-   * Links are read on every load of a task (they are merged into its metadata), so they are
-   * kept in memory once read; only this store writes them. Bounded: cleared when it grows past
-   * the limit, and read again on demand.
+   * Links are read on every load of a task (they are merged into its metadata), and model
+   * choices and usage by every turn and every `/status`, so all are kept in memory once read
+   * or written; only this store writes them. One cache, bounded in bytes, holds the four
+   * kinds under prefixed keys; a value dropped from it is read again on demand.
    */
-  private readonly links = new Map<string, TaskLinks>();
-  /** Model choices and usage, read by every turn and every `/status`, kept the same way. */
-  private readonly taskModels = new Map<string, string | undefined>();
-  private readonly contextModels = new Map<string, string | undefined>();
-  private readonly usage = new Map<string, TokenUsage[]>();
+  private readonly cache: ByteLru<string | undefined | TokenUsage[] | TaskLinks>;
   /**
    * Counts the starts and ends of writes: a read during which a write started or ended does
    * not keep what it read in memory, which may be from before the write.
    */
   private writes = 0;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: SqlTaskStateStoreOptions = {},
+  ) {
+    this.cache = new ByteLru(options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
+  }
 
   async getTaskModel(taskId: string): Promise<string | undefined> {
-    if (this.taskModels.has(taskId)) return this.taskModels.get(taskId);
+    const key = `model:${taskId}`;
+    if (this.cache.has(key)) return this.cache.get(key) as string | undefined;
     const writes = this.writes;
     const row = await this.db.selectFrom('task_settings').select('model').where('task_id', '=', taskId).executeTakeFirst();
-    if (writes === this.writes) remember(this.taskModels, taskId, row?.model);
+    if (writes === this.writes) this.rememberModel(key, row?.model);
     return row?.model;
   }
 
@@ -52,15 +68,16 @@ export class SqlTaskStateStore implements TaskStateStore {
         .onConflict((oc) => oc.column('context_id').doUpdateSet({ model }))
         .execute();
     }));
-    remember(this.taskModels, taskId, model);
-    if (contextId !== undefined) remember(this.contextModels, contextId, model);
+    this.rememberModel(`model:${taskId}`, model);
+    if (contextId !== undefined) this.rememberModel(`context:${contextId}`, model);
   }
 
   async getContextModel(contextId: string): Promise<string | undefined> {
-    if (this.contextModels.has(contextId)) return this.contextModels.get(contextId);
+    const key = `context:${contextId}`;
+    if (this.cache.has(key)) return this.cache.get(key) as string | undefined;
     const writes = this.writes;
     const row = await this.db.selectFrom('context_settings').select('model').where('context_id', '=', contextId).executeTakeFirst();
-    if (writes === this.writes) remember(this.contextModels, contextId, row?.model);
+    if (writes === this.writes) this.rememberModel(key, row?.model);
     return row?.model;
   }
 
@@ -93,12 +110,13 @@ export class SqlTaskStateStore implements TaskStateStore {
         )
         .execute();
     }));
-    this.usage.delete(taskId); // read again, totals and order as stored
+    this.cache.delete(`usage:${taskId}`); // read again, totals and order as stored
   }
 
   /** One entry per model, in first-use order. */
   async getUsage(taskId: string): Promise<TokenUsage[]> {
-    const known = this.usage.get(taskId);
+    const key = `usage:${taskId}`;
+    const known = this.cache.get(key) as TokenUsage[] | undefined;
     if (known) return known.map((entry) => ({ ...entry }));
     const writes = this.writes;
     const rows = await this.db
@@ -109,7 +127,7 @@ export class SqlTaskStateStore implements TaskStateStore {
       .orderBy('model')
       .execute();
     const usage = rows.map((row) => ({ model: row.model, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) }));
-    if (writes === this.writes) remember(this.usage, taskId, usage);
+    if (writes === this.writes) this.cache.set(key, usage, VALUE_BYTES + usage.reduce((sum, entry) => sum + ITEM_BYTES + 2 * entry.model.length, 0));
     return usage.map((entry) => ({ ...entry }));
   }
 
@@ -126,12 +144,13 @@ export class SqlTaskStateStore implements TaskStateStore {
         .onConflict((oc) => oc.column('child_id').doNothing())
         .execute();
     }));
-    this.links.delete(parentId);
-    this.links.delete(childId);
+    this.cache.delete(`links:${parentId}`);
+    this.cache.delete(`links:${childId}`);
   }
 
   async getLinks(taskId: string): Promise<TaskLinks> {
-    const known = this.links.get(taskId);
+    const key = `links:${taskId}`;
+    const known = this.cache.get(key) as TaskLinks | undefined;
     if (known) return { parent: known.parent, children: [...known.children] };
     const writes = this.writes;
     const [parent, children] = await Promise.all([
@@ -139,8 +158,16 @@ export class SqlTaskStateStore implements TaskStateStore {
       this.db.selectFrom('task_links').select('child_id').where('parent_id', '=', taskId).orderBy('seq').execute(),
     ]);
     const links: TaskLinks = { parent: parent?.parent_id, children: children.map((row) => row.child_id) };
-    if (writes === this.writes) remember(this.links, taskId, links);
+    if (writes === this.writes) {
+      const bytes = VALUE_BYTES + 2 * (links.parent?.length ?? 0) + links.children.reduce((sum, id) => sum + ITEM_BYTES + 2 * id.length, 0);
+      this.cache.set(key, links, bytes);
+    }
     return { parent: links.parent, children: [...links.children] };
+  }
+
+  /** A model choice read or written (undefined: none chosen, which is worth keeping too). */
+  private rememberModel(key: string, model: string | undefined): void {
+    this.cache.set(key, model, VALUE_BYTES + 2 * (model?.length ?? 0));
   }
 
   private async writing<T>(write: () => Promise<T>): Promise<T> {
@@ -151,10 +178,4 @@ export class SqlTaskStateStore implements TaskStateStore {
       this.writes += 1;
     }
   }
-}
-
-/** Keeps a value read or written, dropping everything once the map is full: read again on demand. */
-function remember<V>(cache: Map<string, V>, key: string, value: V): void {
-  if (cache.size >= CACHE_LIMIT && !cache.has(key)) cache.clear();
-  cache.set(key, value);
 }

@@ -8,33 +8,36 @@ import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from '
 import { applyPlan, writePlan } from './plan-writes.js';
 import { isEmptyPlan, planSave } from './save-plan.js';
 import { copyTask, type StoredTask } from './stored-task.js';
-import { KeyedLock, TaskCache } from './task-cache.js';
+import { KeyedLock, scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { queryTaskPage } from './task-list.js';
-import { readStoredTask, readStoredTasks } from './task-rows.js';
+import { findTaskScope, readStoredTask, readStoredTasks } from './task-rows.js';
 
-/** Who may see a task: the SDK's tenant and owner, as `InMemoryTaskStore` scopes them. */
-export interface TaskScope {
-  tenant: string;
-  owner: string;
-}
+export type { TaskScope } from './task-cache.js';
 
 export interface SqlTaskStoreOptions {
-  /** Tasks kept in memory (least recently used dropped first). Default 500; 0 turns caching off. */
-  cacheSize?: number;
+  /**
+   * The most memory, in bytes (estimated), that task images kept in memory may take, least
+   * recently used dropped first; a task heavier than this is never kept. Default 60 MiB
+   * (`DEFAULT_TASK_CACHE_BYTES`); 0 turns caching off.
+   */
+  cacheBytes?: number;
   /** Owner of a call; defaults to the SDK's `resolveUserScope` (user name, or "unknown"). */
   ownerResolver?: OwnerResolver;
   /** The clock for row timestamps and recovery statuses; tests may pin it. */
   now?: () => Date;
 }
 
-export const DEFAULT_TASK_CACHE_SIZE = 500;
+/** 60 MiB: with the task state's 4 MiB (`task-state-store.ts`), the store's default 64 MiB. */
+export const DEFAULT_TASK_CACHE_BYTES = 60 * 2 ** 20;
 
 /**
  * The SDK's `TaskStore` over SQL, built for the result manager's habit of loading and saving
  * the whole task after every event: a load is served from a cache of task images and a save
  * writes only what the event changed (see `save-plan.ts`), so an event on a task with
  * thousands of messages costs about what it costs on a new task. Tasks are scoped by tenant
- * and owner like the SDK's stores; one process is assumed to own the database file.
+ * and owner like the SDK's stores, and every read for a caller is made in the caller's scope
+ * (cache key and SQL alike), so another user's task costs what a missing one costs. One
+ * process is assumed to own the database file.
  */
 export class SqlTaskStore implements TaskStore {
   private readonly cache: TaskCache;
@@ -46,32 +49,33 @@ export class SqlTaskStore implements TaskStore {
     private readonly db: Kysely<Database>,
     options: SqlTaskStoreOptions = {},
   ) {
-    this.cache = new TaskCache(options.cacheSize ?? DEFAULT_TASK_CACHE_SIZE);
+    this.cache = new TaskCache(options.cacheBytes ?? DEFAULT_TASK_CACHE_BYTES);
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
     this.now = options.now ?? (() => new Date());
   }
 
   /** A copy of the task the caller may change freely, or undefined if not stored in its scope. */
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const image = await this.image(taskId);
-    return image && this.inScope(image, this.scopeOf(context)) ? copyTask(image.task) : undefined;
+    const image = await this.image(taskId, this.scopeOf(context));
+    return image ? copyTask(image.task) : undefined;
   }
 
   /** Writes what changed since the stored task, in one transaction (see `save-plan.ts`). */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
-    await this.locks.run(task.id, () => this.saveLocked(task, scope));
+    await this.locks.run(scopedKey(scope, task.id), () => this.saveLocked(task, scope));
   }
 
   /** `ListTasks` in SQL: filters, order and paging of `InMemoryTaskStore.list`. */
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    const page = await queryTaskPage(this.db, this.scopeOf(context), params);
+    const scope = this.scopeOf(context);
+    const page = await queryTaskPage(this.db, scope, params);
     const includeArtifacts = params.includeArtifacts ?? false;
-    const missing = page.ids.filter((id) => !this.cache.peek(id));
-    const read = await readStoredTasks(this.db, missing, { withArtifacts: includeArtifacts });
+    const missing = page.ids.filter((id) => !this.cache.peek(scope, id));
+    const read = await readStoredTasks(this.db, missing, { withArtifacts: includeArtifacts, scope });
     const tasks: Task[] = [];
     for (const id of page.ids) {
-      const image = this.cache.peek(id) ?? read.get(id);
+      const image = this.cache.peek(scope, id) ?? read.get(id);
       if (!image) continue; // deleted between the two queries
       const task = copyTask(image.task);
       if (!includeArtifacts) task.artifacts = [];
@@ -85,14 +89,15 @@ export class SqlTaskStore implements TaskStore {
    * executor's `cancelTask`, recovery); never for answering a caller.
    */
   async loadUnscoped(taskId: string): Promise<Task | undefined> {
-    const image = await this.image(taskId);
+    const scope = await findTaskScope(this.db, taskId);
+    const image = scope && (await this.image(taskId, scope));
     return image ? copyTask(image.task) : undefined;
   }
 
   /** The tenant and owner a task is stored under, to act on it later without a call context. */
   async scopeOfTask(taskId: string): Promise<TaskScope | undefined> {
-    const image = await this.image(taskId);
-    return image ? { tenant: image.tenant, owner: image.owner } : undefined;
+    const scope = await findTaskScope(this.db, taskId);
+    return scope && { tenant: scope.tenant, owner: scope.owner };
   }
 
   /** Tasks left SUBMITTED or WORKING: turns in flight when the process last stopped. */
@@ -114,9 +119,9 @@ export class SqlTaskStore implements TaskStore {
    */
   async appendMessage(taskId: string, message: Message, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
-    await this.locks.run(taskId, async () => {
-      const image = await this.imageLocked(taskId);
-      if (!image || !this.inScope(image, scope)) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    await this.locks.run(scopedKey(scope, taskId), async () => {
+      const image = await this.imageLocked(taskId, scope);
+      if (!image) throw new TaskNotFoundError(`Task not found: ${taskId}`);
       if (image.messageIds.has(message.messageId)) return;
       const task = copyTask(image.task);
       task.history.push(message);
@@ -136,15 +141,16 @@ export class SqlTaskStore implements TaskStore {
     const build = typeof makeMessage === 'string' ? (task: InterruptedTask) => interruptedTurnMessage(task, makeMessage) : makeMessage;
     let recovered = 0;
     for (const interrupted of await this.listInterrupted()) {
-      await this.locks.run(interrupted.id, async () => {
-        const image = await this.imageLocked(interrupted.id);
+      const scope = { tenant: interrupted.tenant, owner: interrupted.owner };
+      await this.locks.run(scopedKey(scope, interrupted.id), async () => {
+        const image = await this.imageLocked(interrupted.id, scope);
         const state = image?.task.status?.state;
         if (!image || state === undefined || !IN_FLIGHT_STATES.includes(state)) return;
         const message = build(interrupted);
         const task = copyTask(image.task);
         task.status = { state: stateOf(interrupted), message, timestamp: this.now().toISOString() };
         task.history.push(message);
-        await this.saveLocked(task, { tenant: image.tenant, owner: image.owner });
+        await this.saveLocked(task, scope);
         recovered++;
       });
     }
@@ -156,42 +162,46 @@ export class SqlTaskStore implements TaskStore {
     this.cache.clear();
   }
 
+  /** How many task images are kept in memory and what they weigh; for tests and benchmarks. */
+  cacheUsage(): { tasks: number; bytes: number; maxBytes: number } {
+    return { tasks: this.cache.size, bytes: this.cache.bytes, maxBytes: this.cache.maxBytes };
+  }
+
   private scopeOf(context: ServerCallContext): TaskScope {
     return { tenant: context.tenant ?? '', owner: this.ownerResolver(context) };
   }
 
-  private inScope(image: StoredTask, scope: TaskScope): boolean {
-    return image.tenant === scope.tenant && image.owner === scope.owner;
-  }
-
-  /** The image from the cache, or read under the task's lock so no save can outdate it. */
-  private async image(taskId: string): Promise<StoredTask | undefined> {
-    return this.cache.get(taskId) ?? this.locks.run(taskId, () => this.imageLocked(taskId));
+  /**
+   * The task's image in `scope`, from the cache or read under the task's lock so no save can
+   * outdate it; undefined when no task has that id in that scope, stored elsewhere or not.
+   */
+  private async image(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+    return this.cache.get(scope, taskId) ?? this.locks.run(scopedKey(scope, taskId), () => this.imageLocked(taskId, scope));
   }
 
   /** Same as `image`, for callers already holding the task's lock. */
-  private async imageLocked(taskId: string): Promise<StoredTask | undefined> {
-    const cached = this.cache.get(taskId);
+  private async imageLocked(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+    const cached = this.cache.get(scope, taskId);
     if (cached) return cached;
-    const stored = await readStoredTask(this.db, taskId);
-    if (stored) this.cache.set(taskId, stored);
+    const stored = await readStoredTask(this.db, taskId, scope);
+    if (stored) this.cache.set(stored);
     return stored;
   }
 
   private async saveLocked(task: Task, scope: TaskScope): Promise<void> {
-    const stored = await this.imageLocked(task.id);
-    if (stored && !this.inScope(stored, scope)) {
-      throw new HarnessError('store_failed', `Task ${task.id} is stored for another tenant or owner; it was not saved.`);
-    }
+    const stored = await this.imageLocked(task.id, scope);
     const plan = planSave(stored, task);
     if (isEmptyPlan(plan)) return;
     const identity = { id: task.id, contextId: stored?.task.contextId ?? task.contextId, ...scope };
     const now = this.now().toISOString();
     try {
       await this.db.transaction().execute((trx) => writePlan(trx, identity, plan, now));
-      this.cache.set(task.id, applyPlan(stored, identity, plan, now));
+      this.cache.set(applyPlan(stored, identity, plan, now));
     } catch (error) {
-      this.cache.delete(task.id);
+      this.cache.delete(scope, task.id);
+      // A new task whose id is taken in another scope: its insert failed on the key.
+      const owner = plan.isNew ? await findTaskScope(this.db, task.id).catch(() => undefined) : undefined;
+      if (owner) throw new HarnessError('store_failed', `Task ${task.id} is stored for another tenant or owner; it was not saved.`, { cause: error });
       throw new HarnessError('store_failed', `Task ${task.id} could not be saved.`, { cause: error });
     }
   }

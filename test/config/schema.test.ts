@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { configSchema, defaultConfig } from '../../src/config/schema.js';
+import { configSchema, DEFAULT_CACHE_BYTES, defaultConfig } from '../../src/config/schema.js';
 import { HarnessError } from '../../src/errors.js';
+import { DEFAULT_CACHE_BYTES as STORE_DEFAULT_CACHE_BYTES } from '../../src/store/index.js';
 
 /** The config_invalid message for a config object. */
 function problems(config: unknown): string {
@@ -28,8 +29,24 @@ describe('config schema', () => {
       detectOllama: true,
       modelTimeoutMs: 120000,
       contextChars: 200000,
+      cacheBytes: 64 * 2 ** 20,
+      durability: 'normal',
       providers: {},
     });
+  });
+
+  it('bounds the caches at 64 MiB unless told, as the store does when used alone', () => {
+    assert.equal(DEFAULT_CACHE_BYTES, 64 * 2 ** 20);
+    assert.equal(DEFAULT_CACHE_BYTES, STORE_DEFAULT_CACHE_BYTES);
+    assert.equal(parseConfig(JSON.stringify({ cacheBytes: 0 })).cacheBytes, 0);
+    assert.equal(parseConfig(JSON.stringify({ cacheBytes: 8_000_000 })).cacheBytes, 8_000_000);
+  });
+
+  it('takes durability "normal" or "full" and nothing else', () => {
+    assert.equal(parseConfig(JSON.stringify({ durability: 'full' })).durability, 'full');
+    assert.equal(parseConfig(JSON.stringify({ durability: 'normal' })).durability, 'normal');
+    assert.match(problems({ durability: 'FULL' }), /durability: Invalid option: expected one of "normal"\|"full"/);
+    assert.match(problems({ durability: true }), /durability: /);
   });
 
   it('accepts the documented example and fills provider defaults', () => {
@@ -89,6 +106,9 @@ describe('config schema', () => {
     assert.match(problems({ turnEndState: 'done' }), /turnEndState: /);
     assert.match(problems({ detectOllama: 'yes' }), /detectOllama: /);
     assert.match(problems({ modelTimeoutMs: 10 }), /modelTimeoutMs: must be at least 1000/);
+    assert.match(problems({ cacheBytes: -1 }), /cacheBytes: must be 0 \(no cache\) or more/);
+    assert.match(problems({ cacheBytes: 1.5 }), /cacheBytes: must be a whole number of bytes/);
+    assert.match(problems({ cacheBytes: '64mb' }), /cacheBytes: /);
     assert.match(problems({ providers: { local: { ...local, models: [] } } }), /providers\.local\.models: list at least one model/);
     assert.match(problems({ providers: { local: { ...local, models: ['ok', ''] } } }), /providers\.local\.models\[1\]: a model name must not be empty/);
     assert.match(problems([]), /is invalid: Invalid input: expected object/);

@@ -4,10 +4,48 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { migrateToLatest, openSqliteDatabase } from '../../src/store/index.js';
+import { migrateToLatest, openSqliteDatabase, openStore } from '../../src/store/index.js';
 
-/** The SQLite connection's prepared-statement cache: reused statements, evicted ones, writes. */
+/** The SQLite connection: its durability setting, its prepared-statement cache. */
 describe('openSqliteDatabase', () => {
+  it('flushes every commit to the disk with durability "full", and only at checkpoints with "normal" (the default)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'th-db-'));
+    try {
+      // PRAGMA synchronous reads 1 for NORMAL, 2 for FULL; the journal is WAL either way.
+      for (const [durability, expected] of [[undefined, 1], ['normal', 1], ['full', 2]] as const) {
+        const db = openSqliteDatabase(join(folder, `${durability ?? 'default'}.db`), durability);
+        try {
+          const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(db);
+          assert.equal(rows[0]!.synchronous, expected, `durability ${durability}`);
+          const journal = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db);
+          assert.equal(journal.rows[0]!.journal_mode, 'wal');
+        } finally {
+          await db.destroy();
+        }
+      }
+      assert.throws(() => openSqliteDatabase(join(folder, 'x.db'), 'paranoid' as 'full'), /Unknown durability "paranoid"/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('is opened by the store with the durability it is given', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'th-db-'));
+    try {
+      for (const [durability, expected] of [[undefined, 1], ['full', 2]] as const) {
+        const store = await openStore({ dataDir: folder, durability });
+        try {
+          const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+          assert.equal(rows[0]!.synchronous, expected);
+        } finally {
+          await store.close();
+        }
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('answers correctly when statements are reused and when more SQL texts than the cache holds are run', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'th-db-'));
     const db = openSqliteDatabase(join(folder, 'test.db'));

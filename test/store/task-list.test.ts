@@ -10,6 +10,8 @@ import { artifact, at, callContext, newTask, tempStore, textPart, type TempStore
  */
 
 const alice = callContext('alice');
+/** Room for a few of the small tasks below, not all: pages mix cached images and rows. */
+const SOME_TASKS_BYTES = 16 * 1024;
 
 function params(partial: Partial<ListTasksRequest>): ListTasksRequest {
   return { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined, ...partial };
@@ -32,7 +34,7 @@ describe('SqlTaskStore.list', () => {
   const tasks: Task[] = [];
 
   before(async () => {
-    temp = await tempStore({ cacheSize: 3 });
+    temp = await tempStore({ cacheBytes: SOME_TASKS_BYTES });
     const contexts = ['ctx-a', 'ctx-b'];
     const states = [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_INPUT_REQUIRED];
     for (let i = 0; i < 9; i++) {
@@ -56,6 +58,8 @@ describe('SqlTaskStore.list', () => {
     const bobs = newTask({ contextId: 'ctx-a', state: TaskState.TASK_STATE_WORKING });
     await temp.store.tasks.save(bobs, callContext('bob'));
     await memory.save(bobs, callContext('bob'));
+    const cached = temp.store.tasks.cacheUsage().tasks;
+    assert.ok(cached > 0 && cached < tasks.length, `${cached} of ${tasks.length} tasks cached`);
   });
   after(async () => {
     await temp.dispose();
@@ -107,7 +111,7 @@ describe('SqlTaskStore.list', () => {
   });
 
   it('lists from the rows after a restart', async () => {
-    const store = await temp.reopen({ cacheSize: 3 });
+    const store = await temp.reopen({ cacheBytes: SOME_TASKS_BYTES });
     const ours = await store.tasks.list(params({ includeArtifacts: true, pageSize: 100 }), alice);
     const theirs = await memory.list(params({ includeArtifacts: true, pageSize: 100 }), alice);
     assert.deepStrictEqual(ours.tasks, theirs.tasks);

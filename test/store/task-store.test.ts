@@ -151,8 +151,8 @@ describe('SqlTaskStore', () => {
   });
 
   it('serves every task correctly with a tiny cache or none', async () => {
-    for (const cacheSize of [0, 2]) {
-      const store = await temp.reopen({ cacheSize });
+    for (const cacheBytes of [0, 8 * 1024]) {
+      const store = await temp.reopen({ cacheBytes });
       const tasks = Array.from({ length: 5 }, () => newTask());
       for (const task of tasks) await store.tasks.save(task, alice);
       for (const task of tasks) {

@@ -1,0 +1,190 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { ByteLru } from '../../src/store/byte-lru.js';
+import { SqlTaskStateStore, SqlTaskStore } from '../../src/store/index.js';
+import { artifact, callContext, message, newTask, recordingDatabase, tempStore, textPart, type TempStore } from './helpers.js';
+
+/**
+ * The store's memory: caches bounded by the bytes they hold (not by a count, which let 500
+ * tasks of 4 MB fill the heap), and task images kept per scope, so that another user's task
+ * reads exactly like one that does not exist.
+ */
+
+describe('ByteLru', () => {
+  it('keeps its entries within the bound, dropping the least recently used first', () => {
+    const cache = new ByteLru<string>(1000);
+    cache.set('a', 'A', 200);
+    cache.set('b', 'B', 200);
+    cache.set('c', 'C', 200);
+    assert.equal(cache.get('a'), 'A'); // a is now the most recently used: b goes first
+    cache.set('d', 'D', 200);
+    assert.ok(cache.bytes <= 1000, `${cache.bytes} bytes held`);
+    assert.equal(cache.peek('b'), undefined);
+    assert.deepEqual(['a', 'c', 'd'].map((key) => cache.peek(key)), ['A', 'C', 'D']);
+  });
+
+  it('weighs an entry again when it is put again, and drops it when it alone passes the bound', () => {
+    const cache = new ByteLru<string>(1000);
+    cache.set('a', 'A', 100);
+    cache.set('b', 'B', 100);
+    const held = cache.bytes;
+    cache.set('a', 'A', 500);
+    assert.equal(cache.bytes, held + 400);
+    assert.equal(cache.set('a', 'A', 5000), false);
+    assert.equal(cache.has('a'), false, 'the old, lighter entry does not stay behind');
+    assert.equal(cache.peek('b'), 'B', 'nothing else is dropped for an entry that is not kept');
+    cache.delete('b');
+    assert.equal(cache.bytes, 0);
+  });
+
+  it('keeps nothing with a bound of 0, and refuses a bound that is not a whole number', () => {
+    const cache = new ByteLru<string>(0);
+    assert.equal(cache.set('a', 'A', 0), false);
+    assert.equal(cache.size, 0);
+    assert.throws(() => new ByteLru(-1), RangeError);
+    assert.throws(() => new ByteLru(1.5), RangeError);
+    assert.throws(() => new ByteLru(Number.NaN), RangeError);
+  });
+});
+
+describe('SqlTaskStore cache bound', () => {
+  let temp: TempStore;
+  const alice = callContext('alice');
+  beforeEach(async () => {
+    temp = await tempStore();
+  });
+  afterEach(async () => {
+    await temp.dispose();
+  });
+
+  it('holds no more than its bytes however much is stored, and serves every task', async () => {
+    const store = (await temp.reopen({ cacheBytes: 1_000_000 })).tasks;
+    const maxBytes = store.cacheUsage().maxBytes;
+    const tasks: Task[] = [];
+    for (let i = 0; i < 40; i++) {
+      const task = newTask({ history: [] });
+      task.history.push(message(task.id, task.contextId, Role.ROLE_USER, `${i} ${'x'.repeat(100_000)}`));
+      await store.save(task, alice);
+      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'y'.repeat(50_000));
+      await store.save({ ...task, history: [...task.history, reply], status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() } }, alice);
+      tasks.push(task);
+      const usage = store.cacheUsage();
+      assert.ok(usage.bytes <= maxBytes, `after ${i + 1} tasks the cache holds ${usage.bytes} of ${maxBytes} bytes`);
+    }
+    // 40 tasks of 200,000+ characters each: at most a handful fit.
+    const usage = store.cacheUsage();
+    assert.ok(usage.tasks > 0 && usage.tasks <= 5, `${usage.tasks} tasks cached`);
+    for (const [i, task] of tasks.entries()) {
+      const loaded = await store.load(task.id, alice);
+      assert.equal(loaded?.history[0]?.parts[0]?.content?.value, `${i} ${'x'.repeat(100_000)}`);
+      assert.equal(loaded?.history.length, 2);
+    }
+    assert.ok(store.cacheUsage().bytes <= maxBytes);
+  });
+
+  it('never keeps a task larger than the whole bound, and still stores and serves it', async () => {
+    const store = (await temp.reopen({ cacheBytes: 500_000 })).tasks;
+    const small = newTask();
+    await store.save(small, alice);
+    assert.equal(store.cacheUsage().tasks, 1);
+    const large = newTask({ history: [] });
+    large.history.push(message(large.id, large.contextId, Role.ROLE_USER, 'z'.repeat(600_000)));
+    await store.save(large, alice);
+    const loaded = (await store.load(large.id, alice))!;
+    assert.equal(store.cacheUsage().tasks, 1, 'only the small task is kept');
+    assert.equal((await store.load(small.id, alice))?.id, small.id);
+    loaded.history.push(message(large.id, large.contextId, Role.ROLE_AGENT, 'and more'));
+    await store.save(loaded, alice);
+    assert.deepEqual((await store.load(large.id, alice))?.history.map((m) => m.parts[0]?.content?.value.toString().length), [600_000, 8]);
+    assert.equal(store.cacheUsage().tasks, 1);
+  });
+
+  it('weighs an image the same whether built by saves or read from the rows', async () => {
+    const store = temp.store.tasks;
+    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+    await store.save(task, alice);
+    const loaded = (await store.load(task.id, alice))!;
+    loaded.artifacts = [artifact('answer', [textPart('Hel')])];
+    await store.save(loaded, alice);
+    loaded.artifacts[0]!.parts.push(textPart('lo, world'));
+    loaded.artifacts[0]!.name = 'Answer';
+    loaded.artifacts.push(artifact('other', [textPart('x'.repeat(1000))]));
+    await store.save(loaded, alice);
+    loaded.artifacts[1] = artifact('other', [textPart('shorter')]);
+    const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'done '.repeat(100));
+    loaded.history.push(reply);
+    loaded.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() };
+    loaded.metadata = { model: 'builtin:echo', note: 'n'.repeat(300) };
+    await store.save(loaded, alice);
+    const built = store.cacheUsage().bytes;
+    store.clearCache();
+    await store.load(task.id, alice);
+    assert.equal(store.cacheUsage().bytes, built);
+    // The estimate covers at least the text the image holds.
+    assert.ok(built > 'done '.repeat(100).length * 2 + 300 + 1000);
+  });
+});
+
+describe('SqlTaskStore scope', () => {
+  it("reads another user's task id exactly like an id never stored: one read in the caller's scope, never the cached image", async () => {
+    const temp = await tempStore();
+    const { db, queries } = await recordingDatabase(temp.dir);
+    try {
+      const store = new SqlTaskStore(db);
+      const alice = callContext('alice');
+      const bob = callContext('bob');
+      const task = newTask();
+      await store.save(task, alice);
+      queries.length = 0;
+      assert.equal((await store.load(task.id, alice))?.id, task.id);
+      assert.equal(queries.length, 0, "alice's own task comes from the cache");
+
+      const foreign = await store.load(task.id, bob);
+      const foreignQueries = queries.splice(0);
+      const missing = await store.load(randomUUID(), bob);
+      const missingQueries = queries.splice(0);
+      assert.equal(foreign, undefined);
+      assert.equal(missing, undefined);
+      assert.ok(foreignQueries.length > 0, 'a database read, not the cached image');
+      assert.deepEqual(foreignQueries.map((q) => q.sql), missingQueries.map((q) => q.sql));
+      assert.deepEqual(foreignQueries[0]!.parameters.slice(1), ['', 'bob'], 'the read is made in bob\'s scope');
+      assert.equal(store.cacheUsage().tasks, 1, 'nothing is cached for bob');
+
+      // The same for the other scoped paths that reach the store.
+      await assert.rejects(store.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob), /not found/);
+      const appendQueries = queries.splice(0);
+      await assert.rejects(store.appendMessage(randomUUID(), message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob), /not found/);
+      assert.deepEqual(appendQueries.map((q) => q.sql), queries.splice(0).map((q) => q.sql));
+    } finally {
+      await db.destroy();
+      await temp.dispose();
+    }
+  });
+});
+
+describe('SqlTaskStateStore cache bound', () => {
+  it('answers from the database whatever its bound, a bound of 0 included', async () => {
+    const temp = await tempStore();
+    try {
+      for (const cacheBytes of [0, 300]) {
+        const state = new SqlTaskStateStore(temp.store.db, { cacheBytes });
+        const parent = randomUUID();
+        const children = Array.from({ length: 20 }, () => randomUUID());
+        for (const child of children) await state.linkSubtask(parent, child);
+        await state.setTaskModel(parent, 'ctx', 'builtin:echo');
+        await state.addUsage(parent, { model: 'builtin:echo', inputTokens: 3, outputTokens: 4 });
+        for (let round = 0; round < 2; round++) {
+          assert.deepEqual(await state.getLinks(parent), { parent: undefined, children });
+          assert.deepEqual(await state.getLinks(children[5]!), { parent, children: [] });
+          assert.equal(await state.getTaskModel(parent), 'builtin:echo');
+          assert.equal(await state.getContextModel('ctx'), 'builtin:echo');
+          assert.deepEqual(await state.getUsage(parent), [{ model: 'builtin:echo', inputTokens: 3, outputTokens: 4 }]);
+        }
+      }
+    } finally {
+      await temp.dispose();
+    }
+  });
+});
