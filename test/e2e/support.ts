@@ -15,7 +15,10 @@ import type { HarnessConfigInput } from '../../src/config/schema.js';
 import { startHarness, type HarnessOptions, type RunningHarness } from '../../src/harness.js';
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
 import { checkingGrpcInterceptor } from '../support/a2a-grpc-check.js';
-import { checkingFetch } from '../support/a2a-http-check.js';
+import { checkGlobalFetch, checkingFetch } from '../support/a2a-http-check.js';
+
+// The tests that talk to the harness with plain `fetch` are held to A2A 1.0 too.
+checkGlobalFetch();
 
 export const TRANSPORTS = ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const;
 export type TransportName = (typeof TRANSPORTS)[number];

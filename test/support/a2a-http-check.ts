@@ -15,14 +15,32 @@ import { violation } from './a2a-violations.js';
 
 type Binding = 'JSON-RPC' | 'HTTP+JSON' | 'card';
 
-/** Wraps `inner` so that every A2A answer it fetches is checked. */
-export function checkingFetch(inner: typeof fetch = fetch): typeof fetch {
+/** The platform's own `fetch`, as it was before anything here replaced the global one. */
+const platformFetch = globalThis.fetch;
+
+export interface CheckingFetchOptions {
+  /** The fetch to check the answers of (default: the platform's own). */
+  inner?: typeof fetch;
+  /**
+   * What to do with a request that is not an A2A call this check knows: `fail` (for an SDK
+   * client, whose every call is one: nothing goes unchecked by mistake) or `pass` it through
+   * unchecked (for the global `fetch` of a test, which also fetches pages and model servers).
+   */
+  unknown?: 'fail' | 'pass';
+}
+
+/** Wraps a fetch so that every A2A answer it fetches is checked. */
+export function checkingFetch(options: CheckingFetchOptions = {}): typeof fetch {
+  const inner = options.inner ?? platformFetch;
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const verb = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const body = typeof init?.body === 'string' ? init.body : undefined;
     const described = describe(url, verb, body);
-    if (!described) throw violation([`${verb} ${url.pathname}: not an A2A 1.0 call this check knows, so its answer would go unchecked`]);
+    if (!described) {
+      if (options.unknown === 'pass') return inner(input, init);
+      throw violation([`${verb} ${url.pathname}: not an A2A 1.0 call this check knows, so its answer would go unchecked`]);
+    }
     const response = await inner(input, init);
     const { binding, call } = described;
     const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
@@ -129,6 +147,15 @@ function checkEvents(body: ReadableStream<Uint8Array>, check: (type: string, dat
       },
     }),
   );
+}
+
+/**
+ * Replaces the global `fetch` of this process with one that checks every A2A answer it gets
+ * and passes anything else through: a test that talks to the harness with plain `fetch` (a
+ * malformed request, a header, the card) is held to A2A 1.0 as the SDK clients are.
+ */
+export function checkGlobalFetch(): void {
+  globalThis.fetch = checkingFetch({ unknown: 'pass' });
 }
 
 function parse(text: string | undefined): any {
