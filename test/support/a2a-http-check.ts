@@ -1,6 +1,6 @@
 /**
- * A `fetch` for the SDK's JSON-RPC and HTTP+JSON client transports (and its card resolver)
- * that checks every answer on the wire, before the SDK decodes it: the raw JSON of each
+ * A `fetch` for the SDK's JSON-RPC and HTTP+JSON client transports (and its card resolver,
+ * and a test's own `fetch` calls) that checks every answer on the wire, before it is decoded: the raw JSON of each
  * response, and each Server-Sent Event of a stream as it arrives. Checking the decoded objects
  * instead would miss what the SDK's decoding hides: it fills a missing field with its default
  * and drops keys it does not know.
@@ -63,7 +63,8 @@ function describe(url: URL, verb: string, body: string | undefined): { binding: 
   const json = parse(body);
   if (json?.jsonrpc !== undefined) {
     const params = json.params ?? {};
-    return { binding: 'JSON-RPC', call: { method: json.method, params: { ...params, historyLength: params.configuration?.historyLength ?? params.historyLength } } };
+    const historyLength = params.configuration?.historyLength ?? params.historyLength;
+    return { binding: 'JSON-RPC', call: { method: json.method, params: { historyLength, pageSize: params.pageSize, includeArtifacts: params.includeArtifacts } } };
   }
   const query = url.searchParams;
   const number = (name: string) => (query.has(name) ? Number(query.get(name)) : undefined);
