@@ -75,7 +75,12 @@ export function restError(httpStatus?: number) {
   return z.strictObject({
     error: z.strictObject({
       code: httpStatus === undefined ? z.number().int() : z.literal(httpStatus, { error: `must be the HTTP status, ${httpStatus} (spec 11.6)` }),
-      status: z.enum(RPC_CODES, { error: 'must be a google.rpc.Code name (spec 11.6, AIP-193)' }),
+      status: z.enum(RPC_CODES, {
+        error: (issue) =>
+          issue.input === undefined
+            ? 'is missing: the HTTP+JSON error body names its google.rpc.Code, e.g. "INVALID_ARGUMENT" (spec 11.6, AIP-193)'
+            : `${JSON.stringify(issue.input)} is not a google.rpc.Code name (spec 11.6, AIP-193)`,
+      }),
       message: z.string(),
       // Any details; an ErrorInfo among them well-formed (spec 11.6).
       details: z.array(z.union([ErrorInfo, Any.refine((detail) => !isErrorInfo(detail), 'is not a well-formed google.rpc.ErrorInfo (spec 11.6)')])).optional(),

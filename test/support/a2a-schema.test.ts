@@ -142,6 +142,7 @@ describe('the A2A 1.0 checks of the test clients', () => {
     assertReported(violations(JsonRpcResponse, { jsonrpc: '2.0', id: 1 }, 'rpc'), 'rpc');
     assert.deepEqual(violations(restError(404), { error: { code: 404, status: 'NOT_FOUND', message: 'Task not found', details: [errorInfo] } }, 'rest'), []);
     assertReported(violations(restError(404), { error: { code: 400, status: 'NOT_FOUND', message: 'x' } }, 'rest'), 'rest.error.code');
+    assertReported(violations(restError(400), { error: { code: 400, message: 'The request body is not valid JSON.' } }, 'rest'), 'rest.error.status');
     assertReported(violations(restError(404), { message: 'Task not found' }, 'rest'), 'rest');
   });
 
