@@ -23,12 +23,20 @@ export class CoalescedText {
     setImmediate(() => this.flush());
   }
 
-  /** Hands on what is waiting now: call it at the end of a reply, before the final status. */
+  /** Hands on what is waiting now: call it when a reply fails, before the final status. */
   flush(): void {
+    const text = this.take();
+    if (text) this.emit(text);
+  }
+
+  /**
+   * Returns what is waiting instead of handing it on (`''` when nothing is): at the end of a
+   * reply, so that its last piece can go out in the update that closes the artifact.
+   */
+  take(): string {
     this.scheduled = false;
-    if (!this.pending) return;
     const text = this.pending;
     this.pending = '';
-    this.emit(text);
+    return text;
   }
 }

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { NOTICE_KEY } from './history.js';
 import { textPart } from '../wire.js';
+
+function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
+}
 
 /** An agent message holding one text part; `notice` marks text the harness wrote, not a model. */
 export function agentMessage(taskId: string, contextId: string, text: string, notice?: string): Message {
@@ -19,4 +23,36 @@ export function agentMessage(taskId: string, contextId: string, text: string, no
 
 export function statusUpdate(taskId: string, contextId: string, state: TaskState, message?: Message): TaskStatusUpdateEvent {
   return { taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: {} };
+}
+
+/** The artifact a streamed reply is written into, one chunk at a time. */
+export interface ReplyArtifact {
+  taskId: string;
+  contextId: string;
+  artifactId: string;
+  modelId: string;
+}
+
+/**
+ * One chunk of a streamed reply: its text as the one part of the reply artifact. The part is
+ * there even when the text is empty (the chunk that only closes the artifact): an A2A 1.0
+ * Artifact "must contain at least one part" (a2a.proto, Artifact.parts), and a client that
+ * reads `artifact.parts` must find one.
+ */
+export function replyChunk(artifact: ReplyArtifact, text: string, flags: { append: boolean; lastChunk: boolean }): TaskArtifactUpdateEvent {
+  return {
+    taskId: artifact.taskId,
+    contextId: artifact.contextId,
+    artifact: {
+      artifactId: artifact.artifactId,
+      name: 'response',
+      description: `Reply of ${artifact.modelId}`,
+      parts: [textPart(text)],
+      metadata: {},
+      extensions: [],
+    },
+    append: flags.append,
+    lastChunk: flags.lastChunk,
+    metadata: {},
+  };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
-import { agentMessage, statusUpdate } from './events.js';
+import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
 import { modelHistory } from './history.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
@@ -134,27 +134,20 @@ export class HarnessExecutor implements AgentExecutor {
     return history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage];
   }
 
+  /**
+   * Streams the reply into one artifact as it arrives. The update that closes the artifact
+   * (`lastChunk`) carries the text still waiting at the end, or an empty text part when all
+   * of it went out already: holding each piece back until the next one arrives, so that the
+   * last piece could always close the artifact, would delay every token by one. A reply with
+   * no text has no artifact at all (an artifact needs a part, and there is no output to put
+   * in one); its final status message says so. A failed or canceled reply leaves its
+   * artifact open: the final status says why it ended.
+   */
   private async runModel(turn: Turn, modelId: string, contextId: string, history: Message[], bus: ExecutionEventBus): Promise<string> {
-    const artifactId = randomUUID();
+    const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
     const publish = (text: string, lastChunk: boolean) => {
-      bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId: turn.taskId,
-          contextId,
-          artifact: {
-            artifactId,
-            name: 'response',
-            description: `Reply of ${modelId}`,
-            parts: text ? [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} }] : [],
-            metadata: {},
-            extensions: [],
-          },
-          append: chunks > 0,
-          lastChunk,
-          metadata: {},
-        }),
-      );
+      bus.publish(AgentEvent.artifactUpdate(replyChunk(artifact, text, { append: chunks > 0, lastChunk })));
       chunks += 1;
     };
     const text = new CoalescedText((merged) => {
@@ -169,10 +162,12 @@ export class HarnessExecutor implements AgentExecutor {
         abortSignal: turn.abort.signal,
         onText: (delta) => text.push(delta),
       });
-    } finally {
-      text.flush(); // what arrived before the end, or before a failure, goes out before the final status
+    } catch (error) {
+      text.flush(); // what arrived before a failure goes out before the final status
+      throw error;
     }
-    if (chunks > 0) publish('', true);
+    const rest = text.take();
+    if (chunks > 0 || rest) publish(rest, true);
     await this.options.state.addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens });
     return response.text || '(The model returned no text.)';
   }

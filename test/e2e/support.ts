@@ -8,12 +8,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { parseConfig } from '../../src/config/load.js';
 import type { HarnessConfigInput } from '../../src/config/schema.js';
 import { startHarness, type HarnessOptions, type RunningHarness } from '../../src/harness.js';
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
+import { checkingGrpcInterceptor } from '../support/a2a-grpc-check.js';
+import { checkGlobalFetch, checkingFetch } from '../support/a2a-http-check.js';
+
+// The tests that talk to the harness with plain `fetch` are held to A2A 1.0 too.
+checkGlobalFetch();
 
 export const TRANSPORTS = ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const;
 export type TransportName = (typeof TRANSPORTS)[number];
@@ -67,9 +72,20 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
   };
 }
 
+/**
+ * An SDK client of the harness at `url`, preferring `transport`. Every answer and event it
+ * receives, the card included, is checked against A2A 1.0 on the wire (`test/support/`): one
+ * that breaks the specification fails the call with the field and the rule.
+ */
 export async function createClient(url: string, transport: TransportName, headers?: Record<string, string>): Promise<Client> {
+  const fetchImpl = checkingFetch();
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl }),
+      new RestTransportFactory({ fetchImpl }),
+      new GrpcTransportFactory({ grpcCallOptions: { interceptors: [checkingGrpcInterceptor] } }),
+    ],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
     preferredTransports: [transport],
     clientConfig: headers ? { interceptors: [headerInterceptor(headers)] } : undefined,
   });

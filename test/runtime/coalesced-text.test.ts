@@ -33,4 +33,15 @@ describe('CoalescedText', () => {
     text.flush();
     assert.deepEqual(pieces, ['end'], 'no empty or repeated piece');
   });
+
+  it('take returns what waits without handing it on, and the scheduled turn then sends nothing', async () => {
+    const pieces: string[] = [];
+    const text = new CoalescedText((piece) => pieces.push(piece));
+    text.push('last ');
+    text.push('words');
+    assert.equal(text.take(), 'last words');
+    assert.equal(text.take(), '', 'nothing waits any more');
+    await nextTurn();
+    assert.deepEqual(pieces, []);
+  });
 });
