@@ -12,13 +12,12 @@
  * and `close()` never waits for a read to finish.
  */
 import { mkdir, stat } from 'node:fs/promises';
-import { watch, type FSWatcher } from 'node:fs';
-import { basename } from 'node:path';
 import type { CommandRegistry, RegisteredCommand } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
 import type { SubtaskStarter } from '../runtime/subtask-starter.js';
 import { fileCommandDefinition } from './file-command.js';
+import { FolderWatcher } from './folder-watcher.js';
 import { isCommandFileName, loadCommandFiles, whyUnreadable, type LoadCommandFilesOptions, type LoadedCommandFiles } from './load.js';
 
 export interface CommandFolderOptions {
@@ -40,11 +39,6 @@ export interface CommandFolderOptions {
   read?: (dir: string, options: LoadCommandFilesOptions) => Promise<LoadedCommandFiles>;
 }
 
-/** The longest a stream of changes can postpone a reload, so that constant writes still show. */
-const MAX_POSTPONE_MS = 1000;
-/** How often a folder that cannot be read (or watched) is looked at again, while watching. */
-const RETRY_MS = 1000;
-
 export class CommandFolder {
   readonly dir: string;
   private readonly registry: CommandRegistry;
@@ -60,14 +54,10 @@ export class CommandFolder {
   private queue: Promise<void> = Promise.resolve();
   /** Aborts the reload under way (on timeout or close). */
   private current: AbortController | undefined;
-  private watching = false;
-  private watcher: FSWatcher | undefined;
-  /** `dev:ino` of the folder the watcher follows: a folder replaced by another needs a new watcher. */
-  private watchedId: string | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private firstPendingChange = 0;
+  /** Set by watch(). */
+  private watcher: FolderWatcher | undefined;
   private lastSignature = '';
+  private lastProblems = '[]';
   /** Why the folder could not be read last time, so that polling warns once, not every second. */
   private folderProblem: string | undefined;
   private closed = false;
@@ -108,7 +98,12 @@ export class CommandFolder {
    * folder: that is a warning in the log.
    */
   reload(): Promise<void> {
-    const next = this.queue.then(() => this.sync());
+    return this.enqueue(false);
+  }
+
+  /** `quiet`: skipped files already reported by the last reload are not reported again. */
+  private enqueue(quiet: boolean): Promise<void> {
+    const next = this.queue.then(() => this.sync(quiet));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -118,12 +113,19 @@ export class CommandFolder {
    * registry about `debounceMs` after the last change. Saving by rename (write a temporary
    * file, rename it over the old one) works too, since the whole folder is read again, and so
    * does replacing the folder itself. Starts with one reload, which catches changes made since
-   * `load()`. The watcher does not keep the process alive on its own. Calling it twice does nothing.
+   * `load()` without repeating its warnings; the promise, which never rejects, resolves when
+   * that reload has ended. The watcher does not keep the process alive on its own. Calling it
+   * twice does nothing.
    */
-  watch(): void {
-    if (this.watching || this.closed) return;
-    this.watching = true;
-    this.reloadInBackground();
+  watch(): Promise<void> {
+    if (this.watcher || this.closed) return Promise.resolve();
+    this.watcher = new FolderWatcher(this.dir, {
+      relevant: isCommandFileName,
+      onChange: (why) => void this.reloadInBackground(why === 'retry'),
+      debounceMs: this.debounceMs,
+      log: this.log,
+    });
+    return this.reloadInBackground(true);
   }
 
   /**
@@ -133,50 +135,23 @@ export class CommandFolder {
    */
   async close(): Promise<void> {
     this.closed = true;
-    this.unwatch();
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.watcher?.close();
     this.current?.abort();
     await this.queue;
   }
 
-  private schedule(): void {
-    if (this.closed) return;
-    const now = Date.now();
-    if (this.timer === undefined) this.firstPendingChange = now;
-    clearTimeout(this.timer);
-    const delay = Math.min(this.debounceMs, Math.max(0, this.firstPendingChange + MAX_POSTPONE_MS - now));
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.reloadInBackground();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private reloadInBackground(): void {
-    this.reload().catch((error: unknown) => this.log.error('reloading the commands folder failed', { dir: this.dir, error: describeError(error) }));
-  }
-
-  /** Looks at the folder again in a while: it could not be read or watched. */
-  private retryLater(): void {
-    if (this.closed || this.retryTimer !== undefined) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.reloadInBackground();
-    }, RETRY_MS);
-    this.retryTimer.unref();
+  private reloadInBackground(quiet: boolean): Promise<void> {
+    return this.enqueue(quiet).catch((error: unknown) => this.log.error('reloading the commands folder failed', { dir: this.dir, error: describeError(error) }));
   }
 
   /** One reload, bounded in time: abandoned on timeout or close, leaving the registry as it was. */
-  private async sync(): Promise<void> {
+  private async sync(quiet: boolean): Promise<void> {
     if (this.closed) return;
     const abort = new AbortController();
     this.current = abort;
     const timer = setTimeout(() => abort.abort(), this.reloadTimeoutMs);
     try {
-      const done = await untilAborted(this.readFolder(abort.signal), abort.signal);
+      const done = await untilAborted(this.readFolder(abort.signal, quiet), abort.signal);
       if (this.closed) return;
       if (!done) {
         this.log.warn(`reading the commands folder took longer than ${this.reloadTimeoutMs} ms and was abandoned; the commands stay as they were`, { dir: this.dir });
@@ -188,7 +163,7 @@ export class CommandFolder {
   }
 
   /** Reads the folder and applies what it holds, unless aborted first. Resolves true when it finished. */
-  private async readFolder(signal: AbortSignal): Promise<true> {
+  private async readFolder(signal: AbortSignal, quiet: boolean): Promise<true> {
     let id: string;
     try {
       const stats = await stat(this.dir);
@@ -200,7 +175,7 @@ export class CommandFolder {
     }
     if (signal.aborted) return true;
     // Watch before listing, so that a change made during the listing is not missed.
-    if (this.watching && this.watchedId !== id) this.rewatch(id);
+    this.watcher?.follow(id);
     const loaded = await this.read(this.dir, { reservedNames: this.takenNames(), signal });
     if (signal.aborted || this.closed) return true;
     if (loaded.folderProblem !== undefined) {
@@ -209,7 +184,7 @@ export class CommandFolder {
     }
     if (this.folderProblem !== undefined) this.log.info('the commands folder can be read again', { dir: this.dir });
     this.folderProblem = undefined;
-    this.apply(loaded);
+    this.apply(loaded, quiet);
     return true;
   }
 
@@ -219,38 +194,7 @@ export class CommandFolder {
       this.log.warn(`the commands folder cannot be read (${problem}); its commands stay as they were until it can`, { dir: this.dir });
       this.folderProblem = problem;
     }
-    if (this.watching) {
-      this.unwatch();
-      this.retryLater();
-    }
-  }
-
-  /** Follows the folder `id` names now, in place of any earlier one. */
-  private rewatch(id: string): void {
-    this.unwatch();
-    const own = basename(this.dir);
-    try {
-      this.watcher = watch(this.dir, { persistent: false }, (_event, fileName) => {
-        // The folder's own name: the folder itself was moved or removed.
-        if (fileName === null || isCommandFileName(String(fileName)) || String(fileName) === own) this.schedule();
-      });
-    } catch (error) {
-      this.log.warn('cannot watch the commands folder; looking again in a second', { dir: this.dir, error: describeError(error) });
-      this.retryLater();
-      return;
-    }
-    this.watchedId = id;
-    this.watcher.on('error', (error) => {
-      this.log.warn('watching the commands folder stopped; looking again in a second', { dir: this.dir, error: describeError(error) });
-      this.unwatch();
-      this.retryLater();
-    });
-  }
-
-  private unwatch(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    this.watchedId = undefined;
+    this.watcher?.lost();
   }
 
   /** Names a file may not take: the reserved ones and whatever is registered but not by this folder. */
@@ -261,7 +205,7 @@ export class CommandFolder {
   }
 
   /** Swaps the old set for the new one in one synchronous step, so no request sees half of it. */
-  private apply({ commands, problems }: LoadedCommandFiles): void {
+  private apply({ commands, problems }: LoadedCommandFiles, quiet: boolean): void {
     for (const [name, command] of this.registered) if (this.registry.get(name) === command) this.registry.unregister(name);
     this.registered = new Map();
     for (const command of commands) {
@@ -272,7 +216,10 @@ export class CommandFolder {
         problems.push(`${command.path}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
-    for (const problem of problems) this.log.warn(`command file skipped: ${problem}`);
+    // A reload the user did not cause (the one watch() starts with, a retry) repeats nothing already said.
+    const problemSignature = JSON.stringify(problems);
+    if (!quiet || problemSignature !== this.lastProblems) for (const problem of problems) this.log.warn(`command file skipped: ${problem}`);
+    this.lastProblems = problemSignature;
     const signature = JSON.stringify(commands.filter((c) => this.registered.has(c.name)));
     if (signature !== this.lastSignature) {
       this.log.info('command files loaded', { dir: this.dir, commands: this.names.map((name) => `/${name}`).join(' ') || '(none)' });

@@ -163,7 +163,8 @@ describe('a commands folder', () => {
       assert.deepEqual(folder.names, ['review']);
       assert.ok(log.lines.some((line) => line.startsWith(`warn command file skipped: ${join(temp.dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`)), log.lines.join('\n'));
 
-      folder.watch();
+      await folder.watch();
+      assert.equal(log.lines.filter((line) => line.includes('x.md')).length, 1, 'watching starts without repeating the warnings of load()');
       makeFifo(join(temp.dir, 'y.md'));
       writeCommand(temp.dir, 'after.md', 'Written after a second pipe');
       await waitUntil(() => registry.has('after'), '/after is registered');
