@@ -10,7 +10,7 @@ const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash comm
 
 Usage:
   tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--commands-dir DIR] [--config FILE]
-                     [--tokens-file FILE] [--log-content]
+                     [--tokens-file FILE] [--public-url URL] [--log-content]
   tiny-harness chat <url> [--header "Name: value"]...
   tiny-harness send <url> <text> [--stream] [--json] [--task ID] [--context ID] [--header "Name: value"]...
   tiny-harness --help | --version
@@ -27,6 +27,9 @@ serve options:
   --tokens-file FILE
                   bearer tokens, one user:token a line; with it (or TINY_HARNESS_TOKENS=user:token,...)
                   every A2A call needs "Authorization: Bearer <token>" (default: no authentication)
+  --public-url URL
+                  the address clients reach the harness at through a proxy, e.g. https://agent.example.com;
+                  the agent card names it instead of the listening address (or "publicUrl" in the config)
   --log-content   also log the text of each message sent (debugging; or TINY_HARNESS_LOG_CONTENT=1)
 
 chat: talk to an A2A agent at <url> (e.g. http://127.0.0.1:8080) in the terminal. / and Tab
@@ -67,14 +70,22 @@ async function serve(args: string[]): Promise<void> {
       config: { type: 'string' },
       'tokens-file': { type: 'string' },
       'log-content': { type: 'boolean', default: false },
+      'public-url': { type: 'string' },
     },
   });
   // Loaded here, not at the top: chat and send start in a fraction of the time without the server.
-  const [{ loadConfig }, { startHarness }, { loadTokens }] = await Promise.all([
+  const [{ loadConfig }, { startHarness }, { loadTokens }, { checkPublicAddress, publicUrlSchema }] = await Promise.all([
     import('./config/load.js'),
     import('./harness.js'),
     import('./server/auth-tokens.js'),
+    import('./config/public-url.js'),
   ]);
+  let publicUrl: string | undefined;
+  if (values['public-url'] !== undefined) {
+    const checked = checkPublicAddress(publicUrlSchema, values['public-url']);
+    if ('problem' in checked) throw new UsageError(`--public-url ${checked.problem}.`);
+    publicUrl = checked.value;
+  }
   const log = createLogger();
   routeConsoleToLog(log);
   const config = await loadConfig(values.config);
@@ -89,6 +100,7 @@ async function serve(args: string[]): Promise<void> {
     log,
     auth: tokens ? { tokens } : undefined,
     logContent: values['log-content'] || process.env.TINY_HARNESS_LOG_CONTENT === '1',
+    publicUrl,
   });
   process.stdout.write(`listening on ${harness.url}\n`);
   if (harness.grpcAddress) log.info(`gRPC on ${harness.grpcAddress}`);

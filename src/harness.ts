@@ -60,6 +60,8 @@ export interface HarnessOptions {
   auth?: { tokens: ReadonlyMap<string, string> };
   /** Log the text of each message sent (debugging only; off by default). */
   logContent?: boolean;
+  /** The base URL the card names for HTTP, when clients reach the harness through a proxy; over `config.publicUrl`. Checked by the caller (`publicUrlSchema`). */
+  publicUrl?: string;
 }
 
 export interface RunningHarness {
@@ -129,7 +131,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     // The card names the addresses, known only once the ports are bound: it is built on request.
     const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
-    const cardNow = () => baseAgentCard({ ...endpoints, version: VERSION, bearerAuth: authenticator !== undefined });
+    const publicAddresses = { publicUrl: options.publicUrl ?? config.publicUrl, publicGrpcAddress: config.publicGrpcAddress };
+    const cardNow = () => baseAgentCard({ ...endpoints, ...publicAddresses, version: VERSION, bearerAuth: authenticator !== undefined });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
     turnHandler = new SingleTurnGuard(new BlockingSendAsStream(new SubtaskCancellation(sdkHandler, store.state, (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }))), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
@@ -158,6 +161,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     endpoints.httpUrl = url;
     httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log, webDir: bundledWebDir(), authenticator, logContent: options.logContent }));
     log.info(catalog.summary());
+    if (publicAddresses.publicUrl) log.info('the card names the public address', { url: publicAddresses.publicUrl });
     if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
     else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
     else log.warn('authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens', { host: options.host });

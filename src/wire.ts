@@ -9,6 +9,10 @@ import { TaskState, type Part } from '@a2a-js/sdk';
 /** The Commands extension v1 (spec/commands-extension-v1.md): its card entry and replies name it. */
 export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
 
+/** Where the harness serves JSON-RPC and HTTP+JSON, from its root (the card names both; the page posts to the first). */
+export const JSONRPC_PATH = '/a2a/jsonrpc';
+export const REST_PATH = '/a2a/rest';
+
 /** Metadata key naming the command a reply answers (CMD-4, CMD-5). */
 export const COMMAND_KEY = 'command';
 

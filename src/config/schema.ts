@@ -5,6 +5,7 @@
  * come only from environment variables that the file names with `apiKeyEnv`.
  */
 import { z } from 'zod';
+import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
 
 /** Provider names are also the prefix of model ids (`local:small`); `builtin` is taken. */
 export const PROVIDER_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
@@ -109,6 +110,10 @@ export const configSchema = strictObject({
   systemPrompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
   /** The state a task is left in after the model's reply. */
   turnEndState: z.enum(['input-required', 'completed']).default('input-required'),
+  /** Where clients reach the harness's root from outside (a proxy): the card names it. `--public-url` wins. */
+  publicUrl: publicUrlSchema.optional(),
+  /** `host:port` of the gRPC endpoint from outside; without it the card names the address gRPC listens on. */
+  publicGrpcAddress: publicGrpcAddressSchema.optional(),
   /** Whether to look for an Ollama server on 127.0.0.1:11434 at start-up. */
   detectOllama: z.boolean().default(true),
   /** The longest one model request may take, in milliseconds. */

@@ -5,9 +5,10 @@
  */
 import { CommandUsageError, type CommandDefinition, type CommandResult } from '../commands/index.js';
 import { isHarnessError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
 import type { SubtaskOptions, SubtaskStarter } from '../runtime/subtask-starter.js';
 import type { CommandFileContent } from './front-matter.js';
-import { expandTemplate } from './template.js';
+import { expandedLength, expandTemplate, MAX_PROMPT_CHARS } from './template.js';
 
 /** A checked command file: its name is the file name without `.md`. */
 export interface FileCommand extends CommandFileContent {
@@ -21,14 +22,24 @@ export interface FileCommand extends CommandFileContent {
 /**
  * The registry entry for a file command. The handler holds this version of the file: a
  * sub-task started before the file changed or was removed keeps running as it was.
+ * `log` receives a warning, naming the file but never the arguments, when a prompt is refused.
  */
-export function fileCommandDefinition(command: FileCommand, starter: SubtaskStarter): CommandDefinition {
+export function fileCommandDefinition(command: FileCommand, starter: SubtaskStarter, log: Logger = silentLogger): CommandDefinition {
   const label = `/${command.name}`;
   return {
     name: command.name,
     description: command.description,
     ...(command.argumentHint !== undefined && { argumentHint: command.argumentHint }),
     handler: async ({ args, task, callContext }): Promise<CommandResult> => {
+      // Measured before it is built: repeated $ARGUMENTS would otherwise multiply megabytes of arguments.
+      const length = expandedLength(command.template, args);
+      if (length > MAX_PROMPT_CHARS) {
+        log.warn('file command refused: its expanded prompt is over the limit', { command: label, file: command.fileName, chars: length, limit: MAX_PROMPT_CHARS });
+        throw new CommandUsageError(
+          `${label} with these arguments would make a prompt of ${length.toLocaleString('en-US')} characters, over the limit of ` +
+            `${MAX_PROMPT_CHARS.toLocaleString('en-US')}: give shorter arguments.`,
+        );
+      }
       const prompt = expandTemplate(command.template, args);
       const options: SubtaskOptions = { callContext, label, ...(command.model !== undefined && { model: command.model }) };
       let id: string;

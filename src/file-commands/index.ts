@@ -5,6 +5,14 @@
  */
 export { CommandFolder, type CommandFolderOptions } from './folder.js';
 export { fileCommandDefinition, type FileCommand } from './file-command.js';
-export { COMMAND_FILE_EXTENSION, isCommandFileName, loadCommandFiles, type LoadCommandFilesOptions, type LoadedCommandFiles } from './load.js';
+export {
+  COMMAND_FILE_EXTENSION,
+  isCommandFileName,
+  loadCommandFiles,
+  MAX_COMMAND_FILE_BYTES,
+  MAX_COMMAND_FILES,
+  type LoadCommandFilesOptions,
+  type LoadedCommandFiles,
+} from './load.js';
 export { FRONT_MATTER_KEYS, MODEL_ID_PATTERN, parseCommandFile, splitFrontMatter, type CommandFileContent, type CommandFileParse, type FrontMatterSplit } from './front-matter.js';
-export { argumentWords, expandTemplate } from './template.js';
+export { argumentWords, expandedLength, expandTemplate, MAX_PROMPT_CHARS } from './template.js';

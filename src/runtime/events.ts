@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { NOTICE_KEY } from './history.js';
 import { textPart } from '../wire.js';
-
-function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
-}
 
 /** An agent message holding one text part; `notice` marks text the harness wrote, not a model. */
 export function agentMessage(taskId: string, contextId: string, text: string, notice?: string): Message {

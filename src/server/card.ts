@@ -1,10 +1,18 @@
 import { SecurityScheme, type AgentCard, type SecurityRequirement } from '@a2a-js/sdk';
+import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 
 export interface CardOptions {
-  /** The HTTP base URL clients reach, e.g. http://127.0.0.1:8080 (no trailing slash). */
+  /** The HTTP base URL the harness listens on, e.g. http://127.0.0.1:8080 (no trailing slash). */
   httpUrl: string;
   /** host:port of the gRPC server, when one runs. */
   grpcAddress?: string;
+  /**
+   * The HTTP base URL clients reach from outside (a reverse proxy, a load balancer), without a
+   * trailing slash; it replaces `httpUrl` in the card. May hold a path: `https://example.com/agent`.
+   */
+  publicUrl?: string;
+  /** host:port of the gRPC endpoint from outside; replaces `grpcAddress` in the card when gRPC runs. */
+  publicGrpcAddress?: string;
   version: string;
   /** Declare that the A2A endpoints need `Authorization: Bearer <token>`. */
   bearerAuth?: boolean;
@@ -27,20 +35,21 @@ function bearerScheme(): { securitySchemes: Record<string, SecurityScheme>; secu
   };
 }
 
-export const JSONRPC_PATH = '/a2a/jsonrpc';
-export const REST_PATH = '/a2a/rest';
-
 /**
  * The harness's agent card without its extensions (the commands wrapper adds its own entry
- * on every request). Every interface says protocol 1.0, or the SDK's clients refuse it.
+ * on every request). Every interface says protocol 1.0, or the SDK's clients refuse it. The
+ * addresses are the public ones when given: clients follow the card, and behind a proxy the
+ * address the harness listens on is one they cannot reach.
  */
 export function baseAgentCard(options: CardOptions): AgentCard {
+  const httpUrl = options.publicUrl ?? options.httpUrl;
   const interfaces = [
-    { url: `${options.httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
-    { url: `${options.httpUrl}${REST_PATH}`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+    { url: `${httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+    { url: `${httpUrl}${REST_PATH}`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
   ];
+  // gRPC is listed only when it runs: a public address alone does not make it so.
   if (options.grpcAddress) {
-    interfaces.push({ url: options.grpcAddress, protocolBinding: 'GRPC', tenant: '', protocolVersion: '1.0' });
+    interfaces.push({ url: options.publicGrpcAddress ?? options.grpcAddress, protocolBinding: 'GRPC', tenant: '', protocolVersion: '1.0' });
   }
   return {
     name: 'tiny-harness',

@@ -4,10 +4,13 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
+import { makeFifo, recordingLogger } from '../file-commands/support.js';
+import { startServerProcess } from './process.js';
 import { eventually, send, startTestHarness, textOf, TRANSPORTS, type TestHarness } from './support.js';
 
 let h: TestHarness;
 let dir: string;
+const log = recordingLogger();
 
 async function cardCommands(): Promise<Array<{ name: string; description: string; argument_hint: string }>> {
   const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
@@ -20,7 +23,10 @@ before(async () => {
   writeFileSync(join(dir, 'Bad Name.md'), '---\ndescription: never loaded\n---\nx\n');
   writeFileSync(join(dir, 'help.md'), '---\ndescription: would replace a built-in\n---\nx\n');
   writeFileSync(join(dir, 'echoed.md'), '---\ndescription: Runs on the offline model\nmodel: builtin:echo\n---\nSay $ARGUMENTS\n');
-  h = await startTestHarness({ harness: { commandsDir: dir } });
+  writeFileSync(join(dir, 'repeat.md'), `---\ndescription: Says it twenty times\n---\n${'$ARGUMENTS\n'.repeat(20)}`);
+  // Opening a named pipe for reading waits for a writer: it must be skipped, not opened.
+  makeFifo(join(dir, 'x.md'));
+  h = await startTestHarness({ harness: { commandsDir: dir, log } });
 });
 
 after(async () => {
@@ -30,7 +36,7 @@ after(async () => {
 
 describe('commands written in files', () => {
   it('load after the built-ins in file-name order; bad files are skipped, the rest load', async () => {
-    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'spawn', 'echoed', 'review']);
+    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'spawn', 'echoed', 'repeat', 'review']);
     assert.deepEqual((await cardCommands()).at(-1), { name: 'review', description: 'Review a file for bugs', argument_hint: '<file> [focus]' });
   });
 
@@ -65,12 +71,62 @@ describe('commands written in files', () => {
     await eventually(async () => (await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
     writeFileSync(join(dir, 'deploy.md'), '---\ndescription: Deploy it carefully\nargument-hint: <env>\n---\nDeploy $1\n');
     await eventually(async () => (await cardCommands()).find((c) => c.name === 'deploy')?.description === 'Deploy it carefully' || undefined, 5000);
-    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'spawn', 'deploy', 'echoed', 'review']);
+    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'spawn', 'deploy', 'echoed', 'repeat', 'review']);
     unlinkSync(join(dir, 'deploy.md'));
     await eventually(async () => !(await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
     const client = await h.client('JSONRPC');
     const task = await send(client, 'Hi');
     const replied = await send(client, '/deploy prod', { taskId: task.id });
     assert.equal(replied.status!.message!.metadata?.command, undefined, 'a removed command is an ordinary message again');
+  });
+
+  it('a named pipe in the folder is skipped with a warning naming it: the server starts, and later files still load', async () => {
+    assert.ok(log.lines.some((line) => line.startsWith(`warn command file skipped: ${join(dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`)), log.lines.join('\n'));
+    makeFifo(join(dir, 'y.md'));
+    writeFileSync(join(dir, 'after-pipe.md'), '---\ndescription: Written after a pipe\n---\nDo $1\n');
+    await eventually(async () => (await cardCommands()).some((c) => c.name === 'after-pipe') || undefined, 5000);
+    assert.ok(log.lines.some((line) => line.includes(`${join(dir, 'y.md')}: not a regular file`)));
+    unlinkSync(join(dir, 'y.md'));
+    unlinkSync(join(dir, 'after-pipe.md'));
+    await eventually(async () => !(await cardCommands()).some((c) => c.name === 'after-pipe') || undefined, 5000);
+  });
+
+  it('CMD-12: a file command whose prompt would pass the limit says so in the conversation and starts nothing', async () => {
+    const client = await h.client('JSONRPC');
+    const parent = await send(client, 'Hi');
+    const replied = await send(client, `/repeat ${'a'.repeat(10_000)}`, { taskId: parent.id });
+    assert.deepEqual(replied.status!.message!.metadata, { command: 'repeat' }, 'a reply, with no task_ref');
+    assert.equal(replied.status!.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(
+      textOf(replied.status!.message),
+      // 20 × 10,000 characters and 19 line breaks (the template is trimmed).
+      '/repeat with these arguments would make a prompt of 200,019 characters, over the limit of 200,000: give shorter arguments.',
+    );
+    assert.ok(log.lines.some((line) => line.startsWith('warn file command refused') && line.includes('"file":"repeat.md"') && !line.includes('aaaa')));
+  });
+});
+
+describe('the command line with a named pipe in the commands folder', () => {
+  it('starts, names the pipe in its log, and stops cleanly on SIGTERM', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tiny-harness-fifo-'));
+    try {
+      const commands = join(root, 'commands');
+      const config = join(root, 'config.json');
+      writeFileSync(config, JSON.stringify({ detectOllama: false }));
+      const server = await startServerProcess(['--data-dir', join(root, 'data'), '--commands-dir', commands, '--config', config]);
+      try {
+        makeFifo(join(commands, 'x.md'));
+        writeFileSync(join(commands, 'later.md'), '---\ndescription: After the pipe\n---\nDo it\n');
+        await eventually(async () => {
+          const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
+          return card.capabilities.extensions[0].params.commands.some((c: { name: string }) => c.name === 'later') || undefined;
+        }, 5000);
+        assert.match(server.stderr(), /command file skipped: [^"]*x\.md: not a regular file/);
+      } finally {
+        assert.equal(await server.stop('SIGTERM'), 0, 'a clean shutdown exits 0');
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CommandRegistry, CommandUsageError } from '../../src/commands/index.js';
 import { HarnessError } from '../../src/errors.js';
-import { fileCommandDefinition, type FileCommand } from '../../src/file-commands/index.js';
-import { invoke, parentTask, RecordingStarter } from './support.js';
+import { fileCommandDefinition, MAX_PROMPT_CHARS, type FileCommand } from '../../src/file-commands/index.js';
+import { invoke, parentTask, RecordingStarter, recordingLogger } from './support.js';
 
 const review: FileCommand = {
   name: 'review',
@@ -75,5 +75,37 @@ describe('running a file command', () => {
     starter.failWith = new HarnessError('store_failed', 'disk full');
     const registry = registryWith(review, starter);
     await assert.rejects(invoke(registry, 'review', 'a.ts'), (error: Error) => error instanceof HarnessError && error.code === 'store_failed');
+  });
+
+  it('CMD-12: a prompt that would pass the limit is refused in the conversation and logged naming the file, never the arguments', async () => {
+    const starter = new RecordingStarter();
+    const log = recordingLogger();
+    const repeated: FileCommand = { ...review, name: 'repeat', fileName: 'repeat.md', template: Array.from({ length: 20 }, () => '$ARGUMENTS').join('\n') };
+    const registry = new CommandRegistry();
+    registry.register(fileCommandDefinition(repeated, starter, log));
+
+    // 20 × 10,000 characters plus 19 line breaks: just over the limit.
+    const args = 'secret-'.padEnd(10_000, 'y');
+    const expected = 20 * args.length + 19;
+    assert.ok(expected > MAX_PROMPT_CHARS);
+    await assert.rejects(invoke(registry, 'repeat', args), (error: Error) => {
+      assert.ok(error instanceof CommandUsageError, `a usage error, not ${error.name}`);
+      assert.equal(
+        error.message,
+        `/repeat with these arguments would make a prompt of ${expected.toLocaleString('en-US')} characters, over the limit of 200,000: give shorter arguments.`,
+      );
+      return true;
+    });
+    assert.equal(starter.calls.length, 0, 'no sub-task is started');
+    assert.deepEqual(log.lines, [
+      `warn file command refused: its expanded prompt is over the limit {"command":"/repeat","file":"repeat.md","chars":${expected},"limit":${MAX_PROMPT_CHARS}}`,
+    ]);
+
+    // A prompt of the limit exactly runs; one character more does not.
+    const plain = new CommandRegistry();
+    plain.register(fileCommandDefinition({ ...repeated, name: 'plain', template: '$ARGUMENTS' }, starter, log));
+    await invoke(plain, 'plain', 'x'.repeat(MAX_PROMPT_CHARS));
+    assert.equal(starter.calls[0]!.instruction.length, MAX_PROMPT_CHARS);
+    await assert.rejects(invoke(plain, 'plain', 'x'.repeat(MAX_PROMPT_CHARS + 1)), CommandUsageError);
   });
 });

@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommandRegistry, type RegisteredCommand } from '../../src/commands/index.js';
-import { CommandFolder } from '../../src/file-commands/index.js';
-import { commandFile, invoke, recordingLogger, RecordingStarter, tempFolder, waitUntil, writeCommand } from './support.js';
+import { CommandFolder, loadCommandFiles, type LoadCommandFilesOptions, type LoadedCommandFiles } from '../../src/file-commands/index.js';
+import { commandFile, invoke, makeFifo, recordingLogger, RecordingStarter, tempFolder, waitUntil, writeCommand } from './support.js';
 
 const handler = () => ({ text: 'built-in' });
 
@@ -149,5 +149,99 @@ describe('a commands folder', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
     temp.dispose();
+  });
+
+  it('a named pipe is skipped with a warning naming it, at load and while watching; reloads go on', async () => {
+    const temp = tempFolder();
+    const log = recordingLogger();
+    const { registry } = registryWithBuiltins();
+    makeFifo(join(temp.dir, 'x.md'));
+    writeCommand(temp.dir, 'review.md', 'Review');
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), log, debounceMs: 10 });
+    try {
+      await folder.load();
+      assert.deepEqual(folder.names, ['review']);
+      assert.ok(log.lines.some((line) => line.startsWith(`warn command file skipped: ${join(temp.dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`)), log.lines.join('\n'));
+
+      await folder.watch();
+      assert.equal(log.lines.filter((line) => line.includes('x.md')).length, 1, 'watching starts without repeating the warnings of load()');
+      makeFifo(join(temp.dir, 'y.md'));
+      writeCommand(temp.dir, 'after.md', 'Written after a second pipe');
+      await waitUntil(() => registry.has('after'), '/after is registered');
+      await waitUntil(() => log.lines.some((line) => line.includes(`${join(temp.dir, 'y.md')}: not a regular file`)), 'a warning names y.md');
+      assert.deepEqual(folder.names, ['after', 'review']);
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+
+  it('a reload that takes too long is abandoned with a warning and the commands stay; later reloads still run', async () => {
+    const temp = tempFolder();
+    const log = recordingLogger();
+    const { registry } = registryWithBuiltins();
+    let stuck = false;
+    const read = (dir: string, options: LoadCommandFilesOptions): Promise<LoadedCommandFiles> => (stuck ? new Promise(() => {}) : loadCommandFiles(dir, options));
+    writeCommand(temp.dir, 'first.md', 'First');
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), log, reloadTimeoutMs: 50, read });
+    try {
+      await folder.load();
+      assert.deepEqual(folder.names, ['first']);
+
+      writeCommand(temp.dir, 'second.md', 'Second');
+      stuck = true;
+      await folder.reload();
+      assert.deepEqual(folder.names, ['first'], 'the previous set stays');
+      assert.ok(log.lines.some((line) => line.startsWith('warn reading the commands folder took longer than 50 ms and was abandoned')), log.lines.join('\n'));
+
+      stuck = false;
+      await folder.reload();
+      assert.deepEqual(folder.names, ['first', 'second']);
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+
+  it('close() does not wait for a reload that never ends', async () => {
+    const temp = tempFolder();
+    const { registry } = registryWithBuiltins();
+    // An hour: if close() waited for the reload, the test would run into its own timeout.
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), reloadTimeoutMs: 3_600_000, read: () => new Promise(() => {}) });
+    const reloading = folder.reload();
+    await folder.close();
+    await reloading;
+    assert.deepEqual(folder.names, []);
+    temp.dispose();
+  });
+
+  it('a folder replaced by a file keeps its commands with a warning; once a folder is back, it is read and watched again', async () => {
+    const temp = tempFolder();
+    const dir = join(temp.dir, 'commands');
+    const log = recordingLogger();
+    const { registry } = registryWithBuiltins();
+    const folder = new CommandFolder({ dir, registry, starter: new RecordingStarter(), log, debounceMs: 10 });
+    try {
+      await folder.load();
+      writeCommand(dir, 'old.md', 'In the first folder');
+      folder.watch();
+      await waitUntil(() => registry.has('old'), '/old is registered');
+
+      renameSync(dir, join(temp.dir, 'moved-away'));
+      writeFileSync(dir, 'a file where the folder was');
+      await waitUntil(() => log.lines.some((line) => line.startsWith('warn the commands folder cannot be read (it is not a directory)')), 'a warning about the folder');
+      assert.deepEqual(folder.names, ['old'], 'the commands stay');
+
+      rmSync(dir);
+      mkdirSync(dir);
+      writeCommand(dir, 'new.md', 'In the new folder');
+      await waitUntil(() => registry.has('new'), '/new from the new folder is registered');
+      assert.deepEqual(folder.names, ['new']);
+      writeCommand(dir, 'newer.md', 'Seen by the new watcher');
+      await waitUntil(() => registry.has('newer'), '/newer is registered');
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
   });
 });

@@ -1,9 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCommandFiles } from '../../src/file-commands/index.js';
-import { commandFile, tempFolder, writeCommand } from './support.js';
+import { loadCommandFiles, MAX_COMMAND_FILE_BYTES, MAX_COMMAND_FILES } from '../../src/file-commands/index.js';
+import { commandFile, makeFifo, tempFolder, writeCommand } from './support.js';
+
+const ONLY_REGULAR = 'a command is a regular *.md file';
 
 describe('loading a commands folder', () => {
   it('loads every *.md file in file-name order (code-unit sort), named after the file', async () => {
@@ -97,11 +99,106 @@ describe('loading a commands folder', () => {
       assert.deepEqual(commands.map((c) => c.name), ['fine']);
       assert.deepEqual(problems, [
         `${join(folder.dir, 'dangling.md')}: cannot be read (it does not exist, or is a link to nothing)`,
-        `${join(folder.dir, 'folder.md')}: cannot be read (it is a directory)`,
+        `${join(folder.dir, 'folder.md')}: not a regular file (it is a directory); a command is a regular *.md file`,
       ]);
 
       const missing = join(folder.dir, 'missing');
-      assert.deepEqual(await loadCommandFiles(missing), { commands: [], problems: [`${missing}: the commands folder cannot be read (it does not exist, or is a link to nothing)`] });
+      assert.deepEqual(await loadCommandFiles(missing), {
+        commands: [],
+        problems: [`${missing}: the commands folder cannot be read (it does not exist, or is a link to nothing)`],
+        folderProblem: 'it does not exist, or is a link to nothing',
+      });
+    } finally {
+      folder.dispose();
+    }
+  });
+
+  it('only regular files are read: a named pipe, a link to a pipe, to a device or to a folder is skipped without blocking', async () => {
+    const folder = tempFolder();
+    try {
+      makeFifo(join(folder.dir, 'pipe.md'));
+      makeFifo(join(folder.dir, 'target-pipe'));
+      symlinkSync(join(folder.dir, 'target-pipe'), join(folder.dir, 'to-pipe.md'));
+      symlinkSync('/dev/zero', join(folder.dir, 'to-device.md'));
+      mkdirSync(join(folder.dir, 'target-folder'));
+      symlinkSync(join(folder.dir, 'target-folder'), join(folder.dir, 'to-folder.md'));
+      writeCommand(folder.dir, 'target.txt', 'A regular file behind a link');
+      symlinkSync(join(folder.dir, 'target.txt'), join(folder.dir, 'linked.md'));
+      writeCommand(folder.dir, 'plain.md', 'Plain');
+
+      const { commands, problems } = await loadCommandFiles(folder.dir);
+      assert.deepEqual(commands.map((c) => [c.name, c.description]), [['linked', 'A regular file behind a link'], ['plain', 'Plain']]);
+      assert.deepEqual(problems, [
+        `${join(folder.dir, 'pipe.md')}: not a regular file (it is a named pipe (FIFO)); ${ONLY_REGULAR}`,
+        `${join(folder.dir, 'to-device.md')}: not a regular file (it is a link to a character device); ${ONLY_REGULAR}`,
+        `${join(folder.dir, 'to-folder.md')}: not a regular file (it is a link to a directory); ${ONLY_REGULAR}`,
+        `${join(folder.dir, 'to-pipe.md')}: not a regular file (it is a link to a named pipe (FIFO)); ${ONLY_REGULAR}`,
+      ]);
+    } finally {
+      folder.dispose();
+    }
+  });
+
+  it('a file over 64 KiB is skipped with its size, however large, and the others still load', async () => {
+    const folder = tempFolder();
+    try {
+      const header = commandFile(['description: Exactly at the limit'], '');
+      writeFileSync(join(folder.dir, 'at-limit.md'), header + 'x'.repeat(MAX_COMMAND_FILE_BYTES - Buffer.byteLength(header)));
+      writeFileSync(join(folder.dir, 'over-limit.md'), header + 'x'.repeat(MAX_COMMAND_FILE_BYTES + 1 - Buffer.byteLength(header)));
+      // 50 MB without writing them: a sparse file. It is refused on its size, before any reading.
+      writeCommand(folder.dir, 'huge.md', 'Huge');
+      truncateSync(join(folder.dir, 'huge.md'), 50 * 1024 * 1024);
+
+      const { commands, problems } = await loadCommandFiles(folder.dir);
+      assert.deepEqual(commands.map((c) => c.name), ['at-limit']);
+      assert.equal(commands[0]!.template.length, MAX_COMMAND_FILE_BYTES - Buffer.byteLength(header));
+      assert.deepEqual(problems, [
+        `${join(folder.dir, 'huge.md')}: 52428800 bytes, over the limit of 65536 bytes (64 KiB) for a command file; make the prompt shorter`,
+        `${join(folder.dir, 'over-limit.md')}: 65537 bytes, over the limit of 65536 bytes (64 KiB) for a command file; make the prompt shorter`,
+      ]);
+    } finally {
+      folder.dispose();
+    }
+  });
+
+  it('a file the server may not read is reported as such', { skip: process.getuid?.() === 0 && 'root reads every file' }, async () => {
+    const folder = tempFolder();
+    try {
+      writeCommand(folder.dir, 'secret.md', 'Not for us');
+      chmodSync(join(folder.dir, 'secret.md'), 0o000);
+      writeCommand(folder.dir, 'open.md', 'For us');
+      const { commands, problems } = await loadCommandFiles(folder.dir);
+      assert.deepEqual(commands.map((c) => c.name), ['open']);
+      assert.deepEqual(problems, [`${join(folder.dir, 'secret.md')}: cannot be read (permission denied)`]);
+    } finally {
+      folder.dispose();
+    }
+  });
+
+  it(`at most ${MAX_COMMAND_FILES} files are read, the first in file-name order; the folder's problem says how many were skipped`, async () => {
+    const folder = tempFolder();
+    try {
+      const names = Array.from({ length: MAX_COMMAND_FILES + 2 }, (_, i) => `c${String(i).padStart(4, '0')}`);
+      for (const name of names) writeCommand(folder.dir, `${name}.md`, name);
+      const { commands, problems } = await loadCommandFiles(folder.dir);
+      assert.equal(commands.length, MAX_COMMAND_FILES);
+      assert.equal(commands.at(-1)!.name, names[MAX_COMMAND_FILES - 1]);
+      assert.deepEqual(problems, [
+        `${folder.dir}: the commands folder holds ${MAX_COMMAND_FILES + 2} *.md files, more than the ${MAX_COMMAND_FILES} read; ` +
+          `the 2 after ${names[MAX_COMMAND_FILES - 1]}.md in file-name order are skipped`,
+      ]);
+    } finally {
+      folder.dispose();
+    }
+  });
+
+  it('an aborted read stops reading files', async () => {
+    const folder = tempFolder();
+    try {
+      for (const name of ['a', 'b', 'c']) writeCommand(folder.dir, `${name}.md`, name);
+      const aborted = new AbortController();
+      aborted.abort();
+      assert.deepEqual(await loadCommandFiles(folder.dir, { signal: aborted.signal }), { commands: [], problems: [] });
     } finally {
       folder.dispose();
     }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,11 @@ export function tempFolder(): { dir: string; dispose(): void } {
 /** The text of a command file with the given front-matter lines and body. */
 export function commandFile(frontMatter: string[], body = 'Do $ARGUMENTS.'): string {
   return ['---', ...frontMatter, '---', body, ''].join('\n');
+}
+
+/** Creates a named pipe (FIFO) at `path`: opening it for reading waits for a writer. */
+export function makeFifo(path: string): void {
+  execFileSync('mkfifo', [path]);
 }
 
 export function writeCommand(dir: string, fileName: string, description: string, body = 'Do $ARGUMENTS.'): void {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { argumentWords, expandTemplate } from '../../src/file-commands/index.js';
+import fc from 'fast-check';
+import { argumentWords, expandedLength, expandTemplate } from '../../src/file-commands/index.js';
 
 describe('file command templates', () => {
   it('$ARGUMENTS is the whole argument text, every time it appears', () => {
@@ -37,5 +38,12 @@ describe('file command templates', () => {
 
   it('a template without placeholders ignores the arguments', () => {
     assert.equal(expandTemplate('Summarize the conversation.', 'ignored words'), 'Summarize the conversation.');
+  });
+
+  it('expandedLength is the length of the expansion, computed without building it', () => {
+    const piece = fc.constantFrom('$ARGUMENTS', '$1', '$2', '$9', '$10', '$$', '$', 'ARGUMENTS', ' ', '\n', 'text');
+    const template = fc.array(piece, { maxLength: 30 }).map((pieces) => pieces.join(''));
+    const args = fc.array(fc.constantFrom('a', 'bc', ' ', '\t', '\n', '$1', '$ARGUMENTS'), { maxLength: 20 }).map((pieces) => pieces.join(''));
+    fc.assert(fc.property(template, args, (t, a) => expandedLength(t, a) === expandTemplate(t, a).length));
   });
 });

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { activateCommands, Conversation, interpret, newId, onOrigin, type ChatEvent } from '../../web/src/chat.js';
+import { activateCommands, besidePage, Conversation, harnessRoot, interpret, newId, type ChatEvent } from '../../web/src/chat.js';
 import { COMMANDS_EXTENSION_URI, stateName } from '../../src/wire.js';
 import { textPart } from '../e2e/support.js';
 
@@ -155,18 +155,32 @@ describe('the conversation', () => {
   });
 });
 
-describe("the card's JSON-RPC address", () => {
-  it('moves onto the origin the page was loaded from, keeping its path', () => {
-    const card = {
-      name: 'agent',
-      supportedInterfaces: [
-        { url: 'http://0.0.0.0:8080/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
-        { url: 'http://0.0.0.0:8080/a2a/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
-      ],
-    } as unknown as AgentCard;
-    const moved = onOrigin(card, 'http://my-laptop.local:8080');
-    assert.equal(moved.supportedInterfaces[0]!.url, 'http://my-laptop.local:8080/a2a/jsonrpc');
-    assert.equal(moved.supportedInterfaces[1]!.url, 'http://0.0.0.0:8080/a2a/rest', 'only the transport the page uses');
-    assert.equal(card.supportedInterfaces[0]!.url, 'http://0.0.0.0:8080/a2a/jsonrpc', 'the card itself is left alone');
+describe("the page's addresses", () => {
+  const card = {
+    name: 'agent',
+    supportedInterfaces: [
+      { url: 'https://public.example/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+      { url: 'https://public.example/a2a/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
+    ],
+  } as unknown as AgentCard;
+
+  it('JSON-RPC is beside the page, whatever the card names: on its origin, under the path it was served from', () => {
+    for (const [page, expected] of [
+      ['http://my-laptop.local:8080/', 'http://my-laptop.local:8080/a2a/jsonrpc'],
+      ['http://my-laptop.local:8080/index.html?x=1#y', 'http://my-laptop.local:8080/a2a/jsonrpc'],
+      ['https://proxy.example/agent/', 'https://proxy.example/agent/a2a/jsonrpc'],
+      ['https://proxy.example/agent/index.html', 'https://proxy.example/agent/a2a/jsonrpc'],
+    ] as const) {
+      const moved = besidePage(card, page);
+      assert.equal(moved.supportedInterfaces[0]!.url, expected, page);
+      assert.equal(moved.supportedInterfaces[1]!.url, 'https://public.example/a2a/rest', 'only the transport the page uses');
+    }
+    assert.equal(card.supportedInterfaces[0]!.url, 'https://public.example/a2a/jsonrpc', 'the card itself is left alone');
+  });
+
+  it('the card is read from the folder the page was served from', () => {
+    assert.equal(harnessRoot('https://proxy.example/agent/'), 'https://proxy.example/agent/');
+    assert.equal(harnessRoot('https://proxy.example/agent/index.html'), 'https://proxy.example/agent/');
+    assert.equal(harnessRoot('http://127.0.0.1:8080/'), 'http://127.0.0.1:8080/');
   });
 });

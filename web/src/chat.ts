@@ -13,7 +13,7 @@ import {
   type CallInterceptor,
   type Client,
 } from '@a2a-js/sdk/client';
-import { COMMAND_KEY, COMMANDS_EXTENSION_URI, SUBTASK_NOTE_KEY, TASK_REF_KEY, isTerminal, textOf, textPart } from '../../src/wire.js';
+import { COMMAND_KEY, COMMANDS_EXTENSION_URI, JSONRPC_PATH, SUBTASK_NOTE_KEY, TASK_REF_KEY, isTerminal, textOf, textPart } from '../../src/wire.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -112,36 +112,44 @@ export const activateCommands: CallInterceptor = {
   async after() {},
 };
 
+
 /**
- * The card's JSON-RPC address moved onto the page's own origin. The card names the address the
- * server was started on (127.0.0.1, 0.0.0.0, a container name...), which need not be the host
- * in the browser's address bar; another origin would be blocked by CORS and by the page's
- * `connect-src 'self'`.
+ * The harness's root as the browser reaches it: the folder the page was loaded from. The page
+ * is served at the harness's root, so whatever stands in between (a reverse proxy on another
+ * host, under a path such as `/agent/`) the card and JSON-RPC are found beside the page, on the
+ * page's own origin, which is also all the page's `connect-src 'self'` allows.
  */
-export function onOrigin(card: AgentCard, origin: string): AgentCard {
+export function harnessRoot(pageUrl: string): string {
+  return new URL('./', pageUrl).href;
+}
+
+/**
+ * The card with its JSON-RPC address moved beside the page. The card names the address clients
+ * are told to use (the listening address, or `--public-url`), which need not be the one in the
+ * browser's address bar; another origin would be blocked by CORS and by the page's CSP.
+ */
+export function besidePage(card: AgentCard, pageUrl: string): AgentCard {
   return {
     ...card,
-    supportedInterfaces: (card.supportedInterfaces ?? []).map((entry) => {
-      if (entry.protocolBinding.toUpperCase() !== 'JSONRPC') return entry;
-      const url = new URL(entry.url, origin);
-      return { ...entry, url: new URL(url.pathname + url.search, origin).href };
-    }),
+    supportedInterfaces: (card.supportedInterfaces ?? []).map((entry) =>
+      entry.protocolBinding.toUpperCase() === 'JSONRPC' ? { ...entry, url: new URL(JSONRPC_PATH.slice(1), harnessRoot(pageUrl)).href } : entry,
+    ),
   };
 }
 
-/** The agent card, read from beside the page. */
+/** The agent card, read from beside the page (`.well-known/agent-card.json` under the harness's root). */
 export function loadCard(pageUrl: string): Promise<AgentCard> {
-  return AgentCardResolver.default.resolve(new URL('/', pageUrl).href);
+  return AgentCardResolver.default.resolve(harnessRoot(pageUrl));
 }
 
-/** A client of the harness for the page at `pageUrl`: JSON-RPC on the page's origin, extension active. */
+/** A client of the harness for the page at `pageUrl`: JSON-RPC beside the page, extension active. */
 export async function connect(card: AgentCard, pageUrl: string): Promise<Client> {
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory()],
     preferredTransports: ['JSONRPC'],
     clientConfig: { interceptors: [activateCommands] },
   });
-  return factory.createFromAgentCard(onOrigin(card, new URL(pageUrl).origin));
+  return factory.createFromAgentCard(besidePage(card, pageUrl));
 }
 
 /** One conversation: a task kept across messages, and its context once the task has ended. */
