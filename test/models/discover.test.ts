@@ -81,7 +81,7 @@ describe('buildCatalog', () => {
     assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats']);
     assert.equal(catalog.defaultModel, 'builtin:echo');
     assert.deepEqual(lines, [`models: local: the server at ${dead} refused the connection (is the server running?); it offers no models until the harness restarts`]);
-    assert.match(catalog.summary(), /Notes:\n  - local: the server at .* refused the connection/);
+    assert.match(catalog.summary(), /Notes:\n {2}- local: the server at .* refused the connection/);
   });
 
   it('gives up on a hanging server after the probe timeout', async () => {
