@@ -144,10 +144,19 @@ describe('a commands folder', () => {
     writeCommand(temp.dir, 'first.md', 'Seen while watching');
     await waitUntil(() => registry.has('first'), '/first is registered');
     await folder.close();
-    writeCommand(temp.dir, 'second.md', 'Written after close');
-    // Nothing to await for an event that must not happen: give a reload ample time (30× the debounce).
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
-    temp.dispose();
+    // A second folder still watching the same files: once it has reloaded, the closed one would
+    // have too, had it still been watching.
+    const control = registryWithBuiltins();
+    const watching = new CommandFolder({ dir: temp.dir, registry: control.registry, starter: new RecordingStarter(), debounceMs: 10 });
+    await watching.load();
+    watching.watch();
+    try {
+      writeCommand(temp.dir, 'second.md', 'Written after close');
+      await waitUntil(() => control.registry.has('second'), 'the folder still watching registers /second');
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
+    } finally {
+      await watching.close();
+      temp.dispose();
+    }
   });
 });
