@@ -49,7 +49,7 @@ const STORE_NOISE_US = 2;
 const TOKENS = { 'alice-token-0123456789abcdef': 'alice', 'bob-token-0123456789abcdef00': 'bob' };
 
 /** One JSON-RPC call over a keep-alive connection; the parsed answer. */
-function rpc(url: string, token: string, method: string, params: unknown): Promise<{ result?: any; error?: { code: number; message: string } }> {
+function rpc(url: string, token: string, method: string, params: unknown): Promise<{ result?: { task?: { id: string } }; error?: { code: number; message: string } }> {
   const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const target = new URL(`${url}/a2a/jsonrpc`);
   return new Promise((resolve, reject) => {
@@ -107,7 +107,9 @@ async function overTheWire(): Promise<void> {
     const ids: string[] = [];
     for (let i = 0; i < TASKS; i++) {
       const sent = await rpc(server.url, aliceToken, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: '/status' }] } });
-      ids.push(sent.result.task.id);
+      const id = sent.result?.task?.id;
+      if (!id) throw new Error(`SendMessage answered no task: ${sent.error?.message ?? "no result"}`);
+      ids.push(id);
     }
     for (const id of ids) await rpc(server.url, aliceToken, 'GetTask', { id });
     const answers = new Map<string, string>();

@@ -3,6 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const filter = process.argv.slice(2);
 const files = readdirSync('test', { recursive: true })
@@ -18,7 +19,18 @@ if (files.length === 0) {
 }
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=60000', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-timeout=60000',
+    // The usual report, then (at the end) a line for each test skipped and why.
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${fileURLToPath(new URL('./skip-summary.mjs', import.meta.url))}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

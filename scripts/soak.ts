@@ -501,7 +501,7 @@ export async function runSoak(options: SoakOptions & { seed?: number }): Promise
 }
 
 /** Every task read back over the protocol and compared with what its worker saw. */
-async function verifyTasks(url: string, workers: SoakWorker[], stats: Stats, modelRequests: { path: string; body: any }[]): Promise<void> {
+async function verifyTasks(url: string, workers: SoakWorker[], stats: Stats, modelRequests: { path: string; body: { messages?: unknown } }[]): Promise<void> {
   const client = await createClient(url, 'JSONRPC');
   const problem = (text: string) => stats.inconsistencies.push(`store: ${text}`);
   for (const status of [TASK_STATE_SUBMITTED, TASK_STATE_WORKING]) {

@@ -165,7 +165,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
     else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
     else log.warn('authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens', { host: options.host });
-    commandFolder.watch();
+    // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
+    void commandFolder.watch();
 
     let closing: Promise<void> | undefined;
     const close = () =>

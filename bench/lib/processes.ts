@@ -59,7 +59,7 @@ export async function startServer(spec: ServerSpec, options: { exposeGc?: boolea
     fork(join(ROOT, 'bench/lib/server-child.ts'), [JSON.stringify(spec)], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' }),
   );
   let nextId = 1;
-  const pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const ready = new Promise<{ url: string; pid: number }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${spec.kind} server exited with ${code} before it was ready`)));
     child.on('message', (raw) => {
@@ -80,7 +80,7 @@ export async function startServer(spec: ServerSpec, options: { exposeGc?: boolea
   const ask = <T>(request: Distribute<ChildRequest>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
-      pending.set(id, { resolve, reject });
+      pending.set(id, { resolve: (value) => resolve(value as T), reject });
       child.send({ ...request, id });
     });
   return {

@@ -13,7 +13,7 @@ export interface GrpcCallOptions {
   authenticator?: TokenAuthenticator;
 }
 
-type AnyCall = { metadata: { get(key: string): Array<string | Buffer> }; on(event: string, listener: (...args: any[]) => void): unknown; emit(event: string, ...args: unknown[]): boolean };
+type AnyCall = { metadata: { get(key: string): Array<string | Buffer> }; on(event: string, listener: (...args: never[]) => void): unknown; emit(event: string, ...args: unknown[]): boolean };
 type Callback = (error: { code: number; details: string } | null, value?: unknown) => void;
 
 const users = new WeakMap<object, User>();

@@ -78,7 +78,7 @@ const depthGuard: RequestHandler = (req, _res, next) =>
   next(tooDeep(req.body, MAX_JSON_DEPTH) ? Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' }) : undefined);
 
 /** What to answer for an error that escaped the SDK's handlers: HTTP status, words, JSON-RPC code. */
-function classify(error: any): { status: number; message: string; rpcCode: number } {
+function classify(error: { status?: unknown; type?: unknown } | null | undefined): { status: number; message: string; rpcCode: number } {
   const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 600 ? error.status : 500;
   if (status === 413) return { status, message: 'The request body is larger than this server accepts.', rpcCode: -32600 };
   if (error?.type === 'entity.too.deep') return { status, message: `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, rpcCode: -32600 };

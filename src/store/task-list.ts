@@ -35,7 +35,7 @@ export function decodePageToken(token: string): { timestamp: string; id: string 
   return { timestamp, id: idParts.join('|') };
 }
 
-type TaskQuery = SelectQueryBuilder<Database, 'tasks', {}>;
+type TaskQuery = SelectQueryBuilder<Database, 'tasks', object>;
 
 function filtered(db: Kysely<Database>, scope: { tenant: string; owner: string }, params: ListTasksRequest): TaskQuery | undefined {
   let query: TaskQuery = db.selectFrom('tasks').where('tenant', '=', scope.tenant).where('owner', '=', scope.owner);

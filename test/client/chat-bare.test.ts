@@ -5,31 +5,32 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBareAgent, type BareAgent } from './bare-agent.js';
-import { Tmux, type ChatPane } from './support.js';
+import { needs } from '../needs.js';
+import { TMUX, Tmux, type ChatPane } from './support.js';
 
 let bare: BareAgent;
 const tmux = new Tmux();
 let pane: ChatPane | undefined;
 
-before(async () => {
-  bare = await startBareAgent();
-});
-
-afterEach(async () => {
-  await pane?.kill();
-  pane = undefined;
-});
-
-after(async () => {
-  await tmux.close();
-  await bare?.close();
-});
-
 function lastLine(screen: string): string {
   return screen.split('\n').map((l) => l.trimEnd()).filter(Boolean).at(-1) ?? '';
 }
 
-describe('tiny-harness chat with other agents', () => {
+describe('tiny-harness chat with other agents', needs(TMUX), () => {
+  before(async () => {
+    bare = await startBareAgent();
+  });
+
+  afterEach(async () => {
+    await pane?.kill();
+    pane = undefined;
+  });
+
+  after(async () => {
+    await tmux.close();
+    await bare?.close();
+  });
+
   it('an agent without the commands extension chats, without completions; a completed task is followed by a new one', async () => {
     pane = await tmux.chat(bare.url, ['--header', 'Authorization: Bearer chat-token']);
     assert.match(await pane.screen(), /lists no commands/);

@@ -5,7 +5,8 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
-import { Tmux, type ChatPane } from './support.js';
+import { needs } from '../needs.js';
+import { TMUX, Tmux, type ChatPane } from './support.js';
 
 const ANSWER = 'one two three four five six seven eight nine ten';
 const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
@@ -13,25 +14,6 @@ const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
 let h: TestHarness;
 const tmux = new Tmux();
 let pane: ChatPane | undefined;
-
-before(async () => {
-  h = await startTestHarness({
-    script: {
-      reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? LONG : ANSWER),
-      chunkDelayMs: 80,
-    },
-  });
-});
-
-afterEach(async () => {
-  await pane?.kill();
-  pane = undefined;
-});
-
-after(async () => {
-  await tmux.close();
-  await h?.close();
-});
 
 /** The screen's lines without the empty ones at the bottom. */
 function lines(screen: string): string[] {
@@ -43,7 +25,26 @@ function lines(screen: string): string[] {
 /** The prompt is back, empty, on the last line. */
 const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
 
-describe('tiny-harness chat', () => {
+describe('tiny-harness chat', needs(TMUX), () => {
+  before(async () => {
+    h = await startTestHarness({
+      script: {
+        reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? LONG : ANSWER),
+        chunkDelayMs: 80,
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await pane?.kill();
+    pane = undefined;
+  });
+
+  after(async () => {
+    await tmux.close();
+    await h?.close();
+  });
+
   it('/ and Tab list the commands with their hints and descriptions; /mo and Tab completes to /model', async () => {
     pane = await tmux.chat(h.harness.url);
     await pane.keys('/', 'Tab');

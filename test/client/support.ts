@@ -7,6 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { program } from '../needs.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -57,13 +58,16 @@ export function taskLine(stderr: string): { taskId: string; contextId: string; s
 
 const exec = promisify(execFile);
 
+/** The terminal the chat tests type into; a suite that uses it declares `needs(TMUX)`. */
+export const TMUX = program('tmux', 'apt-get install -y tmux');
+
 /** A private tmux server (its own socket), so a test never touches the user's sessions. */
 export class Tmux {
   readonly socket = `tiny-harness-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   private count = 0;
 
   async run(...args: string[]): Promise<string> {
-    const { stdout } = await exec('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: clientEnv(), timeout: 10000 });
+    const { stdout } = await exec(TMUX.path ?? 'tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: clientEnv(), timeout: 10000 });
     return stdout;
   }
 

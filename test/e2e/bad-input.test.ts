@@ -211,8 +211,13 @@ describe('bad input over JSON-RPC', () => {
     const calls = h.chatRequests().length;
     const body = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"${randomUUID()}","role":"ROLE_USER","parts":[{"text":"hello"}],"metadata":{"deep":${nested(2_000)}}}}}`;
     const reply = await jsonRpc(body);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a turn started in the background would reach the model by now
-    assert.equal(h.chatRequests().length, calls, `the model was called for a request that was refused (${reply.text.slice(0, 200)})`);
+    // A turn sent after the refusal, to its end: a turn the refused request had started in the
+    // background would have reached the model before this one.
+    const marker = await rpc('SendMessage', { message: message('after the refusal') });
+    assert.equal(marker.json?.result?.task?.status?.state, 'TASK_STATE_INPUT_REQUIRED', marker.text.slice(0, 300));
+    const sent = h.chatRequests().slice(calls).map((body) => JSON.stringify(body.messages.at(-1)));
+    assert.equal(sent.length, 1, `the model was called for a request that was refused (${reply.text.slice(0, 200)})`);
+    assert.match(sent[0]!, /after the refusal/);
     const error = assertRpcError(reply, [PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS]);
     assert.notEqual(error.code, INTERNAL_ERROR);
     await assertAlive();

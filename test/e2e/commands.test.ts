@@ -5,7 +5,6 @@ import { COMMANDS_EXTENSION_URI, CommandUsageError } from '../../src/commands/in
 import { collect, dataOf, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 let h: TestHarness;
-let flakyRuns = 0;
 let countedRuns = 0;
 
 before(async () => {
@@ -17,7 +16,6 @@ before(async () => {
           name: 'explode',
           description: 'Always fails',
           handler: () => {
-            flakyRuns += 1;
             throw new Error('boom at /home/someone/secret/file.ts with OPENAI_API_KEY=sk-abcdefghijklmnop');
           },
         });

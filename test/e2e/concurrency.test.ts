@@ -2,15 +2,29 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { within } from '../reliability/support.js';
 import { collect, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
 const REPLY = WORDS.join(' ');
+/** Chunks a turn streams before the fixture holds the rest of its reply. */
+const HELD_AFTER = 5;
 
 let h: TestHarness;
+let held: Promise<void> = Promise.resolve();
+
+/**
+ * Holds the next turns' replies after HELD_AFTER chunks until the returned function is called:
+ * whatever the test does meanwhile happens while the turn surely runs, however slow the machine.
+ */
+function holdReplies(): () => void {
+  let letGo!: () => void;
+  held = new Promise<void>((resolve) => (letGo = resolve));
+  return letGo;
+}
 
 before(async () => {
-  h = await startTestHarness({ script: { reply: REPLY, chunkDelayMs: 25 } });
+  h = await startTestHarness({ script: { reply: REPLY, chunkDelayMs: 5, hold: () => ({ afterChunks: HELD_AFTER, until: held }) } });
 });
 
 after(async () => {
@@ -30,30 +44,37 @@ for (const transport of TRANSPORTS) {
       const client = await h.client(transport);
       const other = await h.client(transport);
       const task = await send(other, '/model fixture:small');
+      const letGo = holdReplies();
       const turnStream = client.sendMessageStream({ tenant: '', message: userMessage('Tell me forty words', { taskId: task.id }), configuration: undefined, metadata: {} });
       const turnEvents: StreamResponse[] = [];
+      let streaming!: () => void;
+      const isStreaming = new Promise<void>((resolve) => (streaming = resolve));
       const turnDone = (async () => {
-        for await (const event of turnStream) turnEvents.push(event);
+        for await (const event of turnStream) {
+          turnEvents.push(event);
+          if (event.payload?.$case === 'artifactUpdate') streaming();
+        }
       })();
-      // Wait until the turn is streaming, then subscribe and send commands meanwhile.
-      const deadline = Date.now() + 10000;
-      while (!turnEvents.some((e) => e.payload?.$case === 'artifactUpdate')) {
-        if (Date.now() > deadline) throw new Error('the turn never started streaming');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      const subscription = collect(other.resubscribeTask({ tenant: '', id: task.id }));
-      await new Promise((r) => setTimeout(r, 60));
-      const started = Date.now();
+      const ended = () => turnEvents.some((e) => e.payload?.$case === 'statusUpdate' && e.payload.value.status?.message && !e.payload.value.metadata?.['command']);
+      // Once the turn streams, subscribe; the subscription's first event (the task) comes once it
+      // listens to the task's events. Then send commands while the fixture holds the reply.
+      await within(Promise.race([isStreaming, turnDone]), 10_000, 'the turn starting to stream');
+      assert.ok(turnEvents.some((e) => e.payload?.$case === 'artifactUpdate'), 'the turn streamed');
+      const subscription = other.resubscribeTask({ tenant: '', id: task.id });
+      const first = await within(subscription.next(), 10_000, 'the subscription attaching');
+      assert.equal(first.value?.payload?.$case, 'task', 'a subscription starts with the task');
+      const subscribed = collect(subscription);
       const replies = [];
       for (let i = 0; i < 3; i++) {
-        const replied = await send(other, '/status', { taskId: task.id });
+        const replied = await within(send(other, '/status', { taskId: task.id }), 10_000, 'a command during a held turn');
         replies.push(replied);
         assert.equal(replied.status?.state, TaskState.TASK_STATE_WORKING, 'the reply carries the running state');
         assert.match(textOf(replied.status?.message), /Turn running: yes/);
       }
-      const commandTime = Date.now() - started;
-      await Promise.race([turnDone, new Promise((_, reject) => setTimeout(() => reject(new Error('turn did not end')), 20000))]);
-      assert.ok(commandTime < WORDS.length * 25, 'the commands did not wait for the turn');
+      // The turn could not end before the fixture let its reply go: the commands did not wait for it.
+      assert.equal(ended(), false, 'the turn was still running when the commands were answered');
+      letGo();
+      await within(turnDone, 20_000, 'the turn ending once its reply is let go');
 
       // The turn's own stream: every chunk once, in order, the replies among them, then the end state.
       assert.equal(artifactText(turnEvents), `${REPLY}`);
@@ -68,8 +89,10 @@ for (const transport of TRANSPORTS) {
       assert.deepEqual(seenReplies, replyIds, 'the running stream received each reply once, in order');
 
       // The subscriber saw the same, and the store holds the whole reply once.
-      const subscribed = await subscription;
-      assert.ok(subscribed.filter((e) => e.payload?.$case === 'statusUpdate' && (e.payload.value as any).metadata?.command === 'status').length === 3);
+      const subscribedReplies = (await subscribed)
+        .filter((e) => e.payload?.$case === 'statusUpdate' && (e.payload.value as any).metadata?.command === 'status')
+        .map((e) => (e.payload!.value as any).status.message.messageId);
+      assert.deepEqual(subscribedReplies, replyIds, 'the subscriber received each reply once, in order');
       const stored = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
       assert.equal(stored.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.equal(stored.artifacts.length, 1);
@@ -81,11 +104,13 @@ for (const transport of TRANSPORTS) {
 
     it('a second ordinary message during a turn is refused clearly, and the turn goes on', async () => {
       const client = await h.client(transport);
+      const letGo = holdReplies();
       const stream = client.sendMessageStream({ tenant: '', message: userMessage('Slow one'), configuration: undefined, metadata: {} });
       const first = await stream.next();
       const taskId = (first.value as any).payload.value.id;
       // The busy error leaves as A2A's UnsupportedOperation on every transport (src/server/a2a-errors.ts).
       await assert.rejects(send(client, 'Interrupting', { taskId }), (error) => error instanceof UnsupportedOperationError && /still being written/.test(error.message));
+      letGo();
       const rest = await collect(stream);
       const final = rest.at(-1)!.payload!.value as any;
       assert.equal(final.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);

@@ -11,6 +11,8 @@ before(async () => {
       reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? 'one two three four five six seven eight nine ten' : 'fine'),
       chunkDelayMs: 40,
       fail: (body) => (JSON.stringify(body.messages.at(-1)).includes('please fail') ? { kind: 'status', status: 401, message: 'bad key sk-secret123456' } : undefined),
+      // A turn to be canceled streams two chunks, then waits for ever: only CancelTask can end it.
+      hold: (body) => (JSON.stringify(body.messages.at(-1)).includes('to be canceled') ? { afterChunks: 2, until: new Promise(() => {}) } : undefined),
     },
   });
 });
@@ -52,8 +54,11 @@ describe('model turns', () => {
     const stream = client.sendMessageStream({ tenant: '', message: userMessage('slow, to be canceled'), configuration: undefined, metadata: {} });
     const first = await stream.next();
     const taskId = (first.value as any).payload.value.id;
+    // Cancel once the model is streaming: the provider request is open.
+    let next = await stream.next();
+    while (!next.done && next.value.payload?.$case !== 'artifactUpdate') next = await stream.next();
+    assert.equal(next.done, false, 'the turn streamed before it ended');
     const rest = collect(stream);
-    await new Promise((r) => setTimeout(r, 100));
     const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: {} });
     assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
     const events = await rest;

@@ -74,7 +74,7 @@ describe('a commands folder', () => {
     const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter() });
     try {
       await folder.load();
-      folder.watch();
+      await folder.watch();
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'review']);
 
       // Added: comes after the built-ins, in file-name order among the files.
@@ -120,7 +120,7 @@ describe('a commands folder', () => {
     const folder = new CommandFolder({ dir: temp.dir, registry, starter });
     try {
       await folder.load();
-      folder.watch();
+      await folder.watch();
       starter.hold();
       const running = invoke(registry, 'long', 'it');
       rmSync(join(temp.dir, 'long.md'));
@@ -140,15 +140,24 @@ describe('a commands folder', () => {
     const { registry } = registryWithBuiltins();
     const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), debounceMs: 10 });
     await folder.load();
-    folder.watch();
+    await folder.watch();
     writeCommand(temp.dir, 'first.md', 'Seen while watching');
     await waitUntil(() => registry.has('first'), '/first is registered');
     await folder.close();
-    writeCommand(temp.dir, 'second.md', 'Written after close');
-    // Nothing to await for an event that must not happen: give a reload ample time (30× the debounce).
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
-    temp.dispose();
+    // A second folder still watching the same files: once it has reloaded, the closed one would
+    // have too, had it still been watching.
+    const control = registryWithBuiltins();
+    const watching = new CommandFolder({ dir: temp.dir, registry: control.registry, starter: new RecordingStarter(), debounceMs: 10 });
+    await watching.load();
+    await watching.watch();
+    try {
+      writeCommand(temp.dir, 'second.md', 'Written after close');
+      await waitUntil(() => control.registry.has('second'), 'the folder still watching registers /second');
+      assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
+    } finally {
+      await watching.close();
+      temp.dispose();
+    }
   });
 
   it('a named pipe is skipped with a warning naming it, at load and while watching; reloads go on', async () => {
@@ -224,7 +233,7 @@ describe('a commands folder', () => {
     try {
       await folder.load();
       writeCommand(dir, 'old.md', 'In the first folder');
-      folder.watch();
+      await folder.watch();
       await waitUntil(() => registry.has('old'), '/old is registered');
 
       renameSync(dir, join(temp.dir, 'moved-away'));

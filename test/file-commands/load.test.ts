@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { loadCommandFiles, MAX_COMMAND_FILE_BYTES, MAX_COMMAND_FILES } from '../../src/file-commands/index.js';
 import { commandFile, makeFifo, tempFolder, writeCommand } from './support.js';
 
@@ -161,14 +163,14 @@ describe('loading a commands folder', () => {
     }
   });
 
-  it('a file the server may not read is reported as such', { skip: process.getuid?.() === 0 && 'root reads every file' }, async () => {
+  it('a file the server may not read is reported as such', async () => {
     const folder = tempFolder();
     try {
       writeCommand(folder.dir, 'secret.md', 'Not for us');
       chmodSync(join(folder.dir, 'secret.md'), 0o000);
       writeCommand(folder.dir, 'open.md', 'For us');
-      const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => c.name), ['open']);
+      const { commands, problems } = await loadAsUnprivileged(folder.dir);
+      assert.deepEqual(commands, ['open']);
       assert.deepEqual(problems, [`${join(folder.dir, 'secret.md')}: cannot be read (permission denied)`]);
     } finally {
       folder.dispose();
@@ -204,3 +206,25 @@ describe('loading a commands folder', () => {
     }
   });
 });
+
+/**
+ * Loads a folder as a user without privileges: root reads every file whatever its mode, so as
+ * root the load runs in a child process as `nobody`, which needs only to traverse the folder.
+ */
+async function loadAsUnprivileged(dir: string): Promise<{ commands: string[]; problems: string[] }> {
+  if (process.getuid?.() !== 0) {
+    const { commands, problems } = await loadCommandFiles(dir);
+    return { commands: commands.map((c) => c.name), problems };
+  }
+  chmodSync(dir, 0o755);
+  const script = `
+    const { loadCommandFiles } = await import(${JSON.stringify(LOAD_MODULE)});
+    const { commands, problems } = await loadCommandFiles(${JSON.stringify(dir)});
+    process.stdout.write(JSON.stringify({ commands: commands.map((c) => c.name), problems }));`;
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { uid: NOBODY, gid: NOBODY });
+  return JSON.parse(stdout) as { commands: string[]; problems: string[] };
+}
+
+const NOBODY = 65534;
+const LOAD_MODULE = new URL('../../src/file-commands/index.ts', import.meta.url).href;
+const run = promisify(execFile);

@@ -84,8 +84,8 @@ describe('ModelCatalog', () => {
   it('summarises the models, marking the default', () => {
     const summary = catalog.summary();
     assert.match(summary, /^Models offered \(\* default: local:llama3\.2:3b\):/);
-    assert.match(summary, /\n  \* local:llama3\.2:3b\n/);
-    assert.match(summary, /Notes:\n  - a note$/);
+    assert.match(summary, /\n {2}\* local:llama3\.2:3b\n/);
+    assert.match(summary, /Notes:\n {2}- a note$/);
   });
 
   it('needs a provider object for each provider it offers', () => {

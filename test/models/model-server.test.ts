@@ -1,9 +1,10 @@
-/** The fixture server itself: its non-streaming answer, and that close() ends what is open. */
+/** The fixture server itself: its non-streaming answer, a held reply, and that close() ends what is open. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
 import { startModelServer } from '../fixtures/model-server.js';
+import { within } from '../reliability/support.js';
 
 describe('fixture model server', () => {
   it('answers a non-streaming request with JSON and usage', async () => {
@@ -36,11 +37,36 @@ describe('fixture model server', () => {
       () => 'answered',
       (error: unknown) => error,
     );
-    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    const started = Date.now();
-    await server.close();
-    assert.ok(Date.now() - started < 1000);
+    await server.waitForRequest();
+    await within(server.close(), 10_000, 'close() with a request left hanging');
     assert.ok((await pending) instanceof TypeError, 'the client should see its connection closed');
     assert.equal(server.aborted, 1);
+  });
+
+  it('holds a streamed reply after the chunks asked until it is let go', async () => {
+    let letGo!: () => void;
+    const until = new Promise<void>((resolve) => (letGo = resolve));
+    const server = await startModelServer({ reply: 'one two three four', hold: { afterChunks: 2, until } });
+    try {
+      const response = await fetch(`${server.baseURL}/chat/completions`, { method: 'POST', body: '{"model":"x","stream":true}' });
+      const seen: string[] = [];
+      const decoder = new TextDecoder();
+      let buffer = '';
+      const reader = response.body!.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        const events = (buffer + decoder.decode(read.value, { stream: true })).split('\n\n');
+        buffer = events.pop()!;
+        for (const event of events) seen.push(...[...event.matchAll(/"content":"([^"]*)"/g)].map((match) => match[1]!));
+        if (seen.length === 2 && !seen.includes('let go')) {
+          // A full round trip to the same server: a reply not held would have been written by now.
+          assert.equal((await fetch(`${server.baseURL}/models`)).status, 200);
+          seen.push('let go');
+          letGo();
+        }
+      }
+      assert.deepEqual(seen, ['one ', 'two ', 'let go', 'three ', 'four']);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,22 +1,24 @@
 /**
- * The chat page in a real browser: Debian's Chromium (/usr/bin/chromium, which CI installs with
- * apt-get) driven by playwright-core, against the harness started in-process with a fixture
- * model that streams its reply a word at a time. Completion of /mo, a command reply, a streamed
- * answer, a sub-task link, and a phone-width screen. Every wait is bounded.
+ * The chat page in a real browser: Debian's Chromium (`chromium` on PATH, or the program
+ * TINY_HARNESS_CHROMIUM names) driven by playwright-core, against the harness started
+ * in-process with a fixture model that streams its reply a word at a time. Completion of /mo,
+ * a command reply, a streamed answer, a sub-task link, and a phone-width screen. Every wait is
+ * bounded.
  *
  * Set TINY_HARNESS_SCREENSHOTS=<folder> to save a desktop and a phone screenshot there.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { needs, program } from '../needs.js';
 import { ensureBundle } from './bundle.js';
 
-const CHROMIUM = process.env['TINY_HARNESS_CHROMIUM'] ?? '/usr/bin/chromium';
+const CHROMIUM = program(process.env['TINY_HARNESS_CHROMIUM'] ?? 'chromium', 'apt-get install -y chromium');
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -38,37 +40,6 @@ let profile: string | undefined;
 const problems: string[] = [];
 const rpcHeaders: Array<Promise<Record<string, string>>> = [];
 
-before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}; the page test needs it. Install it with: apt-get update && apt-get install -y chromium`);
-  }
-  ensureBundle();
-  h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 60 } });
-  profile = mkdtempSync(join(tmpdir(), 'tiny-harness-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1200, height: 800 },
-    timeout: 30_000,
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(WAIT_MS);
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-  });
-  page.on('request', (request) => {
-    if (request.url().endsWith('/a2a/jsonrpc')) rpcHeaders.push(request.allHeaders());
-  });
-});
-
-after(async () => {
-  await context?.close().catch(() => undefined);
-  await h?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
 const input = () => page.locator('#input');
 const options = () => page.locator('#completions [role="option"]');
 
@@ -87,7 +58,35 @@ async function within(selector: string, width: number): Promise<void> {
   assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `${selector} spans ${box.x}..${box.x + box.width}, outside 0..${width}`);
 }
 
-describe('the chat page in Chromium', () => {
+describe('the chat page in Chromium', needs(CHROMIUM), () => {
+  before(async () => {
+    ensureBundle();
+    h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 60 } });
+    profile = mkdtempSync(join(tmpdir(), 'tiny-harness-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM.path,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1200, height: 800 },
+      timeout: 30_000,
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(WAIT_MS);
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    });
+    page.on('request', (request) => {
+      if (request.url().endsWith('/a2a/jsonrpc')) rpcHeaders.push(request.allHeaders());
+    });
+  });
+
+  after(async () => {
+    await context?.close().catch(() => undefined);
+    await h?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
   it('loads from / with the card read', async () => {
     const response = await page.goto(`${h!.harness.url}/`, { timeout: WAIT_MS });
     assert.equal(response?.status(), 200);

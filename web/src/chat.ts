@@ -3,7 +3,7 @@
  * one task kept across messages, a new task in the same context once a task has ended, and each
  * stream event read into the few things the page shows. No DOM here.
  */
-import { Role, TaskState, type AgentCard, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   AgentCardResolver,
   ClientFactory,
