@@ -101,7 +101,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const taskStore = withoutCommandMetadata(withSubtaskLinks(store.tasks, store.state));
     const eventBusManager = new DefaultExecutionEventBusManager();
     let turnHandler: A2ARequestHandler | undefined;
-    const subtasks = new Subtasks({ taskStore, eventBusManager, activeTurns: turns, state: store.state, models: taskModels, offer: catalog, turns: () => turnHandler! });
+    const subtasks = new Subtasks({ taskStore, eventBusManager, activeTurns: turns, state: store.state, records: store.subtasks, models: taskModels, offer: catalog, turns: () => turnHandler! });
     for (const task of interruptedSubtasks.values()) {
       const stored = await store.tasks.loadUnscoped(task.id);
       const context = new ServerCallContext({ tenant: task.tenant, user: { isAuthenticated: false, userName: task.owner } });

@@ -7,15 +7,20 @@ import { HarnessError } from '../errors.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
-import type { TaskStateStore } from './task-state.js';
+import type { SubtaskRecords, TaskStateStore } from './task-state.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
 export const SUBTASK_LABEL_KEY = 'tiny-harness/label';
 
 const RESULT_PREVIEW_CHARS = 1000;
 
+/** The status of a sub-task stored but never started. */
+const NOT_STARTED_TEXT = 'The sub-task could not be started.';
+
 export interface SubtasksOptions extends AnnounceTarget {
   state: TaskStateStore;
+  /** Where a new sub-task is stored, with its link and model, in one transaction. */
+  records: SubtaskRecords;
   models: TaskModels;
   offer: ModelOffer;
   /** The handler sub-task turns are sent through (the single-turn guard and the SDK's handler). */
@@ -31,28 +36,42 @@ export class Subtasks implements SubtaskStarter {
   constructor(private readonly options: SubtasksOptions) {}
 
   async start(parent: Task, instruction: string, { callContext, model, label }: SubtaskOptions): Promise<string> {
-    const { state, models, offer, taskStore } = this.options;
+    const { records, models, offer } = this.options;
     const modelId = model ?? (await models.modelFor(parent));
     if (!offer.has(modelId)) {
       throw new HarnessError('model_unknown', `The model ${modelId} is not offered here. Offered: ${offer.list().map((m) => m.id).join(', ')}.`);
     }
     // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
     const id = randomUUID();
-    await state.linkSubtask(parent.id, id);
-    await state.setTaskModel(id, undefined, modelId);
-    await taskStore.save(
-      {
-        id,
-        contextId: parent.contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-        history: [],
-        artifacts: [],
-        metadata: label ? { [SUBTASK_LABEL_KEY]: label } : {},
-      },
-      callContext,
-    );
-    // The SDK refuses a message for a task it has not stored, hence the save first; it answers
-    // at the first event, while the turn goes on and is stored.
+    const subtask: Task = {
+      id,
+      contextId: parent.contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+      history: [],
+      artifacts: [],
+      metadata: label ? { [SUBTASK_LABEL_KEY]: label } : {},
+    };
+    await records.createSubtask(subtask, parent.id, modelId, callContext);
+    try {
+      await this.run(subtask, parent, instruction, callContext);
+    } catch (error) {
+      // Stored, but no turn will ever run it: it ends FAILED now rather than stay SUBMITTED.
+      const why = agentMessage(id, parent.contextId, NOT_STARTED_TEXT);
+      const failed = { ...subtask, history: [why], status: statusUpdate(id, parent.contextId, TaskState.TASK_STATE_FAILED, why).status };
+      await this.options.taskStore.save(failed, callContext).catch((saveError: unknown) => {
+        throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
+      });
+      throw error;
+    }
+    return id;
+  }
+
+  /**
+   * Sends the sub-task its instruction. The SDK refuses a message for a task it has not stored,
+   * hence the task is stored first; it answers at the first event, while the turn goes on and is stored.
+   */
+  private async run(subtask: Task, parent: Task, instruction: string, callContext: ServerCallContext): Promise<void> {
+    const id = subtask.id;
     await this.options.turns().sendMessage(
       {
         tenant: callContext.tenant ?? '',
@@ -71,7 +90,6 @@ export class Subtasks implements SubtaskStarter {
       },
       callContext,
     );
-    return id;
   }
 
   /**

@@ -1,3 +1,6 @@
+import type { Task } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+
 /**
  * State the harness owns about a task, kept apart from the task JSON that the SDK rewrites
  * on every event (a write there from outside a turn can be overwritten by the turn's next
@@ -23,8 +26,6 @@ export interface TaskStateStore {
   addUsage(taskId: string, usage: TokenUsage): Promise<void>;
   /** The task's token totals, one entry per model used, in first-use order. */
   getUsage(taskId: string): Promise<TokenUsage[]>;
-  /** Records that `parentId` started the sub-task `childId` (CMD-30). */
-  linkSubtask(parentId: string, childId: string): Promise<void>;
   /** The task's parent, if it is a sub-task, and its sub-tasks in start order. */
   getLinks(taskId: string): Promise<TaskLinks>;
 }
@@ -32,4 +33,13 @@ export interface TaskStateStore {
 export interface TaskLinks {
   parent?: string;
   children: string[];
+}
+
+/**
+ * Where a new sub-task is stored. The task (SUBMITTED), its link to its parent (CMD-30) and
+ * its model are written in one transaction: a failure leaves none of them, never a linked
+ * task that no turn will run.
+ */
+export interface SubtaskRecords {
+  createSubtask(subtask: Task, parentId: string, model: string, context: ServerCallContext): Promise<void>;
 }

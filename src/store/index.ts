@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
 import { SqlCommandReplyLog } from './command-reply-log.js';
+import type { SubtaskRecords } from '../runtime/task-state.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
@@ -34,6 +35,8 @@ export interface Store {
   tasks: SqlTaskStore;
   state: SqlTaskStateStore;
   replies: SqlCommandReplyLog;
+  /** Stores a new sub-task with its link and model in one transaction. */
+  subtasks: SubtaskRecords;
   /** Closes the database; the store must not be used afterwards. */
   close(): Promise<void>;
 }
@@ -49,11 +52,17 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
+  const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes });
+  const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes });
   return {
     db,
-    tasks: new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes }),
-    state: new SqlTaskStateStore(db, { cacheBytes: stateBytes }),
+    tasks,
+    state,
     replies: new SqlCommandReplyLog(db),
+    subtasks: {
+      createSubtask: (subtask, parentId, model, context) =>
+        state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),
+    },
     close: () => db.destroy(),
   };
 }

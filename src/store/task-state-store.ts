@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import { ByteLru } from './byte-lru.js';
 import type { Database } from './database.js';
@@ -131,21 +131,27 @@ export class SqlTaskStateStore implements TaskStateStore {
     return usage.map((entry) => ({ ...entry }));
   }
 
-  async linkSubtask(parentId: string, childId: string): Promise<void> {
-    await this.writing(() => this.db.transaction().execute(async (trx) => {
-      const counted = await trx
-        .selectFrom('task_links')
-        .select((eb) => eb.fn.countAll().as('children'))
-        .where('parent_id', '=', parentId)
-        .executeTakeFirst();
-      await trx
-        .insertInto('task_links')
-        .values({ child_id: childId, parent_id: parentId, seq: Number(counted?.children ?? 0) })
-        .onConflict((oc) => oc.column('child_id').doNothing())
-        .execute();
-    }));
+  /**
+   * Writes what makes `childId` a sub-task of `parentId` running `model` (its link and its
+   * model) inside a transaction the caller runs, the one that stores the sub-task itself, so
+   * that a sub-task is never stored without them or they without it. `transaction` runs the
+   * given writes in its transaction and resolves once that has committed.
+   */
+  async writeSubtask(
+    parentId: string,
+    childId: string,
+    model: string,
+    transaction: (writes: (trx: Transaction<Database>) => Promise<void>) => Promise<void>,
+  ): Promise<void> {
+    await this.writing(() =>
+      transaction(async (trx) => {
+        await writeLink(trx, parentId, childId);
+        await trx.insertInto('task_settings').values({ task_id: childId, model }).onConflict((oc) => oc.column('task_id').doUpdateSet({ model })).execute();
+      }),
+    );
     this.cache.delete(`links:${parentId}`);
     this.cache.delete(`links:${childId}`);
+    this.rememberModel(`model:${childId}`, model);
   }
 
   async getLinks(taskId: string): Promise<TaskLinks> {
@@ -178,4 +184,18 @@ export class SqlTaskStateStore implements TaskStateStore {
       this.writes += 1;
     }
   }
+}
+
+/** Links a sub-task to its parent, after the parent's other sub-tasks (a second link of the same child is ignored). */
+async function writeLink(trx: Transaction<Database>, parentId: string, childId: string): Promise<void> {
+  const counted = await trx
+    .selectFrom('task_links')
+    .select((eb) => eb.fn.countAll().as('children'))
+    .where('parent_id', '=', parentId)
+    .executeTakeFirst();
+  await trx
+    .insertInto('task_links')
+    .values({ child_id: childId, parent_id: parentId, seq: Number(counted?.children ?? 0) })
+    .onConflict((oc) => oc.column('child_id').doNothing())
+    .execute();
 }

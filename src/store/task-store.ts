@@ -1,7 +1,7 @@
 import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Task } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { resolveUserScope, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';
@@ -64,6 +64,15 @@ export class SqlTaskStore implements TaskStore {
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
     await this.locks.run(scopedKey(scope, task.id), () => this.saveLocked(task, scope));
+  }
+
+  /**
+   * Stores a new task and, in the same transaction, whatever `alongside` writes: both or
+   * neither. A task id already stored, in any scope, is refused (`store_failed`).
+   */
+  async create(task: Task, context: ServerCallContext, alongside: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+    const scope = this.scopeOf(context);
+    await this.locks.run(scopedKey(scope, task.id), () => this.saveLocked(task, scope, alongside));
   }
 
   /** `ListTasks` in SQL: filters, order and paging of `InMemoryTaskStore.list`. */
@@ -188,14 +197,19 @@ export class SqlTaskStore implements TaskStore {
     return stored;
   }
 
-  private async saveLocked(task: Task, scope: TaskScope): Promise<void> {
+  /** Saves under the task's lock; with `alongside`, only a new task, with those writes in its transaction. */
+  private async saveLocked(task: Task, scope: TaskScope, alongside?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
     const stored = await this.imageLocked(task.id, scope);
+    if (alongside && stored) throw new HarnessError('store_failed', `Task ${task.id} is stored already; a new task needs a new id.`);
     const plan = planSave(stored, task);
-    if (isEmptyPlan(plan)) return;
+    if (isEmptyPlan(plan) && !alongside) return;
     const identity = { id: task.id, contextId: stored?.task.contextId ?? task.contextId, ...scope };
     const now = this.now().toISOString();
     try {
-      await this.db.transaction().execute((trx) => writePlan(trx, identity, plan, now));
+      await this.db.transaction().execute(async (trx) => {
+        await writePlan(trx, identity, plan, now);
+        await alongside?.(trx);
+      });
       this.cache.set(applyPlan(stored, identity, plan, now));
     } catch (error) {
       this.cache.delete(scope, task.id);

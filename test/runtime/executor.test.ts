@@ -24,7 +24,6 @@ const state: TaskStateStore = {
   getContextModel: async () => undefined,
   addUsage: async () => {},
   getUsage: async () => [],
-  linkSubtask: async () => {},
   getLinks: async () => ({ children: [] }),
 };
 

@@ -6,7 +6,7 @@ import { Role, TaskState, type Artifact, type Message, type Part, type Task } fr
 import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { migrateToLatest, openStore, type Database, type OpenStoreOptions, type Store } from '../../src/store/index.js';
+import { migrateToLatest, openStore, type Database, type OpenStoreOptions, type SqlTaskStateStore, type Store } from '../../src/store/index.js';
 
 /** Shared set-up for the store tests: temporary data folders, call contexts, task builders. */
 
@@ -99,4 +99,9 @@ export async function recordingDatabase(dir: string): Promise<{ db: Kysely<Datab
   await migrateToLatest(db);
   queries.length = 0;
   return { db, queries };
+}
+
+/** Links `childId` to `parentId` as a sub-task start does, without storing the child task itself. */
+export function linkSubtask(state: SqlTaskStateStore, db: Kysely<Database>, parentId: string, childId: string, model = 'builtin:echo'): Promise<void> {
+  return state.writeSubtask(parentId, childId, model, (writes) => db.transaction().execute(writes));
 }

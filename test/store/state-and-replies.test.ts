@@ -1,7 +1,7 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { message, tempStore, type TempStore } from './helpers.js';
+import { linkSubtask, message, tempStore, type TempStore } from './helpers.js';
 
 /** The harness's own task state and the command reply log, both durable. */
 
@@ -54,7 +54,7 @@ describe('SqlTaskStateStore', () => {
       const writes = [
         state.setTaskModel('t1', 'c1', `m${round}`),
         state.addUsage('t1', { model: `m${round % 3}`, inputTokens: 1, outputTokens: 2 }),
-        state.linkSubtask('p1', `child${round}`),
+        linkSubtask(state, temp.store.db, 'p1', `child${round}`),
       ];
       pending.push(state.getTaskModel('t1'), state.getUsage('t1'), state.getLinks('p1'));
       await Promise.all([...pending, ...writes]);

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ByteLru } from '../../src/store/byte-lru.js';
 import { SqlTaskStateStore, SqlTaskStore } from '../../src/store/index.js';
-import { artifact, callContext, message, newTask, recordingDatabase, tempStore, textPart, type TempStore } from './helpers.js';
+import { artifact, callContext, linkSubtask, message, newTask, recordingDatabase, tempStore, textPart, type TempStore } from './helpers.js';
 
 /**
  * The store's memory: caches bounded by the bytes they hold (not by a count, which let 500
@@ -172,7 +172,7 @@ describe('SqlTaskStateStore cache bound', () => {
         const state = new SqlTaskStateStore(temp.store.db, { cacheBytes });
         const parent = randomUUID();
         const children = Array.from({ length: 20 }, () => randomUUID());
-        for (const child of children) await state.linkSubtask(parent, child);
+        for (const child of children) await linkSubtask(state, temp.store.db, parent, child);
         await state.setTaskModel(parent, 'ctx', 'builtin:echo');
         await state.addUsage(parent, { model: 'builtin:echo', inputTokens: 3, outputTokens: 4 });
         for (let round = 0; round < 2; round++) {
