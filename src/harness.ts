@@ -30,7 +30,6 @@ import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
 import { createHttpApp } from './server/http-app.js';
-import { RequestValidation } from './server/request-validation.js';
 import { bundledWebDir } from './server/web-page.js';
 import { openStore, type InterruptedTask } from './store/index.js';
 import { VERSION } from './version.js';
@@ -142,7 +141,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
     });
-    const handler = new RequestValidation(commandsHandler);
+    // Requests reach it checked against the edge schema by each transport (server/edge-schema.ts).
+    const handler = commandsHandler;
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {
