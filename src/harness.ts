@@ -31,7 +31,6 @@ import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
-import { RequestValidation } from './server/request-validation.js';
 import { bundledWebDir } from './server/web-page.js';
 import { openStore, type InterruptedTask } from './store/index.js';
 import { VERSION } from './version.js';
@@ -146,7 +145,9 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
     });
-    const handler = new A2AErrorMapping(new RequestValidation(commandsHandler), (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }));
+    // Requests reach it checked against the edge schema by each transport (server/edge-schema.ts);
+    // whatever fails behind it leaves as an A2A error (server/a2a-errors.ts).
+    const handler = new A2AErrorMapping(commandsHandler, (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }));
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {

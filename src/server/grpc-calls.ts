@@ -4,6 +4,7 @@ import type { User } from '@a2a-js/sdk/server';
 import { UserBuilder } from '@a2a-js/sdk/server/grpc';
 import type { Logger } from '../log.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
+import { grpcRefusal, type GrpcRefusal } from './grpc-edge.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -13,8 +14,8 @@ export interface GrpcCallOptions {
   authenticator?: TokenAuthenticator;
 }
 
-type AnyCall = { metadata: { get(key: string): Array<string | Buffer> }; on(event: string, listener: (...args: never[]) => void): unknown; emit(event: string, ...args: unknown[]): boolean };
-type Callback = (error: { code: number; details: string } | null, value?: unknown) => void;
+type AnyCall = { request?: unknown; metadata: { get(key: string): Array<string | Buffer> }; on(event: string, listener: (...args: never[]) => void): unknown; emit(event: string, ...args: unknown[]): boolean };
+type Callback = (error: GrpcRefusal | null, value?: unknown) => void;
 
 const users = new WeakMap<object, User>();
 
@@ -31,7 +32,8 @@ export function grpcUserBuilder(authenticator: TokenAuthenticator | undefined): 
 /**
  * Wraps each method of a gRPC service implementation: with an authenticator, a call without a
  * valid bearer token ends with status UNAUTHENTICATED before the SDK sees it (an error thrown
- * from the SDK's user builder would end as UNKNOWN); every call is logged once when it ends,
+ * from the SDK's user builder would end as UNKNOWN); a request the edge schema refuses ends
+ * with INVALID_ARGUMENT before the SDK sees it (`grpc-edge.ts`); every call is logged once when it ends,
  * with its method, status code, duration, request id (`x-request-id` metadata or a UUID) and
  * user. Never metadata values or message content.
  */
@@ -51,8 +53,9 @@ export function guardCalls(definition: ServiceDefinition, implementation: Untype
         const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
         options.log.info('grpc call', { requestId, method: name, code: status[code] ?? code, ms, user: user?.userName });
       };
-      if (options.authenticator && !user) {
-        const refusal = { code: status.UNAUTHENTICATED, details: UNAUTHENTICATED_MESSAGE };
+      const refusal: GrpcRefusal | undefined =
+        options.authenticator && !user ? { code: status.UNAUTHENTICATED, details: UNAUTHENTICATED_MESSAGE } : grpcRefusal(name, call.request);
+      if (refusal) {
         done(refusal.code);
         if (streaming) call.emit('error', refusal);
         else callback!(refusal, null);

@@ -4,6 +4,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
+import { boundedDefinition } from './grpc-edge.js';
 
 export interface RunningGrpcServer {
   /** host:port as clients dial it. */
@@ -21,7 +22,8 @@ export interface GrpcServerOptions {
 export async function startGrpcServer(handler: A2ARequestHandler, host: string, port: number, options: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
   const server = new Server();
   const service = grpcService({ requestHandler: handler, userBuilder: grpcUserBuilder(options.authenticator) });
-  server.addService(A2AService, guardCalls(A2AService, service as unknown as UntypedServiceImplementation, { log: options.log ?? silentLogger, authenticator: options.authenticator }));
+  // Requests are checked for nesting before they are decoded, then against the edge schema.
+  server.addService(boundedDefinition(A2AService), guardCalls(A2AService, service as unknown as UntypedServiceImplementation, { log: options.log ?? silentLogger, authenticator: options.authenticator }));
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
   });

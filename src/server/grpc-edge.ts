@@ -1,0 +1,71 @@
+import { Metadata, type ServiceDefinition } from '@grpc/grpc-js';
+import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { buildGrpcErrorMetadata, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
+import { EDGE_LIMITS, refusal, type EdgeMethod } from './edge-schema.js';
+import { protoNestsDeeperThan } from './proto-nesting.js';
+
+/**
+ * Protobuf levels a request may nest before it is decoded. Each JSON level of a Struct takes
+ * three (Struct, entry, Value) and each list level two, so every request within the schema's
+ * JSON depth fits, with room for the envelope; the schema then applies the exact JSON bound,
+ * as on the other transports. Far below where the decoder's recursion overflows (thousands).
+ */
+export const MAX_PROTO_NESTING = 3 * EDGE_LIMITS.depth + 16;
+
+/** What a request too deep to decode becomes instead of a decoded request; {@link grpcRefusal} refuses it. */
+class TooDeepRequest {}
+
+/**
+ * The service definition with each request's nesting checked before it is decoded: a request
+ * nested past {@link MAX_PROTO_NESTING} is not decoded at all (a decoder that throws would
+ * end the call as INTERNAL, so it becomes a {@link TooDeepRequest} for the call to refuse).
+ */
+export function boundedDefinition(definition: ServiceDefinition): ServiceDefinition {
+  const bounded = Object.entries(definition).map(([name, method]) => {
+    const decode = method.requestDeserialize;
+    const requestDeserialize = (bytes: Buffer) => (protoNestsDeeperThan(bytes, MAX_PROTO_NESTING) ? new TooDeepRequest() : decode(bytes));
+    return [name, { ...method, requestDeserialize }];
+  });
+  return Object.fromEntries(bounded) as ServiceDefinition;
+}
+
+// Each method converts its own request type; the table holds them under one signature.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the request types differ per method
+type ToJson = (request: any) => unknown;
+
+/** The gRPC methods whose requests the edge schema knows: their A2A name and their ProtoJSON form. */
+const METHODS: Record<string, { method: EdgeMethod; toJSON: ToJson }> = {
+  sendMessage: { method: 'SendMessage', toJSON: SendMessageRequest.toJSON },
+  sendStreamingMessage: { method: 'SendStreamingMessage', toJSON: SendMessageRequest.toJSON },
+  getTask: { method: 'GetTask', toJSON: GetTaskRequest.toJSON },
+  listTasks: { method: 'ListTasks', toJSON: ListTasksRequest.toJSON },
+  cancelTask: { method: 'CancelTask', toJSON: CancelTaskRequest.toJSON },
+  subscribeToTask: { method: 'SubscribeToTask', toJSON: SubscribeToTaskRequest.toJSON },
+};
+
+export interface GrpcRefusal {
+  code: number;
+  details: string;
+  metadata?: Metadata;
+}
+
+/**
+ * Why the decoded request of the gRPC method `name` (the implementation's key, `sendMessage`)
+ * is refused, as the status to end the call with, or undefined when it is accepted. The request
+ * is turned back into its JSON form and checked against the same schema as on JSON-RPC and
+ * HTTP+JSON; a refusal is the SDK's `RequestMalformedError` (INVALID_ARGUMENT, with the
+ * error details its clients read).
+ */
+export function grpcRefusal(name: string, request: unknown): GrpcRefusal | undefined {
+  let reason: string | undefined;
+  if (request instanceof TooDeepRequest) {
+    reason = `The request nests more than ${EDGE_LIMITS.depth} levels deep (in its metadata or data); flatten it.`;
+  } else {
+    const known = METHODS[name];
+    reason = known ? refusal(known.method, known.toJSON(request), 'the request') : undefined;
+  }
+  if (!reason) return undefined;
+  const error = new RequestMalformedError(reason);
+  return { code: grpcStatusFor(error), details: reason, metadata: buildGrpcErrorMetadata(Metadata, error) };
+}
