@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database } from './database.js';
-import { SqlCommandReplyLog } from './command-reply-log.js';
+import { SqlMessageClaimStore } from './message-claim-store.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
 /**
  * The harness's durable storage, opened once at start-up: one SQLite file in the data folder
- * holding tasks, harness task state and the command reply log, with its schema migrated
- * before anything reads it.
+ * holding tasks, harness task state and the message claims (command replies among them), with
+ * its schema migrated before anything reads it.
  */
 
 export const DATABASE_FILE_NAME = 'tiny-harness.db';
@@ -22,7 +22,7 @@ export interface Store {
   db: Kysely<Database>;
   tasks: SqlTaskStore;
   state: SqlTaskStateStore;
-  replies: SqlCommandReplyLog;
+  claims: SqlMessageClaimStore;
   /** Closes the database; the store must not be used afterwards. */
   close(): Promise<void>;
 }
@@ -40,7 +40,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     db,
     tasks: new SqlTaskStore(db, taskOptions),
     state: new SqlTaskStateStore(db),
-    replies: new SqlCommandReplyLog(db),
+    claims: new SqlMessageClaimStore(db),
     close: () => db.destroy(),
   };
 }
@@ -50,5 +50,5 @@ export type * from './database.js';
 export { migrations, InCodeMigrationProvider } from './migrations.js';
 export { SqlTaskStore, DEFAULT_TASK_CACHE_SIZE, type SqlTaskStoreOptions, type TaskScope } from './task-store.js';
 export { SqlTaskStateStore } from './task-state-store.js';
-export { SqlCommandReplyLog } from './command-reply-log.js';
+export { SqlMessageClaimStore } from './message-claim-store.js';
 export { interruptedTurnMessage, INTERRUPTED_TURN_TEXT, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

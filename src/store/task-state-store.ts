@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
+import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import type { Database } from './database.js';
 
 /** Entries each of the in-memory caches below holds before it is emptied. */
@@ -8,7 +8,8 @@ const CACHE_LIMIT = 10_000;
 /**
  * The harness's own per-task state (model choice, token usage) in tables of its own, out of
  * reach of the task saves the SDK makes after every event: a `/model` command that lands
- * while a turn is running is never overwritten by that turn's next save.
+ * while a turn is running is never overwritten by that turn's next save. A context's model
+ * is kept per user (`ContextKey`), as everything of a context must be.
  */
 export class SqlTaskStateStore implements TaskStateStore {
   /**
@@ -38,29 +39,36 @@ export class SqlTaskStateStore implements TaskStateStore {
   }
 
   /** Both rows in one transaction, so the task and its context never disagree after a crash. */
-  async setTaskModel(taskId: string, contextId: string | undefined, model: string): Promise<void> {
+  async setTaskModel(taskId: string, context: ContextKey | undefined, model: string): Promise<void> {
     await this.writing(() => this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('task_settings')
         .values({ task_id: taskId, model })
         .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
         .execute();
-      if (contextId === undefined) return;
+      if (context === undefined) return;
       await trx
-        .insertInto('context_settings')
-        .values({ context_id: contextId, model })
-        .onConflict((oc) => oc.column('context_id').doUpdateSet({ model }))
+        .insertInto('context_models')
+        .values({ tenant: context.tenant, owner: context.owner, context_id: context.contextId, model })
+        .onConflict((oc) => oc.columns(['tenant', 'owner', 'context_id']).doUpdateSet({ model }))
         .execute();
     }));
     remember(this.taskModels, taskId, model);
-    if (contextId !== undefined) remember(this.contextModels, contextId, model);
+    if (context !== undefined) remember(this.contextModels, contextCacheKey(context), model);
   }
 
-  async getContextModel(contextId: string): Promise<string | undefined> {
-    if (this.contextModels.has(contextId)) return this.contextModels.get(contextId);
+  async getContextModel(context: ContextKey): Promise<string | undefined> {
+    const key = contextCacheKey(context);
+    if (this.contextModels.has(key)) return this.contextModels.get(key);
     const writes = this.writes;
-    const row = await this.db.selectFrom('context_settings').select('model').where('context_id', '=', contextId).executeTakeFirst();
-    if (writes === this.writes) remember(this.contextModels, contextId, row?.model);
+    const row = await this.db
+      .selectFrom('context_models')
+      .select('model')
+      .where('tenant', '=', context.tenant)
+      .where('owner', '=', context.owner)
+      .where('context_id', '=', context.contextId)
+      .executeTakeFirst();
+    if (writes === this.writes) remember(this.contextModels, key, row?.model);
     return row?.model;
   }
 
@@ -151,6 +159,11 @@ export class SqlTaskStateStore implements TaskStateStore {
       this.writes += 1;
     }
   }
+}
+
+/** One string per user and context, for the in-memory cache. */
+function contextCacheKey(context: ContextKey): string {
+  return `${context.tenant}\0${context.owner}\0${context.contextId}`;
 }
 
 /** Keeps a value read or written, dropping everything once the map is full: read again on demand. */
