@@ -541,7 +541,8 @@ function verifyFile(file: string, workers: SoakWorker[], stats: Stats): void {
   if (check.tasksInFlight > 0) problem(`${check.tasksInFlight} tasks in flight after a clean stop`);
   const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   try {
-    const count = db.prepare('SELECT COUNT(*) AS n FROM command_replies WHERE task_id = ? AND message_id = ?');
+    // A command's reply is kept with the claim of its message id (message_claims.reply_json).
+    const count = db.prepare('SELECT COUNT(*) AS n FROM message_claims WHERE task_id = ? AND message_id = ? AND reply_json IS NOT NULL');
     let replies = 0;
     for (const owned of workers.flatMap((w) => w.tasks)) {
       for (const { commandId } of owned.replies) {
@@ -550,7 +551,7 @@ function verifyFile(file: string, workers: SoakWorker[], stats: Stats): void {
         if (n !== 1) problem(`${owned.id}: the reply to ${commandId} is logged ${n} times`);
       }
     }
-    const total = (db.prepare('SELECT COUNT(*) AS n FROM command_replies').get() as { n: number }).n;
+    const total = (db.prepare('SELECT COUNT(*) AS n FROM message_claims WHERE reply_json IS NOT NULL').get() as { n: number }).n;
     if (total !== replies) problem(`${total} command replies logged for ${replies} commands answered`);
   } finally {
     db.close();

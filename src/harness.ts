@@ -6,6 +6,7 @@ import { DefaultExecutionEventBusManager, DefaultRequestHandler, ServerCallConte
 import {
   CommandRegistry,
   CommandsRequestHandler,
+  MessageClaims,
   registerBuiltinCommands,
   withCommandsExtension,
   withoutCommandMetadata,
@@ -18,6 +19,7 @@ import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { agentMessage } from './runtime/events.js';
 import { HarnessExecutor, INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './runtime/executor.js';
+import { MessageIdempotency } from './runtime/message-idempotency.js';
 import { BlockingSendAsStream } from './runtime/blocking-send.js';
 import { SingleTurnGuard } from './runtime/single-turn-guard.js';
 import { SubtaskCancellation } from './runtime/subtask-cancellation.js';
@@ -134,16 +136,27 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const cardNow = () => baseAgentCard({ ...endpoints, ...publicAddresses, version: VERSION, bearerAuth: authenticator !== undefined });
     // The SDK handler's own copy of the card only serves its capability checks.
     const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    turnHandler = new SingleTurnGuard(new BlockingSendAsStream(new SubtaskCancellation(sdkHandler, store.state, (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }))), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
-    const commandsHandler = new CommandsRequestHandler(turnHandler, {
+    turnHandler = new SingleTurnGuard(new SubtaskCancellation(sdkHandler, store.state, (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) })), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
+    // One record of the message ids each user sent, for commands and turns alike (CMD-34).
+    // Sub-tasks' own messages (ids the harness makes) go straight to `turnHandler`, unclaimed.
+    const claims = new MessageClaims(store.claims);
+    const idempotentTurns = new MessageIdempotency(turnHandler, {
+      claims,
+      taskStore,
+      eventBusManager,
+      activeTurns: turns,
+      onClaimError: (error, task) => log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
+    });
+    const commandsHandler = new CommandsRequestHandler(new BlockingSendAsStream(idempotentTurns), {
       registry,
       taskStore,
       eventBusManager,
-      replyLog: store.replies,
+      claims,
       activeTurns: turns,
       history: store.tasks,
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
+      onStreamError: (error) => log.warn('a turn stream failed after its client went away', { error: describeError(error) }),
     });
     // Requests reach it checked against the edge schema by each transport (server/edge-schema.ts);
     // whatever fails behind it leaves as an A2A error (server/a2a-errors.ts).

@@ -26,7 +26,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   commands: { may: ['wire.ts'] },
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
-  store: { may: ['errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/reply-log.ts', 'runtime/task-state.ts'] },
+  store: { may: ['errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts'] },
   runtime: { may: ['commands', 'models', 'errors.ts', 'log.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
@@ -206,7 +206,7 @@ describe('architecture', () => {
       './j.js (type)@9',
       './k.js@10',
     ]);
-    assert.equal(resolveSpecifier('store/x.ts', '../commands/reply-log.js'), 'commands/reply-log.ts');
+    assert.equal(resolveSpecifier('store/x.ts', '../commands/message-claim-store.js'), 'commands/message-claim-store.ts');
     assert.equal(resolveSpecifier('cli.ts', './log.js'), 'log.ts');
     assert.equal(areaOf(resolveSpecifier('runtime/a/b.ts', '../../store/index.js')), 'store');
   });
@@ -215,7 +215,7 @@ describe('architecture', () => {
     const problems = violations(
       new Map([
         ['commands/a.ts', "import { x } from './b.js';\nimport { describeError } from '../log.js';"],
-        ['store/a.ts', "import type { CommandReplyLog } from '../commands/reply-log.js';\nimport { TaskStateStore } from '../runtime/task-state.js';"],
+        ['store/a.ts', "import type { MessageClaimStore } from '../commands/message-claim-store.js';\nimport { TaskStateStore } from '../runtime/task-state.js';"],
         ['store/b.ts', "import { COMMAND_KEY } from '../commands/extension.js';"],
         ['server/a.ts', "import type { TurnRegistry } from '../runtime/turns.js';"],
         ['runtime/a.ts', "import { isCommandExchange } from '../commands/index.js';\nconst s = await import('../store/index.js');"],
@@ -230,7 +230,7 @@ describe('architecture', () => {
     assert.deepEqual(problems, [
       "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, wire.ts, commands/reply-log.ts (type only), runtime/task-state.ts (type only))",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, wire.ts, commands/message-claim-store.ts (type only), runtime/task-state.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, errors.ts, log.ts, wire.ts)",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",

@@ -10,12 +10,13 @@ import type {
 import type { A2ARequestHandler, ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
+import { clientGoneSignal, detachedOnClientGone } from './client-gone.js';
 import { DelegatingRequestHandler } from './delegating-handler.js';
 import { COMMANDS_EXTENSION_URI } from '../wire.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
-import { isTerminal } from '../wire.js';
 import type { CommandRegistry } from './registry.js';
+import { followTask } from './task-follower.js';
 
 export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'registry' | 'taskStore' | 'eventBusManager'> {
   /** The commands to answer. */
@@ -26,6 +27,11 @@ export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions
   eventBusManager: ExecutionEventBusManager;
   /** The card to serve, before the extension entry is added; default: the inner handler's. */
   baseCard?: () => Promise<AgentCard> | AgentCard;
+  /**
+   * Told about an error of a turn's stream that is read on after its client went away (the
+   * turn is still stored, see `client-gone.ts`); nobody else is left to hear of it.
+   */
+  onStreamError?: (error: unknown) => void;
 }
 
 /**
@@ -72,23 +78,30 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     return applyHistoryLength(task, params.configuration?.historyLength);
   }
 
-  /** Not `async *`: the extension must be activated before the transport writes headers (CMD-17). */
+  /**
+   * Not `async *`: the extension must be activated before the transport writes headers (CMD-17).
+   * A turn's stream ends for its client as soon as the client goes away; the turn goes on.
+   */
   override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     this.onCall(context);
     const command = this.recognise(params);
-    if (!command) return this.inner.sendMessageStream(params, context);
+    if (!command) return detachedOnClientGone(this.inner.sendMessageStream(params, context), clientGoneSignal(context), this.streamError);
     return this.streamCommand(params, command, context);
   }
 
   /**
-   * Attaches the subscriber to the task's bus, creating it when the task is idle: the SDK
-   * otherwise sends the stored task and closes at once, and the subscriber would never see a
-   * later command reply (CMD-8).
+   * Answered here rather than by the inner handler. The SDK's `resubscribe` sends an idle
+   * task and closes at once, so a subscriber would never see a later command reply (CMD-8);
+   * this one attaches to the task's bus, creating it for an idle task. And the SDK's keeps a
+   * subscriber that went away listening until the task's next event; this one lets go at once
+   * (`task-follower.ts`).
    */
   override resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     this.onCall(context);
-    return this.subscribe(params, context);
+    return followTask(this.options, params.id, context, { follow: 'live', refuseEnded: true });
   }
+
+  private readonly streamError = (error: unknown) => this.options.onStreamError?.(error);
 
   private recognise(params: SendMessageRequest) {
     const message = params.message;
@@ -105,14 +118,6 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     const outcome = await this.runner.run(params.message!, command, context);
     yield { payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) } };
     yield { payload: { $case: 'statusUpdate', value: outcome.reply } };
-  }
-
-  private async *subscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    if (params.id && !this.options.eventBusManager.getByTaskId(params.id, context)) {
-      const task = await this.options.taskStore.load(params.id, context);
-      if (task && !isTerminal(task.status?.state)) this.options.eventBusManager.createOrGetByTaskId(params.id, context);
-    }
-    yield* this.inner.resubscribe(params, context);
   }
 }
 

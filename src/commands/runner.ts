@@ -7,7 +7,8 @@ import { CommandUsageError, type CommandResult } from './command.js';
 import { COMMAND_KEY } from '../wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
-import type { CommandReplyLog } from './reply-log.js';
+import type { ClaimOutcome } from './message-claim-store.js';
+import type { MessageClaims } from './message-claims.js';
 import { buildReply } from './reply.js';
 import { isTerminal } from '../wire.js';
 
@@ -20,8 +21,11 @@ export interface CommandRunnerOptions {
   registry: CommandRegistry;
   taskStore: TaskStore;
   eventBusManager: ExecutionEventBusManager;
-  /** Remembers replies by message id (CMD-13); without it a resent command runs again. */
-  replyLog?: CommandReplyLog;
+  /**
+   * Makes messages idempotent by id, per user (CMD-13, CMD-34): a resent command is answered with
+   * its first reply instead of run again. Without it, a resent command runs again.
+   */
+  claims?: MessageClaims;
   /** Lets a reply sent while a turn is starting or running say WORKING (CMD-9). */
   activeTurns?: ActiveTurns;
   /** Keeps the command message in the task's history; without it only the reply is kept. */
@@ -41,26 +45,36 @@ export interface CommandOutcome {
 
 /**
  * Runs one command message: finds or creates its task, runs the handler, stores the reply
- * and publishes it on the task's live bus, if any. Replies to the same message are computed
- * once (CMD-13), concurrent resends included.
+ * and publishes it on the task's live bus, if any. With `claims`, a message id is run once
+ * (CMD-13), concurrent resends included: they get the first reply.
  */
 export class CommandRunner {
-  private readonly inFlight = new Map<string, Promise<CommandOutcome>>();
-
   constructor(private readonly options: CommandRunnerOptions) {}
 
   async run(message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
-    if (!message.taskId) return this.runOnNewTask(message, command, context);
-    const key = `${message.taskId}\0${message.messageId}`;
-    const running = this.inFlight.get(key);
-    if (running) return running;
-    const outcome = this.runOnTask(message, command, context);
-    this.inFlight.set(key, outcome);
+    const claim = await this.options.claims?.claim(message, context);
+    if (claim?.kind === 'repeat') return this.answerAgain(claim.outcome, context);
     try {
-      return await outcome;
+      const outcome = message.taskId ? await this.runOnTask(message, command, context) : await this.runOnNewTask(message, command, context);
+      await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply });
+      return outcome;
+    } catch (error) {
+      await claim?.release();
+      throw error;
     } finally {
-      this.inFlight.delete(key);
+      claim?.finish();
     }
+  }
+
+  /**
+   * A resent command: its task as it stands now, with its first reply. An id first sent as an
+   * ordinary message (a command added since) has no reply: the task's own status stands for it.
+   */
+  private async answerAgain(outcome: ClaimOutcome, context: ServerCallContext): Promise<CommandOutcome> {
+    const task = await this.options.taskStore.load(outcome.taskId, context);
+    if (!task) throw new TaskNotFoundError(`Task not found: ${outcome.taskId}`);
+    const reply = outcome.reply ?? { taskId: task.id, contextId: task.contextId, status: task.status, metadata: {} };
+    return { taskBefore: task, task, reply };
   }
 
   /** CMD-10: a command without a task starts one, waiting for input, in the given or a new context. */
@@ -87,11 +101,6 @@ export class CommandRunner {
     if (message.contextId && message.contextId !== task.contextId) {
       throw new RequestMalformedError(`contextId mismatch: message contextId '${message.contextId}' does not match task '${taskId}' contextId '${task.contextId}'`);
     }
-    // A message answered before is in the history already (when the history keeps commands):
-    // only then is the reply log worth a look.
-    const seenBefore = !this.options.history || task.history.some((m) => m.messageId === message.messageId);
-    const earlier = seenBefore ? await this.options.replyLog?.get(taskId, message.messageId) : undefined;
-    if (earlier) return { taskBefore: task, task, reply: earlier };
     // CMD-11: a finished task takes no more messages, commands included.
     if (isTerminal(task.status?.state)) {
       throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be modified.`);
@@ -108,7 +117,6 @@ export class CommandRunner {
     const result = await this.invoke(task, message, command, context);
     const reply = buildReply(task, task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
     await announce(this.options, reply, context);
-    await this.options.replyLog?.put(task.id, message.messageId, reply);
     const after = (await this.options.taskStore.load(task.id, context)) ?? task;
     return { taskBefore: task, task: after, reply };
   }

@@ -66,7 +66,7 @@ export class HarnessExecutor implements AgentExecutor {
   private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus): Promise<TurnOutcome> {
     let modelId = '';
     try {
-      modelId = await this.options.models.modelFor({ id: turn.taskId, contextId });
+      modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
       return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus) };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };

@@ -37,7 +37,7 @@ export class Subtasks implements SubtaskStarter {
 
   async start(parent: Task, instruction: string, { callContext, model, label }: SubtaskOptions): Promise<string> {
     const { records, models, offer } = this.options;
-    const modelId = model ?? (await models.modelFor(parent));
+    const modelId = model ?? (await models.modelFor(parent, callContext));
     if (!offer.has(modelId)) {
       throw new HarnessError('model_unknown', `The model ${modelId} is not offered here. Offered: ${offer.list().map((m) => m.id).join(', ')}.`);
     }

@@ -1,6 +1,7 @@
 import type { Task } from '@a2a-js/sdk';
+import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { ModelChoice, ModelControl } from '../commands/index.js';
-import type { TaskStateStore } from './task-state.js';
+import type { ContextKey, TaskStateStore } from './task-state.js';
 
 /** The models a task may use; the catalog in `models/` is one. */
 export interface ModelOffer {
@@ -11,8 +12,8 @@ export interface ModelOffer {
 
 /**
  * Which model a task uses, as `/model` shows and sets it. A task's own
- * choice wins; a task without one uses the model last chosen in its context (CMD-22), and
- * otherwise the default. Choices are stored, so they survive a restart (CMD-21).
+ * choice wins; a task without one uses the model its user last chose in its context (CMD-22,
+ * CMD-35), and otherwise the default. Choices are stored, so they survive a restart (CMD-21).
  */
 export class TaskModels implements ModelControl {
   constructor(
@@ -20,21 +21,27 @@ export class TaskModels implements ModelControl {
     private readonly state: TaskStateStore,
   ) {}
 
-  async modelFor(task: Pick<Task, 'id' | 'contextId'>): Promise<string> {
+  /** `callContext` names the user; without one (no caller), the context's choice is not used. */
+  async modelFor(task: Pick<Task, 'id' | 'contextId'>, callContext: ServerCallContext | undefined): Promise<string> {
     return (
       (await this.state.getTaskModel(task.id)) ??
-      (await this.state.getContextModel(task.contextId)) ??
+      (callContext ? await this.state.getContextModel(contextKey(task.contextId, callContext)) : undefined) ??
       this.offer.defaultModel
     );
   }
 
-  async describe(task: Task): Promise<{ current: string; choices: ModelChoice[] }> {
-    return { current: await this.modelFor(task), choices: this.offer.list() };
+  async describe(task: Task, callContext: ServerCallContext): Promise<{ current: string; choices: ModelChoice[] }> {
+    return { current: await this.modelFor(task, callContext), choices: this.offer.list() };
   }
 
-  async choose(task: Task, modelId: string): Promise<boolean> {
+  async choose(task: Task, modelId: string, callContext: ServerCallContext): Promise<boolean> {
     if (!this.offer.has(modelId)) return false;
-    await this.state.setTaskModel(task.id, task.contextId, modelId);
+    await this.state.setTaskModel(task.id, contextKey(task.contextId, callContext), modelId);
     return true;
   }
+}
+
+/** The caller's view of a context: their tenant and owner as the task store scopes them. */
+export function contextKey(contextId: string, callContext: ServerCallContext): ContextKey {
+  return { tenant: callContext.tenant ?? '', owner: resolveUserScope(callContext), contextId };
 }

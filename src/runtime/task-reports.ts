@@ -21,7 +21,7 @@ export class TaskReports implements TaskReporter {
     );
     return {
       state: stateName(task.status?.state),
-      model: await this.models.modelFor(task),
+      model: await this.models.modelFor(task, callContext),
       usage: await this.state.getUsage(task.id),
       turnRunning: this.turns.isActive(task.id),
       subtasks,

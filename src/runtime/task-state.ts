@@ -5,6 +5,11 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
  * State the harness owns about a task, kept apart from the task JSON that the SDK rewrites
  * on every event (a write there from outside a turn can be overwritten by the turn's next
  * save). Implemented durably by `store/`; `runtime/` and the built-in commands read it here.
+ *
+ * Everything here belongs to one user, as tasks do. State kept by task id is reached only
+ * through a task its caller may see (task ids are the server's UUIDs, never a client's
+ * choice). Context ids are a client's choice, so two users may name the same context: state
+ * kept by context carries its user (`ContextKey`).
  */
 export interface TokenUsage {
   model: string;
@@ -16,18 +21,26 @@ export interface TaskStateStore {
   /** The model chosen for this task with `/model`, if any. */
   getTaskModel(taskId: string): Promise<string | undefined>;
   /**
-   * Stores the task's model and, when `contextId` is given, remembers it as the context's
-   * latest choice (CMD-21, CMD-22). A sub-task inherits a model without it being "chosen".
+   * Stores the task's model and, when `context` is given, remembers it as that user's latest
+   * choice in the context (CMD-21, CMD-22, CMD-35). A sub-task inherits a model without it
+   * being "chosen".
    */
-  setTaskModel(taskId: string, contextId: string | undefined, model: string): Promise<void>;
-  /** The model last chosen in this context, for new tasks in it (CMD-22). */
-  getContextModel(contextId: string): Promise<string | undefined>;
+  setTaskModel(taskId: string, context: ContextKey | undefined, model: string): Promise<void>;
+  /** The model this user last chose in this context, for their new tasks in it (CMD-22, CMD-35). */
+  getContextModel(context: ContextKey): Promise<string | undefined>;
   /** Adds one model call's token counts to the task's running totals for that model. */
   addUsage(taskId: string, usage: TokenUsage): Promise<void>;
   /** The task's token totals, one entry per model used, in first-use order. */
   getUsage(taskId: string): Promise<TokenUsage[]>;
   /** The task's parent, if it is a sub-task, and its sub-tasks in start order. */
   getLinks(taskId: string): Promise<TaskLinks>;
+}
+
+/** A context as one user sees it: the tenant and owner tasks are stored under, and the context id. */
+export interface ContextKey {
+  tenant: string;
+  owner: string;
+  contextId: string;
 }
 
 export interface TaskLinks {

@@ -3,6 +3,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
+import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
 
@@ -21,7 +22,11 @@ export interface GrpcServerOptions {
 /** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, express does not speak it). */
 export async function startGrpcServer(handler: A2ARequestHandler, host: string, port: number, options: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
   const server = new Server();
-  const service = grpcService({ requestHandler: handler, userBuilder: grpcUserBuilder(options.authenticator) });
+  const service = grpcService({
+    requestHandler: handler,
+    userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
+    contextBuilder: clientGoneContextBuilder,
+  });
   // Requests are checked for nesting before they are decoded, then against the edge schema.
   server.addService(boundedDefinition(A2AService), guardCalls(A2AService, service as unknown as UntypedServiceImplementation, { log: options.log ?? silentLogger, authenticator: options.authenticator }));
   const boundPort = await new Promise<number>((resolve, reject) => {

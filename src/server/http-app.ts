@@ -9,6 +9,7 @@ import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { INTERNAL_ERROR_MESSAGE } from './a2a-errors.js';
 import { answerBodyRefusal, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
+import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from './client-gone.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
 import { isBuilt, webPage } from './web-page.js';
@@ -35,7 +36,8 @@ export interface HttpAppOptions {
  * as JSON without a stack trace. The chat page comes after the A2A routes, so it can shadow
  * none of them; any other path is a JSON 404. Every request is logged once, with a request id
  * (`request-log.ts`); with an authenticator, the A2A routes refuse a request without a valid
- * bearer token before reading its body (`http-auth.ts`).
+ * bearer token before reading its body (`http-auth.ts`). Each call's context carries a signal
+ * that fires when its client goes away (`client-gone.ts`).
  */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
@@ -45,10 +47,11 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: async () => cardJson(await options.handler.getAgentCard()), cache: { maxAge: 0 } }));
   const body = express.json({ limit: options.bodyLimit, type: ['application/json', 'application/a2a+json', 'application/*+json'], verify: verifyBodyText });
-  const userBuilder = userBuilderFor(options.authenticator);
+  const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal);
+  const contextBuilder = clientGoneContextBuilder;
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] => (options.authenticator ? [requireBearer(options.authenticator, binding)] : []);
-  app.use(JSONRPC_PATH, ...auth('jsonrpc'), body, jsonRpcEdge(), jsonRpcHandler({ requestHandler: options.handler, userBuilder }));
-  app.use(REST_PATH, ...auth('rest'), body, restEdge(), restHandler({ requestHandler: options.handler, userBuilder }));
+  app.use(JSONRPC_PATH, ...auth('jsonrpc'), body, jsonRpcEdge(), jsonRpcHandler({ requestHandler: options.handler, userBuilder, contextBuilder }));
+  app.use(REST_PATH, ...auth('rest'), body, restEdge(), restHandler({ requestHandler: options.handler, userBuilder, contextBuilder }));
   if (options.webDir) {
     if (!isBuilt(options.webDir)) options.log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
     app.use(webPage(options.webDir));

@@ -61,7 +61,10 @@ export interface TaskSettingsTable {
   model: string;
 }
 
-export interface ContextSettingsTable {
+/** The model a user last chose in a context (contexts are named by clients, so per user). */
+export interface ContextModelsTable {
+  tenant: string;
+  owner: string;
   context_id: string;
   model: string;
 }
@@ -75,11 +78,17 @@ export interface TaskUsageTable {
   first_seq: number;
 }
 
-export interface CommandRepliesTable {
-  task_id: string;
+/** One message id a user sent (CMD-34), recorded before the message is processed. */
+export interface MessageClaimsTable {
+  tenant: string;
+  owner: string;
   message_id: string;
-  /** `TaskStatusUpdateEvent.toJSON`. */
-  reply_json: string;
+  /** SHA-256 of the message's content (`contentDigest`); '' for claims from before digests. */
+  digest: string;
+  /** The task the message went to; null until the message is accepted. */
+  task_id: string | null;
+  /** A command's reply, `TaskStatusUpdateEvent.toJSON`; null for an ordinary message. */
+  reply_json: string | null;
 }
 
 export interface TaskLinksTable {
@@ -95,9 +104,9 @@ export interface Database {
   task_artifacts: TaskArtifactsTable;
   artifact_parts: ArtifactPartsTable;
   task_settings: TaskSettingsTable;
-  context_settings: ContextSettingsTable;
+  context_models: ContextModelsTable;
   task_usage: TaskUsageTable;
-  command_replies: CommandRepliesTable;
+  message_claims: MessageClaimsTable;
   task_links: TaskLinksTable;
 }
 

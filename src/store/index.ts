@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
-import { SqlCommandReplyLog } from './command-reply-log.js';
+import { SqlMessageClaimStore } from './message-claim-store.js';
 import type { SubtaskRecords } from '../runtime/task-state.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
 /**
  * The harness's durable storage, opened once at start-up: one SQLite file in the data folder
- * holding tasks, harness task state and the command reply log, with its schema migrated
- * before anything reads it.
+ * holding tasks, harness task state and the message claims (command replies among them), with
+ * its schema migrated before anything reads it.
  */
 
 export const DATABASE_FILE_NAME = 'tiny-harness.db';
@@ -34,7 +34,7 @@ export interface Store {
   db: Kysely<Database>;
   tasks: SqlTaskStore;
   state: SqlTaskStateStore;
-  replies: SqlCommandReplyLog;
+  claims: SqlMessageClaimStore;
   /** Stores a new sub-task with its link and model in one transaction. */
   subtasks: SubtaskRecords;
   /** Closes the database; the store must not be used afterwards. */
@@ -58,7 +58,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     db,
     tasks,
     state,
-    replies: new SqlCommandReplyLog(db),
+    claims: new SqlMessageClaimStore(db),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),
@@ -72,5 +72,5 @@ export type * from './database.js';
 export { migrations, InCodeMigrationProvider } from './migrations.js';
 export { SqlTaskStore, DEFAULT_TASK_CACHE_BYTES, type SqlTaskStoreOptions, type TaskScope } from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
-export { SqlCommandReplyLog } from './command-reply-log.js';
+export { SqlMessageClaimStore } from './message-claim-store.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -1,4 +1,4 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -118,11 +118,78 @@ const createTaskLinks: Migration = {
   },
 };
 
+/**
+ * 0004: the model each user last chose in a context (CMD-22, CMD-35). Context ids are a
+ * client's choice, so one id may be two users' contexts. Replaces `context_settings`; a choice
+ * moves to each user who has a task in the context with that model chosen (who made the
+ * choice was not recorded).
+ */
+const contextModelsByUser: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('context_models')
+      .addColumn('tenant', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('context_id', 'text', (c) => c.notNull())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('context_models_pkey', ['tenant', 'owner', 'context_id'])
+      .execute();
+    await db
+      .insertInto('context_models')
+      .columns(['tenant', 'owner', 'context_id', 'model'])
+      .expression(
+        db
+          .selectFrom('context_settings as c')
+          .innerJoin('tasks as t', 't.context_id', 'c.context_id')
+          .innerJoin('task_settings as s', (join) => join.onRef('s.task_id', '=', 't.id').onRef('s.model', '=', 'c.model'))
+          .select(['t.tenant', 't.owner', 'c.context_id', 'c.model'])
+          .distinct(),
+      )
+      .execute();
+    await db.schema.dropTable('context_settings').execute();
+  },
+};
+
+/**
+ * 0005: every message id a user sent (CMD-13, CMD-34), recorded before the message is
+ * processed, with the task it went to and, for a command, its reply: one record for resends of
+ * turns and commands alike. Replaces `command_replies`, whose rows move over under their
+ * task's tenant and owner, with an empty digest (content unknown).
+ */
+const messageClaims: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('message_claims')
+      .addColumn('tenant', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('message_id', 'text', (c) => c.notNull())
+      .addColumn('digest', 'text', (c) => c.notNull())
+      .addColumn('task_id', 'text')
+      .addColumn('reply_json', 'text')
+      .addPrimaryKeyConstraint('message_claims_pkey', ['tenant', 'owner', 'message_id'])
+      .execute();
+    await db
+      .insertInto('message_claims')
+      .columns(['tenant', 'owner', 'message_id', 'digest', 'task_id', 'reply_json'])
+      .expression(
+        db
+          .selectFrom('command_replies as r')
+          .innerJoin('tasks as t', 't.id', 'r.task_id')
+          .select(['t.tenant', 't.owner', 'r.message_id', sql<string>`''`.as('digest'), 'r.task_id', 'r.reply_json']),
+      )
+      .onConflict((oc) => oc.columns(['tenant', 'owner', 'message_id']).doNothing())
+      .execute();
+    await db.schema.dropTable('command_replies').execute();
+  },
+};
+
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
   '0002_harness_tables': createHarnessTables,
   '0003_task_links': createTaskLinks,
+  '0004_context_models_by_user': contextModelsByUser,
+  '0005_message_claims': messageClaims,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

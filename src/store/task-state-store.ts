@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
+import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import { ByteLru } from './byte-lru.js';
 import type { Database } from './database.js';
 
@@ -21,7 +21,8 @@ export interface SqlTaskStateStoreOptions {
 /**
  * The harness's own per-task state (model choice, token usage) in tables of its own, out of
  * reach of the task saves the SDK makes after every event: a `/model` command that lands
- * while a turn is running is never overwritten by that turn's next save.
+ * while a turn is running is never overwritten by that turn's next save. A context's model
+ * is kept per user (`ContextKey`), as everything of a context must be.
  */
 export class SqlTaskStateStore implements TaskStateStore {
   /**
@@ -54,29 +55,35 @@ export class SqlTaskStateStore implements TaskStateStore {
   }
 
   /** Both rows in one transaction, so the task and its context never disagree after a crash. */
-  async setTaskModel(taskId: string, contextId: string | undefined, model: string): Promise<void> {
+  async setTaskModel(taskId: string, context: ContextKey | undefined, model: string): Promise<void> {
     await this.writing(() => this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('task_settings')
         .values({ task_id: taskId, model })
         .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
         .execute();
-      if (contextId === undefined) return;
+      if (context === undefined) return;
       await trx
-        .insertInto('context_settings')
-        .values({ context_id: contextId, model })
-        .onConflict((oc) => oc.column('context_id').doUpdateSet({ model }))
+        .insertInto('context_models')
+        .values({ tenant: context.tenant, owner: context.owner, context_id: context.contextId, model })
+        .onConflict((oc) => oc.columns(['tenant', 'owner', 'context_id']).doUpdateSet({ model }))
         .execute();
     }));
     this.rememberModel(`model:${taskId}`, model);
-    if (contextId !== undefined) this.rememberModel(`context:${contextId}`, model);
+    if (context !== undefined) this.rememberModel(contextCacheKey(context), model);
   }
 
-  async getContextModel(contextId: string): Promise<string | undefined> {
-    const key = `context:${contextId}`;
+  async getContextModel(context: ContextKey): Promise<string | undefined> {
+    const key = contextCacheKey(context);
     if (this.cache.has(key)) return this.cache.get(key) as string | undefined;
     const writes = this.writes;
-    const row = await this.db.selectFrom('context_settings').select('model').where('context_id', '=', contextId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('context_models')
+      .select('model')
+      .where('tenant', '=', context.tenant)
+      .where('owner', '=', context.owner)
+      .where('context_id', '=', context.contextId)
+      .executeTakeFirst();
     if (writes === this.writes) this.rememberModel(key, row?.model);
     return row?.model;
   }
@@ -198,4 +205,9 @@ async function writeLink(trx: Transaction<Database>, parentId: string, childId: 
     .values({ child_id: childId, parent_id: parentId, seq: Number(counted?.children ?? 0) })
     .onConflict((oc) => oc.column('child_id').doNothing())
     .execute();
+}
+
+/** The cache key of a user's context. */
+function contextCacheKey(context: ContextKey): string {
+  return `context:${context.tenant}\0${context.owner}\0${context.contextId}`;
 }

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { collect, createClient, eventually, send, startTestHarness, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import { collect, createClient, dataOf, eventually, send, startTestHarness, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdef00';
@@ -162,6 +162,31 @@ for (const transport of TRANSPORTS) {
       assert.equal(stored.status!.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.ok(!JSON.stringify(stored.history).includes('Hijack'));
       assert.ok(!JSON.stringify(stored.history).includes('steal'));
+    });
+
+    it("CMD-34: message ids are each user's own: bob's message with alice's id is his, not a resend of hers", async () => {
+      const messageId = crypto.randomUUID();
+      const hers = await send(alice, 'Hello, Alice here', { messageId });
+      const his = await send(bob, 'Hello, Bob here', { messageId });
+      assert.notEqual(his.id, hers.id);
+      await assert.rejects(alice.getTask({ tenant: '', id: his.id, historyLength: 0 }), notFound);
+      assert.equal((await send(alice, 'Hello, Alice here', { messageId })).id, hers.id, 'her resend is still hers');
+    });
+
+    // Last: bob ends up with tasks in alice's context id, which the listing test above rules out.
+    it("CMD-35: the model chosen in a context is its user's: bob, naming alice's context, neither sees nor changes it", async () => {
+      const contextId = task.contextId;
+      await send(alice, '/model fixture:large', { taskId: task.id });
+      const bobs = await send(bob, '/model', { contextId });
+      assert.notEqual(bobs.id, task.id);
+      assert.equal(dataOf(bobs.status?.message).current, 'fixture:small', "bob's new task there starts with the default, not alice's choice");
+      await send(bob, '/model builtin:echo', { contextId });
+      const next = await send(alice, 'A new task in my context', { contextId });
+      assert.equal(h.chatRequests().at(-1).model, 'large', "alice's next task runs on her choice");
+      const status = await send(alice, '/status', { taskId: next.id });
+      assert.equal(dataOf(status.status?.message).model, 'fixture:large');
+      const bobsNext = await send(bob, '/model', { contextId });
+      assert.equal(dataOf(bobsNext.status?.message).current, 'builtin:echo', "bob's choice stays his");
     });
   });
 }

@@ -165,6 +165,7 @@ describe('SqlTaskStore scope', () => {
 });
 
 describe('SqlTaskStateStore cache bound', () => {
+  const CONTEXT = { tenant: '', owner: 'alice', contextId: 'ctx' };
   it('answers from the database whatever its bound, a bound of 0 included', async () => {
     const temp = await tempStore();
     try {
@@ -173,13 +174,13 @@ describe('SqlTaskStateStore cache bound', () => {
         const parent = randomUUID();
         const children = Array.from({ length: 20 }, () => randomUUID());
         for (const child of children) await linkSubtask(state, temp.store.db, parent, child);
-        await state.setTaskModel(parent, 'ctx', 'builtin:echo');
+        await state.setTaskModel(parent, CONTEXT, 'builtin:echo');
         await state.addUsage(parent, { model: 'builtin:echo', inputTokens: 3, outputTokens: 4 });
         for (let round = 0; round < 2; round++) {
           assert.deepEqual(await state.getLinks(parent), { parent: undefined, children });
           assert.deepEqual(await state.getLinks(children[5]!), { parent, children: [] });
           assert.equal(await state.getTaskModel(parent), 'builtin:echo');
-          assert.equal(await state.getContextModel('ctx'), 'builtin:echo');
+          assert.equal(await state.getContextModel(CONTEXT), 'builtin:echo');
           assert.deepEqual(await state.getUsage(parent), [{ model: 'builtin:echo', inputTokens: 3, outputTokens: 4 }]);
         }
       }

@@ -13,13 +13,13 @@ export function modelCommand(models: ModelControl): CommandDefinition {
     name: 'model',
     description: "Show or choose this task's model",
     argumentHint: '[<model>]',
-    handler: async ({ args, task }) => {
-      const { current, choices } = await models.describe(task);
+    handler: async ({ args, task, callContext }) => {
+      const { current, choices } = await models.describe(task, callContext);
       const data = (now: string) => ({ current: now, models: choices.map((choice) => ({ ...choice, current: choice.id === now })) });
       if (!args) {
         return { text: `This task uses ${current}. Models you can choose (current marked *):\n${listing(current, choices)}\nSend /model <model> to switch.`, data: data(current) };
       }
-      if (!(await models.choose(task, args))) {
+      if (!(await models.choose(task, args, callContext))) {
         return {
           text: `Unknown model "${args}"; the task still uses ${current}. Choose one of:\n${listing(current, choices)}`,
           data: { ...data(current), error: 'model_unknown' },

@@ -12,9 +12,12 @@ export interface ModelChoice {
 
 export interface ModelControl {
   /** The task's current model and the models it may choose from, in the order to show. */
-  describe(task: Task): Promise<{ current: string; choices: ModelChoice[] }>;
-  /** Makes `modelId` the task's model; false, changing nothing, when it is not offered. */
-  choose(task: Task, modelId: string): Promise<boolean>;
+  describe(task: Task, callContext: ServerCallContext): Promise<{ current: string; choices: ModelChoice[] }>;
+  /**
+   * Makes `modelId` the task's model, and the caller's latest choice in the task's context;
+   * false, changing nothing, when it is not offered.
+   */
+  choose(task: Task, modelId: string, callContext: ServerCallContext): Promise<boolean>;
 }
 
 export interface UsageLine {

@@ -1,0 +1,90 @@
+import { getEventListeners } from 'node:events';
+import type { StreamResponse, Task } from '@a2a-js/sdk';
+import { ExecutionEventQueue, type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type { ActiveTurns } from './announce.js';
+import { clientGoneSignal } from './client-gone.js';
+import { isTerminal } from '../wire.js';
+
+export interface FollowTarget {
+  taskStore: TaskStore;
+  /** The bus manager the inner handler uses: a turn's events and command replies go out on it. */
+  eventBusManager: ExecutionEventBusManager;
+  /** Which tasks have a turn starting or running; without it, only listeners keep a bus. */
+  activeTurns?: ActiveTurns;
+}
+
+export interface FollowOptions {
+  /**
+   * What follows the task as it stands:
+   * - `live`: every event of the task until it waits for input or ends (`SubscribeToTask`). An
+   *   idle task is given a bus, so that the subscriber sees a later command reply (CMD-8).
+   * - `turn`: the events of the turn running now, if one is; nothing on an idle task.
+   * - `none`: nothing.
+   */
+  follow: 'live' | 'turn' | 'none';
+  /** Refuse a task that has ended, as `SubscribeToTask` must; otherwise it is sent as it stands. */
+  refuseEnded: boolean;
+  /** How much history the first event carries: the SDK's rule (unset: all; 0: none). */
+  historyLength?: number;
+}
+
+/**
+ * Streams a task to a client: the task as stored, then its events as they are published, as
+ * the SDK's `resubscribe` does, with two differences. The stream ends at once when the client
+ * goes away (`client-gone.ts`), taking its listener off the bus; and a bus left with no
+ * listener and no turn is released then, so idle tasks hold nothing for clients long gone.
+ */
+export async function* followTask(target: FollowTarget, taskId: string, context: ServerCallContext, options: FollowOptions): AsyncGenerator<StreamResponse, void, undefined> {
+  if (!taskId?.trim()) throw new RequestMalformedError('Task ID is required');
+  let bus = target.eventBusManager.getByTaskId(taskId, context);
+  if (!bus && options.follow === 'live') {
+    const stored = await target.taskStore.load(taskId, context);
+    if (stored && !isTerminal(stored.status?.state)) bus = target.eventBusManager.createOrGetByTaskId(taskId, context);
+  }
+  // Listening starts before the task is read, so no event falls between the two.
+  const queue = bus && options.follow !== 'none' ? new ExecutionEventQueue(bus) : undefined;
+  const signal = clientGoneSignal(context);
+  const stop = () => queue?.stop();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    const task = await target.taskStore.load(taskId, context);
+    if (!task) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    if (options.refuseEnded && isTerminal(task.status?.state)) {
+      throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be subscribed to.`);
+    }
+    yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
+    if (!queue || signal?.aborted) return;
+    // A turn's end is published in the same tick as the turn leaves `activeTurns`: a turn
+    // not active now has published its last event already, and waiting would outlast it.
+    if (options.follow === 'turn' && !target.activeTurns?.isActive(taskId)) return;
+    for await (const event of queue.events()) {
+      if (event.kind === 'statusUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'statusUpdate', value: event.data } };
+      else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: event.data } };
+      else if (event.kind === 'task' && event.data.id === taskId) yield { payload: { $case: 'task', value: event.data } };
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    queue?.stop();
+    if (bus) releaseIfUnused(target, taskId, bus, context);
+  }
+}
+
+/**
+ * Drops the task's bus when nothing listens to it and no turn is starting or running: a bus of
+ * an idle task serves only subscribers, and the next subscriber or turn makes a new one. A bus
+ * that is not an `EventTarget` (a custom manager's) cannot be counted, and is left alone.
+ */
+function releaseIfUnused(target: FollowTarget, taskId: string, bus: ExecutionEventBus, context: ServerCallContext): void {
+  if (target.eventBusManager.getByTaskId(taskId, context) !== bus) return;
+  if (target.activeTurns?.isActive(taskId)) return;
+  if (!(bus instanceof EventTarget)) return;
+  if (getEventListeners(bus, 'event').length > 0 || getEventListeners(bus, 'finished').length > 0) return;
+  target.eventBusManager.cleanupByTaskId(taskId, context);
+}
+
+/** The SDK's `historyLength` rule: unset keeps all, 0 or less keeps none, n keeps the last n. */
+function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined) return task;
+  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
+}

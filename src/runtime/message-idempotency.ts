@@ -1,0 +1,117 @@
+import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { DelegatingRequestHandler, followTask, type FirstClaim, type FollowTarget, type MessageClaims, type RepeatClaim } from '../commands/index.js';
+
+export interface MessageIdempotencyOptions extends FollowTarget {
+  /** The same claims the commands wrapper uses: one record of handled message ids (CMD-34). */
+  claims: MessageClaims;
+  /** Told when a claim could not be recorded as accepted; the turn goes on regardless. */
+  onClaimError?: (error: unknown, taskId: string) => void;
+}
+
+/**
+ * Turns are run once per message id and user (CMD-34); commands are kept the same way by the
+ * commands wrapper, with the same claims. The first send of an id runs its turn; the message
+ * counts as accepted at the stream's first event, when the SDK has stored it on its task. A
+ * send refused before that (task not found, a turn already running) frees the id again.
+ *
+ * A resend with the same content gets the task it went to, as it stands now. While that
+ * turn still runs, a streaming resend follows it to its end, as `SubscribeToTask` would: a
+ * client that resends `SendStreamingMessage` after losing its connection expects the stream it
+ * lost (the rest of the turn, ending when the task waits for input), not a snapshot of a
+ * WORKING task that leaves it to poll. A blocking resend (run as a stream by
+ * `BlockingSendAsStream`, which sits in front) likewise answers once the turn has ended, as
+ * the first send does. Sits in front of `SingleTurnGuard`, which would refuse a resend as busy.
+ */
+export class MessageIdempotency extends DelegatingRequestHandler {
+  constructor(
+    inner: A2ARequestHandler,
+    private readonly options: MessageIdempotencyOptions,
+  ) {
+    super(inner);
+  }
+
+  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.stream(params, context);
+  }
+
+  /** The SDK's own path, reached with `returnImmediately`: answered at the first event. */
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    if (!params.message) return this.inner.sendMessage(params, context);
+    const claim = await this.options.claims.claim(params.message, context);
+    if (claim.kind === 'repeat') {
+      const follow = params.configuration?.returnImmediately ? 'none' : undefined;
+      for await (const _event of this.resend(claim, params, context, follow));
+      return this.inner.getTask({ tenant: params.tenant, id: claim.outcome.taskId, historyLength: params.configuration?.historyLength }, context);
+    }
+    try {
+      const result = await this.inner.sendMessage(params, context);
+      const taskId = 'status' in result ? result.id : result.taskId;
+      // An answer that is only a message, with no task, leaves nothing to come back to.
+      if (taskId) await this.accept(claim, taskId);
+      return result;
+    } catch (error) {
+      await claim.release();
+      throw error;
+    } finally {
+      claim.finish();
+    }
+  }
+
+  private async *stream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    if (!params.message) return yield* this.inner.sendMessageStream(params, context);
+    const claim = await this.options.claims.claim(params.message, context);
+    if (claim.kind === 'repeat') return yield* this.resend(claim, params, context);
+    let accepted = false;
+    try {
+      for await (const event of this.inner.sendMessageStream(params, context)) {
+        if (!accepted) {
+          accepted = true;
+          const taskId = taskIdOf(event);
+          if (taskId) await this.accept(claim, taskId);
+        }
+        yield event;
+      }
+    } catch (error) {
+      if (!accepted) await claim.release();
+      throw error;
+    } finally {
+      claim.finish();
+    }
+  }
+
+  /**
+   * Never throws: the turn is running and its stream must be read on (the SDK stores a turn's
+   * events only while its stream is read). A claim not recorded is reported; after a restart
+   * its message would be taken as new.
+   */
+  private async accept(claim: FirstClaim, taskId: string): Promise<void> {
+    try {
+      await claim.accept({ taskId });
+    } catch (error) {
+      this.options.onClaimError?.(error, taskId);
+    }
+  }
+
+  private async *resend(claim: RepeatClaim, params: SendMessageRequest, context: ServerCallContext, follow?: 'none'): AsyncGenerator<StreamResponse, void, undefined> {
+    const following = follow ?? (claim.inFlight ? 'turn' : 'none');
+    yield* followTask(this.options, claim.outcome.taskId, context, { follow: following, refuseEnded: false, historyLength: params.configuration?.historyLength });
+    // The turn's last event came straight from its bus, before the first request stored it:
+    // ending once that request is over, the client's next read (and a blocking answer) sees it.
+    if (following === 'turn') await claim.firstDone;
+  }
+}
+
+function taskIdOf(event: StreamResponse): string | undefined {
+  const payload = event.payload;
+  switch (payload?.$case) {
+    case 'task':
+      return payload.value.id;
+    case 'statusUpdate':
+    case 'artifactUpdate':
+    case 'message':
+      return payload.value.taskId || undefined;
+    default:
+      return undefined;
+  }
+}

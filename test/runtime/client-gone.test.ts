@@ -1,0 +1,218 @@
+/**
+ * A client that goes away releases what it held, at once: a dropped `SubscribeToTask` stream
+ * takes its listener off the task's bus (and an idle task's bus is let go), on every transport.
+ * The server runs the real transports and the commands wrapper around the SDK's handler, with a
+ * bus manager whose buses say when a listener leaves, so the test waits on that, not on time.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter, getEventListeners } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultExecutionEventBus,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  ServerCallContext,
+  resolveUserScope,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type ExecutionEventBusManager,
+} from '@a2a-js/sdk/server';
+import { CommandRegistry, CommandsRequestHandler, withCommandsExtension } from '../../src/commands/index.js';
+import { silentLogger } from '../../src/log.js';
+import { baseAgentCard } from '../../src/server/card.js';
+import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-server.js';
+import { createHttpApp } from '../../src/server/http-app.js';
+import { collect, createClient, send, TRANSPORTS, type TransportName } from '../e2e/support.js';
+import { message } from '../store/helpers.js';
+
+/** A bus that says when a listener leaves. */
+class ObservedBus extends DefaultExecutionEventBus {
+  constructor(private readonly changes: EventEmitter) {
+    super();
+  }
+  override off(eventName: 'event' | 'finished', listener: any): this {
+    super.off(eventName as any, listener);
+    this.changes.emit('change');
+    return this;
+  }
+}
+
+/** The SDK's bus manager, scoped the same way, with observed buses. */
+class ObservedBusManager implements ExecutionEventBusManager {
+  readonly changes = new EventEmitter();
+  private readonly buses = new Map<string, ExecutionEventBus>();
+  private key = (taskId: string, context?: ServerCallContext) => `${context?.tenant ?? ''}\0${context ? resolveUserScope(context) : ''}\0${taskId}`;
+  createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
+    const key = this.key(taskId, context);
+    let bus = this.buses.get(key);
+    if (!bus) this.buses.set(key, (bus = new ObservedBus(this.changes)));
+    return bus;
+  }
+  getByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus | undefined {
+    return this.buses.get(this.key(taskId, context));
+  }
+  cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
+    const key = this.key(taskId, context);
+    this.buses.get(key)?.removeAllListeners();
+    this.buses.delete(key);
+    this.changes.emit('change');
+  }
+  /** What listens to the task's bus now: 0 when it has none. */
+  listeners(taskId: string): number {
+    const bus = this.getByTaskId(taskId, new ServerCallContext());
+    return bus ? getEventListeners(bus as ObservedBus, 'event').length + getEventListeners(bus as ObservedBus, 'finished').length : 0;
+  }
+  /** Resolves once `listeners(taskId)` is `count`, checked whenever a listener leaves. */
+  whenListeners(taskId: string, count: number): Promise<void> {
+    return this.when(() => this.listeners(taskId) === count, () => `the bus of ${taskId} kept ${this.listeners(taskId)} listeners, not ${count}`);
+  }
+
+  /** Resolves once the task has no bus, checked whenever a listener or a bus leaves. */
+  whenReleased(taskId: string): Promise<void> {
+    return this.when(() => !this.getByTaskId(taskId, new ServerCallContext()), () => `the bus of ${taskId} was kept, with ${this.listeners(taskId)} listeners`);
+  }
+
+  private when(condition: () => boolean, failure: () => string, timeoutMs = 5000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!condition()) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(failure()));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.changes.off('change', check);
+      };
+      this.changes.on('change', check);
+      check();
+    });
+  }
+}
+
+/** Replies to every message at once and waits for input, as a finished turn does. */
+const executor: AgentExecutor = {
+  async execute({ taskId, contextId, userMessage, task }, bus) {
+    const now = new Date().toISOString();
+    bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now }, history: task ? [] : [userMessage], artifacts: [], metadata: {} }));
+    const reply = message(taskId, contextId, Role.ROLE_AGENT, 'done');
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now }, metadata: {} }));
+  },
+  async cancelTask() {},
+};
+
+let buses: ObservedBusManager;
+let httpServer: Server;
+let grpc: RunningGrpcServer;
+let url: string;
+const warnings: Error[] = [];
+const onWarning = (warning: Error) => warnings.push(warning);
+
+before(async () => {
+  process.on('warning', onWarning);
+  buses = new ObservedBusManager();
+  const registry = new CommandRegistry();
+  registry.register({ name: 'ping', description: 'Answers pong', handler: () => ({ text: 'pong' }) });
+  const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: 'http://127.0.0.1:0' };
+  const card = () => baseAgentCard({ ...endpoints, version: 'test' });
+  const taskStore = new InMemoryTaskStore();
+  const sdk = new DefaultRequestHandler(withCommandsExtension(card(), registry), taskStore, executor, buses);
+  const handler = new CommandsRequestHandler(sdk, { registry, taskStore, eventBusManager: buses, baseCard: card });
+  grpc = await startGrpcServer(handler, '127.0.0.1', 0);
+  endpoints.grpcAddress = grpc.address;
+  httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
+  endpoints.httpUrl = url;
+});
+
+after(async () => {
+  process.off('warning', onWarning);
+  httpServer?.closeAllConnections();
+  await new Promise((resolve) => httpServer?.close(resolve));
+  await grpc?.close();
+});
+
+/** Opens a subscription over raw HTTP, waits for its first event, and destroys the socket. */
+function subscribeAndDropHttp(transport: 'JSONRPC' | 'HTTP+JSON', taskId: string): Promise<void> {
+  const [path, method, body] =
+    transport === 'JSONRPC'
+      ? ['/a2a/jsonrpc', 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } })]
+      : [`/a2a/rest/tasks/${taskId}:subscribe`, 'GET', undefined];
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { method, headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } }, (res) => {
+      res.once('data', (chunk: Buffer) => {
+        if (!chunk.toString().includes(taskId)) reject(new Error(`unexpected first event: ${chunk}`));
+        req.destroy();
+        resolve();
+      });
+    });
+    req.once('error', (error) => (req.destroyed ? undefined : reject(error)));
+    req.end(body);
+  });
+}
+
+/** Opens a subscription with the SDK's gRPC client, reads its first event, and cancels the call. */
+async function subscribeAndDropGrpc(taskId: string): Promise<void> {
+  const client = await createClient(url, 'GRPC');
+  const abort = new AbortController();
+  const stream = client.resubscribeTask({ tenant: '', id: taskId }, { signal: abort.signal });
+  const first = await stream.next();
+  assert.equal((first.value?.payload?.value as Task | undefined)?.id, taskId);
+  abort.abort();
+  await stream.return(undefined).catch(() => undefined); // ends the client side; the cancel is what counts
+}
+
+async function idleTask(transport: TransportName): Promise<Task> {
+  const task = await send(await createClient(url, transport), 'hello');
+  assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  return task;
+}
+
+describe('a client that goes away', () => {
+  for (const transport of TRANSPORTS) {
+    it(`a dropped SubscribeToTask on an idle task leaves no listener behind, and the bus goes too, over ${transport}`, async () => {
+      const task = await idleTask(transport);
+      assert.equal(buses.listeners(task.id), 0, 'the idle task starts with no listener');
+      warnings.length = 0;
+      for (let i = 0; i < 25; i += 1) {
+        if (transport === 'GRPC') await subscribeAndDropGrpc(task.id);
+        else await subscribeAndDropHttp(transport, task.id);
+        await buses.whenReleased(task.id); // no listener left, and the idle task's bus let go
+      }
+      assert.deepEqual(warnings.map((w) => w.name), [], 'no MaxListenersExceededWarning (nor any other)');
+
+      // A subscriber that stays still hears the task's next event.
+      const client = await createClient(url, transport);
+      const live = client.resubscribeTask({ tenant: '', id: task.id });
+      assert.equal(((await live.next()).value?.payload?.value as Task).id, task.id);
+      const reply = await send(client, '/ping', { taskId: task.id });
+      assert.equal(reply.status?.message?.parts[0]?.content?.$case === 'text' && reply.status.message.parts[0].content.value, 'pong');
+      const rest = await collect(live);
+      assert.equal((rest.at(-1)?.payload?.value as any)?.status?.message?.metadata?.command, 'ping');
+      await buses.whenReleased(task.id);
+    });
+  }
+
+  it('a dropped subscription takes only its own listener: another subscriber keeps the bus and hears the next event', async () => {
+    const task = await idleTask('JSONRPC');
+    const client = await createClient(url, 'JSONRPC');
+    const live = client.resubscribeTask({ tenant: '', id: task.id });
+    assert.equal(((await live.next()).value?.payload?.value as Task).id, task.id);
+    const withLive = buses.listeners(task.id);
+    assert.ok(withLive > 0);
+    await subscribeAndDropHttp('JSONRPC', task.id);
+    await buses.whenListeners(task.id, withLive);
+    await send(client, '/ping', { taskId: task.id });
+    const rest = await collect(live);
+    assert.equal((rest.at(-1)?.payload?.value as any)?.status?.message?.metadata?.command, 'ping');
+    await buses.whenReleased(task.id);
+  });
+});
