@@ -24,7 +24,7 @@ export class CommandRegistry {
     const { name, description } = definition;
     if (typeof name !== 'string' || !COMMAND_NAME_PATTERN.test(name)) {
       throw new CommandRegistrationError(
-        `Command name ${JSON.stringify(name)} is not valid: it must match ^[a-z][a-z0-9-]*$ (lower-case letters, digits and "-", starting with a letter).`,
+        `Command name ${JSON.stringify(name)} is not valid: it must match ${COMMAND_NAME_PATTERN.source} (lower-case letters, digits and "-", starting with a letter).`,
       );
     }
     if (this.commands.has(name)) {

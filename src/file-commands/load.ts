@@ -87,7 +87,7 @@ async function loadOne(dir: string, fileName: string, reserved: ReadonlySet<stri
   const path = join(dir, fileName);
   const name = fileName.slice(0, -COMMAND_FILE_EXTENSION.length);
   if (!COMMAND_NAME_PATTERN.test(name)) {
-    return `${path}: "${name}" is not a valid command name: it must match ^[a-z][a-z0-9-]*$ (lower-case letters, digits and "-", starting with a letter); rename the file`;
+    return `${path}: "${name}" is not a valid command name: it must match ${COMMAND_NAME_PATTERN.source} (lower-case letters, digits and "-", starting with a letter); rename the file`;
   }
   if (reserved.has(name)) {
     return `${path}: /${name} is already a built-in or registered command, which a file cannot replace; rename the file`;

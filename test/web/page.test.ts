@@ -9,35 +9,22 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
-import { needs, program } from '../needs.js';
+import { needs } from '../needs.js';
+import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
-const CHROMIUM = program(process.env['TINY_HARNESS_CHROMIUM'] ?? 'chromium', 'apt-get install -y chromium');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const WAIT_MS = 10_000;
 const ANSWER = 'Streaming works one word at a time over server sent events, as promised.';
 const SCREENSHOTS = process.env['TINY_HARNESS_SCREENSHOTS'];
 
 let h: TestHarness | undefined;
-let context: BrowserContext | undefined;
+let browser: BrowserPage | undefined;
 let page: Page;
-let profile: string | undefined;
-const problems: string[] = [];
+let problems: string[] = [];
 const rpcHeaders: Array<Promise<Record<string, string>>> = [];
 
 const input = () => page.locator('#input');
@@ -62,29 +49,16 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
   before(async () => {
     ensureBundle();
     h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 60 } });
-    profile = mkdtempSync(join(tmpdir(), 'tiny-harness-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM.path,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1200, height: 800 },
-      timeout: 30_000,
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(WAIT_MS);
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-    });
+    browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1200, height: 800 } });
+    ({ page, problems } = browser);
     page.on('request', (request) => {
       if (request.url().endsWith('/a2a/jsonrpc')) rpcHeaders.push(request.allHeaders());
     });
   });
 
   after(async () => {
-    await context?.close().catch(() => undefined);
+    await browser?.close();
     await h?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('loads from / with the card read', async () => {

@@ -6,16 +6,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { needs } from '../needs.js';
+import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
-const CHROMIUM = process.env['TINY_HARNESS_CHROMIUM'] ?? '/usr/bin/chromium';
 const WAIT_MS = 10_000;
 const PREFIX = '/agent/';
 /** What the card names: nothing listens there (port 9, discard), so a page that followed it would fail. */
@@ -24,10 +22,9 @@ const UNREACHABLE_PUBLIC_URL = 'http://127.0.0.1:9/elsewhere';
 let h: TestHarness | undefined;
 let proxy: Server | undefined;
 let proxyUrl = '';
-let context: BrowserContext | undefined;
+let browser: BrowserPage | undefined;
 let page: Page;
-let profile: string | undefined;
-const problems: string[] = [];
+let problems: string[] = [];
 const requested: string[] = [];
 
 /** Forwards `/agent/<rest>` to the harness's `/<rest>`, streaming both ways; anything else is a 404. */
@@ -50,39 +47,24 @@ function startProxy(target: URL): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}; the page test needs it. Install it with: apt-get update && apt-get install -y chromium`);
-  }
-  ensureBundle();
-  h = await startTestHarness({ script: { reply: 'Answered through the proxy.' }, harness: { publicUrl: UNREACHABLE_PUBLIC_URL } });
-  proxy = await startProxy(new URL(h.harness.url));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  profile = mkdtempSync(join(tmpdir(), 'tiny-harness-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 30_000,
+describe('the chat page behind a proxy, under a path', needs(CHROMIUM), () => {
+  before(async () => {
+    ensureBundle();
+    h = await startTestHarness({ script: { reply: 'Answered through the proxy.' }, harness: { publicUrl: UNREACHABLE_PUBLIC_URL } });
+    proxy = await startProxy(new URL(h.harness.url));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    browser = await openBrowserPage({ waitMs: WAIT_MS });
+    ({ page, problems } = browser);
+    page.on('request', (req) => requested.push(req.url()));
   });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(WAIT_MS);
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+
+  after(async () => {
+    await browser?.close();
+    proxy?.closeAllConnections();
+    await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
+    await h?.close();
   });
-  page.on('request', (req) => requested.push(req.url()));
-});
 
-after(async () => {
-  await context?.close().catch(() => undefined);
-  proxy?.closeAllConnections();
-  await new Promise((resolve) => (proxy ? proxy.close(resolve) : resolve(undefined)));
-  await h?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
-describe('the chat page behind a proxy, under a path', () => {
   it('the card names the public address, not the one the browser uses', async () => {
     const card = await (await fetch(`${proxyUrl}${PREFIX}.well-known/agent-card.json`)).json();
     assert.equal(card.supportedInterfaces[0].url, `${UNREACHABLE_PUBLIC_URL}/a2a/jsonrpc`);
