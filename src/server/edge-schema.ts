@@ -7,8 +7,9 @@
  *
  * The bounds keep every request cheap. The SDK copies each message several times
  * (`structuredClone` in its request context and result manager) and looks up every reference
- * task: before these bounds, one 4 MB message of 340,000 empty parts stalled the server for
- * about 3 s, 18,000 deep branches of metadata for 7 s, 300,000 reference task ids for 6.7 s.
+ * task: before these bounds, one 4 MB message of 340,000 empty parts held every other client
+ * up for 3.5 s, 18,000 deep branches of metadata for 8.6 s, 300,000 reference task ids for
+ * 5.5 s; now each is refused within tens of milliseconds (`bench/edge-shapes.ts`).
  *
  * Names follow ProtoJSON: lowerCamelCase, with the proto field names (`message_id`) accepted
  * as the SDK accepts them, and `null` meaning "not set". Unknown keys are ignored, as the SDK

@@ -1,8 +1,10 @@
 /**
- * Bad input at the HTTP edge: malformed or hostile requests over raw `fetch`, on JSON-RPC and
- * HTTP+JSON. Each must get a clear protocol error (JSON, the right code, no stack trace, no
- * file path, no raw runtime error), never a hang, and the server must answer a `/help`
- * command afterwards. Every fetch is bounded so that a hang fails instead of stalling the run.
+ * Bad input at the edge: malformed or hostile requests over raw `fetch`, on JSON-RPC and
+ * HTTP+JSON, and as raw bytes over gRPC. Each must get a clear protocol error (JSON, the right
+ * code, no stack trace, no file path, no raw runtime error), never a hang, and the server must
+ * answer a `/help` command afterwards. Every fetch is bounded so that a hang fails instead of
+ * stalling the run. Then one table of invalid params, sent with the SDK's client over all
+ * three transports, each refused as the SDK's `RequestMalformedError` (server/edge-schema.ts).
  *
  * HTTP+JSON paths: in @a2a-js/sdk 1.3.0 the 1.0 routes are `/message:send`, `/tasks/:id`, …
  * under the REST base, with an optional tenant segment in front (`/v1/message:send` is
@@ -11,7 +13,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startTestHarness, type TestHarness } from './support.js';
+import { Role, type Message, type SendMessageRequest } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { deepMetadataRequest, rawUnaryCall } from '../fixtures/raw-grpc.js';
+import { collect, send, startTestHarness, textPart, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const TIMEOUT_MS = 5000;
 const HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' } as const;
@@ -127,11 +134,25 @@ describe('bad input over JSON-RPC', () => {
   });
 
   it('a JSON body that is not an object is refused as an invalid request', async () => {
-    // JSON-RPC 2.0 says -32600; SDK 1.3.0 answers -32602 for an array (its RequestMalformedError),
-    // and the body parser in front (strict) reads a bare scalar as a parse failure (-32700).
-    assertRpcError(await jsonRpc('[]'), [INVALID_REQUEST, INVALID_PARAMS], { id: null });
+    // The body parser in front (strict) reads a bare scalar as a parse failure (-32700).
     for (const body of ['42', 'null', 'true', '"SendMessage"']) {
       assertRpcError(await jsonRpc(body), [PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS], { id: null });
+    }
+    await assertAlive();
+  });
+
+  it('a batch is an invalid request (-32600), as JSON-RPC 2.0 says, not invalid params', async () => {
+    for (const body of ['[]', JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message('/help') } }])]) {
+      const error = assertRpcError(await jsonRpc(body), INVALID_REQUEST, { id: null });
+      assert.match(error.message, /Batch requests are not supported/);
+    }
+    await assertAlive();
+  });
+
+  it('an envelope without jsonrpc "2.0", with an id of the wrong type, or without a method is -32600', async () => {
+    for (const envelope of [{ id: 1, method: 'GetTask' }, { jsonrpc: '2.0', id: { a: 1 }, method: 'GetTask' }, { jsonrpc: '2.0', id: 'x'.repeat(200), method: 'GetTask' }, { jsonrpc: '2.0', id: 1 }]) {
+      const error = assertRpcError(await jsonRpc(JSON.stringify({ ...envelope, params: { id: 'x' } })), INVALID_REQUEST, { id: null });
+      assert.match(error.message, /^(jsonrpc|id|method) /);
     }
     await assertAlive();
   });
@@ -170,6 +191,36 @@ describe('bad input over JSON-RPC', () => {
       assertRpcError(await rpc('SendMessage', { message: noId }), INVALID_PARAMS, { id: 1 });
       const { messageId: __, ...noIdText } = message('hello');
       assertRpcError(await rpc('SendMessage', { message: noIdText }), INVALID_PARAMS, { id: 1 });
+      await assertAlive();
+    });
+
+    it('a part whose text is an object, not stored as "[object Object]"', async () => {
+      const error = assertRpcError(await rpc('SendMessage', { message: message('hello', { parts: [{ text: { a: 1 } }] }) }), INVALID_PARAMS, { id: 1 });
+      assert.equal(error.message, 'message.parts[0].text must be a string.');
+      await assertAlive();
+    });
+
+    it('a numeric messageId', async () => {
+      const error = assertRpcError(await rpc('SendMessage', { message: message('/help', { messageId: 42 }) }), INVALID_PARAMS, { id: 1 });
+      assert.match(error.message, /^message\.messageId must be a string/);
+      await assertAlive();
+    });
+
+    it('historyLength "x" or -1 on GetTask, rather than the whole history', async () => {
+      const task = (await rpc('SendMessage', { message: message('/help') })).json.result.task;
+      for (const historyLength of ['x', -1, 2.5]) {
+        const error = assertRpcError(await rpc('GetTask', { id: task.id, historyLength }), INVALID_PARAMS, { id: 1 });
+        assert.match(error.message, /^historyLength must be a whole number from 0 to 2147483647/);
+      }
+      assert.equal((await rpc('GetTask', { id: task.id, historyLength: '1' })).json.result.history.length, 1, 'a number in a string is ProtoJSON');
+      await assertAlive();
+    });
+
+    it('an id of 100,000 characters is refused without being repeated back', async () => {
+      const reply = await rpc('GetTask', { id: 'x'.repeat(100_000) });
+      const error = assertRpcError(reply, INVALID_PARAMS, { id: 1 });
+      assert.equal(error.message, 'id must be at most 128 characters.');
+      assert.ok(reply.text.length < 1000, `a reply of ${reply.text.length} characters`);
       await assertAlive();
     });
 
@@ -273,6 +324,41 @@ describe('bad input over HTTP+JSON', () => {
       assertRestError(await rest('/message:send', { body: JSON.stringify({ message: noId }) }), 400);
       await assertAlive();
     });
+
+    it('a part whose text is an object, and a numeric messageId', async () => {
+      for (const [bad, field] of [
+        [message('hello', { parts: [{ text: { a: 1 } }] }), 'message.parts[0].text'],
+        [message('/help', { messageId: 42 }), 'message.messageId'],
+      ] as const) {
+        const reply = await rest('/message:send', { body: JSON.stringify({ message: bad }) });
+        assertRestError(reply, 400);
+        assert.equal(reply.json.error.status, 'INVALID_ARGUMENT');
+        assert.ok(reply.json.error.message.startsWith(`${field} must be a string`), reply.json.error.message);
+      }
+      await assertAlive();
+    });
+
+    it('historyLength "x", "5x" or -1 in the query', async () => {
+      const task = (await rpc('SendMessage', { message: message('/help') })).json.result.task;
+      for (const historyLength of ['x', '5x', '-1']) {
+        const reply = await rest(`/tasks/${task.id}?historyLength=${historyLength}`, { method: 'GET' });
+        assertRestError(reply, 400);
+        assert.match(reply.json.error.message, /^historyLength must be a whole number/);
+      }
+      const listed = await rest('/tasks?pageSize=0', { method: 'GET' });
+      assertRestError(listed, 400);
+      assert.match(listed.json.error.message, /^pageSize must be a whole number from 1 to 100/);
+      await assertAlive();
+    });
+  });
+
+  it('a task id that is not valid percent-encoding is a 400 about the path, not about JSON', async () => {
+    for (const path of ['/tasks/%ff', '/tasks/%ff:cancel']) {
+      const reply = await rest(path, { method: path.endsWith(':cancel') ? 'POST' : 'GET', body: path.endsWith(':cancel') ? '{}' : undefined });
+      assertRestError(reply, 400);
+      assert.match(reply.json.error.message, /path is not valid percent-encoding/);
+    }
+    await assertAlive();
   });
 
   it('GET and cancel of an unknown task are 404', async () => {
@@ -307,3 +393,92 @@ describe('bad input over HTTP+JSON', () => {
     await assertAlive();
   });
 });
+
+describe('bad input over gRPC', () => {
+  it('metadata nested 1,500, 2,000 or 200,000 levels deep is INVALID_ARGUMENT, as HTTP refuses it, before it is decoded', async () => {
+    for (const depth of [1_500, 2_000, 200_000]) {
+      const { code, details } = await rawUnaryCall(h.harness.grpcAddress!, 'SendMessage', deepMetadataRequest(depth));
+      assert.equal(code, grpcStatus.INVALID_ARGUMENT, `depth ${depth}: ${code} ${details}`);
+      assert.match(details, /more than 100 levels deep/);
+      assert.doesNotMatch(details, /Maximum call stack|deserializ/i);
+    }
+    await assertAliveOn(await h.client('GRPC'));
+  });
+
+  it('metadata just past the bound, decoded, is refused with the field named', async () => {
+    // message.metadata is at level 2 of the request; 98 levels below it reach level 100.
+    const { code, details } = await rawUnaryCall(h.harness.grpcAddress!, 'SendMessage', deepMetadataRequest(98));
+    assert.equal(code, grpcStatus.INVALID_ARGUMENT, details);
+    assert.match(details, /^message\.metadata\.a\.a nests objects and arrays more than 100 levels deep/);
+    await assertAliveOn(await h.client('GRPC'));
+  });
+});
+
+/** The server still works on this client's transport. */
+async function assertAliveOn(client: Client): Promise<void> {
+  const task = await send(client, '/help');
+  assert.deepEqual(task.status?.message?.metadata, { command: 'help' });
+}
+
+function sendParams(message: Partial<Message>, extra: Partial<SendMessageRequest> = {}): SendMessageRequest {
+  return { tenant: '', message: { ...userMessage('hello'), ...message }, configuration: undefined, metadata: {}, ...extra };
+}
+
+/** `{a: {a: ... 1}}`, `levels` objects deep. */
+function deepObject(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { a: 1 };
+  for (let i = 1; i < levels; i++) value = { a: value };
+  return value;
+}
+
+const parts = (n: number) => Array.from({ length: n }, (_, i) => textPart(`part ${i}`));
+const long = (n: number) => 'x'.repeat(n);
+
+/**
+ * Invalid params that every transport can carry, each with the field its refusal must name.
+ * One table, sent with the SDK's own client over JSON-RPC, HTTP+JSON and gRPC.
+ */
+const INVALID: Array<{ name: string; field: RegExp; call: (client: Client) => Promise<unknown> }> = [
+  { name: 'a message at the parts bound + 1 (101 parts)', field: /message\.parts must hold at most 100 parts/, call: (c) => c.sendMessage(sendParams({ parts: parts(101) })) },
+  { name: 'the same, streamed', field: /message\.parts must hold at most 100 parts/, call: (c) => collect(c.sendMessageStream(sendParams({ parts: parts(101) }))) },
+  { name: 'more than 1,000,000 characters of text', field: /message\.parts hold 1000001 characters/, call: (c) => c.sendMessage(sendParams({ parts: [textPart(long(600_000)), textPart(long(400_001))] })) },
+  { name: 'no parts', field: /message\.parts is required: an array of parts/, call: (c) => c.sendMessage(sendParams({ parts: [] })) },
+  { name: 'a part with no content', field: /message\.parts\[0\] must hold one of text/, call: (c) => c.sendMessage(sendParams({ parts: [{ content: undefined, metadata: {}, filename: '', mediaType: '' }] })) },
+  { name: 'an agent message', field: /message\.role must be "ROLE_USER"/, call: (c) => c.sendMessage(sendParams({ role: Role.ROLE_AGENT })) },
+  { name: 'a messageId of 129 characters', field: /message\.messageId must be at most 128/, call: (c) => c.sendMessage(sendParams({ messageId: long(129) })) },
+  { name: 'a contextId of 129 characters', field: /message\.contextId must be at most 128/, call: (c) => c.sendMessage(sendParams({ contextId: long(129) })) },
+  { name: '33 extensions', field: /message\.extensions must list at most 32/, call: (c) => c.sendMessage(sendParams({ extensions: Array.from({ length: 33 }, (_, i) => `urn:x:${i}`) })) },
+  { name: '101 reference task ids', field: /message\.referenceTaskIds must list at most 100/, call: (c) => c.sendMessage(sendParams({ referenceTaskIds: Array.from({ length: 101 }, () => randomUUID()) })) },
+  { name: 'metadata of 10,001 values', field: /holds more than 10000 JSON values/, call: (c) => c.sendMessage(sendParams({ metadata: Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, i])) })) },
+  { name: 'metadata nested 150 levels deep', field: /more than 100 levels deep/, call: (c) => c.sendMessage(sendParams({ metadata: deepObject(150) })) },
+  { name: 'historyLength -1 on SendMessage', field: /configuration\.historyLength must be a whole number/, call: (c) => c.sendMessage(sendParams({}, { configuration: { acceptedOutputModes: [], historyLength: -1, returnImmediately: false, taskPushNotificationConfig: undefined } })) },
+  { name: 'historyLength -1 on GetTask', field: /historyLength must be a whole number/, call: (c) => c.getTask({ tenant: '', id: randomUUID(), historyLength: -1 }) },
+  { name: 'GetTask of an id of 129 characters', field: /id .*must be at most 128/, call: (c) => c.getTask({ tenant: '', id: long(129) }) },
+  { name: 'CancelTask of an id of 129 characters', field: /id .*must be at most 128/, call: (c) => c.cancelTask({ tenant: '', id: long(129), metadata: {} }) },
+  { name: 'SubscribeToTask of an id of 129 characters', field: /id .*must be at most 128/, call: (c) => collect(c.resubscribeTask({ tenant: '', id: long(129) })) },
+  { name: 'ListTasks of 101 a page', field: /pageSize must be a whole number from 1 to 100/, call: (c) => c.listTasks({ tenant: '', contextId: '', status: 0, pageSize: 101, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: undefined }) },
+];
+
+for (const transport of TRANSPORTS) {
+  describe(`invalid params over ${transport} are RequestMalformedError, the field named, and the server goes on`, () => {
+    for (const bad of INVALID) {
+      it(bad.name, async () => {
+        const client = await h.client(transport);
+        await assert.rejects(bad.call(client), (error: unknown) => {
+          assert.ok(error instanceof RequestMalformedError, `not a RequestMalformedError: ${String(error).slice(0, 300)}`);
+          assert.match(error.message, bad.field);
+          assert.ok(error.message.length < 500, `a long message: ${error.message.slice(0, 100)}…`);
+          return true;
+        });
+        await assertAliveOn(client);
+      });
+    }
+
+    it('a message at the bounds is accepted: 100 parts, metadata 99 levels deep', async () => {
+      const client = await h.client(transport);
+      // message.metadata is at level 2, so 97 objects below it reach level 99, the deepest allowed.
+      const task = await client.sendMessage(sendParams({ parts: parts(100), metadata: { deep: deepObject(97) } }));
+      assert.ok('id' in task && task.id, 'a task');
+    });
+  });
+}
