@@ -56,7 +56,7 @@ export class MessageClaims {
       if (live) {
         if (live.digest !== digest) throw conflict();
         const outcome = await live.accepted;
-        if (outcome) return { kind: 'repeat', outcome, inFlight: !live.finished, firstDone: live.done };
+        if (outcome) return { kind: 'repeat', outcome: sameTask(message, outcome), inFlight: !live.finished, firstDone: live.done };
         continue; // the first send was refused: this one is processed in its place
       }
       const mine = new LiveClaim(digest);
@@ -67,7 +67,7 @@ export class MessageClaims {
         // Handled by an earlier process: '' is a claim recorded before digests were kept.
         if (stored.digest !== digest && stored.digest !== '') throw conflict();
         this.finish(key, mine, { outcome: stored.outcome });
-        return { kind: 'repeat', outcome: stored.outcome, inFlight: false, firstDone: Promise.resolve() };
+        return { kind: 'repeat', outcome: sameTask(message, stored.outcome), inFlight: false, firstDone: Promise.resolve() };
       } catch (error) {
         this.finish(key, mine, { error });
         throw error;
@@ -141,15 +141,25 @@ class LiveClaim {
 type Settlement = { outcome?: ClaimOutcome } | { error: unknown };
 
 /**
- * What makes two sends "the same message": where it goes (task and context) and its parts,
+ * What makes two sends "the same message": its context and its parts (the task is checked
+ * against where the first went, by `sameTask`),
  * in the protocol's JSON form, which leaves out fields at their defaults (so a part sent with
  * `"metadata": {}` and one sent without are the same). The message's own metadata is left out,
  * so a client that stamps a retry count or a time on each attempt is not refused.
  */
 export function contentDigest(message: Message): string {
   const parts = (message.parts ?? []).map((part) => Part.toJSON({ ...part, metadata: isEmpty(part.metadata) ? undefined : part.metadata }));
-  const content = JSON.stringify([message.taskId ?? '', message.contextId ?? '', parts]);
+  const content = JSON.stringify([message.contextId ?? '', parts]);
   return createHash('sha256').update(content).digest('hex');
+}
+
+/**
+ * A resend may name the task its first send went to, which a client learns only from the first
+ * answer (a first send without a task made one); naming another task is other content.
+ */
+function sameTask(resend: Message, outcome: ClaimOutcome): ClaimOutcome {
+  if (resend.taskId && resend.taskId !== outcome.taskId) throw conflict();
+  return outcome;
 }
 
 function isEmpty(value: object | undefined): boolean {

@@ -9,6 +9,8 @@ import { callContext, message } from '../store/helpers.js';
 
 const alice = callContext('alice');
 const hello = (messageId = 'm1', text = 'hello'): Message => message('t1', 'c1', Role.ROLE_USER, text, messageId);
+/** A message without a task: where it goes is known only once it is accepted. */
+const newTaskMessage = (): Message => ({ ...hello(), taskId: '' });
 const conflict = (error: unknown) => error instanceof RequestMalformedError && /already used/.test(error.message);
 
 function first(claim: Claim): FirstClaim {
@@ -41,15 +43,25 @@ describe('MessageClaims', () => {
 
   it('CMD-34: a claim released (its message refused) lets a waiting resend go first in its place', async () => {
     const claims = new MessageClaims(new InMemoryMessageClaimStore());
-    const mine = first(await claims.claim(hello(), alice));
-    const waiting = claims.claim(hello(), alice);
+    const mine = first(await claims.claim(newTaskMessage(), alice));
+    const waiting = claims.claim(newTaskMessage(), alice);
     await mine.release();
     mine.finish();
     const next = first(await waiting);
     await next.accept({ taskId: 't2' });
     next.finish();
-    const again = await claims.claim(hello(), alice);
+    const again = await claims.claim(newTaskMessage(), alice);
     assert.equal(again.kind === 'repeat' && again.outcome.taskId, 't2');
+  });
+
+  it('CMD-34: a resend may name the task its first send made, and no other', async () => {
+    const claims = new MessageClaims(new InMemoryMessageClaimStore());
+    const mine = first(await claims.claim(newTaskMessage(), alice));
+    await mine.accept({ taskId: 't9' });
+    mine.finish();
+    const named = await claims.claim({ ...newTaskMessage(), taskId: 't9' }, alice);
+    assert.equal(named.kind === 'repeat' && named.outcome.taskId, 't9');
+    await assert.rejects(claims.claim({ ...newTaskMessage(), taskId: 't8' }, alice), conflict);
   });
 
   it('CMD-34: other content under a known id is refused, while the first is going and after', async () => {

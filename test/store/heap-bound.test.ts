@@ -12,11 +12,15 @@ import { startServerProcess } from '../e2e/process.js';
  * by a count of tasks, 4 MB messages filled a 4 GB heap and the process died of it.
  */
 
-const HEAP_MB = 160;
-const CACHE_BYTES = 20_000_000;
-/** Each turn stores the message and the echo's reply (artifact, status, history): some 12 MB. */
-const MESSAGES = 20;
-const TEXT_CHARS = 3_000_000;
+const HEAP_MB = 96;
+const CACHE_BYTES = 16_000_000;
+/**
+ * Each message is just under the edge's bound of 1,000,000 characters; each turn keeps the
+ * message and the echo's reply (artifact, status, history), some 4 MB: 240 MB in all, well
+ * past the heap, which a cache bounded by a count of tasks would hold whole.
+ */
+const MESSAGES = 60;
+const TEXT_CHARS = 990_000;
 
 async function rpc(url: string, method: string, params: unknown): Promise<{ result?: any; error?: { code: number; message: string } }> {
   const response = await fetch(`${url}/a2a/jsonrpc`, {
