@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Requirement } from '../needs.js';
+
+/**
+ * PostgreSQL for the tests: the server named by `TINY_HARNESS_TEST_DATABASE_URL`, where every
+ * test makes a schema of its own and drops it, so that runs and tests never see each other.
+ * Without the variable, the suites that need it are skipped (`needs(POSTGRES)`) with the hint
+ * below; `.ci/run` sets it, so CI runs them.
+ */
+
+export const TEST_DATABASE_URL_VARIABLE = 'TINY_HARNESS_TEST_DATABASE_URL';
+
+export const POSTGRES: Requirement = {
+  name: 'PostgreSQL',
+  install: `${TEST_DATABASE_URL_VARIABLE}=postgres://postgres@127.0.0.1:5432/test npm test (any database the tests may create schemas in)`,
+  present: () => Boolean(process.env[TEST_DATABASE_URL_VARIABLE]),
+};
+
+export interface TempSchema {
+  /** The schema's name. */
+  schema: string;
+  /** The test database's URL, with the schema as its search path: hand it to the store or a harness process. */
+  url: string;
+  /** Drops the schema and everything in it. */
+  drop(): Promise<void>;
+}
+
+/** A new, empty schema in the test database. */
+export async function tempSchema(): Promise<TempSchema> {
+  const base = process.env[TEST_DATABASE_URL_VARIABLE];
+  if (!base) throw new Error(`${TEST_DATABASE_URL_VARIABLE} is not set`);
+  const schema = `th_test_${randomBytes(6).toString('hex')}`;
+  await withClient(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    schema,
+    url: url.toString(),
+    drop: () => withClient(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined),
+  };
+}
+
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
