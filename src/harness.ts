@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager, DefaultRequestHandler, ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import {
   CommandRegistry,
   CommandsRequestHandler,
@@ -17,24 +16,22 @@ import { describeError, silentLogger, type Logger } from './log.js';
 import { splitModelId, type ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
-import { agentMessage } from './runtime/events.js';
-import { HarnessExecutor, INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './runtime/executor.js';
-import { MessageIdempotency } from './runtime/message-idempotency.js';
-import { BlockingSendAsStream } from './runtime/blocking-send.js';
-import { SingleTurnGuard } from './runtime/single-turn-guard.js';
-import { SubtaskCancellation } from './runtime/subtask-cancellation.js';
+import { TaskEngine } from './runtime/engine.js';
+import { HarnessExecutor } from './runtime/executor.js';
+import { LocalCoordination } from './runtime/local-coordination.js';
+import { TurnRecovery } from './runtime/recovery.js';
 import { withSubtaskLinks } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
-import { TurnRegistry } from './runtime/turns.js';
+import { buildTurnPath } from './runtime/turn-path.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
 import { bundledWebDir } from './server/web-page.js';
-import { openStore, type InterruptedTask } from './store/index.js';
+import { openStore } from './store/index.js';
 import { VERSION } from './version.js';
 
 export interface HarnessOptions {
@@ -83,46 +80,24 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
   const store = await openStore({ dataDir: options.dataDir, cacheBytes: config.cacheBytes, durability: config.durability });
   try {
-    // A sub-task has one turn: cut short, it ends FAILED, as after a clean stop; its parent is told below.
-    const interruptedSubtasks = new Map<string, InterruptedTask>();
-    for (const task of await store.tasks.listInterrupted()) {
-      if ((await store.state.getLinks(task.id)).parent !== undefined) interruptedSubtasks.set(task.id, task);
-    }
-    const recovered = await store.tasks.recoverInterrupted(
-      (task) => agentMessage(task.id, task.contextId, interruptedSubtasks.has(task.id) ? SUBTASK_INTERRUPTED_TEXT : INTERRUPTED_TEXT, 'interrupted'),
-      (task) => (interruptedSubtasks.has(task.id) ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_INPUT_REQUIRED),
-    );
-    if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered, subtasks: interruptedSubtasks.size });
-
-    const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
-    const turns = new TurnRegistry();
-    const taskModels = new TaskModels(catalog, store.state);
+    const coordination = new LocalCoordination();
+    const engine = new TaskEngine({
+      coordination,
+      store: store.tasks,
+      onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+    });
     // Every part reads and writes tasks through this one view: sub-task links shown in the
     // metadata, the command reply keys kept out of it (CMD-6).
     const taskStore = withoutCommandMetadata(withSubtaskLinks(store.tasks, store.state));
-    const eventBusManager = new DefaultExecutionEventBusManager();
-    let turnHandler: A2ARequestHandler | undefined;
-    const subtasks = new Subtasks({ taskStore, eventBusManager, activeTurns: turns, state: store.state, records: store.subtasks, models: taskModels, offer: catalog, turns: () => turnHandler! });
-    for (const task of interruptedSubtasks.values()) {
-      const stored = await store.tasks.loadUnscoped(task.id);
-      const context = new ServerCallContext({ tenant: task.tenant, user: { isAuthenticated: false, userName: task.owner } });
-      await subtasks.ended({ id: task.id, metadata: stored?.metadata }, TaskState.TASK_STATE_FAILED, SUBTASK_INTERRUPTED_TEXT, context).catch((error) => {
-        log.warn('could not tell a parent that its sub-task was interrupted', { task: task.id, error: describeError(error) });
-      });
-    }
-    const registry = new CommandRegistry();
-    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, turns, taskStore), subtasks });
-    options.commands?.(registry);
-    // After the built-ins and the embedder's commands, which no file may replace.
-    const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
-    await commandFolder.load();
+    const recovery = new TurnRecovery({ engine, store: store.tasks, links: store.state });
 
+    const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
+    const taskModels = new TaskModels(catalog, store.state);
     const executor = new HarnessExecutor({
-      turns,
+      engine,
       models: taskModels,
       gateway: new CatalogGateway(catalog, config.modelTimeoutMs),
       state: store.state,
-      subtasks,
       systemPrompt: config.systemPrompt,
       contextCharsFor: (modelId) => config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
       endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
@@ -134,26 +109,49 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
     const publicAddresses = { publicUrl: options.publicUrl ?? config.publicUrl, publicGrpcAddress: config.publicGrpcAddress };
     const cardNow = () => baseAgentCard({ ...endpoints, ...publicAddresses, version: VERSION, bearerAuth: authenticator !== undefined });
-    // The SDK handler's own copy of the card only serves its capability checks.
-    const sdkHandler = new DefaultRequestHandler(withCommandsExtension(cardNow(), registry), taskStore, executor, eventBusManager);
-    turnHandler = new SingleTurnGuard(new SubtaskCancellation(sdkHandler, store.state, (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) })), turns, async (id, context) => (await taskStore.load(id, context)) !== undefined);
+    const registry = new CommandRegistry();
     // One record of the message ids each user sent, for commands and turns alike (CMD-34).
-    // Sub-tasks' own messages (ids the harness makes) go straight to `turnHandler`, unclaimed.
     const claims = new MessageClaims(store.claims);
-    const idempotentTurns = new MessageIdempotency(turnHandler, {
-      claims,
+    const turnPath = buildTurnPath({
+      engine,
+      executor,
       taskStore,
-      eventBusManager,
-      activeTurns: turns,
+      // The SDK handler's own copy of the card only serves its capability checks.
+      card: withCommandsExtension(cardNow(), registry),
+      claims,
+      links: store.state,
+      onChildCancelError: (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }),
       onClaimError: (error, task) => log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
+      onStreamError: (error) => log.warn('a turn stream failed after its answer was sent', { error: describeError(error) }),
     });
-    const commandsHandler = new CommandsRequestHandler(new BlockingSendAsStream(idempotentTurns), {
-      registry,
+    const subtasks = new Subtasks({
+      port: engine,
       taskStore,
-      eventBusManager,
+      state: store.state,
+      records: store.subtasks,
+      models: taskModels,
+      offer: catalog,
+      turns: turnPath.subtaskTurns,
+      onStreamError: (error, task) => log.warn('a sub-task turn stream failed', { task, error: describeError(error) }),
+    });
+    engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
+    coordination.onOrphanedTurns(async (taskIds) => {
+      const recovered = await recovery.recoverTasks(taskIds);
+      if (recovered > 0) log.warn('turns of an instance that stopped were ended as interrupted', { tasks: recovered });
+    });
+    const recovered = await recovery.recoverAtStart();
+    if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
+
+    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks });
+    options.commands?.(registry);
+    // After the built-ins and the embedder's commands, which no file may replace.
+    const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
+    await commandFolder.load();
+
+    const commandsHandler = new CommandsRequestHandler(turnPath.handler, {
+      registry,
+      port: engine,
       claims,
-      activeTurns: turns,
-      history: store.tasks,
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
       onStreamError: (error) => log.warn('a turn stream failed after its client went away', { error: describeError(error) }),
@@ -187,9 +185,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       (closing ??= (async () => {
         await commandFolder.close();
         httpServer.close();
-        turns.interruptAll();
-        await waitFor(() => turns.size === 0, 3000);
-        await new Promise((resolve) => setTimeout(resolve, 50)); // let the last events reach the store
+        // Turns end as interrupted; their last events and every reply under way are stored first.
+        await engine.drain();
         httpServer.closeAllConnections();
         await grpc?.close();
         await store.close();
@@ -225,9 +222,4 @@ function isLoopback(host: string): boolean {
 
 function formatHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
 }

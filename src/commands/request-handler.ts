@@ -4,10 +4,9 @@ import type {
   Message,
   SendMessageRequest,
   StreamResponse,
-  SubscribeToTaskRequest,
   Task,
 } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
 import { clientGoneSignal, detachedOnClientGone } from './client-gone.js';
@@ -16,15 +15,10 @@ import { COMMANDS_EXTENSION_URI } from '../wire.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
-import { followTask } from './task-follower.js';
 
-export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'registry' | 'taskStore' | 'eventBusManager'> {
+export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'getTask'> {
   /** The commands to answer. */
   registry: CommandRegistry;
-  /** The store the inner handler uses, wrapped with `withoutCommandMetadata`. */
-  taskStore: TaskStore;
-  /** The bus manager the inner handler uses, so replies reach its live streams (CMD-8). */
-  eventBusManager: ExecutionEventBusManager;
   /** The card to serve, before the extension entry is added; default: the inner handler's. */
   baseCard?: () => Promise<AgentCard> | AgentCard;
   /**
@@ -36,9 +30,11 @@ export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions
 
 /**
  * The Commands extension as a request handler wrapped around any other (usually the SDK's
- * `DefaultRequestHandler`). A command message never reaches the inner handler: sending it
- * there would run a second execution on a busy task's bus, which closes the running turn's
- * streams and loses its events (see the SDK notes). Everything else passes through untouched,
+ * `DefaultRequestHandler`, or the harness's task engine). A command message never reaches the
+ * inner handler: sending it there would run a second execution on a busy task's bus, which
+ * closes the running turn's streams and loses its events (see the SDK notes). Tasks are read
+ * through the inner handler and replies posted through the port (`port.ts`); that is all the
+ * extension needs of the server it is mounted on. Everything else passes through untouched,
  * except that the card gains the extension entry and the extension is echoed in the
  * `A2A-Extensions` response header when the client asked for it (CMD-17).
  */
@@ -50,7 +46,7 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     private readonly options: CommandsRequestHandlerOptions,
   ) {
     super(inner);
-    this.runner = new CommandRunner(options);
+    this.runner = new CommandRunner({ ...options, getTask: (id, context) => this.inner.getTask({ tenant: context.tenant ?? '', id }, context) });
   }
 
   /** The inner card plus the extension entry, built now from the registry (CMD-14, CMD-16). */
@@ -87,18 +83,6 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     const command = this.recognise(params);
     if (!command) return detachedOnClientGone(this.inner.sendMessageStream(params, context), clientGoneSignal(context), this.streamError);
     return this.streamCommand(params, command, context);
-  }
-
-  /**
-   * Answered here rather than by the inner handler. The SDK's `resubscribe` sends an idle
-   * task and closes at once, so a subscriber would never see a later command reply (CMD-8);
-   * this one attaches to the task's bus, creating it for an idle task. And the SDK's keeps a
-   * subscriber that went away listening until the task's next event; this one lets go at once
-   * (`task-follower.ts`).
-   */
-  override resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    this.onCall(context);
-    return followTask(this.options, params.id, context, { follow: 'live', refuseEnded: true });
   }
 
   private readonly streamError = (error: unknown) => this.options.onStreamError?.(error);

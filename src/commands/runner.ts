@@ -1,41 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import type { ExecutionEventBusManager, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { announce, type ActiveTurns } from './announce.js';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { CommandUsageError, type CommandResult } from './command.js';
 import { COMMAND_KEY } from '../wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
 import type { ClaimOutcome } from './message-claim-store.js';
 import type { MessageClaims } from './message-claims.js';
+import type { CommandTaskPort } from './port.js';
 import { buildReply } from './reply.js';
 import { isTerminal } from '../wire.js';
 
-/** Appends one message to a task's history without touching anything else of the task. */
-export interface HistoryAppender {
-  appendMessage(taskId: string, message: Message, context: ServerCallContext): Promise<void>;
-}
-
 export interface CommandRunnerOptions {
   registry: CommandRegistry;
-  taskStore: TaskStore;
-  eventBusManager: ExecutionEventBusManager;
+  /** Where replies are posted and busy tasks are told apart. */
+  port: CommandTaskPort;
+  /** Reads a task as the caller may see it; throws the protocol's task-not-found error when it cannot. */
+  getTask: (taskId: string, context: ServerCallContext) => Promise<Task>;
   /**
    * Makes messages idempotent by id, per user (CMD-13, CMD-34): a resent command is answered with
    * its first reply instead of run again. Without it, a resent command runs again.
    */
   claims?: MessageClaims;
-  /** Lets a reply sent while a turn is starting or running say WORKING (CMD-9). */
-  activeTurns?: ActiveTurns;
-  /** Keeps the command message in the task's history; without it only the reply is kept. */
-  history?: HistoryAppender;
   /** Told about a handler that failed unexpectedly; the user gets a generic reply (CMD-12). */
   onHandlerError?: (error: unknown, command: string) => void;
 }
 
 export interface CommandOutcome {
-  /** The task as stored after the command message, before the reply. */
+  /** The task with the command message, before the reply. */
   taskBefore: Task;
   /** The task as stored after the reply. */
   task: Task;
@@ -44,8 +37,9 @@ export interface CommandOutcome {
 }
 
 /**
- * Runs one command message: finds or creates its task, runs the handler, stores the reply
- * and publishes it on the task's live bus, if any. With `claims`, a message id is run once
+ * Runs one command message: finds or creates its task, runs the handler, and posts the
+ * command with its reply on the task (the port stores them and sends the reply to every open
+ * stream). With `claims`, a message id is run once
  * (CMD-13), concurrent resends included: they get the first reply.
  */
 export class CommandRunner {
@@ -71,8 +65,7 @@ export class CommandRunner {
    * ordinary message (a command added since) has no reply: the task's own status stands for it.
    */
   private async answerAgain(outcome: ClaimOutcome, context: ServerCallContext): Promise<CommandOutcome> {
-    const task = await this.options.taskStore.load(outcome.taskId, context);
-    if (!task) throw new TaskNotFoundError(`Task not found: ${outcome.taskId}`);
+    const task = await this.options.getTask(outcome.taskId, context);
     const reply = outcome.reply ?? { taskId: task.id, contextId: task.contextId, status: task.status, metadata: {} };
     return { taskBefore: task, task, reply };
   }
@@ -87,17 +80,17 @@ export class CommandRunner {
       contextId,
       status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() },
       artifacts: [],
-      history: this.options.history ? [stored] : [],
+      history: [stored],
       metadata: {},
     };
-    await this.options.taskStore.save(task, context);
+    // Stored before the handler runs: what it starts (a sub-task) may refer to the task at once.
+    await this.options.port.create(task, context);
     return this.answer(task, stored, command, context);
   }
 
   private async runOnTask(message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
     const taskId = message.taskId;
-    const task = await this.options.taskStore.load(taskId, context);
-    if (!task) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    const task = await this.options.getTask(taskId, context);
     if (message.contextId && message.contextId !== task.contextId) {
       throw new RequestMalformedError(`contextId mismatch: message contextId '${message.contextId}' does not match task '${taskId}' contextId '${task.contextId}'`);
     }
@@ -106,18 +99,14 @@ export class CommandRunner {
       throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be modified.`);
     }
     const stored = { ...message, contextId: task.contextId, metadata: { ...message.metadata, [COMMAND_KEY]: command.name } };
-    if (this.options.history) {
-      await this.options.history.appendMessage(taskId, stored, context);
-      task.history = [...task.history, stored];
-    }
+    task.history = [...task.history, stored];
     return this.answer(task, stored, command, context);
   }
 
   private async answer(task: Task, message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
     const result = await this.invoke(task, message, command, context);
     const reply = buildReply(task, task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
-    await announce(this.options, reply, context);
-    const after = (await this.options.taskStore.load(task.id, context)) ?? task;
+    const after = await this.options.port.post(reply, context, { message });
     return { taskBefore: task, task: after, reply };
   }
 

@@ -101,6 +101,9 @@ const providerName = z
   .regex(PROVIDER_NAME_PATTERN, 'a provider name must start with a-z and use only a-z, 0-9 and "-"')
   .refine((name) => name !== BUILTIN_PROVIDER, `"${BUILTIN_PROVIDER}" is reserved for the built-in offline models`);
 
+/** 10 s: a lost instance's turns end within about that; renewing every 3.3 s costs one small write. */
+export const DEFAULT_INSTANCE_LEASE_MS = 10_000;
+
 export const configSchema = strictObject({
   /** The model new tasks use, `provider:model`; it must be offered at start-up. */
   defaultModel: z
@@ -139,6 +142,12 @@ export const configSchema = strictObject({
    * cut or an operating-system crash too (every commit flushed to the disk, slower).
    */
   durability: z.enum(['normal', 'full']).default('normal'),
+  /**
+   * With several instances on one PostgreSQL database: how long, in milliseconds, an instance
+   * that stopped answering (killed, its machine lost) keeps its turns before another instance
+   * ends them as interrupted. Each instance renews its own lease three times in that time.
+   */
+  instanceLeaseMs: z.number().int('must be a whole number of milliseconds').min(500, 'must be at least 500').max(600_000).default(DEFAULT_INSTANCE_LEASE_MS),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

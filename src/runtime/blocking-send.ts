@@ -1,5 +1,5 @@
 import type { Message, SendMessageRequest, Task } from '@a2a-js/sdk';
-import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { DEFAULT_ANSWER_HISTORY, DelegatingRequestHandler } from '../commands/index.js';
 
@@ -14,13 +14,35 @@ import { DEFAULT_ANSWER_HISTORY, DelegatingRequestHandler } from '../commands/in
  * many chunks, so on a long conversation each chunk cost as much as copying the conversation:
  * 45% of the server's CPU, plus garbage collection, in a profile of turns on a
  * 10,000-message task. Its streaming path stores the same events without that copy.
- * A send with `returnImmediately` keeps the SDK's path: it answers after the first event.
+ *
+ * A send with `returnImmediately` is answered after the stream's first event (the task stored),
+ * as the SDK answers it, and the rest of the stream is read in the background: that way every
+ * turn is a stream, which a shutdown can wait for (`TrackedTurns`).
  */
 export class BlockingSendAsStream extends DelegatingRequestHandler {
+  constructor(
+    inner: A2ARequestHandler,
+    /** Told about an error of a stream read on after its answer was sent; nobody else hears of it. */
+    private readonly onStreamError: (error: unknown) => void,
+  ) {
+    super(inner);
+  }
+
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    if (params.configuration?.returnImmediately) return this.inner.sendMessage(params, context);
+    const stream = this.inner.sendMessageStream(params, context);
+    if (params.configuration?.returnImmediately) {
+      const first = await stream.next();
+      void (async () => {
+        while (!(await stream.next()).done);
+      })().catch(this.onStreamError);
+      const payload = first.done ? undefined : first.value.payload;
+      if (payload?.$case === 'message') return payload.value;
+      const taskId = payload?.$case === 'task' ? payload.value.id : payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate' ? payload.value.taskId : undefined;
+      if (!taskId) throw new A2AError('Agent execution finished without a result, and no task context found.');
+      return this.inner.getTask({ tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY }, context);
+    }
     let taskId: string | undefined;
-    for await (const event of this.inner.sendMessageStream(params, context)) {
+    for await (const event of stream) {
       const payload = event.payload;
       if (payload?.$case === 'message') return payload.value;
       if (payload?.$case === 'task') taskId ??= payload.value.id;

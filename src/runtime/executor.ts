@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
@@ -8,10 +8,12 @@ import { modelHistory } from './history.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
-import { TurnInterrupted, type Turn, type TurnRegistry } from './turns.js';
+import type { TaskEngine } from './engine.js';
+import { TurnInterrupted, type Turn } from './turns.js';
 
 export interface ExecutorOptions {
-  turns: TurnRegistry;
+  /** Where turns begin and end, one per task, and where their ends are told. */
+  engine: Pick<TaskEngine, 'begin' | 'end' | 'turn' | 'ended'>;
   models: TaskModels;
   gateway: ModelGateway;
   state: TaskStateStore;
@@ -22,8 +24,6 @@ export interface ExecutorOptions {
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
   /** The context of a stored task: the SDK's cancel path gives the executor only the task id. */
   contextOf: (taskId: string) => Promise<string | undefined>;
-  /** Told when a sub-task's turn ends, to tell its parent. */
-  subtasks?: { ended(task: Pick<Task, 'id' | 'metadata'>, state: TaskState, text: string, context: ServerCallContext | undefined): Promise<void> };
   /** Told about failures the user sees only as a short message. */
   onTurnError?: (error: unknown, taskId: string) => void;
 }
@@ -39,7 +39,7 @@ export class HarnessExecutor implements AgentExecutor {
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
-    const turn = this.options.turns.begin(taskId, context.context);
+    const turn = await this.options.engine.begin(taskId, context.context);
     const history = this.openTask(context, bus);
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
     // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
@@ -49,17 +49,13 @@ export class HarnessExecutor implements AgentExecutor {
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
       this.options.onTurnError?.(read.error, taskId);
-      this.finish(turn, bus, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'));
+      await this.finish(turn, bus, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'));
       return;
     }
     const isSubtask = read.value.parent !== undefined;
     const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
-    this.finish(turn, bus, state, agentMessage(taskId, contextId, text, outcome.kind === 'replied' ? undefined : outcome.kind));
-    if (isSubtask) {
-      this.options.subtasks?.ended({ id: taskId, metadata: context.task?.metadata }, state, text, context.context).catch((error) => {
-        this.options.onTurnError?.(error, taskId);
-      });
-    }
+    await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, outcome.kind === 'replied' ? undefined : outcome.kind));
+    if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context });
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
@@ -100,7 +96,7 @@ export class HarnessExecutor implements AgentExecutor {
    * published here, or `CancelTask` would wait forever.
    */
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    const turn = this.options.turns.get(taskId);
+    const turn = this.options.engine.turn(taskId);
     if (turn) {
       turn.abort.abort(new Error('canceled'));
       return;
@@ -172,9 +168,12 @@ export class HarnessExecutor implements AgentExecutor {
     return response.text || '(The model returned no text.)';
   }
 
-  /** Ends the turn and publishes its final status in one tick, so a command never sees a half-ended turn. */
-  private finish(turn: Turn, bus: ExecutionEventBus, state: TaskState, message: Message): void {
-    this.options.turns.end(turn);
+  /**
+   * Ends the turn, then publishes its final status: a command reply stored in between sees the
+   * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`).
+   */
+  private async finish(turn: Turn, bus: ExecutionEventBus, state: TaskState, message: Message): Promise<void> {
+    await this.options.engine.end(turn);
     bus.publish(AgentEvent.statusUpdate(statusUpdate(turn.taskId, message.contextId, state, message)));
   }
 }

@@ -1,6 +1,7 @@
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler, followTask, type FirstClaim, type FollowTarget, type MessageClaims, type RepeatClaim } from '../commands/index.js';
+import { DelegatingRequestHandler, type FirstClaim, type MessageClaims, type RepeatClaim } from '../commands/index.js';
+import { followTask, type FollowTarget } from './task-follower.js';
 
 export interface MessageIdempotencyOptions extends FollowTarget {
   /** The same claims the commands wrapper uses: one record of handled message ids (CMD-34). */

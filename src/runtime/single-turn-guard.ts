@@ -3,12 +3,13 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { HarnessError } from '../errors.js';
 import { DelegatingRequestHandler } from '../commands/index.js';
-import type { TurnRegistry } from './turns.js';
+import type { TaskEngine } from './engine.js';
 
 /**
- * Makes sure two turns never run at once on one task. The SDK has no per-task execution
- * lock: a second message during a turn would run the executor again on the same bus. This
- * wrapper refuses it, clearly, before the SDK sees it; commands are answered by the commands
+ * Makes sure two turns never run at once on one task, on any instance. The SDK has no per-task
+ * execution lock: a second message during a turn would run the executor again on the same bus.
+ * This wrapper reserves the task with the engine (its lease) or refuses the message, clearly,
+ * before the SDK sees it; commands are answered by the commands
  * wrapper in front of this one and never get here. With `visible`, a message for a task the
  * caller may not see is refused as not found before anything else, so that another user's
  * running turn neither shows through the refusal nor is held up by a reservation.
@@ -16,7 +17,7 @@ import type { TurnRegistry } from './turns.js';
 export class SingleTurnGuard extends DelegatingRequestHandler {
   constructor(
     inner: A2ARequestHandler,
-    private readonly turns: TurnRegistry,
+    private readonly engine: Pick<TaskEngine, 'reserve' | 'release'>,
     private readonly visible?: (taskId: string, context: ServerCallContext) => Promise<boolean>,
   ) {
     super(inner);
@@ -24,25 +25,22 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     await this.checkVisible(params, context);
-    const taskId = this.claim(params);
+    const taskId = await this.claim(params);
     try {
       return await this.inner.sendMessage(params, context);
     } finally {
-      if (taskId) this.turns.release(taskId);
+      if (taskId) await this.engine.release(taskId);
     }
   }
 
   override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    if (!this.visible || !params.message?.taskId) {
-      const taskId = this.claim(params);
-      return this.releasing(this.inner.sendMessageStream(params, context), taskId);
-    }
+    if (!params.message?.taskId) return this.inner.sendMessageStream(params, context);
     return this.checkedStream(params, context);
   }
 
   private async *checkedStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     await this.checkVisible(params, context);
-    const taskId = this.claim(params);
+    const taskId = await this.claim(params);
     yield* this.releasing(this.inner.sendMessageStream(params, context), taskId);
   }
 
@@ -52,10 +50,10 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
   }
 
   /** Reserves the message's task for a turn, or refuses the message when one is running there. */
-  private claim(params: SendMessageRequest): string | undefined {
+  private async claim(params: SendMessageRequest): Promise<string | undefined> {
     const taskId = params.message?.taskId;
     if (!taskId) return undefined; // a new task: nobody else can know its id yet
-    if (!this.turns.reserve(taskId)) {
+    if (!(await this.engine.reserve(taskId))) {
       throw new HarnessError(
         'turn_in_progress',
         `A reply is still being written on task ${taskId}. Send your message again once it has finished, or cancel the task. Commands work meanwhile.`,
@@ -69,7 +67,7 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
     try {
       yield* stream;
     } finally {
-      if (taskId) this.turns.release(taskId);
+      if (taskId) await this.engine.release(taskId);
     }
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { announce, type AnnounceTarget } from '../commands/index.js';
+import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { CommandTaskPort } from '../commands/index.js';
 import { SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
 import { HarnessError } from '../errors.js';
 import { agentMessage, statusUpdate } from './events.js';
@@ -17,14 +17,19 @@ const RESULT_PREVIEW_CHARS = 1000;
 /** The status of a sub-task stored but never started. */
 const NOT_STARTED_TEXT = 'The sub-task could not be started.';
 
-export interface SubtasksOptions extends AnnounceTarget {
+export interface SubtasksOptions {
+  /** Where the note telling a parent how its sub-task ended is posted (the task engine). */
+  port: Pick<CommandTaskPort, 'post'>;
+  taskStore: TaskStore;
   state: TaskStateStore;
   /** Where a new sub-task is stored, with its link and model, in one transaction. */
   records: SubtaskRecords;
   models: TaskModels;
   offer: ModelOffer;
-  /** The handler sub-task turns are sent through (the single-turn guard and the SDK's handler). */
-  turns: () => A2ARequestHandler;
+  /** The handler sub-task turns are sent through (the engine's turn path, without message claims). */
+  turns: A2ARequestHandler;
+  /** Told when a sub-task's turn stream fails after it began; nobody else is left to hear of it. */
+  onStreamError: (error: unknown, taskId: string) => void;
 }
 
 /**
@@ -68,11 +73,12 @@ export class Subtasks implements SubtaskStarter {
 
   /**
    * Sends the sub-task its instruction. The SDK refuses a message for a task it has not stored,
-   * hence the task is stored first; it answers at the first event, while the turn goes on and is stored.
+   * hence the task is stored first. Returns at the turn's first event (stored by then); the rest
+   * of the turn's stream is read in the background, which is what stores it.
    */
   private async run(subtask: Task, parent: Task, instruction: string, callContext: ServerCallContext): Promise<void> {
     const id = subtask.id;
-    await this.options.turns().sendMessage(
+    const stream = this.options.turns.sendMessageStream(
       {
         tenant: callContext.tenant ?? '',
         message: {
@@ -85,11 +91,15 @@ export class Subtasks implements SubtaskStarter {
           extensions: [],
           referenceTaskIds: [parent.id],
         },
-        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: 0, returnImmediately: true },
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: 0, returnImmediately: false },
         metadata: {},
       },
       callContext,
     );
+    await stream.next();
+    void (async () => {
+      while (!(await stream.next()).done);
+    })().catch((error: unknown) => this.options.onStreamError(error, id));
   }
 
   /**
@@ -107,7 +117,7 @@ export class Subtasks implements SubtaskStarter {
     note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask.id, state: taskStateToJSON(state) } };
     note.referenceTaskIds = [subtask.id];
     const update = statusUpdate(parent.id, parent.contextId, parent.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, note);
-    await announce(this.options, update, context);
+    await this.options.port.post(update, context);
   }
 }
 

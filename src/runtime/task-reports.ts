@@ -3,14 +3,14 @@ import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { TaskReport, TaskReporter } from '../commands/index.js';
 import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
-import type { TurnRegistry } from './turns.js';
+import type { TaskEngine } from './engine.js';
 
 /** What `/status` shows of a task: its state, model, token usage, turn, and sub-tasks. */
 export class TaskReports implements TaskReporter {
   constructor(
     private readonly models: TaskModels,
     private readonly state: TaskStateStore,
-    private readonly turns: TurnRegistry,
+    private readonly engine: Pick<TaskEngine, 'isBusy'>,
     private readonly taskStore: TaskStore,
   ) {}
 
@@ -23,7 +23,7 @@ export class TaskReports implements TaskReporter {
       state: stateName(task.status?.state),
       model: await this.models.modelFor(task, callContext),
       usage: await this.state.getUsage(task.id),
-      turnRunning: this.turns.isActive(task.id),
+      turnRunning: await this.engine.isBusy(task.id),
       subtasks,
     };
   }

@@ -122,6 +122,23 @@ export class SqlTaskStore implements TaskStore {
   }
 
   /**
+   * Read, decide and write as one step: `change` gets a copy of the task as stored now, under
+   * the task's write lock, and what it returns is saved (nothing when it returns undefined).
+   * Resolves with the task as saved, or undefined when the task is not stored in the caller's scope.
+   */
+  async modify(taskId: string, context: ServerCallContext, change: (task: Task) => Promise<Task | undefined> | Task | undefined): Promise<Task | undefined> {
+    const scope = this.scopeOf(context);
+    return this.locks.run(scopedKey(scope, taskId), async () => {
+      const image = await this.imageLocked(taskId, scope);
+      if (!image) return undefined;
+      const changed = await change(copyTask(image.task));
+      if (!changed) return copyTask(image.task);
+      await this.saveLocked(changed, scope);
+      return changed;
+    });
+  }
+
+  /**
    * Appends one message to a task's history and changes nothing else (status, metadata and
    * artifacts stay as stored). A message whose id is already stored is left as it is. For
    * messages the harness keeps outside the SDK's event flow, e.g. a command message.

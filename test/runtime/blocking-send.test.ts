@@ -69,7 +69,7 @@ describe('BlockingSendAsStream (a blocking send run as a stream)', () => {
   for (const historyLength of [undefined, 1, 0, 10]) {
     it(`answers a blocking send as the SDK's own blocking path does, but for the history's default (historyLength ${historyLength ?? 'unset'})`, async () => {
       const sdk = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-      const ours = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
+      const ours = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor), () => {});
       const expected = await conversation(sdk, historyLength);
       const actual = await conversation(ours, historyLength);
       if (historyLength === undefined) {
@@ -84,7 +84,7 @@ describe('BlockingSendAsStream (a blocking send run as a stream)', () => {
     });
   }
 
-  it('never takes the SDK blocking path for a blocking send, and takes it for returnImmediately', async () => {
+  it('never takes the SDK blocking path, for a blocking send or one with returnImmediately', async () => {
     const inner = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
     const calls: string[] = [];
     const original = inner.sendMessage.bind(inner);
@@ -92,23 +92,23 @@ describe('BlockingSendAsStream (a blocking send run as a stream)', () => {
       calls.push(params.configuration?.returnImmediately ? 'immediate' : 'blocking');
       return original(params, context);
     };
-    const handler = new BlockingSendAsStream(inner);
+    const handler = new BlockingSendAsStream(inner, () => {});
     const done = (await handler.sendMessage(send('first'), callContext())) as Task;
     assert.equal(done.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const early = (await handler.sendMessage(send('second', { taskId: done.id, contextId: done.contextId, returnImmediately: true }), callContext())) as Task;
     assert.equal(early.id, done.id);
-    assert.deepEqual(calls, ['immediate']);
+    assert.deepEqual(calls, []);
   });
 
   it('answers with the message when the agent answers with one', async () => {
-    const handler = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
+    const handler = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor), () => {});
     const reply = (await handler.sendMessage(send('hello'), callContext())) as Message;
     assert.equal(reply.parts[0]?.content?.$case === 'text' && reply.parts[0].content.value, 'hi');
   });
 
   it('fails with the SDK words when the agent publishes nothing', async () => {
     const silent: AgentExecutor = { execute: async (_context, bus) => bus.finished(), cancelTask: async () => {} };
-    const handler = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), silent));
+    const handler = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), silent), () => {});
     await assert.rejects(handler.sendMessage(send('x'), callContext()), (error: unknown) => error instanceof A2AError && /without a result/.test(error.message));
   });
 });

@@ -1,8 +1,8 @@
 /**
  * A client that goes away releases what it held, at once: a dropped `SubscribeToTask` stream
  * takes its listener off the task's bus (and an idle task's bus is let go), on every transport.
- * The server runs the real transports and the commands wrapper around the SDK's handler, with a
- * bus manager whose buses say when a listener leaves, so the test waits on that, not on time.
+ * The server runs the real transports and the commands wrapper around the engine's subscriptions
+ * and the SDK's handler, on engine buses that say when a listener leaves, so the test waits on that, not on time.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,18 +10,12 @@ import { EventEmitter, getEventListeners } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  DefaultExecutionEventBus,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  ServerCallContext,
-  resolveUserScope,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type ExecutionEventBusManager,
-} from '@a2a-js/sdk/server';
-import { CommandRegistry, CommandsRequestHandler, withCommandsExtension } from '../../src/commands/index.js';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { CommandRegistry, CommandsRequestHandler, sdkTaskPort, withCommandsExtension } from '../../src/commands/index.js';
+import { TaskEngine } from '../../src/runtime/engine.js';
+import { LocalCoordination } from '../../src/runtime/local-coordination.js';
+import { Subscriptions } from '../../src/runtime/subscriptions.js';
+import { TaskBuses } from '../../src/runtime/task-buses.js';
 import { silentLogger } from '../../src/log.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-server.js';
@@ -29,42 +23,31 @@ import { createHttpApp } from '../../src/server/http-app.js';
 import { collect, createClient, send, TRANSPORTS, type TransportName } from '../e2e/support.js';
 import { message } from '../store/helpers.js';
 
-/** A bus that says when a listener leaves. */
-class ObservedBus extends DefaultExecutionEventBus {
-  constructor(private readonly changes: EventEmitter) {
-    super();
-  }
-  override off(eventName: 'event' | 'finished', listener: any): this {
-    super.off(eventName as any, listener);
-    this.changes.emit('change');
-    return this;
-  }
-}
-
-/** The SDK's bus manager, scoped the same way, with observed buses. */
-class ObservedBusManager implements ExecutionEventBusManager {
+/** The engine's buses, whose buses say when a listener leaves. */
+class ObservedBusManager extends TaskBuses {
   readonly changes = new EventEmitter();
-  private readonly buses = new Map<string, ExecutionEventBus>();
-  private key = (taskId: string, context?: ServerCallContext) => `${context?.tenant ?? ''}\0${context ? resolveUserScope(context) : ''}\0${taskId}`;
-  createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    const key = this.key(taskId, context);
-    let bus = this.buses.get(key);
-    if (!bus) this.buses.set(key, (bus = new ObservedBus(this.changes)));
+  private readonly observed = new WeakSet<ExecutionEventBus>();
+  override createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
+    const bus = super.createOrGetByTaskId(taskId, context);
+    if (!this.observed.has(bus)) {
+      this.observed.add(bus);
+      const off = bus.off.bind(bus);
+      bus.off = (eventName, listener) => {
+        off(eventName as never, listener as never);
+        this.changes.emit('change');
+        return bus;
+      };
+    }
     return bus;
   }
-  getByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus | undefined {
-    return this.buses.get(this.key(taskId, context));
-  }
-  cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
-    const key = this.key(taskId, context);
-    this.buses.get(key)?.removeAllListeners();
-    this.buses.delete(key);
+  override cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
+    super.cleanupByTaskId(taskId, context);
     this.changes.emit('change');
   }
   /** What listens to the task's bus now: 0 when it has none. */
   listeners(taskId: string): number {
     const bus = this.getByTaskId(taskId, new ServerCallContext());
-    return bus ? getEventListeners(bus as ObservedBus, 'event').length + getEventListeners(bus as ObservedBus, 'finished').length : 0;
+    return bus ? getEventListeners(bus as unknown as EventTarget, 'event').length + getEventListeners(bus as unknown as EventTarget, 'finished').length : 0;
   }
   /** Resolves once `listeners(taskId)` is `count`, checked whenever a listener leaves. */
   whenListeners(taskId: string, count: number): Promise<void> {
@@ -117,14 +100,16 @@ const onWarning = (warning: Error) => warnings.push(warning);
 
 before(async () => {
   process.on('warning', onWarning);
-  buses = new ObservedBusManager();
+  const coordination = new LocalCoordination();
+  buses = new ObservedBusManager(coordination, () => {});
   const registry = new CommandRegistry();
   registry.register({ name: 'ping', description: 'Answers pong', handler: () => ({ text: 'pong' }) });
   const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: 'http://127.0.0.1:0' };
   const card = () => baseAgentCard({ ...endpoints, version: 'test' });
   const taskStore = new InMemoryTaskStore();
+  const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')) }, buses, onError: () => {} });
   const sdk = new DefaultRequestHandler(withCommandsExtension(card(), registry), taskStore, executor, buses);
-  const handler = new CommandsRequestHandler(sdk, { registry, taskStore, eventBusManager: buses, baseCard: card });
+  const handler = new CommandsRequestHandler(new Subscriptions(sdk, { taskStore, engine }), { registry, port: sdkTaskPort(taskStore, buses), baseCard: card });
   grpc = await startGrpcServer(handler, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));

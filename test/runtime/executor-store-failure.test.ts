@@ -6,7 +6,7 @@ import { HarnessExecutor, STORE_FAILURE_TEXT } from '../../src/runtime/executor.
 import type { ModelGateway } from '../../src/runtime/model-gateway.js';
 import type { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { TurnRegistry } from '../../src/runtime/turns.js';
+import { localEngine } from './engine-support.js';
 import { textPart } from '../../src/wire.js';
 
 const replying: ModelGateway = {
@@ -25,7 +25,7 @@ describe('executor: a store that fails while a turn ends', () => {
     } as unknown as TaskStateStore;
     const reported: Array<[unknown, string]> = [];
     const executor = new HarnessExecutor({
-      turns: new TurnRegistry(),
+      engine: localEngine(),
       models: { modelFor: async () => 'fixture:model' } as unknown as TaskModels,
       gateway: replying,
       state,

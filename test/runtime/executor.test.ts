@@ -8,7 +8,7 @@ import { HarnessExecutor } from '../../src/runtime/executor.js';
 import type { ModelGateway, ModelRequest } from '../../src/runtime/model-gateway.js';
 import { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { TurnRegistry } from '../../src/runtime/turns.js';
+import { localEngine } from './engine-support.js';
 import { StreamResponse as StreamResponseSchema, violations } from '../support/a2a-schema.js';
 import { callContext, message } from '../store/helpers.js';
 
@@ -43,7 +43,7 @@ function scripted(pieces: string[], burst = false): ModelGateway {
 /** Runs one turn and returns the events it published. */
 async function turn(gateway: ModelGateway): Promise<AgentExecutionEvent[]> {
   const executor = new HarnessExecutor({
-    turns: new TurnRegistry(),
+    engine: localEngine(),
     models: new TaskModels({ list: () => [], has: () => true, defaultModel: 'fixture:small' }, state),
     gateway,
     state,

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
-import { DefaultExecutionEventBusManager, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { Subtasks } from '../../src/runtime/subtasks.js';
 import { TaskModels, type ModelOffer } from '../../src/runtime/task-models.js';
-import { TurnRegistry } from '../../src/runtime/turns.js';
+import { localEngine } from './engine-support.js';
 import { callContext, newTask, tempStore, type TempStore } from '../store/helpers.js';
 
 const offer: ModelOffer = {
@@ -26,14 +26,14 @@ describe('CMD-30: a sub-task that cannot be started', () => {
     await temp.store.tasks.save(parent, alice);
     const refusal = new Error('the turn could not be sent');
     const subtasks = new Subtasks({
+      port: localEngine(temp.store.tasks),
       taskStore: temp.store.tasks,
-      eventBusManager: new DefaultExecutionEventBusManager(),
-      activeTurns: new TurnRegistry(),
       state: temp.store.state,
       records: temp.store.subtasks,
       models: new TaskModels(offer, temp.store.state),
       offer,
-      turns: () => ({ sendMessage: () => Promise.reject(refusal) }) as unknown as A2ARequestHandler,
+      turns: { sendMessageStream: () => ({ next: () => Promise.reject(refusal) }) } as unknown as A2ARequestHandler,
+      onStreamError: () => {},
     });
 
     await assert.rejects(subtasks.start(parent, 'Summarise', { callContext: alice }), (error) => error === refusal);

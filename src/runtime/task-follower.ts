@@ -1,17 +1,14 @@
-import { getEventListeners } from 'node:events';
 import type { StreamResponse, Task } from '@a2a-js/sdk';
-import { ExecutionEventQueue, type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { ExecutionEventQueue, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import type { ActiveTurns } from './announce.js';
-import { clientGoneSignal } from './client-gone.js';
+import { clientGoneSignal } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
+import type { TaskEngine } from './engine.js';
 
 export interface FollowTarget {
   taskStore: TaskStore;
-  /** The bus manager the inner handler uses: a turn's events and command replies go out on it. */
-  eventBusManager: ExecutionEventBusManager;
-  /** Which tasks have a turn starting or running; without it, only listeners keep a bus. */
-  activeTurns?: ActiveTurns;
+  /** Whose buses carry a task's events, from this instance and the others. */
+  engine: Pick<TaskEngine, 'buses' | 'isBusy' | 'runsHere'>;
 }
 
 export interface FollowOptions {
@@ -30,17 +27,24 @@ export interface FollowOptions {
 }
 
 /**
- * Streams a task to a client: the task as stored, then its events as they are published, as
- * the SDK's `resubscribe` does, with two differences. The stream ends at once when the client
- * goes away (`client-gone.ts`), taking its listener off the bus; and a bus left with no
- * listener and no turn is released then, so idle tasks hold nothing for clients long gone.
+ * Streams a task to a client: the task as stored, then its events as they are published, here
+ * or on another instance, as the SDK's `resubscribe` does, with two differences. The stream
+ * ends at once when the client goes away (`client-gone.ts`), taking its listener off the bus;
+ * and a bus left with no listener and no turn is released then, so idle tasks hold nothing for
+ * clients long gone.
  */
 export async function* followTask(target: FollowTarget, taskId: string, context: ServerCallContext, options: FollowOptions): AsyncGenerator<StreamResponse, void, undefined> {
   if (!taskId?.trim()) throw new RequestMalformedError('Task ID is required');
-  let bus = target.eventBusManager.getByTaskId(taskId, context);
-  if (!bus && options.follow === 'live') {
-    const stored = await target.taskStore.load(taskId, context);
-    if (stored && !isTerminal(stored.status?.state)) bus = target.eventBusManager.createOrGetByTaskId(taskId, context);
+  const buses = target.engine.buses;
+  let bus = buses.getByTaskId(taskId, context);
+  let unwatch: (() => void) | undefined;
+  if (options.follow === 'live' || (options.follow === 'turn' && (await target.engine.isBusy(taskId)))) {
+    // Following other instances begins before the task is read, so no event of theirs falls between.
+    unwatch = await buses.watch(taskId);
+    if (!bus) {
+      const stored = await target.taskStore.load(taskId, context);
+      if (stored && !isTerminal(stored.status?.state)) bus = buses.createOrGetByTaskId(taskId, context);
+    }
   }
   // Listening starts before the task is read, so no event falls between the two.
   const queue = bus && options.follow !== 'none' ? new ExecutionEventQueue(bus) : undefined;
@@ -55,9 +59,8 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
     }
     yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
     if (!queue || signal?.aborted) return;
-    // A turn's end is published in the same tick as the turn leaves `activeTurns`: a turn
-    // not active now has published its last event already, and waiting would outlast it.
-    if (options.follow === 'turn' && !target.activeTurns?.isActive(taskId)) return;
+    // A turn that ended before listening began has no event left to wait for.
+    if (options.follow === 'turn' && !(await target.engine.isBusy(taskId))) return;
     for await (const event of queue.events()) {
       if (event.kind === 'statusUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'statusUpdate', value: event.data } };
       else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: event.data } };
@@ -66,21 +69,9 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
   } finally {
     signal?.removeEventListener('abort', stop);
     queue?.stop();
-    if (bus) releaseIfUnused(target, taskId, bus, context);
+    unwatch?.();
+    if (bus) buses.releaseIfUnused(taskId, context, (id) => target.engine.runsHere(id));
   }
-}
-
-/**
- * Drops the task's bus when nothing listens to it and no turn is starting or running: a bus of
- * an idle task serves only subscribers, and the next subscriber or turn makes a new one. A bus
- * that is not an `EventTarget` (a custom manager's) cannot be counted, and is left alone.
- */
-function releaseIfUnused(target: FollowTarget, taskId: string, bus: ExecutionEventBus, context: ServerCallContext): void {
-  if (target.eventBusManager.getByTaskId(taskId, context) !== bus) return;
-  if (target.activeTurns?.isActive(taskId)) return;
-  if (!(bus instanceof EventTarget)) return;
-  if (getEventListeners(bus, 'event').length > 0 || getEventListeners(bus, 'finished').length > 0) return;
-  target.eventBusManager.cleanupByTaskId(taskId, context);
 }
 
 /** The SDK's `historyLength` rule: unset keeps all, 0 or less keeps none, n keeps the last n. */

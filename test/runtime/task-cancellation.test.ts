@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
-import { SubtaskCancellation } from '../../src/runtime/subtask-cancellation.js';
+import { TaskCancellation } from '../../src/runtime/task-cancellation.js';
 import type { TaskLinks } from '../../src/runtime/task-state.js';
+import { localEngine } from './engine-support.js';
 
 function task(id: string, state: TaskState): Task {
   return { id, contextId: 'ctx', status: { state, message: undefined, timestamp: '' }, history: [], artifacts: [], metadata: {} };
@@ -27,9 +28,9 @@ describe('CMD-31: canceling a parent cancels its sub-tasks', () => {
       },
     } as unknown as A2ARequestHandler;
     const reported: Array<[unknown, string]> = [];
-    const handler = new SubtaskCancellation(inner, { getLinks: async (id) => links[id] ?? { children: [] } }, (error, child) => reported.push([error, child]));
+    const handler = new TaskCancellation(inner, localEngine(), { getLinks: async (id) => links[id] ?? { children: [] } }, (error, child) => reported.push([error, child]));
 
-    const result = await handler.cancelTask({ tenant: '', id: 'parent', metadata: {} } as never, {} as never);
+    const result = await handler.cancelTask({ tenant: '', id: 'parent', metadata: {} } as never, new ServerCallContext());
 
     assert.equal(result.status?.state, TaskState.TASK_STATE_CANCELED);
     assert.deepEqual(canceled, ['parent', 'running']);

@@ -1,0 +1,24 @@
+import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+
+/**
+ * All the Commands extension needs of the server it is mounted on, besides the request handler
+ * it wraps: whether a task is busy, and a way to post a reply on a task. The harness's task
+ * engine implements it for any number of instances; `sdkTaskPort` implements it over a bare
+ * `DefaultRequestHandler`'s task store and event buses.
+ */
+export interface CommandTaskPort {
+  /** Whether a turn is starting or running on the task (CMD-9). */
+  isBusy(taskId: string, context: ServerCallContext): Promise<boolean>;
+  /** Stores a new task, before its first command runs (CMD-10). */
+  create(task: Task, context: ServerCallContext): Promise<void>;
+  /**
+   * Records a command exchange, or a note, on a task as one write, in order with the task's
+   * other writes: `exchange.message` (the command) joins the history unless it is there, then
+   * `update`, a status update that leaves the task's state as it is (CMD-4, CMD-6), WORKING
+   * while a turn is starting or running, which keeps that turn's streams open (CMD-9). The
+   * state used is set on `update.status.state`. The update then goes to every stream open on
+   * the task (CMD-8). Resolves with the task as stored after the update.
+   */
+  post(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange?: { message?: Message }): Promise<Task>;
+}

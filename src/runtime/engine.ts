@@ -1,0 +1,256 @@
+import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { AgentEvent, ExecutionEventQueue, type ServerCallContext } from '@a2a-js/sdk/server';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import type { CommandTaskPort } from '../commands/index.js';
+import { isTerminal } from '../wire.js';
+import type { Coordination } from './coordination.js';
+import { TaskBuses } from './task-buses.js';
+import { TurnInterrupted, type Turn } from './turns.js';
+
+/** What the engine writes tasks through: the harness's task store, as the SDK's handler sees it. */
+export interface EngineTaskStore {
+  save(task: Task, context: ServerCallContext): Promise<void>;
+  /** Read, decide and write as one step, under the task's write lock (see `SqlTaskStore.modify`). */
+  modify(taskId: string, context: ServerCallContext, change: (task: Task) => Promise<Task | undefined> | Task | undefined): Promise<Task | undefined>;
+}
+
+/** How a turn ended, for whoever waits on turns (sub-task notes). */
+export interface TurnEnd {
+  task: Pick<Task, 'id' | 'metadata'>;
+  state: TaskState;
+  /** What the final status message says. */
+  text: string;
+  /** The context of the request that started the turn; none for a turn ended by recovery. */
+  context: ServerCallContext | undefined;
+}
+
+export interface TaskEngineOptions {
+  coordination: Coordination;
+  store: EngineTaskStore;
+  /** The buses to run on; by default new ones over `coordination` (tests pass observed ones). */
+  buses?: TaskBuses;
+  /** Told about failures nobody waits for: a listener of turn ends, following another instance. */
+  onError: (error: unknown, what: string, taskId?: string) => void;
+}
+
+/**
+ * The one writer of tasks. Everything that changes a task goes through it, and it keeps the
+ * rules that hold a task together, on one instance or many sharing a store:
+ * - one turn per task: `reserve` takes the task's lease before the SDK loads it, `begin` and
+ *   `end` bracket the turn; a turn's lease is released before its final status is published,
+ *   so that a reply stored after that sees the task as it will stay;
+ * - replies and notes (`post`) are stored under the task's write lock with the state they leave
+ *   it in chosen inside that lock (CMD-9), then published to every stream open on the task,
+ *   here and on the other instances (`TaskBuses`);
+ * - cancelling a turn that runs on another instance asks that instance (`cancelElsewhere`);
+ * - turns cut short are ended by recovery (`recovery.ts`);
+ * - `drain` ends every turn here as interrupted and waits for their streams to be stored.
+ * Where the SDK's own pieces still serve (its handler, result manager and event queues), they
+ * run on the engine's buses and under its turns.
+ */
+export class TaskEngine implements CommandTaskPort {
+  readonly buses: TaskBuses;
+  private readonly reserved = new Map<string, () => void>();
+  private readonly running = new Map<string, RunningTurn>();
+  /** Cancel requests for turns reserved here but not begun yet. */
+  private readonly cancelBeforeBegin = new Set<string>();
+  /** Turn streams and posts under way: what `drain` waits for. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
+  private draining = false;
+
+  constructor(private readonly options: TaskEngineOptions) {
+    this.buses = options.buses ?? new TaskBuses(options.coordination, (error, taskId) => options.onError(error, 'following a task on other instances', taskId));
+    options.coordination.onCancelRequest((taskId) => this.cancelHere(taskId));
+  }
+
+  get coordination(): Coordination {
+    return this.options.coordination;
+  }
+
+  /** Whether a turn is starting or running on the task, on any instance. */
+  isBusy(taskId: string): Promise<boolean> {
+    if (this.reserved.has(taskId) || this.running.has(taskId)) return Promise.resolve(true);
+    return this.options.coordination.turnHeld(taskId);
+  }
+
+  /** Whether the task's turn runs on this instance. */
+  runsHere(taskId: string): boolean {
+    return this.running.has(taskId) || this.reserved.has(taskId);
+  }
+
+  /** The number of turns running here. */
+  get turnsRunning(): number {
+    return this.running.size;
+  }
+
+  /** Takes the task for one turn; false when a turn holds it already, here or elsewhere. */
+  async reserve(taskId: string): Promise<boolean> {
+    if (this.draining || this.runsHere(taskId)) return false;
+    this.reserved.set(taskId, () => undefined);
+    try {
+      if (!(await this.options.coordination.acquireTurn(taskId))) {
+        this.reserved.delete(taskId);
+        return false;
+      }
+      this.reserved.set(taskId, await this.buses.watch(taskId));
+      return true;
+    } catch (error) {
+      this.reserved.delete(taskId);
+      throw error;
+    }
+  }
+
+  /** Gives back a reservation whose turn never began (the request was refused first). */
+  async release(taskId: string): Promise<void> {
+    const unwatch = this.reserved.get(taskId);
+    if (!unwatch || this.running.has(taskId)) return;
+    this.reserved.delete(taskId);
+    this.cancelBeforeBegin.delete(taskId);
+    unwatch();
+    await this.options.coordination.releaseTurn(taskId);
+  }
+
+  /** Starts the turn the executor is about to run: on a reserved task, or a new one. */
+  async begin(taskId: string, context: ServerCallContext | undefined): Promise<Turn> {
+    let unwatch = this.reserved.get(taskId);
+    this.reserved.delete(taskId);
+    if (!unwatch) {
+      // A new task: nobody else knows its id yet, so the lease is free.
+      await this.options.coordination.acquireTurn(taskId);
+      unwatch = await this.buses.watch(taskId);
+    }
+    const turn: RunningTurn = { taskId, abort: new AbortController(), context, unwatch };
+    this.running.set(taskId, turn);
+    if (this.draining) turn.abort.abort(new TurnInterrupted());
+    else if (this.cancelBeforeBegin.delete(taskId)) turn.abort.abort(new Error('canceled'));
+    return turn;
+  }
+
+  /** The turn running here on the task, if one is. */
+  turn(taskId: string): Turn | undefined {
+    return this.running.get(taskId);
+  }
+
+  /**
+   * Ends the turn: the lease goes first, then the caller publishes the final status. A reply
+   * stored between the two sees the turn's last WORKING state, which the final status replaces.
+   */
+  async end(turn: Turn): Promise<void> {
+    const running = this.running.get(turn.taskId);
+    if (running !== turn) return;
+    this.running.delete(turn.taskId);
+    running.unwatch();
+    // Never throws: the final status must still go out. A lease left behind is swept with
+    // its instance at the latest.
+    await this.options.coordination.releaseTurn(turn.taskId).catch((error: unknown) => this.options.onError(error, 'releasing a turn', turn.taskId));
+  }
+
+  /** Tells the listeners of turn ends (sub-task notes); never throws. */
+  ended(end: TurnEnd): void {
+    for (const listener of this.endListeners) {
+      this.track(listener(end)).catch((error: unknown) => this.options.onError(error, 'telling how a turn ended', end.task.id));
+    }
+  }
+
+  onTurnEnd(listener: (end: TurnEnd) => Promise<void>): void {
+    this.endListeners.push(listener);
+  }
+
+  create(task: Task, context: ServerCallContext): Promise<void> {
+    return this.track(this.options.store.save(task, context));
+  }
+
+  post(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange: { message?: Message } = {}): Promise<Task> {
+    return this.track(this.postNow(update, context, exchange));
+  }
+
+  private async postNow(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange: { message?: Message }): Promise<Task> {
+    const stored = await this.options.store.modify(update.taskId, context, async (task) => {
+      const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
+      if (update.status) update.status.state = !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
+      const { message } = exchange;
+      if (message && !task.history.some((m) => m.messageId === message.messageId)) task.history.push(message);
+      const note = update.status?.message;
+      if (note && !task.history.some((m) => m.messageId === note.messageId)) task.history.push(note);
+      if (update.status) task.status = update.status;
+      return task;
+    });
+    if (!stored) throw new TaskNotFoundError(`Task not found: ${update.taskId}`);
+    this.buses.publish(update.taskId, AgentEvent.statusUpdate(update));
+    return stored;
+  }
+
+  /**
+   * Cancels a turn running on another instance: asks it, then waits for the turn's final
+   * status to arrive here. Resolves at once when no turn runs elsewhere any more.
+   */
+  async cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void> {
+    const unwatch = await this.buses.watch(taskId);
+    const bus = this.buses.createOrGetByTaskId(taskId, context);
+    const queue = new ExecutionEventQueue(bus);
+    try {
+      // Asked after listening starts, and only while the turn still runs, so its end is not missed.
+      if (!(await this.options.coordination.turnHeld(taskId))) return;
+      await this.options.coordination.requestCancel(taskId);
+      for await (const _event of queue.events());
+    } finally {
+      queue.stop();
+      unwatch();
+      this.buses.releaseIfUnused(taskId, context, (id) => this.isBusyHere(id));
+    }
+  }
+
+  /**
+   * Reads a turn's stream to its end for `drain`: a turn counts as under way until its last
+   * event is stored, which the SDK does while its stream is read.
+   */
+  trackStream<T>(stream: AsyncGenerator<T, void, undefined>): AsyncGenerator<T, void, undefined> {
+    const inFlight = this.inFlight;
+    return (async function* () {
+      // Counted from the first read: a stream nobody reads runs nothing.
+      let done!: () => void;
+      const finished = new Promise<void>((resolve) => (done = resolve));
+      inFlight.add(finished);
+      try {
+        yield* stream;
+      } finally {
+        inFlight.delete(finished);
+        done();
+      }
+    })();
+  }
+
+  /**
+   * Stops: every turn here ends as interrupted, and this resolves once their streams and every
+   * post under way are stored, then the coordination is closed. No new turn starts meanwhile.
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    for (const turn of this.running.values()) turn.abort.abort(new TurnInterrupted());
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.options.coordination.close();
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  private isBusyHere(taskId: string): boolean {
+    return this.runsHere(taskId);
+  }
+
+  /** A cancel request from any instance: aborts the turn if it runs here. */
+  private cancelHere(taskId: string): void {
+    const turn = this.running.get(taskId);
+    if (turn) turn.abort.abort(new Error('canceled'));
+    else if (this.reserved.has(taskId)) this.cancelBeforeBegin.add(taskId);
+  }
+}
+
+interface RunningTurn extends Turn {
+  unwatch: () => void;
+}

@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Coordination } from './coordination.js';
+
+/**
+ * The coordination of one process alone (the embedded SQLite store): turn leases are a set in
+ * memory, and there is no other instance to carry events or cancel requests to, nor one that
+ * can die and leave its turns behind. A restart loses the leases with the turns they held, and
+ * start-up recovery finds those turns in the store.
+ */
+export class LocalCoordination implements Coordination {
+  readonly instanceId = randomUUID();
+  readonly settleMs = 0;
+  private readonly leases = new Set<string>();
+  private cancelHandler: ((taskId: string) => void) | undefined;
+
+  acquireTurn(taskId: string): Promise<boolean> {
+    if (this.leases.has(taskId)) return Promise.resolve(false);
+    this.leases.add(taskId);
+    return Promise.resolve(true);
+  }
+
+  releaseTurn(taskId: string): Promise<void> {
+    this.leases.delete(taskId);
+    return Promise.resolve();
+  }
+
+  turnHeld(taskId: string): Promise<boolean> {
+    return Promise.resolve(this.leases.has(taskId));
+  }
+
+  /** No other instance to hand events to. */
+  publish(): void {}
+
+  /** No other instance to follow: nothing arrives. */
+  follow(): Promise<() => void> {
+    return Promise.resolve(() => undefined);
+  }
+
+  requestCancel(taskId: string): Promise<void> {
+    this.cancelHandler?.(taskId);
+    return Promise.resolve();
+  }
+
+  onCancelRequest(handler: (taskId: string) => void): void {
+    this.cancelHandler = handler;
+  }
+
+  /** No other instance can leave turns behind here. */
+  onOrphanedTurns(_handler: (taskIds: string[]) => Promise<void>): void {}
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,58 @@
+import type { AgentCard } from '@a2a-js/sdk';
+import { DefaultRequestHandler, type A2ARequestHandler, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server';
+import type { MessageClaims } from '../commands/index.js';
+import { BlockingSendAsStream } from './blocking-send.js';
+import type { TaskEngine } from './engine.js';
+import { MessageIdempotency } from './message-idempotency.js';
+import { SingleTurnGuard } from './single-turn-guard.js';
+import { Subscriptions } from './subscriptions.js';
+import { TaskCancellation } from './task-cancellation.js';
+import type { TaskStateStore } from './task-state.js';
+import { TrackedTurns } from './tracked-turns.js';
+
+export interface TurnPathOptions {
+  engine: TaskEngine;
+  executor: AgentExecutor;
+  /** The task store every part reads and writes tasks through (the harness's view). */
+  taskStore: TaskStore;
+  /** The card the SDK's handler checks capabilities against. */
+  card: AgentCard;
+  /** The record of handled message ids, shared with the commands extension (CMD-34). */
+  claims: MessageClaims;
+  links: Pick<TaskStateStore, 'getLinks'>;
+  onChildCancelError: (error: unknown, childId: string) => void;
+  onClaimError: (error: unknown, taskId: string) => void;
+  onStreamError: (error: unknown) => void;
+}
+
+export interface TurnPath {
+  /** Everything that is not a command: what the commands extension wraps. */
+  handler: A2ARequestHandler;
+  /** Where sub-tasks send their instructions: one turn per task, no message claims (the ids are the harness's own). */
+  subtaskTurns: A2ARequestHandler;
+}
+
+/**
+ * The request path of everything that is not a command, in one place, outermost first:
+ * - `BlockingSendAsStream`: every send runs as a stream (cheaper, and a shutdown can wait for it);
+ * - `MessageIdempotency`: a message id is handled once per user (CMD-34);
+ * - `Subscriptions`: `SubscribeToTask` from the engine's buses, across instances (CMD-8);
+ * - `SingleTurnGuard`: one turn per task, across instances, refused clearly otherwise;
+ * - `TaskCancellation`: `CancelTask` wherever the turn runs, cascading to sub-tasks (CMD-31);
+ * - `TrackedTurns`: a turn's stream is work under way until stored, for `drain`;
+ * - the SDK's `DefaultRequestHandler`, on the engine's buses, running the executor.
+ */
+export function buildTurnPath(options: TurnPathOptions): TurnPath {
+  const { engine, taskStore } = options;
+  const sdk = new DefaultRequestHandler(options.card, taskStore, options.executor, engine.buses);
+  const guarded = new SingleTurnGuard(
+    new TaskCancellation(new TrackedTurns(sdk, engine), engine, options.links, options.onChildCancelError),
+    engine,
+    async (id, context) => (await taskStore.load(id, context)) !== undefined,
+  );
+  const handler = new BlockingSendAsStream(
+    new MessageIdempotency(new Subscriptions(guarded, { taskStore, engine }), { claims: options.claims, taskStore, engine, onClaimError: options.onClaimError }),
+    options.onStreamError,
+  );
+  return { handler, subtaskTurns: guarded };
+}

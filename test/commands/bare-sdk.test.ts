@@ -1,0 +1,85 @@
+/**
+ * The Commands extension mounted on a bare `DefaultRequestHandler` of the SDK, with nothing of
+ * the harness but the extension and its port over the SDK's own task store and event buses
+ * (`sdkTaskPort`): what the README promises an embedder.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { AgentEvent, DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, type AgentExecutor } from '@a2a-js/sdk/server';
+import { COMMAND_KEY, CommandRegistry, CommandsRequestHandler, sdkTaskPort, withCommandsExtension } from '../../src/commands/index.js';
+import { baseAgentCard } from '../../src/server/card.js';
+import { textPart } from '../../src/wire.js';
+
+/** An agent whose turn works until `release` is called, then waits for input. */
+function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const startedPromise = new Promise<void>((resolve) => (started = resolve));
+  const executor: AgentExecutor = {
+    async execute({ taskId, contextId, userMessage, task }, bus) {
+      const now = new Date().toISOString();
+      bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now }, history: task ? [] : [userMessage], artifacts: [], metadata: {} }));
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now }, metadata: {} }));
+      started();
+      await released;
+      const reply: Message = { messageId: randomUUID(), taskId, contextId, role: Role.ROLE_AGENT, parts: [textPart('done')], metadata: {}, extensions: [], referenceTaskIds: [] };
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now }, metadata: {} }));
+    },
+    async cancelTask() {},
+  };
+  return { executor, started: startedPromise, release };
+}
+
+function request(text: string, taskId = '') {
+  const message: Message = { messageId: randomUUID(), taskId, contextId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+  return { tenant: '', message, configuration: undefined, metadata: {} };
+}
+
+function mount(executor: AgentExecutor) {
+  const registry = new CommandRegistry();
+  registry.register({ name: 'ping', description: 'Answers pong', handler: () => ({ text: 'pong' }) });
+  const card = baseAgentCard({ httpUrl: 'http://127.0.0.1:1', version: 'test' });
+  const taskStore = new InMemoryTaskStore();
+  const buses = new DefaultExecutionEventBusManager();
+  const sdk = new DefaultRequestHandler(withCommandsExtension(card, registry), taskStore, executor, buses);
+  return new CommandsRequestHandler(sdk, { registry, port: sdkTaskPort(taskStore, buses) });
+}
+
+const replyText = (task: Task) => (task.status?.message?.parts[0]?.content?.$case === 'text' ? task.status.message.parts[0].content.value : undefined);
+
+describe('the extension on a bare DefaultRequestHandler (sdkTaskPort)', () => {
+  it('CMD-10, CMD-4: a command without a task starts one waiting for input and answers on it', async () => {
+    const handler = mount(heldAgent().executor);
+    const answer = (await handler.sendMessage(request('/ping'), new ServerCallContext())) as Task;
+    assert.equal(answer.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(replyText(answer), 'pong');
+    assert.equal(answer.status?.message?.metadata?.[COMMAND_KEY], 'ping');
+  });
+
+  it('CMD-8, CMD-9: a command during a turn answers WORKING at once, and its reply reaches the turn stream before the turn ends', async () => {
+    const agent = heldAgent();
+    const handler = mount(agent.executor);
+    const context = new ServerCallContext();
+    const turn = handler.sendMessageStream(request('work'), context);
+    const first = await turn.next();
+    const taskId = (first.value as StreamResponse).payload?.$case === 'task' ? ((first.value as StreamResponse).payload!.value as Task).id : '';
+    assert.ok(taskId);
+    const seen: StreamResponse[] = [];
+    const rest = (async () => {
+      for await (const event of turn) seen.push(event);
+    })();
+    await agent.started;
+    const answer = (await handler.sendMessage(request('/ping', taskId), context)) as Task;
+    assert.equal(answer.status?.state, TaskState.TASK_STATE_WORKING, 'the turn still runs (CMD-9)');
+    agent.release();
+    await rest;
+    const states = seen.flatMap((event) => (event.payload?.$case === 'statusUpdate' ? [event.payload.value] : []));
+    const replyIndex = states.findIndex((update) => update.status?.message?.metadata?.[COMMAND_KEY] === 'ping');
+    assert.ok(replyIndex >= 0, 'the reply reached the turn stream (CMD-8)');
+    assert.equal(states.at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'and the turn ended after it');
+    assert.ok(replyIndex < states.length - 1);
+  });
+});

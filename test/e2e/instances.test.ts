@@ -1,0 +1,225 @@
+/**
+ * Several instances on one PostgreSQL database (issue: one task engine, several instances).
+ * Three `tiny-harness serve --database <url>` processes share a schema of their own; requests go
+ * round-robin across them, as behind a load balancer without session affinity. Each rule of the
+ * single instance must hold across them: one turn per task, commands during a turn (CMD-8,
+ * CMD-9), subscriptions, cancel with its cascade (CMD-31), sub-task notes, message ids handled
+ * once (CMD-13), and a turn whose instance is killed ends as interrupted on another.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { TaskState, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { needs } from '../needs.js';
+import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
+import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
+import { startServerProcess, type ServerProcess } from './process.js';
+import { createClient, send, textOf, userMessage } from './support.js';
+
+/** How long an instance's lease lasts without a heartbeat, here: short, so the loss test ends soon. */
+const LEASE_MS = 1500;
+const REPLY = 'one two three four five six seven eight';
+
+/** Replies whose prompt says HOLD pause after two chunks until released; each hold is released by its key. */
+const holds = new Map<string, () => void>();
+function holdUntilReleased(key: string): void {
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  holds.set(key, release);
+  pendingHolds.set(key, until);
+}
+const pendingHolds = new Map<string, Promise<void>>();
+
+let schema: TempSchema;
+let model: RunningModelServer;
+let dir: string;
+let instances: ServerProcess[] = [];
+let clients: Client[] = [];
+
+function promptOf(body: any): string {
+  return JSON.stringify(body?.messages ?? []);
+}
+
+async function startInstance(index: number): Promise<ServerProcess> {
+  const dataDir = join(dir, `instance-${index}`);
+  return startServerProcess(['--database', schema.url, '--data-dir', dataDir, '--config', join(dir, 'config.json')]);
+}
+
+describe('several instances on one PostgreSQL database', needs(POSTGRES), () => {
+  before(async () => {
+    schema = await tempSchema();
+    dir = mkdtempSync(join(tmpdir(), 'tiny-harness-instances-'));
+    model = await startModelServer({
+      reply: REPLY,
+      hold: (body) => {
+        const key = /HOLD-(\w+)/.exec(promptOf(body))?.[1];
+        const until = key ? pendingHolds.get(key) : undefined;
+        return until ? { afterChunks: 2, until } : undefined;
+      },
+    });
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        defaultModel: 'fixture:small',
+        detectOllama: false,
+        instanceLeaseMs: LEASE_MS,
+        providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small'] } },
+      }),
+    );
+    // One at a time would hide a race of migrations: all three start together.
+    instances = await Promise.all([0, 1, 2].map(startInstance));
+    clients = await Promise.all(instances.map((instance) => createClient(instance.url, 'JSONRPC')));
+  });
+
+  after(async () => {
+    for (const release of holds.values()) release();
+    await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
+    await model?.close();
+    await schema?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Starts a streamed turn on `client` whose reply holds until `release(key)`; resolves with its task id and the rest of its stream. */
+  async function heldTurn(client: Client, taskId?: string) {
+    const key = randomUUID().replaceAll('-', '');
+    holdUntilReleased(key);
+    const stream = client.sendMessageStream({ tenant: '', message: userMessage(`HOLD-${key} please write`, { taskId }), configuration: undefined, metadata: {} });
+    const first = await stream.next();
+    const payload = (first.value as StreamResponse).payload;
+    const id = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
+    await model.waitForRequest((request) => promptOf(request.body).includes(`HOLD-${key}`));
+    const events: StreamResponse[] = [];
+    const ended = (async () => {
+      for await (const event of stream) events.push(event);
+      return events;
+    })();
+    return { taskId: id, events, ended, release: () => holds.get(key)!() };
+  }
+
+  const statusUpdates = (events: StreamResponse[]): TaskStatusUpdateEvent[] =>
+    events.flatMap((event) => (event.payload?.$case === 'statusUpdate' ? [event.payload.value] : []));
+
+  it('one turn per task across instances: a message to a task whose turn runs on another instance is refused', async () => {
+    const [a, b] = clients as [Client, Client];
+    const turn = await heldTurn(a);
+    await assert.rejects(send(b, 'Interrupting', { taskId: turn.taskId }), (error) => error instanceof UnsupportedOperationError && /still being written/.test(error.message));
+    turn.release();
+    await turn.ended;
+  });
+
+  it('CMD-8, CMD-9 across instances: a command to B during a turn on A answers WORKING at once, and its reply reaches A\'s stream once, in order', async () => {
+    const [a, b] = clients as [Client, Client];
+    const turn = await heldTurn(a);
+    const answer = await send(b, '/status', { taskId: turn.taskId });
+    assert.equal(answer.status?.state, TaskState.TASK_STATE_WORKING);
+    const replyId = answer.status?.message?.messageId;
+    assert.ok(replyId);
+    // The reply reaches A's stream while the turn is still held, before its end.
+    await waitFor(() => statusUpdates(turn.events).some((update) => update.status?.message?.messageId === replyId));
+    turn.release();
+    const events = await turn.ended;
+    const updates = statusUpdates(events);
+    assert.equal(updates.filter((update) => update.status?.message?.messageId === replyId).length, 1, 'once');
+    assert.equal(updates.at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  });
+
+  it('SubscribeToTask on C follows a turn running on A: its events live, in order, each once', async () => {
+    const [a, , c] = clients as [Client, Client, Client];
+    const turn = await heldTurn(a);
+    const subscription = c.resubscribeTask({ tenant: '', id: turn.taskId });
+    const first = await subscription.next();
+    assert.equal(((first.value as StreamResponse).payload?.value as Task).id, turn.taskId);
+    turn.release();
+    const seen: StreamResponse[] = [];
+    for await (const event of subscription) seen.push(event);
+    const text = seen.flatMap((event) => (event.payload?.$case === 'artifactUpdate' ? event.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')) : [])).join('');
+    const whole = (await turn.ended).flatMap((event) => (event.payload?.$case === 'artifactUpdate' ? event.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')) : [])).join('');
+    // What C saw after it subscribed is the end of what A streamed, in order, nothing twice.
+    assert.ok(whole.endsWith(text) && text.length > 0, `C saw "${text}", A streamed "${whole}"`);
+    assert.equal(statusUpdates(seen).at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  });
+
+  it('CancelTask on B cancels the turn on A and aborts its model request', async () => {
+    const [a, b] = clients as [Client, Client];
+    const aborted = model.aborted;
+    const turn = await heldTurn(a);
+    const canceled = await b.cancelTask({ tenant: '', id: turn.taskId, metadata: {} });
+    assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
+    await model.waitForAborted(aborted + 1);
+    const events = await turn.ended;
+    assert.equal(statusUpdates(events).at(-1)?.status?.state, TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('CMD-30, CMD-31 across instances: a sub-task started on B tells its parent, watched on A; cancelling the parent on C cancels a sub-task running on B', async () => {
+    const [a, b, c] = clients as [Client, Client, Client];
+    const parent = await send(a, 'Hello');
+    const watch = a.resubscribeTask({ tenant: '', id: parent.id });
+    await watch.next();
+    const spawned = await send(b, '/spawn summarise the greeting', { taskId: parent.id });
+    const ref = spawned.status?.message?.metadata?.['task_ref'] as string;
+    assert.ok(ref);
+    let note: TaskStatusUpdateEvent | undefined;
+    for await (const event of watch) {
+      if (event.payload?.$case === 'statusUpdate' && textOf(event.payload.value.status?.message).includes(`Sub-task ${ref}`)) {
+        note = event.payload.value;
+        break;
+      }
+    }
+    assert.match(textOf(note?.status?.message), /completed/);
+
+    const key = randomUUID().replaceAll('-', '');
+    holdUntilReleased(key);
+    const held = await send(b, `/spawn HOLD-${key} work on it`, { taskId: parent.id });
+    const child = held.status?.message?.metadata?.['task_ref'] as string;
+    await model.waitForRequest((request) => promptOf(request.body).includes(`HOLD-${key}`));
+    const aborted = model.aborted;
+    await c.cancelTask({ tenant: '', id: parent.id, metadata: {} });
+    await model.waitForAborted(aborted + 1);
+    const after = await a.getTask({ tenant: '', id: child });
+    assert.equal(after.status?.state, TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('CMD-13 across instances: a command resent with the same messageId to another instance runs once', async () => {
+    const [a, b] = clients as [Client, Client];
+    const task = await send(a, 'Hello');
+    const messageId = randomUUID();
+    const first = await send(a, '/status', { taskId: task.id, messageId });
+    const again = await send(b, '/status', { taskId: task.id, messageId });
+    assert.equal(again.status?.message?.messageId, first.status?.message?.messageId, 'the first reply, not a new one');
+    const stored = await b.getTask({ tenant: '', id: task.id });
+    assert.equal(stored.history.filter((message) => message.messageId === messageId).length, 1);
+  });
+
+  it('a turn whose instance is killed (kill -9) ends as interrupted on another instance, and nothing acknowledged is lost', async () => {
+    const doomed = await startInstance(3);
+    try {
+      const victim = await createClient(doomed.url, 'JSONRPC');
+      const [, b] = clients as [Client, Client];
+      const task = await send(b, 'Remember this');
+      const turn = await heldTurn(victim, task.id);
+      const watch = b.resubscribeTask({ tenant: '', id: turn.taskId });
+      await watch.next();
+      await doomed.stop('SIGKILL');
+      const seen: StreamResponse[] = [];
+      for await (const event of watch) seen.push(event);
+      const end = statusUpdates(seen).at(-1);
+      assert.equal(end?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      assert.match(textOf(end?.status?.message), /interrupted/);
+      const stored = await b.getTask({ tenant: '', id: turn.taskId });
+      assert.ok(stored.history.some((message) => textOf(message) === 'Remember this'), 'the acknowledged first message is kept');
+      turn.release();
+    } finally {
+      await doomed.stop('SIGKILL');
+    }
+  });
+});
+
+/** Waits for a condition that events make true; checked at each turn of the event loop. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,15 @@
+
+import { TaskEngine, type EngineTaskStore } from '../../src/runtime/engine.js';
+import { LocalCoordination } from '../../src/runtime/local-coordination.js';
+
+/** A store for tests whose engine never writes a task (turns only). */
+const noStore: EngineTaskStore = {
+  save: () => Promise.reject(new Error('this test stores no task')),
+  modify: () => Promise.reject(new Error('this test stores no task')),
+};
+
+/** A task engine of one process, on `store` (by default one that stores nothing). */
+export function localEngine(store: EngineTaskStore = noStore, onError: (error: unknown) => void = () => {}): TaskEngine {
+  return new TaskEngine({ coordination: new LocalCoordination(), store, onError });
+}
+
