@@ -26,7 +26,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   commands: { may: ['wire.ts'] },
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
-  store: { may: ['errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts'] },
+  store: { may: ['errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'] },
   runtime: { may: ['commands', 'models', 'errors.ts', 'log.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
