@@ -114,7 +114,7 @@ export interface TurnLeasesTable {
 /** A task's events for the instances following it, kept for minutes (`PostgresCoordination`). */
 export interface TaskEventsTable {
   task_id: string;
-  /** Order within the task: the next seq is the task's highest plus one (see `task-event-publisher.ts`). */
+  /** Order within the task, from 1, given out by `task_event_seqs` (see `task-event-publisher.ts`). */
   seq: Counter;
   /** The instance that published it; it does not deliver its own events back to itself. */
   origin: string;
@@ -122,6 +122,12 @@ export interface TaskEventsTable {
   event_json: string;
   /** When it was stored, ms since the epoch by PostgreSQL's clock: pruning goes by it. */
   created_ms: Counter;
+}
+
+/** The last seq given to a task's events; never pruned, so a seq is never given twice. */
+export interface TaskEventSeqsTable {
+  task_id: string;
+  last_seq: Counter;
 }
 
 export interface Database {
@@ -137,6 +143,7 @@ export interface Database {
   instances: InstancesTable;
   turn_leases: TurnLeasesTable;
   task_events: TaskEventsTable;
+  task_event_seqs: TaskEventSeqsTable;
 }
 
 /**

@@ -189,8 +189,9 @@ const messageClaims: Migration = {
  * epoch, by the database's clock) it renews; a turn's lease names the instance running it, and
  * cannot name an instance that has no row (the foreign key is what lets a sweeper take a dead
  * instance's leases with no lease slipping in meanwhile); a task's events are appended by seq
- * for the instances following the task and pruned minutes later. On SQLite the tables exist and
- * stay empty: one process needs none of it.
+ * for the instances following the task and pruned minutes later, while the last seq given to
+ * each task is kept for good, so no seq is ever given twice. On SQLite the tables exist and stay
+ * empty: one process needs none of it.
  */
 const coordinationTables: Migration = {
   async up(db: Kysely<any>): Promise<void> {
@@ -215,6 +216,11 @@ const coordinationTables: Migration = {
       .addPrimaryKeyConstraint('task_events_pkey', ['task_id', 'seq'])
       .execute();
     await db.schema.createIndex('task_events_created_idx').on('task_events').column('created_ms').execute();
+    await db.schema
+      .createTable('task_event_seqs')
+      .addColumn('task_id', 'text', (c) => c.primaryKey())
+      .addColumn('last_seq', 'bigint', (c) => c.notNull())
+      .execute();
   },
 };
 

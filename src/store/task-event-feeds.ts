@@ -7,7 +7,7 @@ import { decodeAgentEvent } from './event-codec.js';
 const READ_BATCH = 500;
 
 interface Follower {
-  /** The task's highest seq when it started following: it is handed only events above. */
+  /** The task's last seq when it started following: it is handed only events above. */
   readonly start: number;
   readonly deliver: (event: AgentExecutionEvent) => void;
 }
@@ -83,16 +83,12 @@ class TaskFeed {
     private readonly onError: (error: unknown, what: string) => void,
   ) {}
 
-  /** Adds a follower that starts after the task's highest seq now. */
+  /** Adds a follower that starts after the task's last seq now. */
   add(deliver: (event: AgentExecutionEvent) => void): Promise<Follower> {
     this.joining++;
     const added = this.next(async () => {
-      const row = await this.db
-        .selectFrom('task_events')
-        .select((eb) => eb.fn.max('seq').as('last'))
-        .where('task_id', '=', this.taskId)
-        .executeTakeFirst();
-      const follower = { start: Number(row?.last ?? 0), deliver };
+      const row = await this.db.selectFrom('task_event_seqs').select('last_seq').where('task_id', '=', this.taskId).executeTakeFirst();
+      const follower = { start: Number(row?.last_seq ?? 0), deliver };
       // Reads are queued behind this, so nothing above `position` has been handed out yet.
       if (this.followers.size === 0) this.position = follower.start;
       this.followers.add(follower);

@@ -5,24 +5,18 @@ import { nowMs } from './postgres-clock.js';
 /** Events appended by one statement at most, so one statement stays a bounded size. */
 const MAX_BATCH = 100;
 
-/** Tries of one append that lost the race for the task's next seq to another instance. */
-const MAX_ATTEMPTS = 20;
-
-const UNIQUE_VIOLATION = '23505';
-
 /**
  * Appends each task's events to `task_events`, in the order they were published here, one
  * append at a time per task (events published while one is under way go together in the next),
  * and wakes the other instances with `pg_notify` in the same statement, so the wake-up is sent
  * when, and only if, the events are committed.
  *
- * A task's next seq is its highest plus one. Two instances appending to one task at once pick
- * the same seq; the primary key refuses the second, which tries again. So a seq is only ever
- * taken once the one below it is committed, and a follower reading "seq > n" in order can
- * miss nothing. A task with no stored events (none yet, or all pruned) starts from
- * PostgreSQL's clock in microseconds instead of 1: far above any seq it had before (that would
- * take more than one event per microsecond for the task's whole life), so pruning never makes
- * a seq come back while a follower still stands at it.
+ * Seqs come from the task's row in `task_event_seqs`, raised by an upsert in the same
+ * statement. The upsert's row lock makes a second instance appending to the task wait until
+ * the first commits, so a seq is only ever given once every seq below it is committed: a
+ * follower reading "seq > n" in seq order can miss nothing. (The task's highest stored seq plus
+ * one would not do: once pruning has emptied a task, its seqs would start again from 1, below
+ * where a follower stands.) The primary key of `task_events` still refuses any seq given twice.
  *
  * The notification carries only "<last seq> <task id>", far below the 8,000-byte cap; the
  * events themselves are read from the table (notifications are not durable).
@@ -68,22 +62,17 @@ export class TaskEventPublisher {
   }
 
   private async append(taskId: string, batch: string[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await sql`
-          with last as (
-            select max(seq) as seq from task_events where task_id = ${taskId}
-          ), inserted as (
-            insert into task_events (task_id, seq, origin, event_json, created_ms)
-            select ${taskId}, coalesce(last.seq, (extract(epoch from now()) * 1000000)::bigint) + e.n, ${this.instanceId}, e.json, ${nowMs}
-            from last, unnest(${batch}::text[]) with ordinality as e(json, n)
-            returning seq
-          )
-          select pg_notify(${this.channel}, max(seq) || ' ' || ${taskId}) from inserted`.execute(this.db);
-        return;
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw error;
-      }
-    }
+    await sql`
+      with head as (
+        insert into task_event_seqs (task_id, last_seq) values (${taskId}, ${batch.length})
+        on conflict (task_id) do update set last_seq = task_event_seqs.last_seq + excluded.last_seq
+        returning last_seq
+      ), inserted as (
+        insert into task_events (task_id, seq, origin, event_json, created_ms)
+        select ${taskId}, head.last_seq - ${batch.length} + e.n, ${this.instanceId}, e.json, ${nowMs}
+        from head, unnest(${batch}::text[]) with ordinality as e(json, n)
+        returning seq
+      )
+      select pg_notify(${this.channel}, max(seq) || ' ' || ${taskId}) from inserted`.execute(this.db);
   }
 }
