@@ -46,6 +46,9 @@ export interface PostgresCoordinationOptions {
  * notification every instance hears; dead instances are found by heartbeats judged by the
  * database's clock (`instance-liveness.ts`).
  *
+ * A cancel request is a wake-up only: an instance whose LISTEN connection is down when it is
+ * sent does not hear it (events, by contrast, are read back from the table after a reconnect).
+ *
  * Notification channels are named after the schema, as the tables live in it: deployments
  * (or tests) sharing a database in different schemas never hear each other.
  *
@@ -57,7 +60,6 @@ export class PostgresCoordination implements Coordination {
 
   private readonly db: Kysely<Database>;
   private readonly url: string;
-  private readonly leaseMs: number;
   private readonly onError: (error: unknown, what: string) => void;
   private readonly liveness: InstanceLiveness;
   private readonly feeds: TaskEventFeeds;
@@ -72,7 +74,6 @@ export class PostgresCoordination implements Coordination {
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
     this.db = db;
     this.url = url;
-    this.leaseMs = leaseMs;
     this.settleMs = leaseMs;
     const log = createLogger();
     this.onError = options.onError ?? ((error, what) => log.error(`coordination: ${what}`, { error }));
