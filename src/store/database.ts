@@ -98,6 +98,38 @@ export interface TaskLinksTable {
   seq: number;
 }
 
+/** One running instance sharing the database; the row goes when it closes or is taken for dead. */
+export interface InstancesTable {
+  id: string;
+  /** When the instance last showed it was alive: ms since the epoch, by PostgreSQL's clock. */
+  heartbeat: Counter;
+}
+
+/** The instance running a task's one turn; no row when no turn runs. */
+export interface TurnLeasesTable {
+  task_id: string;
+  instance_id: string;
+}
+
+/** A task's events for the instances following it, kept for minutes (`PostgresCoordination`). */
+export interface TaskEventsTable {
+  task_id: string;
+  /** Order within the task, from 1, given out by `task_event_seqs` (see `task-event-publisher.ts`). */
+  seq: Counter;
+  /** The instance that published it; it does not deliver its own events back to itself. */
+  origin: string;
+  /** `StreamResponse.toJSON` of the event (`event-codec.ts`). */
+  event_json: string;
+  /** When it was stored, ms since the epoch by PostgreSQL's clock: pruning goes by it. */
+  created_ms: Counter;
+}
+
+/** The last seq given to a task's events; never pruned, so a seq is never given twice. */
+export interface TaskEventSeqsTable {
+  task_id: string;
+  last_seq: Counter;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_messages: TaskMessagesTable;
@@ -108,6 +140,10 @@ export interface Database {
   task_usage: TaskUsageTable;
   message_claims: MessageClaimsTable;
   task_links: TaskLinksTable;
+  instances: InstancesTable;
+  turn_leases: TurnLeasesTable;
+  task_events: TaskEventsTable;
+  task_event_seqs: TaskEventSeqsTable;
 }
 
 /**

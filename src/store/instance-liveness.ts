@@ -1,0 +1,103 @@
+import type { Kysely } from 'kysely';
+import { HarnessError } from '../errors.js';
+import type { Database } from './database.js';
+import { msAgo } from './postgres-clock.js';
+import { insertInstance, renewHeartbeat, staleInstances, takeOverInstance } from './turn-leases.js';
+
+export interface InstanceLivenessOptions {
+  db: Kysely<Database>;
+  instanceId: string;
+  /** An instance whose heartbeat is older than this is dead; heartbeats come three times as often. */
+  leaseMs: number;
+  /** Events older than this are pruned. */
+  keepEventsMs: number;
+  onError: (error: unknown, what: string) => void;
+}
+
+/**
+ * This instance's heartbeat, and its share of the sweeping. Every `leaseMs / 3` it renews its
+ * heartbeat, then looks for instances whose heartbeat is older than `leaseMs` by PostgreSQL's
+ * clock: each one is dead (`kill -9`, a lost machine), and the survivor that takes its row
+ * (`takeOverInstance`) hands that instance's turns to the orphaned-turns handler, once. It also
+ * prunes old events. One timer, one tick at a time: a slow database delays the next tick
+ * rather than piling ticks up, and three ticks fit in a lease.
+ */
+export class InstanceLiveness {
+  private timer: NodeJS.Timeout | undefined;
+  private tick: Promise<void> = Promise.resolve();
+  private orphanHandler: ((taskIds: string[]) => Promise<void>) | undefined;
+  private readonly handling = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly options: InstanceLivenessOptions) {}
+
+  /** Registers this instance as alive and starts the ticks. */
+  async start(): Promise<void> {
+    await insertInstance(this.options.db, this.options.instanceId);
+    this.schedule();
+  }
+
+  /** Sweeping waits for a handler: a dead instance's turns taken with nobody to end them would stay in flight. */
+  onOrphanedTurns(handler: (taskIds: string[]) => Promise<void>): void {
+    this.orphanHandler = handler;
+  }
+
+  /** Stops the ticks; resolves once the tick under way and the handler calls it made have ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.tick;
+    await Promise.all(this.handling);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.tick = this.beat().finally(() => this.schedule());
+    }, this.options.leaseMs / 3);
+    // The ticks alone never keep the process running: close() ends them, and a process that
+    // exits without it is what the other instances' sweeps are for.
+    this.timer.unref();
+  }
+
+  private async beat(): Promise<void> {
+    const { db, instanceId, leaseMs, keepEventsMs, onError } = this.options;
+    try {
+      if (!(await renewHeartbeat(db, instanceId))) {
+        onError(
+          new HarnessError('store_failed', `This instance missed its heartbeats for longer than the lease (${leaseMs} ms); another instance took its turns.`),
+          'heartbeat',
+        );
+        await insertInstance(db, instanceId);
+      }
+    } catch (error) {
+      onError(error, 'heartbeat');
+    }
+    try {
+      await this.sweep();
+    } catch (error) {
+      onError(error, 'sweeping dead instances');
+    }
+    try {
+      await db.deleteFrom('task_events').where('created_ms', '<', msAgo(keepEventsMs)).execute();
+    } catch (error) {
+      onError(error, 'pruning old task events');
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    const handler = this.orphanHandler;
+    if (!handler) return;
+    const { db, instanceId, leaseMs, onError } = this.options;
+    for (const dead of await staleInstances(db, instanceId, leaseMs)) {
+      const taskIds = await takeOverInstance(db, dead, leaseMs);
+      if (taskIds === undefined) continue;
+      // Not awaited: a long recovery must not hold back this instance's own heartbeat.
+      const handled = Promise.resolve()
+        .then(() => handler(taskIds))
+        .catch((error: unknown) => onError(error, `ending the turns of dead instance ${dead}`));
+      this.handling.add(handled);
+      void handled.finally(() => this.handling.delete(handled));
+    }
+  }
+}

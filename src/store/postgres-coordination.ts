@@ -1,0 +1,203 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { sql, type Kysely } from 'kysely';
+import { HarnessError } from '../errors.js';
+import { createLogger } from '../log.js';
+import type { Coordination } from '../runtime/coordination.js';
+import type { Database } from './database.js';
+import { encodeAgentEvent } from './event-codec.js';
+import { InstanceLiveness } from './instance-liveness.js';
+import { NotificationListener } from './notification-listener.js';
+import { TaskEventFeeds } from './task-event-feeds.js';
+import { TaskEventPublisher } from './task-event-publisher.js';
+import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
+
+/** How long an instance may go without a heartbeat before the others take it for dead. */
+export const DEFAULT_LEASE_MS = 10_000;
+
+/**
+ * How long a task's events stay in `task_events`. An event is needed until every instance
+ * following its task has read it, which takes one notification's round trip, or, when an
+ * instance's LISTEN connection dropped, until it reconnects (its reconnection attempts end
+ * within seconds) and reads what it missed. An instance cut off from the database for longer
+ * than its lease is taken for dead anyway. Minutes, and many leases, are far beyond both.
+ */
+function keepEventsMs(leaseMs: number): number {
+  return Math.max(5 * 60_000, 30 * leaseMs);
+}
+
+export interface PostgresCoordinationOptions {
+  /** The store's database (PostgreSQL), migrated. */
+  db: Kysely<Database>;
+  /** The same database's URL: the LISTEN connection is opened from it, outside the pool. */
+  url: string;
+  /** How long, in ms, a silent instance keeps its turns before another takes them; default 10 s. */
+  leaseMs?: number;
+  /** Where failures that reach no caller go (a publish, a lost connection, a handler's rejection); default the log. */
+  onError?: (error: unknown, what: string) => void;
+}
+
+/**
+ * `Coordination` for instances sharing one PostgreSQL database, with every cross-instance piece
+ * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`); a task's events are rows
+ * appended in order with a `pg_notify` wake-up in the same statement (`task-event-publisher.ts`)
+ * and read back by the instances following the task (`task-event-feeds.ts`) when their
+ * dedicated LISTEN connection (`notification-listener.ts`) hears it; a cancel request is a
+ * notification every instance hears; dead instances are found by heartbeats judged by the
+ * database's clock (`instance-liveness.ts`).
+ *
+ * A cancel request is a wake-up only: an instance whose LISTEN connection is down when it is
+ * sent does not hear it (events, by contrast, are read back from the table after a reconnect).
+ *
+ * Notification channels are named after the schema, as the tables live in it: deployments
+ * (or tests) sharing a database in different schemas never hear each other.
+ *
+ * Call `start()` before anything else, and `close()` before the store's database closes.
+ */
+export class PostgresCoordination implements Coordination {
+  readonly instanceId = randomUUID();
+  readonly settleMs: number;
+
+  private readonly db: Kysely<Database>;
+  private readonly url: string;
+  private readonly onError: (error: unknown, what: string) => void;
+  private readonly liveness: InstanceLiveness;
+  private readonly feeds: TaskEventFeeds;
+  private publisher: TaskEventPublisher | undefined;
+  private listener: NotificationListener | undefined;
+  private cancelChannel = '';
+  private cancelHandler: ((taskId: string) => void) | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: PostgresCoordinationOptions) {
+    const { db, url, leaseMs = DEFAULT_LEASE_MS } = options;
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
+    this.db = db;
+    this.url = url;
+    this.settleMs = leaseMs;
+    const log = createLogger();
+    this.onError = options.onError ?? ((error, what) => log.error(`coordination: ${what}`, { error }));
+    this.liveness = new InstanceLiveness({ db, instanceId: this.instanceId, leaseMs, keepEventsMs: keepEventsMs(leaseMs), onError: this.onError });
+    this.feeds = new TaskEventFeeds(db, this.instanceId, this.onError);
+  }
+
+  /** Listens for wake-ups and cancel requests, then registers this instance as alive. */
+  async start(): Promise<void> {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(this.db);
+    const schema = rows[0]?.schema ?? 'public';
+    const eventsChannel = channelName('events', schema);
+    this.cancelChannel = channelName('cancel', schema);
+    this.publisher = new TaskEventPublisher(this.db, this.instanceId, eventsChannel, this.onError);
+    this.listener = new NotificationListener({
+      url: this.url,
+      applicationName: `tiny-harness ${this.instanceId}`,
+      channels: [eventsChannel, this.cancelChannel],
+      onNotification: (channel, payload) => (channel === eventsChannel ? this.wake(payload) : this.cancelRequested(payload)),
+      onReconnect: () => this.feeds.wakeAll(),
+      onError: this.onError,
+    });
+    await this.listener.start();
+    try {
+      await this.liveness.start();
+    } catch (error) {
+      await this.listener.close();
+      throw error;
+    }
+  }
+
+  acquireTurn(taskId: string): Promise<boolean> {
+    return insertLease(this.db, taskId, this.instanceId);
+  }
+
+  releaseTurn(taskId: string): Promise<void> {
+    return deleteLease(this.db, taskId, this.instanceId);
+  }
+
+  turnHeld(taskId: string): Promise<boolean> {
+    return leaseExists(this.db, taskId);
+  }
+
+  publish(taskId: string, event: AgentExecutionEvent): void {
+    if (this.closing || !this.publisher) {
+      this.onError(new HarnessError('store_failed', 'An event was published on a coordination that is not running.'), `publishing an event of task ${taskId}`);
+      return;
+    }
+    let json: string;
+    try {
+      // Encoded now: the event as it is when published, whatever its owner does with it later.
+      json = encodeAgentEvent(event);
+    } catch (error) {
+      this.onError(error, `encoding an event of task ${taskId}`);
+      return;
+    }
+    this.publisher.publish(taskId, json);
+  }
+
+  follow(taskId: string, deliver: (event: AgentExecutionEvent) => void): Promise<() => void> {
+    return this.feeds.follow(taskId, deliver);
+  }
+
+  async requestCancel(taskId: string): Promise<void> {
+    await sql`select pg_notify(${this.cancelChannel}, ${taskId})`.execute(this.db);
+  }
+
+  onCancelRequest(handler: (taskId: string) => void): void {
+    this.cancelHandler = handler;
+  }
+
+  onOrphanedTurns(handler: (taskIds: string[]) => Promise<void>): void {
+    this.liveness.onOrphanedTurns(handler);
+  }
+
+  /**
+   * Appends the events published so far, stops the heartbeat, gives back this instance's
+   * leases and row (no sweep is needed for an instance that closed), and ends the LISTEN
+   * connection. Every step runs even when one before it failed; the first failure is thrown.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    let failure: unknown;
+    const step = async (run: () => Promise<unknown> | undefined) => {
+      try {
+        await run();
+      } catch (error) {
+        failure ??= error;
+      }
+    };
+    await step(() => this.publisher?.flush());
+    await step(() => this.liveness.stop());
+    await step(() => removeInstance(this.db, this.instanceId));
+    await step(() => this.listener?.close());
+    await step(() => this.feeds.settled());
+    if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
+  }
+
+  /** A wake-up: "<last seq> <task id>" (see `TaskEventPublisher`). */
+  private wake(payload: string): void {
+    const space = payload.indexOf(' ');
+    if (space < 0) return;
+    this.feeds.wake(payload.slice(space + 1), Number(payload.slice(0, space)));
+  }
+
+  private cancelRequested(taskId: string): void {
+    try {
+      this.cancelHandler?.(taskId);
+    } catch (error) {
+      this.onError(error, `cancelling task ${taskId}`);
+    }
+  }
+}
+
+/** PostgreSQL's longest identifier, in bytes: a longer channel name is refused by `pg_notify`. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/** `tiny_harness_<kind>_<schema>`, with a digest of the schema when the name would be too long. */
+function channelName(kind: 'events' | 'cancel', schema: string): string {
+  const name = `tiny_harness_${kind}_${schema}`;
+  if (Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES) return name;
+  return `tiny_harness_${kind}_${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,79 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+import { msAgo, nowMs } from './postgres-clock.js';
+
+/**
+ * The rows that say which instance runs which task's turn, and which instances are alive.
+ * The primary key of `turn_leases` is "one turn per task"; its foreign key to `instances` is
+ * what makes taking over a dead instance exact: a lease being inserted holds a key-share lock
+ * on its instance's row, so a sweeper locking that row for update either waits for the insert
+ * (and then deletes that lease too) or makes it fail; no lease outlives its instance's row.
+ */
+
+/** Takes the task's lease for `instanceId`; false when any instance holds it. */
+export async function insertLease(db: Kysely<Database>, taskId: string, instanceId: string): Promise<boolean> {
+  const inserted = await db
+    .insertInto('turn_leases')
+    .values({ task_id: taskId, instance_id: instanceId })
+    .onConflict((oc) => oc.column('task_id').doNothing())
+    .returning('task_id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/** Gives the task's lease back, if `instanceId` holds it (a sweeper may have taken it already). */
+export async function deleteLease(db: Kysely<Database>, taskId: string, instanceId: string): Promise<void> {
+  await db.deleteFrom('turn_leases').where('task_id', '=', taskId).where('instance_id', '=', instanceId).execute();
+}
+
+export async function leaseExists(db: Kysely<Database>, taskId: string): Promise<boolean> {
+  const row = await db.selectFrom('turn_leases').select('task_id').where('task_id', '=', taskId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Registers an instance as alive now. */
+export async function insertInstance(db: Kysely<Database>, instanceId: string): Promise<void> {
+  await db.insertInto('instances').values({ id: instanceId, heartbeat: nowMs }).execute();
+}
+
+/** Renews the instance's heartbeat; false when its row is gone (it was taken for dead). */
+export async function renewHeartbeat(db: Kysely<Database>, instanceId: string): Promise<boolean> {
+  const { numUpdatedRows } = await db.updateTable('instances').set({ heartbeat: nowMs }).where('id', '=', instanceId).executeTakeFirst();
+  return numUpdatedRows > 0n;
+}
+
+/** Instances other than `self` whose heartbeat is older than `leaseMs`. */
+export async function staleInstances(db: Kysely<Database>, self: string, leaseMs: number): Promise<string[]> {
+  const rows = await db.selectFrom('instances').select('id').where('heartbeat', '<', msAgo(leaseMs)).where('id', '<>', self).execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Takes a dead instance's place: deletes its leases and its row in one transaction, returning
+ * the tasks whose leases it held, or undefined when another survivor took it first (or its
+ * heartbeat came back). The row lock decides between survivors sweeping at once: the second
+ * waits, then finds the row gone and gets undefined.
+ */
+export async function takeOverInstance(db: Kysely<Database>, deadId: string, leaseMs: number): Promise<string[] | undefined> {
+  return db.transaction().execute(async (tx) => {
+    const dead = await tx
+      .selectFrom('instances')
+      .select('id')
+      .where('id', '=', deadId)
+      .where('heartbeat', '<', msAgo(leaseMs))
+      .forUpdate()
+      .executeTakeFirst();
+    if (!dead) return undefined;
+    const leases = await tx.deleteFrom('turn_leases').where('instance_id', '=', deadId).returning('task_id').execute();
+    await tx.deleteFrom('instances').where('id', '=', deadId).execute();
+    return leases.map((lease) => lease.task_id);
+  });
+}
+
+/** Removes a closing instance's leases and row: its turns have ended or will not be ended by it. */
+export async function removeInstance(db: Kysely<Database>, instanceId: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('turn_leases').where('instance_id', '=', instanceId).execute();
+    await tx.deleteFrom('instances').where('id', '=', instanceId).execute();
+  });
+}

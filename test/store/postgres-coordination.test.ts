@@ -1,0 +1,378 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Role, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { InCodeMigrationProvider, type Database } from '../../src/store/index.js';
+import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
+import { needs } from '../needs.js';
+import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
+import { artifact, message, newTask, textPart } from './helpers.js';
+
+/**
+ * `PostgresCoordination`: several instances (each with a pool of its own, as separate processes
+ * would have) on one schema, proving each promise of the `Coordination` port across instances.
+ */
+
+/** Collects what arrives and lets a test wait until what arrived satisfies a condition. */
+class Inbox<T> {
+  readonly items: T[] = [];
+  private readonly waiters: { test: (items: T[]) => boolean; resolve: () => void }[] = [];
+
+  readonly put = (item: T): void => {
+    this.items.push(item);
+    for (const waiter of [...this.waiters]) {
+      if (waiter.test(this.items)) {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  };
+
+  until(test: (items: T[]) => boolean): Promise<void> {
+    if (test(this.items)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ test, resolve }));
+  }
+
+  count(n: number): Promise<void> {
+    return this.until((items) => items.length >= n);
+  }
+}
+
+interface Instance {
+  coordination: PostgresCoordination;
+  db: Kysely<Database>;
+  errors: Inbox<{ error: unknown; what: string }>;
+  /** Set by a test that makes this instance fail on purpose. */
+  failsOnPurpose?: boolean;
+}
+
+interface Cluster {
+  schema: TempSchema;
+  /** The test's own connection to the schema, for looking at (and tampering with) the tables. */
+  admin: Kysely<Database>;
+  instances: Instance[];
+  /** Starts one more instance; `url` for its LISTEN connection (default the schema's). */
+  start(options?: { url?: string }): Promise<Instance>;
+}
+
+function openDb(url: string): Kysely<Database> {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 4 }) }) });
+}
+
+async function withCluster(count: number, options: { leaseMs?: number }, body: (cluster: Cluster) => Promise<void>): Promise<void> {
+  const schema = await tempSchema();
+  const admin = openDb(schema.url);
+  const instances: Instance[] = [];
+  const cluster: Cluster = {
+    schema,
+    admin,
+    instances,
+    async start(startOptions = {}) {
+      const db = openDb(schema.url);
+      const errors = new Inbox<{ error: unknown; what: string }>();
+      const coordination = new PostgresCoordination({ db, url: startOptions.url ?? schema.url, leaseMs: options.leaseMs, onError: (error, what) => errors.put({ error, what }) });
+      const instance = { coordination, db, errors };
+      instances.push(instance);
+      await coordination.start();
+      return instance;
+    },
+  };
+  try {
+    // The migration tables named in the schema: kysely otherwise takes any schema's
+    // `kysely_migration` (another test's) for this one's and skips creating its own.
+    const { error } = await new Migrator({ db: admin, provider: new InCodeMigrationProvider(), migrationTableSchema: schema.schema }).migrateToLatest();
+    assert.equal(error, undefined);
+    for (let i = 0; i < count; i++) await cluster.start();
+    await body(cluster);
+    for (const instance of instances.filter((i) => !i.failsOnPurpose)) {
+      assert.deepEqual(instance.errors.items.map((e) => `${e.what}: ${String(e.error)}`), [], 'no instance reported a failure');
+    }
+  } finally {
+    for (const instance of instances) {
+      await instance.coordination.close().catch(() => undefined);
+      await instance.db.destroy().catch(() => undefined);
+    }
+    await admin.destroy();
+    await schema.drop();
+  }
+}
+
+/** A status update saying who published it and its number among that publisher's events. */
+function numbered(taskId: string, from: string, n: number): AgentExecutionEvent {
+  return {
+    kind: 'statusUpdate',
+    data: TaskStatusUpdateEvent.fromJSON({ taskId, contextId: 'ctx', status: { state: 'TASK_STATE_WORKING' }, metadata: { from, n } }),
+  };
+}
+
+function label(event: AgentExecutionEvent): string {
+  assert.equal(event.kind, 'statusUpdate');
+  const { from, n } = (event.data as TaskStatusUpdateEvent).metadata as { from: string; n: number };
+  return `${from}${n}`;
+}
+
+/** Each publisher's events in the order they were received. */
+function byPublisher(events: AgentExecutionEvent[]): Record<string, number[]> {
+  const seen: Record<string, number[]> = {};
+  for (const event of events) {
+    const { from, n } = (event.data as TaskStatusUpdateEvent).metadata as { from: string; n: number };
+    (seen[from] ??= []).push(n);
+  }
+  return seen;
+}
+
+/** The numbers from `from` (default 0) up to `to`, excluded. */
+function range(to: number, from = 0): number[] {
+  return Array.from({ length: to - from }, (_, i) => from + i);
+}
+
+describe('PostgresCoordination: several instances on one PostgreSQL database', needs(POSTGRES), () => {
+  it('one turn per task across instances: exactly one instance takes a task, and it is free again once released', async () => {
+    await withCluster(3, {}, async ({ instances }) => {
+      const [a, b, c] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination, PostgresCoordination];
+      assert.equal(await a.acquireTurn('t1'), true);
+      assert.equal(await b.acquireTurn('t1'), false, 'held elsewhere');
+      assert.equal(await a.acquireTurn('t1'), false, 'held here');
+      assert.equal(await c.turnHeld('t1'), true);
+      await b.releaseTurn('t1');
+      assert.equal(await c.turnHeld('t1'), true, 'only the holder gives a turn back');
+      await a.releaseTurn('t1');
+      assert.equal(await c.turnHeld('t1'), false);
+      assert.equal(await b.acquireTurn('t1'), true);
+
+      // Racing: three instances ask for the same forty tasks at once.
+      const tasks = range(40).map((i) => `race-${i}`);
+      const won = await Promise.all(tasks.map((task) => Promise.all([a, b, c].map((x) => x.acquireTurn(task)))));
+      for (const results of won) assert.equal(results.filter(Boolean).length, 1, 'one winner per task');
+    });
+  });
+
+  it('events cross instances in order and once: two publishers on one task, hundreds of events, followed on a third instance', async () => {
+    await withCluster(3, {}, async ({ instances }) => {
+      const [a, b, c] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination, PostgresCoordination];
+      const onA = new Inbox<AgentExecutionEvent>();
+      const onC = new Inbox<AgentExecutionEvent>();
+      await a.follow('t', onA.put);
+      await c.follow('t', onC.put);
+      const perPublisher = 300;
+      // In waves, so that both instances' appends to the task keep meeting in the database.
+      for (const wave of range(perPublisher / 10)) {
+        for (const n of range(10 * wave + 10, 10 * wave)) {
+          a.publish('t', numbered('t', 'a', n));
+          b.publish('t', numbered('t', 'b', n));
+        }
+        await new Promise(setImmediate);
+      }
+      await onC.count(2 * perPublisher);
+      await onA.count(perPublisher);
+      // A marker after everything: a duplicate could only arrive before it, as delivery is in order.
+      b.publish('t', numbered('t', 'end', 0));
+      await onC.until((events) => label(events.at(-1)!) === 'end0');
+      await onA.until((events) => label(events.at(-1)!) === 'end0');
+
+      assert.deepEqual(byPublisher(onC.items), { a: range(perPublisher), b: range(perPublisher), end: [0] }, 'every event once, each publisher in order');
+      assert.deepEqual(byPublisher(onA.items), { b: range(perPublisher), end: [0] }, 'nothing of its own comes back to the publisher');
+    });
+  });
+
+  it('events cross instances in order and once across many tasks', async () => {
+    await withCluster(2, {}, async ({ instances }) => {
+      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
+      const tasks = range(50).map((i) => `task-${i}`);
+      const inboxes = new Map(tasks.map((task) => [task, new Inbox<AgentExecutionEvent>()]));
+      const stops = await Promise.all(tasks.map((task) => b.follow(task, inboxes.get(task)!.put)));
+      for (const n of range(20)) for (const task of tasks) a.publish(task, numbered(task, 'a', n));
+      for (const task of tasks) await inboxes.get(task)!.count(20);
+      for (const task of tasks) {
+        assert.deepEqual(byPublisher(inboxes.get(task)!.items), { a: range(20) }, task);
+        assert.ok(inboxes.get(task)!.items.every((event) => (event.data as TaskStatusUpdateEvent).taskId === task));
+      }
+      for (const stop of stops) stop();
+    });
+  });
+
+  it('an event reads back on the other instance as it was published: tasks, messages, status and artifact updates', async () => {
+    await withCluster(2, {}, async ({ instances }) => {
+      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
+      const task = newTask({ id: 't' });
+      const reply = message('t', task.contextId, Role.ROLE_AGENT, 'done');
+      reply.parts.push({ content: { $case: 'raw', value: Buffer.from([0, 1, 254, 255]) }, mediaType: 'application/octet-stream', filename: 'b.bin', metadata: {} });
+      reply.parts.push({ content: { $case: 'data', value: { nested: { list: [1, 'two', true] } } }, mediaType: 'application/json', filename: '', metadata: { k: 'v' } });
+      const events: AgentExecutionEvent[] = [
+        { kind: 'task', data: task },
+        { kind: 'message', data: reply },
+        { kind: 'statusUpdate', data: { taskId: 't', contextId: task.contextId, status: { state: 5, message: reply, timestamp: '2025-01-01T00:00:00.000Z' }, metadata: { a: 1 } } },
+        { kind: 'artifactUpdate', data: { taskId: 't', contextId: task.contextId, artifact: artifact('art', [textPart('chunk')], 'out'), append: true, lastChunk: false, metadata: {} } },
+      ];
+      const received = new Inbox<AgentExecutionEvent>();
+      await b.follow('t', received.put);
+      for (const event of events) a.publish('t', event);
+      await received.count(events.length);
+      assert.deepEqual(received.items, events);
+    });
+  });
+
+  it('a follower sees nothing published before it followed, and everything after', async () => {
+    await withCluster(2, {}, async ({ instances }) => {
+      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
+      const early = new Inbox<AgentExecutionEvent>();
+      const stopEarly = await b.follow('t', early.put);
+      for (const n of range(5)) a.publish('t', numbered('t', 'a', n));
+      await early.count(5);
+
+      const late = new Inbox<AgentExecutionEvent>();
+      const stopLate = await b.follow('t', late.put);
+      a.publish('t', numbered('t', 'a', 5));
+      await early.count(6);
+      await late.count(1);
+      assert.deepEqual(late.items.map(label), ['a5']);
+
+      // A follower that stopped gets nothing more; the other one still does.
+      stopEarly();
+      a.publish('t', numbered('t', 'a', 6));
+      await late.count(2);
+      assert.deepEqual(early.items.map(label), range(6).map((n) => `a${n}`));
+      stopLate();
+    });
+  });
+
+  it('pruning never makes a seq come back: a follower standing past pruned events gets the next ones', async () => {
+    await withCluster(2, {}, async ({ instances, admin }) => {
+      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
+      const received = new Inbox<AgentExecutionEvent>();
+      await b.follow('t', received.put);
+      for (const n of range(3)) a.publish('t', numbered('t', 'a', n));
+      await received.count(3);
+      // What the sweep does to events older than a few minutes.
+      await admin.deleteFrom('task_events').execute();
+      a.publish('t', numbered('t', 'a', 3));
+      await received.count(4);
+      assert.deepEqual(byPublisher(received.items), { a: range(4) });
+    });
+  });
+
+  it('a cancel request reaches every instance, the one that asked included', async () => {
+    await withCluster(3, {}, async ({ instances }) => {
+      const heard = instances.map((instance) => {
+        const inbox = new Inbox<string>();
+        instance.coordination.onCancelRequest(inbox.put);
+        return inbox;
+      });
+      await instances[1]!.coordination.requestCancel('t');
+      await Promise.all(heard.map((inbox) => inbox.count(1)));
+      assert.deepEqual(
+        heard.map((inbox) => inbox.items),
+        instances.map(() => ['t']),
+      );
+    });
+  });
+
+  it("instance loss: a dead instance's leases are released and its turns handed once, to one survivor, after the lease time", async () => {
+    const leaseMs = 1000;
+    await withCluster(3, { leaseMs }, async ({ instances, admin }) => {
+      const [doomed, ...survivors] = instances as [Instance, Instance, Instance];
+      assert.equal(await doomed.coordination.acquireTurn('t1'), true);
+      assert.equal(await doomed.coordination.acquireTurn('t2'), true);
+      const calls = new Inbox<{ on: string; taskIds: string[] }>();
+      for (const survivor of survivors) {
+        survivor.coordination.onOrphanedTurns(async (taskIds) => calls.put({ on: survivor.coordination.instanceId, taskIds: [...taskIds].sort() }));
+      }
+      assert.equal(await survivors[0].coordination.turnHeld('t1'), true);
+
+      // Dies like a killed process: its connections to the database are gone, nothing is cleaned up.
+      doomed.failsOnPurpose = true;
+      await doomed.db.destroy();
+      await calls.count(1);
+
+      assert.deepEqual(calls.items[0]!.taskIds, ['t1', 't2']);
+      assert.equal(await survivors[0].coordination.turnHeld('t1'), false, 'released before the handler was called');
+      const left = await admin.selectFrom('instances').select('id').execute();
+      assert.deepEqual(left.map((row) => row.id).sort(), survivors.map((s) => s.coordination.instanceId).sort(), 'the dead row is gone: no survivor can take it again');
+      assert.equal(calls.items.length, 1);
+      assert.equal(await survivors[1].coordination.acquireTurn('t1'), true, 'the task can be taken again');
+    });
+  });
+
+  it('instance loss with several dead instances and survivors: each dead instance is taken by exactly one survivor', async () => {
+    const leaseMs = 1000;
+    await withCluster(3, { leaseMs }, async ({ instances, admin }) => {
+      // Rows as killed instances leave them: a heartbeat long past, leases still held.
+      const dead = range(12).map((i) => `dead-${i}`);
+      await admin.insertInto('instances').values(dead.map((id) => ({ id, heartbeat: sql<number>`(extract(epoch from now()) * 1000)::bigint - 60000` }))).execute();
+      await admin.insertInto('turn_leases').values(dead.flatMap((id) => [{ task_id: `${id}-x`, instance_id: id }, { task_id: `${id}-y`, instance_id: id }])).execute();
+
+      const calls = new Inbox<{ on: string; taskIds: string[] }>();
+      for (const { coordination } of instances) {
+        coordination.onOrphanedTurns(async (taskIds) => calls.put({ on: coordination.instanceId, taskIds: [...taskIds].sort() }));
+      }
+      await calls.count(dead.length);
+
+      const handed = calls.items.map((call) => call.taskIds.join(' ')).sort();
+      assert.deepEqual(handed, dead.map((id) => `${id}-x ${id}-y`).sort(), "each dead instance's turns handed once, together");
+      assert.deepEqual(await admin.selectFrom('turn_leases').select('task_id').execute(), []);
+      assert.equal((await admin.selectFrom('instances').select('id').execute()).length, instances.length, 'only the living remain');
+    });
+  });
+
+  it('a lost LISTEN connection loses no event: it reconnects and reads what was published while it was away', async () => {
+    const role = `th_test_listen_${randomBytes(4).toString('hex')}`;
+    await withCluster(1, {}, async ({ schema, admin, start, instances }) => {
+      await sql`create role ${sql.id(role)} login`.execute(admin);
+      try {
+        const publisher = instances[0]!.coordination;
+        // The follower's LISTEN connection logs in as a role of its own, so the test can keep it out.
+        const listenUrl = new URL(schema.url);
+        listenUrl.username = role;
+        const follower = await start({ url: listenUrl.toString() });
+        follower.failsOnPurpose = true;
+        const received = new Inbox<AgentExecutionEvent>();
+        await follower.coordination.follow('t', received.put);
+        publisher.publish('t', numbered('t', 'a', 0));
+        await received.count(1);
+
+        // The connection is killed, and every attempt to reconnect is refused for a while.
+        await sql`alter role ${sql.id(role)} nologin`.execute(admin);
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${`tiny-harness ${follower.coordination.instanceId}`}`.execute(admin);
+        await follower.errors.until((errors) => errors.some((e) => e.what === 'reconnecting the LISTEN connection'));
+
+        // Published and committed while nobody listens on the follower's side: the wake-ups are lost.
+        for (const n of range(50, 1)) publisher.publish('t', numbered('t', 'a', n));
+        await publisher.close();
+
+        await sql`alter role ${sql.id(role)} login`.execute(admin);
+        await received.count(50);
+        assert.deepEqual(byPublisher(received.items), { a: range(50) });
+        assert.ok(follower.errors.items.some((e) => e.what === 'the LISTEN connection was lost; reconnecting'), 'the loss was reported');
+      } finally {
+        for (const instance of instances) await instance.coordination.close().catch(() => undefined);
+        await sql`drop role if exists ${sql.id(role)}`.execute(admin);
+      }
+    });
+  });
+
+  it('close hands over what was published, then releases its leases, its instance row and its LISTEN connection', async () => {
+    await withCluster(2, {}, async ({ instances, admin }) => {
+      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
+      const received = new Inbox<AgentExecutionEvent>();
+      await b.follow('t', received.put);
+      assert.equal(await a.acquireTurn('t'), true);
+      await a.follow('t', () => undefined);
+      for (const n of range(100)) a.publish('t', numbered('t', 'a', n));
+      await a.close();
+
+      assert.equal(await b.turnHeld('t'), false);
+      assert.deepEqual(
+        (await admin.selectFrom('instances').select('id').execute()).map((row) => row.id),
+        [b.instanceId],
+      );
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${`tiny-harness ${a.instanceId}`}`.execute(admin);
+      assert.equal(rows[0]!.n, 0, 'the LISTEN connection is closed');
+      await received.count(100);
+      assert.deepEqual(byPublisher(received.items), { a: range(100) });
+    });
+  });
+});
+
