@@ -40,6 +40,8 @@ import { VERSION } from './version.js';
 export interface HarnessOptions {
   config: HarnessConfig;
   dataDir: string;
+  /** Store everything in this PostgreSQL database (shared with other instances) instead of SQLite in `dataDir`. May hold a password: never logged. */
+  databaseUrl?: string;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -81,7 +83,13 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const log = options.log ?? silentLogger;
   const { config } = options;
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
-  const store = await openStore({ dataDir: options.dataDir, cacheBytes: config.cacheBytes, durability: config.durability });
+  const store = await openStore({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    cacheBytes: config.cacheBytes,
+    durability: config.durability,
+    onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+  });
   try {
     // A sub-task has one turn: cut short, it ends FAILED, as after a clean stop; its parent is told below.
     const interruptedSubtasks = new Map<string, InterruptedTask>();
