@@ -88,7 +88,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   };
 }
 
-export { openSqliteDatabase, migrateToLatest } from './database.js';
+export { openSqliteDatabase, migrateToLatest, createMigrator } from './database.js';
 export { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
 export type { PostgresDatabaseOptions } from './postgres-database.js';
 export type * from './database.js';
