@@ -71,6 +71,8 @@ export interface TempStore {
   backend: StoreBackend;
   /** The SQLite folder (for tests of SQLite itself); undefined on PostgreSQL. */
   dir?: string;
+  /** What `openStore` is given to open this database. */
+  where: Pick<OpenStoreOptions, 'dataDir' | 'databaseUrl'>;
   store: Store;
   /** Closes the store and opens it again on the same database (a restart). */
   reopen(options?: Omit<OpenStoreOptions, 'dataDir' | 'databaseUrl'>): Promise<Store>;
@@ -94,6 +96,7 @@ export async function tempStore(backend: StoreBackend = SQLITE, options: Omit<Op
   const handle: TempStore = {
     backend,
     dir: database.dir,
+    where: database.where,
     store,
     async reopen(again = options) {
       await handle.store.close();
