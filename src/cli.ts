@@ -77,7 +77,7 @@ async function serve(args: string[]): Promise<void> {
     },
   });
   // Loaded here, not at the top: chat and send start in a fraction of the time without the server.
-  const [{ loadConfig }, { startHarness }, { loadTokens }, { checkPublicAddress, publicUrlSchema }, { describeDatabaseUrl }] = await Promise.all([
+  const [{ loadConfig }, { startHarness }, { loadTokens }, { checkPublicAddress, publicUrlSchema }, { describeDatabaseUrl, isPostgresUrl }] = await Promise.all([
     import('./config/load.js'),
     import('./harness.js'),
     import('./server/auth-tokens.js'),
@@ -96,7 +96,7 @@ async function serve(args: string[]): Promise<void> {
   const tokens = await loadTokens({ env: process.env, file: values['tokens-file'] === undefined ? undefined : resolve(values['tokens-file']) });
   // The flag wins over the variable; the URL may hold a password, so only its host and database are logged.
   const databaseUrl = values.database ?? (process.env.TINY_HARNESS_DATABASE_URL || undefined);
-  if (databaseUrl !== undefined) log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
+  if (databaseUrl !== undefined && isPostgresUrl(databaseUrl)) log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
   const harness = await startHarness({
     config,
     dataDir: resolve(values['data-dir']),

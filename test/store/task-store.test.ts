@@ -151,6 +151,38 @@ for (const backend of storeBackends) {
       await assert.rejects(temp.store.tasks.appendMessage(task.id, note, callContext('bob')), /not found/);
     });
 
+    it('modify reads, decides and writes as one step: the change sees every write before it, and returns what was saved', async () => {
+      const task = { ...newTask(), metadata: { count: 0 } };
+      await temp.store.tasks.save(task, alice);
+      // Concurrent changes of one task, each on what the one before saved: none is lost.
+      const saved = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          temp.store.tasks.modify(task.id, alice, async (current) => {
+            await Promise.resolve();
+            return { ...current, metadata: { count: (current.metadata?.count as number) + 1 } };
+          }),
+        ),
+      );
+      assert.deepStrictEqual(saved.map((t) => t?.metadata?.count), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      saved[9]!.history.push(message(task.id, task.contextId, Role.ROLE_USER, 'not saved')); // a copy
+      assert.deepStrictEqual(await (await temp.reopen()).tasks.load(task.id, alice), { ...task, metadata: { count: 10 } });
+
+      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'reply');
+      const replied = await temp.store.tasks.modify(task.id, alice, (current) => {
+        current.history.push(reply);
+        current.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: at(20) };
+        return current;
+      });
+      assert.deepStrictEqual(replied, await temp.store.tasks.load(task.id, alice));
+      assert.equal(replied?.history.length, 2);
+
+      assert.equal(await temp.store.tasks.modify(task.id, alice, () => undefined), undefined);
+      await assert.rejects(temp.store.tasks.modify(task.id, alice, () => Promise.reject(new Error('no'))), /no/);
+      await assert.rejects(temp.store.tasks.modify(task.id, alice, (current) => ({ ...current, id: 'other' })), { code: 'store_failed' });
+      await assert.rejects(temp.store.tasks.modify(task.id, callContext('bob'), (current) => current), /Task not found/);
+      assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), replied);
+    });
+
     it('serves every task correctly with a tiny cache or none', async () => {
       for (const cacheBytes of [0, 8 * 1024]) {
         const store = await temp.reopen({ cacheBytes });
