@@ -22,11 +22,12 @@ export interface PostgresDatabaseOptions {
    * failure would end the process. Default: ignored, as the next query that fails says why.
    */
   onConnectionError?: (error: Error) => void;
+  /** How long opening a connection may take before the query that needs it fails; default 10 s. */
+  connectTimeoutMs?: number;
   /** kysely's query log, for tests that check what is sent. */
   log?: LogConfig;
 }
 
-/** How long opening a connection may take before the query that needs it fails. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The SQL type ids of `bigint` (int8) and of `count(*)`'s result. */
@@ -51,7 +52,15 @@ export async function openPostgresDatabase(url: string, options: PostgresDatabas
   if (!isPostgresUrl(url) || !URL.canParse(url)) {
     throw new HarnessError('store_failed', 'The database URL must be a PostgreSQL URL such as postgres://user@host:5432/database.');
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types });
+  const connectionTimeoutMillis = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  // The timeout goes to each connection, not to the pool: the pool would apply it to a query
+  // waiting for a free connection too, which under load is a wait, not a failure.
+  const Client = class extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis });
+    }
+  };
+  const pool = new pg.Pool({ connectionString: url, max: options.maxConnections, types, Client });
   pool.on('error', options.onConnectionError ?? (() => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
   try {

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import { describeDatabaseUrl, isPostgresUrl, openStore } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
@@ -37,6 +38,21 @@ describe('the PostgreSQL database URL', () => {
       return true;
     });
   });
+  it('gives up on a server that accepts the connection but never answers, within the connect timeout', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      await assert.rejects(openPostgresDatabase(`postgres://app:s3cret@127.0.0.1:${port}/harness`, { connectTimeoutMs: 200 }), {
+        code: 'store_failed',
+        message: `Cannot use the PostgreSQL database postgres://127.0.0.1:${port}/harness: the server did not answer in time.`,
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
 });
 
 describe('the PostgreSQL database', POSTGRESQL.needs, () => {
@@ -47,6 +63,32 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
       assert.deepEqual(rows, [{ big: 6_000_000_000, counted: 0 }]);
       assert.equal(temp.store.shared, true);
     } finally {
+      await temp.dispose();
+    }
+  });
+
+  it('lets a query wait for a free connection as long as it takes: the connect timeout bounds connecting only', async () => {
+    const temp = await tempStore(POSTGRESQL);
+    const db = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1, connectTimeoutMs: 50 });
+    try {
+      // One connection, held by a transaction far longer than the connect timeout; the next query waits for it.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const holding = new Promise<void>((resolve) => (started = resolve));
+      const transaction = db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        started();
+        await held;
+      });
+      await holding;
+      const waiting = sql<{ n: number }>`select 2 as n`.execute(db);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // four connect timeouts: the wait must outlast them
+      release();
+      await transaction;
+      assert.deepEqual((await waiting).rows, [{ n: 2 }]);
+    } finally {
+      await db.destroy();
       await temp.dispose();
     }
   });
