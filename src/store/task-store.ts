@@ -27,7 +27,7 @@ export interface SqlTaskStoreOptions {
   /**
    * Other processes write the same database (instances sharing PostgreSQL): kept images are
    * checked against the row's version before use, and every write locks its task's row (see
-   * the class comment). Default false: this process alone writes it (SQLite).
+   * `TaskImages`). Default false: this process alone writes it (SQLite).
    */
   shared?: boolean;
 }
