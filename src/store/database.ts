@@ -33,7 +33,7 @@ export interface TasksTable {
   updated_at: string;
   /**
    * How many times the row was updated (0 when inserted): instances sharing the database tell
-   * by it whether an image they keep in memory is still the stored task (`task-store.ts`).
+   * by it whether an image they keep in memory is still the stored task (`task-images.ts`).
    */
   version: ColumnType<number, number | undefined, number>;
 }
