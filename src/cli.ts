@@ -9,8 +9,8 @@ import { VERSION } from './version.js';
 const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash commands
 
 Usage:
-  tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--commands-dir DIR] [--config FILE]
-                     [--tokens-file FILE] [--public-url URL] [--log-content]
+  tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--database URL] [--commands-dir DIR]
+                     [--config FILE] [--tokens-file FILE] [--public-url URL] [--log-content]
   tiny-harness chat <url> [--header "Name: value"]...
   tiny-harness send <url> <text> [--stream] [--json] [--task ID] [--context ID] [--header "Name: value"]...
   tiny-harness --help | --version
@@ -20,6 +20,8 @@ serve options:
   --port P        HTTP port for JSON-RPC, HTTP+JSON and the agent card; 0 picks a free one (default 8080)
   --grpc-port G   also serve gRPC on this port; 0 picks a free one (default: no gRPC)
   --data-dir DIR  where tasks are stored (default ./.tiny-harness)
+  --database URL  store everything in PostgreSQL instead, e.g. postgres://user@host:5432/db, shared by
+                  every instance given the same URL (or TINY_HARNESS_DATABASE_URL=URL)
   --commands-dir DIR
                   command files (*.md, one command each), watched while serving
                   (default <data dir>/commands)
@@ -66,6 +68,7 @@ async function serve(args: string[]): Promise<void> {
       port: { type: 'string' },
       'grpc-port': { type: 'string' },
       'data-dir': { type: 'string', default: './.tiny-harness' },
+      database: { type: 'string' },
       'commands-dir': { type: 'string' },
       config: { type: 'string' },
       'tokens-file': { type: 'string' },
@@ -74,11 +77,12 @@ async function serve(args: string[]): Promise<void> {
     },
   });
   // Loaded here, not at the top: chat and send start in a fraction of the time without the server.
-  const [{ loadConfig }, { startHarness }, { loadTokens }, { checkPublicAddress, publicUrlSchema }] = await Promise.all([
+  const [{ loadConfig }, { startHarness }, { loadTokens }, { checkPublicAddress, publicUrlSchema }, { describeDatabaseUrl, isPostgresUrl }] = await Promise.all([
     import('./config/load.js'),
     import('./harness.js'),
     import('./server/auth-tokens.js'),
     import('./config/public-url.js'),
+    import('./store/database-url.js'),
   ]);
   let publicUrl: string | undefined;
   if (values['public-url'] !== undefined) {
@@ -90,9 +94,13 @@ async function serve(args: string[]): Promise<void> {
   routeConsoleToLog(log);
   const config = await loadConfig(values.config);
   const tokens = await loadTokens({ env: process.env, file: values['tokens-file'] === undefined ? undefined : resolve(values['tokens-file']) });
+  // The flag wins over the variable; the URL may hold a password, so only its host and database are logged.
+  const databaseUrl = values.database ?? (process.env.TINY_HARNESS_DATABASE_URL || undefined);
+  if (databaseUrl !== undefined && isPostgresUrl(databaseUrl)) log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
   const harness = await startHarness({
     config,
     dataDir: resolve(values['data-dir']),
+    databaseUrl,
     commandsDir: values['commands-dir'] === undefined ? undefined : resolve(values['commands-dir']),
     host: values.host,
     port: port(values.port, '--port', 8080)!,

@@ -18,6 +18,7 @@ import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
+import type { Coordination } from './runtime/coordination.js';
 import { LocalCoordination } from './runtime/local-coordination.js';
 import { TurnRecovery } from './runtime/recovery.js';
 import { withSubtaskLinks } from './runtime/subtask-metadata.js';
@@ -31,12 +32,14 @@ import type { RunningGrpcServer } from './server/grpc-server.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
 import { bundledWebDir } from './server/web-page.js';
-import { openStore } from './store/index.js';
+import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
 export interface HarnessOptions {
   config: HarnessConfig;
   dataDir: string;
+  /** Store everything in this PostgreSQL database (shared with other instances) instead of SQLite in `dataDir`. May hold a password: never logged. */
+  databaseUrl?: string;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -78,9 +81,16 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const log = options.log ?? silentLogger;
   const { config } = options;
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
-  const store = await openStore({ dataDir: options.dataDir, cacheBytes: config.cacheBytes, durability: config.durability });
+  const store = await openStore({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    cacheBytes: config.cacheBytes,
+    durability: config.durability,
+    onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+  });
+  let coordination: Coordination | undefined;
   try {
-    const coordination = new LocalCoordination();
+    coordination = options.databaseUrl ? await sharedCoordination(store, options.databaseUrl, config.instanceLeaseMs, log) : new LocalCoordination();
     const engine = new TaskEngine({
       coordination,
       store: store.tasks,
@@ -193,9 +203,21 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       })());
     return { url, grpcAddress: grpc?.address, registry, catalog, close };
   } catch (error) {
+    await coordination?.close().catch(() => undefined);
     await store.close();
     throw error;
   }
+}
+
+/**
+ * What instances sharing the PostgreSQL database coordinate through. Loaded only then: one
+ * process on SQLite needs none of it.
+ */
+async function sharedCoordination(store: Store, url: string, leaseMs: number, log: Logger): Promise<Coordination> {
+  const { PostgresCoordination } = await import('./store/postgres-coordination.js');
+  const coordination = new PostgresCoordination({ db: store.db, url, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
+  await coordination.start();
+  return coordination;
 }
 
 /**

@@ -1,17 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type ColumnType } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
 import { HarnessError } from '../errors.js';
+import { isPostgres } from './dialect.js';
 import { InCodeMigrationProvider } from './migrations.js';
 
 /**
- * The store's tables as kysely sees them, and how to open and migrate a database.
- * Queries elsewhere in `store/` are written against these types with portable kysely
- * builders only, so a PostgreSQL `Kysely<Database>` can replace the SQLite one later.
+ * The store's tables as kysely sees them, how to open a SQLite database and how to migrate
+ * either engine. Queries elsewhere in `store/` are written against these types with portable
+ * kysely builders only, so they run on SQLite and on PostgreSQL (`postgres-database.ts`) alike.
  */
 
-/** A 64-bit counter: SQLite reads it as a number, PostgreSQL's driver as a string. */
+/** A 64-bit counter: both engines' drivers read it as a number (`postgres-database.ts`). */
 export type Counter = ColumnType<number | string, number, number>;
 
 /** One row per task: what an event replaces as a whole. */
@@ -30,6 +31,11 @@ export interface TasksTable {
   status_time_ms: number | null;
   created_at: string;
   updated_at: string;
+  /**
+   * How many times the row was updated (0 when inserted): instances sharing the database tell
+   * by it whether an image they keep in memory is still the stored task (`task-images.ts`).
+   */
+  version: ColumnType<number, number | undefined, number>;
 }
 
 /** History, append-only: one row per message, in the order the store first saw them. */
@@ -206,16 +212,35 @@ function withStatementCache(sqlite: BetterSqlite3.Database): Pick<BetterSqlite3.
 }
 
 /**
+ * Kysely's migrator over the store's migrations. On PostgreSQL its bookkeeping tables go in
+ * the schema the store's tables go in (the first of the search path): unqualified, the
+ * migrator would take another schema's bookkeeping for its own, as it looks in every schema.
+ */
+export async function createMigrator<DB>(db: Kysely<DB>): Promise<Migrator> {
+  const migrationTableSchema = isPostgres(db) ? await currentSchema(db) : undefined;
+  return new Migrator({ db, provider: new InCodeMigrationProvider(), migrationTableSchema });
+}
+
+/**
  * Applies every migration not applied yet. Called at start-up (by `openStore`), so a new data
  * folder works at once and an upgraded harness upgrades its schema before it serves anything.
+ * On PostgreSQL, kysely's migrator holds an advisory lock while it migrates, so instances
+ * starting together apply each migration once.
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider() });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (await createMigrator(db)).migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName;
     throw new HarnessError('store_failed', `The database schema could not be upgraded${failed ? ` (migration ${failed})` : ''}.`, {
       cause: error,
     });
   }
+}
+
+/** PostgreSQL's schema for new tables: the first schema of the search path that exists. */
+async function currentSchema<DB>(db: Kysely<DB>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new HarnessError('store_failed', 'The PostgreSQL search path names no schema that exists: create it, or set the search path.');
+  return schema;
 }

@@ -7,9 +7,10 @@ import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
 /**
- * The harness's durable storage, opened once at start-up: one SQLite file in the data folder
- * holding tasks, harness task state and the message claims (command replies among them), with
- * its schema migrated before anything reads it.
+ * The harness's durable storage, opened once at start-up: tasks, harness task state and the
+ * message claims (command replies among them), with the schema migrated before anything reads
+ * it. Either one SQLite file in the data folder, which this process alone uses (the default),
+ * or a PostgreSQL database that several harness processes share (`databaseUrl`).
  */
 
 export const DATABASE_FILE_NAME = 'tiny-harness.db';
@@ -17,21 +18,36 @@ export const DATABASE_FILE_NAME = 'tiny-harness.db';
 /** The memory the store's caches may take together by default: 64 MiB. */
 export const DEFAULT_CACHE_BYTES = 64 * 2 ** 20;
 
-export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'> {
-  /** Folder for the database file; created when missing. */
-  dataDir: string;
+export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes' | 'shared'> {
+  /** Folder for the SQLite database file, created when missing; not used with `databaseUrl`. */
+  dataDir?: string;
+  /**
+   * A PostgreSQL database (`postgres://` or `postgresql://` URL) instead of the SQLite file: any
+   * number of harness processes may share it. Its schema is the first of the URL's search path
+   * (`?options=-c%20search_path%3Dname`; default `public`). The URL may hold a password: it is
+   * never logged or put in an error (`describeDatabaseUrl`).
+   */
+  databaseUrl?: string;
   /**
    * The most memory, in bytes (estimated), the store's caches may take together: task images
-   * get fifteen sixteenths, the harness's task state (model choices, usage, links) the rest.
+   * get fifteen sixteenths, the harness's task state (model choices, usage, links) the rest;
+   * on PostgreSQL the task images get it all (task state is read each time there).
    * Default `DEFAULT_CACHE_BYTES`; 0 turns caching off.
    */
   cacheBytes?: number;
-  /** What an acknowledged write survives (see `Durability`); default `normal`. */
+  /** What an acknowledged write survives on SQLite (see `Durability`); default `normal`. PostgreSQL's own settings govern there. */
   durability?: Durability;
+  /** PostgreSQL: told when an idle connection fails (the pool replaces it); see `PostgresDatabaseOptions`. */
+  onConnectionError?: (error: Error) => void;
 }
 
 export interface Store {
   db: Kysely<Database>;
+  /**
+   * Whether other processes may write this database (PostgreSQL): what lives only in this
+   * process's memory (turns, event buses) is then not the whole truth.
+   */
+  shared: boolean;
   tasks: SqlTaskStore;
   state: SqlTaskStateStore;
   claims: SqlMessageClaimStore;
@@ -42,20 +58,25 @@ export interface Store {
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const { dataDir, cacheBytes = DEFAULT_CACHE_BYTES, durability, ...taskOptions } = options;
+  const { dataDir, databaseUrl, cacheBytes = DEFAULT_CACHE_BYTES, durability, onConnectionError, ...taskOptions } = options;
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) throw new RangeError(`cacheBytes must be a whole number of bytes >= 0, not ${cacheBytes}`);
-  const stateBytes = Math.floor(cacheBytes / 16);
-  const db = openSqliteDatabase(join(dataDir, DATABASE_FILE_NAME), durability);
+  if (databaseUrl === undefined && dataDir === undefined) throw new TypeError('openStore needs a dataDir or a databaseUrl');
+  const shared = databaseUrl !== undefined;
+  const stateBytes = shared ? 0 : Math.floor(cacheBytes / 16);
+  const db = shared
+    ? await (await import('./postgres-database.js')).openPostgresDatabase(databaseUrl, { onConnectionError })
+    : openSqliteDatabase(join(dataDir!, DATABASE_FILE_NAME), durability);
   try {
     await migrateToLatest(db);
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes });
-  const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes });
+  const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes, shared });
+  const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
   return {
     db,
+    shared,
     tasks,
     state,
     claims: new SqlMessageClaimStore(db),
@@ -67,10 +88,12 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   };
 }
 
-export { openSqliteDatabase, migrateToLatest } from './database.js';
+export { openSqliteDatabase, migrateToLatest, createMigrator } from './database.js';
+export { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
+export type { PostgresDatabaseOptions } from './postgres-database.js';
 export type * from './database.js';
 export { migrations, InCodeMigrationProvider } from './migrations.js';
-export { SqlTaskStore, DEFAULT_TASK_CACHE_BYTES, type SqlTaskStoreOptions, type TaskScope } from './task-store.js';
+export { SqlTaskStore, DEFAULT_TASK_CACHE_BYTES, type SqlTaskStoreOptions, type InterruptedOptions, type TaskScope } from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlMessageClaimStore } from './message-claim-store.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

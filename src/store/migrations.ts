@@ -1,12 +1,14 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { isPostgres } from './dialect.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
  * the tables with no manual step and no migration files to ship next to `dist/`.
  *
  * Only portable column types and constraints are used (text, integer, bigint, composite
- * primary keys, unique constraints, plain indexes), so the same migrations run on SQLite now
- * and on PostgreSQL later. Never edit a migration that has shipped: add the next one.
+ * primary keys, unique constraints, plain indexes), so the same migrations run on SQLite and
+ * on PostgreSQL; where the two differ, the migration says so. Never edit a migration that has
+ * shipped: add the next one.
  */
 
 /**
@@ -184,6 +186,24 @@ const messageClaims: Migration = {
 };
 
 /**
+ * 0006: a version on each task row, counting its updates, for instances sharing the database:
+ * a save locks the row and compares its version with the image it planned against, a load
+ * compares it with the image it keeps (`task-store.ts`).
+ *
+ * On PostgreSQL also the binary collation ("C") for the text that tasks are listed and paged
+ * by: a database's default collation (e.g. en_US) orders punctuation and case otherwise than
+ * SQLite and the SDK's in-memory store, whose order `list` keeps. SQLite compares bytes already.
+ */
+const taskVersions: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema.alterTable('tasks').addColumn('version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    if (isPostgres(db)) {
+      await sql`alter table tasks alter column id type text collate "C", alter column status_timestamp type text collate "C"`.execute(db);
+    }
+  },
+};
+
+/**
  * 0007: what instances sharing a PostgreSQL database coordinate through
  * (`PostgresCoordination`). Each running instance has a row whose heartbeat (ms since the
  * epoch, by the database's clock) it renews; a turn's lease names the instance running it, and
@@ -231,6 +251,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0003_task_links': createTaskLinks,
   '0004_context_models_by_user': contextModelsByUser,
   '0005_message_claims': messageClaims,
+  '0006_task_versions': taskVersions,
   '0007_coordination': coordinationTables,
 };
 

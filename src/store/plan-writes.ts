@@ -16,7 +16,8 @@ import {
 /**
  * Carrying out a `SavePlan`: first in the database, inside the save's one transaction, then,
  * once that committed, on the in-memory image. If the transaction fails the image is left
- * as it was (the store drops it, and the next use reads the rows again).
+ * as it was (the store drops it, and the next use reads the rows again). Every write of a
+ * stored task adds one to its row's version, and the image follows.
  */
 
 /** Rows per multi-row insert: far below SQLite's and PostgreSQL's bound-parameter limits. */
@@ -57,15 +58,20 @@ export async function writePlan(trx: Transaction<Database> | Kysely<Database>, t
         metadata_json: plan.metadataJson,
         created_at: now,
         updated_at: now,
+        version: 0,
       })
       .execute();
   } else {
-    const set = {
-      ...(plan.statusChanged ? statusColumns(plan) : {}),
-      ...(plan.metadataChanged ? { metadata_json: plan.metadataJson } : {}),
-      updated_at: now,
-    };
-    await trx.updateTable('tasks').set(set).where('id', '=', task.id).execute();
+    await trx
+      .updateTable('tasks')
+      .set((eb) => ({
+        ...(plan.statusChanged ? statusColumns(plan) : {}),
+        ...(plan.metadataChanged ? { metadata_json: plan.metadataJson } : {}),
+        updated_at: now,
+        version: eb('version', '+', 1),
+      }))
+      .where('id', '=', task.id)
+      .execute();
   }
 
   for (const batch of chunks(plan.messages)) {
@@ -98,9 +104,8 @@ export async function writePlan(trx: Transaction<Database> | Kysely<Database>, t
 
 /** The image after the plan committed: `stored` changed in place, or a new image for a new task. */
 export function applyPlan(stored: StoredTask | undefined, task: TaskIdentity, plan: SavePlan, now: string): StoredTask {
-  const image =
-    stored ??
-    newStoredTask({ ...task, createdAt: now, statusJson: plan.statusJson, metadataJson: plan.metadataJson });
+  const image = stored ?? newStoredTask({ ...task, createdAt: now, version: 0, statusJson: plan.statusJson, metadataJson: plan.metadataJson });
+  if (stored) stored.version += 1;
   if (plan.statusChanged) setStoredStatus(image, plan.statusJson);
   if (plan.metadataChanged) setStoredMetadata(image, plan.metadataJson);
   for (const message of plan.messages) addStoredMessage(image, message.json);

@@ -28,6 +28,8 @@ export interface StoredTask {
   tenant: string;
   owner: string;
   createdAt: string;
+  /** The task row's `version` this image matches. */
+  version: number;
   /** `history` has one message per `task_messages` row, in `seq` order. */
   task: Task;
   statusJson: string | null;
@@ -60,6 +62,7 @@ export interface StoredTaskHead {
   tenant: string;
   owner: string;
   createdAt: string;
+  version: number;
   statusJson: string | null;
   metadataJson: string;
 }
@@ -71,6 +74,7 @@ export function newStoredTask(head: StoredTaskHead): StoredTask {
     tenant: head.tenant,
     owner: head.owner,
     createdAt: head.createdAt,
+    version: head.version,
     task: {
       id: head.id,
       contextId: head.contextId,

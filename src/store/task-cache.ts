@@ -32,8 +32,9 @@ export function scopedKey(scope: TaskScope, taskId: string): string {
  * alone answered "not yours" from memory, measurably faster than "no such task".
  *
  * The cache may only hold images that match the database: the store puts an image here
- * after reading it or after a save committed, and drops it when a write fails. It assumes one
- * process writes the database file; a second writer process would leave images here stale.
+ * after reading it or after a save committed, and drops it when a write fails. When other
+ * processes write the same database, each image carries its row's version and is checked
+ * against it before use (`task-images.ts`).
  */
 export class TaskCache {
   private readonly images: ByteLru<StoredTask>;

@@ -19,6 +19,8 @@ export const DEFAULT_PAGE_SIZE = 50;
 
 export interface TaskPage {
   ids: string[];
+  /** Each task's row version, by position: a kept image of another version is outdated. */
+  versions: number[];
   nextPageToken: string;
   pageSize: number;
   totalSize: number;
@@ -55,12 +57,12 @@ function filtered(db: Kysely<Database>, scope: { tenant: string; owner: string }
 export async function queryTaskPage(db: Kysely<Database>, scope: { tenant: string; owner: string }, params: ListTasksRequest): Promise<TaskPage> {
   const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
   const query = filtered(db, scope, params);
-  if (!query) return { ids: [], nextPageToken: '', pageSize, totalSize: 0 };
+  if (!query) return { ids: [], versions: [], nextPageToken: '', pageSize, totalSize: 0 };
 
   const counted = await query.select((eb) => eb.fn.countAll().as('total')).executeTakeFirst();
   const totalSize = Number(counted?.total ?? 0);
 
-  let page = query.select(['id', 'status_timestamp']).orderBy('status_timestamp', 'desc').orderBy('id', 'desc').limit(pageSize + 1);
+  let page = query.select(['id', 'status_timestamp', 'version']).orderBy('status_timestamp', 'desc').orderBy('id', 'desc').limit(pageSize + 1);
   if (params.pageToken) {
     const cursor = decodePageToken(params.pageToken);
     page = page.where((eb) =>
@@ -76,6 +78,7 @@ export async function queryTaskPage(db: Kysely<Database>, scope: { tenant: strin
   const last = pageRows.at(-1);
   return {
     ids: pageRows.map((row) => row.id),
+    versions: pageRows.map((row) => row.version),
     nextPageToken: hasMore && last ? encodePageToken(last.status_timestamp, last.id) : '',
     pageSize,
     totalSize,

@@ -41,6 +41,7 @@ export async function readStoredTasks(
         tenant: row.tenant,
         owner: row.owner,
         createdAt: row.created_at,
+        version: row.version,
         statusJson: row.status_json,
         metadataJson: row.metadata_json,
       }),

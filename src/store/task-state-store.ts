@@ -16,6 +16,13 @@ export interface SqlTaskStateStoreOptions {
    * memory may take together, least recently used dropped first. Default 4 MiB; 0: none kept.
    */
   cacheBytes?: number;
+  /**
+   * Other processes write the same database (instances sharing PostgreSQL), e.g. a `/model`
+   * sent to another instance: nothing is kept in memory, each read asks the database. Checking
+   * a kept value would cost the same round trip as reading it, since every read is one small
+   * query by key (see the README's figures). Default false.
+   */
+  shared?: boolean;
 }
 
 /**
@@ -28,8 +35,9 @@ export class SqlTaskStateStore implements TaskStateStore {
   /**
    * Links are read on every load of a task (they are merged into its metadata), and model
    * choices and usage by every turn and every `/status`, so all are kept in memory once read
-   * or written; only this store writes them. One cache, bounded in bytes, holds the four
-   * kinds under prefixed keys; a value dropped from it is read again on demand.
+   * or written; only this store writes them (unless `shared`: then none is kept). One cache,
+   * bounded in bytes, holds the four kinds under prefixed keys; a value dropped from it is read
+   * again on demand.
    */
   private readonly cache: ByteLru<string | undefined | TokenUsage[] | TaskLinks>;
   /**
@@ -42,7 +50,7 @@ export class SqlTaskStateStore implements TaskStateStore {
     private readonly db: Kysely<Database>,
     options: SqlTaskStateStoreOptions = {},
   ) {
-    this.cache = new ByteLru(options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
+    this.cache = new ByteLru(options.shared ? 0 : (options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES));
   }
 
   async getTaskModel(taskId: string): Promise<string | undefined> {

@@ -1,16 +1,15 @@
 import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Task } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { resolveUserScope, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';
-import { applyPlan, writePlan } from './plan-writes.js';
-import { isEmptyPlan, planSave } from './save-plan.js';
-import { copyTask, type StoredTask } from './stored-task.js';
-import { KeyedLock, scopedKey, TaskCache, type TaskScope } from './task-cache.js';
+import { copyTask } from './stored-task.js';
+import type { TaskScope } from './task-cache.js';
+import { TaskImages, type Alongside, type Decide } from './task-images.js';
 import { queryTaskPage } from './task-list.js';
-import { findTaskScope, readStoredTask, readStoredTasks } from './task-rows.js';
+import { findTaskScope, readStoredTasks } from './task-rows.js';
 
 export type { TaskScope } from './task-cache.js';
 
@@ -25,6 +24,23 @@ export interface SqlTaskStoreOptions {
   ownerResolver?: OwnerResolver;
   /** The clock for row timestamps and recovery statuses; tests may pin it. */
   now?: () => Date;
+  /**
+   * Other processes write the same database (instances sharing PostgreSQL): kept images are
+   * checked against the row's version before use, and every write locks its task's row (see
+   * `TaskImages`). Default false: this process alone writes it (SQLite).
+   */
+  shared?: boolean;
+}
+
+/** Which interrupted tasks `listInterrupted` and `recoverInterrupted` take. */
+export interface InterruptedOptions {
+  /**
+   * Only tasks whose row was last written at least this many milliseconds ago, by the writers'
+   * clocks: on a shared database another instance may be storing the end of a turn just now.
+   */
+  unchangedForMs?: number;
+  /** Only these tasks, e.g. the turns of an instance that stopped without ending them. */
+  taskIds?: readonly string[];
 }
 
 /** 60 MiB: with the task state's 4 MiB (`task-state-store.ts`), the store's default 64 MiB. */
@@ -36,12 +52,12 @@ export const DEFAULT_TASK_CACHE_BYTES = 60 * 2 ** 20;
  * writes only what the event changed (see `save-plan.ts`), so an event on a task with
  * thousands of messages costs about what it costs on a new task. Tasks are scoped by tenant
  * and owner like the SDK's stores, and every read for a caller is made in the caller's scope
- * (cache key and SQL alike), so another user's task costs what a missing one costs. One
- * process is assumed to own the database file.
+ * (cache key and SQL alike), so another user's task costs what a missing one costs. Images
+ * are read and written through `TaskImages`, alone (SQLite) or shared with other instances
+ * (PostgreSQL), where each task's row version keeps every instance's images right.
  */
 export class SqlTaskStore implements TaskStore {
-  private readonly cache: TaskCache;
-  private readonly locks = new KeyedLock();
+  private readonly images: TaskImages;
   private readonly ownerResolver: OwnerResolver;
   private readonly now: () => Date;
 
@@ -49,30 +65,58 @@ export class SqlTaskStore implements TaskStore {
     private readonly db: Kysely<Database>,
     options: SqlTaskStoreOptions = {},
   ) {
-    this.cache = new TaskCache(options.cacheBytes ?? DEFAULT_TASK_CACHE_BYTES);
-    this.ownerResolver = options.ownerResolver ?? resolveUserScope;
     this.now = options.now ?? (() => new Date());
+    this.images = new TaskImages(db, { cacheBytes: options.cacheBytes ?? DEFAULT_TASK_CACHE_BYTES, now: this.now, shared: options.shared ?? false });
+    this.ownerResolver = options.ownerResolver ?? resolveUserScope;
   }
 
   /** A copy of the task the caller may change freely, or undefined if not stored in its scope. */
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const image = await this.image(taskId, this.scopeOf(context));
+    const image = await this.images.read(taskId, this.scopeOf(context));
     return image ? copyTask(image.task) : undefined;
   }
 
   /** Writes what changed since the stored task, in one transaction (see `save-plan.ts`). */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
-    await this.locks.run(scopedKey(scope, task.id), () => this.saveLocked(task, scope));
+    await this.images.write(task.id, scope, () => task);
   }
 
   /**
    * Stores a new task and, in the same transaction, whatever `alongside` writes: both or
    * neither. A task id already stored, in any scope, is refused (`store_failed`).
    */
-  async create(task: Task, context: ServerCallContext, alongside: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+  async create(task: Task, context: ServerCallContext, alongside: Alongside): Promise<void> {
     const scope = this.scopeOf(context);
-    await this.locks.run(scopedKey(scope, task.id), () => this.saveLocked(task, scope, alongside));
+    const refuseStored: Decide = (stored) => {
+      if (stored) throw new HarnessError('store_failed', `Task ${task.id} is stored already; a new task needs a new id.`);
+      return task;
+    };
+    await this.images.write(task.id, scope, refuseStored, alongside);
+  }
+
+  /**
+   * Reads, decides and writes a task as one step: `change` gets a copy of the task as stored
+   * now and returns the task to save (it may change the copy and return it), or undefined to
+   * save nothing. No other write of the task, from this process or (shared) another instance,
+   * comes between the read and the write: the task's lock here, and its row's lock in the
+   * database, are held throughout, so keep `change` short. Returns a copy of the task as saved,
+   * or undefined when `change` returned undefined. A task not stored in the caller's scope is
+   * `TaskNotFoundError`; an error of `change` is passed on and nothing is saved.
+   */
+  async modify(
+    taskId: string,
+    context: ServerCallContext,
+    change: (task: Task) => Promise<Task | undefined> | Task | undefined,
+  ): Promise<Task | undefined> {
+    const scope = this.scopeOf(context);
+    const { image, saved } = await this.images.write(taskId, scope, async (stored) => {
+      if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+      const changed = await change(copyTask(stored.task));
+      if (changed && changed.id !== taskId) throw new HarnessError('store_failed', `A change of task ${taskId} returned task ${changed.id}; nothing was saved.`);
+      return changed;
+    });
+    return saved && image ? copyTask(image.task) : undefined;
   }
 
   /** `ListTasks` in SQL: filters, order and paging of `InMemoryTaskStore.list`. */
@@ -80,11 +124,13 @@ export class SqlTaskStore implements TaskStore {
     const scope = this.scopeOf(context);
     const page = await queryTaskPage(this.db, scope, params);
     const includeArtifacts = params.includeArtifacts ?? false;
-    const missing = page.ids.filter((id) => !this.cache.peek(scope, id));
+    // A kept image of another version than the row's is outdated (shared: another instance wrote).
+    const kept = page.ids.map((id, i) => this.images.kept(scope, id, page.versions[i]!));
+    const missing = page.ids.filter((_, i) => !kept[i]);
     const read = await readStoredTasks(this.db, missing, { withArtifacts: includeArtifacts, scope });
     const tasks: Task[] = [];
-    for (const id of page.ids) {
-      const image = this.cache.peek(scope, id) ?? read.get(id);
+    for (const [i, id] of page.ids.entries()) {
+      const image = kept[i] ?? read.get(id);
       if (!image) continue; // deleted between the two queries
       const task = copyTask(image.task);
       if (!includeArtifacts) task.artifacts = [];
@@ -99,7 +145,7 @@ export class SqlTaskStore implements TaskStore {
    */
   async loadUnscoped(taskId: string): Promise<Task | undefined> {
     const scope = await findTaskScope(this.db, taskId);
-    const image = scope && (await this.image(taskId, scope));
+    const image = scope && (await this.images.read(taskId, scope));
     return image ? copyTask(image.task) : undefined;
   }
 
@@ -109,33 +155,9 @@ export class SqlTaskStore implements TaskStore {
     return scope && { tenant: scope.tenant, owner: scope.owner };
   }
 
-  /** Tasks left SUBMITTED or WORKING: turns in flight when the process last stopped. */
-  async listInterrupted(): Promise<InterruptedTask[]> {
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select(['id', 'context_id', 'tenant', 'owner', 'state'])
-      .where('state', 'in', [...IN_FLIGHT_STATES])
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map((row) => ({ id: row.id, contextId: row.context_id, tenant: row.tenant, owner: row.owner, state: row.state as TaskState }));
-  }
-
-  /**
-   * Read, decide and write as one step: `change` gets a copy of the task as stored now, under
-   * the task's write lock, and what it returns is saved (nothing when it returns undefined).
-   * Resolves with the task as saved, or undefined when the task is not stored in the caller's scope.
-   */
-  async modify(taskId: string, context: ServerCallContext, change: (task: Task) => Promise<Task | undefined> | Task | undefined): Promise<Task | undefined> {
-    const scope = this.scopeOf(context);
-    return this.locks.run(scopedKey(scope, taskId), async () => {
-      const image = await this.imageLocked(taskId, scope);
-      if (!image) return undefined;
-      const changed = await change(copyTask(image.task));
-      if (!changed) return copyTask(image.task);
-      await this.saveLocked(changed, scope);
-      return changed;
-    });
+  /** Tasks left SUBMITTED or WORKING (turns in flight when their process stopped), oldest first. */
+  async listInterrupted(options: InterruptedOptions = {}): Promise<InterruptedTask[]> {
+    return (await this.interruptedRows(options)).map((row) => row.task);
   }
 
   /**
@@ -145,95 +167,76 @@ export class SqlTaskStore implements TaskStore {
    */
   async appendMessage(taskId: string, message: Message, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
-    await this.locks.run(scopedKey(scope, taskId), async () => {
-      const image = await this.imageLocked(taskId, scope);
-      if (!image) throw new TaskNotFoundError(`Task not found: ${taskId}`);
-      if (image.messageIds.has(message.messageId)) return;
-      const task = copyTask(image.task);
+    await this.images.write(taskId, scope, (stored) => {
+      if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+      if (stored.messageIds.has(message.messageId)) return undefined;
+      const task = copyTask(stored.task);
       task.history.push(message);
-      await this.saveLocked(task, scope);
+      return task;
     });
   }
 
   /**
-   * Call once at start-up, before serving: moves every interrupted task to INPUT_REQUIRED with
-   * an agent message as its status message, appended to its history. `makeMessage` is either
-   * the message's text or a function building the whole message. Returns how many tasks.
+   * Moves interrupted tasks (`listInterrupted`, with the same options) to INPUT_REQUIRED, or
+   * the state `stateOf` gives, with an agent message as their status message, appended to their
+   * history. `makeMessage` is either the message's text or a function building the whole
+   * message. Each task is checked again under its lock (and, shared, its row's lock): one that
+   * is no longer in flight, or was written since it was listed (its writer is alive and decides
+   * what comes next), is left alone. Call at start-up, before serving, and (shared) for the
+   * turns of an instance that stopped without ending them. Returns how many tasks it moved.
    */
   async recoverInterrupted(
     makeMessage: string | ((task: InterruptedTask) => Message),
     stateOf: (task: InterruptedTask) => TaskState = () => TaskState.TASK_STATE_INPUT_REQUIRED,
+    options: InterruptedOptions = {},
   ): Promise<number> {
     const build = typeof makeMessage === 'string' ? (task: InterruptedTask) => interruptedTurnMessage(task, makeMessage) : makeMessage;
     let recovered = 0;
-    for (const interrupted of await this.listInterrupted()) {
+    for (const { task: interrupted, version } of await this.interruptedRows(options)) {
       const scope = { tenant: interrupted.tenant, owner: interrupted.owner };
-      await this.locks.run(scopedKey(scope, interrupted.id), async () => {
-        const image = await this.imageLocked(interrupted.id, scope);
-        const state = image?.task.status?.state;
-        if (!image || state === undefined || !IN_FLIGHT_STATES.includes(state)) return;
+      const { saved } = await this.images.write(interrupted.id, scope, (stored) => {
+        const state = stored?.task.status?.state;
+        if (!stored || stored.version !== version || state === undefined || !IN_FLIGHT_STATES.includes(state)) return undefined;
         const message = build(interrupted);
-        const task = copyTask(image.task);
+        const task = copyTask(stored.task);
         task.status = { state: stateOf(interrupted), message, timestamp: this.now().toISOString() };
         task.history.push(message);
-        await this.saveLocked(task, scope);
-        recovered++;
+        return task;
       });
+      if (saved) recovered++;
     }
     return recovered;
   }
 
   /** Forgets every cached image (the next use reads rows again); for tests and benchmarks. */
   clearCache(): void {
-    this.cache.clear();
+    this.images.clear();
   }
 
   /** How many task images are kept in memory and what they weigh; for tests and benchmarks. */
   cacheUsage(): { tasks: number; bytes: number; maxBytes: number } {
-    return { tasks: this.cache.size, bytes: this.cache.bytes, maxBytes: this.cache.maxBytes };
+    return this.images.usage();
   }
 
   private scopeOf(context: ServerCallContext): TaskScope {
     return { tenant: context.tenant ?? '', owner: this.ownerResolver(context) };
   }
 
-  /**
-   * The task's image in `scope`, from the cache or read under the task's lock so no save can
-   * outdate it; undefined when no task has that id in that scope, stored elsewhere or not.
-   */
-  private async image(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
-    return this.cache.get(scope, taskId) ?? this.locks.run(scopedKey(scope, taskId), () => this.imageLocked(taskId, scope));
-  }
-
-  /** Same as `image`, for callers already holding the task's lock. */
-  private async imageLocked(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
-    const cached = this.cache.get(scope, taskId);
-    if (cached) return cached;
-    const stored = await readStoredTask(this.db, taskId, scope);
-    if (stored) this.cache.set(stored);
-    return stored;
-  }
-
-  /** Saves under the task's lock; with `alongside`, only a new task, with those writes in its transaction. */
-  private async saveLocked(task: Task, scope: TaskScope, alongside?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
-    const stored = await this.imageLocked(task.id, scope);
-    if (alongside && stored) throw new HarnessError('store_failed', `Task ${task.id} is stored already; a new task needs a new id.`);
-    const plan = planSave(stored, task);
-    if (isEmptyPlan(plan) && !alongside) return;
-    const identity = { id: task.id, contextId: stored?.task.contextId ?? task.contextId, ...scope };
-    const now = this.now().toISOString();
-    try {
-      await this.db.transaction().execute(async (trx) => {
-        await writePlan(trx, identity, plan, now);
-        await alongside?.(trx);
-      });
-      this.cache.set(applyPlan(stored, identity, plan, now));
-    } catch (error) {
-      this.cache.delete(scope, task.id);
-      // A new task whose id is taken in another scope: its insert failed on the key.
-      const owner = plan.isNew ? await findTaskScope(this.db, task.id).catch(() => undefined) : undefined;
-      if (owner) throw new HarnessError('store_failed', `Task ${task.id} is stored for another tenant or owner; it was not saved.`, { cause: error });
-      throw new HarnessError('store_failed', `Task ${task.id} could not be saved.`, { cause: error });
-    }
+  /** Interrupted tasks with the row version they were listed at. */
+  private async interruptedRows(options: InterruptedOptions): Promise<Array<{ task: InterruptedTask; version: number }>> {
+    const { unchangedForMs, taskIds } = options;
+    if (unchangedForMs !== undefined && !(unchangedForMs >= 0)) throw new RangeError(`unchangedForMs must be a number of milliseconds >= 0, not ${unchangedForMs}`);
+    if (taskIds?.length === 0) return [];
+    let query = this.db
+      .selectFrom('tasks')
+      .select(['id', 'context_id', 'tenant', 'owner', 'state', 'version'])
+      .where('state', 'in', [...IN_FLIGHT_STATES]);
+    if (unchangedForMs !== undefined) query = query.where('updated_at', '<=', new Date(this.now().getTime() - unchangedForMs).toISOString());
+    if (taskIds) query = query.where('id', 'in', [...taskIds]);
+    const rows = await query.orderBy('created_at').orderBy('id').execute();
+    return rows.map((row) => ({
+      task: { id: row.id, contextId: row.context_id, tenant: row.tenant, owner: row.owner, state: row.state as TaskState },
+      version: row.version,
+    }));
   }
 }

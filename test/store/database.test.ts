@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, openStore } from '../../src/store/index.js';
 
-/** The SQLite connection: its durability setting, its prepared-statement cache. */
+/** The SQLite connection: its durability setting, its prepared-statement cache. About SQLite itself, so SQLite only. */
 describe('openSqliteDatabase', () => {
   it('flushes every commit to the disk with durability "full", and only at checkpoints with "normal" (the default)', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'th-db-'));

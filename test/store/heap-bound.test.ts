@@ -10,6 +10,8 @@ import { startServerProcess } from '../e2e/process.js';
  * Memory stays bounded however much is stored: the real command line, in a child process
  * whose heap is capped far below what the test sends, keeps serving. With a cache bounded
  * by a count of tasks, 4 MB messages filled a 4 GB heap and the process died of it.
+ * SQLite only: the bound is the same code on both backends (task-cache.test.ts checks it on
+ * each); this proves it once through the real command line.
  */
 
 const HEAP_MB = 96;

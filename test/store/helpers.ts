@@ -7,31 +7,110 @@ import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { migrateToLatest, openStore, type Database, type OpenStoreOptions, type SqlTaskStateStore, type Store } from '../../src/store/index.js';
+import { openPostgresDatabase } from '../../src/store/postgres-database.js';
+import { needs } from '../needs.js';
+import { POSTGRES, tempSchema } from '../support/postgres.js';
 
-/** Shared set-up for the store tests: temporary data folders, call contexts, task builders. */
+/**
+ * Shared set-up for the store tests: the two backends every store test runs on, temporary
+ * databases of each, call contexts, task builders.
+ */
+
+/** Where a test's database lives: a SQLite file in a temporary folder, or a PostgreSQL schema. */
+interface TempDatabase {
+  /** What `openStore` is given to open it. */
+  where: Pick<OpenStoreOptions, 'dataDir' | 'databaseUrl'>;
+  /** The SQLite folder; undefined on PostgreSQL. */
+  dir?: string;
+  /** Removes the database and everything in it. */
+  drop(): Promise<void>;
+}
+
+export interface StoreBackend {
+  /** For test titles: "SQLite" or "PostgreSQL". */
+  readonly name: string;
+  /** Whether several stores (harness instances) may share one database of this kind. */
+  readonly shared: boolean;
+  /**
+   * Options for `describe`: skipped with the hint where this backend is missing (a failure
+   * under CI, see `needs`). Asked once per test file.
+   */
+  readonly needs: { skip?: string };
+  /** A new, empty database. */
+  create(): Promise<TempDatabase>;
+}
+
+export const SQLITE: StoreBackend = {
+  name: 'SQLite',
+  shared: false,
+  needs: {},
+  async create() {
+    const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-store-'));
+    return { where: { dataDir: dir }, dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+};
+
+let postgresNeeds: { skip?: string } | undefined;
+
+export const POSTGRESQL: StoreBackend = {
+  name: 'PostgreSQL',
+  shared: true,
+  get needs() {
+    return (postgresNeeds ??= needs(POSTGRES));
+  },
+  async create() {
+    const schema = await tempSchema();
+    return { where: { databaseUrl: schema.url }, drop: () => schema.drop() };
+  },
+};
+
+/** Every store test runs on each of these (the PostgreSQL ones where `needs(POSTGRES)` allows). */
+export const storeBackends: readonly StoreBackend[] = [SQLITE, POSTGRESQL];
 
 export interface TempStore {
-  dir: string;
+  backend: StoreBackend;
+  /** The SQLite folder (for tests of SQLite itself); undefined on PostgreSQL. */
+  dir?: string;
+  /** What `openStore` is given to open this database. */
+  where: Pick<OpenStoreOptions, 'dataDir' | 'databaseUrl'>;
   store: Store;
-  /** Closes the store and opens it again on the same file (a restart). */
-  reopen(options?: Omit<OpenStoreOptions, 'dataDir'>): Promise<Store>;
-  /** Closes the store and removes the folder. */
+  /** Closes the store and opens it again on the same database (a restart). */
+  reopen(options?: Omit<OpenStoreOptions, 'dataDir' | 'databaseUrl'>): Promise<Store>;
+  /** Another store on the same database, as a second harness instance would open it; closed by `dispose`. */
+  another(options?: Omit<OpenStoreOptions, 'dataDir' | 'databaseUrl'>): Promise<Store>;
+  /** Closes the stores and removes the database. */
   dispose(): Promise<void>;
 }
 
-export async function tempStore(options: Omit<OpenStoreOptions, 'dataDir'> = {}): Promise<TempStore> {
-  const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-store-'));
+/** A store on a new, empty database of `backend` (SQLite by default). */
+export async function tempStore(backend: StoreBackend = SQLITE, options: Omit<OpenStoreOptions, 'dataDir' | 'databaseUrl'> = {}): Promise<TempStore> {
+  const database = await backend.create();
+  const others: Store[] = [];
+  let store: Store;
+  try {
+    store = await openStore({ ...database.where, ...options });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
   const handle: TempStore = {
-    dir,
-    store: await openStore({ dataDir: dir, ...options }),
+    backend,
+    dir: database.dir,
+    where: database.where,
+    store,
     async reopen(again = options) {
       await handle.store.close();
-      handle.store = await openStore({ dataDir: dir, ...again });
+      handle.store = await openStore({ ...database.where, ...again });
       return handle.store;
     },
+    async another(again = options) {
+      const other = await openStore({ ...database.where, ...again });
+      others.push(other);
+      return other;
+    },
     async dispose() {
-      await handle.store.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      for (const open of [handle.store, ...others]) await open.close().catch(() => undefined);
+      await database.drop();
     },
   };
   return handle;
@@ -84,21 +163,44 @@ export interface RecordedQuery {
   parameters: readonly unknown[];
 }
 
+/** A database of `backend` with no table yet, opened as the store opens it (with `log`, when given). */
+export async function emptyDatabase(
+  backend: StoreBackend = SQLITE,
+  log?: (event: { level: string; query: { sql: string; parameters: readonly unknown[] } }) => void,
+): Promise<{ db: Kysely<Database>; url?: string; dispose(): Promise<void> }> {
+  const database = await backend.create();
+  const url = database.where.databaseUrl;
+  try {
+    const db = url
+      ? await openPostgresDatabase(url, { log })
+      : new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(join(database.dir!, 'test.db')) }), log });
+    return {
+      db,
+      url,
+      async dispose() {
+        await db.destroy();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
 /**
- * A migrated database on a file in `dir` whose every query is recorded, to check what a save
- * writes (and that it reads nothing on a cache hit).
+ * A migrated database of `backend` whose every query is recorded, to check what a save writes
+ * (and what it reads on a cache hit). SQLite's is a plain connection, without the statement
+ * cache; PostgreSQL's the store's own pool on a new schema.
  */
-export async function recordingDatabase(dir: string): Promise<{ db: Kysely<Database>; queries: RecordedQuery[] }> {
+export async function recordingDatabase(backend: StoreBackend = SQLITE): Promise<{ db: Kysely<Database>; queries: RecordedQuery[]; dispose(): Promise<void> }> {
   const queries: RecordedQuery[] = [];
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: new BetterSqlite3(join(dir, 'recorded.db')) }),
-    log: (event) => {
-      if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: event.query.parameters });
-    },
+  const { db, dispose } = await emptyDatabase(backend, (event) => {
+    if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: event.query.parameters });
   });
   await migrateToLatest(db);
   queries.length = 0;
-  return { db, queries };
+  return { db, queries, dispose };
 }
 
 /** Links `childId` to `parentId` as a sub-task start does, without storing the child task itself. */

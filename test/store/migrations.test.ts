@@ -1,45 +1,120 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator, sql, type Kysely } from 'kysely';
-import { InCodeMigrationProvider, migrateToLatest, openSqliteDatabase } from '../../src/store/index.js';
+import { sql, type Kysely } from 'kysely';
+import { createMigrator, migrateToLatest, migrations, SqlTaskStore } from '../../src/store/index.js';
+import { openPostgresDatabase } from '../../src/store/postgres-database.js';
+import { callContext, emptyDatabase, newTask, POSTGRESQL, storeBackends } from './helpers.js';
+import { tempSchema } from '../support/postgres.js';
 
-/** Upgrading a database written before harness state was kept per user (migrations 0004, 0005). */
-describe('migrations 0004 and 0005: harness state by user', () => {
-  it('CMD-34, CMD-35: command replies become accepted claims of their task\'s owner, context choices go to the users who chose them', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'th-migrate-'));
-    const db = openSqliteDatabase(join(folder, 'old.db')) as Kysely<any>;
+/** Upgrading databases written by earlier versions, on each backend; instances migrating together (PostgreSQL). */
+
+const task = (id: string, owner: string, contextId: string) => ({
+  id, context_id: contextId, tenant: '', owner, state: 6, status_json: null, metadata_json: '{}', status_timestamp: '', status_time_ms: null, created_at: '', updated_at: '',
+});
+
+for (const backend of storeBackends) {
+  describe(`migrations on ${backend.name}`, backend.needs, () => {
+    it("CMD-34, CMD-35 (0004, 0005): command replies become accepted claims of their task's owner, context choices go to the users who chose them", async () => {
+      const { db: typed, dispose } = await emptyDatabase(backend);
+      const db = typed as Kysely<any>;
+      try {
+        const { error } = await (await createMigrator(db)).migrateTo('0003_task_links');
+        assert.equal(error, undefined);
+        await db.insertInto('tasks').values([task('ta', 'alice', 'shared'), task('tb', 'bob', 'shared'), task('tc', 'carol', 'hers')]).execute();
+        await db.insertInto('command_replies').values([
+          { task_id: 'ta', message_id: 'm1', reply_json: '{"taskId":"ta"}' },
+          { task_id: 'gone', message_id: 'm2', reply_json: '{}' }, // a reply whose task is not stored
+        ]).execute();
+        // Alice chose `large` in the shared context; bob's task there kept the default; carol chose `small`.
+        await db.insertInto('task_settings').values([{ task_id: 'ta', model: 'p:large' }, { task_id: 'tc', model: 'p:small' }]).execute();
+        await db.insertInto('context_settings').values([{ context_id: 'shared', model: 'p:large' }, { context_id: 'hers', model: 'p:small' }]).execute();
+
+        await migrateToLatest(db);
+
+        assert.deepEqual(await db.selectFrom('message_claims').selectAll().execute(), [
+          { tenant: '', owner: 'alice', message_id: 'm1', digest: '', task_id: 'ta', reply_json: '{"taskId":"ta"}' },
+        ]);
+        assert.deepEqual(await db.selectFrom('context_models').selectAll().orderBy('owner').execute(), [
+          { tenant: '', owner: 'alice', context_id: 'shared', model: 'p:large' },
+          { tenant: '', owner: 'carol', context_id: 'hers', model: 'p:small' },
+        ]);
+        await assert.rejects(db.selectFrom('command_replies').selectAll().execute(), 'the old tables are gone');
+        await assert.rejects(db.selectFrom('context_settings').selectAll().execute());
+      } finally {
+        await dispose();
+      }
+    });
+
+    it('0006: tasks stored before have version 0, and every save of a task adds one', async () => {
+      const { db, dispose } = await emptyDatabase(backend);
+      try {
+        assert.equal((await (await createMigrator(db)).migrateTo('0005_message_claims')).error, undefined);
+        await (db as Kysely<any>).insertInto('tasks').values(task('old', 'alice', 'c')).execute();
+        await migrateToLatest(db);
+        assert.deepEqual(await db.selectFrom('tasks').select(['id', 'version']).execute(), [{ id: 'old', version: 0 }]);
+
+        const store = new SqlTaskStore(db, { shared: backend.shared });
+        const alice = callContext('alice');
+        const fresh = newTask();
+        await store.save(fresh, alice);
+        for (let i = 0; i < 3; i++) await store.save({ ...fresh, metadata: { round: i } }, alice);
+        const version = await db.selectFrom('tasks').select('version').where('id', '=', fresh.id).executeTakeFirstOrThrow();
+        assert.equal(version.version, 3);
+        await store.save({ ...fresh, metadata: { round: 2 } }, alice);
+        assert.equal((await db.selectFrom('tasks').select('version').where('id', '=', fresh.id).executeTakeFirstOrThrow()).version, 3, 'a save that changes nothing writes nothing');
+      } finally {
+        await dispose();
+      }
+    });
+  });
+}
+
+describe('migrations on PostgreSQL, several instances', POSTGRESQL.needs, () => {
+  it('migrates one new schema once when two instances start at the same moment (kysely holds an advisory lock)', async () => {
+    for (let round = 0; round < 3; round++) {
+      const schema = await tempSchema();
+      const [a, b] = await Promise.all([openPostgresDatabase(schema.url), openPostgresDatabase(schema.url)]);
+      try {
+        await Promise.all([migrateToLatest(a), migrateToLatest(b)]);
+        const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(a);
+        assert.deepEqual(applied.rows.map((row) => row.name), Object.keys(migrations).sort());
+        assert.deepEqual(await b.selectFrom('tasks').select('id').execute(), []);
+      } finally {
+        await Promise.all([a.destroy(), b.destroy()]);
+        await schema.drop();
+      }
+    }
+  });
+
+  it('keeps its migration bookkeeping in its own schema, beside another migrated schema of the same database', async () => {
+    const [first, second] = [await tempSchema(), await tempSchema()];
+    const a = await openPostgresDatabase(first.url);
+    const b = await openPostgresDatabase(second.url);
     try {
-      const { error } = await new Migrator({ db, provider: new InCodeMigrationProvider() }).migrateTo('0003_task_links');
-      assert.equal(error, undefined);
-      const task = (id: string, owner: string, contextId: string) => ({
-        id, context_id: contextId, tenant: '', owner, state: 6, status_json: null, metadata_json: '{}', status_timestamp: '', status_time_ms: null, created_at: '', updated_at: '',
-      });
-      await db.insertInto('tasks').values([task('ta', 'alice', 'shared'), task('tb', 'bob', 'shared'), task('tc', 'carol', 'hers')]).execute();
-      await db.insertInto('command_replies').values([
-        { task_id: 'ta', message_id: 'm1', reply_json: '{"taskId":"ta"}' },
-        { task_id: 'gone', message_id: 'm2', reply_json: '{}' }, // a reply whose task is not stored
-      ]).execute();
-      // Alice chose `large` in the shared context; bob's task there kept the default; carol chose `small`.
-      await db.insertInto('task_settings').values([{ task_id: 'ta', model: 'p:large' }, { task_id: 'tc', model: 'p:small' }]).execute();
-      await db.insertInto('context_settings').values([{ context_id: 'shared', model: 'p:large' }, { context_id: 'hers', model: 'p:small' }]).execute();
-
-      await migrateToLatest(db);
-
-      assert.deepEqual(await db.selectFrom('message_claims').selectAll().execute(), [
-        { tenant: '', owner: 'alice', message_id: 'm1', digest: '', task_id: 'ta', reply_json: '{"taskId":"ta"}' },
-      ]);
-      assert.deepEqual(await db.selectFrom('context_models').selectAll().orderBy('owner').execute(), [
-        { tenant: '', owner: 'alice', context_id: 'shared', model: 'p:large' },
-        { tenant: '', owner: 'carol', context_id: 'hers', model: 'p:small' },
-      ]);
-      const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name in ('command_replies', 'context_settings')`.execute(db);
-      assert.deepEqual(rows, [], 'the old tables are gone');
+      await migrateToLatest(a);
+      await migrateToLatest(b);
+      for (const [db, schema] of [[a, first], [b, second]] as const) {
+        const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = ${schema.schema} and table_name like 'kysely%' order by table_name`.execute(db);
+        assert.deepEqual(rows.map((row) => row.table_name), ['kysely_migration', 'kysely_migration_lock']);
+      }
     } finally {
-      await db.destroy();
-      rmSync(folder, { recursive: true, force: true });
+      await Promise.all([a.destroy(), b.destroy()]);
+      await Promise.all([first.drop(), second.drop()]);
+    }
+  });
+
+  it('0006: tasks are listed and paged by their ids and timestamps in binary order, as on SQLite and in the SDK', async () => {
+    const { db, dispose } = await emptyDatabase(POSTGRESQL);
+    try {
+      await migrateToLatest(db);
+      const { rows } = await sql<{ column_name: string; collation_name: string }>`select column_name, collation_name from information_schema.columns
+        where table_schema = current_schema() and table_name = 'tasks' and column_name in ('id', 'status_timestamp') order by column_name`.execute(db);
+      assert.deepEqual(rows, [
+        { column_name: 'id', collation_name: 'C' },
+        { column_name: 'status_timestamp', collation_name: 'C' },
+      ]);
+    } finally {
+      await dispose();
     }
   });
 });

@@ -1,145 +1,150 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { linkSubtask, message, tempStore, type TempStore } from './helpers.js';
+import { linkSubtask, message, storeBackends, tempStore, type TempStore } from './helpers.js';
 
-/** The harness's own task state and the message claims (command replies among them), all durable. */
+/** The harness's own task state and the message claims (command replies among them), all durable, on each backend. */
 
 const c1 = { tenant: '', owner: 'alice', contextId: 'c1' };
 
-describe('SqlTaskStateStore', () => {
-  let temp: TempStore;
-  beforeEach(async () => {
-    temp = await tempStore();
-  });
-  afterEach(async () => {
-    await temp.dispose();
-  });
+for (const backend of storeBackends) {
+  describe(`SqlTaskStateStore on ${backend.name}`, backend.needs, () => {
+    let temp: TempStore;
+    beforeEach(async () => {
+      temp = await tempStore(backend);
+    });
+    afterEach(async () => {
+      await temp.dispose();
+    });
 
-  it('stores the task model and the context latest choice', async () => {
-    const { state } = temp.store;
-    assert.equal(await state.getTaskModel('t1'), undefined);
-    assert.equal(await state.getContextModel(c1), undefined);
-    await state.setTaskModel('t1', c1, 'local:small');
-    await state.setTaskModel('t2', c1, 'local:large');
-    await state.setTaskModel('t1', c1, 'local:medium');
-    const reopened = (await temp.reopen()).state;
-    assert.equal(await reopened.getTaskModel('t1'), 'local:medium');
-    assert.equal(await reopened.getTaskModel('t2'), 'local:large');
-    assert.equal(await reopened.getContextModel(c1), 'local:medium');
-  });
+    it('stores the task model and the context latest choice', async () => {
+      const { state } = temp.store;
+      assert.equal(await state.getTaskModel('t1'), undefined);
+      assert.equal(await state.getContextModel(c1), undefined);
+      await state.setTaskModel('t1', c1, 'local:small');
+      await state.setTaskModel('t2', c1, 'local:large');
+      await state.setTaskModel('t1', c1, 'local:medium');
+      const reopened = (await temp.reopen()).state;
+      assert.equal(await reopened.getTaskModel('t1'), 'local:medium');
+      assert.equal(await reopened.getTaskModel('t2'), 'local:large');
+      assert.equal(await reopened.getContextModel(c1), 'local:medium');
+    });
 
-  it('CMD-35: keeps the model last chosen in a context per user: another user naming the same context neither sees nor changes it', async () => {
-    const { state } = temp.store;
-    const bobsC1 = { ...c1, owner: 'bob' };
-    const otherTenant = { ...c1, tenant: 'acme' };
-    await state.setTaskModel('t1', c1, 'local:small');
-    assert.equal(await state.getContextModel(bobsC1), undefined);
-    assert.equal(await state.getContextModel(otherTenant), undefined);
-    await state.setTaskModel('t2', bobsC1, 'local:large');
-    for (const read of [state, (await temp.reopen()).state]) {
-      assert.equal(await read.getContextModel(c1), 'local:small');
-      assert.equal(await read.getContextModel(bobsC1), 'local:large');
+    it('CMD-35: keeps the model last chosen in a context per user: another user naming the same context neither sees nor changes it', async () => {
+      const { state } = temp.store;
+      const bobsC1 = { ...c1, owner: 'bob' };
+      const otherTenant = { ...c1, tenant: 'acme' };
+      await state.setTaskModel('t1', c1, 'local:small');
+      assert.equal(await state.getContextModel(bobsC1), undefined);
+      assert.equal(await state.getContextModel(otherTenant), undefined);
+      await state.setTaskModel('t2', bobsC1, 'local:large');
+      // This store, and another on the same database (a restart, or another instance).
+      for (const read of [state, (await temp.another()).state]) {
+        assert.equal(await read.getContextModel(c1), 'local:small');
+        assert.equal(await read.getContextModel(bobsC1), 'local:large');
+      }
+    });
+
+    it('adds usage per model and reports it in first-use order', async () => {
+      const { state } = temp.store;
+      assert.deepStrictEqual(await state.getUsage('t1'), []);
+      await state.addUsage('t1', { model: 'zeta', inputTokens: 10, outputTokens: 1 });
+      await state.addUsage('t1', { model: 'alpha', inputTokens: 5, outputTokens: 2 });
+      await Promise.all([
+        state.addUsage('t1', { model: 'zeta', inputTokens: 100, outputTokens: 10 }),
+        state.addUsage('t1', { model: 'zeta', inputTokens: 1000, outputTokens: 100 }),
+      ]);
+      await state.addUsage('t2', { model: 'alpha', inputTokens: 3_000_000_000, outputTokens: 1 });
+      await state.addUsage('t2', { model: 'alpha', inputTokens: 3_000_000_000, outputTokens: 1 });
+      const reopened = (await temp.reopen()).state;
+      assert.deepStrictEqual(await reopened.getUsage('t1'), [
+        { model: 'zeta', inputTokens: 1110, outputTokens: 111 },
+        { model: 'alpha', inputTokens: 5, outputTokens: 2 },
+      ]);
+      assert.deepStrictEqual(await reopened.getUsage('t2'), [{ model: 'alpha', inputTokens: 6_000_000_000, outputTokens: 2 }]);
+    });
+
+    it('answers from memory what the database holds, with reads and writes running together', async () => {
+      const { state } = temp.store;
+      for (let round = 0; round < 20; round += 1) {
+        // A read started before each write, one after, and reads after both.
+        const pending = [state.getTaskModel('t1'), state.getContextModel(c1), state.getUsage('t1'), state.getLinks('p1')];
+        const writes = [
+          state.setTaskModel('t1', c1, `m${round}`),
+          state.addUsage('t1', { model: `m${round % 3}`, inputTokens: 1, outputTokens: 2 }),
+          linkSubtask(state, temp.store.db, 'p1', `child${round}`),
+        ];
+        pending.push(state.getTaskModel('t1'), state.getUsage('t1'), state.getLinks('p1'));
+        await Promise.all([...pending, ...writes]);
+        assert.equal(await state.getTaskModel('t1'), `m${round}`);
+        assert.equal(await state.getContextModel(c1), `m${round}`);
+        assert.equal((await state.getLinks('p1')).children.length, round + 1);
+        const total = (await state.getUsage('t1')).reduce((sum, entry) => sum + entry.inputTokens, 0);
+        assert.equal(total, round + 1);
+      }
+      const fromMemory = await state.getUsage('t1');
+      fromMemory[0]!.inputTokens = 999; // a caller changing its copy changes nothing kept
+      const fromRows = (await temp.another()).state;
+      assert.deepStrictEqual(await state.getUsage('t1'), await fromRows.getUsage('t1'));
+      assert.deepStrictEqual(await state.getLinks('p1'), await fromRows.getLinks('p1'));
+    });
+  });
+}
+
+for (const backend of storeBackends) {
+  describe(`SqlMessageClaimStore on ${backend.name}`, backend.needs, () => {
+    let temp: TempStore;
+    beforeEach(async () => {
+      temp = await tempStore(backend);
+    });
+    afterEach(async () => {
+      await temp.dispose();
+    });
+
+    const alice = { tenant: '', owner: 'alice' };
+    const bob = { tenant: '', owner: 'bob' };
+
+    function reply(text: string): TaskStatusUpdateEvent {
+      const answer = message('t1', 'c1', Role.ROLE_AGENT, text);
+      answer.metadata = { command: 'status' };
+      answer.parts.push({ content: { $case: 'raw', value: Buffer.from('bytes') }, mediaType: 'application/octet-stream', filename: 'b', metadata: {} });
+      return {
+        taskId: 't1',
+        contextId: 'c1',
+        status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: answer, timestamp: new Date().toISOString() },
+        metadata: { command: 'status' },
+      };
     }
-  });
 
-  it('adds usage per model and reports it in first-use order', async () => {
-    const { state } = temp.store;
-    assert.deepStrictEqual(await state.getUsage('t1'), []);
-    await state.addUsage('t1', { model: 'zeta', inputTokens: 10, outputTokens: 1 });
-    await state.addUsage('t1', { model: 'alpha', inputTokens: 5, outputTokens: 2 });
-    await Promise.all([
-      state.addUsage('t1', { model: 'zeta', inputTokens: 100, outputTokens: 10 }),
-      state.addUsage('t1', { model: 'zeta', inputTokens: 1000, outputTokens: 100 }),
-    ]);
-    await state.addUsage('t2', { model: 'alpha', inputTokens: 3_000_000_000, outputTokens: 1 });
-    await state.addUsage('t2', { model: 'alpha', inputTokens: 3_000_000_000, outputTokens: 1 });
-    const reopened = (await temp.reopen()).state;
-    assert.deepStrictEqual(await reopened.getUsage('t1'), [
-      { model: 'zeta', inputTokens: 1110, outputTokens: 111 },
-      { model: 'alpha', inputTokens: 5, outputTokens: 2 },
-    ]);
-    assert.deepStrictEqual(await reopened.getUsage('t2'), [{ model: 'alpha', inputTokens: 6_000_000_000, outputTokens: 2 }]);
-  });
+    it('CMD-34: a claim is new once per user and id; once accepted it answers with its outcome, the first kept, after a restart too', async () => {
+      const { claims } = temp.store;
+      assert.equal(await claims.claim(alice, 'm1', 'd1'), undefined, 'a new id');
+      const first = reply('first');
+      await claims.accept(alice, 'm1', { taskId: 't1', reply: first });
+      await claims.accept(alice, 'm1', { taskId: 't2', reply: reply('second') });
+      assert.equal(await claims.claim(bob, 'm1', 'd1'), undefined, "bob's m1 is not alice's");
+      const again = await (await temp.reopen()).claims.claim(alice, 'm1', 'd2');
+      assert.deepStrictEqual(again, { digest: 'd1', outcome: { taskId: 't1', reply: first } });
+      assert.equal(again?.outcome?.reply?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      await temp.store.claims.accept(alice, 'm2', { taskId: 't3' });
+      assert.equal(await temp.store.claims.claim(alice, 'm2', 'd3'), undefined, 'accepting an id never claimed records nothing');
+    });
 
-  it('answers from memory what the database holds, with reads and writes running together', async () => {
-    const { state } = temp.store;
-    for (let round = 0; round < 20; round += 1) {
-      // A read started before each write, one after, and reads after both.
-      const pending = [state.getTaskModel('t1'), state.getContextModel(c1), state.getUsage('t1'), state.getLinks('p1')];
-      const writes = [
-        state.setTaskModel('t1', c1, `m${round}`),
-        state.addUsage('t1', { model: `m${round % 3}`, inputTokens: 1, outputTokens: 2 }),
-        linkSubtask(state, temp.store.db, 'p1', `child${round}`),
-      ];
-      pending.push(state.getTaskModel('t1'), state.getUsage('t1'), state.getLinks('p1'));
-      await Promise.all([...pending, ...writes]);
-      assert.equal(await state.getTaskModel('t1'), `m${round}`);
-      assert.equal(await state.getContextModel(c1), `m${round}`);
-      assert.equal((await state.getLinks('p1')).children.length, round + 1);
-      const total = (await state.getUsage('t1')).reduce((sum, entry) => sum + entry.inputTokens, 0);
-      assert.equal(total, round + 1);
-    }
-    const fromMemory = await state.getUsage('t1');
-    fromMemory[0]!.inputTokens = 999; // a caller changing its copy changes nothing kept
-    const reopened = (await temp.reopen()).state;
-    assert.deepStrictEqual(await state.getUsage('t1'), await reopened.getUsage('t1'));
-    assert.deepStrictEqual(await state.getLinks('p1'), await reopened.getLinks('p1'));
+    it('CMD-34: an ordinary message has no reply; a released or never accepted claim frees its id', async () => {
+      const { claims } = temp.store;
+      await claims.claim(alice, 'turn', 'd1');
+      await claims.accept(alice, 'turn', { taskId: 't1' });
+      assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), { digest: 'd1', outcome: { taskId: 't1', reply: undefined } });
+      await claims.claim(alice, 'refused', 'd1');
+      await claims.release(alice, 'refused');
+      assert.equal(await claims.claim(alice, 'refused', 'd2'), undefined);
+      await claims.claim(alice, 'cut', 'd1'); // and the process stops before it is accepted
+      const reopened = (await temp.reopen()).claims;
+      assert.equal(await reopened.claim(alice, 'cut', 'd2'), undefined, 'taken over, with its new content');
+      await reopened.accept(alice, 'cut', { taskId: 't9' });
+      assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
+      await reopened.release(alice, 'turn');
+      assert.equal((await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId, 't1', 'an accepted claim is never released');
+    });
   });
-});
-
-describe('SqlMessageClaimStore', () => {
-  let temp: TempStore;
-  beforeEach(async () => {
-    temp = await tempStore();
-  });
-  afterEach(async () => {
-    await temp.dispose();
-  });
-
-  const alice = { tenant: '', owner: 'alice' };
-  const bob = { tenant: '', owner: 'bob' };
-
-  function reply(text: string): TaskStatusUpdateEvent {
-    const answer = message('t1', 'c1', Role.ROLE_AGENT, text);
-    answer.metadata = { command: 'status' };
-    answer.parts.push({ content: { $case: 'raw', value: Buffer.from('bytes') }, mediaType: 'application/octet-stream', filename: 'b', metadata: {} });
-    return {
-      taskId: 't1',
-      contextId: 'c1',
-      status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: answer, timestamp: new Date().toISOString() },
-      metadata: { command: 'status' },
-    };
-  }
-
-  it('CMD-34: a claim is new once per user and id; once accepted it answers with its outcome, the first kept, after a restart too', async () => {
-    const { claims } = temp.store;
-    assert.equal(await claims.claim(alice, 'm1', 'd1'), undefined, 'a new id');
-    const first = reply('first');
-    await claims.accept(alice, 'm1', { taskId: 't1', reply: first });
-    await claims.accept(alice, 'm1', { taskId: 't2', reply: reply('second') });
-    assert.equal(await claims.claim(bob, 'm1', 'd1'), undefined, "bob's m1 is not alice's");
-    const again = await (await temp.reopen()).claims.claim(alice, 'm1', 'd2');
-    assert.deepStrictEqual(again, { digest: 'd1', outcome: { taskId: 't1', reply: first } });
-    assert.equal(again?.outcome?.reply?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    await temp.store.claims.accept(alice, 'm2', { taskId: 't3' });
-    assert.equal(await temp.store.claims.claim(alice, 'm2', 'd3'), undefined, 'accepting an id never claimed records nothing');
-  });
-
-  it('CMD-34: an ordinary message has no reply; a released or never accepted claim frees its id', async () => {
-    const { claims } = temp.store;
-    await claims.claim(alice, 'turn', 'd1');
-    await claims.accept(alice, 'turn', { taskId: 't1' });
-    assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), { digest: 'd1', outcome: { taskId: 't1', reply: undefined } });
-    await claims.claim(alice, 'refused', 'd1');
-    await claims.release(alice, 'refused');
-    assert.equal(await claims.claim(alice, 'refused', 'd2'), undefined);
-    await claims.claim(alice, 'cut', 'd1'); // and the process stops before it is accepted
-    const reopened = (await temp.reopen()).claims;
-    assert.equal(await reopened.claim(alice, 'cut', 'd2'), undefined, 'taken over, with its new content');
-    await reopened.accept(alice, 'cut', { taskId: 't9' });
-    assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
-    await reopened.release(alice, 'turn');
-    assert.equal((await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId, 't1', 'an accepted claim is never released');
-  });
-});
+}

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ByteLru } from '../../src/store/byte-lru.js';
 import { SqlTaskStateStore, SqlTaskStore } from '../../src/store/index.js';
-import { artifact, callContext, linkSubtask, message, newTask, recordingDatabase, tempStore, textPart, type TempStore } from './helpers.js';
+import { artifact, callContext, linkSubtask, message, newTask, recordingDatabase, storeBackends, tempStore, textPart, type TempStore } from './helpers.js';
 
 /**
  * The store's memory: caches bounded by the bytes they hold (not by a count, which let 500
@@ -49,88 +49,90 @@ describe('ByteLru', () => {
   });
 });
 
-describe('SqlTaskStore cache bound', () => {
-  let temp: TempStore;
-  const alice = callContext('alice');
-  beforeEach(async () => {
-    temp = await tempStore();
-  });
-  afterEach(async () => {
-    await temp.dispose();
-  });
+for (const backend of storeBackends) {
+  describe(`SqlTaskStore cache bound on ${backend.name}`, backend.needs, () => {
+    let temp: TempStore;
+    const alice = callContext('alice');
+    beforeEach(async () => {
+      temp = await tempStore(backend);
+    });
+    afterEach(async () => {
+      await temp.dispose();
+    });
 
-  it('holds no more than its bytes however much is stored, and serves every task', async () => {
-    const store = (await temp.reopen({ cacheBytes: 1_000_000 })).tasks;
-    const maxBytes = store.cacheUsage().maxBytes;
-    const tasks: Task[] = [];
-    for (let i = 0; i < 40; i++) {
-      const task = newTask({ history: [] });
-      task.history.push(message(task.id, task.contextId, Role.ROLE_USER, `${i} ${'x'.repeat(100_000)}`));
-      await store.save(task, alice);
-      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'y'.repeat(50_000));
-      await store.save({ ...task, history: [...task.history, reply], status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() } }, alice);
-      tasks.push(task);
+    it('holds no more than its bytes however much is stored, and serves every task', async () => {
+      const store = (await temp.reopen({ cacheBytes: 1_000_000 })).tasks;
+      const maxBytes = store.cacheUsage().maxBytes;
+      const tasks: Task[] = [];
+      for (let i = 0; i < 40; i++) {
+        const task = newTask({ history: [] });
+        task.history.push(message(task.id, task.contextId, Role.ROLE_USER, `${i} ${'x'.repeat(100_000)}`));
+        await store.save(task, alice);
+        const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'y'.repeat(50_000));
+        await store.save({ ...task, history: [...task.history, reply], status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() } }, alice);
+        tasks.push(task);
+        const usage = store.cacheUsage();
+        assert.ok(usage.bytes <= maxBytes, `after ${i + 1} tasks the cache holds ${usage.bytes} of ${maxBytes} bytes`);
+      }
+      // 40 tasks of 200,000+ characters each: at most a handful fit.
       const usage = store.cacheUsage();
-      assert.ok(usage.bytes <= maxBytes, `after ${i + 1} tasks the cache holds ${usage.bytes} of ${maxBytes} bytes`);
-    }
-    // 40 tasks of 200,000+ characters each: at most a handful fit.
-    const usage = store.cacheUsage();
-    assert.ok(usage.tasks > 0 && usage.tasks <= 5, `${usage.tasks} tasks cached`);
-    for (const [i, task] of tasks.entries()) {
-      const loaded = await store.load(task.id, alice);
-      assert.equal(loaded?.history[0]?.parts[0]?.content?.value, `${i} ${'x'.repeat(100_000)}`);
-      assert.equal(loaded?.history.length, 2);
-    }
-    assert.ok(store.cacheUsage().bytes <= maxBytes);
-  });
+      assert.ok(usage.tasks > 0 && usage.tasks <= 5, `${usage.tasks} tasks cached`);
+      for (const [i, task] of tasks.entries()) {
+        const loaded = await store.load(task.id, alice);
+        assert.equal(loaded?.history[0]?.parts[0]?.content?.value, `${i} ${'x'.repeat(100_000)}`);
+        assert.equal(loaded?.history.length, 2);
+      }
+      assert.ok(store.cacheUsage().bytes <= maxBytes);
+    });
 
-  it('never keeps a task larger than the whole bound, and still stores and serves it', async () => {
-    const store = (await temp.reopen({ cacheBytes: 500_000 })).tasks;
-    const small = newTask();
-    await store.save(small, alice);
-    assert.equal(store.cacheUsage().tasks, 1);
-    const large = newTask({ history: [] });
-    large.history.push(message(large.id, large.contextId, Role.ROLE_USER, 'z'.repeat(600_000)));
-    await store.save(large, alice);
-    const loaded = (await store.load(large.id, alice))!;
-    assert.equal(store.cacheUsage().tasks, 1, 'only the small task is kept');
-    assert.equal((await store.load(small.id, alice))?.id, small.id);
-    loaded.history.push(message(large.id, large.contextId, Role.ROLE_AGENT, 'and more'));
-    await store.save(loaded, alice);
-    assert.deepEqual((await store.load(large.id, alice))?.history.map((m) => m.parts[0]?.content?.value.toString().length), [600_000, 8]);
-    assert.equal(store.cacheUsage().tasks, 1);
-  });
+    it('never keeps a task larger than the whole bound, and still stores and serves it', async () => {
+      const store = (await temp.reopen({ cacheBytes: 500_000 })).tasks;
+      const small = newTask();
+      await store.save(small, alice);
+      assert.equal(store.cacheUsage().tasks, 1);
+      const large = newTask({ history: [] });
+      large.history.push(message(large.id, large.contextId, Role.ROLE_USER, 'z'.repeat(600_000)));
+      await store.save(large, alice);
+      const loaded = (await store.load(large.id, alice))!;
+      assert.equal(store.cacheUsage().tasks, 1, 'only the small task is kept');
+      assert.equal((await store.load(small.id, alice))?.id, small.id);
+      loaded.history.push(message(large.id, large.contextId, Role.ROLE_AGENT, 'and more'));
+      await store.save(loaded, alice);
+      assert.deepEqual((await store.load(large.id, alice))?.history.map((m) => m.parts[0]?.content?.value.toString().length), [600_000, 8]);
+      assert.equal(store.cacheUsage().tasks, 1);
+    });
 
-  it('weighs an image the same whether built by saves or read from the rows', async () => {
-    const store = temp.store.tasks;
-    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await store.save(task, alice);
-    const loaded = (await store.load(task.id, alice))!;
-    loaded.artifacts = [artifact('answer', [textPart('Hel')])];
-    await store.save(loaded, alice);
-    loaded.artifacts[0]!.parts.push(textPart('lo, world'));
-    loaded.artifacts[0]!.name = 'Answer';
-    loaded.artifacts.push(artifact('other', [textPart('x'.repeat(1000))]));
-    await store.save(loaded, alice);
-    loaded.artifacts[1] = artifact('other', [textPart('shorter')]);
-    const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'done '.repeat(100));
-    loaded.history.push(reply);
-    loaded.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() };
-    loaded.metadata = { model: 'builtin:echo', note: 'n'.repeat(300) };
-    await store.save(loaded, alice);
-    const built = store.cacheUsage().bytes;
-    store.clearCache();
-    await store.load(task.id, alice);
-    assert.equal(store.cacheUsage().bytes, built);
-    // The estimate covers at least the text the image holds.
-    assert.ok(built > 'done '.repeat(100).length * 2 + 300 + 1000);
+    it('weighs an image the same whether built by saves or read from the rows', async () => {
+      const store = temp.store.tasks;
+      const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+      await store.save(task, alice);
+      const loaded = (await store.load(task.id, alice))!;
+      loaded.artifacts = [artifact('answer', [textPart('Hel')])];
+      await store.save(loaded, alice);
+      loaded.artifacts[0]!.parts.push(textPart('lo, world'));
+      loaded.artifacts[0]!.name = 'Answer';
+      loaded.artifacts.push(artifact('other', [textPart('x'.repeat(1000))]));
+      await store.save(loaded, alice);
+      loaded.artifacts[1] = artifact('other', [textPart('shorter')]);
+      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'done '.repeat(100));
+      loaded.history.push(reply);
+      loaded.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() };
+      loaded.metadata = { model: 'builtin:echo', note: 'n'.repeat(300) };
+      await store.save(loaded, alice);
+      const built = store.cacheUsage().bytes;
+      store.clearCache();
+      await store.load(task.id, alice);
+      assert.equal(store.cacheUsage().bytes, built);
+      // The estimate covers at least the text the image holds.
+      assert.ok(built > 'done '.repeat(100).length * 2 + 300 + 1000);
+    });
   });
-});
+}
 
+/** SQLite only: it compares the SQL sent, and a shared store (PostgreSQL) also checks each kept image's version. */
 describe('SqlTaskStore scope', () => {
   it("reads another user's task id exactly like an id never stored: one read in the caller's scope, never the cached image", async () => {
-    const temp = await tempStore();
-    const { db, queries } = await recordingDatabase(temp.dir);
+    const { db, queries, dispose } = await recordingDatabase();
     try {
       const store = new SqlTaskStore(db);
       const alice = callContext('alice');
@@ -158,34 +160,35 @@ describe('SqlTaskStore scope', () => {
       await assert.rejects(store.appendMessage(randomUUID(), message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob), /not found/);
       assert.deepEqual(appendQueries.map((q) => q.sql), queries.splice(0).map((q) => q.sql));
     } finally {
-      await db.destroy();
-      await temp.dispose();
+      await dispose();
     }
   });
 });
 
-describe('SqlTaskStateStore cache bound', () => {
-  const CONTEXT = { tenant: '', owner: 'alice', contextId: 'ctx' };
-  it('answers from the database whatever its bound, a bound of 0 included', async () => {
-    const temp = await tempStore();
-    try {
-      for (const cacheBytes of [0, 300]) {
-        const state = new SqlTaskStateStore(temp.store.db, { cacheBytes });
-        const parent = randomUUID();
-        const children = Array.from({ length: 20 }, () => randomUUID());
-        for (const child of children) await linkSubtask(state, temp.store.db, parent, child);
-        await state.setTaskModel(parent, CONTEXT, 'builtin:echo');
-        await state.addUsage(parent, { model: 'builtin:echo', inputTokens: 3, outputTokens: 4 });
-        for (let round = 0; round < 2; round++) {
-          assert.deepEqual(await state.getLinks(parent), { parent: undefined, children });
-          assert.deepEqual(await state.getLinks(children[5]!), { parent, children: [] });
-          assert.equal(await state.getTaskModel(parent), 'builtin:echo');
-          assert.equal(await state.getContextModel(CONTEXT), 'builtin:echo');
-          assert.deepEqual(await state.getUsage(parent), [{ model: 'builtin:echo', inputTokens: 3, outputTokens: 4 }]);
+for (const backend of storeBackends) {
+  describe(`SqlTaskStateStore cache bound on ${backend.name}`, backend.needs, () => {
+    const CONTEXT = { tenant: '', owner: 'alice', contextId: 'ctx' };
+    it('answers from the database whatever its bound, a bound of 0 included', async () => {
+      const temp = await tempStore(backend);
+      try {
+        for (const cacheBytes of [0, 300]) {
+          const state = new SqlTaskStateStore(temp.store.db, { cacheBytes });
+          const parent = randomUUID();
+          const children = Array.from({ length: 20 }, () => randomUUID());
+          for (const child of children) await linkSubtask(state, temp.store.db, parent, child);
+          await state.setTaskModel(parent, CONTEXT, 'builtin:echo');
+          await state.addUsage(parent, { model: 'builtin:echo', inputTokens: 3, outputTokens: 4 });
+          for (let round = 0; round < 2; round++) {
+            assert.deepEqual(await state.getLinks(parent), { parent: undefined, children });
+            assert.deepEqual(await state.getLinks(children[5]!), { parent, children: [] });
+            assert.equal(await state.getTaskModel(parent), 'builtin:echo');
+            assert.equal(await state.getContextModel(CONTEXT), 'builtin:echo');
+            assert.deepEqual(await state.getUsage(parent), [{ model: 'builtin:echo', inputTokens: 3, outputTokens: 4 }]);
+          }
         }
+      } finally {
+        await temp.dispose();
       }
-    } finally {
-      await temp.dispose();
-    }
+    });
   });
-});
+}

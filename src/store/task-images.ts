@@ -1,0 +1,220 @@
+import type { Task } from '@a2a-js/sdk';
+import type { Kysely, Transaction } from 'kysely';
+import { HarnessError } from '../errors.js';
+import type { Database } from './database.js';
+import { applyPlan, writePlan, type TaskIdentity } from './plan-writes.js';
+import { isEmptyPlan, planSave, type SavePlan } from './save-plan.js';
+import type { StoredTask } from './stored-task.js';
+import { KeyedLock, scopedKey, TaskCache, type TaskScope } from './task-cache.js';
+import { findTaskScope, readStoredTask } from './task-rows.js';
+
+/**
+ * Where `SqlTaskStore` reads and writes task images: the bounded cache of images, the
+ * per-task lock, and the one write path, each of which works alone or shared.
+ *
+ * Alone (SQLite), this process owns the database and the kept images are the truth. Shared
+ * (several instances on PostgreSQL), another instance may write the same task at any moment,
+ * so each task row carries a version that every write adds one to: a write locks the row
+ * (`SELECT ... FOR UPDATE`) in its transaction and, when the row's version is not the kept
+ * image's, reads the task again inside that transaction and plans against that; a read
+ * compares the kept image's version with the row's in one small query and reads the task
+ * again when they differ.
+ */
+
+/** Writes that go in the transaction of a new task's save (see `SqlTaskStore.create`). */
+export type Alongside = (trx: Transaction<Database>) => Promise<void>;
+
+/** What a write saves, decided from the freshest stored image: a task, or undefined for nothing. */
+export type Decide = (stored: StoredTask | undefined) => Task | undefined | Promise<Task | undefined>;
+
+/** After a write: the stored image, and whether its `Decide` asked for a save. */
+export interface Written {
+  image: StoredTask | undefined;
+  saved: boolean;
+}
+
+export interface TaskImagesOptions {
+  /** The most the kept images may weigh together, in bytes; 0 keeps none. */
+  cacheBytes: number;
+  /** The clock for row timestamps. */
+  now: () => Date;
+  /** Whether other processes write the same database. */
+  shared: boolean;
+}
+
+/** PostgreSQL's code for a unique constraint that refused a row. */
+const UNIQUE_VIOLATION = '23505';
+
+export class TaskImages {
+  private readonly cache: TaskCache;
+  private readonly locks = new KeyedLock();
+  private readonly now: () => Date;
+  private readonly shared: boolean;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: TaskImagesOptions,
+  ) {
+    this.cache = new TaskCache(options.cacheBytes);
+    this.now = options.now;
+    this.shared = options.shared;
+  }
+
+  /** The kept image when it is of `version` (the row's, as just read); for `list`, without churning the order. */
+  kept(scope: TaskScope, taskId: string, version: number): StoredTask | undefined {
+    const image = this.cache.peek(scope, taskId);
+    return image?.version === version ? image : undefined;
+  }
+
+  /** Forgets every kept image. */
+  clear(): void {
+    this.cache.clear();
+  }
+
+  /** How many images are kept and what they weigh. */
+  usage(): { tasks: number; bytes: number; maxBytes: number } {
+    return { tasks: this.cache.size, bytes: this.cache.bytes, maxBytes: this.cache.maxBytes };
+  }
+
+  /**
+   * The task's image in `scope`: kept, or read under the task's lock so no save can outdate
+   * it; undefined when no task has that id in that scope, stored elsewhere or not. Shared, a
+   * kept image is used only while the row's version is still the image's.
+   */
+  async read(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+    if (!this.shared) return this.cache.get(scope, taskId) ?? this.locks.run(scopedKey(scope, taskId), () => this.imageLocked(taskId, scope));
+    const kept = this.cache.get(scope, taskId);
+    if (kept && kept.version === (await this.storedVersion(taskId))) return kept;
+    return this.locks.run(scopedKey(scope, taskId), () => this.readImage(taskId, scope));
+  }
+
+  /** Alone: the kept image, or the task read and kept; under the task's lock. */
+  private async imageLocked(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+    const cached = this.cache.get(scope, taskId);
+    if (cached) return cached;
+    const stored = await readStoredTask(this.db, taskId, scope);
+    if (stored) this.cache.set(stored);
+    return stored;
+  }
+
+  /**
+   * Shared: the task read again and kept, under the task's lock. Read in one
+   * snapshot, so that another instance's write never lands half in the image.
+   */
+  private async readImage(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+    const stored = await this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute((trx) => readStoredTask(trx, taskId, scope));
+    if (stored) this.cache.set(stored);
+    else this.cache.delete(scope, taskId);
+    return stored;
+  }
+
+  private async storedVersion(taskId: string): Promise<number | undefined> {
+    return (await this.db.selectFrom('tasks').select('version').where('id', '=', taskId).executeTakeFirst())?.version;
+  }
+
+  /**
+   * The one way a task is written, under the task's lock. `decide` sees the freshest
+   * stored image and says what to save; the save writes what differs from that image, in one
+   * transaction with `alongside`. Shared, that transaction first locks the task's row and reads
+   * the task again when another instance changed it, so that `decide` and the write see and
+   * change the same version, whichever instance writes. An error of `decide` is passed on.
+   */
+  async write(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside): Promise<Written> {
+    return this.locks.run(scopedKey(scope, taskId), () =>
+      this.shared ? this.writeShared(taskId, scope, decide, alongside) : this.writeAlone(taskId, scope, decide, alongside),
+    );
+  }
+
+  private async writeAlone(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside): Promise<Written> {
+    const stored = await this.imageLocked(taskId, scope);
+    const task = await decide(stored);
+    if (!task) return { image: stored, saved: false };
+    const plan = planSave(stored, task);
+    if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true };
+    const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
+    const now = this.now().toISOString();
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await writePlan(trx, identity, plan, now);
+        await alongside?.(trx);
+      });
+    } catch (error) {
+      throw await this.writeFailed(error, taskId, scope, plan);
+    }
+    const image = applyPlan(stored, identity, plan, now);
+    this.cache.set(image);
+    return { image, saved: true };
+  }
+
+  private async writeShared(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside, firstTry = true): Promise<Written> {
+    const kept = this.cache.get(scope, taskId);
+    let plan: SavePlan | undefined;
+    let decision: { error: unknown } | undefined;
+    let outcome: Written & { write?: { identity: TaskIdentity; now: string } };
+    try {
+      outcome = await this.db.transaction().execute(async (trx) => {
+        const row = await trx
+          .selectFrom('tasks')
+          .select('version')
+          .where('id', '=', taskId)
+          .where('tenant', '=', scope.tenant)
+          .where('owner', '=', scope.owner)
+          .forUpdate()
+          .executeTakeFirst();
+        const stored = !row ? undefined : kept?.version === row.version ? kept : await readStoredTask(trx, taskId, scope);
+        const task = await Promise.resolve(decide(stored)).catch((error: unknown) => {
+          decision = { error };
+          throw error;
+        });
+        if (!task) return { image: stored, saved: false };
+        plan = planSave(stored, task);
+        if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true };
+        const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
+        const now = this.now().toISOString();
+        await writePlan(trx, identity, plan, now);
+        await alongside?.(trx);
+        return { image: stored, saved: true, write: { identity, now } };
+      });
+    } catch (error) {
+      if (decision) throw decision.error;
+      if (!plan) {
+        this.cache.delete(scope, taskId);
+        throw error;
+      }
+      // Another instance stored the same new task first: decide again on what it stored.
+      if (firstTry && plan.isNew && !alongside && (error as { code?: unknown })?.code === UNIQUE_VIOLATION && (await this.storedIn(taskId, scope))) {
+        return this.writeShared(taskId, scope, decide, alongside, false);
+      }
+      throw await this.writeFailed(error, taskId, scope, plan);
+    }
+    const { image, saved, write } = outcome;
+    if (!write) {
+      // Read again (or still current): worth keeping for the next use.
+      if (image) this.cache.set(image);
+      return { image, saved };
+    }
+    const next = applyPlan(image, write.identity, plan!, write.now);
+    this.cache.set(next);
+    return { image: next, saved };
+  }
+
+  /** The error for a write that failed; the image is dropped (the rows say what was stored). */
+  private async writeFailed(error: unknown, taskId: string, scope: TaskScope, plan: SavePlan): Promise<HarnessError> {
+    this.cache.delete(scope, taskId);
+    // A new task whose insert failed on the key: its id is taken in another scope.
+    const owner = plan.isNew ? await findTaskScope(this.db, taskId).catch(() => undefined) : undefined;
+    if (owner && (owner.tenant !== scope.tenant || owner.owner !== scope.owner)) {
+      return new HarnessError('store_failed', `Task ${taskId} is stored for another tenant or owner; it was not saved.`, { cause: error });
+    }
+    return new HarnessError('store_failed', `Task ${taskId} could not be saved.`, { cause: error });
+  }
+
+  /** Whether the task is stored in this scope now (after another instance's insert won). */
+  private async storedIn(taskId: string, scope: TaskScope): Promise<boolean> {
+    const owner = await findTaskScope(this.db, taskId).catch(() => undefined);
+    return owner !== undefined && owner.tenant === scope.tenant && owner.owner === scope.owner;
+  }
+}

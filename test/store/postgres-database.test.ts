@@ -1,0 +1,105 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { sql } from 'kysely';
+import { describeDatabaseUrl, isPostgresUrl, openStore } from '../../src/store/index.js';
+import { openPostgresDatabase } from '../../src/store/postgres-database.js';
+import { POSTGRESQL, tempStore } from './helpers.js';
+
+/** Opening the store on PostgreSQL: what is accepted, what is said when it fails (never the password), how values read. */
+
+describe('the PostgreSQL database URL', () => {
+  it('is shown as postgres://host:port/db at most: no user, password, query or socket folder', () => {
+    assert.equal(describeDatabaseUrl('postgres://app:s3cret@db.example.com:5433/harness?sslmode=require'), 'postgres://db.example.com:5433/harness');
+    assert.equal(describeDatabaseUrl('postgresql://app@127.0.0.1/test'), 'postgres://127.0.0.1/test');
+    assert.equal(describeDatabaseUrl('postgres://%2Fvar%2Frun%2Fpostgresql/test'), 'postgres://(socket)/test');
+    assert.equal(describeDatabaseUrl('postgres:///test'), 'postgres://localhost/test');
+    assert.doesNotMatch(describeDatabaseUrl('postgres://a:b@[::1'), /b@/);
+    assert.ok(isPostgresUrl('postgres://h/db') && isPostgresUrl('POSTGRESQL://h/db'));
+    assert.ok(!isPostgresUrl('mysql://h/db') && !isPostgresUrl('/var/data'));
+  });
+
+  it('is refused with store_failed, without echoing it, when it is not a PostgreSQL URL', async () => {
+    for (const url of ['mysql://root:s3cret@127.0.0.1/db', 's3cret', '']) {
+      await assert.rejects(openStore({ databaseUrl: url }), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'store_failed');
+        assert.match(error.message, /must be a PostgreSQL URL such as postgres:\/\/user@host:5432\/database/);
+        assert.doesNotMatch(error.message, /s3cret/);
+        return true;
+      });
+    }
+  });
+
+  it('names the database, not the URL, when the server cannot be reached at start-up', async () => {
+    // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
+    await assert.rejects(openStore({ databaseUrl: 'postgres://app:s3cret@127.0.0.1:1/harness' }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'store_failed');
+      assert.equal(error.message, 'Cannot use the PostgreSQL database postgres://127.0.0.1:1/harness: the connection was refused (is the server running, on that port?).');
+      return true;
+    });
+  });
+  it('gives up on a server that accepts the connection but never answers, within the connect timeout', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      await assert.rejects(openPostgresDatabase(`postgres://app:s3cret@127.0.0.1:${port}/harness`, { connectTimeoutMs: 200 }), {
+        code: 'store_failed',
+        message: `Cannot use the PostgreSQL database postgres://127.0.0.1:${port}/harness: the server did not answer in time.`,
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
+describe('the PostgreSQL database', POSTGRESQL.needs, () => {
+  it('reads bigint columns and counts as numbers, as SQLite does', async () => {
+    const temp = await tempStore(POSTGRESQL);
+    try {
+      const { rows } = await sql<{ big: unknown; counted: unknown }>`select 6000000000::bigint as big, count(*) as counted from tasks`.execute(temp.store.db);
+      assert.deepEqual(rows, [{ big: 6_000_000_000, counted: 0 }]);
+      assert.equal(temp.store.shared, true);
+    } finally {
+      await temp.dispose();
+    }
+  });
+
+  it('lets a query wait for a free connection as long as it takes: the connect timeout bounds connecting only', async () => {
+    const temp = await tempStore(POSTGRESQL);
+    const db = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1, connectTimeoutMs: 50 });
+    try {
+      // One connection, held by a transaction far longer than the connect timeout; the next query waits for it.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const holding = new Promise<void>((resolve) => (started = resolve));
+      const transaction = db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        started();
+        await held;
+      });
+      await holding;
+      const waiting = sql<{ n: number }>`select 2 as n`.execute(db);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // four connect timeouts: the wait must outlast them
+      release();
+      await transaction;
+      assert.deepEqual((await waiting).rows, [{ n: 2 }]);
+    } finally {
+      await db.destroy();
+      await temp.dispose();
+    }
+  });
+
+  it('names a database that does not exist, and the schema of the search path when it is missing', async () => {
+    const base = new URL(process.env.TINY_HARNESS_TEST_DATABASE_URL!);
+    const missing = new URL(base);
+    missing.pathname = '/th_no_such_database';
+    await assert.rejects(openPostgresDatabase(missing.toString()), /Cannot use the PostgreSQL database postgres:\/\/.*\/th_no_such_database: the database does not exist\./);
+    const noSchema = new URL(base);
+    noSchema.searchParams.set('options', '-c search_path=th_no_such_schema');
+    await assert.rejects(openStore({ databaseUrl: noSchema.toString() }), { code: 'store_failed', message: /search path names no schema that exists/ });
+  });
+});
