@@ -31,6 +31,7 @@ describe('config schema', () => {
       contextChars: 200000,
       cacheBytes: 64 * 2 ** 20,
       durability: 'normal',
+      instanceLeaseMs: 10000,
       providers: {},
     });
   });
@@ -47,6 +48,13 @@ describe('config schema', () => {
     assert.equal(parseConfig(JSON.stringify({ durability: 'normal' })).durability, 'normal');
     assert.match(problems({ durability: 'FULL' }), /durability: Invalid option: expected one of "normal"\|"full"/);
     assert.match(problems({ durability: true }), /durability: /);
+  });
+
+  it('takes an instance lease of 500 ms to 10 minutes, in whole milliseconds', () => {
+    assert.equal(parseConfig(JSON.stringify({ instanceLeaseMs: 1500 })).instanceLeaseMs, 1500);
+    assert.match(problems({ instanceLeaseMs: 100 }), /instanceLeaseMs: must be at least 500/);
+    assert.match(problems({ instanceLeaseMs: 1500.5 }), /instanceLeaseMs: must be a whole number of milliseconds/);
+    assert.match(problems({ instanceLeaseMs: 3_600_000 }), /instanceLeaseMs: /);
   });
 
   it('accepts the documented example and fills provider defaults', () => {
