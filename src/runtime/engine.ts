@@ -101,14 +101,32 @@ export class TaskEngine implements CommandTaskPort {
     }
   }
 
-  /** Gives back a reservation whose turn never began (the request was refused first). */
-  async release(taskId: string): Promise<void> {
+  /**
+   * Gives back a reservation whose turn never began (the request was refused first). A reply
+   * posted meanwhile said WORKING, for the turn that was about to start (CMD-9); with no turn
+   * coming, the task is set back to waiting for input, keeping that reply, so that it does not
+   * stay WORKING with nothing running.
+   */
+  async release(taskId: string, context: ServerCallContext): Promise<void> {
     const unwatch = this.reserved.get(taskId);
     if (!unwatch || this.running.has(taskId)) return;
     this.reserved.delete(taskId);
     this.cancelBeforeBegin.delete(taskId);
     unwatch();
     await this.options.coordination.releaseTurn(taskId);
+    let update: TaskStatusUpdateEvent | undefined;
+    await this.options.store
+      .modify(taskId, context, async (task) => {
+        if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
+        update = { taskId, contextId: task.contextId, status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() }, metadata: {} };
+        task.status = update.status;
+        return task;
+      })
+      .catch((error: unknown) => {
+        // A task the caller may not see, or that is gone: nothing of it to set back.
+        if (!(error instanceof TaskNotFoundError)) throw error;
+      });
+    if (update) this.buses.publish(taskId, AgentEvent.statusUpdate(update));
   }
 
   /** Starts the turn the executor is about to run: on a reserved task, or a new one. */

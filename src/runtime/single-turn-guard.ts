@@ -29,7 +29,7 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
     try {
       return await this.inner.sendMessage(params, context);
     } finally {
-      if (taskId) await this.engine.release(taskId);
+      if (taskId) await this.engine.release(taskId, context);
     }
   }
 
@@ -41,7 +41,7 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
   private async *checkedStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     await this.checkVisible(params, context);
     const taskId = await this.claim(params);
-    yield* this.releasing(this.inner.sendMessageStream(params, context), taskId);
+    yield* this.releasing(this.inner.sendMessageStream(params, context), taskId, context);
   }
 
   private async checkVisible(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
@@ -63,11 +63,11 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
   }
 
   /** Drops the reservation when the stream ends, if the executor never began the turn. */
-  private async *releasing(stream: AsyncGenerator<StreamResponse, void, undefined>, taskId: string | undefined) {
+  private async *releasing(stream: AsyncGenerator<StreamResponse, void, undefined>, taskId: string | undefined, context: ServerCallContext) {
     try {
       yield* stream;
     } finally {
-      if (taskId) await this.engine.release(taskId);
+      if (taskId) await this.engine.release(taskId, context);
     }
   }
 }

@@ -1,0 +1,116 @@
+/**
+ * The task engine on one process (`LocalCoordination`) over the real store: one turn per task,
+ * the state a posted reply leaves (CMD-9), and a drain that waits for the writes under way
+ * rather than for time. Across instances the same engine runs on `PostgresCoordination`
+ * (test/e2e/instances.test.ts).
+ */
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Role, TaskState } from '@a2a-js/sdk';
+import { statusUpdate } from '../../src/runtime/events.js';
+import type { TaskEngine } from '../../src/runtime/engine.js';
+import { callContext, message, newTask, tempStore, type TempStore } from '../store/helpers.js';
+import { localEngine } from './engine-support.js';
+
+describe('the task engine', () => {
+  let temp: TempStore;
+  let engine: TaskEngine;
+  const errors: unknown[] = [];
+  beforeEach(async () => {
+    temp = await tempStore();
+    errors.length = 0;
+    engine = localEngine(temp.store.tasks, (error) => errors.push(error));
+  });
+  afterEach(() => temp.dispose());
+
+  it('reserves a task for one turn at a time: a second reservation is refused until the turn ends', async () => {
+    assert.equal(await engine.reserve('t1'), true);
+    assert.equal(await engine.reserve('t1'), false, 'reserved');
+    assert.equal(await engine.isBusy('t1'), true);
+    const turn = await engine.begin('t1', undefined);
+    assert.equal(await engine.reserve('t1'), false, 'running');
+    await engine.end(turn);
+    assert.equal(await engine.isBusy('t1'), false);
+    assert.equal(await engine.reserve('t1'), true, 'free again');
+    await engine.release('t1', callContext());
+    assert.equal(await engine.isBusy('t1'), false, 'a reservation given back frees the task');
+  });
+
+  it('CMD-9: a reply posted while a turn holds the task says WORKING; a reservation given back unused sets the task back to waiting; on an idle task a reply keeps the state', async () => {
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(task, alice);
+    const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
+
+    assert.equal(await engine.reserve(task.id), true);
+    const during = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message(task.id, task.contextId, Role.ROLE_AGENT, 'a turn is running'));
+    const stored = await engine.post(during, alice, { message: command });
+    assert.equal(during.status?.state, TaskState.TASK_STATE_WORKING);
+    assert.deepEqual(stored.history.slice(-2).map((m) => m.messageId), [command.messageId, during.status!.message!.messageId], 'the command, then its reply');
+    // The turn never begins (its message was refused): the task waits for input again, reply kept.
+    await engine.release(task.id, alice);
+    const released = await temp.store.tasks.load(task.id, alice);
+    assert.equal(released?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(released?.status?.message?.messageId, during.status!.message!.messageId);
+
+    const idle = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_WORKING, message(task.id, task.contextId, Role.ROLE_AGENT, 'idle'));
+    await engine.post(idle, alice);
+    assert.equal(idle.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'an idle task keeps its state');
+    const after = await temp.store.tasks.load(task.id, alice);
+    assert.equal(after?.history.filter((m) => m.messageId === command.messageId).length, 1, 'the command is stored once');
+  });
+
+  it('posts to every bus of the task on this instance, in the order the posts were stored', async () => {
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(task, alice);
+    const bus = engine.buses.createOrGetByTaskId(task.id, alice);
+    const seen: string[] = [];
+    bus.on('event', (event) => {
+      if (event.kind === 'statusUpdate') seen.push(event.data.status!.message!.messageId);
+    });
+    const updates = [1, 2, 3, 4, 5].map((n) => statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message(task.id, task.contextId, Role.ROLE_AGENT, `note ${n}`)));
+    await Promise.all(updates.map((update) => engine.post(update, alice)));
+    const stored = await temp.store.tasks.load(task.id, alice);
+    const storedOrder = stored!.history.slice(-5).map((m) => m.messageId);
+    assert.deepEqual(seen, storedOrder);
+  });
+
+  it('drain ends running turns as interrupted and resolves only once their streams have ended', async () => {
+    assert.equal(await engine.reserve('t2'), true);
+    const turn = await engine.begin('t2', undefined);
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const stream = engine.trackStream(
+      (async function* () {
+        yield 'first';
+        await finished;
+        yield 'last';
+      })(),
+    );
+    const reading = (async () => {
+      const events: string[] = [];
+      for await (const event of stream) events.push(event);
+      return events;
+    })();
+    await new Promise((resolve) => setImmediate(resolve));
+    let drained = false;
+    const draining = engine.drain().then(() => (drained = true));
+    assert.equal(turn.abort.signal.aborted, true, 'the turn is told to stop');
+    assert.equal(turn.abort.signal.reason?.name, 'TurnInterrupted');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(drained, false, 'the stream is still being stored');
+    finish();
+    await draining;
+    assert.deepEqual(await reading, ['first', 'last']);
+    assert.equal(await engine.reserve('t3'), false, 'no turn starts once draining');
+  });
+
+  it('a cancel asked for a turn that is reserved but not begun aborts it as it begins', async () => {
+    assert.equal(await engine.reserve('t4'), true);
+    await engine.coordination.requestCancel('t4');
+    const turn = await engine.begin('t4', undefined);
+    assert.equal(turn.abort.signal.aborted, true);
+    assert.equal(errors.length, 0);
+  });
+});
