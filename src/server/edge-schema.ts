@@ -69,8 +69,20 @@ function aliased<T extends z.ZodType>(aliases: Record<string, string>, schema: T
 }
 
 const idText = `a string of 1 to ${L.idChars} characters`;
-const requiredId = z.string(need(idText)).min(1, `must not be empty: ${idText}`).max(L.idChars, `must be at most ${L.idChars} characters`);
-const optionalId = z.string(need(`a string of at most ${L.idChars} characters`)).max(L.idChars, `must be at most ${L.idChars} characters`).nullish();
+/**
+ * Control characters and lone surrogates are refused in ids: PostgreSQL cannot store a NUL in
+ * text and would store a lone surrogate altered, so such an id would work on SQLite and fail
+ * (or change) on PostgreSQL. No client needs them in an id.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const printableId = (id: string) => !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(id);
+const NOT_PRINTABLE = 'must hold no control characters and be valid Unicode';
+const requiredId = z.string(need(idText)).min(1, `must not be empty: ${idText}`).max(L.idChars, `must be at most ${L.idChars} characters`).refine(printableId, NOT_PRINTABLE);
+const optionalId = z
+  .string(need(`a string of at most ${L.idChars} characters`))
+  .max(L.idChars, `must be at most ${L.idChars} characters`)
+  .refine(printableId, NOT_PRINTABLE)
+  .nullish();
 const shortString = (what: string) => z.string(need(`a string (${what})`)).max(L.shortChars, `must be at most ${L.shortChars} characters`);
 const boolean = z.boolean(need('true or false'));
 const jsonObject = z.custom<Record<string, unknown>>(isPlainObject, need('a JSON object, e.g. {"key": "value"}'));

@@ -113,6 +113,13 @@ describe('edge schema: bounds', () => {
       assert.ok(!refusal(method, params)!.includes('xxxxxxxxxx'));
     }
   });
+  it('ids without control characters or lone surrogates, which PostgreSQL cannot store as sent', () => {
+    for (const bad of ['a\u0000b', 'line\nbreak', 'x\u007f', 'half\ud800']) {
+      refused('SendMessage', { message: message({ messageId: bad }) }, 'message.messageId', /no control characters/);
+      refused('GetTask', { id: bad }, 'id', /no control characters/);
+    }
+    assert.equal(refusal('SendMessage', { message: message({ messageId: 'émoji-😀-id' }) }), undefined);
+  });
   it('lists: 32 extensions, 32 output modes, 100 reference task ids', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `e${i}`);
     refused('SendMessage', { message: message({ extensions: list(33) }) }, 'message.extensions', /at most 32/);
