@@ -135,7 +135,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       onStreamError: (error) => log.warn('a turn stream failed after its answer was sent', { error: describeError(error) }),
     });
     const subtasks = new Subtasks({
-      port: engine,
+      engine,
       taskStore,
       state: store.state,
       records: store.subtasks,

@@ -114,19 +114,41 @@ export class TaskEngine implements CommandTaskPort {
     this.cancelBeforeBegin.delete(taskId);
     unwatch();
     await this.options.coordination.releaseTurn(taskId);
+    await this.settle(taskId, context, async (task) => {
+      if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
+      return { taskId, contextId: task.contextId, status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() }, metadata: {} };
+    }).catch((error: unknown) => {
+      // A task the caller may not see, or that is gone: nothing of it to set back.
+      if (!(error instanceof TaskNotFoundError)) throw error;
+    });
+  }
+
+  /**
+   * Changes a task's status from outside a turn (recovery, a sub-task that could not start, a
+   * reservation given back): under the task's write lock, `decide` sees the task as stored and
+   * returns the status update to apply, or nothing. The update's message joins the history,
+   * and the update goes to every stream open on the task. Resolves with the update applied.
+   */
+  async settle(
+    taskId: string,
+    context: ServerCallContext,
+    decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined,
+  ): Promise<TaskStatusUpdateEvent | undefined> {
+    return this.track(this.settleNow(taskId, context, decide));
+  }
+
+  private async settleNow(taskId: string, context: ServerCallContext, decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined) {
     let update: TaskStatusUpdateEvent | undefined;
-    await this.options.store
-      .modify(taskId, context, async (task) => {
-        if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
-        update = { taskId, contextId: task.contextId, status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() }, metadata: {} };
-        task.status = update.status;
-        return task;
-      })
-      .catch((error: unknown) => {
-        // A task the caller may not see, or that is gone: nothing of it to set back.
-        if (!(error instanceof TaskNotFoundError)) throw error;
-      });
+    await this.options.store.modify(taskId, context, async (task) => {
+      update = await decide(task);
+      if (!update?.status) return undefined;
+      task.status = update.status;
+      const note = update.status.message;
+      if (note && !task.history.some((m) => m.messageId === note.messageId)) task.history.push(note);
+      return task;
+    });
     if (update) this.buses.publish(taskId, AgentEvent.statusUpdate(update));
+    return update;
   }
 
   /** Starts the turn the executor is about to run: on a reserved task, or a new one. */

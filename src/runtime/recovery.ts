@@ -1,7 +1,7 @@
 import { TaskState } from '@a2a-js/sdk';
-import { AgentEvent, ServerCallContext } from '@a2a-js/sdk/server';
+import { ServerCallContext } from '@a2a-js/sdk/server';
 import { agentMessage, statusUpdate } from './events.js';
-import type { EngineTaskStore, TaskEngine } from './engine.js';
+import type { TaskEngine } from './engine.js';
 import { INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './executor.js';
 import type { TaskStateStore } from './task-state.js';
 
@@ -14,7 +14,7 @@ export interface InFlightTask {
 
 export interface RecoveryOptions {
   engine: TaskEngine;
-  store: EngineTaskStore & {
+  store: {
     /** Tasks in flight whose row has not changed for `unchangedForMs`. */
     listInterrupted(options: { unchangedForMs: number }): Promise<InFlightTask[]>;
     scopeOfTask(taskId: string): Promise<{ tenant: string; owner: string } | undefined>;
@@ -56,24 +56,21 @@ export class TurnRecovery {
   }
 
   private async recoverOne({ id, tenant, owner }: InFlightTask): Promise<boolean> {
-    const { engine, store, links } = this.options;
+    const { engine, links } = this.options;
     const context = new ServerCallContext({ tenant, user: { isAuthenticated: false, userName: owner } });
     const isSubtask = (await links.getLinks(id)).parent !== undefined;
     const state = isSubtask ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_INPUT_REQUIRED;
     const text = isSubtask ? SUBTASK_INTERRUPTED_TEXT : INTERRUPTED_TEXT;
-    let update: ReturnType<typeof statusUpdate> | undefined;
-    const stored = await store.modify(id, context, async (task) => {
+    let metadata: Record<string, unknown> | undefined;
+    const update = await engine.settle(id, context, async (task) => {
       const now = task.status?.state;
       if (now !== TaskState.TASK_STATE_SUBMITTED && now !== TaskState.TASK_STATE_WORKING) return undefined;
       if (await engine.isBusy(id)) return undefined; // a new turn took the task meanwhile
-      update = statusUpdate(id, task.contextId, state, agentMessage(id, task.contextId, text, 'interrupted'));
-      task.status = update.status;
-      task.history.push(update.status!.message!);
-      return task;
+      metadata = task.metadata;
+      return statusUpdate(id, task.contextId, state, agentMessage(id, task.contextId, text, 'interrupted'));
     });
-    if (!update || !stored) return false;
-    engine.buses.publish(id, AgentEvent.statusUpdate(update));
-    if (isSubtask) engine.ended({ task: { id, metadata: stored.metadata }, state, text, context });
+    if (!update) return false;
+    if (isSubtask) engine.ended({ task: { id, metadata }, state, text, context });
     return true;
   }
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import type { CommandTaskPort } from '../commands/index.js';
 import { SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
 import { HarnessError } from '../errors.js';
+import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
@@ -18,8 +18,8 @@ const RESULT_PREVIEW_CHARS = 1000;
 const NOT_STARTED_TEXT = 'The sub-task could not be started.';
 
 export interface SubtasksOptions {
-  /** Where the note telling a parent how its sub-task ended is posted (the task engine). */
-  port: Pick<CommandTaskPort, 'post'>;
+  /** Where the note telling a parent how its sub-task ended is posted, and a sub-task that could not start is ended. */
+  engine: Pick<TaskEngine, 'post' | 'settle'>;
   taskStore: TaskStore;
   state: TaskStateStore;
   /** Where a new sub-task is stored, with its link and model, in one transaction. */
@@ -62,8 +62,8 @@ export class Subtasks implements SubtaskStarter {
     } catch (error) {
       // Stored, but no turn will ever run it: it ends FAILED now rather than stay SUBMITTED.
       const why = agentMessage(id, parent.contextId, NOT_STARTED_TEXT);
-      const failed = { ...subtask, history: [why], status: statusUpdate(id, parent.contextId, TaskState.TASK_STATE_FAILED, why).status };
-      await this.options.taskStore.save(failed, callContext).catch((saveError: unknown) => {
+      const failed = statusUpdate(id, parent.contextId, TaskState.TASK_STATE_FAILED, why);
+      await this.options.engine.settle(id, callContext, (task) => (isTerminal(task.status?.state) ? undefined : failed)).catch((saveError: unknown) => {
         throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
       });
       throw error;
@@ -117,7 +117,7 @@ export class Subtasks implements SubtaskStarter {
     note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask.id, state: taskStateToJSON(state) } };
     note.referenceTaskIds = [subtask.id];
     const update = statusUpdate(parent.id, parent.contextId, parent.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, note);
-    await this.options.port.post(update, context);
+    await this.options.engine.post(update, context);
   }
 }
 

@@ -26,7 +26,7 @@ describe('CMD-30: a sub-task that cannot be started', () => {
     await temp.store.tasks.save(parent, alice);
     const refusal = new Error('the turn could not be sent');
     const subtasks = new Subtasks({
-      port: localEngine(temp.store.tasks),
+      engine: localEngine(temp.store.tasks),
       taskStore: temp.store.tasks,
       state: temp.store.state,
       records: temp.store.subtasks,
