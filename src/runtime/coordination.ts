@@ -26,6 +26,12 @@ export interface Coordination {
    */
   publish(taskId: string, event: AgentExecutionEvent): void;
   /**
+   * Resolves once every event published here for the task so far has been handed to the other
+   * instances (never rejects): a command is answered only then, so that a stream opened after
+   * the answer, on any instance, does not receive the reply again.
+   */
+  handedOver(taskId: string): Promise<void>;
+  /**
    * Relays the task's events published on other instances to `deliver`, in order, each once,
    * starting with the first published after this resolves, until the returned function is called.
    */

@@ -147,7 +147,10 @@ export class TaskEngine implements CommandTaskPort {
       if (note && !task.history.some((m) => m.messageId === note.messageId)) task.history.push(note);
       return task;
     });
-    if (update) this.buses.publish(taskId, AgentEvent.statusUpdate(update));
+    if (update) {
+      this.buses.publish(taskId, AgentEvent.statusUpdate(update));
+      await this.options.coordination.handedOver(taskId);
+    }
     return update;
   }
 
@@ -218,6 +221,7 @@ export class TaskEngine implements CommandTaskPort {
     });
     if (!stored) throw new TaskNotFoundError(`Task not found: ${update.taskId}`);
     this.buses.publish(update.taskId, AgentEvent.statusUpdate(update));
+    await this.options.coordination.handedOver(update.taskId);
     return stored;
   }
 

@@ -31,6 +31,10 @@ export class LocalCoordination implements Coordination {
   /** No other instance to hand events to. */
   publish(): void {}
 
+  handedOver(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** No other instance to follow: nothing arrives. */
   follow(): Promise<() => void> {
     return Promise.resolve(() => undefined);

@@ -95,7 +95,9 @@ export class MessageIdempotency extends DelegatingRequestHandler {
   }
 
   private async *resend(claim: RepeatClaim, params: SendMessageRequest, context: ServerCallContext, follow?: 'none'): AsyncGenerator<StreamResponse, void, undefined> {
-    const following = follow ?? (claim.inFlight ? 'turn' : 'none');
+    // A resend reaching another instance than the first send finds the claim there, not the
+    // request: it follows the task's turn if one is running, wherever it runs.
+    const following = follow ?? (claim.inFlight || (await this.options.engine.isBusy(claim.outcome.taskId)) ? 'turn' : 'none');
     yield* followTask(this.options, claim.outcome.taskId, context, { follow: following, refuseEnded: false, historyLength: params.configuration?.historyLength });
     // The turn's last event came straight from its bus, before the first request stored it:
     // ending once that request is over, the client's next read (and a blocking answer) sees it.

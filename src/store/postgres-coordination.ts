@@ -133,6 +133,10 @@ export class PostgresCoordination implements Coordination {
     this.publisher.publish(taskId, json);
   }
 
+  handedOver(taskId: string): Promise<void> {
+    return this.publisher?.handedOver(taskId) ?? Promise.resolve();
+  }
+
   follow(taskId: string, deliver: (event: AgentExecutionEvent) => void): Promise<() => void> {
     return this.feeds.follow(taskId, deliver);
   }

@@ -44,6 +44,11 @@ export class TaskEventPublisher {
   }
 
   /** Resolves once every event queued so far is appended (or reported as failed). */
+  /** Resolves once the task's events published so far are appended (or reported as failed). */
+  handedOver(taskId: string): Promise<void> {
+    return this.queues.get(taskId)?.done ?? Promise.resolve();
+  }
+
   async flush(): Promise<void> {
     await Promise.all([...this.queues.values()].map((queue) => queue.done));
   }

@@ -85,10 +85,11 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
   });
 
   /** Starts a streamed turn on `client` whose reply holds until `release(key)`; resolves with its task id and the rest of its stream. */
-  async function heldTurn(client: Client, taskId?: string) {
+  async function heldTurn(client: Client, taskId?: string, messageId?: string) {
     const key = randomUUID().replaceAll('-', '');
     holdUntilReleased(key);
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage(`HOLD-${key} please write`, { taskId }), configuration: undefined, metadata: {} });
+    const text = `HOLD-${key} please write`;
+    const stream = client.sendMessageStream({ tenant: '', message: userMessage(text, { taskId, messageId }), configuration: undefined, metadata: {} });
     const first = await stream.next();
     const payload = (first.value as StreamResponse).payload;
     const id = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
@@ -99,7 +100,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
       for await (const event of stream) events.push(event);
       return events;
     })().catch(() => events);
-    return { taskId: id, events, ended, release: () => holds.get(key)!() };
+    return { taskId: id, key, text, events, ended, release: () => holds.get(key)!() };
   }
 
   const statusUpdates = (events: StreamResponse[]): TaskStatusUpdateEvent[] =>
@@ -196,6 +197,21 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     assert.equal(again.status?.message?.messageId, first.status?.message?.messageId, 'the first reply, not a new one');
     const stored = await b.getTask({ tenant: '', id: task.id });
     assert.equal(stored.history.filter((message) => message.messageId === messageId).length, 1);
+  });
+
+  it('CMD-34 across instances: a streaming resend of a turn\'s message to another instance follows that turn to its end; the turn runs once', async () => {
+    const [a, b] = clients as [Client, Client];
+    const messageId = randomUUID();
+    const turn = await heldTurn(a, undefined, messageId);
+    const resend = b.sendMessageStream({ tenant: '', message: userMessage(turn.text, { messageId }), configuration: undefined, metadata: {} });
+    const first = await resend.next();
+    assert.equal(((first.value as StreamResponse).payload?.value as Task).id, turn.taskId, 'the task the first send made');
+    turn.release();
+    const rest: StreamResponse[] = [];
+    for await (const event of resend) rest.push(event);
+    assert.equal(statusUpdates(rest).at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'followed to the end of the turn');
+    await turn.ended;
+    assert.equal(model.requests.filter((request) => promptOf(request.body).includes(`HOLD-${turn.key}`)).length, 1, 'one model request');
   });
 
   it('a turn whose instance is killed (kill -9) ends as interrupted on another instance, and nothing acknowledged is lost', async () => {
