@@ -7,6 +7,9 @@ import type { Coordination } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
 import { TurnInterrupted, type Turn } from './turns.js';
 
+/** How often a cancel request for a turn on another instance is repeated until the turn ends. */
+const CANCEL_AGAIN_MS = 2000;
+
 /** What the engine writes tasks through: the harness's task store, as the SDK's handler sees it. */
 export interface EngineTaskStore {
   save(task: Task, context: ServerCallContext): Promise<void>;
@@ -237,7 +240,16 @@ export class TaskEngine implements CommandTaskPort {
       // Asked after listening starts, and only while the turn still runs, so its end is not missed.
       if (!(await this.options.coordination.turnHeld(taskId))) return;
       await this.options.coordination.requestCancel(taskId);
-      for await (const _event of queue.events());
+      // A request is a wake-up, not a record: an instance that did not hear it (its LISTEN
+      // connection was down) hears it again, until the turn ends.
+      const again = setInterval(() => {
+        this.options.coordination.requestCancel(taskId).catch((error: unknown) => this.options.onError(error, 'asking for a cancel again', taskId));
+      }, CANCEL_AGAIN_MS);
+      try {
+        for await (const _event of queue.events());
+      } finally {
+        clearInterval(again);
+      }
     } finally {
       queue.stop();
       unwatch();

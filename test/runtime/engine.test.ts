@@ -7,8 +7,11 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
+import type { Coordination } from '../../src/runtime/coordination.js';
 import { statusUpdate } from '../../src/runtime/events.js';
-import type { TaskEngine } from '../../src/runtime/engine.js';
+import { TaskEngine } from '../../src/runtime/engine.js';
+import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 import { callContext, message, newTask, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
@@ -112,5 +115,29 @@ describe('the task engine', () => {
     const turn = await engine.begin('t4', undefined);
     assert.equal(turn.abort.signal.aborted, true);
     assert.equal(errors.length, 0);
+  });
+});
+
+describe('the task engine across instances', () => {
+  it('asks again for a cancel that the instance running the turn did not hear, until the turn ends', async () => {
+    const local = new LocalCoordination();
+    const followers = new Map<string, (event: AgentExecutionEvent) => void>();
+    let requests = 0;
+    // The turn runs "elsewhere"; the first request is lost, the second one ends the turn there.
+    const coordination: Coordination = Object.assign(Object.create(local) as LocalCoordination, {
+      turnHeld: () => Promise.resolve(true),
+      follow: (taskId: string, deliver: (event: AgentExecutionEvent) => void) => {
+        followers.set(taskId, deliver);
+        return Promise.resolve(() => followers.delete(taskId));
+      },
+      requestCancel: (taskId: string) => {
+        requests += 1;
+        if (requests === 2) followers.get(taskId)?.(AgentEvent.statusUpdate(statusUpdate(taskId, 'ctx', TaskState.TASK_STATE_CANCELED)));
+        return Promise.resolve();
+      },
+    });
+    const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')) }, onError: () => {} });
+    await engine.cancelElsewhere('t-elsewhere', callContext());
+    assert.equal(requests, 2);
   });
 });
