@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -81,7 +82,10 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const log = options.log ?? silentLogger;
   const { config } = options;
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
+  // Named once: the message claims this instance makes carry it, and its coordination.
+  const instanceId = randomUUID();
   const store = await openStore({
+    instanceId,
     dataDir: options.dataDir,
     databaseUrl: options.databaseUrl,
     cacheBytes: config.cacheBytes,
@@ -90,7 +94,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   });
   let coordination: Coordination | undefined;
   try {
-    coordination = options.databaseUrl ? await sharedCoordination(store, options.databaseUrl, config.instanceLeaseMs, log) : new LocalCoordination();
+    coordination = options.databaseUrl ? await sharedCoordination(store, options.databaseUrl, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
     const engine = new TaskEngine({
       coordination,
       store: store.tasks,
@@ -213,9 +217,9 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
  * What instances sharing the PostgreSQL database coordinate through. Loaded only then: one
  * process on SQLite needs none of it.
  */
-async function sharedCoordination(store: Store, url: string, leaseMs: number, log: Logger): Promise<Coordination> {
+async function sharedCoordination(store: Store, url: string, instanceId: string, leaseMs: number, log: Logger): Promise<Coordination> {
   const { PostgresCoordination } = await import('./store/postgres-coordination.js');
-  const coordination = new PostgresCoordination({ db: store.db, url, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
+  const coordination = new PostgresCoordination({ db: store.db, url, instanceId, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
   await coordination.start();
   return coordination;
 }

@@ -18,6 +18,8 @@ export interface ClaimOutcome {
 export interface StoredClaim {
   digest: string;
   outcome?: ClaimOutcome;
+  /** Not accepted yet, and its request is still going on another instance sharing the store. */
+  pending?: boolean;
 }
 
 /**
@@ -28,8 +30,9 @@ export interface StoredClaim {
 export interface MessageClaimStore {
   /**
    * Records a claim of `messageId` with the content digest `digest`, unless an accepted one is
-   * stored: then returns that one and changes nothing. An unaccepted record (its message was
-   * never processed, e.g. cut short by a crash) is taken over.
+   * stored: then returns that one and changes nothing. An unaccepted record whose request is
+   * still going on another instance is returned as `pending`; one whose request is gone (cut
+   * short by a crash) is taken over.
    */
   claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined>;
   /** Records what the claimed message went to; from then on the claim answers resends. */

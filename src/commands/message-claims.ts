@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Part, type Message } from '@a2a-js/sdk';
 import { resolveUserScope, type OwnerResolver, type ServerCallContext } from '@a2a-js/sdk/server';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { claimKey, type ClaimOutcome, type ClaimScope, type MessageClaimStore } from './message-claim-store.js';
 
 /** The message id is new for this user: process the message, then `accept` or `release`. */
@@ -63,6 +63,7 @@ export class MessageClaims {
       this.live.set(key, mine);
       try {
         const stored = await this.store.claim(scope, message.messageId, digest);
+        if (stored?.pending) throw stored.digest === digest ? stillGoing() : conflict();
         if (!stored?.outcome) return this.first(scope, message.messageId, key, mine);
         // Handled by an earlier process: '' is a claim recorded before digests were kept.
         if (stored.digest !== digest && stored.digest !== '') throw conflict();
@@ -164,6 +165,11 @@ function sameTask(resend: Message, outcome: ClaimOutcome): ClaimOutcome {
 
 function isEmpty(value: object | undefined): boolean {
   return value === undefined || Object.keys(value).length === 0;
+}
+
+/** A resend that reached another instance while the first send is still being handled there. */
+function stillGoing(): UnsupportedOperationError {
+  return new UnsupportedOperationError('This message is still being handled by another instance of the server. Send it again, unchanged, in a moment to get its answer.');
 }
 
 function conflict(): RequestMalformedError {

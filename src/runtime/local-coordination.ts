@@ -8,10 +8,11 @@ import type { Coordination } from './coordination.js';
  * start-up recovery finds those turns in the store.
  */
 export class LocalCoordination implements Coordination {
-  readonly instanceId = randomUUID();
   readonly settleMs = 0;
   private readonly leases = new Set<string>();
   private cancelHandler: ((taskId: string) => void) | undefined;
+
+  constructor(readonly instanceId: string = randomUUID()) {}
 
   acquireTurn(taskId: string): Promise<boolean> {
     if (this.leases.has(taskId)) return Promise.resolve(false);

@@ -95,6 +95,8 @@ export interface MessageClaimsTable {
   task_id: string | null;
   /** A command's reply, `TaskStatusUpdateEvent.toJSON`; null for an ordinary message. */
   reply_json: string | null;
+  /** The instance that made the claim (`Coordination.instanceId`); null for claims from before 0008. */
+  claimant: string | null;
 }
 
 export interface TaskLinksTable {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
@@ -21,6 +22,8 @@ export const DEFAULT_CACHE_BYTES = 64 * 2 ** 20;
 export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes' | 'shared'> {
   /** Folder for the SQLite database file, created when missing; not used with `databaseUrl`. */
   dataDir?: string;
+  /** This instance's id (`Coordination.instanceId`), recorded with the message claims it makes; default a new one. */
+  instanceId?: string;
   /**
    * A PostgreSQL database (`postgres://` or `postgresql://` URL) instead of the SQLite file: any
    * number of harness processes may share it. Its schema is the first of the URL's search path
@@ -58,7 +61,7 @@ export interface Store {
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const { dataDir, databaseUrl, cacheBytes = DEFAULT_CACHE_BYTES, durability, onConnectionError, ...taskOptions } = options;
+  const { dataDir, databaseUrl, instanceId, cacheBytes = DEFAULT_CACHE_BYTES, durability, onConnectionError, ...taskOptions } = options;
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) throw new RangeError(`cacheBytes must be a whole number of bytes >= 0, not ${cacheBytes}`);
   if (databaseUrl === undefined && dataDir === undefined) throw new TypeError('openStore needs a dataDir or a databaseUrl');
   const shared = databaseUrl !== undefined;
@@ -79,7 +82,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     shared,
     tasks,
     state,
-    claims: new SqlMessageClaimStore(db),
+    claims: new SqlMessageClaimStore(db, instanceId ?? randomUUID()),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),

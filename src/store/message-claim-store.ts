@@ -10,20 +10,34 @@ import type { Database } from './database.js';
  * codec, so the state enum and any raw bytes in the reply message read back as they were.
  */
 export class SqlMessageClaimStore implements MessageClaimStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /**
+     * This instance's id (`Coordination.instanceId`), recorded with each claim it makes. Another
+     * instance finding an unaccepted claim leaves it alone while its claimant still has a row
+     * in `instances` (is alive, when instances share PostgreSQL), and takes it over otherwise.
+     */
+    private readonly claimant: string,
+  ) {}
 
   async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined> {
     const key = { tenant: scope.tenant, owner: scope.owner, message_id: messageId };
     const inserted = await this.db
       .insertInto('message_claims')
-      .values({ ...key, digest, task_id: null, reply_json: null })
+      .values({ ...key, digest, task_id: null, reply_json: null, claimant: this.claimant })
       .onConflict((oc) => oc.columns(['tenant', 'owner', 'message_id']).doNothing())
       .returning('message_id')
       .executeTakeFirst();
     if (inserted) return undefined;
     const row = await this.db
       .selectFrom('message_claims')
-      .select(['digest', 'task_id', 'reply_json'])
+      .select((eb) => [
+        'digest',
+        'task_id',
+        'reply_json',
+        'claimant',
+        eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'message_claims.claimant')).as('claimant_alive'),
+      ])
       .where('tenant', '=', key.tenant)
       .where('owner', '=', key.owner)
       .where('message_id', '=', messageId)
@@ -32,10 +46,11 @@ export class SqlMessageClaimStore implements MessageClaimStore {
       const reply = row.reply_json === null ? undefined : TaskStatusUpdateEvent.fromJSON(JSON.parse(row.reply_json));
       return { digest: row.digest, outcome: { taskId: row.task_id, reply } };
     }
+    if (row && row.claimant !== null && row.claimant !== this.claimant && Boolean(row.claimant_alive)) return { digest: row.digest, pending: true };
     // Never accepted (its message was cut short): this claim takes its place.
     await this.db
       .updateTable('message_claims')
-      .set({ digest })
+      .set({ digest, claimant: this.claimant })
       .where('tenant', '=', key.tenant)
       .where('owner', '=', key.owner)
       .where('message_id', '=', messageId)

@@ -244,6 +244,16 @@ const coordinationTables: Migration = {
   },
 };
 
+/**
+ * 0008: which instance made each message claim, so that an instance finding a claim not yet
+ * accepted can tell a request still going elsewhere (leave it) from one cut short (take it over).
+ */
+const claimants: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema.alterTable('message_claims').addColumn('claimant', 'text').execute();
+  },
+};
+
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
@@ -253,6 +263,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0005_message_claims': messageClaims,
   '0006_task_versions': taskVersions,
   '0007_coordination': coordinationTables,
+  '0008_claimants': claimants,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

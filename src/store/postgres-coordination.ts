@@ -31,6 +31,8 @@ export interface PostgresCoordinationOptions {
   db: Kysely<Database>;
   /** The same database's URL: the LISTEN connection is opened from it, outside the pool. */
   url: string;
+  /** This instance's id, unique among the instances sharing the database; default a new one. */
+  instanceId?: string;
   /** How long, in ms, a silent instance keeps its turns before another takes them; default 10 s. */
   leaseMs?: number;
   /** Where failures that reach no caller go (a publish, a lost connection, a handler's rejection); default the log. */
@@ -55,7 +57,7 @@ export interface PostgresCoordinationOptions {
  * Call `start()` before anything else, and `close()` before the store's database closes.
  */
 export class PostgresCoordination implements Coordination {
-  readonly instanceId = randomUUID();
+  readonly instanceId: string;
   readonly settleMs: number;
 
   private readonly db: Kysely<Database>;
@@ -72,6 +74,7 @@ export class PostgresCoordination implements Coordination {
   constructor(options: PostgresCoordinationOptions) {
     const { db, url, leaseMs = DEFAULT_LEASE_MS } = options;
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
+    this.instanceId = options.instanceId ?? randomUUID();
     this.db = db;
     this.url = url;
     this.settleMs = leaseMs;

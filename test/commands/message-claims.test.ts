@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, type Message } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { contentDigest, InMemoryMessageClaimStore, MessageClaims, type Claim, type FirstClaim } from '../../src/commands/index.js';
 import { callContext, message } from '../store/helpers.js';
 
@@ -84,5 +84,19 @@ describe('MessageClaims', () => {
     assert.equal(contentDigest(bare as Message), contentDigest(plain));
     assert.notEqual(contentDigest(hello('m1', 'hello!')), contentDigest(plain));
     assert.notEqual(contentDigest({ ...plain, contextId: 'c2' }), contentDigest(plain));
+  });
+});
+
+describe('MessageClaims with instances sharing the store', () => {
+  it('CMD-13, CMD-34: a resend whose first send is still being handled on another instance is refused, saying to send it again; other content is a conflict', async () => {
+    const store = new InMemoryMessageClaimStore();
+    // What the store answers while another instance's request for the id is still going.
+    store.claim = async () => ({ digest: contentDigest(hello()), pending: true });
+    const claims = new MessageClaims(store);
+    await assert.rejects(claims.claim(hello(), alice), (error) => error instanceof UnsupportedOperationError && /still being handled by another instance/.test(error.message));
+    await assert.rejects(claims.claim(hello('m1', 'other text'), alice), conflict);
+    // Nothing is left held here: once the other instance is done, the id is claimed afresh.
+    store.claim = InMemoryMessageClaimStore.prototype.claim;
+    assert.equal((await claims.claim(hello(), alice)).kind, 'first');
   });
 });

@@ -32,7 +32,7 @@ for (const backend of storeBackends) {
         await migrateToLatest(db);
 
         assert.deepEqual(await db.selectFrom('message_claims').selectAll().execute(), [
-          { tenant: '', owner: 'alice', message_id: 'm1', digest: '', task_id: 'ta', reply_json: '{"taskId":"ta"}' },
+          { tenant: '', owner: 'alice', message_id: 'm1', digest: '', task_id: 'ta', reply_json: '{"taskId":"ta"}', claimant: null },
         ]);
         assert.deepEqual(await db.selectFrom('context_models').selectAll().orderBy('owner').execute(), [
           { tenant: '', owner: 'alice', context_id: 'shared', model: 'p:large' },

@@ -2,6 +2,7 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { linkSubtask, message, storeBackends, tempStore, type TempStore } from './helpers.js';
+import { SqlMessageClaimStore } from '../../src/store/index.js';
 
 /** The harness's own task state and the message claims (command replies among them), all durable, on each backend. */
 
@@ -145,6 +146,18 @@ for (const backend of storeBackends) {
       assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
       await reopened.release(alice, 'turn');
       assert.equal((await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId, 't1', 'an accepted claim is never released');
+    });
+
+    it('CMD-13, CMD-34: a claim not yet accepted is pending for another instance while its claimant lives, and taken over once it is gone', async () => {
+      const here = new SqlMessageClaimStore(temp.store.db, 'instance-a');
+      const there = new SqlMessageClaimStore(temp.store.db, 'instance-b');
+      // Instance a is alive: it has a row in `instances`, as its coordination keeps one.
+      await temp.store.db.insertInto('instances').values({ id: 'instance-a', heartbeat: 0 }).execute();
+      assert.equal(await here.claim(alice, 'slow', 'd1'), undefined);
+      assert.deepStrictEqual(await there.claim(alice, 'slow', 'd1'), { digest: 'd1', pending: true }, 'still going on a');
+      await temp.store.db.deleteFrom('instances').where('id', '=', 'instance-a').execute();
+      assert.equal(await there.claim(alice, 'slow', 'd1'), undefined, 'a is gone: b takes it over');
+      assert.deepStrictEqual(await here.claim(alice, 'slow', 'd1'), undefined, 'b is not in `instances` either: the claim is free to take');
     });
   });
 }
