@@ -14,7 +14,7 @@ import { track } from './cleanup.js';
 import { ROOT } from './report.js';
 
 export type ServerSpec =
-  | { kind: 'harness'; dataDir: string; config: Record<string, unknown>; port?: number; tokens?: Record<string, string> }
+  | { kind: 'harness'; dataDir: string; config: Record<string, unknown>; port?: number; tokens?: Record<string, string>; databaseUrl?: string }
   | { kind: 'bare'; options: BareAgentOptions; port?: number }
   | { kind: 'model'; reply: string; chunkDelayMs?: number };
 

@@ -28,7 +28,7 @@ async function start(): Promise<Running> {
       const config = parseConfig(JSON.stringify(spec.config));
       // `tokens` (token → user name) turns bearer-token authentication on.
       const auth = spec.tokens ? { tokens: new Map(Object.entries(spec.tokens)) } : undefined;
-      const harness = await startHarness({ config, dataDir: spec.dataDir, host: '127.0.0.1', port: spec.port ?? 0, env: {}, auth });
+      const harness = await startHarness({ config, dataDir: spec.dataDir, databaseUrl: spec.databaseUrl, host: '127.0.0.1', port: spec.port ?? 0, env: {}, auth });
       return { url: harness.url, close: () => harness.close() };
     }
     case 'bare': {

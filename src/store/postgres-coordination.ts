@@ -6,11 +6,23 @@ import { createLogger } from '../log.js';
 import type { Coordination } from '../runtime/coordination.js';
 import type { Database } from './database.js';
 import { encodeAgentEvent } from './event-codec.js';
+import { openPostgresDatabase } from './postgres-database.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
 import { TaskEventFeeds } from './task-event-feeds.js';
 import { TaskEventPublisher } from './task-event-publisher.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
+
+/** Connections for appending events: appends of one task go one at a time, of different tasks at once. */
+const EVENT_CONNECTIONS = 4;
+
+/** The URL with `-c name=value` added to the session options it names (keeping a search path given there). */
+function withSessionSetting(url: string, name: string, value: string): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', `${options ? `${options} ` : ''}-c ${name}=${value}`);
+  return parsed.toString();
+}
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -66,6 +78,7 @@ export class PostgresCoordination implements Coordination {
   private readonly liveness: InstanceLiveness;
   private readonly feeds: TaskEventFeeds;
   private publisher: TaskEventPublisher | undefined;
+  private eventsDb: Kysely<Database> | undefined;
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
   private cancelHandler: ((taskId: string) => void) | undefined;
@@ -90,7 +103,16 @@ export class PostgresCoordination implements Coordination {
     const schema = rows[0]?.schema ?? 'public';
     const eventsChannel = channelName('events', schema);
     this.cancelChannel = channelName('cancel', schema);
-    this.publisher = new TaskEventPublisher(this.db, this.instanceId, eventsChannel, this.onError);
+    // Events are wake-ups for the streams open now, not the record of a task: that is in the
+    // task tables, committed durably by the store before or as they are published. So they are
+    // appended on connections whose commits do not wait for the disk (one flush saved per
+    // append, the better part of its cost); a server crash may lose the last of them, and the
+    // streams they were for end with it.
+    this.eventsDb = await openPostgresDatabase(withSessionSetting(this.url, 'synchronous_commit', 'off'), {
+      maxConnections: EVENT_CONNECTIONS,
+      onConnectionError: (error) => this.onError(error, 'an idle connection for events failed'),
+    });
+    this.publisher = new TaskEventPublisher(this.eventsDb, this.instanceId, eventsChannel, this.onError);
     this.listener = new NotificationListener({
       url: this.url,
       applicationName: `tiny-harness ${this.instanceId}`,
@@ -99,11 +121,16 @@ export class PostgresCoordination implements Coordination {
       onReconnect: () => this.feeds.wakeAll(),
       onError: this.onError,
     });
-    await this.listener.start();
     try {
-      await this.liveness.start();
+      await this.listener.start();
+      try {
+        await this.liveness.start();
+      } catch (error) {
+        await this.listener.close();
+        throw error;
+      }
     } catch (error) {
-      await this.listener.close();
+      await this.eventsDb.destroy().catch(() => undefined);
       throw error;
     }
   }
@@ -180,6 +207,7 @@ export class PostgresCoordination implements Coordination {
     await step(() => removeInstance(this.db, this.instanceId));
     await step(() => this.listener?.close());
     await step(() => this.feeds.settled());
+    await step(() => this.eventsDb?.destroy());
     if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
   }
 
