@@ -82,11 +82,6 @@ export class TaskEngine implements CommandTaskPort {
     return this.running.has(taskId) || this.reserved.has(taskId);
   }
 
-  /** The number of turns running here. */
-  get turnsRunning(): number {
-    return this.running.size;
-  }
-
   /** Takes the task for one turn; false when a turn holds it already, here or elsewhere. */
   async reserve(taskId: string): Promise<boolean> {
     if (this.draining || this.runsHere(taskId)) return false;
@@ -253,7 +248,7 @@ export class TaskEngine implements CommandTaskPort {
     } finally {
       queue.stop();
       unwatch();
-      this.buses.releaseIfUnused(taskId, context, (id) => this.isBusyHere(id));
+      this.buses.releaseIfUnused(taskId, context, (id) => this.runsHere(id));
     }
   }
 
@@ -293,10 +288,6 @@ export class TaskEngine implements CommandTaskPort {
     const forget = () => this.inFlight.delete(work);
     work.then(forget, forget);
     return work;
-  }
-
-  private isBusyHere(taskId: string): boolean {
-    return this.runsHere(taskId);
   }
 
   /** A cancel request from any instance: aborts the turn if it runs here. */
