@@ -35,6 +35,14 @@ export interface PostgresCoordinationOptions {
   leaseMs?: number;
   /** Where failures that reach no caller go (a publish, a lost connection, a handler's rejection); default the log. */
   onError?: (error: unknown, what: string) => void;
+  /**
+   * `db` was opened for this coordination alone, and `close()` destroys it. It should be a pool
+   * of its own, not the store's (harness.ts opens one): the engine asks `turnHeld` from inside the
+   * store's transactions (a reply's state is chosen under its task's row lock), and a query there
+   * that waits for a connection of the pool those transactions hold waits forever once as many
+   * commands run at once as the pool has connections.
+   */
+  ownsDb?: boolean;
 }
 
 /**
@@ -59,6 +67,7 @@ export class PostgresCoordination implements Coordination {
   readonly settleMs: number;
 
   private readonly db: Kysely<Database>;
+  private readonly ownsDb: boolean;
   private readonly url: string;
   private readonly onError: (error: unknown, what: string) => void;
   private readonly liveness: InstanceLiveness;
@@ -73,6 +82,7 @@ export class PostgresCoordination implements Coordination {
     const { db, url, leaseMs = DEFAULT_LEASE_MS } = options;
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
     this.db = db;
+    this.ownsDb = options.ownsDb ?? false;
     this.url = url;
     this.settleMs = leaseMs;
     const log = createLogger();
@@ -151,8 +161,9 @@ export class PostgresCoordination implements Coordination {
 
   /**
    * Appends the events published so far, stops the heartbeat, gives back this instance's
-   * leases and row (no sweep is needed for an instance that closed), and ends the LISTEN
-   * connection. Every step runs even when one before it failed; the first failure is thrown.
+   * leases and row (no sweep is needed for an instance that closed), ends the LISTEN
+   * connection, and destroys `db` when it owns it. Every step runs even when one before it
+   * failed; the first failure is thrown.
    */
   close(): Promise<void> {
     this.closing ??= this.shutDown();
@@ -173,6 +184,7 @@ export class PostgresCoordination implements Coordination {
     await step(() => removeInstance(this.db, this.instanceId));
     await step(() => this.listener?.close());
     await step(() => this.feeds.settled());
+    if (this.ownsDb) await step(() => this.db.destroy());
     if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
   }
 
