@@ -1,191 +1,211 @@
 /**
- * Several instances on one PostgreSQL database: how long a command's reply takes to reach a
- * stream open on another instance, and whether a turn's events reach subscribers on other
- * instances under load, every one, in order, once.
+ * The cross-instance delay of issue 10: a command sent to instance B while the task's turn
+ * streams from instance A, until its reply is seen in A's open stream. Goal: at most 5 ms at
+ * the median on loopback. Baseline in the same run: the same on one instance (the command sent
+ * to A, its reply seen in A's stream).
  *
- *   node --import tsx bench/cross-instance.ts [--commands 300] [--streams 150] [--tokens 50] [--delay 20]
+ *   node --import tsx bench/cross-instance.ts [--commands 300] [--per-turn 10] [--warm-up 20] [--steps]
  *
- * 1. Delay. Two harness processes (A, B) on one schema; a turn streams from A (a fixture model
- *    emitting a token every 100 ms, so the turn surely runs). Commands (`/help`) are sent one at
- *    a time with the SDK's JSON-RPC client, and each is timed from its send until its reply is
- *    seen in A's open stream (read with a raw SSE client). Sent to B: the cross-instance delay;
- *    sent to A: the baseline of the same path on one instance, interleaved with the first.
- *    Goal (the issue): at most 5 ms at the median on loopback.
- * 2. Events under load. Three instances; N streamed turns (the scale benchmark's fixture: a
- *    numbered reply, one token every `--delay` ms) started round-robin, and for each task a
- *    `SubscribeToTask` on the next instance, opened at the task's first event. Checked: the
- *    subscriber's events are the tail of the turn's own stream, in the same order, none missing
- *    and none twice, ending with the same final status; and the stored task has the whole reply.
- *    Goal: every one, in order, once.
- * PostgreSQL from TINY_HARNESS_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
- * a schema of its own, dropped at the end; without a server the benchmark says SKIPPED.
+ * Two harness processes, A and B, on one PostgreSQL schema of the benchmark's own, and a
+ * fixture model in a third, which holds each reply after two chunks until released, so the
+ * turn is surely running while the commands are sent. Per held turn (a new task streamed from
+ * A with a raw SSE client), `--per-turn` commands to each of B and A, one at a time, alternating:
+ * blocking `SendMessage` "/status" with the SDK's client (so the task's history stays short). Timed from just before the request is written
+ * until A's stream delivers the reply (the next status update carrying a message; checked
+ * afterwards to be the reply the command's answer names, and each reply to be in the stream
+ * once). The turn is then released and must end with its final status. `--commands` commands
+ * of each kind in all, after a warm-up; the schema is dropped at the end. `--steps` also says
+ * where the time goes, step by step (bench/lib/step-trace.ts: commit, NOTIFY, read, A's stream).
  */
-import { performance } from 'node:perf_hooks';
-import { TaskState } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { TaskState } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { tempDir } from './lib/cleanup.js';
-import { A2A_HEADERS, parseStreamEvent, partsText, postSse, sdkClient, sendText, streamingRequest, type StreamResult } from './lib/clients.js';
-import { benchSchema, type BenchSchema } from './lib/postgres.js';
+import { A2A_HEADERS, isTask, parseStreamEvent, postSse, sdkClient, sendText, streamingRequest, type SseResult, type Target } from './lib/clients.js';
+import { benchSchema } from './lib/postgres.js';
+import { stepBreakdown, STEP_TRACE_VARIABLE, type ClientMarks } from './lib/step-trace.js';
 import { startServer, type ServerProcess } from './lib/processes.js';
-import { header, latencyLine, printVerdicts, sleep, summarize, verdict } from './lib/report.js';
+import { header, latencyLine, ms, printVerdicts, summarize, verdict } from './lib/report.js';
 import { numberedReply } from './lib/seed.js';
 
 const { values: flags } = parseArgs({
-  options: {
-    commands: { type: 'string', default: '300' },
-    streams: { type: 'string', default: '150' },
-    tokens: { type: 'string', default: '50' },
-    delay: { type: 'string', default: '20' },
-  },
+  options: { commands: { type: 'string', default: '300' }, 'per-turn': { type: 'string', default: '10' }, 'warm-up': { type: 'string', default: '20' }, steps: { type: 'boolean', default: false } },
 });
 const COMMANDS = Number(flags.commands);
-const STREAMS = Number(flags.streams);
-const TOKENS = Number(flags.tokens);
-const DELAY = Number(flags.delay);
+const PER_TURN = Number(flags['per-turn']);
+const WARM_UP = Number(flags['warm-up']);
+const GOAL_MS = 5;
+const REPLY = numberedReply(20);
+const IDLE_TIMEOUT_MS = 60_000;
 
-function harnessConfig(modelUrl: string) {
-  return { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: modelUrl, models: ['small'] } } };
+type Route = 'B to A' | 'A to A';
+const ROUTES: Route[] = ['B to A', 'A to A'];
+
+interface Timing {
+  /** From writing the command to its reply in A's stream. */
+  seen: number;
+  /** From writing the command to its answer. */
+  answered: number;
+  /** The same as wall-clock times, with the reply's id, for `--steps`. */
+  marks: ClientMarks;
 }
 
-async function instances(count: number, schema: BenchSchema, modelUrl: string, name: string): Promise<ServerProcess[]> {
-  return Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      startServer({ kind: 'harness', dataDir: tempDir(`${name}-${i}`), databaseUrl: schema.url, config: harnessConfig(modelUrl) }, { name: `${name}-${i}` }),
-    ),
-  );
-}
+/** A turn streaming from A, held by the fixture until released; command replies are handed to whoever waits. */
+class HeldTurn {
+  task!: Target;
+  readonly replies: string[] = [];
+  private waiter: ((reply: { at: number; messageId: string }) => void) | undefined;
+  private finalState = '';
+  private started!: () => void;
+  private readonly running = new Promise<void>((resolve) => (this.started = resolve));
+  private ended!: Promise<SseResult>;
+  private readonly key = randomUUID().replaceAll('-', '');
 
-/** Part 1: the delay of a reply from B into A's stream, against A into its own. */
-async function delay(schema: BenchSchema): Promise<boolean> {
-  const model = await startServer({ kind: 'model', reply: numberedReply(5000), chunkDelayMs: 100 }, { name: 'model-delay' });
-  const [a, b] = await instances(2, schema, model.url, 'delay');
-  try {
-    let taskId = '';
-    let contextId = '';
-    let onReply: ((at: number) => void) | undefined;
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    const turn = postSse(`${a!.url}/a2a/jsonrpc`, streamingRequest('Write at length.'), {
+  constructor(
+    private readonly a: ServerProcess,
+    private readonly model: ServerProcess,
+  ) {}
+
+  /** Starts the turn; resolves once its first text arrived, so the model is holding it. */
+  async start(): Promise<void> {
+    this.ended = postSse(`${this.a.url}/a2a/jsonrpc`, streamingRequest(`HOLD-${this.key} Say something.`), {
       headers: A2A_HEADERS,
       keep: false,
+      idleTimeoutMs: IDLE_TIMEOUT_MS,
       onEvent: (event) => {
         const r = parseStreamEvent(event.data);
-        if (r.task) {
-          taskId = r.task.id;
-          contextId = r.task.contextId;
+        if (r.task) this.task = { id: r.task.id, contextId: r.task.contextId };
+        if (r.artifactUpdate) this.started();
+        const update = r.statusUpdate;
+        if (!update) return;
+        this.finalState = update.status?.state ?? '';
+        const messageId = (update.status?.message as { messageId?: string } | undefined)?.messageId;
+        if (update.status?.state === 'TASK_STATE_WORKING' && messageId) {
+          this.replies.push(messageId);
+          this.waiter?.({ at: event.at, messageId });
+          this.waiter = undefined;
         }
-        if (r.artifactUpdate) started();
-        if ((r.statusUpdate?.status?.message as { metadata?: Record<string, unknown> } | undefined)?.metadata?.['command']) onReply?.(event.at);
       },
     });
-    await running;
-    const [toA, toB] = [await sdkClient(a!.url), await sdkClient(b!.url)];
-    const times = { a: [] as number[], b: [] as number[] };
-    for (let i = 0; i < COMMANDS + 40; i++) {
-      const which = i % 2 === 0 ? 'b' : 'a';
-      const seen = new Promise<number>((resolve) => (onReply = resolve));
-      const sent = performance.now();
-      const answer = await sendText(which === 'a' ? toA : toB, '/help', { id: taskId, contextId });
-      const at = await seen;
-      onReply = undefined;
-      if (!('status' in answer) || answer.status?.state !== TaskState.TASK_STATE_WORKING) throw new Error('the command during the turn was not answered WORKING');
-      if (i >= 40) times[which].push(at - sent);
-    }
-    await toA.cancelTask({ tenant: '', id: taskId, metadata: {} });
-    await turn;
-    const same = summarize(times.a);
-    const across = summarize(times.b);
-    console.log(`Delay: /help sent during a turn streaming from A, until its reply is seen in A's stream (${times.a.length} + ${times.b.length}, interleaved)`);
-    console.log(latencyLine('sent to A (one instance)', same));
-    console.log(latencyLine('sent to B (across instances)', across));
-    console.log(`  across - same: +${(across.median - same.median).toFixed(2)} ms at the median`);
-    return verdict(across.median <= 5, `cross-instance delay at most 5 ms at the median: ${across.median.toFixed(2)} ms (one instance ${same.median.toFixed(2)} ms)`);
-  } finally {
-    await Promise.all([a!.close(), b!.close(), model.close()]);
+    this.ended.catch(() => this.started());
+    await this.running;
+  }
+
+  /** The next command reply A's stream delivers. */
+  nextReply(): Promise<{ at: number; messageId: string }> {
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  /** Lets the model finish; resolves once the stream ended with the final status. */
+  async finish(): Promise<void> {
+    await this.model.release(this.key);
+    await this.ended;
+    if (this.finalState !== 'TASK_STATE_INPUT_REQUIRED') throw new Error(`the turn's stream ended with ${this.finalState || 'no status'}`);
   }
 }
 
-/** Part 2: every event of turns on one instance reaches subscribers on another, in order, once. */
-async function underLoad(schema: BenchSchema): Promise<boolean> {
-  const reply = numberedReply(TOKENS);
-  const model = await startServer({ kind: 'model', reply, chunkDelayMs: DELAY }, { name: 'model-load' });
-  const servers = await instances(3, schema, model.url, 'load');
+/** Sends "/status" to `client` on the held turn's task; times it until its reply is in A's stream. */
+async function command(client: Client, turn: HeldTurn, route: Route): Promise<Timing> {
+  const seen = turn.nextReply();
+  const start = performance.now();
+  const answer = await sendText(client, '/status', turn.task);
+  const answered = performance.now() - start;
+  const reply = await seen;
+  if (!isTask(answer) || answer.status?.state !== TaskState.TASK_STATE_WORKING) throw new Error(`/status during the turn answered ${isTask(answer) ? TaskState[answer.status?.state ?? 0] : 'a message'}, not WORKING (CMD-9)`);
+  const replyId = answer.status.message?.messageId;
+  if (reply.messageId !== replyId) throw new Error(`A's stream delivered reply ${reply.messageId}, the answer names ${replyId}`);
+  const wall = (t: number) => performance.timeOrigin + t;
+  return { seen: reply.at - start, answered, marks: { route, replyId: replyId!, sent: wall(start), answered: wall(start + answered), seen: wall(reply.at) } };
+}
+
+/** Nearest-rank p95, which `summarize` does not give. */
+function p95(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)]!;
+}
+
+async function main(): Promise<void> {
+  const schema = await benchSchema('cross-instance');
+  const started: ServerProcess[] = [];
   try {
-    const started = performance.now();
-    const results = await Promise.all(
-      Array.from({ length: STREAMS }, async (_, i) => {
-        await sleep((1000 * i) / STREAMS);
-        const home = servers[i % 3]!;
-        const other = servers[(i + 1) % 3]!;
-        const own: string[] = [];
-        let subscription: Promise<string[]> | undefined;
-        const turn = await postSse(`${home.url}/a2a/jsonrpc`, streamingRequest('Say something.'), {
-          headers: A2A_HEADERS,
-          keep: false,
-          idleTimeoutMs: 60_000,
-          onEvent: (event) => {
-            const r = parseStreamEvent(event.data);
-            own.push(describe(r));
-            if (r.task && !subscription) subscription = subscribe(other, r.task.id);
-          },
-        });
-        if (turn.status !== 200) throw new Error(`stream ${i}: HTTP ${turn.status}`);
-        const seen = await subscription!;
-        return { own, seen };
-      }),
+    header('Cross-instance delay: a command sent to instance B until its reply is seen in instance A\'s stream', [
+      `command: node --import tsx bench/cross-instance.ts --commands ${COMMANDS} --per-turn ${PER_TURN} --warm-up ${WARM_UP}${flags.steps ? ' --steps' : ''}`,
+      `${schema.version} at ${schema.where} (schema ${schema.schema}, dropped at the end), on this machine; two harness processes (serve --database, as startHarness({ databaseUrl })) and the fixture model in child processes, the clients here.`,
+      `Per held turn (new task streamed from A, the fixture holding its reply): ${PER_TURN} blocking SendMessage "/status" to each of B and A, one at a time, alternating (SDK JSON-RPC client); ` +
+        `${COMMANDS} of each after ${WARM_UP} of each to warm up; timed from writing the request to the reply's event in A's stream (raw SSE client).`,
+    ]);
+    // Set before the servers start: they inherit it (bench/lib/step-trace.ts).
+    const stepsDir = flags.steps ? tempDir('cross-instance-steps') : undefined;
+    if (stepsDir) process.env[STEP_TRACE_VARIABLE] = stepsDir;
+    const model = await startServer({ kind: 'model', reply: REPLY }, { name: 'model' });
+    started.push(model);
+    const config = { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } };
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map((name) => startServer({ kind: 'harness', dataDir: tempDir(`cross-instance-${name}`), databaseUrl: schema.url, config }, { name: `harness-${name}` })),
     );
-    const seconds = (performance.now() - started) / 1000;
-    let events = 0;
-    let broken = 0;
-    let firstProblem = '';
-    for (const { own, seen } of results) {
-      // The subscriber's first event is the task as stored when it subscribed; what follows must
-      // be exactly the turn's own events after some point, in order, each once, to the end.
-      const tail = seen.slice(1);
-      events += tail.length;
-      const at = own.length - tail.length;
-      const ok = tail.length > 0 && at >= 1 && tail.every((event, k) => event === own[at + k]) && new Set(tail).size === tail.length;
-      if (!ok) {
-        broken++;
-        firstProblem ||= `own ${own.length} events ending ${own.slice(-2).join(' | ')}; seen ${seen.length} ending ${seen.slice(-2).join(' | ')}`;
+    started.push(a!, b!);
+    const clients: Record<Route, Client> = { 'B to A': await sdkClient(b!.url), 'A to A': await sdkClient(a!.url) };
+
+    const timings: Record<Route, Timing[]> = { 'B to A': [], 'A to A': [] };
+    const roundMedians: Record<Route, number[]> = { 'B to A': [], 'A to A': [] };
+    let turns = 0;
+    let warm = 0;
+    while (timings['B to A'].length < COMMANDS) {
+      const turn = new HeldTurn(a!, model);
+      await turn.start();
+      turns++;
+      const sent: Record<Route, number[]> = { 'B to A': [], 'A to A': [] };
+      for (let i = 0; i < PER_TURN && timings['B to A'].length < COMMANDS; i++) {
+        // Alternate which route goes first, so neither always follows the other's write.
+        for (const route of i % 2 === 0 ? ROUTES : [...ROUTES].reverse()) {
+          const timing = await command(clients[route], turn, route);
+          if (warm < 2 * WARM_UP) {
+            warm++;
+            continue;
+          }
+          timings[route].push(timing);
+          sent[route].push(timing.seen);
+        }
       }
+      await turn.finish();
+      const unique = new Set(turn.replies);
+      if (unique.size !== turn.replies.length) throw new Error(`a command reply reached A's stream twice (turn ${turns})`);
+      for (const route of ROUTES) if (sent[route].length) roundMedians[route].push(summarize(sent[route]).median);
+      await model.reset();
     }
-    console.log(`Events under load: ${STREAMS} streamed turns round-robin on 3 instances (a token every ${DELAY} ms, ${TOKENS} tokens), each followed by SubscribeToTask on the next instance, ${seconds.toFixed(1)} s`);
-    console.log(`  ${events} events seen by subscribers on another instance; ${STREAMS - broken} of ${STREAMS} subscriptions exactly the tail of their turn's stream${firstProblem ? `; first problem: ${firstProblem}` : ''}`);
-    return verdict(broken === 0, `events across instances under load: every one, in order, once (${STREAMS - broken} of ${STREAMS} subscriptions, ${events} events)`);
+
+    console.log(`${turns} held turns on A, ${COMMANDS} commands per route; every reply seen in A's stream once, in the order sent; every turn ended with its final status`);
+    const medians = {} as Record<Route, number>;
+    for (const route of ROUTES) {
+      const seen = timings[route].map((t) => t.seen);
+      const s = summarize(seen);
+      medians[route] = s.median;
+      const label = route === 'B to A' ? 'command to B, reply in A\'s stream' : 'command to A, reply in A\'s stream';
+      console.log(latencyLine(label, s, `p95 ${ms(p95(seen), 2, 0).trim()}; per-turn medians ${ms(Math.min(...roundMedians[route]), 2, 0).trim()} to ${ms(Math.max(...roundMedians[route]), 2, 0).trim()}`, 40));
+    }
+    for (const route of ROUTES) {
+      const label = route === 'B to A' ? 'command to B, its answer' : 'command to A, its answer';
+      console.log(latencyLine(label, summarize(timings[route].map((t) => t.answered)), '', 40));
+    }
+    const crossOnly = summarize(timings['B to A'].map((t) => t.seen - t.answered));
+    console.log(`  reply in A's stream after B's answer: median ${ms(crossOnly.median, 2, 0).trim()} (negative: before the answer reached the client)`);
+    console.log(`  cross-instance over one instance: ${ms(medians['B to A'] - medians['A to A'], 2, 0).trim()} at the median; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    if (stepsDir) {
+      // The servers write their marks as they exit.
+      for (const server of started.splice(0).reverse()) await server.close();
+      console.log('\nwhere the time goes (--steps: marks in the servers and the client, one clock)');
+      for (const line of stepBreakdown(stepsDir, [...timings['B to A'], ...timings['A to A']].map((t) => t.marks))) console.log(line);
+      console.log('');
+    }
+    verdict(medians['B to A'] <= GOAL_MS, `a command sent to B is seen in A's stream ${ms(medians['B to A'], 2, 0).trim()} after it was sent, at the median (goal: at most ${GOAL_MS} ms on loopback; one instance: ${ms(medians['A to A'], 2, 0).trim()})`);
   } finally {
-    await Promise.all([...servers.map((server) => server.close()), model.close()]);
+    for (const server of started.reverse()) await server.close();
+    await schema.drop();
   }
+  printVerdicts('cross-instance');
 }
 
-/** SubscribeToTask on `server`: each event as a comparable line. */
-async function subscribe(server: ServerProcess, taskId: string): Promise<string[]> {
-  const seen: string[] = [];
-  const body = { jsonrpc: '2.0', id: randomUUID(), method: 'SubscribeToTask', params: { id: taskId } };
-  await postSse(`${server.url}/a2a/jsonrpc`, body, { headers: A2A_HEADERS, keep: false, idleTimeoutMs: 60_000, onEvent: (event) => seen.push(describe(parseStreamEvent(event.data))) });
-  return seen;
-}
-
-/** An event as a line that names what it carries (the task's own first event is left as "task"). */
-function describe(r: StreamResult): string {
-  if (r.task) return 'task';
-  if (r.artifactUpdate) return `artifact ${r.artifactUpdate.artifact.artifactId} ${r.artifactUpdate.append ? '+' : '='}${partsText(r.artifactUpdate.artifact.parts)}${r.artifactUpdate.lastChunk ? ' (last)' : ''}`;
-  if (r.statusUpdate) return `status ${r.statusUpdate.status?.state} ${partsText(r.statusUpdate.status?.message?.parts).slice(0, 40)}`;
-  return 'other';
-}
-
-header('Several instances on one PostgreSQL database: reply delay across instances, events under load');
-const schema = await benchSchema();
-if (!schema) {
-  console.log('  SKIPPED: needs PostgreSQL (set TINY_HARNESS_BENCH_DATABASE_URL)');
-  process.exit(0);
-}
-try {
-  await delay(schema);
-  await underLoad(schema);
-} finally {
-  await schema.drop();
-}
-printVerdicts('cross-instance');
-process.exit(0);
+await main();

@@ -13,7 +13,21 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { ROOT } from './lib/report.js';
 
-const BENCHMARKS = ['long-history', 'command-latency', 'command-throughput', 'streaming', 'scale', 'long-conversations', 'startup', 'durability', 'task-scope-timing'];
+const BENCHMARKS = [
+  'long-history',
+  'command-latency',
+  'command-throughput',
+  'streaming',
+  'scale',
+  'long-conversations',
+  'startup',
+  'durability',
+  'task-scope-timing',
+  // These three need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
+  'postgres-vs-sqlite',
+  'cross-instance',
+  'cross-instance-scale',
+];
 
 const { values: flags } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
 const chosen = flags.only ? flags.only.split(',') : BENCHMARKS;
@@ -45,7 +59,7 @@ for (const name of chosen) {
   times.push(`${name} ${seconds.toFixed(0)} s${code ? ` (exit ${code})` : ''}`);
   if (code) failed++;
 }
-const verdicts = output.split('\n').filter((line) => /^\s+(PASS|FAIL): /.test(line) && !line.includes('verdicts'));
+const verdicts = output.split('\n').filter((line) => /^\s+(PASS|FAIL|SKIPPED): /.test(line) && !line.includes('verdicts'));
 // Each benchmark prints its verdicts twice (where measured, and in its summary): keep one.
 const unique = [...new Set(verdicts.map((line) => line.trim()))];
 write(`\n======== summary (${((performance.now() - started) / 1000 / 60).toFixed(1)} min: ${times.join(', ')}) ========\n`);

@@ -33,7 +33,7 @@ import type { RunningGrpcServer } from './server/grpc-server.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
 import { bundledWebDir } from './server/web-page.js';
-import { openStore, type Store } from './store/index.js';
+import { openStore } from './store/index.js';
 import { VERSION } from './version.js';
 
 export interface HarnessOptions {
@@ -94,7 +94,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   });
   let coordination: Coordination | undefined;
   try {
-    coordination = options.databaseUrl ? await sharedCoordination(store, options.databaseUrl, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
+    coordination = options.databaseUrl ? await sharedCoordination(options.databaseUrl, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
     const engine = new TaskEngine({
       coordination,
       store: store.tasks,
@@ -213,14 +213,31 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   }
 }
 
+/** The coordination's own pool: its queries are single short statements (leases, events, heartbeats). */
+const COORDINATION_CONNECTIONS = 5;
+
 /**
  * What instances sharing the PostgreSQL database coordinate through. Loaded only then: one
- * process on SQLite needs none of it.
+ * process on SQLite needs none of it. It has a pool of its own, never the store's: the engine
+ * asks it whether a turn holds a task from inside the store's transactions, where a second
+ * connection of the store's pool may never come (see `PostgresCoordinationOptions.ownsDb`).
  */
-async function sharedCoordination(store: Store, url: string, instanceId: string, leaseMs: number, log: Logger): Promise<Coordination> {
-  const { PostgresCoordination } = await import('./store/postgres-coordination.js');
-  const coordination = new PostgresCoordination({ db: store.db, url, instanceId, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
-  await coordination.start();
+async function sharedCoordination(url: string, instanceId: string, leaseMs: number, log: Logger): Promise<Coordination> {
+  const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }] = await Promise.all([import('./store/postgres-coordination.js'), import('./store/postgres-database.js')]);
+  // Its commits do not wait for the disk: leases, heartbeats and events are live state, which a
+  // crash of the database server ends anyway; the record of every task is written through the
+  // store's own connections, durably. It saves a flush on every event handed to other instances.
+  const db = await openPostgresDatabase(withSessionSetting(url, 'synchronous_commit', 'off'), {
+    maxConnections: COORDINATION_CONNECTIONS,
+    onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+  });
+  const coordination = new PostgresCoordination({ db, ownsDb: true, url, instanceId, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
+  try {
+    await coordination.start();
+  } catch (error) {
+    await coordination.close().catch(() => undefined);
+    throw error;
+  }
   return coordination;
 }
 

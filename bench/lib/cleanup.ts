@@ -1,6 +1,7 @@
 /**
  * Temporary folders and child processes a benchmark made, removed when it ends, however it
- * ends (normal exit, an error, Ctrl+C).
+ * ends (normal exit, an error, Ctrl+C); and asynchronous clean-ups (a PostgreSQL schema to
+ * drop), which a benchmark runs itself when it ends and which run here on Ctrl+C.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +10,9 @@ import { join } from 'node:path';
 
 const dirs = new Set<string>();
 const children = new Set<ChildProcess>();
+const asyncCleanUps = new Set<() => Promise<unknown>>();
+/** How long Ctrl+C waits for the asynchronous clean-ups before exiting anyway. */
+const ASYNC_CLEAN_UP_MS = 5_000;
 
 function cleanUp(): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -20,8 +24,10 @@ function cleanUp(): void {
 process.on('exit', cleanUp);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
+    // The children first: a schema is dropped only once nothing uses it.
     cleanUp();
-    process.exit(130);
+    const timeout = new Promise((resolve) => setTimeout(resolve, ASYNC_CLEAN_UP_MS).unref());
+    void Promise.race([Promise.allSettled([...asyncCleanUps].map((run) => run())), timeout]).finally(() => process.exit(130));
   });
 }
 
@@ -49,4 +55,10 @@ export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
+}
+
+/** Runs `run` on Ctrl+C (after the children are killed); the benchmark runs it itself otherwise, then calls the returned function. */
+export function onInterrupt(run: () => Promise<unknown>): () => void {
+  asyncCleanUps.add(run);
+  return () => asyncCleanUps.delete(run);
 }

@@ -56,12 +56,13 @@ export interface SseResult {
 /**
  * POSTs `body` as JSON and reads the `text/event-stream` answer, calling `onEvent` with each
  * event's `data` as it arrives (and keeping them in `events` unless `keep` is false). With
- * `idleTimeoutMs`, a stream silent that long fails instead of hanging the benchmark.
+ * `idleTimeoutMs`, a stream silent that long fails instead of hanging the benchmark; with
+ * `signal`, the caller can end it (the request is destroyed and the promise rejects).
  */
 export function postSse(
   url: string,
   body: unknown,
-  options: { headers?: Record<string, string>; onEvent?: (event: SseEvent) => void; keep?: boolean; idleTimeoutMs?: number } = {},
+  options: { headers?: Record<string, string>; onEvent?: (event: SseEvent) => void; keep?: boolean; idleTimeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<SseResult> {
   const payload = JSON.stringify(body);
   const target = new URL(url);
@@ -74,6 +75,7 @@ export function postSse(
         path: target.pathname + target.search,
         method: 'POST',
         agent: keepAlive,
+        signal: options.signal,
         headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(payload), ...options.headers },
       },
       (response) => {

@@ -14,7 +14,15 @@ import { track } from './cleanup.js';
 import { ROOT } from './report.js';
 
 export type ServerSpec =
-  | { kind: 'harness'; dataDir: string; config: Record<string, unknown>; port?: number; tokens?: Record<string, string>; databaseUrl?: string }
+  | {
+      kind: 'harness';
+      dataDir: string;
+      config: Record<string, unknown>;
+      port?: number;
+      tokens?: Record<string, string>;
+      /** Store in this PostgreSQL database (a schema of the benchmark's own: bench/lib/postgres.ts) instead of SQLite in `dataDir`. */
+      databaseUrl?: string;
+    }
   | { kind: 'bare'; options: BareAgentOptions; port?: number }
   | { kind: 'model'; reply: string; chunkDelayMs?: number };
 
@@ -23,6 +31,7 @@ export type ChildRequest = { id: number } & (
   | { type: 'cpu' }
   | { type: 'seed'; lengths: number[]; seed: number }
   | { type: 'reset' }
+  | { type: 'release'; key: string }
   | { type: 'close' }
 );
 
@@ -41,6 +50,8 @@ export interface ServerProcess {
   cpu(): Promise<CpuSample>;
   seed(lengths: number[], seed: number): Promise<Array<{ id: string; contextId: string }>>;
   reset(): Promise<void>;
+  /** A fixture model: lets the reply to the prompt holding `HOLD-<key>` go on (server-child.ts). */
+  release(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,7 +92,12 @@ export async function startServer(spec: ServerSpec, options: { exposeGc?: boolea
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve: (value) => resolve(value as T), reject });
-      child.send({ ...request, id });
+      // With a callback, a child gone meanwhile (killed on Ctrl+C) is a rejection, not an uncaught 'error' event.
+      child.send({ ...request, id }, (error) => {
+        if (!error) return;
+        pending.delete(id);
+        reject(new Error(`${spec.kind} server exited`));
+      });
     });
   return {
     url,
@@ -90,6 +106,7 @@ export async function startServer(spec: ServerSpec, options: { exposeGc?: boolea
     cpu: () => ask({ type: 'cpu' }),
     seed: (lengths, seed) => ask({ type: 'seed', lengths, seed }),
     reset: () => ask({ type: 'reset' }),
+    release: (key) => ask({ type: 'release', key }),
     async close() {
       if (child.exitCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,25 +1,60 @@
 /**
  * The entry of a server child process: the harness, the bare SDK agent or a fixture model
  * server, chosen by the JSON spec in argv[2]. It tells the parent its URL over IPC, then
- * answers the parent's questions (memory, CPU time, GC, seeding the bare agent's store) and
- * exits when told to close or when the parent goes away. Started by `processes.ts`.
+ * answers the parent's questions (memory, CPU time, GC, seeding the bare agent's store,
+ * releasing a held model reply) and exits when told to close or when the parent goes away.
+ * Started by `processes.ts`.
  */
 import { performance } from 'node:perf_hooks';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { parseConfig } from '../../src/config/load.js';
 import { startHarness } from '../../src/harness.js';
-import { startModelServer } from '../../test/fixtures/model-server.js';
+import { startModelServer, type Hold } from '../../test/fixtures/model-server.js';
 import { startBareSdkAgent, type BareAgentOptions } from '../bare-sdk-agent.js';
 import { prng, seededTask } from './seed.js';
 import type { ChildRequest, ServerSpec } from './processes.js';
+import { installStepTrace, STEP_TRACE_VARIABLE } from './step-trace.js';
 
 const spec = JSON.parse(process.argv[2]!) as ServerSpec;
+// A diagnostic some benchmarks ask for (bench/lib/step-trace.ts); installed before the harness loads its parts.
+const stepTrace = process.env[STEP_TRACE_VARIABLE];
+if (stepTrace && spec.kind === 'harness') await installStepTrace(stepTrace);
 
 interface Running {
   url: string;
   close(): Promise<void>;
   seed?(lengths: number[], seed: number): Promise<Array<{ id: string; contextId: string }>>;
   resetRecords?(): void;
+  release?(key: string): void;
+}
+
+/**
+ * A fixture model's replies to prompts holding `HOLD-<key>` pause after two chunks until the
+ * parent releases that key, so a benchmark can act while a turn is surely running (as the
+ * end-to-end tests do). A release may come before the request it lets go; a released key stays
+ * open (a benchmark holds a few hundred at most).
+ */
+class HeldReplies {
+  private readonly gates = new Map<string, { open: () => void; opened: Promise<void> }>();
+
+  holdFor(body: { messages?: unknown }): Hold | undefined {
+    const key = /HOLD-(\w+)/.exec(JSON.stringify(body?.messages ?? []))?.[1];
+    return key ? { afterChunks: 2, until: this.gate(key).opened } : undefined;
+  }
+
+  release(key: string): void {
+    this.gate(key).open();
+  }
+
+  private gate(key: string) {
+    let gate = this.gates.get(key);
+    if (!gate) {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      this.gates.set(key, (gate = { open, opened }));
+    }
+    return gate;
+  }
 }
 
 async function start(): Promise<Running> {
@@ -51,8 +86,9 @@ async function start(): Promise<Running> {
       };
     }
     case 'model': {
-      const model = await startModelServer({ reply: spec.reply, chunkDelayMs: spec.chunkDelayMs, models: ['small'] });
-      return { url: model.baseURL, close: () => model.close(), resetRecords: () => void model.requests.splice(0) };
+      const holds = new HeldReplies();
+      const model = await startModelServer({ reply: spec.reply, chunkDelayMs: spec.chunkDelayMs, models: ['small'], hold: (body) => holds.holdFor(body) });
+      return { url: model.baseURL, close: () => model.close(), resetRecords: () => void model.requests.splice(0), release: (key) => holds.release(key) };
     }
   }
 }
@@ -92,6 +128,11 @@ process.on('message', async (raw) => {
         break;
       case 'reset':
         running.resetRecords?.();
+        result = true;
+        break;
+      case 'release':
+        if (!running.release) throw new Error(`a ${spec.kind} server holds no replies`);
+        running.release(request.key);
         result = true;
         break;
       case 'close':

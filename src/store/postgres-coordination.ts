@@ -6,23 +6,11 @@ import { createLogger } from '../log.js';
 import type { Coordination } from '../runtime/coordination.js';
 import type { Database } from './database.js';
 import { encodeAgentEvent } from './event-codec.js';
-import { openPostgresDatabase } from './postgres-database.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
 import { TaskEventFeeds } from './task-event-feeds.js';
 import { TaskEventPublisher } from './task-event-publisher.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
-
-/** Connections for appending events: appends of one task go one at a time, of different tasks at once. */
-const EVENT_CONNECTIONS = 4;
-
-/** The URL with `-c name=value` added to the session options it names (keeping a search path given there). */
-function withSessionSetting(url: string, name: string, value: string): string {
-  const parsed = new URL(url);
-  const options = parsed.searchParams.get('options');
-  parsed.searchParams.set('options', `${options ? `${options} ` : ''}-c ${name}=${value}`);
-  return parsed.toString();
-}
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -49,6 +37,14 @@ export interface PostgresCoordinationOptions {
   leaseMs?: number;
   /** Where failures that reach no caller go (a publish, a lost connection, a handler's rejection); default the log. */
   onError?: (error: unknown, what: string) => void;
+  /**
+   * `db` was opened for this coordination alone, and `close()` destroys it. It should be a pool
+   * of its own, not the store's (harness.ts opens one): the engine asks `turnHeld` from inside the
+   * store's transactions (a reply's state is chosen under its task's row lock), and a query there
+   * that waits for a connection of the pool those transactions hold waits forever once as many
+   * commands run at once as the pool has connections.
+   */
+  ownsDb?: boolean;
 }
 
 /**
@@ -73,12 +69,12 @@ export class PostgresCoordination implements Coordination {
   readonly settleMs: number;
 
   private readonly db: Kysely<Database>;
+  private readonly ownsDb: boolean;
   private readonly url: string;
   private readonly onError: (error: unknown, what: string) => void;
   private readonly liveness: InstanceLiveness;
   private readonly feeds: TaskEventFeeds;
   private publisher: TaskEventPublisher | undefined;
-  private eventsDb: Kysely<Database> | undefined;
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
   private cancelHandler: ((taskId: string) => void) | undefined;
@@ -89,6 +85,7 @@ export class PostgresCoordination implements Coordination {
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
     this.instanceId = options.instanceId ?? randomUUID();
     this.db = db;
+    this.ownsDb = options.ownsDb ?? false;
     this.url = url;
     this.settleMs = leaseMs;
     const log = createLogger();
@@ -103,16 +100,7 @@ export class PostgresCoordination implements Coordination {
     const schema = rows[0]?.schema ?? 'public';
     const eventsChannel = channelName('events', schema);
     this.cancelChannel = channelName('cancel', schema);
-    // Events are wake-ups for the streams open now, not the record of a task: that is in the
-    // task tables, committed durably by the store before or as they are published. So they are
-    // appended on connections whose commits do not wait for the disk (one flush saved per
-    // append, the better part of its cost); a server crash may lose the last of them, and the
-    // streams they were for end with it.
-    this.eventsDb = await openPostgresDatabase(withSessionSetting(this.url, 'synchronous_commit', 'off'), {
-      maxConnections: EVENT_CONNECTIONS,
-      onConnectionError: (error) => this.onError(error, 'an idle connection for events failed'),
-    });
-    this.publisher = new TaskEventPublisher(this.eventsDb, this.instanceId, eventsChannel, this.onError);
+    this.publisher = new TaskEventPublisher(this.db, this.instanceId, eventsChannel, this.onError);
     this.listener = new NotificationListener({
       url: this.url,
       applicationName: `tiny-harness ${this.instanceId}`,
@@ -121,16 +109,11 @@ export class PostgresCoordination implements Coordination {
       onReconnect: () => this.feeds.wakeAll(),
       onError: this.onError,
     });
+    await this.listener.start();
     try {
-      await this.listener.start();
-      try {
-        await this.liveness.start();
-      } catch (error) {
-        await this.listener.close();
-        throw error;
-      }
+      await this.liveness.start();
     } catch (error) {
-      await this.eventsDb.destroy().catch(() => undefined);
+      await this.listener.close();
       throw error;
     }
   }
@@ -185,8 +168,9 @@ export class PostgresCoordination implements Coordination {
 
   /**
    * Appends the events published so far, stops the heartbeat, gives back this instance's
-   * leases and row (no sweep is needed for an instance that closed), and ends the LISTEN
-   * connection. Every step runs even when one before it failed; the first failure is thrown.
+   * leases and row (no sweep is needed for an instance that closed), ends the LISTEN
+   * connection, and destroys `db` when it owns it. Every step runs even when one before it
+   * failed; the first failure is thrown.
    */
   close(): Promise<void> {
     this.closing ??= this.shutDown();
@@ -207,7 +191,7 @@ export class PostgresCoordination implements Coordination {
     await step(() => removeInstance(this.db, this.instanceId));
     await step(() => this.listener?.close());
     await step(() => this.feeds.settled());
-    await step(() => this.eventsDb?.destroy());
+    if (this.ownsDb) await step(() => this.db.destroy());
     if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
   }
 

@@ -92,3 +92,11 @@ function connectFailure(error: unknown): string {
       return /timeout/i.test(String((error as Error)?.message)) ? 'the server did not answer in time' : describeError(error);
   }
 }
+
+/** The URL with `-c name=value` added to the session options it names (keeping a search path given there). */
+export function withSessionSetting(url: string, name: string, value: string): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', `${options ? `${options} ` : ''}-c ${name}=${value}`);
+  return parsed.toString();
+}

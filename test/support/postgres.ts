@@ -26,11 +26,14 @@ export interface TempSchema {
   drop(): Promise<void>;
 }
 
-/** A new, empty schema in the test database. */
-export async function tempSchema(): Promise<TempSchema> {
-  const base = process.env[TEST_DATABASE_URL_VARIABLE];
+/**
+ * A new, empty schema in the test database, or in the database at `options.baseUrl` (the
+ * benchmarks' own: bench/lib/postgres.ts), named `<prefix>_<random>`.
+ */
+export async function tempSchema(options: { baseUrl?: string; prefix?: string } = {}): Promise<TempSchema> {
+  const base = options.baseUrl ?? process.env[TEST_DATABASE_URL_VARIABLE];
   if (!base) throw new Error(`${TEST_DATABASE_URL_VARIABLE} is not set`);
-  const schema = `th_test_${randomBytes(6).toString('hex')}`;
+  const schema = `${options.prefix ?? 'th_test'}_${randomBytes(6).toString('hex')}`;
   await withClient(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
