@@ -79,6 +79,22 @@ describe('the task engine', () => {
     assert.deepEqual(seen, storedOrder);
   });
 
+  it('CMD-13: a message or note posted again with a stored id is kept once, at its first place (the engine appends without scanning the history)', async () => {
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(task, alice);
+    const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
+    const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'State: waiting');
+    await engine.post(statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply), alice, { message: command });
+    // A resend: copies of the same command and reply, as decoded from a request and the reply log.
+    const again = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, structuredClone(reply));
+    const stored = await engine.post(again, alice, { message: structuredClone(command) });
+    const ids = [task.history[0]!.messageId, command.messageId, reply.messageId];
+    assert.deepEqual(stored.history.map((m) => m.messageId), ids);
+    await engine.settle(task.id, alice, (current) => ({ taskId: task.id, contextId: task.contextId, status: { ...current.status!, state: TaskState.TASK_STATE_INPUT_REQUIRED }, metadata: {} }));
+    assert.deepEqual((await temp.store.tasks.load(task.id, alice))!.history.map((m) => m.messageId), ids, 'a settle keeping the status message adds it no second time');
+  });
+
   it('drain ends running turns as interrupted and resolves only once their streams have ended', async () => {
     assert.equal(await engine.reserve('t2'), true);
     const turn = await engine.begin('t2', undefined);
