@@ -11,19 +11,21 @@
  *    one clock times both ends; each end's work still crosses the database.
  * 2. Baseline, in the same run: a bare `pg_notify` from a pooled connection until a LISTENing
  *    client hears it, one at a time: the floor any NOTIFY-based delivery stands on.
- * 3. One at a time: A publishes a command-reply-sized status update, B's follower receives it,
+ * 3. One at a time: A publishes a command-reply-sized status update and hands it on (as a
+ *    write of the store does), B's follower receives it,
  *    then the next: N (default 1000) timed after 100 warm-up.
  * 4. Burst: A publishes N events at once; each one's delay from its publish to its delivery.
  * The schema is dropped at the end. A measurement, not a test.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { InCodeMigrationProvider, type Database } from '../src/store/index.js';
+import { InCodeMigrationProvider, TaskEventLog, type Database } from '../src/store/index.js';
+import { schemaChannel } from '../src/store/channels.js';
 import { PostgresCoordination } from '../src/store/postgres-coordination.js';
 import { header, latencyLine, ms, summarize, verdict, versionOf } from './lib/report.js';
 
@@ -103,8 +105,13 @@ try {
   const { error } = await new Migrator({ db: admin, provider: new InCodeMigrationProvider(), migrationTableSchema: schema }).migrateToLatest();
   if (error) throw error;
   const onError = (failure: unknown, what: string) => console.error(`coordination error: ${what}: ${String(failure)}`);
-  const a = new PostgresCoordination({ db: dbA, url: url.toString(), onError });
-  const b = new PostgresCoordination({ db: dbB, url: url.toString(), onError });
+  const coordination = async (db: Kysely<Database>) => {
+    const instanceId = randomUUID();
+    const events = new TaskEventLog(db, instanceId, await schemaChannel(db, 'events'));
+    return new PostgresCoordination({ db, url: url.toString(), events, instanceId, onError });
+  };
+  const a = await coordination(dbA);
+  const b = await coordination(dbB);
   coordinations.push(a, b);
   await a.start();
   await b.start();
@@ -125,6 +132,7 @@ try {
     const arrived = new Promise<void>((resolve) => (onDelivered = (got) => got === n && resolve()));
     const start = performance.now();
     a.publish('bench-task', event(n));
+    void a.handOn('bench-task');
     await arrived;
     if (n >= WARM_UP) oneAtATime.push(performance.now() - start);
   }
@@ -143,6 +151,7 @@ try {
   for (let n = first; n < first + N; n++) {
     published.push(performance.now());
     a.publish('bench-task', event(n));
+    void a.handOn('bench-task');
   }
   await allArrived;
   const burstSeconds = (performance.now() - burstStart) / 1000;

@@ -33,7 +33,7 @@ import type { RunningGrpcServer } from './server/grpc-server.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
 import { bundledWebDir } from './server/web-page.js';
-import { openStore } from './store/index.js';
+import { openStore, type TaskEventLog } from './store/index.js';
 import { VERSION } from './version.js';
 
 export interface HarnessOptions {
@@ -94,7 +94,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   });
   let coordination: Coordination | undefined;
   try {
-    coordination = options.databaseUrl ? await sharedCoordination(options.databaseUrl, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
+    coordination = store.events ? await sharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
     const engine = new TaskEngine({
       coordination,
       store: store.tasks,
@@ -222,16 +222,16 @@ const COORDINATION_CONNECTIONS = 5;
  * asks it whether a turn holds a task from inside the store's transactions, where a second
  * connection of the store's pool may never come (see `PostgresCoordinationOptions.ownsDb`).
  */
-async function sharedCoordination(url: string, instanceId: string, leaseMs: number, log: Logger): Promise<Coordination> {
+async function sharedCoordination(url: string, events: TaskEventLog, instanceId: string, leaseMs: number, log: Logger): Promise<Coordination> {
   const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }] = await Promise.all([import('./store/postgres-coordination.js'), import('./store/postgres-database.js')]);
-  // Its commits do not wait for the disk: leases, heartbeats and events are live state, which a
-  // crash of the database server ends anyway; the record of every task is written through the
-  // store's own connections, durably. It saves a flush on every event handed to other instances.
+  // Its commits do not wait for the disk: leases and heartbeats are live state, which a crash of
+  // the database server ends anyway; tasks and their events are written through the store's own
+  // connections, durably.
   const db = await openPostgresDatabase(withSessionSetting(url, 'synchronous_commit', 'off'), {
     maxConnections: COORDINATION_CONNECTIONS,
     onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });
-  const coordination = new PostgresCoordination({ db, ownsDb: true, url, instanceId, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
+  const coordination = new PostgresCoordination({ db, ownsDb: true, url, events, instanceId, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
   try {
     await coordination.start();
   } catch (error) {

@@ -8,7 +8,7 @@
  * marks. Times are wall-clock milliseconds (`performance.timeOrigin + performance.now()`), the
  * same clock in every process of this machine.
  *
- * It wraps private methods by name (`TaskEngine.postNow`, `TaskEventPublisher.append`,
+ * It wraps private methods by name (`TaskEngine.postNow`, `TaskEventLog.append`,
  * `PostgresCoordination.wake`): a diagnostic, not an interface; it fails loudly when one is gone.
  */
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
@@ -42,7 +42,7 @@ export async function installStepTrace(dir: string): Promise<void> {
   const { TaskEngine } = await import('../../src/runtime/engine.js');
   const { TaskBuses } = await import('../../src/runtime/task-buses.js');
   const { PostgresCoordination } = await import('../../src/store/postgres-coordination.js');
-  const { TaskEventPublisher } = await import('../../src/store/task-event-publisher.js');
+  const { TaskEventLog } = await import('../../src/store/task-event-log.js');
   const { SqlTaskStore } = await import('../../src/store/task-store.js');
 
   wrap(TaskEngine.prototype, 'postNow', (original) =>
@@ -51,15 +51,15 @@ export async function installStepTrace(dir: string): Promise<void> {
       return original.apply(this, args);
     },
   );
-  wrap(TaskBuses.prototype, 'publish', (original) =>
+  wrap(TaskBuses.prototype, 'deliverHere', (original) =>
     function (this: unknown, ...args: unknown[]) {
       mark('publish', messageIdOf(args[1]));
       return original.apply(this, args);
     },
   );
-  wrap(TaskEventPublisher.prototype, 'append', (original) =>
+  wrap(TaskEventLog.prototype, 'append', (original) =>
     async function (this: unknown, ...args: unknown[]) {
-      const ids = (args[1] as string[]).map((json) => /"messageId":"([^"]+)"/.exec(json)?.[1] ?? '-').join(',');
+      const ids = (args[2] as { json: string }[]).map(({ json }) => /"messageId":"([^"]+)"/.exec(json)?.[1] ?? '-').join(',');
       mark('append', ids);
       try {
         return await original.apply(this, args);

@@ -20,17 +20,24 @@ export interface Coordination {
   turnHeld(taskId: string): Promise<boolean>;
 
   /**
-   * Hands an event published on this instance to the other instances following the task, after
-   * every event published here before it for the same task. Never throws; failures are reported
+   * Hands an event of a turn running here to the other instances following the task, after
+   * every event published here before it for the same task. It goes with the store's write of
+   * it (the result manager saves once per event, in the order published), so that a task as
+   * read and the events after it agree on every instance. Never throws; failures are reported
    * through the `onError` the implementation was given.
    */
   publish(taskId: string, event: AgentExecutionEvent): void;
   /**
-   * Resolves once every event published here for the task so far has been handed to the other
-   * instances (never rejects): a command is answered only then, so that a stream opened after
-   * the answer, on any instance, does not receive the reply again.
+   * Hands on, with a write of the task's row, the events published for the task that no write
+   * of the store took (published after the result manager stopped, or whose save failed): for
+   * when a turn's stream has ended. Never rejects.
    */
-  handedOver(taskId: string): Promise<void>;
+  handOn(taskId: string): Promise<void>;
+  /**
+   * Resolves once every event of the task stored so far by other instances has been delivered
+   * to its followers here (never rejects): a turn's end waits for the replies that saw it running.
+   */
+  caughtUp(taskId: string): Promise<void>;
   /**
    * Relays the task's events published on other instances to `deliver`, in order, each once,
    * starting with the first published after this resolves, until the returned function is called.

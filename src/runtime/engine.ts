@@ -1,5 +1,5 @@
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { AgentEvent, ExecutionEventQueue, type ServerCallContext } from '@a2a-js/sdk/server';
+import { AgentEvent, ExecutionEventQueue, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { CommandTaskPort } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
@@ -19,7 +19,15 @@ export interface EngineTaskStore {
    * engine appends without looking, since a scan of the history on every post cost a command on a
    * 10,000-message task about 1 ms (a profile of bench/long-conversations.ts).
    */
-  modify(taskId: string, context: ServerCallContext, change: (task: Task) => Promise<Task | undefined> | Task | undefined): Promise<Task | undefined>;
+  modify(
+    taskId: string,
+    context: ServerCallContext,
+    change: (task: Task) => Promise<Task | undefined> | Task | undefined,
+    /** The events that say what the write changed, handed to other instances with it (shared store). */
+    handOn?: () => readonly AgentExecutionEvent[],
+  ): Promise<Task | undefined>;
+  /** Resolves once every write of the task under way, on any instance, has committed. */
+  awaitWritesUnderWay(taskId: string): Promise<void>;
 }
 
 /** How a turn ended, for whoever waits on turns (sub-task notes). */
@@ -142,18 +150,21 @@ export class TaskEngine implements CommandTaskPort {
 
   private async settleNow(taskId: string, context: ServerCallContext, decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined) {
     let update: TaskStatusUpdateEvent | undefined;
-    await this.options.store.modify(taskId, context, async (task) => {
-      update = await decide(task);
-      if (!update?.status) return undefined;
-      task.status = update.status;
-      // A note already stored (the status message kept as it was) is not stored twice (`EngineTaskStore`).
-      if (update.status.message) task.history.push(update.status.message);
-      return task;
-    });
-    if (update) {
-      this.buses.publish(taskId, AgentEvent.statusUpdate(update));
-      await this.options.coordination.handedOver(taskId);
-    }
+    let event: AgentExecutionEvent | undefined;
+    const stored = await this.options.store.modify(
+      taskId,
+      context,
+      async (task) => {
+        update = await decide(task);
+        if (!update?.status) return undefined;
+        task.status = update.status;
+        // A note already stored (the status message kept as it was) is not stored twice (`EngineTaskStore`).
+        if (update.status.message) task.history.push(update.status.message);
+        return task;
+      },
+      () => [(event = AgentEvent.statusUpdate(update!))],
+    );
+    if (stored && update) this.buses.deliverHere(taskId, event ?? AgentEvent.statusUpdate(update));
     return update;
   }
 
@@ -186,10 +197,21 @@ export class TaskEngine implements CommandTaskPort {
     const running = this.running.get(turn.taskId);
     if (running !== turn) return;
     this.running.delete(turn.taskId);
-    running.unwatch();
     // Never throws: the final status must still go out. A lease left behind is swept with
     // its instance at the latest.
-    await this.options.coordination.releaseTurn(turn.taskId).catch((error: unknown) => this.options.onError(error, 'releasing a turn', turn.taskId));
+    try {
+      await this.options.coordination.releaseTurn(turn.taskId);
+      // A reply stored on another instance while the lease still held said WORKING: it reaches
+      // the turn's streams before the final status does (CMD-8, CMD-9). Each such reply chose
+      // its state under the task's row lock, so once the writes under way have committed,
+      // reading the task's events catches every one of them.
+      await this.options.store.awaitWritesUnderWay(turn.taskId);
+      await this.options.coordination.caughtUp(turn.taskId);
+    } catch (error) {
+      this.options.onError(error, 'releasing a turn', turn.taskId);
+    } finally {
+      running.unwatch();
+    }
   }
 
   /** Tells the listeners of turn ends (sub-task notes); never throws. */
@@ -212,18 +234,24 @@ export class TaskEngine implements CommandTaskPort {
   }
 
   private async postNow(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange: { message?: Message }): Promise<Task> {
-    const stored = await this.options.store.modify(update.taskId, context, async (task) => {
-      const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
-      if (update.status) update.status.state = !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
-      // The command (a resend's is stored already) and the reply; the store keeps each id once (`EngineTaskStore`).
-      if (exchange.message) task.history.push(exchange.message);
-      if (update.status?.message) task.history.push(update.status.message);
-      if (update.status) task.status = update.status;
-      return task;
-    });
+    const event = AgentEvent.statusUpdate(update);
+    const stored = await this.options.store.modify(
+      update.taskId,
+      context,
+      async (task) => {
+        const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
+        if (update.status) update.status.state = !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
+        // The command (a resend's is stored already) and the reply; the store keeps each id once (`EngineTaskStore`).
+        if (exchange.message) task.history.push(exchange.message);
+        if (update.status?.message) task.history.push(update.status.message);
+        if (update.status) task.status = update.status;
+        return task;
+      },
+      // Handed to the other instances in the write's transaction: stored and sent as one.
+      () => [event],
+    );
     if (!stored) throw new TaskNotFoundError(`Task not found: ${update.taskId}`);
-    this.buses.publish(update.taskId, AgentEvent.statusUpdate(update));
-    await this.options.coordination.handedOver(update.taskId);
+    this.buses.deliverHere(update.taskId, event);
     return stored;
   }
 
@@ -260,16 +288,23 @@ export class TaskEngine implements CommandTaskPort {
    * Reads a turn's stream to its end for `drain`: a turn counts as under way until its last
    * event is stored, which the SDK does while its stream is read.
    */
-  trackStream<T>(stream: AsyncGenerator<T, void, undefined>): AsyncGenerator<T, void, undefined> {
+  trackStream<T>(stream: AsyncGenerator<T, void, undefined>, taskIdOf: (item: T) => string | undefined): AsyncGenerator<T, void, undefined> {
     const inFlight = this.inFlight;
+    const coordination = this.options.coordination;
     return (async function* () {
       // Counted from the first read: a stream nobody reads runs nothing.
       let done!: () => void;
       const finished = new Promise<void>((resolve) => (done = resolve));
       inFlight.add(finished);
+      let taskId: string | undefined;
       try {
-        yield* stream;
+        for await (const item of stream) {
+          taskId ??= taskIdOf(item);
+          yield item;
+        }
       } finally {
+        // What the SDK published but did not store still reaches the other instances.
+        if (taskId) await coordination.handOn(taskId);
         inFlight.delete(finished);
         done();
       }

@@ -32,7 +32,11 @@ export class LocalCoordination implements Coordination {
   /** No other instance to hand events to. */
   publish(): void {}
 
-  handedOver(): Promise<void> {
+  handOn(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  caughtUp(): Promise<void> {
     return Promise.resolve();
   }
 

@@ -1,6 +1,7 @@
 import type { Task } from '@a2a-js/sdk';
 import type { TaskStore } from '@a2a-js/sdk/server';
 import { SUBTASKS_KEY } from '../wire.js';
+import { carrySeq } from './event-seq.js';
 import type { TaskStateStore } from './task-state.js';
 
 
@@ -15,7 +16,7 @@ export function withSubtaskLinks(store: TaskStore, state: Pick<TaskStateStore, '
     const { parent, children } = await state.getLinks(task.id);
     if (!parent && children.length === 0) return task;
     const links = { ...(parent ? { parent } : {}), ...(children.length ? { children } : {}) };
-    return { ...task, metadata: { ...task.metadata, [SUBTASKS_KEY]: links } };
+    return carrySeq(task, { ...task, metadata: { ...task.metadata, [SUBTASKS_KEY]: links } });
   };
   return {
     load: async (taskId, context) => {

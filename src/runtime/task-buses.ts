@@ -49,12 +49,11 @@ export class TaskBuses implements ExecutionEventBusManager {
   }
 
   /**
-   * Publishes an event of a task that may have no bus here (a command reply, a note): to every
-   * bus of the task here, and to the other instances.
+   * Delivers an event of a task that may have no bus here (a command reply, a note) to every
+   * bus of the task here; the store handed it to the other instances with the write that stored it.
    */
-  publish(taskId: string, event: AgentExecutionEvent): void {
+  deliverHere(taskId: string, event: AgentExecutionEvent): void {
     for (const bus of this.follows.get(taskId)?.buses ?? []) bus.deliver(event);
-    this.coordination.publish(taskId, event);
   }
 
   /**

@@ -1,9 +1,10 @@
-import type { StreamResponse, Task, TaskArtifactUpdateEvent } from '@a2a-js/sdk';
+import type { StreamResponse, Task } from '@a2a-js/sdk';
 import { ExecutionEventQueue, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { clientGoneSignal } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
 import type { TaskEngine } from './engine.js';
+import { seqOf } from './event-seq.js';
 
 export interface FollowTarget {
   taskStore: TaskStore;
@@ -28,7 +29,9 @@ export interface FollowOptions {
 
 /**
  * Streams a task to a client: the task as stored, then its events as they are published, here
- * or on another instance, as the SDK's `resubscribe` does, with two differences. The stream
+ * or on another instance, as the SDK's `resubscribe` does. An event from another instance that
+ * the task as read reflects already is skipped: each is sent once, and none is missed, as the
+ * store writes a task and hands on its events in one transaction. Two more differences. The stream
  * ends at once when the client goes away (`client-gone.ts`), taking its listener off the bus;
  * and a bus left with no listener and no turn is released then, so idle tasks hold nothing for
  * clients long gone.
@@ -57,15 +60,16 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
     if (options.refuseEnded && isTerminal(task.status?.state)) {
       throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be subscribed to.`);
     }
+    // Events handed on from another instance that the task as read reflects already (`event-seq.ts`).
+    const reflected = seqOf(task) ?? 0;
     yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
     if (!queue || signal?.aborted) return;
     // A turn that ended before listening began has no event left to wait for.
     if (options.follow === 'turn' && !(await target.engine.isBusy(taskId))) return;
-    // Artifacts this client has seen: in the task it was sent, or opened since.
-    const known = new Set(task.artifacts.map((artifact) => artifact.artifactId));
     for await (const event of queue.events()) {
+      if ((seqOf(event) ?? Infinity) <= reflected) continue;
       if (event.kind === 'statusUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'statusUpdate', value: event.data } };
-      else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: opened(event.data, known) } };
+      else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: event.data } };
       else if (event.kind === 'task' && event.data.id === taskId) yield { payload: { $case: 'task', value: event.data } };
     }
   } finally {
@@ -74,21 +78,6 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
     unwatch?.();
     if (bus) buses.releaseIfUnused(taskId, context, (id) => target.engine.runsHere(id));
   }
-}
-
-/**
- * An artifact update as this client may receive it. Another instance hands a turn's event on as
- * it publishes it, a moment before it stores it: a client following from elsewhere can be sent
- * the task without an artifact whose first chunk was handed on before it began following. The
- * next chunk would then append to an artifact the client never saw, which A2A forbids; it is
- * sent as the artifact's start instead (the text before it is in the task, once stored, and in
- * the turn's final status).
- */
-function opened(update: TaskArtifactUpdateEvent, known: Set<string>): TaskArtifactUpdateEvent {
-  const id = update.artifact?.artifactId;
-  if (!id || known.has(id)) return update;
-  known.add(id);
-  return update.append ? { ...update, append: false } : update;
 }
 
 /** The SDK's `historyLength` rule: unset keeps all, 0 or less keeps none, n keeps the last n. */

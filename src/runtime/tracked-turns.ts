@@ -18,6 +18,19 @@ export class TrackedTurns extends DelegatingRequestHandler {
   }
 
   override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.engine.trackStream(this.inner.sendMessageStream(params, context));
+    return this.engine.trackStream(this.inner.sendMessageStream(params, context), taskIdOf);
+  }
+}
+
+function taskIdOf(item: StreamResponse): string | undefined {
+  const payload = item.payload;
+  switch (payload?.$case) {
+    case 'task':
+      return payload.value.id;
+    case 'statusUpdate':
+    case 'artifactUpdate':
+      return payload.value.taskId;
+    default:
+      return undefined;
   }
 }

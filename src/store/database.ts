@@ -36,6 +36,12 @@ export interface TasksTable {
    * by it whether an image they keep in memory is still the stored task (`task-images.ts`).
    */
   version: ColumnType<number, number | undefined, number>;
+  /**
+   * The seq of the task's last event in `task_events` that this row reflects (0: none), set in
+   * the same transaction as the event is appended: a follower that reads the task starts after
+   * it, so that it is sent each event once and misses none (`task-event-log.ts`).
+   */
+  event_seq: ColumnType<number, number | undefined, number>;
 }
 
 /** History, append-only: one row per message, in the order the store first saw them. */
@@ -122,7 +128,7 @@ export interface TurnLeasesTable {
 /** A task's events for the instances following it, kept for minutes (`PostgresCoordination`). */
 export interface TaskEventsTable {
   task_id: string;
-  /** Order within the task, from 1, given out by `task_event_seqs` (see `task-event-publisher.ts`). */
+  /** Order within the task, from 1, given out by `task_event_seqs` (see `task-event-log.ts`). */
   seq: Counter;
   /** The instance that published it; it does not deliver its own events back to itself. */
   origin: string;

@@ -4,6 +4,8 @@ import type { Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
 import type { SubtaskRecords } from '../runtime/task-state.js';
+import { schemaChannel } from './channels.js';
+import { TaskEventLog } from './task-event-log.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
@@ -52,6 +54,8 @@ export interface Store {
    */
   shared: boolean;
   tasks: SqlTaskStore;
+  /** Shared: where the events handed to other instances go, with the writes that store them. */
+  events?: TaskEventLog;
   state: SqlTaskStateStore;
   claims: SqlMessageClaimStore;
   /** Stores a new sub-task with its link and model in one transaction. */
@@ -75,14 +79,23 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
-  const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes, shared });
+  const id = instanceId ?? randomUUID();
+  let events: TaskEventLog | undefined;
+  try {
+    if (shared) events = new TaskEventLog(db, id, await schemaChannel(db, 'events'));
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes, shared, eventLog: events });
   const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
   return {
     db,
     shared,
     tasks,
+    events,
     state,
-    claims: new SqlMessageClaimStore(db, instanceId ?? randomUUID()),
+    claims: new SqlMessageClaimStore(db, id),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),
@@ -99,4 +112,5 @@ export { migrations, InCodeMigrationProvider } from './migrations.js';
 export { SqlTaskStore, DEFAULT_TASK_CACHE_BYTES, type SqlTaskStoreOptions, type InterruptedOptions, type TaskScope } from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlMessageClaimStore } from './message-claim-store.js';
+export { TaskEventLog } from './task-event-log.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -254,6 +254,16 @@ const claimants: Migration = {
   },
 };
 
+/**
+ * 0009: the seq of the last handed-on event each task row reflects (see `TaskEventLog`). Rows
+ * written before it reflect none they need: no follower of theirs was running across the upgrade.
+ */
+const taskEventSeq: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema.alterTable('tasks').addColumn('event_seq', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  },
+};
+
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
@@ -264,6 +274,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0006_task_versions': taskVersions,
   '0007_coordination': coordinationTables,
   '0008_claimants': claimants,
+  '0009_task_event_seq': taskEventSeq,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

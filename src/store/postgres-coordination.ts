@@ -1,15 +1,14 @@
-import { createHash, randomUUID } from 'node:crypto';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { Coordination } from '../runtime/coordination.js';
 import type { Database } from './database.js';
-import { encodeAgentEvent } from './event-codec.js';
+import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
 import { TaskEventFeeds } from './task-event-feeds.js';
-import { TaskEventPublisher } from './task-event-publisher.js';
+import type { TaskEventLog } from './task-event-log.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
@@ -27,12 +26,17 @@ function keepEventsMs(leaseMs: number): number {
 }
 
 export interface PostgresCoordinationOptions {
-  /** The store's database (PostgreSQL), migrated. */
+  /** The coordination's database (PostgreSQL), migrated: a pool of its own (see `ownsDb`). */
   db: Kysely<Database>;
+  /**
+   * The store's event log (`Store.events`): events published here are queued there and handed
+   * on with the writes that store them; this instance listens on its channel.
+   */
+  events: TaskEventLog;
   /** The same database's URL: the LISTEN connection is opened from it, outside the pool. */
   url: string;
-  /** This instance's id, unique among the instances sharing the database; default a new one. */
-  instanceId?: string;
+  /** This instance's id, unique among the instances sharing the database: the event log's. */
+  instanceId: string;
   /** How long, in ms, a silent instance keeps its turns before another takes them; default 10 s. */
   leaseMs?: number;
   /** Where failures that reach no caller go (a publish, a lost connection, a handler's rejection); default the log. */
@@ -50,8 +54,8 @@ export interface PostgresCoordinationOptions {
 /**
  * `Coordination` for instances sharing one PostgreSQL database, with every cross-instance piece
  * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`); a task's events are rows
- * appended in order with a `pg_notify` wake-up in the same statement (`task-event-publisher.ts`)
- * and read back by the instances following the task (`task-event-feeds.ts`) when their
+ * appended in order, in the transaction that stores them, with a `pg_notify` wake-up in the
+ * same statement (`task-event-log.ts`), and read back by the instances following the task (`task-event-feeds.ts`) when their
  * dedicated LISTEN connection (`notification-listener.ts`) hears it; a cancel request is a
  * notification every instance hears; dead instances are found by heartbeats judged by the
  * database's clock (`instance-liveness.ts`).
@@ -59,8 +63,7 @@ export interface PostgresCoordinationOptions {
  * A cancel request is a wake-up only: an instance whose LISTEN connection is down when it is
  * sent does not hear it (events, by contrast, are read back from the table after a reconnect).
  *
- * Notification channels are named after the schema, as the tables live in it: deployments
- * (or tests) sharing a database in different schemas never hear each other.
+ * Notification channels are named after the schema (`channels.ts`).
  *
  * Call `start()` before anything else, and `close()` before the store's database closes.
  */
@@ -74,7 +77,8 @@ export class PostgresCoordination implements Coordination {
   private readonly onError: (error: unknown, what: string) => void;
   private readonly liveness: InstanceLiveness;
   private readonly feeds: TaskEventFeeds;
-  private publisher: TaskEventPublisher | undefined;
+  private readonly events: TaskEventLog;
+  private running = false;
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
   private cancelHandler: ((taskId: string) => void) | undefined;
@@ -83,7 +87,8 @@ export class PostgresCoordination implements Coordination {
   constructor(options: PostgresCoordinationOptions) {
     const { db, url, leaseMs = DEFAULT_LEASE_MS } = options;
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
-    this.instanceId = options.instanceId ?? randomUUID();
+    this.instanceId = options.instanceId;
+    this.events = options.events;
     this.db = db;
     this.ownsDb = options.ownsDb ?? false;
     this.url = url;
@@ -96,11 +101,8 @@ export class PostgresCoordination implements Coordination {
 
   /** Listens for wake-ups and cancel requests, then registers this instance as alive. */
   async start(): Promise<void> {
-    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(this.db);
-    const schema = rows[0]?.schema ?? 'public';
-    const eventsChannel = channelName('events', schema);
-    this.cancelChannel = channelName('cancel', schema);
-    this.publisher = new TaskEventPublisher(this.db, this.instanceId, eventsChannel, this.onError);
+    const eventsChannel = this.events.channel;
+    this.cancelChannel = await schemaChannel(this.db, 'cancel');
     this.listener = new NotificationListener({
       url: this.url,
       applicationName: `tiny-harness ${this.instanceId}`,
@@ -116,6 +118,7 @@ export class PostgresCoordination implements Coordination {
       await this.listener.close();
       throw error;
     }
+    this.running = true;
   }
 
   acquireTurn(taskId: string): Promise<boolean> {
@@ -131,23 +134,23 @@ export class PostgresCoordination implements Coordination {
   }
 
   publish(taskId: string, event: AgentExecutionEvent): void {
-    if (this.closing || !this.publisher) {
+    if (this.closing || !this.running) {
       this.onError(new HarnessError('store_failed', 'An event was published on a coordination that is not running.'), `publishing an event of task ${taskId}`);
       return;
     }
-    let json: string;
     try {
-      // Encoded now: the event as it is when published, whatever its owner does with it later.
-      json = encodeAgentEvent(event);
+      this.events.queue(taskId, event);
     } catch (error) {
       this.onError(error, `encoding an event of task ${taskId}`);
-      return;
     }
-    this.publisher.publish(taskId, json);
   }
 
-  handedOver(taskId: string): Promise<void> {
-    return this.publisher?.handedOver(taskId) ?? Promise.resolve();
+  async handOn(taskId: string): Promise<void> {
+    await this.events.handOnQueued(taskId).catch((error: unknown) => this.onError(error, `handing on the events of task ${taskId}`));
+  }
+
+  caughtUp(taskId: string): Promise<void> {
+    return this.feeds.readNow(taskId);
   }
 
   follow(taskId: string, deliver: (event: AgentExecutionEvent) => void): Promise<() => void> {
@@ -167,7 +170,7 @@ export class PostgresCoordination implements Coordination {
   }
 
   /**
-   * Appends the events published so far, stops the heartbeat, gives back this instance's
+   * Hands on the events published here that no write took, stops the heartbeat, gives back this instance's
    * leases and row (no sweep is needed for an instance that closed), ends the LISTEN
    * connection, and destroys `db` when it owns it. Every step runs even when one before it
    * failed; the first failure is thrown.
@@ -186,7 +189,7 @@ export class PostgresCoordination implements Coordination {
         failure ??= error;
       }
     };
-    await step(() => this.publisher?.flush());
+    await step(() => this.events.flush());
     await step(() => this.liveness.stop());
     await step(() => removeInstance(this.db, this.instanceId));
     await step(() => this.listener?.close());
@@ -195,7 +198,7 @@ export class PostgresCoordination implements Coordination {
     if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
   }
 
-  /** A wake-up: "<last seq> <task id>" (see `TaskEventPublisher`). */
+  /** A wake-up: "<last seq> <task id>" (see `TaskEventLog`). */
   private wake(payload: string): void {
     const space = payload.indexOf(' ');
     if (space < 0) return;
@@ -209,14 +212,4 @@ export class PostgresCoordination implements Coordination {
       this.onError(error, `cancelling task ${taskId}`);
     }
   }
-}
-
-/** PostgreSQL's longest identifier, in bytes: a longer channel name is refused by `pg_notify`. */
-const MAX_IDENTIFIER_BYTES = 63;
-
-/** `tiny_harness_<kind>_<schema>`, with a digest of the schema when the name would be too long. */
-function channelName(kind: 'events' | 'cancel', schema: string): string {
-  const name = `tiny_harness_${kind}_${schema}`;
-  if (Buffer.byteLength(name) <= MAX_IDENTIFIER_BYTES) return name;
-  return `tiny_harness_${kind}_${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`;
 }

@@ -30,6 +30,8 @@ export interface StoredTask {
   createdAt: string;
   /** The task row's `version` this image matches. */
   version: number;
+  /** The seq of the last event handed on to other instances that the image reflects (`tasks.event_seq`). */
+  eventSeq: number;
   /** `history` has one message per `task_messages` row, in `seq` order. */
   task: Task;
   statusJson: string | null;
@@ -63,6 +65,7 @@ export interface StoredTaskHead {
   owner: string;
   createdAt: string;
   version: number;
+  eventSeq?: number;
   statusJson: string | null;
   metadataJson: string;
 }
@@ -75,6 +78,7 @@ export function newStoredTask(head: StoredTaskHead): StoredTask {
     owner: head.owner,
     createdAt: head.createdAt,
     version: head.version,
+    eventSeq: head.eventSeq ?? 0,
     task: {
       id: head.id,
       contextId: head.contextId,

@@ -1,6 +1,7 @@
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
+import { markSeq } from '../runtime/event-seq.js';
 import { decodeAgentEvent } from './event-codec.js';
 
 /** Rows read from `task_events` by one query at most. */
@@ -54,6 +55,14 @@ export class TaskEventFeeds {
   /** Reads the task's new events, unless its events up to `seq` are read already. */
   wake(taskId: string, seq?: number): void {
     this.feeds.get(taskId)?.wake(seq);
+  }
+
+  /**
+   * Resolves once the task's events stored so far have been read and handed to its followers
+   * here (at once when it has none).
+   */
+  readNow(taskId: string): Promise<void> {
+    return this.feeds.get(taskId)?.readNow() ?? Promise.resolve();
   }
 
   /** Reads every followed task's new events: wake-ups may have been lost. */
@@ -123,6 +132,11 @@ class TaskFeed {
     return this.tail;
   }
 
+  /** Reads what is stored now, after any read queued, and resolves when it is handed out. */
+  readNow(): Promise<void> {
+    return this.next(() => this.readNew()).catch((error: unknown) => this.onError(error, `reading the events of task ${this.taskId}`));
+  }
+
   private next<T>(step: () => Promise<T>): Promise<T> {
     const result = this.tail.then(step);
     // The chain goes on after a failed step; whoever queued the step has its failure.
@@ -153,7 +167,8 @@ class TaskFeed {
   private hand(seq: number, json: string): void {
     let event: AgentExecutionEvent;
     try {
-      event = decodeAgentEvent(json);
+      // Marked, so that a follower that read the task after the event was stored skips it.
+      event = markSeq(decodeAgentEvent(json), seq);
     } catch (error) {
       this.onError(error, `decoding event ${seq} of task ${this.taskId}`);
       return;

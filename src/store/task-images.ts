@@ -21,8 +21,11 @@ import { findTaskScope, readStoredTask } from './task-rows.js';
  * again when they differ.
  */
 
-/** Writes that go in the transaction of a new task's save (see `SqlTaskStore.create`). */
-export type Alongside = (trx: Transaction<Database>) => Promise<void>;
+/**
+ * Writes that go in the transaction of a task's save: a new task's records (`SqlTaskStore.create`),
+ * or the events handed on with it, whose last seq it returns (`TaskEventLog.append`).
+ */
+export type Alongside = (trx: Transaction<Database>) => Promise<number | undefined | void>;
 
 /** What a write saves, decided from the freshest stored image: a task, or undefined for nothing. */
 export type Decide = (stored: StoredTask | undefined) => Task | undefined | Promise<Task | undefined>;
@@ -153,7 +156,7 @@ export class TaskImages {
     const kept = this.cache.get(scope, taskId);
     let plan: SavePlan | undefined;
     let decision: { error: unknown } | undefined;
-    let outcome: Written & { write?: { identity: TaskIdentity; now: string } };
+    let outcome: Written & { write?: { identity: TaskIdentity; now: string; eventSeq: number | undefined } };
     try {
       outcome = await this.db.transaction().execute(async (trx) => {
         const row = await trx
@@ -175,8 +178,8 @@ export class TaskImages {
         const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
         const now = this.now().toISOString();
         await writePlan(trx, identity, plan, now);
-        await alongside?.(trx);
-        return { image: stored, saved: true, write: { identity, now } };
+        const eventSeq = await alongside?.(trx);
+        return { image: stored, saved: true, write: { identity, now, eventSeq: eventSeq ?? undefined } };
       });
     } catch (error) {
       if (decision) throw decision.error;
@@ -197,6 +200,7 @@ export class TaskImages {
       return { image, saved };
     }
     const next = applyPlan(image, write.identity, plan!, write.now);
+    if (write.eventSeq !== undefined) next.eventSeq = write.eventSeq;
     this.cache.set(next);
     return { image: next, saved };
   }

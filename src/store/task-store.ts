@@ -1,13 +1,15 @@
 import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Task } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
-import { resolveUserScope, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import type { Kysely } from 'kysely';
+import { resolveUserScope, type AgentExecutionEvent, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import type { Kysely, Transaction } from 'kysely';
+import { markSeq } from '../runtime/event-seq.js';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';
 import { copyTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
 import { TaskImages, type Alongside, type Decide } from './task-images.js';
+import { encoded, type TaskEventLog } from './task-event-log.js';
 import { queryTaskPage } from './task-list.js';
 import { findTaskScope, readStoredTasks } from './task-rows.js';
 
@@ -30,6 +32,11 @@ export interface SqlTaskStoreOptions {
    * `TaskImages`). Default false: this process alone writes it (SQLite).
    */
   shared?: boolean;
+  /**
+   * Shared: where the events handed to the other instances are appended, each in the
+   * transaction of the write that stores it (see `TaskEventLog`).
+   */
+  eventLog?: TaskEventLog;
 }
 
 /** Which interrupted tasks `listInterrupted` and `recoverInterrupted` take. */
@@ -60,6 +67,7 @@ export class SqlTaskStore implements TaskStore {
   private readonly images: TaskImages;
   private readonly ownerResolver: OwnerResolver;
   private readonly now: () => Date;
+  private readonly eventLog: TaskEventLog | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -68,18 +76,28 @@ export class SqlTaskStore implements TaskStore {
     this.now = options.now ?? (() => new Date());
     this.images = new TaskImages(db, { cacheBytes: options.cacheBytes ?? DEFAULT_TASK_CACHE_BYTES, now: this.now, shared: options.shared ?? false });
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
+    this.eventLog = options.eventLog;
   }
 
-  /** A copy of the task the caller may change freely, or undefined if not stored in its scope. */
+  /**
+   * A copy of the task the caller may change freely, or undefined if not stored in its scope.
+   * The copy is marked with the seq of the last event handed on that it reflects (`event-seq.ts`).
+   */
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const image = await this.images.read(taskId, this.scopeOf(context));
-    return image ? copyTask(image.task) : undefined;
+    return image ? markSeq(copyTask(image.task), image.eventSeq) : undefined;
   }
 
-  /** Writes what changed since the stored task, in one transaction (see `save-plan.ts`). */
+  /**
+   * Writes what changed since the stored task, in one transaction (see `save-plan.ts`). Shared,
+   * the SDK's result manager saves once per event of a turn, in the order published: the event
+   * this save stores is handed on in the same transaction (see `TaskEventLog`).
+   */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
-    await this.images.write(task.id, scope, () => task);
+    const event = this.eventLog?.takeNext(task.id);
+    const handOn = event && ((trx: Transaction<Database>) => this.eventLog!.append(trx, task.id, [event]));
+    await this.images.write(task.id, scope, () => task, handOn);
   }
 
   /**
@@ -102,21 +120,35 @@ export class SqlTaskStore implements TaskStore {
    * comes between the read and the write: the task's lock here, and its row's lock in the
    * database, are held throughout, so keep `change` short. Returns a copy of the task as saved,
    * or undefined when `change` returned undefined. A task not stored in the caller's scope is
-   * `TaskNotFoundError`; an error of `change` is passed on and nothing is saved.
+   * `TaskNotFoundError`; an error of `change` is passed on and nothing is saved. Shared, the
+   * events `handOn` gives (asked after `change`, so they may say what it decided) are handed to
+   * the other instances in the same transaction, each then marked with its seq.
    */
   async modify(
     taskId: string,
     context: ServerCallContext,
     change: (task: Task) => Promise<Task | undefined> | Task | undefined,
+    handOn?: () => readonly AgentExecutionEvent[],
   ): Promise<Task | undefined> {
     const scope = this.scopeOf(context);
+    const log = this.eventLog;
+    const alongside = log && handOn ? (trx: Transaction<Database>) => log.append(trx, taskId, handOn().map(encoded)) : undefined;
     const { image, saved } = await this.images.write(taskId, scope, async (stored) => {
       if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
       const changed = await change(copyTask(stored.task));
       if (changed && changed.id !== taskId) throw new HarnessError('store_failed', `A change of task ${taskId} returned task ${changed.id}; nothing was saved.`);
       return changed;
-    });
+    }, alongside);
     return saved && image ? copyTask(image.task) : undefined;
+  }
+
+  /**
+   * Shared: resolves once every write of the task under way when it was called, on any
+   * instance, has committed (it takes the task's row lock, which each holds to its commit).
+   */
+  async awaitWritesUnderWay(taskId: string): Promise<void> {
+    if (!this.eventLog) return;
+    await this.db.transaction().execute((trx) => trx.selectFrom('tasks').select('id').where('id', '=', taskId).forUpdate().execute());
   }
 
   /** `ListTasks` in SQL: filters, order and paging of `InMemoryTaskStore.list`. */

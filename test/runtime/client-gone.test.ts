@@ -107,7 +107,7 @@ before(async () => {
   const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: 'http://127.0.0.1:0' };
   const card = () => baseAgentCard({ ...endpoints, version: 'test' });
   const taskStore = new InMemoryTaskStore();
-  const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')) }, buses, onError: () => {} });
+  const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')), awaitWritesUnderWay: () => Promise.resolve() }, buses, onError: () => {} });
   const sdk = new DefaultRequestHandler(withCommandsExtension(card(), registry), taskStore, executor, buses);
   const handler = new CommandsRequestHandler(new Subscriptions(sdk, { taskStore, engine }), { registry, port: sdkTaskPort(taskStore, buses), baseCard: card });
   grpc = await startGrpcServer(handler, '127.0.0.1', 0);

@@ -6,6 +6,7 @@ import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 const noStore: EngineTaskStore = {
   save: () => Promise.reject(new Error('this test stores no task')),
   modify: () => Promise.reject(new Error('this test stores no task')),
+  awaitWritesUnderWay: () => Promise.resolve(),
 };
 
 /** A task engine of one process, on `store` (by default one that stores nothing). */

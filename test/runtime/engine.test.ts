@@ -106,6 +106,7 @@ describe('the task engine', () => {
         await finished;
         yield 'last';
       })(),
+      () => 't2',
     );
     const reading = (async () => {
       const events: string[] = [];
@@ -152,7 +153,7 @@ describe('the task engine across instances', () => {
         return Promise.resolve();
       },
     });
-    const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')) }, onError: () => {} });
+    const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')), awaitWritesUnderWay: () => Promise.resolve() }, onError: () => {} });
     await engine.cancelElsewhere('t-elsewhere', callContext());
     assert.equal(requests, 2);
   });

@@ -1,11 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Role, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { InCodeMigrationProvider, type Database } from '../../src/store/index.js';
+import { InCodeMigrationProvider, TaskEventLog, type Database } from '../../src/store/index.js';
+import { schemaChannel } from '../../src/store/channels.js';
 import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
@@ -73,7 +74,9 @@ async function withCluster(count: number, options: { leaseMs?: number }, body: (
     async start(startOptions = {}) {
       const db = openDb(schema.url);
       const errors = new Inbox<{ error: unknown; what: string }>();
-      const coordination = new PostgresCoordination({ db, url: startOptions.url ?? schema.url, leaseMs: options.leaseMs, onError: (error, what) => errors.put({ error, what }) });
+      const instanceId = randomUUID();
+      const events = new TaskEventLog(db, instanceId, await schemaChannel(db, 'events'));
+      const coordination = new PostgresCoordination({ db, url: startOptions.url ?? schema.url, events, instanceId, leaseMs: options.leaseMs, onError: (error, what) => errors.put({ error, what }) });
       const instance = { coordination, db, errors };
       instances.push(instance);
       await coordination.start();
@@ -98,6 +101,15 @@ async function withCluster(count: number, options: { leaseMs?: number }, body: (
     await admin.destroy();
     await schema.drop();
   }
+}
+
+/**
+ * Publishes and hands on at once, as a write of the store would: this test has no store, and
+ * the coordination hands its events on with the store's writes (see `TaskEventLog`).
+ */
+function publishNow(coordination: PostgresCoordination, taskId: string, event: AgentExecutionEvent): void {
+  coordination.publish(taskId, event);
+  void coordination.handOn(taskId);
 }
 
 /** A status update saying who published it and its number among that publisher's events. */
@@ -161,15 +173,15 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       // In waves, so that both instances' appends to the task keep meeting in the database.
       for (const wave of range(perPublisher / 10)) {
         for (const n of range(10 * wave + 10, 10 * wave)) {
-          a.publish('t', numbered('t', 'a', n));
-          b.publish('t', numbered('t', 'b', n));
+          publishNow(a, 't', numbered('t', 'a', n));
+          publishNow(b, 't', numbered('t', 'b', n));
         }
         await new Promise(setImmediate);
       }
       await onC.count(2 * perPublisher);
       await onA.count(perPublisher);
       // A marker after everything: a duplicate could only arrive before it, as delivery is in order.
-      b.publish('t', numbered('t', 'end', 0));
+      publishNow(b, 't', numbered('t', 'end', 0));
       await onC.until((events) => label(events.at(-1)!) === 'end0');
       await onA.until((events) => label(events.at(-1)!) === 'end0');
 
@@ -184,7 +196,7 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       const tasks = range(50).map((i) => `task-${i}`);
       const inboxes = new Map(tasks.map((task) => [task, new Inbox<AgentExecutionEvent>()]));
       const stops = await Promise.all(tasks.map((task) => b.follow(task, inboxes.get(task)!.put)));
-      for (const n of range(20)) for (const task of tasks) a.publish(task, numbered(task, 'a', n));
+      for (const n of range(20)) for (const task of tasks) publishNow(a, task, numbered(task, 'a', n));
       for (const task of tasks) await inboxes.get(task)!.count(20);
       for (const task of tasks) {
         assert.deepEqual(byPublisher(inboxes.get(task)!.items), { a: range(20) }, task);
@@ -209,7 +221,7 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       ];
       const received = new Inbox<AgentExecutionEvent>();
       await b.follow('t', received.put);
-      for (const event of events) a.publish('t', event);
+      for (const event of events) publishNow(a, 't', event);
       await received.count(events.length);
       assert.deepEqual(received.items, events);
     });
@@ -220,19 +232,19 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
       const early = new Inbox<AgentExecutionEvent>();
       const stopEarly = await b.follow('t', early.put);
-      for (const n of range(5)) a.publish('t', numbered('t', 'a', n));
+      for (const n of range(5)) publishNow(a, 't', numbered('t', 'a', n));
       await early.count(5);
 
       const late = new Inbox<AgentExecutionEvent>();
       const stopLate = await b.follow('t', late.put);
-      a.publish('t', numbered('t', 'a', 5));
+      publishNow(a, 't', numbered('t', 'a', 5));
       await early.count(6);
       await late.count(1);
       assert.deepEqual(late.items.map(label), ['a5']);
 
       // A follower that stopped gets nothing more; the other one still does.
       stopEarly();
-      a.publish('t', numbered('t', 'a', 6));
+      publishNow(a, 't', numbered('t', 'a', 6));
       await late.count(2);
       assert.deepEqual(early.items.map(label), range(6).map((n) => `a${n}`));
       stopLate();
@@ -244,11 +256,11 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
       const received = new Inbox<AgentExecutionEvent>();
       await b.follow('t', received.put);
-      for (const n of range(3)) a.publish('t', numbered('t', 'a', n));
+      for (const n of range(3)) publishNow(a, 't', numbered('t', 'a', n));
       await received.count(3);
       // What the sweep does to events older than a few minutes.
       await admin.deleteFrom('task_events').execute();
-      a.publish('t', numbered('t', 'a', 3));
+      publishNow(a, 't', numbered('t', 'a', 3));
       await received.count(4);
       assert.deepEqual(byPublisher(received.items), { a: range(4) });
     });
@@ -330,7 +342,7 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
         follower.failsOnPurpose = true;
         const received = new Inbox<AgentExecutionEvent>();
         await follower.coordination.follow('t', received.put);
-        publisher.publish('t', numbered('t', 'a', 0));
+        publishNow(publisher, 't', numbered('t', 'a', 0));
         await received.count(1);
 
         // The connection is killed, and every attempt to reconnect is refused for a while.
@@ -339,7 +351,7 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
         await follower.errors.until((errors) => errors.some((e) => e.what === 'reconnecting the LISTEN connection'));
 
         // Published and committed while nobody listens on the follower's side: the wake-ups are lost.
-        for (const n of range(50, 1)) publisher.publish('t', numbered('t', 'a', n));
+        for (const n of range(50, 1)) publishNow(publisher, 't', numbered('t', 'a', n));
         await publisher.close();
 
         await sql`alter role ${sql.id(role)} login`.execute(admin);
@@ -353,7 +365,7 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
-  it('close hands over what was published, then releases its leases, its instance row and its LISTEN connection', async () => {
+  it('close hands over what was published and not yet handed on, then releases its leases, its instance row and its LISTEN connection', async () => {
     await withCluster(2, {}, async ({ instances, admin }) => {
       const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
       const received = new Inbox<AgentExecutionEvent>();
