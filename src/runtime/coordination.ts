@@ -28,6 +28,12 @@ export interface Coordination {
    */
   publish(taskId: string, event: AgentExecutionEvent): void;
   /**
+   * Says that an event stored already (read back from another instance, or a reply posted here)
+   * reached the bus of the turn running here, among its events: the store's write of it by the
+   * turn's result manager hands nothing on.
+   */
+  passedThrough(taskId: string): void;
+  /**
    * Hands on, with a write of the task's row, the events published for the task that no write
    * of the store took (published after the result manager stopped, or whose save failed): for
    * when a turn's stream has ended. Never rejects.

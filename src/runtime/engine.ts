@@ -76,7 +76,13 @@ export class TaskEngine implements CommandTaskPort {
   private draining = false;
 
   constructor(private readonly options: TaskEngineOptions) {
-    this.buses = options.buses ?? new TaskBuses(options.coordination, (error, taskId) => options.onError(error, 'following a task on other instances', taskId));
+    this.buses =
+      options.buses ??
+      new TaskBuses(
+        options.coordination,
+        (error, taskId) => options.onError(error, 'following a task on other instances', taskId),
+        (taskId) => this.running.has(taskId),
+      );
     options.coordination.onCancelRequest((taskId) => this.cancelHere(taskId));
   }
 

@@ -32,6 +32,8 @@ export class LocalCoordination implements Coordination {
   /** No other instance to hand events to. */
   publish(): void {}
 
+  passedThrough(): void {}
+
   handOn(): Promise<void> {
     return Promise.resolve();
   }

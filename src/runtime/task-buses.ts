@@ -18,6 +18,8 @@ export class TaskBuses implements ExecutionEventBusManager {
     private readonly coordination: Coordination,
     /** Told when following a task's events from other instances could not begin. */
     private readonly onError: (error: unknown, taskId: string) => void,
+    /** Whether a turn of the task runs here: its result manager stores what its bus carries. */
+    private readonly turnHere: (taskId: string) => boolean = () => false,
     private readonly ownerResolver: OwnerResolver = resolveUserScope,
   ) {}
 
@@ -53,7 +55,14 @@ export class TaskBuses implements ExecutionEventBusManager {
    * bus of the task here; the store handed it to the other instances with the write that stored it.
    */
   deliverHere(taskId: string, event: AgentExecutionEvent): void {
-    for (const bus of this.follows.get(taskId)?.buses ?? []) bus.deliver(event);
+    this.deliverStored(taskId, event, this.follows.get(taskId)?.buses ?? new Set());
+  }
+
+  /** An event stored already, to the task's buses here; a turn here stores it again, handing nothing on. */
+  private deliverStored(taskId: string, event: AgentExecutionEvent, buses: Set<TaskBus>): void {
+    if (buses.size === 0) return;
+    if (this.turnHere(taskId)) this.coordination.passedThrough(taskId);
+    for (const bus of buses) bus.deliver(event);
   }
 
   /**
@@ -89,9 +98,7 @@ export class TaskBuses implements ExecutionEventBusManager {
     if (!follow) {
       const buses = new Set<TaskBus>();
       const started = this.coordination
-        .follow(taskId, (event) => {
-          for (const bus of buses) bus.deliver(event);
-        })
+        .follow(taskId, (event) => this.deliverStored(taskId, event, buses))
         .catch((error: unknown) => {
           this.onError(error, taskId);
           return () => undefined;

@@ -145,6 +145,10 @@ export class PostgresCoordination implements Coordination {
     }
   }
 
+  passedThrough(taskId: string): void {
+    if (this.running && !this.closing) this.events.queueStored(taskId);
+  }
+
   async handOn(taskId: string): Promise<void> {
     await this.events.handOnQueued(taskId).catch((error: unknown) => this.onError(error, `handing on the events of task ${taskId}`));
   }

@@ -18,6 +18,9 @@ export function encoded(event: AgentExecutionEvent): EncodedEvent {
   return { event, json: encodeAgentEvent(event) };
 }
 
+/** The place of an event stored already (`queueStored`). */
+const STORED: EncodedEvent = { event: { kind: 'message', data: undefined as never }, json: '' };
+
 /**
  * The events instances sharing PostgreSQL hand each other, appended to `task_events` in the
  * same transaction as the task row that reflects them, whose `event_seq` is set to the last of
@@ -56,19 +59,30 @@ export class TaskEventLog {
     else this.queued.set(taskId, [item]);
   }
 
+  /**
+   * Marks the place, among the turn's events, of an event stored already (a reply read back
+   * from the table) that reached the turn's bus here: the result manager saves it too, and that
+   * save hands nothing on.
+   */
+  queueStored(taskId: string): void {
+    const queue = this.queued.get(taskId);
+    if (queue) queue.push(STORED);
+    else this.queued.set(taskId, [STORED]);
+  }
+
   /** The next queued event of the task, taken off the queue: what the save under way stores. */
   takeNext(taskId: string): EncodedEvent | undefined {
     const queue = this.queued.get(taskId);
     const next = queue?.shift();
     if (queue?.length === 0) this.queued.delete(taskId);
-    return next;
+    return next === STORED ? undefined : next;
   }
 
   /** Every queued event of the task, taken off the queue. */
   takeAll(taskId: string): EncodedEvent[] {
     const queue = this.queued.get(taskId) ?? [];
     this.queued.delete(taskId);
-    return queue;
+    return queue.filter((item) => item !== STORED);
   }
 
   /**
