@@ -1,7 +1,7 @@
 import type { Task } from '@a2a-js/sdk';
 import type { TaskStore } from '@a2a-js/sdk/server';
 import { SUBTASKS_KEY } from '../wire.js';
-import { carrySeq } from './event-seq.js';
+import { carrySeq } from '../event-seq.js';
 import type { TaskStateStore } from './task-state.js';
 
 

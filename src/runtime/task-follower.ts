@@ -4,7 +4,7 @@ import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } f
 import { clientGoneSignal } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
 import type { TaskEngine } from './engine.js';
-import { seqOf } from './event-seq.js';
+import { seqOf } from '../event-seq.js';
 
 export interface FollowTarget {
   taskStore: TaskStore;

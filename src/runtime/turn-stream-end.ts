@@ -1,7 +1,7 @@
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ExecutionEventBus, ServerCallContext } from '@a2a-js/sdk/server';
 import type { TaskEngine } from './engine.js';
-import { seqOf } from './event-seq.js';
+import { seqOf } from '../event-seq.js';
 
 /**
  * The end of a turn's stream, with the replies stored before its final status (CMD-8).

@@ -1,7 +1,7 @@
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
-import { markSeq } from '../runtime/event-seq.js';
+import { markSeq } from '../event-seq.js';
 import { decodeAgentEvent } from './event-codec.js';
 
 /** Rows read from `task_events` by one query at most. */

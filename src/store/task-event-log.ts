@@ -1,6 +1,6 @@
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { markSeq } from '../runtime/event-seq.js';
+import { markSeq } from '../event-seq.js';
 import type { Database } from './database.js';
 import { encodeAgentEvent } from './event-codec.js';
 import { nowMs } from './postgres-clock.js';

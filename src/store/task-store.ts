@@ -2,7 +2,7 @@ import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message,
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { resolveUserScope, type AgentExecutionEvent, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import type { Kysely, Transaction } from 'kysely';
-import { markSeq } from '../runtime/event-seq.js';
+import { markSeq } from '../event-seq.js';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';

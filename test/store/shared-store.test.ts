@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
 import { sql } from 'kysely';
+import { seqOf } from '../../src/event-seq.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { artifact, callContext, linkSubtask, message, newTask, POSTGRESQL, tempStore, textPart, type TempStore } from './helpers.js';
 
@@ -110,6 +111,47 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     assert.equal(history[0], 'hello');
     assert.deepStrictEqual(await a.tasks.load(task.id, alice), stored);
     assert.deepStrictEqual(await b.tasks.load(task.id, alice), stored);
+  });
+
+  it('a task read on another instance, then its events after the seq it is marked with, make the whole turn: none missed, none twice', async () => {
+    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+    await a.tasks.save(task, alice);
+    const CHUNKS = 30;
+    const turn = new ResultManager(a.tasks, alice);
+    // A: a turn's events, each queued as its bus hands it on, then stored by the result manager.
+    const streaming = (async () => {
+      for (let i = 0; i < CHUNKS; i++) {
+        const event = AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: artifact('answer', [textPart(`chunk ${i}`)]), append: i > 0, lastChunk: i === CHUNKS - 1, metadata: undefined });
+        a.events!.queue(task.id, event);
+        await turn.processEvent(event);
+      }
+    })();
+    // B: replies handed on with the writes that store them, and the task read now and then.
+    const snapshots: Task[] = [];
+    const onB = (async () => {
+      for (let i = 0; i < 10; i++) {
+        const reply = message(task.id, task.contextId, Role.ROLE_AGENT, `reply ${i}`);
+        const update = { taskId: task.id, contextId: task.contextId, status: { state: TaskState.TASK_STATE_WORKING, message: reply, timestamp: new Date().toISOString() }, metadata: {} };
+        await b.tasks.modify(task.id, alice, (current) => ({ ...current, status: update.status, history: [...current.history, reply] }), () => [AgentEvent.statusUpdate(update)]);
+        snapshots.push((await b.tasks.load(task.id, alice))!);
+      }
+    })();
+    await Promise.all([streaming, onB]);
+    await a.events!.handOnQueued(task.id);
+
+    const rows = await b.db.selectFrom('task_events').select(['seq', 'event_json']).where('task_id', '=', task.id).orderBy('seq').execute();
+    const events = rows.map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event_json) as { artifactUpdate?: { artifact: { parts: { text: string }[] } }; statusUpdate?: { status: { message: { parts: { text: string }[] } } } } }));
+    assert.equal(events.length, CHUNKS + 10, 'every event handed on once');
+    const chunks = Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`);
+    for (const snapshot of snapshots) {
+      const since = seqOf(snapshot);
+      assert.ok(since !== undefined, 'a task read from the store is marked');
+      const later = events.filter((e) => e.seq > since);
+      const text = [...(snapshot.artifacts[0]?.parts.map((p) => String(p.content?.value)) ?? []), ...later.flatMap((e) => e.event.artifactUpdate?.artifact.parts.map((p) => p.text) ?? [])];
+      assert.deepStrictEqual(text, chunks, 'the chunks in the task read, then the later events: each once, in order');
+      const replies = [...texts(snapshot.history).filter((t) => t.startsWith('reply')), ...later.flatMap((e) => (e.event.statusUpdate ? [e.event.statusUpdate.status.message.parts[0]!.text] : []))];
+      assert.deepStrictEqual(replies, Array.from({ length: 10 }, (_, i) => `reply ${i}`));
+    }
   });
 
   it('modify is one step across instances: concurrent read-decide-writes on both lose no update', async () => {
