@@ -82,6 +82,9 @@ export class PostgresCoordination implements Coordination {
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
   private cancelHandler: ((taskId: string) => void) | undefined;
+  /** Wake-ups to send, the highest seq per task, gathered while one is being sent. */
+  private readonly wakeUps = new Map<string, number>();
+  private sendingWakeUps: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(options: PostgresCoordinationOptions) {
@@ -89,6 +92,7 @@ export class PostgresCoordination implements Coordination {
     if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
     this.instanceId = options.instanceId;
     this.events = options.events;
+    this.events.onCommitted((taskId, lastSeq) => this.wakeOthers(taskId, lastSeq));
     this.db = db;
     this.ownsDb = options.ownsDb ?? false;
     this.url = url;
@@ -194,12 +198,35 @@ export class PostgresCoordination implements Coordination {
       }
     };
     await step(() => this.events.flush());
+    await step(() => this.sendingWakeUps);
     await step(() => this.liveness.stop());
     await step(() => removeInstance(this.db, this.instanceId));
     await step(() => this.listener?.close());
     await step(() => this.feeds.settled());
     if (this.ownsDb) await step(() => this.db.destroy());
     if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
+  }
+
+  /**
+   * Wakes the instances following the task: "<last seq> <task id>" on the events channel. Sent
+   * from this pool, whose commits do not wait for the disk, after the events' own commit; the
+   * wake-ups of one moment go in one statement.
+   */
+  private wakeOthers(taskId: string, lastSeq: number): void {
+    this.wakeUps.set(taskId, Math.max(lastSeq, this.wakeUps.get(taskId) ?? 0));
+    this.sendingWakeUps ??= this.sendWakeUps();
+  }
+
+  private async sendWakeUps(): Promise<void> {
+    try {
+      while (this.wakeUps.size > 0) {
+        const payloads = [...this.wakeUps].map(([taskId, seq]) => `${seq} ${taskId}`);
+        this.wakeUps.clear();
+        await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`.execute(this.db).catch((error: unknown) => this.onError(error, 'waking the other instances'));
+      }
+    } finally {
+      this.sendingWakeUps = undefined;
+    }
   }
 
   /** A wake-up: "<last seq> <task id>" (see `TaskEventLog`). */

@@ -36,13 +36,14 @@ const STORED: EncodedEvent = { event: { kind: 'message', data: undefined as neve
  * Seqs come from the task's row in `task_event_seqs`, raised by an upsert in the same
  * statement; its row lock makes a second instance appending to the task wait until the first
  * commits, so a seq is only ever given once every seq below it is committed: a follower
- * reading "seq > n" in seq order can miss nothing. The wake-up, `pg_notify` in the same
- * statement, is sent on commit, and carries only "<last seq> <task id>", far below the
- * 8,000-byte cap; the events themselves are read from the table (notifications are not durable).
+ * reading "seq > n" in seq order can miss nothing. The wake-up is sent once the write has
+ * committed (`committed`), and carries only "<last seq> <task id>", far below the 8,000-byte
+ * cap; the events themselves are read from the table (notifications are not durable).
  */
 export class TaskEventLog {
   private readonly queued = new Map<string, EncodedEvent[]>();
   private readonly handingOn = new Map<string, Promise<void>>();
+  private wake: ((taskId: string, lastSeq: number) => void) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -95,7 +96,8 @@ export class TaskEventLog {
     const previous = this.handingOn.get(taskId) ?? Promise.resolve();
     const next = previous.then(async () => {
       const items = this.takeAll(taskId);
-      if (items.length > 0) await this.db.transaction().execute((trx) => this.append(trx, taskId, items, true));
+      if (items.length === 0) return;
+      this.committed(taskId, await this.db.transaction().execute((trx) => this.append(trx, taskId, items, true)));
     });
     const settled = next.catch(() => undefined);
     this.handingOn.set(taskId, settled);
@@ -108,6 +110,20 @@ export class TaskEventLog {
   /** Hands on every task's queued events (see `handOnQueued`). */
   async flush(): Promise<void> {
     await Promise.all([...new Set([...this.queued.keys(), ...this.handingOn.keys()])].map((taskId) => this.handOnQueued(taskId)));
+  }
+
+  /** Who wakes the other instances once events are committed (the coordination, `onCommitted`). */
+  onCommitted(handler: (taskId: string, lastSeq: number) => void): void {
+    this.wake = handler;
+  }
+
+  /**
+   * Says that the write that appended the task's events up to `lastSeq` has committed: the
+   * other instances are woken now. Not from inside the write's transaction: a transaction that
+   * notifies holds a lock every other notifying commit waits for, through its flush to the disk.
+   */
+  committed(taskId: string, lastSeq: number | undefined): void {
+    if (lastSeq !== undefined) this.wake?.(taskId, lastSeq);
   }
 
   /** Whether events of the task wait to be handed on. */
@@ -139,7 +155,7 @@ export class TaskEventLog {
           update tasks set event_seq = (select last_seq from head)${bumpVersion ? sql`, version = version + 1` : sql``}
           where id = ${taskId}
         )
-        select last_seq, pg_notify(${this.channel}, last_seq || ' ' || ${taskId}) from head`.execute(trx);
+        select last_seq from head`.execute(trx);
       last = Number(rows[0]!.last_seq);
       batch.forEach((item, n) => markSeq(item.event, last! - batch.length + 1 + n));
     }

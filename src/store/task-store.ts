@@ -2,7 +2,7 @@ import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message,
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { resolveUserScope, type AgentExecutionEvent, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import type { Kysely, Transaction } from 'kysely';
-import { markSeq } from '../event-seq.js';
+import { markSeq, seqOf } from '../event-seq.js';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';
@@ -98,6 +98,7 @@ export class SqlTaskStore implements TaskStore {
     const event = this.eventLog?.takeNext(task.id);
     const handOn = event && ((trx: Transaction<Database>) => this.eventLog!.append(trx, task.id, [event]));
     await this.images.write(task.id, scope, () => task, handOn);
+    if (event) this.eventLog!.committed(task.id, seqOf(event.event));
   }
 
   /**
@@ -132,13 +133,15 @@ export class SqlTaskStore implements TaskStore {
   ): Promise<Task | undefined> {
     const scope = this.scopeOf(context);
     const log = this.eventLog;
-    const alongside = log && handOn ? (trx: Transaction<Database>) => log.append(trx, taskId, handOn().map(encoded)) : undefined;
+    let lastSeq: number | undefined;
+    const alongside = log && handOn ? async (trx: Transaction<Database>) => (lastSeq = await log.append(trx, taskId, handOn().map(encoded))) : undefined;
     const { image, saved } = await this.images.write(taskId, scope, async (stored) => {
       if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
       const changed = await change(copyTask(stored.task));
       if (changed && changed.id !== taskId) throw new HarnessError('store_failed', `A change of task ${taskId} returned task ${changed.id}; nothing was saved.`);
       return changed;
     }, alongside);
+    log?.committed(taskId, lastSeq);
     return saved && image ? copyTask(image.task) : undefined;
   }
 
