@@ -27,7 +27,9 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: { may: ['errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'] },
-  runtime: { may: ['commands', 'models', 'errors.ts', 'log.ts', 'wire.ts'] },
+  runtime: { may: ['commands', 'models', 'tools', 'errors.ts', 'log.ts', 'wire.ts'] },
+  // MCP servers and their tools: beside models, below the runtime.
+  tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
