@@ -32,7 +32,8 @@ const approvePolicy = z.union([z.literal('never'), z.literal('always'), z.array(
 const description = z.string().max(200).optional();
 
 const stdioServer = z.strictObject({
-  type: z.literal('stdio').optional(),
+  /** Filled in from the keys when left out: `command` means stdio, `url` Streamable HTTP. */
+  type: z.literal('stdio'),
   /** The program to start, found on PATH; it speaks MCP on its standard input and output. */
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
@@ -44,7 +45,7 @@ const stdioServer = z.strictObject({
 });
 
 const httpServer = z.strictObject({
-  type: z.enum(['http', 'streamable-http']).optional(),
+  type: z.enum(['http', 'streamable-http']),
   /** The server's Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`. */
   url: z.string().regex(/^https?:\/\/\S+$/, 'must be an http:// or https:// URL'),
   headers: secretSafeRecord.default({}),
@@ -52,9 +53,20 @@ const httpServer = z.strictObject({
   description,
 });
 
-export const mcpServerSchema = z.union([stdioServer, httpServer], {
-  error: (issue) => (issue.code === 'invalid_union' ? 'a server needs "command" (stdio) or "url" (Streamable HTTP), and no other keys than those of its kind' : undefined),
-});
+/** `.mcp.json` files often leave `type` out: the keys say which kind a server is. */
+function withType(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value) || 'type' in value) return value;
+  if ('command' in value) return { type: 'stdio', ...value };
+  if ('url' in value) return { type: 'http', ...value };
+  return value;
+}
+
+export const mcpServerSchema = z.preprocess(
+  withType,
+  z.discriminatedUnion('type', [stdioServer, httpServer], {
+    error: (issue) => (issue.code === 'invalid_union' ? 'a server needs "command" (stdio) or "url" (Streamable HTTP)' : undefined),
+  }),
+);
 
 export const mcpServersSchema = z.record(z.string().regex(MCP_SERVER_NAME_PATTERN, 'a server name must use only A-Z, a-z, 0-9, "_" and "-" (at most 32)'), mcpServerSchema, {
   error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),
@@ -66,5 +78,5 @@ export type McpHttpServerConfig = z.output<typeof httpServer>;
 
 /** True for a server started as a child process. */
 export function isStdioServer(server: McpServerConfig): server is McpStdioServerConfig {
-  return 'command' in server;
+  return server.type === 'stdio';
 }
