@@ -13,7 +13,7 @@ import { TaskState, type Message, type StreamResponse } from '@a2a-js/sdk';
 import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { startMcpHttpServer, STDIO_FIXTURE, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
-import { collect, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import { collect, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 const NOTES = 'The launch code is 4711.';
@@ -112,6 +112,21 @@ describe('tools in the model loop', () => {
       assert.ok(messages.some((m: any) => m.role === 'assistant' && m.tool_calls?.[0]?.function?.name === 'fs_read_text_file'));
     });
   }
+
+  it('TOOL-1: a sub-task runs the same loop with the same tools', async () => {
+    const client = await h.client('JSONRPC');
+    const parent = await send(client, 'a parent task');
+    const ref = (await send(client, '/spawn read notes in a sub-task', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
+    const child = await eventually(async () => {
+      const task = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
+      return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
+    });
+    assert.match(textOf(child.status?.message), /4711/);
+    assert.deepEqual(callsIn(child.history).map((c) => [c.tool, c.status]), [
+      ['fs_read_text_file', 'running'],
+      ['fs_read_text_file', 'succeeded'],
+    ]);
+  });
 
   it('TOOL-2: a tool that fails gives the model an error result and the turn goes on', async () => {
     const client = await h.client('JSONRPC');
