@@ -163,7 +163,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const recovered = await recovery.recoverAtStart();
     if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
 
-    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks });
+    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks, tools: tools.configured ? tools : undefined });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
     const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });

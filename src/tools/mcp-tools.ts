@@ -37,13 +37,29 @@ export class McpTools implements ToolBox {
     await Promise.all(this.connections.map((connection) => connection.ensure().catch(() => undefined)));
   }
 
-  /** Servers by name, connected or not, and why not (for `/tools`). */
-  servers(): { name: string; connected: boolean; failure?: string; tools: string[] }[] {
-    return this.connections.map((c) => ({ name: c.name, connected: c.connected, failure: c.lastFailure, tools: c.listedTools().map((t) => t.name) }));
+  /** True when the config names any server. */
+  get configured(): boolean {
+    return this.connections.length > 0;
+  }
+
+  /** The servers in config order, connected or not (and why not), with their tools as the model sees them (`/tools`). */
+  servers(): { name: string; connected: boolean; failure?: string; tools: { name: string; description: string }[] }[] {
+    const entries = this.entries();
+    return this.connections.map((c) => ({
+      name: c.name,
+      connected: c.connected,
+      failure: c.connected ? undefined : c.lastFailure,
+      tools: entries.filter((e) => e.server === c.name).map((e) => ({ name: e.name, description: e.description })),
+    }));
   }
 
   async list(): Promise<ToolEntry[]> {
     await Promise.all(this.connections.map((connection) => connection.ensure().catch(() => undefined)));
+    return this.entries();
+  }
+
+  /** The tools of the servers connected now, named by the rule of `names.ts`. */
+  private entries(): ToolEntry[] {
     const namer = new ToolNamer();
     const entries: ToolEntry[] = [];
     for (const connection of this.connections) {

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState, type Message, type StreamResponse } from '@a2a-js/sdk';
 import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
-import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
+import { lastMessage, unusedBaseURL, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { startMcpHttpServer, STDIO_FIXTURE, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
-import { collect, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import { collect, dataOf, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 const NOTES = 'The launch code is 4711.';
@@ -71,6 +71,7 @@ before(async () => {
         fs: { command: process.execPath, args: [FILESYSTEM_SERVER, folder] },
         fx: { ...STDIO_FIXTURE, cwd: process.cwd() },
         web: { url: web.url, headers: { 'X-Fixture': '${FIXTURE_HEADER:-yes}' } },
+        gone: { url: new URL('/mcp', await unusedBaseURL()).href },
       },
     },
   });
@@ -126,6 +127,20 @@ describe('tools in the model loop', () => {
       ['fs_read_text_file', 'running'],
       ['fs_read_text_file', 'succeeded'],
     ]);
+  });
+
+  it('/tools lists each server, connected or why not, and its tools one line each; an unreachable server leaves the others working', async () => {
+    const client = await h.client('HTTP+JSON');
+    const task = await send(client, 'read notes');
+    assert.match(textOf(task.status?.message), /4711/, 'the server that cannot be reached is left out of the turn');
+    const reply = await send(client, '/tools', { taskId: task.id });
+    const text = textOf(reply.status?.message);
+    assert.match(text, /^fs: connected, 14 tools$/m);
+    assert.match(text, /^ {2}fs_read_text_file - /m);
+    assert.match(text, /^gone: not connected \(.+\); tried again on next use$/m);
+    const servers = dataOf(reply.status?.message).servers;
+    assert.deepEqual(servers.map((s: any) => [s.name, s.connected]), [['fs', true], ['fx', true], ['web', true], ['gone', false]]);
+    assert.deepEqual(servers[1].tools.map((t: any) => t.name), ['fx_echo', 'fx_fail', 'fx_throw', 'fx_hang', 'fx_huge', 'fx_crash']);
   });
 
   it('TOOL-2: a tool that fails gives the model an error result and the turn goes on', async () => {
