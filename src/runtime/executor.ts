@@ -149,7 +149,6 @@ export class HarnessExecutor implements AgentExecutor {
    * artifact open: the final status says why it ended.
    */
   private async runModel(turn: Turn, modelId: string, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls): Promise<string> {
-    const tools = calls.wrap((await this.options.tools?.list()) ?? []);
     const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
     const publish = (text: string, lastChunk: boolean) => {
@@ -159,6 +158,7 @@ export class HarnessExecutor implements AgentExecutor {
     const text = new CoalescedText((merged) => {
       if (!turn.abort.signal.aborted) publish(merged, false);
     });
+    const tools = calls.wrap((await this.options.tools?.list()) ?? [], () => text.flush());
     let response: ModelResponse;
     try {
       response = await this.options.gateway.complete({

@@ -40,13 +40,19 @@ export class TurnToolCalls {
     private readonly publish: (update: TaskStatusUpdateEvent) => void,
   ) {}
 
-  /** The entries as the model's tools, each call reported as it goes. */
-  wrap(entries: readonly ToolEntry[]): ModelTool[] {
+  /**
+   * The entries as the model's tools, each call reported as it goes. `beforeCall` runs first:
+   * the turn sends the text the model wrote before the call, so that the stream keeps the order.
+   */
+  wrap(entries: readonly ToolEntry[], beforeCall: () => void = () => {}): ModelTool[] {
     return entries.map((entry) => ({
       name: entry.name,
       description: entry.description,
       inputSchema: entry.inputSchema,
-      execute: (input, signal) => this.run(entry, input, signal),
+      execute: (input, signal) => {
+        beforeCall();
+        return this.run(entry, input, signal);
+      },
     }));
   }
 
