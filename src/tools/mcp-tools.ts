@@ -83,14 +83,22 @@ export class McpTools implements ToolBox {
 
   private async call(connection: ServerConnection, tool: string, input: unknown, signal: AbortSignal): Promise<ToolOutcome> {
     const bound = (text: string) => boundOutput(text, this.options.toolOutputChars);
+    // A signal of the call's own, tied to the turn's: the MCP client leaves its abort listener
+    // on the signal it is given, and a turn's signal outlives many calls.
+    const own = new AbortController();
+    const onAbort = () => own.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     try {
       const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-      const result = await connection.call(tool, args, { signal, timeoutMs: this.options.toolTimeoutMs });
+      const result = await connection.call(tool, args, { signal: own.signal, timeoutMs: this.options.toolTimeoutMs });
       const text = resultText(result);
       return result.isError ? { status: 'failed', output: bound(text || 'The tool reported an error.') } : { status: 'succeeded', output: bound(text) };
     } catch (error) {
       if (signal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
       return { status: 'failed', output: bound(this.failureText(connection, error)) };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
