@@ -107,7 +107,7 @@ async function measureModel(modelUrl: string): Promise<Map<number, Summary>> {
   for (const length of seedLengths()) {
     const task = seededTask(length, random);
     // What the harness sends: the newest messages within its default context budget.
-    if (!conversations.has(length)) conversations.set(length, [...modelHistory(task.history, DEFAULT_CONTEXT_CHARS), { role: 'user', content: 'Say something.' }]);
+    if (!conversations.has(length)) conversations.set(length, [...modelHistory(task.history, DEFAULT_CONTEXT_CHARS).filter((m) => m.role !== 'tool'), { role: 'user', content: 'Say something.' }]);
   }
   const figures = new Map<number, Summary>();
   for (const level of LEVELS) {

@@ -23,6 +23,7 @@ const BENCHMARKS = [
   'startup',
   'durability',
   'task-scope-timing',
+  'tool-call-overhead',
   // These three need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
   'cross-instance',

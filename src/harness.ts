@@ -19,6 +19,7 @@ import { buildCatalog } from './models/discover.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
+import { McpTools } from './tools/index.js';
 import type { Coordination } from './runtime/coordination.js';
 import { LocalCoordination } from './runtime/local-coordination.js';
 import { TurnRecovery } from './runtime/recovery.js';
@@ -93,6 +94,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });
   let coordination: Coordination | undefined;
+  let tools: McpTools | undefined;
   try {
     coordination = store.events ? await sharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
     const engine = new TaskEngine({
@@ -107,10 +109,15 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
     const taskModels = new TaskModels(catalog, store.state);
+    // Every turn's model, sub-tasks' included, may call the tools of every connected server.
+    tools = new McpTools({ servers: config.mcpServers, env: options.env ?? process.env, toolTimeoutMs: config.toolTimeoutMs, toolOutputChars: config.toolOutputChars, log });
+    await tools.start();
     const executor = new HarnessExecutor({
       engine,
       models: taskModels,
-      gateway: new CatalogGateway(catalog, config.modelTimeoutMs),
+      gateway: new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs),
+      tools,
+      maxSteps: config.maxSteps,
       state: store.state,
       systemPrompt: config.systemPrompt,
       contextCharsFor: (modelId) => config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
@@ -156,7 +163,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const recovered = await recovery.recoverAtStart();
     if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
 
-    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks });
+    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks, tools: tools.configured ? tools : undefined });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
     const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
@@ -201,12 +208,14 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         httpServer.close();
         // Turns end as interrupted; their last events and every reply under way are stored first.
         await engine.drain();
+        await tools?.close();
         httpServer.closeAllConnections();
         await grpc?.close();
         await store.close();
       })());
     return { url, grpcAddress: grpc?.address, registry, catalog, close };
   } catch (error) {
+    await tools?.close();
     await coordination?.close().catch(() => undefined);
     await store.close();
     throw error;

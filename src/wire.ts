@@ -75,3 +75,43 @@ export function stateName(state: TaskState | undefined): string {
   const name = state === undefined ? undefined : TaskState[state];
   return name && name !== 'UNRECOGNIZED' ? name.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' ') : 'unknown';
 }
+
+/**
+ * Metadata key that marks an agent message reporting one tool call (TOOL-1); its value is the
+ * call's id. The message holds one data part, a {@link ToolCallData}; each change of the call's
+ * status is a new message, and the newest one for an id is the call's status.
+ */
+export const TOOL_CALL_KEY = 'tiny-harness/tool-call';
+
+/** Where a tool call stands. Only `running` and `awaiting-approval` are not final. */
+export type ToolCallStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'awaiting-approval';
+
+/** A tool call as a data part carries it. `output` is the result text (or why it failed), once it ended. */
+export interface ToolCallData {
+  /** The call's id, the same in every update of the call. */
+  id: string;
+  /** The name the model called, `<server>_<tool>` (see README, "Tools (MCP)"). */
+  tool: string;
+  /** The MCP server's name in the config. */
+  server: string;
+  input: unknown;
+  status: ToolCallStatus;
+  output?: string;
+}
+
+const FINAL_TOOL_STATUSES: ReadonlySet<ToolCallStatus> = new Set(['succeeded', 'failed', 'canceled']);
+
+/** True once a call can change no more. */
+export function isFinalToolStatus(status: ToolCallStatus): boolean {
+  return FINAL_TOOL_STATUSES.has(status);
+}
+
+/** The tool calls a message reports (a tool-call message, or a status message that closes calls). */
+export function toolCallsOf(parts: readonly Part[] | undefined): ToolCallData[] {
+  const calls: ToolCallData[] = [];
+  for (const part of parts ?? []) {
+    const value = part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>) : undefined;
+    if (value && typeof value.id === 'string' && typeof value.tool === 'string' && typeof value.status === 'string') calls.push(value as unknown as ToolCallData);
+  }
+  return calls;
+}

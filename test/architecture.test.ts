@@ -27,7 +27,9 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: { may: ['errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'] },
-  runtime: { may: ['commands', 'models', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
+  runtime: { may: ['commands', 'models', 'tools', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
+  // MCP servers and their tools: beside models, below the runtime.
+  tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
@@ -234,7 +236,7 @@ describe('architecture', () => {
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, event-seq.ts, log.ts, wire.ts, commands/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, errors.ts, event-seq.ts, log.ts, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, tools, errors.ts, event-seq.ts, log.ts, wire.ts)",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",

@@ -5,6 +5,7 @@
  * come only from environment variables that the file names with `apiKeyEnv`.
  */
 import { z } from 'zod';
+import { mcpServersSchema } from './mcp-servers.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
 
 /** Provider names are also the prefix of model ids (`local:small`); `builtin` is taken. */
@@ -101,6 +102,16 @@ const providerName = z
   .regex(PROVIDER_NAME_PATTERN, 'a provider name must start with a-z and use only a-z, 0-9 and "-"')
   .refine((name) => name !== BUILTIN_PROVIDER, `"${BUILTIN_PROVIDER}" is reserved for the built-in offline models`);
 
+/** The most model-and-tool steps in one turn. */
+export const DEFAULT_MAX_STEPS = 20;
+/**
+ * 60 s, the MCP SDK's own request timeout: a tool that reads a file or queries an API answers
+ * in seconds, and a call that hangs should cost the turn a minute, not the model's two.
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/** About 5,000 tokens: enough for a page of a file, small enough that a few calls fit a context. */
+export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000;
+
 /** 10 s: a lost instance's turns end within about that; renewing every 3.3 s costs one small write. */
 export const DEFAULT_INSTANCE_LEASE_MS = 10_000;
 
@@ -148,6 +159,14 @@ export const configSchema = strictObject({
    * ends them as interrupted. Each instance renews its own lease three times in that time.
    */
   instanceLeaseMs: z.number().int('must be a whole number of milliseconds').min(500, 'must be at least 500').max(600_000).default(DEFAULT_INSTANCE_LEASE_MS),
+  /** MCP servers whose tools every turn's model may call (README, "Tools (MCP)"). */
+  mcpServers: mcpServersSchema.default({}),
+  /** The most model-and-tool steps in one turn; the last one's reply ends the turn. */
+  maxSteps: z.number().int().min(1, 'must be at least 1').max(1000).default(DEFAULT_MAX_STEPS),
+  /** The longest one tool call may take, in milliseconds; the model is then told it timed out. */
+  toolTimeoutMs: z.number().int().min(100, 'must be at least 100').max(3_600_000).default(DEFAULT_TOOL_TIMEOUT_MS),
+  /** The most characters of one tool result the model is sent; the rest is cut, with a note saying so. */
+  toolOutputChars: z.number().int().min(1000, 'must be at least 1000').max(10_000_000).default(DEFAULT_TOOL_OUTPUT_CHARS),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

@@ -1,19 +1,37 @@
 import type { ModelCatalog } from '../models/catalog.js';
-import { streamReply } from '../models/stream.js';
-import type { ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
+import { streamReply, type TextMessage } from '../models/stream.js';
+import { runToolLoop } from '../models/tool-loop.js';
+import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
 /** Reaches the catalog's models through the AI SDK, streaming the reply as it arrives. */
 export class CatalogGateway implements ModelGateway {
+  /**
+   * @param timeoutMs bound on one model request
+   * @param toolTimeoutMs bound on one tool call: a step of a tool loop may take both
+   */
   constructor(
     private readonly catalog: ModelCatalog,
     private readonly timeoutMs: number,
+    private readonly toolTimeoutMs = 0,
   ) {}
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const model = this.catalog.resolve(request.modelId);
+    if (request.tools?.length) {
+      return runToolLoop(model, {
+        system: request.system,
+        messages: request.messages,
+        tools: request.tools,
+        maxSteps: request.maxSteps ?? 20,
+        abortSignal: request.abortSignal,
+        stepTimeoutMs: this.timeoutMs + this.toolTimeoutMs,
+        modelName: request.modelId,
+        onText: request.onText,
+      });
+    }
     const reply = streamReply(model, {
       system: request.system,
-      messages: request.messages,
+      messages: request.messages.map(asText),
       abortSignal: request.abortSignal,
       timeoutMs: this.timeoutMs,
       modelName: request.modelId,
@@ -25,4 +43,14 @@ export class CatalogGateway implements ModelGateway {
       request.onText(step.value);
     }
   }
+}
+
+/**
+ * A turn without tools (none configured, or every server down) still shows the model the
+ * calls of earlier turns, as text: a provider refuses tool messages when no tool is declared.
+ */
+function asText(message: ConversationMessage): TextMessage {
+  if (message.role !== 'tool') return message;
+  const { tool, input, output, failed } = message.call;
+  return { role: 'assistant', content: `[called ${tool} ${JSON.stringify(input)}: ${failed ? 'failed' : 'result'}]\n${output}` };
 }

@@ -7,6 +7,8 @@ import { CoalescedText } from './coalesced-text.js';
 import { modelHistory } from './history.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
+import { TurnToolCalls } from './tool-calls.js';
+import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
 import { TurnInterrupted, type Turn } from './turns.js';
@@ -24,6 +26,10 @@ export interface ExecutorOptions {
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
   /** The context of a stored task: the SDK's cancel path gives the executor only the task id. */
   contextOf: (taskId: string) => Promise<string | undefined>;
+  /** The tools every turn's model may call (MCP servers); none without it. */
+  tools?: Pick<ToolBox, 'list'>;
+  /** The most model-and-tool steps in one turn (default 20). */
+  maxSteps?: number;
   /** Told about failures the user sees only as a short message. */
   onTurnError?: (error: unknown, taskId: string) => void;
 }
@@ -44,7 +50,9 @@ export class HarnessExecutor implements AgentExecutor {
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
     // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
     const links = settled(this.options.state.getLinks(taskId));
-    const outcome = await this.runTurn(turn, contextId, history, bus);
+    const calls = new TurnToolCalls(taskId, contextId, (update) => bus.publish(AgentEvent.statusUpdate(update)));
+    const outcome = await this.runTurn(turn, contextId, history, bus, calls);
+    calls.close();
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
@@ -59,11 +67,11 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
-  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus): Promise<TurnOutcome> {
+  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls): Promise<TurnOutcome> {
     let modelId = '';
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
-      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus) };
+      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus, calls) };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
@@ -91,7 +99,8 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /**
-   * Cancels a running turn by aborting its model request; the turn then publishes CANCELED.
+   * Cancels a running turn by aborting its model request and its tool call (MCP cancellation);
+   * the turn then publishes CANCELED.
    * An idle task (waiting for input, bus still alive) has nothing to abort, so CANCELED is
    * published here, or `CancelTask` would wait forever.
    */
@@ -139,7 +148,7 @@ export class HarnessExecutor implements AgentExecutor {
    * in one); its final status message says so. A failed or canceled reply leaves its
    * artifact open: the final status says why it ended.
    */
-  private async runModel(turn: Turn, modelId: string, contextId: string, history: Message[], bus: ExecutionEventBus): Promise<string> {
+  private async runModel(turn: Turn, modelId: string, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls): Promise<string> {
     const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
     const publish = (text: string, lastChunk: boolean) => {
@@ -149,6 +158,7 @@ export class HarnessExecutor implements AgentExecutor {
     const text = new CoalescedText((merged) => {
       if (!turn.abort.signal.aborted) publish(merged, false);
     });
+    const tools = calls.wrap((await this.options.tools?.list()) ?? [], () => text.flush());
     let response: ModelResponse;
     try {
       response = await this.options.gateway.complete({
@@ -157,6 +167,8 @@ export class HarnessExecutor implements AgentExecutor {
         messages: modelHistory(history, this.options.contextCharsFor?.(modelId)),
         abortSignal: turn.abort.signal,
         onText: (delta) => text.push(delta),
+        tools,
+        maxSteps: this.options.maxSteps,
       });
     } catch (error) {
       text.flush(); // what arrived before a failure goes out before the final status

@@ -1,5 +1,6 @@
 import { Role, type Message, type Part } from '@a2a-js/sdk';
 import { isCommandExchange } from '../commands/index.js';
+import { isFinalToolStatus, TOOL_CALL_KEY, toolCallsOf } from '../wire.js';
 import type { ConversationMessage } from './model-gateway.js';
 
 /** Metadata key that marks an agent message written by the harness itself, not by a model. */
@@ -24,7 +25,9 @@ function partText(part: Part): string | undefined {
 /**
  * The conversation a turn sends to its model: the task's history in order, without command
  * messages and their replies (CMD-7) and without the harness's own notices (an interrupted
- * turn, a provider failure), which the model did not say and should not imitate.
+ * turn, a provider failure), which the model did not say and should not imitate. A tool call
+ * goes as the call and its result, from the message that ended it (TOOL-1); a call that never
+ * ended (its turn was cut short) is left out.
  *
  * Only the newest messages that fit in `budgetChars` characters go (the newest one always):
  * a long conversation outgrows every model's context window, and the provider would refuse
@@ -35,9 +38,23 @@ export function modelHistory(history: readonly Message[], budgetChars = Infinity
   const newestFirst: ConversationMessage[] = [];
   let used = 0;
   let cut = false;
-  for (let i = history.length - 1; i >= 0; i -= 1) {
+  messages: for (let i = history.length - 1; i >= 0; i -= 1) {
     const message = history[i]!;
     if (isCommandExchange(message) || message.metadata?.[NOTICE_KEY] !== undefined) continue;
+    if (message.metadata?.[TOOL_CALL_KEY] !== undefined) {
+      for (const call of toolCallsOf(message.parts)) {
+        if (!isFinalToolStatus(call.status)) continue;
+        const output = call.output ?? '';
+        const size = output.length + JSON.stringify(call.input ?? {}).length;
+        if (newestFirst.length > 0 && used + size > budgetChars) {
+          cut = true;
+          break messages;
+        }
+        used += size;
+        newestFirst.push({ role: 'tool', call: { id: call.id, tool: call.tool, input: call.input, output, failed: call.status !== 'succeeded' } });
+      }
+      continue;
+    }
     const text = message.parts.map(partText).filter((t): t is string => t !== undefined).join('\n');
     if (!text) continue;
     if (newestFirst.length > 0 && used + text.length > budgetChars) {
@@ -47,6 +64,7 @@ export function modelHistory(history: readonly Message[], budgetChars = Infinity
     used += text.length;
     newestFirst.push(message.role === Role.ROLE_AGENT ? { role: 'assistant', content: text } : { role: 'user', content: text });
   }
-  if (cut) while (newestFirst.length > 1 && newestFirst.at(-1)!.role === 'assistant') newestFirst.pop();
+  // Cut short, the conversation starts at a user message: not an answer, nor a tool result without its question.
+  if (cut) while (newestFirst.length > 1 && newestFirst.at(-1)!.role !== 'user') newestFirst.pop();
   return newestFirst.reverse();
 }

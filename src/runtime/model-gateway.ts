@@ -1,7 +1,24 @@
-/** One message of the conversation a turn sends: models are spoken to in text. */
-export interface ConversationMessage {
-  role: 'user' | 'assistant';
-  content: string;
+/** A finished tool call of an earlier step or turn, as the model is shown it again. */
+export interface PastToolCall {
+  id: string;
+  /** The name the model called. */
+  tool: string;
+  input: unknown;
+  output: string;
+  failed: boolean;
+}
+
+/** One message of the conversation a turn sends: text, or a tool call and its result. */
+export type ConversationMessage = { role: 'user' | 'assistant'; content: string } | { role: 'tool'; call: PastToolCall };
+
+/** A tool the model may call in this turn. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  /** The input as a JSON Schema object. */
+  inputSchema: Record<string, unknown>;
+  /** Resolves with the result text; rejects with an error whose message the model reads as the error result. */
+  execute(input: unknown, signal: AbortSignal): Promise<string>;
 }
 
 /** One model request of a turn. */
@@ -10,10 +27,14 @@ export interface ModelRequest {
   modelId: string;
   system?: string;
   messages: ConversationMessage[];
-  /** Aborts the provider request itself (CancelTask, shutdown). */
+  /** Aborts the provider request itself (CancelTask, shutdown), and the tool call running. */
   abortSignal: AbortSignal;
   /** Called with each piece of text as it arrives, in order. */
   onText: (delta: string) => void;
+  /** The tools the model may call; with none, the request is one plain reply. */
+  tools?: ModelTool[];
+  /** The most model-and-tool steps when there are tools. */
+  maxSteps?: number;
 }
 
 export interface ModelResponse {

@@ -4,6 +4,7 @@ import { agentMessage, statusUpdate } from './events.js';
 import type { TaskEngine } from './engine.js';
 import { INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './executor.js';
 import type { TaskStateStore } from './task-state.js';
+import { closingParts, openToolCalls } from './tool-calls.js';
 
 /** A task found in flight (SUBMITTED or WORKING) in the store, with the scope it is stored in. */
 export interface InFlightTask {
@@ -67,7 +68,9 @@ export class TurnRecovery {
       if (now !== TaskState.TASK_STATE_SUBMITTED && now !== TaskState.TASK_STATE_WORKING) return undefined;
       if (await engine.isBusy(id)) return undefined; // a new turn took the task meanwhile
       metadata = task.metadata;
-      return statusUpdate(id, task.contextId, state, agentMessage(id, task.contextId, text, 'interrupted'));
+      const message = agentMessage(id, task.contextId, text, 'interrupted');
+      message.parts.push(...closingParts(openToolCalls(task.history)));
+      return statusUpdate(id, task.contextId, state, message);
     });
     if (!update) return false;
     if (isSubtask) engine.ended({ task: { id, metadata }, state, text, context });

@@ -32,6 +32,10 @@ describe('config schema', () => {
       cacheBytes: 64 * 2 ** 20,
       durability: 'normal',
       instanceLeaseMs: 10000,
+      mcpServers: {},
+      maxSteps: 20,
+      toolTimeoutMs: 60000,
+      toolOutputChars: 20000,
       providers: {},
     });
   });

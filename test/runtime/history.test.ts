@@ -46,7 +46,7 @@ describe('the history a turn sends to its model', () => {
       message(Role.ROLE_AGENT, [text('State: ' + 'e'.repeat(500))], { command: 'status' }),
       message(Role.ROLE_USER, [text('u3')]),
     ];
-    const roles = (budget: number) => modelHistory(history, budget).map((m) => m.content.slice(0, 2));
+    const roles = (budget: number) => modelHistory(history, budget).map((m) => (m.role === 'tool' ? m.call.id : m.content.slice(0, 2)));
     assert.deepEqual(roles(Infinity), ['u1', 'a1', 'u2', 'a2', 'u3'], 'no budget: everything, commands left out');
     assert.deepEqual(roles(1000), ['u1', 'a1', 'u2', 'a2', 'u3'], 'the command reply does not count against the budget');
     assert.deepEqual(roles(135), ['u2', 'a2', 'u3'], 'cut after a2 and u2 would leave a1 first: a1 is dropped too');

@@ -60,6 +60,8 @@ export function checkingFetch(options: CheckingFetchOptions = {}): typeof fetch 
 /** Which call a request is, from the JSON-RPC method or the HTTP+JSON route (spec 11.3). */
 function describe(url: URL, verb: string, body: string | undefined): { binding: Binding; call: A2ACall } | undefined {
   if (url.pathname.endsWith('/.well-known/agent-card.json')) return { binding: 'card', call: { method: 'AgentCard', params: {} } };
+  // The MCP servers of the tool tests speak JSON-RPC too, at `/mcp`: not A2A.
+  if (url.pathname.endsWith('/mcp')) return undefined;
   const json = parse(body);
   if (json?.jsonrpc !== undefined) {
     const params = json.params ?? {};

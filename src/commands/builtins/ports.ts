@@ -44,3 +44,18 @@ export interface SubtaskControl {
   /** Starts a sub-task of `parent` working on `instruction` with the parent's model; returns its id at once. */
   start(parent: Task, instruction: string, options: { callContext: ServerCallContext; label?: string }): Promise<string>;
 }
+
+/** One tool server as `/tools` shows it. */
+export interface ToolServerReport {
+  name: string;
+  connected: boolean;
+  /** Why it is not connected, when an attempt failed (a short line, no path or secret). */
+  failure?: string;
+  /** Its tools under the names the model calls them by. */
+  tools: Array<{ name: string; description: string }>;
+}
+
+export interface ToolDirectory {
+  /** The configured servers in config order, as they stand now (nothing is connected by asking). */
+  servers(): ToolServerReport[];
+}

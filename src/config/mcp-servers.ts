@@ -1,0 +1,82 @@
+/**
+ * The `mcpServers` part of the config file, in the shape `.mcp.json` and Claude Desktop use:
+ * a stdio server (`command`, `args`, `env`, `cwd`) or a Streamable HTTP one (`url`,
+ * `headers`). Values may name environment variables as `${VAR}` or `${VAR:-default}`; they are
+ * expanded at start-up (`tools/expand-env.ts`). As with provider keys, the file never holds a
+ * secret: a header or variable whose name looks like one must take its value from `${VAR}`.
+ */
+import { z } from 'zod';
+
+/** Server names prefix their tools' names (`fs` → `fs_read_file`): short, and safe in a function name. */
+export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+const SECRET_LIKE_NAME = /key|token|secret|passw|credential|auth|bearer|cookie/i;
+const NAMES_A_VARIABLE = /\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/;
+const SECRET_ADVICE = 'looks like a secret: take its value from the environment, e.g. "Bearer ${SEARCH_TOKEN}"';
+
+/** Names → values where a secret-like name must take its value from a `${VAR}`. */
+const secretSafeRecord = z.record(z.string().min(1), z.string()).superRefine((record, ctx) => {
+  for (const [name, value] of Object.entries(record)) {
+    if (SECRET_LIKE_NAME.test(name) && !NAMES_A_VARIABLE.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: SECRET_ADVICE });
+  }
+});
+
+/**
+ * Which calls of a server's tools wait for a person's approval: none (the default), all, or
+ * those named (by the tool's own name on the server). Parsed now; enforced with `/approve`.
+ */
+const approvePolicy = z.union([z.literal('never'), z.literal('always'), z.array(z.string().min(1)).min(1)], {
+  error: 'must be "never", "always" or a list of tool names',
+}).default('never');
+
+const description = z.string().max(200).optional();
+
+const stdioServer = z.strictObject({
+  /** Filled in from the keys when left out: `command` means stdio, `url` Streamable HTTP. */
+  type: z.literal('stdio'),
+  /** The program to start, found on PATH; it speaks MCP on its standard input and output. */
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  /** Added to a small safe environment (PATH, HOME, ...), not to the harness's whole one. */
+  env: secretSafeRecord.default({}),
+  cwd: z.string().min(1).optional(),
+  approve: approvePolicy,
+  description,
+});
+
+const httpServer = z.strictObject({
+  type: z.enum(['http', 'streamable-http']),
+  /** The server's Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`. */
+  url: z.string().regex(/^https?:\/\/\S+$/, 'must be an http:// or https:// URL'),
+  headers: secretSafeRecord.default({}),
+  approve: approvePolicy,
+  description,
+});
+
+/** `.mcp.json` files often leave `type` out: the keys say which kind a server is. */
+function withType(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value) || 'type' in value) return value;
+  if ('command' in value) return { type: 'stdio', ...value };
+  if ('url' in value) return { type: 'http', ...value };
+  return value;
+}
+
+export const mcpServerSchema = z.preprocess(
+  withType,
+  z.discriminatedUnion('type', [stdioServer, httpServer], {
+    error: (issue) => (issue.code === 'invalid_union' ? 'a server needs "command" (stdio) or "url" (Streamable HTTP)' : undefined),
+  }),
+);
+
+export const mcpServersSchema = z.record(z.string().regex(MCP_SERVER_NAME_PATTERN, 'a server name must use only A-Z, a-z, 0-9, "_" and "-" (at most 32)'), mcpServerSchema, {
+  error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),
+});
+
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type McpStdioServerConfig = z.output<typeof stdioServer>;
+export type McpHttpServerConfig = z.output<typeof httpServer>;
+
+/** True for a server started as a child process. */
+export function isStdioServer(server: McpServerConfig): server is McpStdioServerConfig {
+  return server.type === 'stdio';
+}

@@ -1,0 +1,112 @@
+/**
+ * A turn with tools: the AI SDK's `streamText` runs the loop (model, tool calls, their results
+ * back to the model, ...) until the model answers without calling a tool or `maxSteps` steps
+ * were made (`stopWhen: stepCountIs(maxSteps)`). The plain `streamReply` stays the path of a
+ * turn without tools, where the loop's pipeline would only cost time (see `stream.ts`).
+ *
+ * A tool whose `execute` throws gives the model an error result (`tool-error`), and the loop
+ * goes on; only the model's own failures end the turn, as `provider_failed`, and the caller's
+ * abort as an `AbortError`, as in `streamReply`.
+ */
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { isHarnessError } from '../errors.js';
+import { providerFailure, providerTimeout } from './failure.js';
+import { retriesWithin, type ReplyUsage } from './stream.js';
+
+/** A tool the model may call. `execute` resolves with the result text, or throws with the error text the model reads. */
+export interface LoopTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  execute(input: unknown, signal: AbortSignal): Promise<string>;
+}
+
+/** A message of the conversation: text, or a finished tool call of an earlier turn. */
+export type LoopMessage =
+  | { role: 'user' | 'assistant'; content: string }
+  | { role: 'tool'; call: { id: string; tool: string; input: unknown; output: string; failed: boolean } };
+
+export interface ToolLoopOptions {
+  system?: string;
+  messages: LoopMessage[];
+  tools: LoopTool[];
+  maxSteps: number;
+  abortSignal: AbortSignal;
+  /** Bound on each step: one model request and the tool calls it asks for. */
+  stepTimeoutMs: number;
+  modelName: string;
+  onText: (delta: string) => void;
+}
+
+export interface ToolLoopOutcome extends ReplyUsage {
+  /** Every step's text, in order: what the reply artifact holds. */
+  text: string;
+}
+
+export async function runToolLoop(model: LanguageModelV3, options: ToolLoopOptions): Promise<ToolLoopOutcome> {
+  const tools: ToolSet = {};
+  for (const entry of options.tools) {
+    tools[entry.name] = tool({
+      description: entry.description,
+      inputSchema: jsonSchema(entry.inputSchema as Parameters<typeof jsonSchema>[0]),
+      execute: (input: unknown, { abortSignal }) => entry.execute(input, abortSignal ?? options.abortSignal),
+    });
+  }
+  let failure: unknown;
+  const result = streamText({
+    model,
+    system: options.system,
+    messages: modelMessages(options.messages),
+    tools,
+    stopWhen: stepCountIs(options.maxSteps),
+    abortSignal: options.abortSignal,
+    timeout: { stepMs: options.stepTimeoutMs },
+    maxRetries: retriesWithin(options.stepTimeoutMs),
+    onError: ({ error }) => {
+      failure ??= error;
+    },
+  });
+  let text = '';
+  let usage: ReplyUsage = { inputTokens: 0, outputTokens: 0 };
+  try {
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta' && part.text) {
+        text += part.text;
+        options.onText(part.text);
+      } else if (part.type === 'error') {
+        failure ??= part.error;
+        break;
+      } else if (part.type === 'finish') {
+        usage = { inputTokens: part.totalUsage.inputTokens ?? 0, outputTokens: part.totalUsage.outputTokens ?? 0 };
+      }
+    }
+  } catch (error) {
+    failure ??= error;
+  }
+  if (options.abortSignal.aborted) throw new DOMException('The model request was aborted.', 'AbortError');
+  if (failure !== undefined) {
+    if (isHarnessError(failure)) throw failure;
+    if (failure instanceof Error && failure.name === 'TimeoutError') throw providerTimeout(options.modelName, options.stepTimeoutMs);
+    throw providerFailure(options.modelName, failure);
+  }
+  return { text, ...usage };
+}
+
+/** Earlier turns as the AI SDK's messages: each finished call as the model's call and its result. */
+function modelMessages(messages: readonly LoopMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const message of messages) {
+    if (message.role !== 'tool') {
+      out.push({ role: message.role, content: message.content });
+      continue;
+    }
+    const { id, tool: toolName, input, output, failed } = message.call;
+    out.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName, input: input ?? {} }] });
+    out.push({
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: id, toolName, output: failed ? { type: 'error-text', value: output } : { type: 'text', value: output } }],
+    });
+  }
+  return out;
+}

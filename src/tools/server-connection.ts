@@ -1,0 +1,148 @@
+/**
+ * One MCP server, as the harness keeps it: connected with the official MCP SDK's client over
+ * stdio or Streamable HTTP, its tool list kept current by `notifications/tools/list_changed`,
+ * and connected again on the next use after it died (a crash, a closed connection), with a
+ * log line each way. Connecting is single-flight: turns that need the server at once share
+ * one attempt.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isStdioServer, type McpServerConfig } from '../config/mcp-servers.js';
+import { describeError, type Logger } from '../log.js';
+import { VERSION } from '../version.js';
+import { expandEnv, expandRecord } from './expand-env.js';
+
+/** How a server is reached, its `${VAR}`s expanded: what a connection needs and no more. */
+export type ServerTarget =
+  | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { kind: 'http'; url: URL; headers: Record<string, string> };
+
+/** The target of a configured server; throws `config_invalid` naming an unset variable. */
+export function serverTarget(name: string, server: McpServerConfig, env: Readonly<Record<string, string | undefined>>): ServerTarget {
+  const where = `mcpServers.${name}`;
+  if (isStdioServer(server)) {
+    return {
+      kind: 'stdio',
+      command: expandEnv(server.command, env, `${where}.command`),
+      args: server.args.map((arg, i) => expandEnv(arg, env, `${where}.args[${i}]`)),
+      env: expandRecord(server.env, env, `${where}.env`),
+      cwd: server.cwd === undefined ? undefined : expandEnv(server.cwd, env, `${where}.cwd`),
+    };
+  }
+  return { kind: 'http', url: new URL(expandEnv(server.url, env, `${where}.url`)), headers: expandRecord(server.headers, env, `${where}.headers`) };
+}
+
+export interface CallOptions {
+  /** Aborting it cancels the call (`notifications/cancelled`). */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export class ServerConnection {
+  private client: Client | undefined;
+  private connecting: Promise<Client> | undefined;
+  private tools: Tool[] = [];
+  private lost = false;
+  private closed = false;
+  /** Why the last attempt to connect failed, for `/tools` and the model. */
+  lastFailure: string | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly target: ServerTarget,
+    private readonly options: { log: Logger; connectTimeoutMs: number },
+  ) {}
+
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  /** The server's tools as last listed (empty while it is not connected). */
+  listedTools(): readonly Tool[] {
+    return this.client ? this.tools : [];
+  }
+
+  /** The connected client, connecting (again) first when needed. Rejects when the server cannot be reached. */
+  ensure(): Promise<Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  async call(tool: string, input: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    const client = await this.ensure();
+    return (await client.callTool({ name: tool, arguments: input }, undefined, { signal: options.signal, timeout: options.timeoutMs })) as CallToolResult;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client ?? (await this.connecting?.catch(() => undefined));
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  private async connect(): Promise<Client> {
+    const client = new Client(
+      { name: 'tiny-harness', version: VERSION },
+      {
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error) this.options.log.warn('MCP server tool list could not be read again', { server: this.name, error: describeError(error) });
+              else if (tools && client === this.client) this.tools = tools;
+            },
+          },
+        },
+      },
+    );
+    client.onclose = () => {
+      if (client !== this.client) return;
+      this.client = undefined;
+      this.lost = true;
+      if (!this.closed) this.options.log.warn('MCP server connection lost; it is connected again on next use', { server: this.name });
+    };
+    client.onerror = () => undefined; // a failed request rejects its own promise; a lost connection calls onclose
+    try {
+      await client.connect(this.transport(), { timeout: this.options.connectTimeoutMs });
+      this.tools = await listAllTools(client, this.options.connectTimeoutMs);
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      this.lastFailure = describeError(error);
+      this.options.log.warn('MCP server could not be connected', { server: this.name, error: this.lastFailure });
+      throw error;
+    }
+    if (this.closed) {
+      await client.close().catch(() => undefined);
+      throw new Error('The harness is shutting down.');
+    }
+    this.client = client;
+    this.lastFailure = undefined;
+    if (this.lost) this.options.log.info('MCP server connected again', { server: this.name, tools: this.tools.length });
+    else this.options.log.info('MCP server connected', { server: this.name, tools: this.tools.length });
+    this.lost = false;
+    return client;
+  }
+
+  private transport(): Transport {
+    const { target } = this;
+    if (target.kind === 'http') return new StreamableHTTPClientTransport(target.url, { requestInit: { headers: target.headers } });
+    // The server's standard error is not ours to print: it may hold anything the server saw.
+    return new StdioClientTransport({ command: target.command, args: target.args, env: target.env, cwd: target.cwd, stderr: 'ignore' });
+  }
+}
+
+/** Every page of `tools/list`. */
+async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  if (!client.getServerCapabilities()?.tools) return [];
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}
