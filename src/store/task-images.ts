@@ -69,6 +69,12 @@ export class TaskImages {
     return image?.version === version ? image : undefined;
   }
 
+  /** Whether saving `task` would change nothing against the image kept now (as last read or written). */
+  keptUnchanged(taskId: string, scope: TaskScope, task: Task): boolean {
+    const kept = this.cache.peek(scope, taskId);
+    return kept !== undefined && isEmptyPlan(planSave(kept, task));
+  }
+
   /** Forgets every kept image. */
   clear(): void {
     this.cache.clear();

@@ -96,6 +96,9 @@ export class SqlTaskStore implements TaskStore {
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
     const event = this.eventLog?.takeNext(task.id);
+    // An event another instance stored, passing through a turn here: the result manager saves
+    // it again, though the task as just read holds it. Nothing to write, and no row to lock.
+    if (this.eventLog && !event && this.images.keptUnchanged(task.id, scope, task)) return;
     const handOn = event && ((trx: Transaction<Database>) => this.eventLog!.append(trx, task.id, [event]));
     await this.images.write(task.id, scope, () => task, handOn);
     if (event) this.eventLog!.committed(task.id, seqOf(event.event));
