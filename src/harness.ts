@@ -27,6 +27,7 @@ import { withSubtaskLinks } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
+import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { buildTurnPath } from './runtime/turn-path.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
@@ -152,7 +153,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       records: store.subtasks,
       models: taskModels,
       offer: catalog,
-      turns: turnPath.subtaskTurns,
+      turns: turnPath.harnessTurns,
       onStreamError: (error, task) => log.warn('a sub-task turn stream failed', { task, error: describeError(error) }),
     });
     engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
@@ -163,7 +164,9 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const recovered = await recovery.recoverAtStart();
     if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
 
-    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks, tools: tools.configured ? tools : undefined });
+    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks,
+      tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.harnessTurns) } : undefined,
+    });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
     const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });

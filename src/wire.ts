@@ -115,3 +115,18 @@ export function toolCallsOf(parts: readonly Part[] | undefined): ToolCallData[] 
   }
   return calls;
 }
+
+/** The built-in commands that answer tool calls waiting for approval (CMD-33); clients send them. */
+export const APPROVE_COMMAND = 'approve';
+export const DENY_COMMAND = 'deny';
+
+/**
+ * One answer to a waiting call, as an `/approve` or `/deny` reply records it in its data part,
+ * `{"calls": [ToolCallAnswer, ...]}`: the task's history is where a resumed turn reads it.
+ */
+export interface ToolCallAnswer {
+  id: string;
+  tool: string;
+  decision: 'approved' | 'denied';
+  reason?: string;
+}

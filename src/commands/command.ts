@@ -1,4 +1,4 @@
-import type { Message, Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /** What a command handler is given: the parsed command and the task it runs on. */
@@ -23,6 +23,12 @@ export interface CommandResult {
   data?: Record<string, unknown>;
   /** The id of the sub-task the command created, if it created one (CMD-30). */
   taskRef?: string;
+  /**
+   * Work the command starts on its task once its reply is stored, such as a turn resumed by
+   * `/approve` (CMD-33): its events, after the task's own first event. A streaming client
+   * follows them after the reply; otherwise they are read in the background.
+   */
+  followUp?: () => AsyncGenerator<StreamResponse, void, undefined>;
 }
 
 export type CommandHandler = (invocation: CommandInvocation) => Promise<CommandResult> | CommandResult;

@@ -70,6 +70,7 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     const command = this.recognise(params);
     if (!command) return this.inner.sendMessage(params, context);
     const outcome = await this.runner.run(params.message!, command, context);
+    if (outcome.followUp) void drain(outcome.followUp()).catch(this.streamError);
     const task = { ...outcome.task, status: outcome.reply.status };
     return applyHistoryLength(task, params.configuration?.historyLength);
   }
@@ -102,7 +103,18 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     const outcome = await this.runner.run(params.message!, command, context);
     yield { payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) } };
     yield { payload: { $case: 'statusUpdate', value: outcome.reply } };
+    if (!outcome.followUp) return;
+    // What the command started (a resumed turn) follows the reply on the same stream, which keeps
+    // one task event at its head: the started work's own task event is left out.
+    for await (const event of detachedOnClientGone(outcome.followUp(), clientGoneSignal(context), this.streamError)) {
+      if (event.payload?.$case !== 'task') yield event;
+    }
   }
+}
+
+/** Reads a stream to its end: what stores a turn's events when no client follows it. */
+async function drain(stream: AsyncGenerator<unknown, void, undefined>): Promise<void> {
+  while (!(await stream.next()).done);
 }
 
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { TaskState, type Message, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { CommandUsageError, type CommandResult } from './command.js';
@@ -34,6 +34,8 @@ export interface CommandOutcome {
   task: Task;
   /** The reply status update, as published to every listener of the task. */
   reply: TaskStatusUpdateEvent;
+  /** What the command started once its reply was stored (`CommandResult.followUp`); a resend starts nothing. */
+  followUp?: () => AsyncGenerator<StreamResponse, void, undefined>;
 }
 
 /**
@@ -107,7 +109,7 @@ export class CommandRunner {
     const result = await this.invoke(task, message, command, context);
     const reply = buildReply(task, task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
     const after = await this.options.port.post(reply, context, { message });
-    return { taskBefore: task, task: after, reply };
+    return { taskBefore: task, task: after, reply, followUp: result.followUp };
   }
 
   /** Runs the handler; whatever it throws becomes a reply that says what went wrong (CMD-12). */

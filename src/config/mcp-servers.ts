@@ -23,7 +23,8 @@ const secretSafeRecord = z.record(z.string().min(1), z.string()).superRefine((re
 
 /**
  * Which calls of a server's tools wait for a person's approval: none (the default), all, or
- * those named (by the tool's own name on the server). Parsed now; enforced with `/approve`.
+ * those named (by the tool's own name on the server). A call that needs approval pauses the
+ * turn until `/approve` or `/deny` answers it (CMD-33).
  */
 const approvePolicy = z.union([z.literal('never'), z.literal('always'), z.array(z.string().min(1)).min(1)], {
   error: 'must be "never", "always" or a list of tool names',

@@ -4,6 +4,10 @@
  * were made (`stopWhen: stepCountIs(maxSteps)`). The plain `streamReply` stays the path of a
  * turn without tools, where the loop's pipeline would only cost time (see `stream.ts`).
  *
+ * A tool that needs approval is not run: the AI SDK reports the model's call to it as a
+ * `tool-approval-request`, and, a call of the step being left without a result, ends the loop
+ * after that step (the turn then waits for a person's answer, CMD-33).
+ *
  * A tool whose `execute` throws gives the model an error result (`tool-error`), and the loop
  * goes on; only the model's own failures end the turn, as `provider_failed`, and the caller's
  * abort as an `AbortError`, as in `streamReply`.
@@ -19,6 +23,8 @@ export interface LoopTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** A call to it is not run but reported to `onApprovalRequest`: the loop stops after that step. */
+  needsApproval?: boolean;
   execute(input: unknown, signal: AbortSignal): Promise<string>;
 }
 
@@ -37,6 +43,8 @@ export interface ToolLoopOptions {
   stepTimeoutMs: number;
   modelName: string;
   onText: (delta: string) => void;
+  /** Told of each call to a tool that needs approval, in stream order, instead of running it. */
+  onApprovalRequest?: (call: { id: string; tool: string; input: unknown }) => void;
 }
 
 export interface ToolLoopOutcome extends ReplyUsage {
@@ -50,6 +58,7 @@ export async function runToolLoop(model: LanguageModelV3, options: ToolLoopOptio
     tools[entry.name] = tool({
       description: entry.description,
       inputSchema: jsonSchema(entry.inputSchema as Parameters<typeof jsonSchema>[0]),
+      needsApproval: entry.needsApproval ?? false,
       execute: (input: unknown, { abortSignal }) => entry.execute(input, abortSignal ?? options.abortSignal),
     });
   }
@@ -74,6 +83,8 @@ export async function runToolLoop(model: LanguageModelV3, options: ToolLoopOptio
       if (part.type === 'text-delta' && part.text) {
         text += part.text;
         options.onText(part.text);
+      } else if (part.type === 'tool-approval-request') {
+        options.onApprovalRequest?.({ id: part.toolCall.toolCallId, tool: part.toolCall.toolName, input: part.toolCall.input });
       } else if (part.type === 'error') {
         failure ??= part.error;
         break;

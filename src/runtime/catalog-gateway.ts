@@ -27,6 +27,7 @@ export class CatalogGateway implements ModelGateway {
         stepTimeoutMs: this.timeoutMs + this.toolTimeoutMs,
         modelName: request.modelId,
         onText: request.onText,
+        onApprovalRequest: request.onApprovalRequest,
       });
     }
     const reply = streamReply(model, {

@@ -7,7 +7,10 @@ import { CoalescedText } from './coalesced-text.js';
 import { modelHistory } from './history.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
-import { TurnToolCalls } from './tool-calls.js';
+import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
+import { AWAITING_APPROVAL_NOTICE, pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
+import { NOTICE_KEY } from './history.js';
+import { dataPart } from '../wire.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
@@ -51,8 +54,9 @@ export class HarnessExecutor implements AgentExecutor {
     // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
     const links = settled(this.options.state.getLinks(taskId));
     const calls = new TurnToolCalls(taskId, contextId, (update) => bus.publish(AgentEvent.statusUpdate(update)));
-    const outcome = await this.runTurn(turn, contextId, history, bus, calls);
-    calls.close();
+    const outcome = await this.runTurn(turn, contextId, history, bus, calls, context.userMessage);
+    const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
+    calls.close({ keepWaiting: waiting.length > 0 });
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
@@ -61,17 +65,24 @@ export class HarnessExecutor implements AgentExecutor {
       return;
     }
     const isSubtask = read.value.parent !== undefined;
+    if (waiting.length > 0) {
+      // CMD-33: the turn waits for a person's answer, a sub-task's too; `/approve` or `/deny` resumes it.
+      const pause = agentMessage(taskId, contextId, pauseText(waiting), AWAITING_APPROVAL_NOTICE);
+      pause.parts.push(...waiting.map((call) => dataPart({ ...call })));
+      await this.finish(turn, bus, TaskState.TASK_STATE_INPUT_REQUIRED, pause);
+      return;
+    }
     const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
     await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, outcome.kind === 'replied' ? undefined : outcome.kind));
     if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context });
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
-  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls): Promise<TurnOutcome> {
+  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls, started: Message): Promise<TurnOutcome> {
     let modelId = '';
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
-      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus, calls) };
+      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus, calls, started) };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
@@ -148,7 +159,15 @@ export class HarnessExecutor implements AgentExecutor {
    * in one); its final status message says so. A failed or canceled reply leaves its
    * artifact open: the final status says why it ended.
    */
-  private async runModel(turn: Turn, modelId: string, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls): Promise<string> {
+  private async runModel(
+    turn: Turn,
+    modelId: string,
+    contextId: string,
+    history: Message[],
+    bus: ExecutionEventBus,
+    calls: TurnToolCalls,
+    started: Message,
+  ): Promise<string> {
     const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
     const publish = (text: string, lastChunk: boolean) => {
@@ -159,16 +178,21 @@ export class HarnessExecutor implements AgentExecutor {
       if (!turn.abort.signal.aborted) publish(merged, false);
     });
     const tools = calls.wrap((await this.options.tools?.list()) ?? [], () => text.flush());
+    const answered = await this.answerWaitingCalls(turn, contextId, history, calls, started);
     let response: ModelResponse;
     try {
       response = await this.options.gateway.complete({
         modelId,
         system: this.options.systemPrompt,
-        messages: modelHistory(history, this.options.contextCharsFor?.(modelId)),
+        messages: modelHistory(answered.length > 0 ? [...history, ...answered] : history, this.options.contextCharsFor?.(modelId)),
         abortSignal: turn.abort.signal,
         onText: (delta) => text.push(delta),
         tools,
         maxSteps: this.options.maxSteps,
+        onApprovalRequest: (call) => {
+          text.flush();
+          calls.awaitApproval(call);
+        },
       });
     } catch (error) {
       text.flush(); // what arrived before a failure goes out before the final status
@@ -178,6 +202,25 @@ export class HarnessExecutor implements AgentExecutor {
     if (chunks > 0 || rest) publish(rest, true);
     await this.options.state.addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens });
     return response.text || '(The model returned no text.)';
+  }
+
+  /**
+   * A turn that follows a pause (CMD-33) first carries out the answers to the calls that waited:
+   * approved ones run, denied ones end saying so, and those left unanswered are denied by the
+   * message that started this turn. Resolves with their final reports, which the model is shown
+   * after the rest of the conversation (they are stored after the message too).
+   */
+  private async answerWaitingCalls(turn: Turn, contextId: string, history: Message[], calls: TurnToolCalls, started: Message): Promise<Message[]> {
+    const waiting = waitingCalls(history, started.messageId);
+    if (!waiting?.length) return [];
+    const resumed = started.metadata?.[NOTICE_KEY] === RESUME_NOTICE;
+    const unanswered: ApprovalDecision = { approved: false, reason: resumed ? 'no answer was given.' : 'the user sent a new message instead of answering.' };
+    const reports: Message[] = [];
+    for (const { call, decision } of waiting) {
+      const ended = await calls.answer(call, decision ?? unanswered, turn.abort.signal);
+      reports.push(toolCallMessage(turn.taskId, contextId, ended));
+    }
+    return reports;
   }
 
   /**

@@ -17,6 +17,8 @@ export interface ModelTool {
   description: string;
   /** The input as a JSON Schema object. */
   inputSchema: Record<string, unknown>;
+  /** When true the call is not run: the model's request for it is told to `onApprovalRequest` (CMD-33). */
+  needsApproval?: boolean;
   /** Resolves with the result text; rejects with an error whose message the model reads as the error result. */
   execute(input: unknown, signal: AbortSignal): Promise<string>;
 }
@@ -35,6 +37,20 @@ export interface ModelRequest {
   tools?: ModelTool[];
   /** The most model-and-tool steps when there are tools. */
   maxSteps?: number;
+  /**
+   * Told of each call the model asked for to a tool that needs approval, in stream order. The
+   * loop then stops after the step: the turn waits for a person's answer.
+   */
+  onApprovalRequest?: (call: RequestedToolCall) => void;
+}
+
+/** A call the model asked for, not run. */
+export interface RequestedToolCall {
+  /** The model's id for the call. */
+  id: string;
+  /** The name the model called. */
+  tool: string;
+  input: unknown;
 }
 
 export interface ModelResponse {

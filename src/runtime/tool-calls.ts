@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { ToolEntry } from '../tools/index.js';
 import { dataPart, isFinalToolStatus, textPart, TOOL_CALL_KEY, toolCallsOf, type ToolCallData } from '../wire.js';
-import type { ModelTool } from './model-gateway.js';
+import type { ModelTool, RequestedToolCall } from './model-gateway.js';
 import { statusUpdate } from './events.js';
 
 /** Said of a call its turn left behind (canceled, interrupted, or ended by the step limit). */
@@ -30,8 +30,21 @@ export function toolCallMessage(taskId: string, contextId: string, call: ToolCal
   };
 }
 
+/** Said to the model of a call a person denied, before their reason if they gave one. */
+export const DENIED_TEXT = 'The user denied this call.';
+
+/** A person's answer to a call that waited for approval (CMD-33). */
+export interface ApprovalDecision {
+  approved: boolean;
+  reason?: string;
+}
+
 export class TurnToolCalls {
   private readonly open = new Map<string, ToolCallData>();
+  /** The entries offered this turn, by the name the model calls. */
+  private readonly entries = new Map<string, ToolEntry>();
+  /** Calls the model asked for that wait for a person's approval; they outlive the turn. */
+  private readonly waitingCalls: ToolCallData[] = [];
   private closed = false;
 
   constructor(
@@ -45,41 +58,81 @@ export class TurnToolCalls {
    * the turn sends the text the model wrote before the call, so that the stream keeps the order.
    */
   wrap(entries: readonly ToolEntry[], beforeCall: () => void = () => {}): ModelTool[] {
+    for (const entry of entries) this.entries.set(entry.name, entry);
     return entries.map((entry) => ({
       name: entry.name,
       description: entry.description,
       inputSchema: entry.inputSchema,
-      execute: (input, signal) => {
+      needsApproval: entry.needsApproval,
+      execute: async (input, signal) => {
         beforeCall();
-        return this.run(entry, input, signal);
+        const ended = await this.run(entry, this.newCall(entry, input), signal);
+        if (ended.status !== 'succeeded') throw new Error(ended.output);
+        return ended.output ?? '';
       },
     }));
   }
 
-  /** Ends the turn's reporting: each call still open is reported canceled, and later news of it is dropped. */
-  close(): void {
+  /** A call the model asked for that needs approval: shown as `awaiting-approval`, not run. */
+  awaitApproval(requested: RequestedToolCall): void {
+    const server = this.entries.get(requested.tool)?.server ?? '';
+    const call: ToolCallData = { id: randomUUID(), tool: requested.tool, server, input: requested.input ?? {}, status: 'awaiting-approval' };
+    this.waitingCalls.push(call);
+    this.report(call);
+  }
+
+  /** The calls of this turn waiting for approval, in the order the model asked for them. */
+  waiting(): readonly ToolCallData[] {
+    return this.waitingCalls;
+  }
+
+  /**
+   * Carries out a person's answer to a call that waited (CMD-33): an approved call runs now, as
+   * the model asked for it; a denied one ends canceled, saying so (and why, when a reason was
+   * given). Resolves with the call's final report, which the model is shown.
+   */
+  async answer(call: ToolCallData, decision: ApprovalDecision, signal: AbortSignal): Promise<ToolCallData> {
+    if (!decision.approved) {
+      const output = decision.reason ? `${DENIED_TEXT} Reason: ${decision.reason}` : DENIED_TEXT;
+      return this.report({ ...call, status: 'canceled', output });
+    }
+    const entry = this.entries.get(call.tool);
+    if (!entry) return this.report({ ...call, status: 'failed', output: `The tool ${call.tool} is no longer offered; the call was not made.` });
+    return this.run(entry, call, signal);
+  }
+
+  /**
+   * Ends the turn's reporting: each call still open is reported canceled, and later news of it
+   * is dropped. Calls waiting for approval are closed too, unless the turn ends waiting for them.
+   */
+  close({ keepWaiting = false }: { keepWaiting?: boolean } = {}): void {
     this.closed = true;
     for (const call of this.open.values()) this.report({ ...call, status: 'canceled', output: CALL_LEFT_TEXT });
     this.open.clear();
+    if (!keepWaiting) for (const call of this.waitingCalls.splice(0)) this.report({ ...call, status: 'canceled', output: CALL_LEFT_TEXT });
   }
 
-  private async run(entry: ToolEntry, input: unknown, signal: AbortSignal): Promise<string> {
-    if (this.closed) throw new Error(CALL_LEFT_TEXT);
-    const call: ToolCallData = { id: randomUUID(), tool: entry.name, server: entry.server, input: input ?? {}, status: 'running' };
+  private newCall(entry: ToolEntry, input: unknown): ToolCallData {
+    return { id: randomUUID(), tool: entry.name, server: entry.server, input: input ?? {}, status: 'running' };
+  }
+
+  /** Runs a call, reporting it as it goes; resolves with its final report (canceled when the turn ended first). */
+  private async run(entry: ToolEntry, asked: ToolCallData, signal: AbortSignal): Promise<ToolCallData> {
+    const left: ToolCallData = { ...asked, status: 'canceled', output: CALL_LEFT_TEXT };
+    if (this.closed) return left;
+    const call: ToolCallData = { ...asked, status: 'running' };
     this.open.set(call.id, call);
     this.report(call);
-    const outcome = await entry.call(input, signal);
-    if (!this.open.delete(call.id)) throw new Error(CALL_LEFT_TEXT);
-    this.report({ ...call, status: outcome.status, output: outcome.output });
-    if (outcome.status !== 'succeeded') throw new Error(outcome.output);
-    return outcome.output;
+    const outcome = await entry.call(call.input, signal);
+    if (!this.open.delete(call.id)) return left;
+    return this.report({ ...call, status: outcome.status, output: outcome.output });
   }
 
-  private report(call: ToolCallData): void {
+  private report(call: ToolCallData): ToolCallData {
     this.publish(statusUpdate(this.taskId, this.contextId, TaskState.TASK_STATE_WORKING, toolCallMessage(this.taskId, this.contextId, call)));
+    return call;
   }
 }
-
 /** The calls of a history whose newest report is not final: left open by a turn that was cut short. */
 export function openToolCalls(history: readonly Message[]): ToolCallData[] {
   const newest = new Map<string, ToolCallData>();

@@ -28,8 +28,8 @@ export interface TurnPathOptions {
 export interface TurnPath {
   /** Everything that is not a command: what the commands extension wraps. */
   handler: A2ARequestHandler;
-  /** Where sub-tasks send their instructions: one turn per task, no message claims (the ids are the harness's own). */
-  subtaskTurns: A2ARequestHandler;
+  /** Where the harness starts turns of its own (sub-tasks, a turn resumed after approval): one turn per task, no message claims (the ids are the harness's own). */
+  harnessTurns: A2ARequestHandler;
 }
 
 /**
@@ -54,5 +54,5 @@ export function buildTurnPath(options: TurnPathOptions): TurnPath {
     new MessageIdempotency(new Subscriptions(guarded, { taskStore, engine }), { claims: options.claims, taskStore, engine, onClaimError: options.onClaimError }),
     options.onStreamError,
   );
-  return { handler, subtaskTurns: guarded };
+  return { handler, harnessTurns: guarded };
 }

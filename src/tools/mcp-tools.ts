@@ -22,6 +22,12 @@ export interface McpToolsOptions {
   log: Logger;
 }
 
+/** Whether a server's `approve` policy asks for a person's approval of calls to `tool` (its own name on the server). */
+export function needsApproval(policy: McpServerConfig['approve'] | undefined, tool: string): boolean {
+  if (policy === undefined || policy === 'never') return false;
+  return policy === 'always' || policy.includes(tool);
+}
+
 export class McpTools implements ToolBox {
   private readonly connections: ServerConnection[];
 
@@ -70,6 +76,7 @@ export class McpTools implements ToolBox {
           tool: tool.name,
           description: tool.description ?? tool.title ?? '',
           inputSchema: tool.inputSchema as Record<string, unknown>,
+          needsApproval: needsApproval(this.options.servers[connection.name]?.approve, tool.name),
           call: (input, signal) => this.call(connection, tool.name, input, signal),
         });
       }

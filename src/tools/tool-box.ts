@@ -18,6 +18,8 @@ export interface ToolEntry {
   description: string;
   /** The tool's input as a JSON Schema object. */
   inputSchema: Record<string, unknown>;
+  /** Whether a person must approve each call first (the server's `approve` policy, CMD-33). */
+  needsApproval: boolean;
   /** Runs the call; never throws: every way it ends is an outcome. */
   call(input: unknown, signal: AbortSignal): Promise<ToolOutcome>;
 }

@@ -29,7 +29,7 @@ const state: TaskStateStore = {
 };
 
 function entry(name: string, call: (signal: AbortSignal) => Promise<ToolOutcome>): ToolEntry {
-  return { name: `fx_${name}`, server: 'fx', tool: name, description: name, inputSchema: { type: 'object' }, call: (_input, signal) => call(signal) };
+  return { name: `fx_${name}`, server: 'fx', tool: name, description: name, inputSchema: { type: 'object' }, needsApproval: false, call: (_input, signal) => call(signal) };
 }
 
 /** Runs one turn with `tools` and `gateway`; returns its events, and a way to cancel it once started. */

@@ -1,4 +1,5 @@
-import type { Task } from '@a2a-js/sdk';
+import type { StreamResponse, Task } from '@a2a-js/sdk';
+import type { ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -58,4 +59,12 @@ export interface ToolServerReport {
 export interface ToolDirectory {
   /** The configured servers in config order, as they stand now (nothing is connected by asking). */
   servers(): ToolServerReport[];
+}
+
+/** Tool calls waiting for a person's approval (CMD-33), as `/approve` and `/deny` need them. */
+export interface ToolApprovalControl {
+  /** The task's calls still waiting for an answer, in the order the model asked for them; none when its turn is not paused. */
+  unanswered(task: Task): ToolCallData[];
+  /** Resumes the task's turn, every waiting call answered (the answers are in the task's history by then): the turn's events. */
+  resume(task: Task, callContext: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined>;
 }
