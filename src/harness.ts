@@ -123,7 +123,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       systemPrompt: config.systemPrompt,
       contextCharsFor: (modelId) => config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
       endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
-      contextOf: async (taskId) => (await store.tasks.loadUnscoped(taskId))?.contextId,
+      taskOf: (taskId) => store.tasks.loadUnscoped(taskId),
       onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
     });
 

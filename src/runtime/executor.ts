@@ -7,7 +7,7 @@ import { CoalescedText } from './coalesced-text.js';
 import { modelHistory } from './history.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
-import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
+import { closingParts, toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { AWAITING_APPROVAL_NOTICE, pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
 import { NOTICE_KEY } from './history.js';
 import { dataPart } from '../wire.js';
@@ -27,8 +27,8 @@ export interface ExecutorOptions {
   contextCharsFor?: (modelId: string) => number;
   /** The state a finished turn leaves the task in: INPUT_REQUIRED keeps the conversation open. */
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
-  /** The context of a stored task: the SDK's cancel path gives the executor only the task id. */
-  contextOf: (taskId: string) => Promise<string | undefined>;
+  /** A stored task: the SDK's cancel path gives the executor only the task id. */
+  taskOf: (taskId: string) => Promise<Pick<Task, 'contextId' | 'history'> | undefined>;
   /** The tools every turn's model may call (MCP servers); none without it. */
   tools?: Pick<ToolBox, 'list'>;
   /** The most model-and-tool steps in one turn (default 20). */
@@ -113,7 +113,8 @@ export class HarnessExecutor implements AgentExecutor {
    * Cancels a running turn by aborting its model request and its tool call (MCP cancellation);
    * the turn then publishes CANCELED.
    * An idle task (waiting for input, bus still alive) has nothing to abort, so CANCELED is
-   * published here, or `CancelTask` would wait forever.
+   * published here, or `CancelTask` would wait forever; calls it left waiting for approval are
+   * closed as canceled in that status's message.
    */
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     const turn = this.options.engine.turn(taskId);
@@ -121,8 +122,15 @@ export class HarnessExecutor implements AgentExecutor {
       turn.abort.abort(new Error('canceled'));
       return;
     }
-    const contextId = (await this.options.contextOf(taskId)) ?? '';
-    bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_CANCELED)));
+    const task = await this.options.taskOf(taskId);
+    const contextId = task?.contextId ?? '';
+    const waiting = (task && waitingCalls(task.history)?.map((w) => w.call)) ?? [];
+    let message: Message | undefined;
+    if (waiting.length > 0) {
+      message = agentMessage(taskId, contextId, 'The task was canceled; the tool calls waiting for approval were not made.', 'canceled');
+      message.parts.push(...closingParts(waiting));
+    }
+    bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_CANCELED, message)));
   }
 
   /**

@@ -5,6 +5,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
@@ -198,12 +201,52 @@ describe('tool calls that need approval (CMD-33)', () => {
     assert.equal(unanswered(await client.getTask({ tenant: '', id: paused.taskId, historyLength: undefined })), 1, 'the call still waits');
   });
 
+  it('CMD-33: CancelTask on a task whose calls wait cancels it and closes the calls as canceled', async () => {
+    const client = await h.client('GRPC');
+    const paused = await pause(client, 'please echo never');
+    const canceled = await client.cancelTask({ tenant: '', id: paused.taskId, metadata: {} });
+    assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
+    const task = await client.getTask({ tenant: '', id: paused.taskId, historyLength: undefined });
+    assert.equal(unanswered(task), 0, 'no call is left waiting');
+    assert.deepEqual(
+      toolCallsOf(task.status?.message?.parts).map((c) => [c.id, c.status]),
+      [[paused.waiting[0]!.id, 'canceled']],
+    );
+  });
+
   it('CMD-33: the card lists /approve and /deny, with their argument hints', async () => {
     const card = await (await h.client('JSONRPC')).getAgentCard();
     const commands = card.capabilities?.extensions?.find((e) => e.uri.includes('/commands/'))?.params?.commands as any[];
     const byName = new Map(commands.map((c) => [c.name, c]));
     assert.equal(byName.get('approve')?.argument_hint, '[call-id]');
     assert.equal(byName.get('deny')?.argument_hint, '[call-id] [reason]');
+  });
+});
+
+describe('approval across a restart (CMD-33)', () => {
+  it('CMD-33: calls that waited when the server stopped are answered after it starts again, and the turn resumes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-approval-'));
+    const start = () =>
+      startTestHarness({ dataDir, script: { toolCalls, reply }, config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } } });
+    try {
+      const first = await start();
+      let taskId: string;
+      try {
+        taskId = (await pause(await first.client('JSONRPC'), 'please echo later')).taskId;
+      } finally {
+        await first.close();
+      }
+      const second = await start();
+      try {
+        const client = await second.client('JSONRPC');
+        const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('/approve', { taskId }), configuration: undefined, metadata: {} }));
+        assert.equal(textOf(finalOf(events).message), 'tool said: echo: later');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

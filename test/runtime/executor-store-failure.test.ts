@@ -30,7 +30,7 @@ describe('executor: a store that fails while a turn ends', () => {
       gateway: replying,
       state,
       endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-      contextOf: async () => 'ctx',
+      taskOf: async () => ({ contextId: 'ctx', history: [] }),
       onTurnError: (error, taskId) => reported.push([error, taskId]),
     });
     const message = { messageId: 'm1', taskId: 't1', contextId: 'ctx', role: Role.ROLE_USER, parts: [textPart('Hi')], metadata: {}, extensions: [], referenceTaskIds: [] };

@@ -48,7 +48,7 @@ async function turn(gateway: ModelGateway): Promise<AgentExecutionEvent[]> {
     gateway,
     state,
     endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-    contextOf: async () => undefined,
+    taskOf: async () => undefined,
   });
   const taskId = randomUUID();
   const contextId = randomUUID();

@@ -41,7 +41,7 @@ async function turn(tools: ToolEntry[], gateway: ModelGateway, whileRunning?: (c
     state,
     tools: { list: async () => tools },
     endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-    contextOf: async () => undefined,
+    taskOf: async () => undefined,
   });
   const taskId = randomUUID();
   const contextId = randomUUID();
