@@ -1,5 +1,5 @@
-import type { StreamResponse, Task } from '@a2a-js/sdk';
-import { ExecutionEventQueue, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { ExecutionEventQueue, type AgentExecutionEvent, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { clientGoneSignal } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
@@ -50,7 +50,7 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
     }
   }
   // Listening starts before the task is read, so no event falls between the two.
-  const queue = bus && options.follow !== 'none' ? new ExecutionEventQueue(bus) : undefined;
+  let queue = bus && options.follow !== 'none' ? new ExecutionEventQueue(bus) : undefined;
   const signal = clientGoneSignal(context);
   const stop = () => queue?.stop();
   signal?.addEventListener('abort', stop, { once: true });
@@ -66,11 +66,21 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
     if (!queue || signal?.aborted) return;
     // A turn that ended before listening began has no event left to wait for.
     if (options.follow === 'turn' && !(await target.engine.isBusy(taskId))) return;
-    for await (const event of queue.events()) {
-      if ((seqOf(event) ?? Infinity) <= reflected) continue;
-      if (event.kind === 'statusUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'statusUpdate', value: event.data } };
-      else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: event.data } };
-      else if (event.kind === 'task' && event.data.id === taskId) yield { payload: { $case: 'task', value: event.data } };
+    for (;;) {
+      let ended = false;
+      for await (const event of queue.events()) {
+        if ((seqOf(event) ?? Infinity) <= reflected) continue;
+        ended = endsStream(event);
+        if (event.kind === 'statusUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'statusUpdate', value: event.data } };
+        else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: event.data } };
+        else if (event.kind === 'task' && event.data.id === taskId) yield { payload: { $case: 'task', value: event.data } };
+      }
+      if (ended || signal?.aborted || options.follow !== 'live') return;
+      // The bus joined was a turn's, finished as this stream joined it: the turn's final status
+      // went out before, and the task as read holds it. A live follower stays for what comes
+      // next (CMD-8) on the task's bus now, a new one if the turn's is gone.
+      bus = buses.createOrGetByTaskId(taskId, context);
+      queue = new ExecutionEventQueue(bus);
     }
   } finally {
     signal?.removeEventListener('abort', stop);
@@ -78,6 +88,13 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
     unwatch?.();
     if (bus) buses.releaseIfUnused(taskId, context, (id) => target.engine.runsHere(id));
   }
+}
+
+/** Whether a stream ends after this event, as the SDK's queue ends: a message, or a status that waits for input or ends the task. */
+function endsStream(event: AgentExecutionEvent): boolean {
+  if (event.kind === 'message') return true;
+  const state = event.kind === 'statusUpdate' ? event.data.status?.state : undefined;
+  return state === TaskState.TASK_STATE_INPUT_REQUIRED || isTerminal(state);
 }
 
 /** The SDK's `historyLength` rule: unset keeps all, 0 or less keeps none, n keeps the last n. */
