@@ -70,6 +70,8 @@ export class HarnessExecutor implements AgentExecutor {
       const pause = agentMessage(taskId, contextId, pauseText(waiting), AWAITING_APPROVAL_NOTICE);
       pause.parts.push(...waiting.map((call) => dataPart({ ...call })));
       await this.finish(turn, bus, TaskState.TASK_STATE_INPUT_REQUIRED, pause);
+      // A sub-task's parent is told, or nobody following only the parent would know to answer.
+      if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state: TaskState.TASK_STATE_INPUT_REQUIRED, text: '', context: context.context });
       return;
     }
     const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);

@@ -103,9 +103,9 @@ export class Subtasks implements SubtaskStarter {
   }
 
   /**
-   * Tells the parent that a sub-task ended: one agent note in its history, as a status update
-   * that leaves its state alone (so a client subscribed to the parent sees it). Nothing when
-   * the task has no parent or the parent has ended.
+   * Tells the parent that a sub-task ended, or paused waiting for approval (CMD-33): one agent
+   * note in its history, as a status update that leaves its state alone (so a client subscribed
+   * to the parent sees it). Nothing when the task has no parent or the parent has ended.
    */
   async ended(subtask: Pick<Task, 'id' | 'metadata'>, state: TaskState, text: string, context: ServerCallContext | undefined): Promise<void> {
     const { parent: parentId } = await this.options.state.getLinks(subtask.id);
@@ -128,6 +128,8 @@ function noteText(id: string, label: string, state: TaskState, text: string): st
       return `Sub-task ${id}${label} completed. Its result:\n${result}`;
     case TaskState.TASK_STATE_CANCELED:
       return `Sub-task ${id}${label} was canceled.`;
+    case TaskState.TASK_STATE_INPUT_REQUIRED:
+      return `Sub-task ${id}${label} is waiting for approval of its tool calls: answer on that task with /approve or /deny.`;
     default:
       return `Sub-task ${id}${label} failed: ${result}`;
   }

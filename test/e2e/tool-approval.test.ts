@@ -214,6 +214,33 @@ describe('tool calls that need approval (CMD-33)', () => {
     );
   });
 
+  it('CMD-33: a sub-task pauses too; its parent is told, and once answered the sub-task completes', async () => {
+    const client = await h.client('JSONRPC');
+    const parent = await send(client, 'a parent');
+    const spawned = await send(client, '/spawn please echo child', { taskId: parent.id });
+    const child = spawned.status!.message!.metadata!.task_ref as string;
+    const notes = (task: Task) => task.history.filter((m) => m.metadata?.['tiny-harness/subtask-note'] !== undefined).map((m) => textOf(m));
+    const told = await eventually(async () => {
+      const now = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
+      return notes(now).length > 0 ? notes(now) : undefined;
+    });
+    assert.match(told[0]!, new RegExp(`Sub-task ${child} .*waiting for approval.*/approve`));
+    const paused = await client.getTask({ tenant: '', id: child, historyLength: undefined });
+    assert.equal(paused.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(unanswered(paused), 1);
+    await send(client, '/approve', { taskId: child });
+    const done = await eventually(async () => {
+      const now = await client.getTask({ tenant: '', id: child, historyLength: undefined });
+      return now.status?.state === TaskState.TASK_STATE_COMPLETED ? now : undefined;
+    });
+    assert.equal(textOf(done.status?.message), 'tool said: echo: child');
+    const after = await eventually(async () => {
+      const now = notes(await client.getTask({ tenant: '', id: parent.id, historyLength: undefined }));
+      return now.length > 1 ? now : undefined;
+    });
+    assert.match(after[1]!, /completed\. Its result:\ntool said: echo: child/);
+  });
+
   it('CMD-33: the card lists /approve and /deny, with their argument hints', async () => {
     const card = await (await h.client('JSONRPC')).getAgentCard();
     const commands = card.capabilities?.extensions?.find((e) => e.uri.includes('/commands/'))?.params?.commands as any[];
