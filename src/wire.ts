@@ -9,6 +9,25 @@ import { TaskState, type Part } from '@a2a-js/sdk';
 /** The Commands extension v1 (spec/commands-extension-v1.md): its card entry and replies name it. */
 export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
 
+/**
+ * The command-arguments extension v1 (spec/command-arguments-extension-v1.md): beside the
+ * commands entry on the card, the values a command's arguments can take, for completion.
+ */
+export const COMMAND_ARGUMENTS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/command-arguments/v1';
+
+/** One value an argument can take, as the command-arguments extension lists it. */
+export interface ArgumentValue {
+  value: string;
+  description?: string;
+}
+
+/** The values of one argument of one command (`position` counts words after the name, from 0). */
+export interface ArgumentValues {
+  command: string;
+  position: number;
+  values: ArgumentValue[];
+}
+
 /** Where the harness serves JSON-RPC and HTTP+JSON, from its root (the card names both; the page posts to the first). */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
 export const REST_PATH = '/a2a/rest';

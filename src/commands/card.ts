@@ -1,5 +1,5 @@
 import type { AgentCard, AgentExtension } from '@a2a-js/sdk';
-import { COMMANDS_EXTENSION_URI } from '../wire.js';
+import { COMMAND_ARGUMENTS_EXTENSION_URI, COMMANDS_EXTENSION_URI, type ArgumentValues } from '../wire.js';
 import type { CommandRegistry } from './registry.js';
 
 /** The card `params` of the extension: exactly `{commands: [{name, description, argument_hint}]}`. */
@@ -23,17 +23,44 @@ export function commandsExtension(registry: CommandRegistry): AgentExtension {
   };
 }
 
+/** The command-arguments extension's `params`: the values each command offers now, in registry order. */
+export function commandArgumentsParams(registry: CommandRegistry): { arguments: ArgumentValues[] } {
+  const entries: ArgumentValues[] = [];
+  for (const command of registry.list()) {
+    const positions = command.argumentValues?.() ?? [];
+    positions.forEach((values, position) => {
+      if (values?.length) entries.push({ command: command.name, position, values: values.map((v) => ({ ...v })) });
+    });
+  }
+  return { arguments: entries };
+}
+
+/** The command-arguments entry (spec/command-arguments-extension-v1.md), or none when no command offers values. */
+export function commandArgumentsExtension(registry: CommandRegistry): AgentExtension | undefined {
+  const params = commandArgumentsParams(registry);
+  if (params.arguments.length === 0) return undefined;
+  return {
+    uri: COMMAND_ARGUMENTS_EXTENSION_URI,
+    description: 'The values the arguments of the slash commands can take, for clients to complete them.',
+    required: false,
+    params,
+  };
+}
+
 /**
- * Returns `card` with exactly one commands extension entry, built from the registry now.
- * Any entry with the same URI already on the card is replaced rather than duplicated.
+ * Returns `card` with exactly one commands extension entry, built from the registry now, and
+ * the command-arguments entry beside it when a command offers argument values. Entries with
+ * the same URIs already on the card are replaced rather than duplicated.
  */
 export function withCommandsExtension(card: AgentCard, registry: CommandRegistry): AgentCard {
-  const others = (card.capabilities?.extensions ?? []).filter((extension) => extension.uri !== COMMANDS_EXTENSION_URI);
+  const ours = new Set([COMMANDS_EXTENSION_URI, COMMAND_ARGUMENTS_EXTENSION_URI]);
+  const others = (card.capabilities?.extensions ?? []).filter((extension) => !ours.has(extension.uri));
+  const argumentsEntry = commandArgumentsExtension(registry);
   return {
     ...card,
     capabilities: {
       ...card.capabilities,
-      extensions: [...others, commandsExtension(registry)],
+      extensions: [...others, commandsExtension(registry), ...(argumentsEntry ? [argumentsEntry] : [])],
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { ArgumentValue } from '../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /** What a command handler is given: the parsed command and the task it runs on. */
@@ -39,6 +40,11 @@ export interface CommandDefinition {
   description: string;
   /** Shown after the name in completions, e.g. `[<model>]`. Defaults to "" (CMD-15). */
   argumentHint?: string;
+  /**
+   * The values each argument can take now, by position (the command-arguments extension):
+   * read each time the card is built. Leave out an argument whose values are not known.
+   */
+  argumentValues?: () => ReadonlyArray<readonly ArgumentValue[] | undefined>;
   handler: CommandHandler;
 }
 

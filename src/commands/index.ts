@@ -7,7 +7,7 @@ export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY, isTerminal } from '.
 export { CommandUsageError, type CommandDefinition, type CommandHandler, type CommandInvocation, type CommandResult } from './command.js';
 export { CommandRegistry, CommandRegistrationError, type RegisteredCommand } from './registry.js';
 export { parseCommand, parseCommandText, type ParsedCommand } from './parse.js';
-export { commandsExtension, commandsExtensionParams, withCommandsExtension } from './card.js';
+export { commandArgumentsExtension, commandArgumentsParams, commandsExtension, commandsExtensionParams, withCommandsExtension } from './card.js';
 export { buildReply, isCommandExchange } from './reply.js';
 export { withoutCommandMetadata } from './metadata-guard.js';
 export { DelegatingRequestHandler } from './delegating-handler.js';

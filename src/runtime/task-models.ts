@@ -30,6 +30,10 @@ export class TaskModels implements ModelControl {
     );
   }
 
+  offered(): ModelChoice[] {
+    return this.offer.list();
+  }
+
   async describe(task: Task, callContext: ServerCallContext): Promise<{ current: string; choices: ModelChoice[] }> {
     return { current: await this.modelFor(task, callContext), choices: this.offer.list() };
   }

@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import { COMMANDS_EXTENSION_URI, CommandRegistry, CommandRegistrationError, commandsExtension, withCommandsExtension } from '../../src/commands/index.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { COMMANDS_EXTENSION_URI, CommandRegistry, CommandRegistrationError, commandArgumentsExtension, commandsExtension, withCommandsExtension } from '../../src/commands/index.js';
+import { COMMAND_ARGUMENTS_EXTENSION_URI } from '../../src/wire.js';
 import { baseAgentCard } from '../../src/server/card.js';
 
 const handler = () => ({ text: 'ok' });
@@ -55,6 +57,29 @@ describe('command registry', () => {
     const validate = new Ajv({ strict: false }).compile(schema);
     assert.ok(validate(entries[0]!.params), JSON.stringify(validate.errors));
     assert.ok(!validate({ commands: [{ name: 'x', description: 'y', extra: 1 }] }), 'the schema refuses extra keys');
+  });
+
+  it('the command-arguments extension: the values each command offers now, valid against its schema, and no entry when none offers any', () => {
+    const registry = new CommandRegistry();
+    registry.register({ name: 'status', description: 'Status', handler });
+    assert.equal(commandArgumentsExtension(registry), undefined, 'nothing to offer, nothing declared');
+    let models = ['builtin:echo'];
+    registry.register({ name: 'model', description: 'Model', handler, argumentValues: () => [models.map((value) => ({ value }))] });
+    registry.register({ name: 'pair', description: 'Two', handler, argumentValues: () => [undefined, [{ value: 'x', description: 'the x' }]] });
+    const card = withCommandsExtension(baseAgentCard({ httpUrl: 'http://127.0.0.1:1', version: '0' }), registry);
+    const entry = card.capabilities!.extensions.find((e) => e.uri === COMMAND_ARGUMENTS_EXTENSION_URI)!;
+    assert.deepEqual(entry.params, {
+      arguments: [
+        { command: 'model', position: 0, values: [{ value: 'builtin:echo' }] },
+        { command: 'pair', position: 1, values: [{ value: 'x', description: 'the x' }] },
+      ],
+    });
+    const schema = JSON.parse(readFileSync(new URL('../../spec/command-arguments-extension-v1.schema.json', import.meta.url), 'utf8'));
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    assert.ok(validate(entry.params), JSON.stringify(validate.errors));
+    assert.ok(!validate({ arguments: [{ command: 'Model', position: 0, values: [] }] }), 'the schema holds the name rule');
+    models = ['builtin:echo', 'fixture:small'];
+    assert.deepEqual(commandArgumentsExtension(registry)!.params!.arguments[0].values, [{ value: 'builtin:echo' }, { value: 'fixture:small' }], 'read again at each build');
   });
 
   it('CMD-16: the extension entry follows the registry as it changes', () => {

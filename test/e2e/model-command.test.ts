@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
+import { COMMAND_ARGUMENTS_EXTENSION_URI } from '../../src/wire.js';
 import { dataOf, send, startTestHarness, textOf, type TestHarness } from './support.js';
 
 let h: TestHarness;
@@ -29,6 +30,25 @@ describe('the built-in model command', () => {
       data.models.filter((m: any) => m.current).map((m: any) => m.id),
       ['fixture:small'],
     );
+  });
+
+  it('/model takes a model without its provider when one offered model has that name; the card lists the models for completion', async () => {
+    const client = await h.client('GRPC');
+    const task = await send(client, 'Hi');
+    const replied = await send(client, '/model echo', { taskId: task.id });
+    assert.equal(dataOf(replied.status?.message).current, 'builtin:echo');
+    const card = await client.getAgentCard();
+    const entry = card.capabilities?.extensions?.find((e) => e.uri === COMMAND_ARGUMENTS_EXTENSION_URI);
+    const model = (entry?.params?.arguments as any[]).find((a) => a.command === 'model');
+    assert.equal(model.position, 0);
+    const offered = dataOf(replied.status?.message).models.map((m: any) => m.id);
+    assert.deepEqual(
+      model.values.map((v: any) => v.value),
+      offered,
+      'every offered model, in the order /model lists them',
+    );
+    const help = (entry?.params?.arguments as any[]).find((a) => a.command === 'help');
+    assert.ok(help.values.some((v: any) => v.value === 'model'), '/help completes the command names');
   });
 
   it('CMD-21: /model <id> sets the task model and the next model request goes to it', async () => {

@@ -11,6 +11,7 @@ export function helpCommand(registry: CommandRegistry): CommandDefinition {
     name: 'help',
     description: 'List the commands, or describe one',
     argumentHint: '[<command>]',
+    argumentValues: () => [registry.list().map((command) => ({ value: command.name, description: command.description }))],
     handler: ({ args }) => {
       const commands = registry.list();
       if (args) {

@@ -12,6 +12,8 @@ export interface ModelChoice {
 }
 
 export interface ModelControl {
+  /** The models offered now, in the order to show. */
+  offered(): ModelChoice[];
   /** The task's current model and the models it may choose from, in the order to show. */
   describe(task: Task, callContext: ServerCallContext): Promise<{ current: string; choices: ModelChoice[] }>;
   /**
