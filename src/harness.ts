@@ -130,7 +130,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     // The card names the addresses, known only once the ports are bound: it is built on request.
     const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
     const publicAddresses = { publicUrl: options.publicUrl ?? config.publicUrl, publicGrpcAddress: config.publicGrpcAddress };
-    const cardNow = () => baseAgentCard({ ...endpoints, ...publicAddresses, version: VERSION, bearerAuth: authenticator !== undefined });
+    const cardNow = () => baseAgentCard({ ...endpoints, ...publicAddresses, version: VERSION, bearerAuth: authenticator !== undefined, toolCalls: tools?.configured });
     const registry = new CommandRegistry();
     // One record of the message ids each user sent, for commands and turns alike (CMD-34).
     const claims = new MessageClaims(store.claims);

@@ -95,6 +95,9 @@ export function stateName(state: TaskState | undefined): string {
   return name && name !== 'UNRECOGNIZED' ? name.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' ') : 'unknown';
 }
 
+/** The tool-calls extension v1 (spec/tool-calls-extension-v1.md): how a task shows its tool calls. */
+export const TOOL_CALLS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/tool-calls/v1';
+
 /**
  * Metadata key that marks an agent message reporting one tool call (TOOL-1); its value is the
  * call's id. The message holds one data part, a {@link ToolCallData}; each change of the call's
@@ -116,6 +119,8 @@ export interface ToolCallData {
   input: unknown;
   status: ToolCallStatus;
   output?: string;
+  /** When `output` was cut: the task's artifact holding the whole output (the tool-calls extension). */
+  outputArtifactId?: string;
 }
 
 const FINAL_TOOL_STATUSES: ReadonlySet<ToolCallStatus> = new Set(['succeeded', 'failed', 'canceled']);

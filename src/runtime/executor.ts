@@ -53,7 +53,12 @@ export class HarnessExecutor implements AgentExecutor {
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
     // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
     const links = settled(this.options.state.getLinks(taskId));
-    const calls = new TurnToolCalls(taskId, contextId, (update) => bus.publish(AgentEvent.statusUpdate(update)));
+    const calls = new TurnToolCalls(
+      taskId,
+      contextId,
+      (update) => bus.publish(AgentEvent.statusUpdate(update)),
+      (update) => bus.publish(AgentEvent.artifactUpdate(update)),
+    );
     const outcome = await this.runTurn(turn, contextId, history, bus, calls, context.userMessage);
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });

@@ -6,7 +6,7 @@
  * still open is closed as canceled (TOOL-4): nothing is left showing as running.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { ToolEntry } from '../tools/index.js';
 import { dataPart, isFinalToolStatus, textPart, TOOL_CALL_KEY, toolCallsOf, type ToolCallData } from '../wire.js';
 import type { ModelTool, RequestedToolCall } from './model-gateway.js';
@@ -39,6 +39,18 @@ export interface ApprovalDecision {
   reason?: string;
 }
 
+/** The artifact holding a call's whole output when its report carries only the head of it. */
+export function toolOutputArtifact(taskId: string, contextId: string, artifactId: string, tool: string, text: string): TaskArtifactUpdateEvent {
+  return {
+    taskId,
+    contextId,
+    artifact: { artifactId, name: 'tool-output', description: `The whole output of ${tool}`, parts: [textPart(text)], metadata: {}, extensions: [] },
+    append: false,
+    lastChunk: true,
+    metadata: {},
+  };
+}
+
 export class TurnToolCalls {
   private readonly open = new Map<string, ToolCallData>();
   /** The entries offered this turn, by the name the model calls. */
@@ -51,6 +63,7 @@ export class TurnToolCalls {
     private readonly taskId: string,
     private readonly contextId: string,
     private readonly publish: (update: TaskStatusUpdateEvent) => void,
+    private readonly publishArtifact: (update: TaskArtifactUpdateEvent) => void = () => {},
   ) {}
 
   /**
@@ -125,7 +138,10 @@ export class TurnToolCalls {
     this.report(call);
     const outcome = await entry.call(call.input, signal);
     if (!this.open.delete(call.id)) return left;
-    return this.report({ ...call, status: outcome.status, output: outcome.output });
+    if (outcome.full === undefined) return this.report({ ...call, status: outcome.status, output: outcome.output });
+    const artifactId = `tool-output-${call.id}`;
+    this.publishArtifact(toolOutputArtifact(this.taskId, this.contextId, artifactId, call.tool, outcome.full));
+    return this.report({ ...call, status: outcome.status, output: outcome.output, outputArtifactId: artifactId });
   }
 
   private report(call: ToolCallData): ToolCallData {

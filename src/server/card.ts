@@ -1,5 +1,5 @@
-import { SecurityScheme, type AgentCard, type SecurityRequirement } from '@a2a-js/sdk';
-import { JSONRPC_PATH, REST_PATH } from '../wire.js';
+import { SecurityScheme, type AgentCard, type AgentExtension, type SecurityRequirement } from '@a2a-js/sdk';
+import { JSONRPC_PATH, REST_PATH, TOOL_CALLS_EXTENSION_URI } from '../wire.js';
 
 export interface CardOptions {
   /** The HTTP base URL the harness listens on, e.g. http://127.0.0.1:8080 (no trailing slash). */
@@ -16,6 +16,18 @@ export interface CardOptions {
   version: string;
   /** Declare that the A2A endpoints need `Authorization: Bearer <token>`. */
   bearerAuth?: boolean;
+  /** Declare the tool-calls extension: tool servers are configured, so turns may call tools. */
+  toolCalls?: boolean;
+}
+
+/** The card entry of the tool-calls extension (spec/tool-calls-extension-v1.md). */
+export function toolCallsExtension(): AgentExtension {
+  return {
+    uri: TOOL_CALLS_EXTENSION_URI,
+    description: 'Each tool call of a turn is a data part of a WORKING status update, {id, tool, server, input, status, output?}, a new update for each change of its status.',
+    required: false,
+    params: {},
+  };
 }
 
 /** The card's name for the bearer scheme (`securitySchemes.bearer`). */
@@ -36,8 +48,8 @@ function bearerScheme(): { securitySchemes: Record<string, SecurityScheme>; secu
 }
 
 /**
- * The harness's agent card without its extensions (the commands wrapper adds its own entry
- * on every request). Every interface says protocol 1.0, or the SDK's clients refuse it. The
+ * The harness's agent card, with the tool-calls extension when tools are configured (the
+ * commands wrapper adds its own entries on every request). Every interface says protocol 1.0, or the SDK's clients refuse it. The
  * addresses are the public ones when given: clients follow the card, and behind a proxy the
  * address the harness listens on is one they cannot reach.
  */
@@ -58,7 +70,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     supportedInterfaces: interfaces,
     provider: undefined,
     version: options.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: false, extensions: options.toolCalls ? [toolCallsExtension()] : [], extendedAgentCard: false },
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],

@@ -9,7 +9,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/mcp-servers.js';
 import type { Logger } from '../log.js';
 import { ToolNamer } from './names.js';
-import { boundOutput, resultText } from './output.js';
+import { boundOutput, resultText, splitOutput } from './output.js';
 import { ServerConnection, serverTarget } from './server-connection.js';
 import type { ToolBox, ToolEntry, ToolOutcome } from './tool-box.js';
 
@@ -100,7 +100,7 @@ export class McpTools implements ToolBox {
       const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
       const result = await connection.call(tool, args, { signal: own.signal, timeoutMs: this.options.toolTimeoutMs });
       const text = resultText(result);
-      return result.isError ? { status: 'failed', output: bound(text || 'The tool reported an error.') } : { status: 'succeeded', output: bound(text) };
+      return result.isError ? { status: 'failed', ...splitOutput(text || 'The tool reported an error.', this.options.toolOutputChars) } : { status: 'succeeded', ...splitOutput(text, this.options.toolOutputChars) };
     } catch (error) {
       if (signal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
       return { status: 'failed', output: bound(this.failureText(connection, error)) };

@@ -36,3 +36,16 @@ export function boundOutput(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars)}\n[output cut: the first ${maxChars} of ${text.length} characters are shown]`;
 }
+
+/**
+ * The most characters of one call's output kept whole, in an artifact of the task, when it is
+ * over the bound the model and the call's report get: a client can read all of a large result
+ * without the task holding an unbounded one (a tool may return anything).
+ */
+export const OUTPUT_ARTIFACT_MAX_CHARS = 1_000_000;
+
+/** A tool's output as the model and the report get it, and, when that was cut, the whole (within its own ceiling). */
+export function splitOutput(text: string, maxChars: number): { output: string; full?: string } {
+  if (text.length <= maxChars) return { output: text };
+  return { output: boundOutput(text, maxChars), full: boundOutput(text, OUTPUT_ARTIFACT_MAX_CHARS) };
+}

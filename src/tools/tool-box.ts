@@ -27,5 +27,8 @@ export interface ToolEntry {
 /** How a call ended, and the text the model and the task are given. */
 export interface ToolOutcome {
   status: 'succeeded' | 'failed' | 'canceled';
+  /** Within `toolOutputChars`, with a note when cut. */
   output: string;
+  /** The whole output when `output` was cut (within its own ceiling): the task keeps it as an artifact. */
+  full?: string;
 }

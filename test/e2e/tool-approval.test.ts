@@ -12,6 +12,7 @@ import { TaskState, type Message, type StreamResponse, type Task } from '@a2a-js
 import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
+import { assertValidToolCallParts, toolCallsViolation } from '../support/tool-calls-schema.js';
 import { collect, dataOf, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 /** The user's words choose the calls; a tool result is answered with text quoting it. */
@@ -42,7 +43,11 @@ const reply = (body: any) => {
 const statusMessages = (events: StreamResponse[]): (Message | undefined)[] =>
   events.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined));
 const states = (events: StreamResponse[]) => events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.status?.state] : []));
-const callsIn = (messages: (Message | undefined)[]): ToolCallData[] => messages.flatMap((m) => toolCallsOf(m?.parts));
+/** The calls reported among `messages`, each checked against the tool-calls extension's schema. */
+const callsIn = (messages: (Message | undefined)[]): ToolCallData[] => {
+  assertValidToolCallParts(messages);
+  return messages.flatMap((m) => toolCallsOf(m?.parts));
+};
 const finalOf = (events: StreamResponse[]) => (events.at(-1)!.payload!.value as any).status as { state: TaskState; message: Message };
 
 /** The tool results the model was sent in its latest request. */
@@ -99,6 +104,8 @@ describe('tool calls that need approval (CMD-33)', () => {
       assert.equal(replyIndex, 1, 'the reply comes first, after the task');
       assert.equal(states(events)[0], TaskState.TASK_STATE_INPUT_REQUIRED, 'the reply leaves the state unchanged');
       assert.deepEqual(dataOf(updates[replyIndex]).calls, [{ id: paused.waiting[0]!.id, tool: 'fx_echo', decision: 'approved' }]);
+      assert.equal(toolCallsViolation(dataOf(updates[replyIndex])), undefined, 'the answers are valid against the extension schema');
+      assert.ok(assertValidToolCallParts([paused.final.message]) === 1, 'the pause holds the waiting call, valid');
       assert.equal(states(events)[1], TaskState.TASK_STATE_WORKING, 'then the turn resumes');
       assert.deepEqual(
         callsIn(updates.slice(replyIndex + 1)).map((c) => [c.id, c.status]),

@@ -10,9 +10,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState, type Message, type StreamResponse } from '@a2a-js/sdk';
-import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
+import { TOOL_CALLS_EXTENSION_URI, toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, unusedBaseURL, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { startMcpHttpServer, STDIO_FIXTURE, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
+import { assertValidToolCallParts } from '../support/tool-calls-schema.js';
 import { collect, dataOf, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -42,8 +43,9 @@ const reply = (body: any) => {
   return last.role === 'tool' ? `tool said: ${last.content.slice(0, 200)}` : 'plain answer';
 };
 
-/** Tool-call reports in stream events or in a history, in order. */
+/** Tool-call reports in stream events or in a history, in order; each checked against the extension's schema (TOOL-1). */
 function callsIn(messages: (Message | undefined)[]): ToolCallData[] {
+  assertValidToolCallParts(messages);
   return messages.flatMap((m) => toolCallsOf(m?.parts));
 }
 const statusMessages = (events: StreamResponse[]) => events.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined));
@@ -169,14 +171,28 @@ describe('tools in the model loop', () => {
     assert.match(textOf(task.status?.message), /echo: again/);
   });
 
-  it('TOOL-2: output over the bound is cut, with a note saying so', async () => {
+  it('TOOL-2: output over the bound is cut for the model and the report, with a note; the whole of it is an artifact the report points to', async () => {
     const client = await h.client('GRPC');
-    const task = await send(client, 'please huge');
-    const done = callsIn((await client.getTask({ tenant: '', id: task.id, historyLength: undefined })).history).at(-1)!;
+    const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('please huge'), configuration: undefined, metadata: {} }));
+    const taskId = (events[0]!.payload!.value as any).id as string;
+    const stored = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+    const done = callsIn(stored.history).at(-1)!;
     assert.equal(done.status, 'succeeded');
     assert.match(done.output!, /\[output cut: the first 5000 of 50000 characters are shown\]$/);
     const sent = h.chatRequests().at(-1).messages.find((m: any) => m.role === 'tool');
     assert.ok(sent.content.length < 5200);
+    assert.ok(done.outputArtifactId, 'the report points to the whole output');
+    const artifact = stored.artifacts.find((a) => a.artifactId === done.outputArtifactId);
+    assert.equal(textOf({ parts: artifact?.parts } as Message), 'x'.repeat(50_000), 'GetTask holds the whole output');
+    const streamedAt = events.findIndex((e) => e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.artifactId === done.outputArtifactId);
+    const reportedAt = events.findIndex((e) => e.payload?.$case === 'statusUpdate' && toolCallsOf(e.payload.value.status?.message?.parts).some((c) => c.outputArtifactId));
+    assert.ok(streamedAt >= 0 && streamedAt < reportedAt, 'the artifact is streamed before the report that names it');
+  });
+
+  it('TOOL-1: the card declares the tool-calls extension, not required', async () => {
+    const card = await (await h.client('JSONRPC')).getAgentCard();
+    const entry = card.capabilities?.extensions?.find((e) => e.uri === TOOL_CALLS_EXTENSION_URI);
+    assert.equal(entry?.required, false);
   });
 
   it('TOOL-4: CancelTask aborts the running tool call (MCP cancellation); no call is left running', async () => {
