@@ -28,6 +28,7 @@ import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
+import { PromptCommands } from './runtime/prompt-commands.js';
 import { buildTurnPath } from './runtime/turn-path.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
@@ -111,7 +112,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
     const taskModels = new TaskModels(catalog, store.state);
     // Every turn's model, sub-tasks' included, may call the tools of every connected server.
-    tools = new McpTools({ servers: config.mcpServers, env: options.env ?? process.env, toolTimeoutMs: config.toolTimeoutMs, toolOutputChars: config.toolOutputChars, log });
+    tools = new McpTools({ servers: config.mcpServers, env: options.env ?? process.env, toolTimeoutMs: config.toolTimeoutMs, toolOutputChars: config.toolOutputChars, log, logContent: options.logContent });
     await tools.start();
     const executor = new HarnessExecutor({
       engine,
@@ -164,13 +165,18 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const recovered = await recovery.recoverAtStart();
     if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
 
-    registerBuiltinCommands(registry, { models: taskModels, reporter: new TaskReports(taskModels, store.state, engine, taskStore), subtasks,
+    registerBuiltinCommands(registry, {
+      models: taskModels,
+      reporter: new TaskReports(taskModels, store.state, engine, taskStore),
+      subtasks,
       tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.harnessTurns) } : undefined,
     });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
     const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
     await commandFolder.load();
+    // After the command files: a prompt never takes a name a file has.
+    new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
 
     const commandsHandler = new CommandsRequestHandler(turnPath.handler, {
       registry,

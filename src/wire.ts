@@ -140,6 +140,12 @@ export function toolCallsOf(parts: readonly Part[] | undefined): ToolCallData[] 
   return calls;
 }
 
+/**
+ * Task metadata key of a sub-task started by a command file with `allowed-tools` (TOOL-3): the
+ * list, as the file gave it. The sub-task's turn is offered only the tools it allows.
+ */
+export const ALLOWED_TOOLS_KEY = 'tiny-harness/allowed-tools';
+
 /** The built-in commands that answer tool calls waiting for approval (CMD-33); clients send them. */
 export const APPROVE_COMMAND = 'approve';
 export const DENY_COMMAND = 'deny';

@@ -41,7 +41,12 @@ export function fileCommandDefinition(command: FileCommand, starter: SubtaskStar
         );
       }
       const prompt = expandTemplate(command.template, args);
-      const options: SubtaskOptions = { callContext, label, ...(command.model !== undefined && { model: command.model }) };
+      const options: SubtaskOptions = {
+        callContext,
+        label,
+        ...(command.model !== undefined && { model: command.model }),
+        ...(command.allowedTools !== undefined && { allowedTools: command.allowedTools }),
+      };
       let id: string;
       try {
         id = await starter.start(task, prompt, options);

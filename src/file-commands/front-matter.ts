@@ -18,6 +18,8 @@ export interface CommandFileContent {
   argumentHint?: string;
   /** `provider:model` the sub-task runs on; without it, the parent task's model. */
   model?: string;
+  /** The only tools the sub-task may call (TOOL-3): names as the model sees them, or `server:*`. */
+  allowedTools?: string[];
   /** The body after the front matter, trimmed: see `template.ts`. */
   template: string;
 }
@@ -48,6 +50,26 @@ function optionalStringKey(key: string) {
     .transform((value) => (value === null || value === '' ? undefined : value));
 }
 
+/**
+ * `allowed-tools`: a YAML list, or one string of names separated by commas (as Claude Code's
+ * command files write it). An empty list allows no tool.
+ */
+const allowedToolsKey = z
+  .union([z.array(z.string().trim().min(1, '"allowed-tools" has an empty entry')), z.string()], {
+    error: '"allowed-tools" must be a list of tool names, or one line of names separated by commas',
+  })
+  .nullish()
+  .transform((value) =>
+    value === null || value === undefined
+      ? undefined
+      : typeof value === 'string'
+        ? value
+            .split(',')
+            .map((name) => name.trim())
+            .filter((name) => name !== '')
+        : value,
+  );
+
 const frontMatterSchema = z.strictObject(
   {
     description: stringKey('description').trim().min(1, '"description" must not be empty: say in a few words what the command does'),
@@ -56,12 +78,13 @@ const frontMatterSchema = z.strictObject(
       (value) => value === undefined || MODEL_ID_PATTERN.test(value),
       '"model" must be "provider:model", e.g. "builtin:stats" or "openai:gpt-5-mini"',
     ),
+    'allowed-tools': allowedToolsKey,
   },
   {
     error: (issue) => {
       if (issue.code !== 'unrecognized_keys') return undefined;
       const which = issue.keys.map((key) => `"${key}"`).join(', ');
-      return `unknown front-matter key${issue.keys.length === 1 ? '' : 's'} ${which} (the keys are description, argument-hint and model)`;
+      return `unknown front-matter key${issue.keys.length === 1 ? '' : 's'} ${which} (the keys are description, argument-hint, model and allowed-tools)`;
     },
   },
 );
@@ -83,10 +106,16 @@ export function parseCommandFile(text: string): CommandFileParse {
   if (template === '') reasons.push('the prompt is empty: write the prompt template after the closing "---" line');
   if (!result.success || reasons.length > 0) return { ok: false, reasons };
 
-  const { description, 'argument-hint': argumentHint, model } = result.data;
+  const { description, 'argument-hint': argumentHint, model, 'allowed-tools': allowedTools } = result.data;
   return {
     ok: true,
-    content: { description, template, ...(argumentHint !== undefined && { argumentHint }), ...(model !== undefined && { model }) },
+    content: {
+      description,
+      template,
+      ...(argumentHint !== undefined && { argumentHint }),
+      ...(model !== undefined && { model }),
+      ...(allowedTools !== undefined && { allowedTools }),
+    },
   };
 }
 

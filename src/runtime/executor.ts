@@ -10,7 +10,8 @@ import type { TaskModels } from './task-models.js';
 import { closingParts, toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { AWAITING_APPROVAL_NOTICE, pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
 import { NOTICE_KEY } from './history.js';
-import { dataPart } from '../wire.js';
+import { ALLOWED_TOOLS_KEY, dataPart } from '../wire.js';
+import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
@@ -59,7 +60,7 @@ export class HarnessExecutor implements AgentExecutor {
       (update) => bus.publish(AgentEvent.statusUpdate(update)),
       (update) => bus.publish(AgentEvent.artifactUpdate(update)),
     );
-    const outcome = await this.runTurn(turn, contextId, history, bus, calls, context.userMessage);
+    const outcome = await this.runTurn(turn, contextId, history, bus, calls, { started: context.userMessage, allowedTools: allowedToolsOf(context.task?.metadata) });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
     const read = await links;
@@ -85,11 +86,11 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
-  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls, started: Message): Promise<TurnOutcome> {
+  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls, start: TurnStart): Promise<TurnOutcome> {
     let modelId = '';
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
-      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus, calls, started) };
+      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus, calls, start) };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
@@ -181,7 +182,7 @@ export class HarnessExecutor implements AgentExecutor {
     history: Message[],
     bus: ExecutionEventBus,
     calls: TurnToolCalls,
-    started: Message,
+    start: TurnStart,
   ): Promise<string> {
     const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
@@ -192,8 +193,11 @@ export class HarnessExecutor implements AgentExecutor {
     const text = new CoalescedText((merged) => {
       if (!turn.abort.signal.aborted) publish(merged, false);
     });
-    const tools = calls.wrap((await this.options.tools?.list()) ?? [], () => text.flush());
-    const answered = await this.answerWaitingCalls(turn, contextId, history, calls, started);
+    // A command file's `allowed-tools` (TOOL-3): the model is offered no other tool, and the AI
+    // SDK answers a call to one it was not offered with an error result.
+    const offered = allowedEntries((await this.options.tools?.list()) ?? [], start.allowedTools);
+    const tools = calls.wrap(offered, () => text.flush());
+    const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
     let response: ModelResponse;
     try {
       response = await this.options.gateway.complete({
@@ -257,12 +261,24 @@ export const SUBTASK_INTERRUPTED_TEXT = 'The sub-task was interrupted because th
 /** Said when the store failed while a turn ended, so that it could not end as it should. */
 export const STORE_FAILURE_TEXT = 'This turn failed because the server could not read the task from its store. The failure is in the server log.';
 
+/** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
+function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
+  const rules = metadata?.[ALLOWED_TOOLS_KEY];
+  return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
+}
+
 /** A promise's outcome as a value, so that a rejection waiting to be read is never unhandled. */
 function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
   return promise.then(
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
   );
+}
+
+/** What started a turn: its message, and the tools the task may use (all when absent). */
+interface TurnStart {
+  started: Message;
+  allowedTools: string[] | undefined;
 }
 
 type TurnOutcome =

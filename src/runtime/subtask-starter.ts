@@ -8,6 +8,8 @@ export interface SubtaskOptions {
   model?: string;
   /** A short label for logs and notes, e.g. the command that started it. */
   label?: string;
+  /** The only tools the sub-task may call (`allowed-tools`, TOOL-3); all of them when absent. */
+  allowedTools?: string[];
 }
 
 /**

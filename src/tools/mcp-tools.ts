@@ -20,7 +20,30 @@ export interface McpToolsOptions {
   toolTimeoutMs: number;
   toolOutputChars: number;
   log: Logger;
+  /** Log each call's input and (the head of its) output too: content, off by default (`--log-content`). */
+  logContent?: boolean;
 }
+
+/** A prompt of a connected server, as prompt commands are made from it. */
+export interface PromptEntry {
+  server: string;
+  /** Its own name on the server. */
+  name: string;
+  description: string;
+  /** Its arguments in the server's order. */
+  arguments: Array<{ name: string; description?: string; required: boolean }>;
+}
+
+/** Why a prompt could not be read, in words fit to show the user (no path, no secret). */
+export class PromptUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PromptUnavailable';
+  }
+}
+
+/** How much of an input or output a content log line holds. */
+const LOGGED_CONTENT_CHARS = 2000;
 
 /** Whether a server's `approve` policy asks for a person's approval of calls to `tool` (its own name on the server). */
 export function needsApproval(policy: McpServerConfig['approve'] | undefined, tool: string): boolean {
@@ -84,28 +107,71 @@ export class McpTools implements ToolBox {
     return entries;
   }
 
+  /** The prompts of every server, in config order then the server's (a server away keeps its last list). */
+  prompts(): PromptEntry[] {
+    return this.connections.flatMap((connection) =>
+      connection.listedPrompts().map((prompt) => ({
+        server: connection.name,
+        name: prompt.name,
+        description: prompt.description ?? prompt.title ?? '',
+        arguments: (prompt.arguments ?? []).map((arg) => ({ name: arg.name, description: arg.description, required: arg.required === true })),
+      })),
+    );
+  }
+
+  /** Tells `listener` whenever a server's prompt list is read anew. */
+  onPromptsChanged(listener: () => void): void {
+    for (const connection of this.connections) connection.onPromptsChanged(listener);
+  }
+
+  /**
+   * The text of a server's prompt with these arguments: its messages' text, in order. Throws
+   * `PromptUnavailable` when the server cannot be reached or refuses.
+   */
+  async getPrompt(server: string, name: string, args: Record<string, string>): Promise<string> {
+    const connection = this.connections.find((c) => c.name === server);
+    if (!connection) throw new PromptUnavailable(`No MCP server is called "${server}".`);
+    try {
+      const result = await connection.getPrompt(name, args, this.options.toolTimeoutMs);
+      return result.messages
+        .map((message) => (message.content.type === 'text' ? message.content.text : message.content.type === 'resource' && 'text' in message.content.resource ? message.content.resource.text : ''))
+        .filter((text) => text !== '')
+        .join('\n\n');
+    } catch (error) {
+      const why = !connection.connected && connection.lastFailure !== undefined ? `cannot be reached now (${connection.lastFailure})` : `refused the prompt: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`;
+      throw new PromptUnavailable(`The MCP server "${server}" ${why}.`);
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.connections.map((connection) => connection.close()));
   }
 
   private async call(connection: ServerConnection, tool: string, input: unknown, signal: AbortSignal): Promise<ToolOutcome> {
-    const bound = (text: string) => boundOutput(text, this.options.toolOutputChars);
     // A signal of the call's own, tied to the turn's: the MCP client leaves its abort listener
     // on the signal it is given, and a turn's signal outlives many calls.
     const own = new AbortController();
     const onAbort = () => own.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
+    const started = performance.now();
+    const outcome = await this.callOnce(connection, tool, input, signal, own.signal).finally(() => signal.removeEventListener('abort', onAbort));
+    // Content (input, output) only when asked for: a tool's data may be anyone's.
+    const content = this.options.logContent ? { input: JSON.stringify(input ?? {}).slice(0, LOGGED_CONTENT_CHARS), output: outcome.output.slice(0, LOGGED_CONTENT_CHARS) } : {};
+    this.options.log.info('tool call', { server: connection.name, tool, status: outcome.status, ms: Math.round(performance.now() - started), ...content });
+    return outcome;
+  }
+
+  private async callOnce(connection: ServerConnection, tool: string, input: unknown, turnSignal: AbortSignal, signal: AbortSignal): Promise<ToolOutcome> {
+    const bound = (text: string) => boundOutput(text, this.options.toolOutputChars);
     try {
       const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-      const result = await connection.call(tool, args, { signal: own.signal, timeoutMs: this.options.toolTimeoutMs });
+      const result = await connection.call(tool, args, { signal, timeoutMs: this.options.toolTimeoutMs });
       const text = resultText(result);
       return result.isError ? { status: 'failed', ...splitOutput(text || 'The tool reported an error.', this.options.toolOutputChars) } : { status: 'succeeded', ...splitOutput(text, this.options.toolOutputChars) };
     } catch (error) {
-      if (signal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
+      if (turnSignal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
       return { status: 'failed', output: bound(this.failureText(connection, error)) };
-    } finally {
-      signal.removeEventListener('abort', onAbort);
     }
   }
 

@@ -1,6 +1,7 @@
 /**
  * One MCP server, as the harness keeps it: connected with the official MCP SDK's client over
- * stdio or Streamable HTTP, its tool list kept current by `notifications/tools/list_changed`,
+ * stdio or Streamable HTTP, its tool and prompt lists kept current by
+ * `notifications/tools/list_changed` and `notifications/prompts/list_changed`,
  * and connected again on the next use after it died (a crash, a closed connection), with a
  * log line each way. Connecting is single-flight: turns that need the server at once share
  * one attempt.
@@ -9,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, GetPromptResult, Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer, type McpServerConfig } from '../config/mcp-servers.js';
 import { describeError, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
@@ -45,6 +46,9 @@ export class ServerConnection {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   private tools: Tool[] = [];
+  /** The prompts as last listed; kept while the server is away, so its commands do not come and go with it. */
+  private prompts: Prompt[] = [];
+  private readonly promptListeners = new Set<() => void>();
   private lost = false;
   private closed = false;
   /** Why the last attempt to connect failed, for `/tools` and the model. */
@@ -63,6 +67,22 @@ export class ServerConnection {
   /** The server's tools as last listed (empty while it is not connected). */
   listedTools(): readonly Tool[] {
     return this.client ? this.tools : [];
+  }
+
+  /** The server's prompts as last listed (kept while it is away). */
+  listedPrompts(): readonly Prompt[] {
+    return this.prompts;
+  }
+
+  /** Tells `listener` each time the prompt list is read anew (at each connection, and on `list_changed`). */
+  onPromptsChanged(listener: () => void): () => void {
+    this.promptListeners.add(listener);
+    return () => this.promptListeners.delete(listener);
+  }
+
+  async getPrompt(name: string, args: Record<string, string>, timeoutMs: number): Promise<GetPromptResult> {
+    const client = await this.ensure();
+    return client.getPrompt({ name, arguments: args }, { timeout: timeoutMs });
   }
 
   /** The connected client, connecting (again) first when needed. Rejects when the server cannot be reached. */
@@ -84,7 +104,13 @@ export class ServerConnection {
     await client?.close().catch(() => undefined);
   }
 
+  private setPrompts(prompts: Prompt[]): void {
+    this.prompts = prompts;
+    for (const listener of this.promptListeners) listener();
+  }
+
   private async connect(): Promise<Client> {
+    let prompts: Prompt[] = [];
     const client = new Client(
       { name: 'tiny-harness', version: VERSION },
       {
@@ -93,6 +119,12 @@ export class ServerConnection {
             onChanged: (error, tools) => {
               if (error) this.options.log.warn('MCP server tool list could not be read again', { server: this.name, error: describeError(error) });
               else if (tools && client === this.client) this.tools = tools;
+            },
+          },
+          prompts: {
+            onChanged: (error, prompts) => {
+              if (error) this.options.log.warn('MCP server prompt list could not be read again', { server: this.name, error: describeError(error) });
+              else if (prompts && client === this.client) this.setPrompts(prompts);
             },
           },
         },
@@ -108,6 +140,7 @@ export class ServerConnection {
     try {
       await client.connect(this.transport(), { timeout: this.options.connectTimeoutMs });
       this.tools = await listAllTools(client, this.options.connectTimeoutMs);
+      prompts = await listAllPrompts(client, this.options.connectTimeoutMs);
     } catch (error) {
       await client.close().catch(() => undefined);
       this.lastFailure = describeError(error);
@@ -120,6 +153,7 @@ export class ServerConnection {
     }
     this.client = client;
     this.lastFailure = undefined;
+    this.setPrompts(prompts);
     if (this.lost) this.options.log.info('MCP server connected again', { server: this.name, tools: this.tools.length });
     else this.options.log.info('MCP server connected', { server: this.name, tools: this.tools.length });
     this.lost = false;
@@ -132,6 +166,19 @@ export class ServerConnection {
     // The server's standard error is not ours to print: it may hold anything the server saw.
     return new StdioClientTransport({ command: target.command, args: target.args, env: target.env, cwd: target.cwd, stderr: 'ignore' });
   }
+}
+
+/** Every page of `prompts/list`; none from a server without prompts. */
+async function listAllPrompts(client: Client, timeoutMs: number): Promise<Prompt[]> {
+  if (!client.getServerCapabilities()?.prompts) return [];
+  const prompts: Prompt[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+    prompts.push(...page.prompts);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return prompts;
 }
 
 /** Every page of `tools/list`. */

@@ -42,7 +42,7 @@ describe('command file front matter', () => {
   });
 
   it('an unknown key fails, naming the key; a typo of description names both problems', () => {
-    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint and model\)/);
+    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint, model and allowed-tools\)/);
     fails(commandFile(['descripton: d']), /"description" is missing/, /unknown front-matter key "descripton"/);
     fails(commandFile(['description: d', 'a: 1', 'b: 2']), /unknown front-matter keys "a", "b"/);
   });
@@ -71,5 +71,25 @@ describe('command file front matter', () => {
   it('an empty body fails', () => {
     fails(commandFile(['description: d'], '  \n\n  '), /the prompt is empty/);
     fails('---\ndescription: d\n---', /the prompt is empty/);
+  });
+});
+
+describe('allowed-tools in the front matter (TOOL-3)', () => {
+  it('TOOL-3: a list, or one line of names separated by commas as Claude Code writes it', () => {
+    const list = parseCommandFile(['---', 'description: d', 'allowed-tools:', '  - fs_read_text_file', '  - "web:*"', '---', 'body'].join('\n'));
+    assert.ok(list.ok);
+    assert.deepEqual(list.content.allowedTools, ['fs_read_text_file', 'web:*']);
+    const line = parseCommandFile(['---', 'description: d', 'allowed-tools: fs_read_text_file, web:*', '---', 'body'].join('\n'));
+    assert.ok(line.ok);
+    assert.deepEqual(line.content.allowedTools, ['fs_read_text_file', 'web:*']);
+    const none = parseCommandFile(['---', 'description: d', '---', 'body'].join('\n'));
+    assert.ok(none.ok);
+    assert.equal(none.content.allowedTools, undefined, 'absent: every tool');
+  });
+
+  it('TOOL-3: a value of another type is refused, saying what is expected', () => {
+    const parsed = parseCommandFile(['---', 'description: d', 'allowed-tools: 3', '---', 'body'].join('\n'));
+    assert.ok(!parsed.ok);
+    assert.match(parsed.reasons.join('\n'), /"allowed-tools" must be a list of tool names/);
   });
 });

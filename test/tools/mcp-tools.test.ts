@@ -45,4 +45,50 @@ describe('McpTools', () => {
     turn.abort(new Error('canceled'));
     assert.equal((await echo.call({ text: 'x' }, turn.signal)).status, 'canceled');
   });
+
+  it('lists the prompts of a server and reads one with its arguments; follows prompts/list_changed', async () => {
+    const names = () => tools.prompts().map((p) => p.name);
+    assert.deepEqual(names().slice(0, 3), ['review', 'Summarize_Notes', 'help']);
+    const review = tools.prompts().find((p) => p.name === 'review')!;
+    assert.deepEqual(review.arguments.map((a) => [a.name, a.required]), [
+      ['file', true],
+      ['focus', false],
+    ]);
+    assert.equal(await tools.getPrompt('fx', 'review', { file: 'a.ts', focus: 'names' }), 'Review a.ts with a focus on names.');
+    assert.equal(await tools.getPrompt('fx', 'Summarize_Notes', {}), 'Summarize the notes.\n\nKeep it short.');
+    let told = 0;
+    tools.onPromptsChanged(() => (told += 1));
+    await (await find('fx_add_prompt'))!.call({}, new AbortController().signal);
+    await eventually(() => names().includes('later'));
+    assert.ok(told > 0, 'listeners hear of the change');
+  });
+});
+
+describe('what a tool call logs', () => {
+  for (const logContent of [false, true]) {
+    it(`logs each call's server, tool, status and time; its input and output ${logContent ? 'too, with --log-content' : 'never, without --log-content'}`, async () => {
+      const lines: Record<string, unknown>[] = [];
+      const log = { info: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, ...fields }), warn: () => {}, error: () => {} };
+      const own = new McpTools({ servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } }, env: {}, toolTimeoutMs: 60_000, toolOutputChars: 1000, log, logContent });
+      try {
+        await own.start();
+        const echo = (await own.list()).find((e) => e.name === 'fx_echo')!;
+        await echo.call({ text: 'secret-words' }, new AbortController().signal);
+        const line = lines.find((l) => l.msg === 'tool call')!;
+        assert.equal(line.server, 'fx');
+        assert.equal(line.tool, 'echo');
+        assert.equal(line.status, 'succeeded');
+        assert.equal(typeof line.ms, 'number');
+        const text = JSON.stringify(lines);
+        if (logContent) {
+          assert.equal(line.input, '{"text":"secret-words"}');
+          assert.equal(line.output, 'echo: secret-words');
+        } else {
+          assert.ok(!text.includes('secret-words'), 'neither input nor output in any line');
+        }
+      } finally {
+        await own.close();
+      }
+    });
+  }
 });
