@@ -28,6 +28,16 @@ export interface ArgumentValues {
   values: ArgumentValue[];
 }
 
+/**
+ * Metadata key that marks an agent message the harness wrote itself, not a model (a failure
+ * explained, a turn interrupted, calls waiting for approval); its value says which kind. The
+ * model is never sent such a message, and clients show it apart from the model's reply.
+ */
+export const NOTICE_KEY = 'tiny-harness/notice';
+
+/** The notice kind of the status message that ends a turn waiting for tool-call approval (CMD-33). */
+export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
+
 /** Where the harness serves JSON-RPC and HTTP+JSON, from its root (the card names both; the page posts to the first). */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
 export const REST_PATH = '/a2a/rest';
@@ -121,6 +131,22 @@ export interface ToolCallData {
   output?: string;
   /** When `output` was cut: the task's artifact holding the whole output (the tool-calls extension). */
   outputArtifactId?: string;
+}
+
+/** The name of the artifact holding a call's whole output when its report holds only the head (not the reply). */
+export const TOOL_OUTPUT_ARTIFACT_NAME = 'tool-output';
+
+/** A tool call on one line for a person: the tool, its input and output shortened, and its status. */
+export function toolCallLine(call: ToolCallData, width = 80): string {
+  const short = (text: string, max: number) => {
+    const line = text.replace(/\s+/g, ' ').trim();
+    return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  };
+  const input = short(JSON.stringify(call.input ?? {}), Math.max(20, Math.floor(width / 2)));
+  const status = call.status.replace('-', ' ');
+  const output = call.output ? ` · ${short(call.output, width)}` : '';
+  const whole = call.outputArtifactId ? ` (all of it in artifact ${call.outputArtifactId})` : '';
+  return `${call.tool} ${input} · ${status}${output}${whole}`;
 }
 
 const FINAL_TOOL_STATUSES: ReadonlySet<ToolCallStatus> = new Set(['succeeded', 'failed', 'canceled']);

@@ -6,13 +6,14 @@
  * agent waits for input, and moves to a new task in the same context once a task has ended.
  * Ctrl+C cancels a running turn (CancelTask) or, at an empty prompt, exits, as Ctrl+D does.
  */
-import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
+import { clearLine, createInterface, cursorTo, moveCursor, type Interface } from 'node:readline';
 import { TaskState } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
+import { toolCallLine, type ToolCallData } from '../wire.js';
 
 export interface ChatOptions {
   url: string;
@@ -48,6 +49,8 @@ class Chat {
   private readonly queue: string[] = [];
   private draining: Promise<void> | undefined;
   private atLineStart = true;
+  /** The call whose running line is the last thing written, so that its end can replace it. */
+  private runningLine: string | undefined;
   private closed = false;
   private readonly shownReplies = new Set<string>();
   private readonly watchers = new Set<AbortController>();
@@ -231,9 +234,34 @@ class Chat {
           this.line(this.style.subtask(`sub-task ${item.taskRef} started`));
           void this.watch(item.taskRef);
         }
-      } else if (item.kind === 'end') this.showEnd(item.state, item.text);
+      } else if (item.kind === 'tool') this.showTool(item.call);
+      else if (item.kind === 'end') this.showEnd(item.state, item.text);
       // 'note': sub-tasks are followed by `watch`, which says when each one ends.
     }
+  }
+
+  /**
+   * One line per call: on a terminal, the line of a running call is rewritten in place when the
+   * call ends, if nothing was written after it; elsewhere only how each call ended is written.
+   */
+  private showTool(call: ToolCallData): void {
+    const text = this.style.dim(`⚙ ${toolCallLine(call, Math.max(40, (this.output.columns ?? 100) - 30))}`);
+    const terminal = this.output.isTTY === true;
+    if (call.status === 'running') {
+      if (!terminal) return;
+      this.line(text);
+      this.runningLine = call.id;
+      return;
+    }
+    if (terminal && this.runningLine === call.id && this.atLineStart) {
+      moveCursor(this.output, 0, -1);
+      clearLine(this.output, 0);
+      cursorTo(this.output, 0);
+      this.write(`${text}\n`);
+    } else {
+      this.line(text);
+    }
+    this.runningLine = undefined;
   }
 
   private showEnd(state: TaskState, text: string): void {
@@ -280,6 +308,7 @@ class Chat {
 
   private write(text: string): void {
     if (!text) return;
+    this.runningLine = undefined;
     this.output.write(text);
     this.atLineStart = text.endsWith('\n');
   }

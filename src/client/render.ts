@@ -5,7 +5,18 @@
  * `send` decide how each piece looks.
  */
 import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { COMMAND_KEY, SUBTASK_NOTE_KEY, TASK_REF_KEY, isTerminal, textOf as partsText } from '../wire.js';
+import {
+  COMMAND_KEY,
+  NOTICE_KEY,
+  SUBTASK_NOTE_KEY,
+  TASK_REF_KEY,
+  TOOL_CALL_KEY,
+  TOOL_OUTPUT_ARTIFACT_NAME,
+  isTerminal,
+  textOf as partsText,
+  toolCallsOf,
+  type ToolCallData,
+} from '../wire.js';
 
 /** One thing to show. */
 export type Shown =
@@ -15,6 +26,8 @@ export type Shown =
   | { kind: 'command'; name: string; text: string; taskRef?: string; messageId?: string }
   /** A note that a sub-task ended (the chat reports sub-tasks itself). */
   | { kind: 'note'; text: string }
+  /** A tool call's status changed (the tool-calls extension). */
+  | { kind: 'tool'; call: ToolCallData }
   /** The end of the turn: its state, and its reply when none was streamed. */
   | { kind: 'end'; state: TaskState; text: string };
 
@@ -91,8 +104,10 @@ export class TurnReader {
         return [];
       }
       case 'artifactUpdate': {
-        const text = partsText(payload.value.artifact?.parts);
         if (payload.value.taskId) this.taskId = payload.value.taskId;
+        // A call's whole output: its report says where it is; it is not the reply.
+        if (payload.value.artifact?.name === TOOL_OUTPUT_ARTIFACT_NAME) return [];
+        const text = partsText(payload.value.artifact?.parts);
         if (!text) return [];
         this.streamed = true;
         return [{ kind: 'text', text }];
@@ -105,10 +120,13 @@ export class TurnReader {
         const command = commandOf(message, update.metadata);
         if (command) return this.commandReply(message, command);
         if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined) return this.once(message, [{ kind: 'note', text: textOf(message) }]);
+        if (message?.metadata?.[TOOL_CALL_KEY] !== undefined) return this.once(message, toolCallsOf(message.parts).map((call) => ({ kind: 'tool' as const, call })));
         this.state = update.status?.state ?? this.state;
         if (!endsTurn(this.state)) return [];
         this.ended = true;
-        return [{ kind: 'end', state: this.state!, text: this.streamed ? '' : textOf(message) }];
+        // The harness's own words (calls waiting for approval, a failure explained) are never what streamed.
+        const notice = message?.metadata?.[NOTICE_KEY] !== undefined;
+        return [{ kind: 'end', state: this.state!, text: this.streamed && !notice ? '' : textOf(message) }];
       }
       default:
         return [];

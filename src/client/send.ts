@@ -7,6 +7,7 @@
 import { SendMessageResponse, StreamResponse, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { isFailure, stateName, TurnReader, type Shown } from './render.js';
+import { toolCallLine } from '../wire.js';
 
 export interface SendOptions {
   url: string;
@@ -91,6 +92,9 @@ function replyPrinter(out: NodeJS.WritableStream, err: NodeJS.WritableStream) {
         else if (item.kind === 'command') {
           line(item.text);
           if (item.taskRef) subtasks.push(item.taskRef);
+        } else if (item.kind === 'tool') {
+          // How each call ended, on standard error: standard output stays the reply.
+          if (item.call.status !== 'running') err.write(`[tool] ${toolCallLine(item.call)}\n`);
         } else if (item.kind === 'end') {
           if (item.text) line(item.text);
           if (isFailure(item.state)) err.write(`the task ended ${stateName(item.state)}\n`);

@@ -1,10 +1,9 @@
 import { Role, type Message, type Part } from '@a2a-js/sdk';
 import { isCommandExchange } from '../commands/index.js';
-import { isFinalToolStatus, TOOL_CALL_KEY, toolCallsOf } from '../wire.js';
+import { isFinalToolStatus, NOTICE_KEY, TOOL_CALL_KEY, toolCallsOf } from '../wire.js';
 import type { ConversationMessage } from './model-gateway.js';
 
-/** Metadata key that marks an agent message written by the harness itself, not by a model. */
-export const NOTICE_KEY = 'tiny-harness/notice';
+export { NOTICE_KEY } from '../wire.js';
 
 function partText(part: Part): string | undefined {
   const content = part.content;

@@ -15,12 +15,11 @@ import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { isCommandExchange, type ToolApprovalControl } from '../commands/index.js';
-import { APPROVE_COMMAND, COMMAND_KEY, DENY_COMMAND, SUBTASK_NOTE_KEY, textPart, toolCallsOf, type ToolCallAnswer, type ToolCallData } from '../wire.js';
+import { APPROVE_COMMAND, AWAITING_APPROVAL_NOTICE, COMMAND_KEY, DENY_COMMAND, SUBTASK_NOTE_KEY, textPart, toolCallsOf, type ToolCallAnswer, type ToolCallData } from '../wire.js';
 import { NOTICE_KEY } from './history.js';
 import type { ApprovalDecision } from './tool-calls.js';
 
-/** The notice kind of the status message that ends a turn waiting for approval. */
-export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
+export { AWAITING_APPROVAL_NOTICE } from '../wire.js';
 
 /** The notice kind of the message that resumes a turn once its waiting calls are answered. */
 export const RESUME_NOTICE = 'resume';

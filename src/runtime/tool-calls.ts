@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { ToolEntry } from '../tools/index.js';
-import { dataPart, isFinalToolStatus, textPart, TOOL_CALL_KEY, toolCallsOf, type ToolCallData } from '../wire.js';
+import { dataPart, isFinalToolStatus, textPart, TOOL_CALL_KEY, TOOL_OUTPUT_ARTIFACT_NAME, toolCallsOf, type ToolCallData } from '../wire.js';
 import type { ModelTool, RequestedToolCall } from './model-gateway.js';
 import { statusUpdate } from './events.js';
 
@@ -44,7 +44,7 @@ export function toolOutputArtifact(taskId: string, contextId: string, artifactId
   return {
     taskId,
     contextId,
-    artifact: { artifactId, name: 'tool-output', description: `The whole output of ${tool}`, parts: [textPart(text)], metadata: {}, extensions: [] },
+    artifact: { artifactId, name: TOOL_OUTPUT_ARTIFACT_NAME, description: `The whole output of ${tool}`, parts: [textPart(text)], metadata: {}, extensions: [] },
     append: false,
     lastChunk: true,
     metadata: {},
