@@ -142,7 +142,7 @@ describe('tools in the model loop', () => {
     assert.match(text, /^gone: not connected \(.+\); tried again on next use$/m);
     const servers = dataOf(reply.status?.message).servers;
     assert.deepEqual(servers.map((s: any) => [s.name, s.connected]), [['fs', true], ['fx', true], ['web', true], ['gone', false]]);
-    assert.deepEqual(servers[1].tools.map((t: any) => t.name), ['fx_echo', 'fx_fail', 'fx_throw', 'fx_hang', 'fx_grow', 'fx_huge', 'fx_crash']);
+    assert.deepEqual(servers[1].tools.map((t: any) => t.name), ['fx_echo', 'fx_fail', 'fx_throw', 'fx_hang', 'fx_grow', 'fx_huge', 'fx_add_prompt', 'fx_crash']);
   });
 
   it('TOOL-2: a tool that fails gives the model an error result and the turn goes on', async () => {

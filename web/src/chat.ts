@@ -13,7 +13,22 @@ import {
   type CallInterceptor,
   type Client,
 } from '@a2a-js/sdk/client';
-import { COMMAND_KEY, COMMANDS_EXTENSION_URI, JSONRPC_PATH, SUBTASK_NOTE_KEY, TASK_REF_KEY, isTerminal, textOf, textPart } from '../../src/wire.js';
+import {
+  AWAITING_APPROVAL_NOTICE,
+  COMMAND_KEY,
+  COMMANDS_EXTENSION_URI,
+  JSONRPC_PATH,
+  NOTICE_KEY,
+  SUBTASK_NOTE_KEY,
+  TASK_REF_KEY,
+  TOOL_CALL_KEY,
+  TOOL_OUTPUT_ARTIFACT_NAME,
+  isTerminal,
+  textOf,
+  textPart,
+  toolCallsOf,
+  type ToolCallData,
+} from '../../src/wire.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -28,7 +43,11 @@ export type ChatEvent =
   /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`). */
   | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string }
   /** The harness's note that a sub-task ended. */
-  | { kind: 'note'; messageId: string; text: string; subtaskId?: string };
+  | { kind: 'note'; messageId: string; text: string; subtaskId?: string }
+  /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
+  | { kind: 'tool'; call: ToolCallData }
+  /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval). */
+  | { kind: 'notice'; messageId: string; text: string };
 
 function stringAt(metadata: Record<string, unknown> | undefined, key: string): string | undefined {
   const value = metadata?.[key];
@@ -45,6 +64,8 @@ export function interpret(event: StreamResponse): ChatEvent[] {
     }
     case 'artifactUpdate': {
       const { artifact, append } = payload.value;
+      // A call's whole output: its row says where it is; it is not the reply.
+      if (artifact?.name === TOOL_OUTPUT_ARTIFACT_NAME) return [];
       const text = textOf(artifact?.parts);
       return artifact && text ? [{ kind: 'chunk', artifactId: artifact.artifactId, text, append }] : [];
     }
@@ -55,7 +76,7 @@ export function interpret(event: StreamResponse): ChatEvent[] {
       const state = update.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
       const events: ChatEvent[] = [{ kind: 'state', taskId: update.taskId, contextId: update.contextId, state }];
       const message = update.status?.message;
-      if (message) events.push(readStatusMessage(message, update.metadata));
+      if (message) events.push(...readStatusMessage(message, update.metadata));
       return events;
     }
     default:
@@ -63,19 +84,23 @@ export function interpret(event: StreamResponse): ChatEvent[] {
   }
 }
 
-function readStatusMessage(message: Message, updateMetadata: Record<string, unknown> | undefined): ChatEvent {
+function readStatusMessage(message: Message, updateMetadata: Record<string, unknown> | undefined): ChatEvent[] {
   const metadata = { ...message.metadata, ...updateMetadata };
   const text = textOf(message.parts);
   const command = stringAt(metadata, COMMAND_KEY);
   if (command) {
     const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
-    return taskRef ? { kind: 'command', messageId: message.messageId, command, text, taskRef } : { kind: 'command', messageId: message.messageId, command, text };
+    return [taskRef ? { kind: 'command', messageId: message.messageId, command, text, taskRef } : { kind: 'command', messageId: message.messageId, command, text }];
   }
   const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown } | undefined;
   if (note && typeof note === 'object') {
-    return typeof note.id === 'string' ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id } : { kind: 'note', messageId: message.messageId, text };
+    return [typeof note.id === 'string' ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id } : { kind: 'note', messageId: message.messageId, text }];
   }
-  return { kind: 'reply', messageId: message.messageId, text };
+  if (metadata[TOOL_CALL_KEY] !== undefined) return toolCallsOf(message.parts).map((call) => ({ kind: 'tool', call }));
+  if (metadata[NOTICE_KEY] === AWAITING_APPROVAL_NOTICE) {
+    return [{ kind: 'notice', messageId: message.messageId, text }, ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call }))];
+  }
+  return [{ kind: 'reply', messageId: message.messageId, text }];
 }
 
 /** A random id, also where `crypto.randomUUID` is missing (a page served over plain http to another host). */

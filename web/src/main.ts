@@ -48,10 +48,18 @@ async function main(): Promise<void> {
   }
   let cardReadAt = Date.now();
   const conversation = new Conversation(await connect(card, location.href));
-  const transcript = new Transcript(byId('log'), {
-    load: (id) => conversation.subtask(id),
-    watch: (id, onState) => conversation.watchSubtask(id, onState, AbortSignal.timeout(SUBTASK_WATCH_MS)),
-  });
+  const transcript = new Transcript(
+    byId('log'),
+    {
+      load: (id) => conversation.subtask(id),
+      watch: (id, onState) => conversation.watchSubtask(id, onState, AbortSignal.timeout(SUBTASK_WATCH_MS)),
+    },
+    // The approve and deny buttons of a tool call send their command as if it were typed.
+    (text) => {
+      setText(text);
+      void send();
+    },
+  );
   title.textContent = card.name || 'tiny-harness';
   document.title = card.name || 'tiny-harness';
   completion.setCommands(commandsFromCard(card));

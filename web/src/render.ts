@@ -4,7 +4,7 @@
  * Text is only ever set as text, never parsed as HTML.
  */
 import type { TaskState } from '@a2a-js/sdk';
-import { isTerminal, stateName } from '../../src/wire.js';
+import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
 import type { ChatEvent } from './chat.js';
 import type { Completion } from './completion.js';
 
@@ -25,15 +25,37 @@ export interface Subtasks {
 export class Transcript {
   /** Messages already shown: a command reply can arrive on two streams (its own and a running turn's). */
   private readonly shown = new Set<string>();
+  /** The row of each tool call shown, by call id: a call's later reports update it in place. */
+  private readonly toolRows = new Map<string, ToolRow>();
 
+  /** `answer` sends a message on the task, as if typed: what the approve and deny buttons do. */
   constructor(
     private readonly root: HTMLElement,
     private readonly subtasks: Subtasks,
+    private readonly answer: (text: string) => void = () => {},
   ) {}
 
   clear(): void {
     this.root.replaceChildren();
     this.shown.clear();
+    this.toolRows.clear();
+  }
+
+  /**
+   * A tool call as a collapsible row: the tool and its status in the summary, its input and
+   * output inside; a call waiting for approval has Approve and Deny buttons that send
+   * `/approve <id>` and `/deny <id>`.
+   */
+  toolCall(call: ToolCallData): HTMLElement {
+    let row = this.toolRows.get(call.id);
+    if (!row) {
+      row = new ToolRow(call.id, this.answer);
+      this.toolRows.set(call.id, row);
+      this.add(row.el);
+    }
+    const el = row.el;
+    this.keepingBottom(() => row.show(call));
+    return el;
   }
 
   user(text: string): HTMLElement {
@@ -128,6 +150,61 @@ export class Transcript {
   }
 }
 
+/** How much of a call's input or output its row shows; the whole output of a large one is an artifact. */
+const TOOL_TEXT_CHARS = 4000;
+
+function bounded(text: string): string {
+  return text.length > TOOL_TEXT_CHARS ? `${text.slice(0, TOOL_TEXT_CHARS)}\n…` : text;
+}
+
+/** One tool call's row. */
+class ToolRow {
+  readonly el = element('details', 'tool-call');
+  private readonly name = element('span', 'tool-name');
+  private readonly status = element('span', 'tool-status');
+  private readonly input = element('pre', 'tool-input');
+  private readonly output = element('pre', 'tool-output');
+  private readonly actions = element('div', 'tool-actions');
+
+  constructor(
+    private readonly id: string,
+    private readonly answer: (text: string) => void,
+  ) {
+    const summary = element('summary');
+    summary.append(element('span', 'badge', 'tool'), this.name, this.status);
+    this.output.hidden = true;
+    this.actions.hidden = true;
+    const approve = element('button', 'tool-approve', 'Approve');
+    const deny = element('button', 'tool-deny', 'Deny');
+    approve.type = 'button';
+    deny.type = 'button';
+    const send = (text: string) => {
+      approve.disabled = true;
+      deny.disabled = true;
+      this.answer(text);
+    };
+    approve.addEventListener('click', () => send(`/${APPROVE_COMMAND} ${this.id}`));
+    deny.addEventListener('click', () => send(`/${DENY_COMMAND} ${this.id}`));
+    this.actions.append(approve, deny);
+    this.el.append(summary, this.input, this.output, this.actions);
+    this.el.dataset['callId'] = id;
+  }
+
+  show(call: ToolCallData): void {
+    this.el.dataset['status'] = call.status;
+    this.name.textContent = call.tool;
+    this.status.textContent = call.status.replace('-', ' ');
+    this.input.textContent = bounded(JSON.stringify(call.input ?? {}, null, 2));
+    const output = call.output === undefined ? '' : call.outputArtifactId ? `${call.output}\n(the whole output is the task's artifact ${call.outputArtifactId})` : call.output;
+    this.output.textContent = bounded(output);
+    this.output.hidden = call.output === undefined;
+    const waiting = call.status === 'awaiting-approval';
+    this.actions.hidden = !waiting;
+    // A call waiting for an answer opens by itself: the buttons must be seen.
+    if (waiting) this.el.open = true;
+  }
+}
+
 /**
  * What one sent message's stream draws: the reply streaming into one bubble (one per artifact),
  * then replaced by the turn's whole reply; command replies and notes as their own entries.
@@ -171,6 +248,12 @@ export class TurnView {
         return;
       case 'note':
         if (t.firstSight(event.messageId)) t.note(event.text, event.subtaskId);
+        return;
+      case 'tool':
+        t.toolCall(event.call);
+        return;
+      case 'notice':
+        if (t.firstSight(event.messageId)) t.note(event.text);
         return;
       case 'state':
         if (isTerminal(event.state) && stateName(event.state) !== 'completed') {

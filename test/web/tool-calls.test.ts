@@ -1,0 +1,85 @@
+/**
+ * Tool calls on the chat page in Chromium (TOOL-1, CMD-33): each call a collapsible row that
+ * updates in place, and a call waiting for approval with Approve and Deny buttons that send
+ * `/approve <id>` and `/deny <id>`. The fixture MCP server over stdio, `echo` needing approval.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { lastMessage } from '../fixtures/model-server.js';
+import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
+import { needs } from '../needs.js';
+import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
+import { ensureBundle } from './bundle.js';
+
+const WAIT_MS = 10_000;
+
+let h: TestHarness | undefined;
+let browser: BrowserPage | undefined;
+let page: Page;
+let problems: string[] = [];
+
+async function say(text: string): Promise<void> {
+  await page.locator('#input').pressSequentially(text, { delay: 5 });
+  await page.keyboard.press('Enter');
+}
+
+describe('tool calls on the chat page', needs(CHROMIUM), () => {
+  before(async () => {
+    ensureBundle();
+    h = await startTestHarness({
+      script: {
+        toolCalls: (body) => {
+          const last = lastMessage(body);
+          if (last.role !== 'user') return undefined;
+          if (last.content.includes('please fail')) return [{ name: 'fx_fail', arguments: {} }];
+          if (last.content.includes('please echo')) return [{ name: 'fx_echo', arguments: { text: 'from the page' } }];
+          return undefined;
+        },
+        reply: (body) => (lastMessage(body).role === 'tool' ? `done: ${lastMessage(body).content.slice(0, 60)}` : 'plain'),
+      },
+      config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
+    });
+    browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
+    ({ page, problems } = browser);
+    await page.goto(`${h.harness.url}/`, { timeout: WAIT_MS });
+    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  it('TOOL-1: a tool call is one collapsible row, updated in place as it ends; the reply stays text', async () => {
+    await say('please fail');
+    const row = page.locator('details.tool-call[data-status="failed"]');
+    await row.waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('details.tool-call').count(), 1, 'one row for the call, not one per report');
+    assert.equal(await row.locator('.tool-name').textContent(), 'fx_fail');
+    assert.equal(await row.getAttribute('open'), null, 'closed until opened');
+    await row.locator('summary').click();
+    assert.equal(await row.locator('.tool-output').textContent(), 'the fixture tool failed on purpose');
+    await page.locator('.msg.agent:not(.streaming)').waitFor({ timeout: WAIT_MS });
+    assert.match((await page.locator('.msg.agent').last().textContent()) ?? '', /^done: the fixture tool failed on purpose/);
+  });
+
+  it('CMD-33: a call waiting for approval opens with Approve and Deny; Approve sends /approve <id> and the turn resumes', async () => {
+    await say('please echo');
+    const row = page.locator('details.tool-call[data-status="awaiting-approval"]');
+    await row.waitFor({ timeout: WAIT_MS });
+    assert.equal(await row.getAttribute('open'), '', 'a waiting call opens by itself');
+    const id = await row.getAttribute('data-call-id');
+    await page.locator('.msg.note', { hasText: 'Answer with /approve' }).waitFor({ timeout: WAIT_MS });
+    await row.getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.msg.command[data-command="approve"]').waitFor({ timeout: WAIT_MS });
+    await page.locator(`details.tool-call[data-call-id="${id}"][data-status="succeeded"]`).waitFor({ timeout: WAIT_MS });
+    await page.locator('.msg.agent', { hasText: 'done: echo: from the page' }).waitFor({ timeout: WAIT_MS });
+    assert.ok(await page.locator('.msg.user', { hasText: `/approve ${id}` }).count(), 'the button sent /approve with the call id');
+  });
+
+  it('showed no script errors and broke no Content-Security-Policy rule', () => {
+    assert.deepEqual(problems, []);
+  });
+});
