@@ -168,6 +168,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     registerBuiltinCommands(registry, {
       models: taskModels,
       reporter: new TaskReports(taskModels, store.state, engine, taskStore),
+      turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
       subtasks,
       tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.harnessTurns) } : undefined,
     });

@@ -18,4 +18,4 @@ export { sdkTaskPort } from './sdk-port.js';
 export { MessageClaims, contentDigest, type Claim, type FirstClaim, type RepeatClaim } from './message-claims.js';
 export { InMemoryMessageClaimStore, type MessageClaimStore, type ClaimScope, type ClaimOutcome, type StoredClaim } from './message-claim-store.js';
 export { CLIENT_GONE_KEY, clientGoneSignal, setClientGoneSignal, detachedOnClientGone } from './client-gone.js';
-export { registerBuiltinCommands, type ToolApprovalControl, type ModelControl, type SubtaskControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';
+export { registerBuiltinCommands, type ToolApprovalControl, type TurnControl, type ModelControl, type SubtaskControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';

@@ -50,10 +50,13 @@ export interface Coordination {
    */
   follow(taskId: string, deliver: (event: AgentExecutionEvent) => void): Promise<() => void>;
 
-  /** Asks whichever instance runs the task's turn to cancel it (this one included). */
-  requestCancel(taskId: string): Promise<void>;
-  /** The handler of cancel requests for turns on this instance; set once, by the engine. */
-  onCancelRequest(handler: (taskId: string) => void): void;
+  /**
+   * Asks whichever instance runs the task's turn to end it (this one included): `cancel` ends
+   * the task (`CancelTask`), `stop` ends only the turn, keeping what it wrote (`/stop`, CMD-32).
+   */
+  requestCancel(taskId: string, how?: TurnEnding): Promise<void>;
+  /** The handler of cancel and stop requests for turns on this instance; set once, by the engine. */
+  onCancelRequest(handler: (taskId: string, how: TurnEnding) => void): void;
   /**
    * The handler of turns left held by an instance that stopped without ending them (`kill -9`,
    * a lost machine): called on one surviving instance, once per dead instance, after its
@@ -72,3 +75,6 @@ export interface Coordination {
   /** Hands over the events published so far, then stops; nothing may be called afterwards. */
   close(): Promise<void>;
 }
+
+/** How a turn asked to end from outside ends: the task canceled, or only the turn stopped. */
+export type TurnEnding = 'cancel' | 'stop';

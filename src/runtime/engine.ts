@@ -3,9 +3,9 @@ import { AgentEvent, ExecutionEventQueue, type AgentExecutionEvent, type ServerC
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { CommandTaskPort } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
-import type { Coordination } from './coordination.js';
+import type { Coordination, TurnEnding } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
-import { TurnInterrupted, type Turn } from './turns.js';
+import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
 
 /** How often a cancel request for a turn on another instance is repeated until the turn ends. */
 const CANCEL_AGAIN_MS = 2000;
@@ -68,8 +68,8 @@ export class TaskEngine implements CommandTaskPort {
   readonly buses: TaskBuses;
   private readonly reserved = new Map<string, () => void>();
   private readonly running = new Map<string, RunningTurn>();
-  /** Cancel requests for turns reserved here but not begun yet. */
-  private readonly cancelBeforeBegin = new Set<string>();
+  /** Cancel or stop requests for turns reserved here but not begun yet. */
+  private readonly cancelBeforeBegin = new Map<string, TurnEnding>();
   /** Turn streams and posts under way: what `drain` waits for. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
@@ -83,7 +83,7 @@ export class TaskEngine implements CommandTaskPort {
         (error, taskId) => options.onError(error, 'following a task on other instances', taskId),
         (taskId) => this.running.has(taskId),
       );
-    options.coordination.onCancelRequest((taskId) => this.cancelHere(taskId));
+    options.coordination.onCancelRequest((taskId, how) => this.cancelHere(taskId, how));
   }
 
   get coordination(): Coordination {
@@ -186,7 +186,10 @@ export class TaskEngine implements CommandTaskPort {
     const turn: RunningTurn = { taskId, abort: new AbortController(), context, unwatch };
     this.running.set(taskId, turn);
     if (this.draining) turn.abort.abort(new TurnInterrupted());
-    else if (this.cancelBeforeBegin.delete(taskId)) turn.abort.abort(new Error('canceled'));
+    else if (this.cancelBeforeBegin.has(taskId)) {
+      turn.abort.abort(abortReason(this.cancelBeforeBegin.get(taskId)!));
+      this.cancelBeforeBegin.delete(taskId);
+    }
     return turn;
   }
 
@@ -335,12 +338,26 @@ export class TaskEngine implements CommandTaskPort {
     return work;
   }
 
-  /** A cancel request from any instance: aborts the turn if it runs here. */
-  private cancelHere(taskId: string): void {
-    const turn = this.running.get(taskId);
-    if (turn) turn.abort.abort(new Error('canceled'));
-    else if (this.reserved.has(taskId)) this.cancelBeforeBegin.add(taskId);
+  /**
+   * Stops the task's turn, wherever it runs (CMD-32): it ends as a finished turn ends, keeping
+   * what it wrote. A request, not a wait: the turn's final status follows on its own.
+   */
+  async stop(taskId: string): Promise<void> {
+    if (this.running.has(taskId) || this.reserved.has(taskId)) return this.cancelHere(taskId, 'stop');
+    if (await this.options.coordination.turnHeld(taskId)) await this.options.coordination.requestCancel(taskId, 'stop');
   }
+
+  /** A cancel or stop request from any instance: aborts the turn if it runs here. */
+  private cancelHere(taskId: string, how: TurnEnding): void {
+    const turn = this.running.get(taskId);
+    if (turn) turn.abort.abort(abortReason(how));
+    // A cancel asked for already is not made a mere stop.
+    else if (this.reserved.has(taskId) && this.cancelBeforeBegin.get(taskId) !== 'cancel') this.cancelBeforeBegin.set(taskId, how);
+  }
+}
+
+function abortReason(how: TurnEnding): Error {
+  return how === 'stop' ? new TurnStopped() : new Error('canceled');
 }
 
 interface RunningTurn extends Turn {

@@ -15,7 +15,7 @@ import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
-import { TurnInterrupted, type Turn } from './turns.js';
+import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
 
 export interface ExecutorOptions {
   /** Where turns begin and end, one per task, and where their ends are told. */
@@ -81,7 +81,9 @@ export class HarnessExecutor implements AgentExecutor {
       return;
     }
     const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
-    await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, outcome.kind === 'replied' ? undefined : outcome.kind));
+    // A reply, stopped or not, is the model's, which later turns send it; anything else is the harness's notice.
+    const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
+    await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, notice));
     if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context });
   }
 
@@ -90,9 +92,11 @@ export class HarnessExecutor implements AgentExecutor {
     let modelId = '';
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
-      return { kind: 'replied', text: await this.runModel(turn, modelId, contextId, history, bus, calls, start) };
+      const reply = await this.runModel(turn, modelId, contextId, history, bus, calls, start);
+      return reply.stopped ? { kind: 'stopped', text: reply.text } : { kind: 'replied', text: reply.text };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
+      if (turn.abort.signal.reason instanceof TurnStopped) return { kind: 'stopped', text: '' };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
       this.options.onTurnError?.(error, turn.taskId);
       const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
@@ -105,6 +109,8 @@ export class HarnessExecutor implements AgentExecutor {
     switch (outcome.kind) {
       case 'replied':
         return { state: this.options.endState, text: outcome.text };
+      case 'stopped':
+        return { state: this.options.endState, text: stoppedText(outcome.text) };
       case 'canceled':
         return { state: TaskState.TASK_STATE_CANCELED, text: 'The turn was canceled.' };
       case 'interrupted':
@@ -183,15 +189,17 @@ export class HarnessExecutor implements AgentExecutor {
     bus: ExecutionEventBus,
     calls: TurnToolCalls,
     start: TurnStart,
-  ): Promise<string> {
+  ): Promise<{ text: string; stopped?: boolean }> {
     const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
     const publish = (text: string, lastChunk: boolean) => {
       bus.publish(AgentEvent.artifactUpdate(replyChunk(artifact, text, { append: chunks > 0, lastChunk })));
       chunks += 1;
     };
+    /** What the model wrote so far: a stopped turn keeps it (CMD-32). */
+    let written = '';
     const text = new CoalescedText((merged) => {
-      if (!turn.abort.signal.aborted) publish(merged, false);
+      if (!turn.abort.signal.aborted || turn.abort.signal.reason instanceof TurnStopped) publish(merged, false);
     });
     // A command file's `allowed-tools` (TOOL-3): the model is offered no other tool, and the AI
     // SDK answers a call to one it was not offered with an error result.
@@ -205,7 +213,10 @@ export class HarnessExecutor implements AgentExecutor {
         system: this.options.systemPrompt,
         messages: modelHistory(answered.length > 0 ? [...history, ...answered] : history, this.options.contextCharsFor?.(modelId)),
         abortSignal: turn.abort.signal,
-        onText: (delta) => text.push(delta),
+        onText: (delta) => {
+          written += delta;
+          text.push(delta);
+        },
         tools,
         maxSteps: this.options.maxSteps,
         onApprovalRequest: (call) => {
@@ -215,12 +226,15 @@ export class HarnessExecutor implements AgentExecutor {
       });
     } catch (error) {
       text.flush(); // what arrived before a failure goes out before the final status
-      throw error;
+      if (!(turn.abort.signal.reason instanceof TurnStopped)) throw error;
+      // Stopped: the reply so far is the reply, its artifact closed as a finished one is.
+      if (chunks > 0) publish('', true);
+      return { text: written, stopped: true };
     }
     const rest = text.take();
     if (chunks > 0 || rest) publish(rest, true);
     await this.options.state.addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens });
-    return response.text || '(The model returned no text.)';
+    return { text: response.text || '(The model returned no text.)' };
   }
 
   /**
@@ -250,6 +264,14 @@ export class HarnessExecutor implements AgentExecutor {
     await this.options.engine.end(turn);
     bus.publish(AgentEvent.statusUpdate(statusUpdate(turn.taskId, message.contextId, state, message)));
   }
+}
+
+/** The mark a stopped reply ends with: the person reading and the model in later turns both see it was cut (CMD-32). */
+export const STOPPED_MARK = '[stopped by the user]';
+
+/** A stopped turn's reply: what the model wrote so far, marked. */
+export function stoppedText(written: string): string {
+  return written.trim() ? `${written.trimEnd()}\n\n${STOPPED_MARK}` : `${STOPPED_MARK} (before the model wrote anything)`;
 }
 
 /** Said when a turn was cut short by the server stopping, now or in a crash found at start-up. */
@@ -283,6 +305,7 @@ interface TurnStart {
 
 type TurnOutcome =
   | { kind: 'replied'; text: string }
+  | { kind: 'stopped'; text: string }
   | { kind: 'canceled' }
   | { kind: 'interrupted' }
   | { kind: 'model-failure'; reason: string };
@@ -292,6 +315,8 @@ function subtaskEnd(outcome: TurnOutcome): { state: TaskState; text: string } {
   switch (outcome.kind) {
     case 'replied':
       return { state: TaskState.TASK_STATE_COMPLETED, text: outcome.text };
+    case 'stopped':
+      return { state: TaskState.TASK_STATE_COMPLETED, text: stoppedText(outcome.text) };
     case 'canceled':
       return { state: TaskState.TASK_STATE_CANCELED, text: 'The sub-task was canceled.' };
     case 'interrupted':

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Coordination } from './coordination.js';
+import type { Coordination, TurnEnding } from './coordination.js';
 
 /**
  * The coordination of one process alone (the embedded SQLite store): turn leases are a set in
@@ -10,7 +10,7 @@ import type { Coordination } from './coordination.js';
 export class LocalCoordination implements Coordination {
   readonly settleMs = 0;
   private readonly leases = new Set<string>();
-  private cancelHandler: ((taskId: string) => void) | undefined;
+  private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
 
   constructor(readonly instanceId: string = randomUUID()) {}
 
@@ -47,12 +47,12 @@ export class LocalCoordination implements Coordination {
     return Promise.resolve(() => undefined);
   }
 
-  requestCancel(taskId: string): Promise<void> {
-    this.cancelHandler?.(taskId);
+  requestCancel(taskId: string, how: TurnEnding = 'cancel'): Promise<void> {
+    this.cancelHandler?.(taskId, how);
     return Promise.resolve();
   }
 
-  onCancelRequest(handler: (taskId: string) => void): void {
+  onCancelRequest(handler: (taskId: string, how: TurnEnding) => void): void {
     this.cancelHandler = handler;
   }
 

@@ -8,6 +8,17 @@ export class TurnInterrupted extends Error {
   }
 }
 
+/**
+ * The abort reason of a turn ended by `/stop` (CMD-32): the turn ends as a finished turn does,
+ * its partial reply kept, rather than canceling the task.
+ */
+export class TurnStopped extends Error {
+  constructor() {
+    super('The turn was stopped.');
+    this.name = 'TurnStopped';
+  }
+}
+
 /** One model turn in flight on a task, on this instance (see `TaskEngine`). */
 export interface Turn {
   readonly taskId: string;

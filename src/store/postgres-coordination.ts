@@ -2,7 +2,7 @@ import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { createLogger } from '../log.js';
-import type { Coordination } from '../runtime/coordination.js';
+import type { Coordination, TurnEnding } from '../runtime/coordination.js';
 import type { Database } from './database.js';
 import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
@@ -81,7 +81,7 @@ export class PostgresCoordination implements Coordination {
   private running = false;
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
-  private cancelHandler: ((taskId: string) => void) | undefined;
+  private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
   /** Wake-ups to send, the highest seq per task, gathered while one is being sent. */
   private readonly wakeUps = new Map<string, number>();
   private sendingWakeUps: Promise<void> | undefined;
@@ -165,11 +165,12 @@ export class PostgresCoordination implements Coordination {
     return this.feeds.follow(taskId, deliver);
   }
 
-  async requestCancel(taskId: string): Promise<void> {
-    await sql`select pg_notify(${this.cancelChannel}, ${taskId})`.execute(this.db);
+  /** The payload is the task id, after `stop:` for a stop (task ids never hold a colon). */
+  async requestCancel(taskId: string, how: TurnEnding = 'cancel'): Promise<void> {
+    await sql`select pg_notify(${this.cancelChannel}, ${how === 'stop' ? `stop:${taskId}` : taskId})`.execute(this.db);
   }
 
-  onCancelRequest(handler: (taskId: string) => void): void {
+  onCancelRequest(handler: (taskId: string, how: TurnEnding) => void): void {
     this.cancelHandler = handler;
   }
 
@@ -236,9 +237,11 @@ export class PostgresCoordination implements Coordination {
     this.feeds.wake(payload.slice(space + 1), Number(payload.slice(0, space)));
   }
 
-  private cancelRequested(taskId: string): void {
+  private cancelRequested(payload: string): void {
+    const stop = payload.startsWith('stop:');
+    const taskId = stop ? payload.slice('stop:'.length) : payload;
     try {
-      this.cancelHandler?.(taskId);
+      this.cancelHandler?.(taskId, stop ? 'stop' : 'cancel');
     } catch (error) {
       this.onError(error, `cancelling task ${taskId}`);
     }

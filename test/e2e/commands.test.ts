@@ -166,7 +166,7 @@ describe('commands on the card', () => {
     const entries = card.capabilities.extensions.filter((e: any) => e.uri === COMMANDS_EXTENSION_URI);
     assert.equal(entries.length, 1);
     assert.equal(entries[0].required, false);
-    assert.deepEqual(entries[0].params.commands.map((c: any) => c.name), ['help', 'model', 'status', 'spawn', 'explode', 'strict', 'count']);
+    assert.deepEqual(entries[0].params.commands.map((c: any) => c.name), ['help', 'model', 'status', 'stop', 'spawn', 'explode', 'strict', 'count']);
     assert.deepEqual(entries[0].params.commands[1], { name: 'model', description: "Show or choose this task's model", argument_hint: '[<model>]' });
     for (const iface of card.supportedInterfaces) assert.equal(iface.protocolVersion, '1.0');
     assert.deepEqual(card.supportedInterfaces.map((i: any) => i.protocolBinding), ['JSONRPC', 'HTTP+JSON', 'GRPC']);

@@ -36,7 +36,7 @@ after(async () => {
 
 describe('commands written in files', () => {
   it('load after the built-ins in file-name order; bad files are skipped, the rest load', async () => {
-    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'spawn', 'echoed', 'repeat', 'review']);
+    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'stop', 'spawn', 'echoed', 'repeat', 'review']);
     assert.deepEqual((await cardCommands()).at(-1), { name: 'review', description: 'Review a file for bugs', argument_hint: '<file> [focus]' });
   });
 
@@ -71,7 +71,7 @@ describe('commands written in files', () => {
     await eventually(async () => (await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
     writeFileSync(join(dir, 'deploy.md'), '---\ndescription: Deploy it carefully\nargument-hint: <env>\n---\nDeploy $1\n');
     await eventually(async () => (await cardCommands()).find((c) => c.name === 'deploy')?.description === 'Deploy it carefully' || undefined, 5000);
-    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'spawn', 'deploy', 'echoed', 'repeat', 'review']);
+    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'stop', 'spawn', 'deploy', 'echoed', 'repeat', 'review']);
     unlinkSync(join(dir, 'deploy.md'));
     await eventually(async () => !(await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
     const client = await h.client('JSONRPC');

@@ -157,6 +157,20 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     assert.equal(statusUpdates(events).at(-1)?.status?.state, TaskState.TASK_STATE_CANCELED);
   });
 
+  it('CMD-32 across instances: /stop on B replies at once, then ends the turn running on A as a finished turn, its partial reply kept', async () => {
+    const [a, b] = clients as [Client, Client];
+    const aborted = model.aborted;
+    const turn = await heldTurn(a);
+    const reply = await send(b, '/stop', { taskId: turn.taskId });
+    assert.match(textOf(reply.status?.message), /^Stopping the turn/);
+    assert.equal(reply.status?.state, TaskState.TASK_STATE_WORKING, 'the reply leaves the running turn\'s state');
+    await model.waitForAborted(aborted + 1);
+    const events = await turn.ended;
+    const final = statusUpdates(events).at(-1)!;
+    assert.equal(final.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.match(textOf(final.status?.message), /^one two\s*\n\n\[stopped by the user\]$/);
+  });
+
   it('CMD-30, CMD-31 across instances: a sub-task started on B tells its parent, watched on A; cancelling the parent on C cancels a sub-task running on B', async () => {
     const [a, b, c] = clients as [Client, Client, Client];
     const parent = await send(a, 'Hello');

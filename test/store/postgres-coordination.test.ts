@@ -266,18 +266,19 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
-  it('a cancel request reaches every instance, the one that asked included', async () => {
+  it('a cancel or stop request reaches every instance, the one that asked included, saying which it is (CMD-32)', async () => {
     await withCluster(3, {}, async ({ instances }) => {
       const heard = instances.map((instance) => {
         const inbox = new Inbox<string>();
-        instance.coordination.onCancelRequest(inbox.put);
+        instance.coordination.onCancelRequest((taskId, how) => inbox.put(`${how} ${taskId}`));
         return inbox;
       });
       await instances[1]!.coordination.requestCancel('t');
-      await Promise.all(heard.map((inbox) => inbox.count(1)));
+      await instances[2]!.coordination.requestCancel('u', 'stop');
+      await Promise.all(heard.map((inbox) => inbox.count(2)));
       assert.deepEqual(
         heard.map((inbox) => inbox.items),
-        instances.map(() => ['t']),
+        instances.map(() => ['cancel t', 'stop u']),
       );
     });
   });

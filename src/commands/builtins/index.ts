@@ -2,25 +2,27 @@ import type { CommandRegistry } from '../registry.js';
 import { approveCommand, denyCommand } from './approve.js';
 import { helpCommand } from './help.js';
 import { modelCommand } from './model.js';
-import type { ModelControl, SubtaskControl, TaskReporter, ToolApprovalControl, ToolDirectory } from './ports.js';
+import type { ModelControl, SubtaskControl, TaskReporter, ToolApprovalControl, ToolDirectory, TurnControl } from './ports.js';
 import { spawnCommand } from './spawn.js';
 import { statusCommand } from './status.js';
+import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
-export type { ModelChoice, ModelControl, SubtaskControl, TaskReport, TaskReporter, ToolApprovalControl, ToolDirectory, ToolServerReport, UsageLine } from './ports.js';
+export type { ModelChoice, ModelControl, SubtaskControl, TaskReport, TaskReporter, ToolApprovalControl, ToolDirectory, ToolServerReport, TurnControl, UsageLine } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, spawn, then
+ * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then
  * tools, approve and deny when tool servers are configured (a deployment without them is not
  * offered commands that could only say so).
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
-  harness: { models: ModelControl; reporter: TaskReporter; subtasks: SubtaskControl; tools?: { directory: ToolDirectory; approvals: ToolApprovalControl } },
+  harness: { models: ModelControl; reporter: TaskReporter; turns: TurnControl; subtasks: SubtaskControl; tools?: { directory: ToolDirectory; approvals: ToolApprovalControl } },
 ): void {
   registry.register(helpCommand(registry));
   registry.register(modelCommand(harness.models));
   registry.register(statusCommand(harness.reporter));
+  registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));

@@ -70,3 +70,11 @@ export interface ToolApprovalControl {
   /** Resumes the task's turn, every waiting call answered (the answers are in the task's history by then): the turn's events. */
   resume(task: Task, callContext: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined>;
 }
+
+/** Running turns, as `/stop` needs them (CMD-32). */
+export interface TurnControl {
+  /** Whether a turn of the task is starting or running, on any instance. */
+  isRunning(task: Task): Promise<boolean>;
+  /** Stops the task's turn, wherever it runs: it ends as a finished turn ends, keeping what it wrote. */
+  stop(task: Task): Promise<void>;
+}
