@@ -29,6 +29,7 @@ import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
+import { earlierInContext } from './runtime/context-history.js';
 import { buildTurnPath } from './runtime/turn-path.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
@@ -125,6 +126,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       contextCharsFor: (modelId) => config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
       endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
       taskOf: (taskId) => store.tasks.loadUnscoped(taskId),
+      earlier: (task, callContext) => earlierInContext(taskStore, task, callContext),
       onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
     });
 

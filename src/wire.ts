@@ -172,6 +172,12 @@ export function toolCallsOf(parts: readonly Part[] | undefined): ToolCallData[] 
  */
 export const ALLOWED_TOOLS_KEY = 'tiny-harness/allowed-tools';
 
+/**
+ * Task metadata key of a sub-task started by a command file with `context: none`: the sub-task
+ * is sent only its instruction, not its parent's conversation.
+ */
+export const SUBTASK_CONTEXT_KEY = 'tiny-harness/context';
+
 /** The built-in commands that answer tool calls waiting for approval (CMD-33); clients send them. */
 export const APPROVE_COMMAND = 'approve';
 export const DENY_COMMAND = 'deny';

@@ -46,6 +46,7 @@ export function fileCommandDefinition(command: FileCommand, starter: SubtaskStar
         label,
         ...(command.model !== undefined && { model: command.model }),
         ...(command.allowedTools !== undefined && { allowedTools: command.allowedTools }),
+        ...(command.context !== undefined && { context: command.context }),
       };
       let id: string;
       try {

@@ -20,6 +20,8 @@ export interface CommandFileContent {
   model?: string;
   /** The only tools the sub-task may call (TOOL-3): names as the model sees them, or `server:*`. */
   allowedTools?: string[];
+  /** `none`: the sub-task is sent only the prompt, not the conversation it was started from. */
+  context?: 'none';
   /** The body after the front matter, trimmed: see `template.ts`. */
   template: string;
 }
@@ -79,12 +81,16 @@ const frontMatterSchema = z.strictObject(
       '"model" must be "provider:model", e.g. "builtin:stats" or "openai:gpt-5-mini"',
     ),
     'allowed-tools': allowedToolsKey,
+    context: z
+      .enum(['none', 'conversation'], { error: '"context" must be "none" (the sub-task starts clean) or "conversation" (the default)' })
+      .nullish()
+      .transform((value) => (value === 'none' ? ('none' as const) : undefined)),
   },
   {
     error: (issue) => {
       if (issue.code !== 'unrecognized_keys') return undefined;
       const which = issue.keys.map((key) => `"${key}"`).join(', ');
-      return `unknown front-matter key${issue.keys.length === 1 ? '' : 's'} ${which} (the keys are description, argument-hint, model and allowed-tools)`;
+      return `unknown front-matter key${issue.keys.length === 1 ? '' : 's'} ${which} (the keys are description, argument-hint, model, allowed-tools and context)`;
     },
   },
 );
@@ -106,7 +112,7 @@ export function parseCommandFile(text: string): CommandFileParse {
   if (template === '') reasons.push('the prompt is empty: write the prompt template after the closing "---" line');
   if (!result.success || reasons.length > 0) return { ok: false, reasons };
 
-  const { description, 'argument-hint': argumentHint, model, 'allowed-tools': allowedTools } = result.data;
+  const { description, 'argument-hint': argumentHint, model, 'allowed-tools': allowedTools, context } = result.data;
   return {
     ok: true,
     content: {
@@ -115,6 +121,7 @@ export function parseCommandFile(text: string): CommandFileParse {
       ...(argumentHint !== undefined && { argumentHint }),
       ...(model !== undefined && { model }),
       ...(allowedTools !== undefined && { allowedTools }),
+      ...(context !== undefined && { context }),
     },
   };
 }

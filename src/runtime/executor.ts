@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
@@ -30,6 +30,11 @@ export interface ExecutorOptions {
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
   /** A stored task: the SDK's cancel path gives the executor only the task id. */
   taskOf: (taskId: string) => Promise<Pick<Task, 'contextId' | 'history'> | undefined>;
+  /**
+   * What the model is sent before the task's own messages (CMD-35): the caller's earlier tasks
+   * of the context, or a sub-task's parent conversation. None without it.
+   */
+  earlier?: (task: Pick<Task, 'id' | 'contextId' | 'metadata'>, callContext: ServerCallContext) => Promise<Message[]>;
   /** The tools every turn's model may call (MCP servers); none without it. */
   tools?: Pick<ToolBox, 'list'>;
   /** The most model-and-tool steps in one turn (default 20). */
@@ -60,7 +65,9 @@ export class HarnessExecutor implements AgentExecutor {
       (update) => bus.publish(AgentEvent.statusUpdate(update)),
       (update) => bus.publish(AgentEvent.artifactUpdate(update)),
     );
-    const outcome = await this.runTurn(turn, contextId, history, bus, calls, { started: context.userMessage, allowedTools: allowedToolsOf(context.task?.metadata) });
+    // Read beside the turn's start, awaited only where the model request is built.
+    const earlier = this.options.earlier && context.context ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
+    const outcome = await this.runTurn(turn, contextId, history, bus, calls, { started: context.userMessage, allowedTools: allowedToolsOf(context.task?.metadata), earlier });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
     const read = await links;
@@ -206,12 +213,13 @@ export class HarnessExecutor implements AgentExecutor {
     const offered = allowedEntries((await this.options.tools?.list()) ?? [], start.allowedTools);
     const tools = calls.wrap(offered, () => text.flush());
     const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
+    const before = await start.earlier;
     let response: ModelResponse;
     try {
       response = await this.options.gateway.complete({
         modelId,
         system: this.options.systemPrompt,
-        messages: modelHistory(answered.length > 0 ? [...history, ...answered] : history, this.options.contextCharsFor?.(modelId)),
+        messages: modelHistory(before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history, this.options.contextCharsFor?.(modelId)),
         abortSignal: turn.abort.signal,
         onText: (delta) => {
           written += delta;
@@ -235,6 +243,16 @@ export class HarnessExecutor implements AgentExecutor {
     if (chunks > 0 || rest) publish(rest, true);
     await this.options.state.addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens });
     return { text: response.text || '(The model returned no text.)' };
+  }
+
+  /** The conversation before the task (CMD-35); a store that cannot say is logged, and the turn goes on with the task alone. */
+  private async earlierMessages(taskId: string, contextId: string, context: RequestContext): Promise<Message[]> {
+    try {
+      return await this.options.earlier!({ id: taskId, contextId, metadata: context.task?.metadata }, context.context!);
+    } catch (error) {
+      this.options.onTurnError?.(error, taskId);
+      return [];
+    }
   }
 
   /**
@@ -297,10 +315,11 @@ function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok:
   );
 }
 
-/** What started a turn: its message, and the tools the task may use (all when absent). */
+/** What started a turn: its message, the tools the task may use (all when absent), and the conversation before the task (CMD-35). */
 interface TurnStart {
   started: Message;
   allowedTools: string[] | undefined;
+  earlier: Promise<Message[]>;
 }
 
 type TurnOutcome =

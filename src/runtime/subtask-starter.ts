@@ -10,6 +10,8 @@ export interface SubtaskOptions {
   label?: string;
   /** The only tools the sub-task may call (`allowed-tools`, TOOL-3); all of them when absent. */
   allowedTools?: string[];
+  /** `none`: the sub-task is sent only its instruction, not the parent's conversation. */
+  context?: 'none';
 }
 
 /**

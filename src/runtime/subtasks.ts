@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { ALLOWED_TOOLS_KEY, SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
+import { ALLOWED_TOOLS_KEY, SUBTASK_CONTEXT_KEY, SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
 import { HarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
@@ -40,7 +40,7 @@ export interface SubtasksOptions {
 export class Subtasks implements SubtaskStarter {
   constructor(private readonly options: SubtasksOptions) {}
 
-  async start(parent: Task, instruction: string, { callContext, model, label, allowedTools }: SubtaskOptions): Promise<string> {
+  async start(parent: Task, instruction: string, { callContext, model, label, allowedTools, context }: SubtaskOptions): Promise<string> {
     const { records, models, offer } = this.options;
     const modelId = model ?? (await models.modelFor(parent, callContext));
     if (!offer.has(modelId)) {
@@ -54,7 +54,11 @@ export class Subtasks implements SubtaskStarter {
       status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
       history: [],
       artifacts: [],
-      metadata: { ...(label ? { [SUBTASK_LABEL_KEY]: label } : {}), ...(allowedTools ? { [ALLOWED_TOOLS_KEY]: allowedTools } : {}) },
+      metadata: {
+        ...(label ? { [SUBTASK_LABEL_KEY]: label } : {}),
+        ...(allowedTools ? { [ALLOWED_TOOLS_KEY]: allowedTools } : {}),
+        ...(context ? { [SUBTASK_CONTEXT_KEY]: context } : {}),
+      },
     };
     await records.createSubtask(subtask, parent.id, modelId, callContext);
     try {

@@ -42,7 +42,7 @@ describe('command file front matter', () => {
   });
 
   it('an unknown key fails, naming the key; a typo of description names both problems', () => {
-    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint, model and allowed-tools\)/);
+    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint, model, allowed-tools and context\)/);
     fails(commandFile(['descripton: d']), /"description" is missing/, /unknown front-matter key "descripton"/);
     fails(commandFile(['description: d', 'a: 1', 'b: 2']), /unknown front-matter keys "a", "b"/);
   });
