@@ -4,7 +4,9 @@
  * marked with the command's name; a command that starts a sub-task is followed in the
  * background and its result shown when it ends. The conversation stays in one task while the
  * agent waits for input, and moves to a new task in the same context once a task has ended.
- * Ctrl+C cancels a running turn (CancelTask) or, at an empty prompt, exits, as Ctrl+D does.
+ * Ctrl+C stops a running turn (`/stop`, CMD-32: the conversation goes on; CancelTask with an
+ * agent that has no `/stop`); a second Ctrl+C during the same turn leaves. At an empty prompt
+ * Ctrl+C exits, as Ctrl+D does.
  */
 import { clearLine, createInterface, cursorTo, moveCursor, type Interface } from 'node:readline';
 import { TaskState } from '@a2a-js/sdk';
@@ -73,8 +75,8 @@ class Chat {
     this.line(
       this.style.dim(
         commands.length > 0
-          ? 'Type a message, or / and Tab for commands. Ctrl+C cancels a turn; Ctrl+D exits.'
-          : 'Type a message. Ctrl+C cancels a turn; Ctrl+D exits. (This agent lists no commands.)',
+          ? 'Type a message, or / and Tab for commands. Ctrl+C stops a turn (twice: leaves); Ctrl+D exits.'
+          : 'Type a message. Ctrl+C cancels a turn (twice: leaves); Ctrl+D exits. (This agent lists no commands.)',
       ),
     );
     this.rl.on('line', (line) => this.onLine(line));
@@ -144,7 +146,7 @@ class Chat {
       const request = { tenant: '', message: userMessage(text, { taskId: this.taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
       for await (const event of this.connection.client.sendMessageStream(request, { signal: turn.abort.signal })) {
         this.show(reader.read(event));
-        if (turn.cancel === 'wanted' && reader.taskId) this.sendCancel(turn);
+        if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
       this.show(reader.finish());
     } catch (error) {
@@ -192,14 +194,17 @@ class Chat {
     const turn = this.turn;
     if (turn) {
       if (turn.cancel !== 'no') {
-        turn.abort.abort(); // a second Ctrl+C stops waiting
+        // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
+        this.queue.length = 0;
+        turn.abort.abort();
+        this.rl.close();
         return;
       }
       this.queue.length = 0;
-      this.line(this.style.dim('^C canceling the turn…'));
+      this.line(this.style.dim(this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)'));
       turn.cancel = 'wanted';
       turn.timer = setTimeout(() => turn.abort.abort(), CANCEL_GRACE_MS);
-      if (turn.reader.taskId) this.sendCancel(turn);
+      if (turn.reader.taskId) this.endTurn(turn);
       return;
     }
     if (this.draining) return;
@@ -210,6 +215,18 @@ class Chat {
     // Like a shell: Ctrl+C drops what was typed.
     this.rl.write(null, { ctrl: true, name: 'e' });
     this.rl.write(null, { ctrl: true, name: 'u' });
+  }
+
+  /** Whether the agent lists `/stop`: then Ctrl+C keeps the conversation; otherwise it cancels the task. */
+  private get canStop(): boolean {
+    return this.connection.commands.some((command) => command.name === 'stop');
+  }
+
+  /** Asks the agent to end the running turn: `/stop` where it can, `CancelTask` otherwise. */
+  private endTurn(turn: Turn): void {
+    if (!this.canStop) return this.sendCancel(turn);
+    turn.cancel = 'sent';
+    void this.commandDuringTurn('/stop', turn.reader.taskId);
   }
 
   private sendCancel(turn: Turn): void {

@@ -106,14 +106,14 @@ describe('tiny-harness chat', needs(TMUX), () => {
     assert.ok(ended);
   });
 
-  it('Ctrl+C during a turn cancels it (the model request is aborted) and the chat goes on in a new task', async () => {
+  it('CMD-32: Ctrl+C during a turn stops it (/stop): the model request is aborted, the partial reply kept, and the conversation goes on in the same task', async () => {
     pane = await tmux.chat(h.harness.url);
     const aborted = h.model.aborted;
     await pane.type('a slow answer please');
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes('word2 '));
     await pane.keys('C-c');
-    await pane.waitFor((s) => s.includes('(turn canceled') && atPrompt(s));
+    await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
     await h.model.waitForAborted(aborted + 1, 5000);
     assert.doesNotMatch(await pane.screen(), /word99/);
 
@@ -121,7 +121,19 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
     assert.doesNotMatch(await pane.screen(), /error/);
-    assert.doesNotMatch(JSON.stringify(h.chatRequests().at(-1).messages), /a slow answer/, 'the new task starts afresh');
+    const sent = JSON.stringify(h.chatRequests().at(-1).messages);
+    assert.match(sent, /a slow answer please/, 'the conversation goes on');
+    assert.match(sent, /stopped by the user/, 'with the partial reply, marked');
+  });
+
+  it('a second Ctrl+C during the same turn leaves the chat', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('a slow answer please');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('word2 '));
+    await pane.keys('C-c');
+    await pane.keys('C-c');
+    assert.equal(await pane.exited(), 0);
   });
 
   it('a command typed while a turn runs is answered at once, and the turn goes on', async () => {
@@ -138,7 +150,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
     // The turn goes on streaming after the reply (then Ctrl+C ends it, to keep the test short).
     await pane.waitFor((s) => s.includes(`word${last + 5} `));
     await pane.keys('C-c');
-    await pane.waitFor((s) => s.includes('(turn canceled') && atPrompt(s));
+    await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
   });
 
   it('Ctrl+C at an empty prompt exits 0; Ctrl+C with text typed clears it', async () => {

@@ -3,7 +3,7 @@
  * wires the input (completion keys, Enter to send, Shift+Enter for a new line) to the
  * conversation and the transcript.
  */
-import type { AgentCard } from '@a2a-js/sdk';
+import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName } from '../../src/wire.js';
 import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const taskInfo = byId<HTMLElement>('task-info');
   const title = byId<HTMLElement>('agent-name');
   const newChat = byId<HTMLButtonElement>('new-chat');
+  const stop = byId<HTMLButtonElement>('stop');
 
   const completion = new Completion();
   const list = new CompletionList(
@@ -65,6 +66,11 @@ async function main(): Promise<void> {
   completion.setCommands(commandsFromCard(card));
 
   let streams = 0;
+  /** A turn of the task is running (its stream is open here): the Stop button shows, when the agent has /stop (CMD-32). */
+  let turnRunning = false;
+  const showStop = () => {
+    stop.hidden = !(turnRunning && completion.all.some((c) => c.name === 'stop'));
+  };
   const showTask = () => {
     taskInfo.textContent = conversation.taskId ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}` : '';
     taskInfo.title = conversation.taskId ?? '';
@@ -115,9 +121,16 @@ async function main(): Promise<void> {
     const view = new TurnView(transcript, !isCommand);
     streams++;
     document.body.dataset['streaming'] = 'true';
+    // An ordinary message runs a turn; so may a command (/approve resumes one): the stream says.
+    const runsTurn = !isCommand;
+    if (runsTurn) turnRunning = true;
+    showStop();
     try {
       for await (const event of conversation.send(text)) {
         view.handle(event);
+        if (event.kind === 'state' && event.state === TaskState.TASK_STATE_WORKING) turnRunning = true;
+        else if (event.kind === 'state' && event.state !== TaskState.TASK_STATE_WORKING && event.state !== TaskState.TASK_STATE_SUBMITTED) turnRunning = false;
+        showStop();
         showTask();
       }
     } catch (error) {
@@ -125,7 +138,11 @@ async function main(): Promise<void> {
     } finally {
       view.done();
       streams--;
-      if (streams === 0) delete document.body.dataset['streaming'];
+      if (streams === 0) {
+        delete document.body.dataset['streaming'];
+        turnRunning = false;
+      }
+      showStop();
       showTask();
     }
   }
@@ -155,6 +172,12 @@ async function main(): Promise<void> {
   });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    void send();
+    input.focus();
+  });
+  stop.addEventListener('click', () => {
+    stop.hidden = true;
+    setText('/stop');
     void send();
     input.focus();
   });

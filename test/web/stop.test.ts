@@ -1,0 +1,59 @@
+/**
+ * The Stop button of the chat page in Chromium (CMD-32): shown while a turn runs, it sends
+ * `/stop`; the partial reply stays, marked, and the page is ready for the next message.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { lastMessage } from '../fixtures/model-server.js';
+import { needs } from '../needs.js';
+import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
+import { ensureBundle } from './bundle.js';
+
+const WAIT_MS = 10_000;
+const never = new Promise<void>(() => {});
+
+let h: TestHarness | undefined;
+let browser: BrowserPage | undefined;
+let page: Page;
+let problems: string[] = [];
+
+describe('the Stop button of the chat page', needs(CHROMIUM), () => {
+  before(async () => {
+    ensureBundle();
+    h = await startTestHarness({
+      script: {
+        reply: 'first second third fourth',
+        hold: (body) => (lastMessage(body).content.includes('hold on') ? { afterChunks: 2, until: never } : undefined),
+      },
+    });
+    browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
+    ({ page, problems } = browser);
+    await page.goto(`${h.harness.url}/`, { timeout: WAIT_MS });
+    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  it('CMD-32: hidden while idle; shown while a turn runs; pressing it stops the turn, keeping its partial reply', async () => {
+    assert.equal(await page.locator('#stop').isVisible(), false, 'no turn, no Stop');
+    await page.locator('#input').pressSequentially('please hold on', { delay: 5 });
+    await page.keyboard.press('Enter');
+    await page.locator('#stop').waitFor({ state: 'visible', timeout: WAIT_MS });
+    await page.waitForFunction(() => (document.querySelector('.msg.agent')?.textContent ?? '').includes('second'), undefined, { timeout: WAIT_MS });
+    await page.locator('#stop').click();
+    await page.locator('.msg.command[data-command="stop"]').waitFor({ timeout: WAIT_MS });
+    await page.locator('.msg.agent:not(.streaming)', { hasText: 'stopped by the user' }).waitFor({ timeout: WAIT_MS });
+    assert.match((await page.locator('.msg.agent').first().textContent()) ?? '', /^first second\s+\[stopped by the user\]$/);
+    await page.locator('#stop').waitFor({ state: 'hidden', timeout: WAIT_MS });
+    assert.equal(h!.model.aborted, 1, 'the model request was aborted');
+  });
+
+  it('showed no script errors and broke no Content-Security-Policy rule', () => {
+    assert.deepEqual(problems, []);
+  });
+});
