@@ -63,8 +63,8 @@ export function fileCommandDefinition(command: FileCommand, starter: SubtaskStar
       const on = command.model !== undefined ? ` on ${command.model}` : '';
       return {
         text:
-          `Started sub-task ${id} for ${label}${on}. It runs as a task of its own: follow it with ` +
-          `SubscribeToTask, or check it with GetTask, on task id ${id}; CancelTask stops it.`,
+          `Started sub-task ${id} for ${label}${on}. It works as a task of its own with that id; ` +
+          'when it ends, a note with its result appears here.',
         taskRef: id,
         data: { taskId: id },
       };

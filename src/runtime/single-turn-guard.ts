@@ -56,7 +56,7 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
     if (!(await this.engine.reserve(taskId))) {
       throw new HarnessError(
         'turn_in_progress',
-        `A reply is still being written on task ${taskId}. Send your message again once it has finished, or cancel the task. Commands work meanwhile.`,
+        `A reply is still being written on task ${taskId}. Send your message again once it has finished, or /stop it first. Commands work meanwhile.`,
       );
     }
     return taskId;

@@ -86,7 +86,7 @@ describe('tiny-harness send', () => {
     const before = h.chatRequests().length;
     const status = await runCli(['send', h.harness.url, '/status']);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /TASK_STATE_INPUT_REQUIRED/);
+    assert.match(status.stdout, /State: input required/);
     assert.match(status.stdout, /fixture:small/);
     const streamed = await runCli(['send', '--stream', h.harness.url, '/model']);
     assert.equal(streamed.code, 0, streamed.stderr);

@@ -11,7 +11,7 @@ export function spawnCommand(subtasks: SubtaskControl): CommandDefinition {
       if (!args) throw new CommandUsageError('Say what the sub-task should do, e.g. /spawn summarise the discussion so far.');
       const id = await subtasks.start(task, args, { callContext, label: '/spawn' });
       return {
-        text: `Started sub-task ${id}. It works on its own; follow it with GetTask or SubscribeToTask on that id. When it ends, a note with its result appears here.`,
+        text: `Started sub-task ${id}. It works on its own, as a task of its own with that id. When it ends, a note with its result appears here.`,
         data: { taskId: id },
         taskRef: id,
       };

@@ -1,7 +1,12 @@
+import { TaskState } from '@a2a-js/sdk';
 import type { CommandDefinition } from '../command.js';
+import { stateName } from '../../wire.js';
 import type { TaskReporter } from './ports.js';
 
-/** `/status`: the task's state, model, token usage by model, and whether a turn is running. */
+/**
+ * `/status`: the task's state, model, token usage by model, and whether a turn is running. The
+ * text names states as people say them (`input required`); the data keeps the protocol's names.
+ */
 export function statusCommand(reporter: TaskReporter): CommandDefinition {
   return {
     name: 'status',
@@ -13,13 +18,13 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
         : '  none yet';
       const text = [
         `Task ${task.id}`,
-        `State: ${report.state}`,
+        `State: ${stateName(TaskState[report.state as keyof typeof TaskState])}`,
         `Model: ${report.model}`,
         `Turn running: ${report.turnRunning ? 'yes' : 'no'}`,
         `Tokens used:`,
         usage,
         `Sub-tasks:`,
-        report.subtasks.length ? report.subtasks.map((sub) => `  ${sub.id}: ${sub.state}`).join('\n') : '  none',
+        report.subtasks.length ? report.subtasks.map((sub) => `  ${sub.id}: ${stateName(TaskState[sub.state as keyof typeof TaskState])}`).join('\n') : '  none',
       ].join('\n');
       return { text, data: { taskId: task.id, ...report } };
     },
