@@ -35,6 +35,12 @@ export interface ArgumentValues {
  */
 export const NOTICE_KEY = 'tiny-harness/notice';
 
+/**
+ * The notice kinds of a turn that ended without the model's reply: the model could not be
+ * reached or answered with an error, the store failed, or the server stopped mid-turn.
+ */
+export const TURN_FAILURE_NOTICES: ReadonlySet<string> = new Set(['model-failure', 'store-failure', 'interrupted']);
+
 /** The notice kind of the status message that ends a turn waiting for tool-call approval (CMD-33). */
 export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
 

@@ -15,7 +15,7 @@ import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
-import { toolCallLine, type ToolCallData } from '../wire.js';
+import { toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
 
 export interface ChatOptions {
   url: string;
@@ -252,7 +252,7 @@ class Chat {
           void this.watch(item.taskRef);
         }
       } else if (item.kind === 'tool') this.showTool(item.call);
-      else if (item.kind === 'end') this.showEnd(item.state, item.text);
+      else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
       // 'note': sub-tasks are followed by `watch`, which says when each one ends.
     }
   }
@@ -281,8 +281,11 @@ class Chat {
     this.runningLine = undefined;
   }
 
-  private showEnd(state: TaskState, text: string): void {
-    if (state === TaskState.TASK_STATE_CANCELED) {
+  private showEnd(state: TaskState, text: string, notice?: string): void {
+    if (notice !== undefined && TURN_FAILURE_NOTICES.has(notice)) {
+      // Not the assistant speaking: the harness saying why there is no reply.
+      this.line(this.style.error(text));
+    } else if (state === TaskState.TASK_STATE_CANCELED) {
       this.line(this.style.dim('(turn canceled; the next message starts a new task)'));
     } else if (state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED) {
       this.line(this.style.error(`the task ${stateName(state)}${text ? `: ${text}` : ''}`));

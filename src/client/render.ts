@@ -28,8 +28,8 @@ export type Shown =
   | { kind: 'note'; text: string }
   /** A tool call's status changed (the tool-calls extension). */
   | { kind: 'tool'; call: ToolCallData }
-  /** The end of the turn: its state, and its reply when none was streamed. */
-  | { kind: 'end'; state: TaskState; text: string };
+  /** The end of the turn: its state, its reply when none was streamed, and the harness's notice kind when it wrote the text. */
+  | { kind: 'end'; state: TaskState; text: string; notice?: string };
 
 export function textOf(message: Message | undefined): string {
   return partsText(message?.parts);
@@ -77,6 +77,11 @@ function commandOf(message: Message | undefined, metadata?: Record<string, unkno
   return { name, taskRef: typeof ref === 'string' && ref !== '' ? ref : undefined };
 }
 
+function noticeOf(message: Message | undefined): string | undefined {
+  const notice = message?.metadata?.[NOTICE_KEY];
+  return typeof notice === 'string' ? notice : undefined;
+}
+
 /** Reads one turn's events (or a blocking result) in order. */
 export class TurnReader {
   taskId = '';
@@ -84,6 +89,8 @@ export class TurnReader {
   state: TaskState | undefined;
   /** Whether any model output was streamed (then the final status repeats it and is not shown). */
   streamed = false;
+  /** The harness's notice kind on the message that ended the turn (`model-failure`, ...), if any. */
+  endNotice: string | undefined;
   private ended = false;
   private lastTask: Task | undefined;
   private lastMessage: Message | undefined;
@@ -124,9 +131,11 @@ export class TurnReader {
         this.state = update.status?.state ?? this.state;
         if (!endsTurn(this.state)) return [];
         this.ended = true;
+        this.endNotice = noticeOf(message);
         // The harness's own words (calls waiting for approval, a failure explained) are never what streamed.
         const notice = message?.metadata?.[NOTICE_KEY] !== undefined;
-        return [{ kind: 'end', state: this.state!, text: this.streamed && !notice ? '' : textOf(message) }];
+        const end: Shown = { kind: 'end', state: this.state!, text: this.streamed && !notice ? '' : textOf(message) };
+        return [this.endNotice === undefined ? end : { ...end, notice: this.endNotice }];
       }
       default:
         return [];
@@ -144,6 +153,7 @@ export class TurnReader {
     // Only a task that came last (a blocking result, or an agent that does not stream) holds the reply.
     if (!task || !endsTurn(this.state)) return [];
     this.ended = true;
+    this.endNotice = noticeOf(task.status?.message);
     if (commandOf(task.status?.message)) return []; // a command's reply, shown already
     if (task.status?.message && this.seen.has(task.status.message.messageId)) return [];
     return [{ kind: 'end', state: this.state!, text: this.streamed ? '' : resultText(task) }];

@@ -2,12 +2,13 @@
  * `tiny-harness send <url> <text>`: one message, for scripts. The reply text goes to standard
  * output (streamed as it arrives with `--stream`), diagnostics and the task id to standard
  * error; `--json` prints the A2A objects instead, one JSON object per line. The exit code is 0
- * when it worked and 1 when the request failed or the task ended FAILED or REJECTED.
+ * when it worked, 1 when the request failed or the task ended FAILED or REJECTED, and 3 when
+ * the turn ended without the model's reply (the model failed, the server stopped mid-turn).
  */
 import { SendMessageResponse, StreamResponse, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { isFailure, stateName, TurnReader, type Shown } from './render.js';
-import { toolCallLine } from '../wire.js';
+import { toolCallLine, TURN_FAILURE_NOTICES } from '../wire.js';
 
 export interface SendOptions {
   url: string;
@@ -64,8 +65,12 @@ export async function runSend(options: SendOptions): Promise<number> {
   }
   if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId} state=${stateName(reader.state)}\n`);
   for (const ref of printer.subtasks) err.write(`sub-task ${ref} started\n`);
-  return isFailure(reader.state) ? 1 : 0;
+  if (isFailure(reader.state)) return 1;
+  return reader.endNotice !== undefined && TURN_FAILURE_NOTICES.has(reader.endNotice) ? NO_REPLY_EXIT : 0;
 }
+
+/** The exit code of a turn that ended without the model's reply (README, "send"). */
+export const NO_REPLY_EXIT = 3;
 
 function responseOf(result: SendMessageResult): SendMessageResponse {
   return 'status' in result ? { payload: { $case: 'task', value: result } } : { payload: { $case: 'message', value: result } };

@@ -13,7 +13,7 @@ let h: TestHarness;
 let bare: BareAgent;
 
 before(async () => {
-  h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 40 } });
+  h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 40, fail: (body) => (JSON.stringify(body.messages).includes('make the model fail') ? { kind: 'status', status: 500 } : undefined) } });
   bare = await startBareAgent();
 });
 
@@ -139,6 +139,13 @@ describe('tiny-harness send', () => {
       assert.equal(request.headers.authorization, 'Bearer s3cret');
       assert.equal(request.headers['x-trace'], '42');
       assert.match(String(request.headers['a2a-extensions']), new RegExp(COMMANDS_EXTENSION_URI.replace(/[.]/g, '\\.')));
+    }
+  });
+  it('a turn that ended without the model\'s reply exits 3, the reason on standard output, blocking or streamed', async () => {
+    for (const flags of [[], ['--stream']]) {
+      const result = await runCli(['send', ...flags, h.harness.url, 'please make the model fail']);
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(result.stdout, /Send the message again to retry/);
     }
   });
 });

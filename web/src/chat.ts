@@ -27,6 +27,7 @@ import {
   textOf,
   textPart,
   toolCallsOf,
+  TURN_FAILURE_NOTICES,
   type ToolCallData,
 } from '../../src/wire.js';
 
@@ -46,8 +47,8 @@ export type ChatEvent =
   | { kind: 'note'; messageId: string; text: string; subtaskId?: string }
   /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
   | { kind: 'tool'; call: ToolCallData }
-  /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval). */
-  | { kind: 'notice'; messageId: string; text: string };
+  /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval, a failure explained). */
+  | { kind: 'notice'; messageId: string; text: string; error?: boolean };
 
 function stringAt(metadata: Record<string, unknown> | undefined, key: string): string | undefined {
   const value = metadata?.[key];
@@ -97,7 +98,9 @@ function readStatusMessage(message: Message, updateMetadata: Record<string, unkn
     return [typeof note.id === 'string' ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id } : { kind: 'note', messageId: message.messageId, text }];
   }
   if (metadata[TOOL_CALL_KEY] !== undefined) return toolCallsOf(message.parts).map((call) => ({ kind: 'tool', call }));
-  if (metadata[NOTICE_KEY] === AWAITING_APPROVAL_NOTICE) {
+  const notice = metadata[NOTICE_KEY];
+  if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice)) return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
+  if (notice === AWAITING_APPROVAL_NOTICE) {
     return [{ kind: 'notice', messageId: message.messageId, text }, ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call }))];
   }
   return [{ kind: 'reply', messageId: message.messageId, text }];

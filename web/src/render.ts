@@ -94,8 +94,10 @@ export class Transcript {
     return this.add(bubble);
   }
 
-  note(text: string, subtaskId?: string): HTMLElement {
-    const line = element('div', 'msg note', text);
+  /** A line of the harness's own; `error` when it says why a turn has no reply. */
+  note(text: string, subtaskId?: string, error = false): HTMLElement {
+    const line = element('div', error ? 'msg note error' : 'msg note', text);
+    if (error) line.setAttribute('role', 'alert');
     if (subtaskId) line.append(this.subtaskLink(subtaskId));
     return this.add(line);
   }
@@ -253,7 +255,7 @@ export class TurnView {
         t.toolCall(event.call);
         return;
       case 'notice':
-        if (t.firstSight(event.messageId)) t.note(event.text);
+        if (t.firstSight(event.messageId)) t.note(event.text, undefined, event.error);
         return;
       case 'state':
         if (isTerminal(event.state) && stateName(event.state) !== 'completed') {
