@@ -167,16 +167,18 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const recovered = await recovery.recoverAtStart();
     if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
 
+    let commandFolder: CommandFolder | undefined;
     registerBuiltinCommands(registry, {
       models: taskModels,
       reporter: new TaskReports(taskModels, store.state, engine, taskStore),
       turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
+      skippedFiles: () => commandFolder?.skipped ?? [],
       subtasks,
       tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.harnessTurns) } : undefined,
     });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
-    const commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
+    commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
     await commandFolder.load();
     // After the command files: a prompt never takes a name a file has.
     new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();

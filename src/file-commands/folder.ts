@@ -12,6 +12,7 @@
  * and `close()` never waits for a read to finish.
  */
 import { mkdir, stat } from 'node:fs/promises';
+import { sep } from 'node:path';
 import type { CommandRegistry, RegisteredCommand } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
@@ -58,6 +59,8 @@ export class CommandFolder {
   private watcher: FolderWatcher | undefined;
   private lastSignature = '';
   private lastProblems = '[]';
+  /** The files skipped by the last reload, each `<file>: <reason>` with the path inside the folder only. */
+  private skippedNow: string[] = [];
   /** Why the folder could not be read last time, so that polling warns once, not every second. */
   private folderProblem: string | undefined;
   private closed = false;
@@ -71,6 +74,11 @@ export class CommandFolder {
     this.debounceMs = options.debounceMs ?? 150;
     this.reloadTimeoutMs = options.reloadTimeoutMs ?? 5000;
     this.read = options.read ?? loadCommandFiles;
+  }
+
+  /** The files the last reload skipped, each `<file>: <reason>` (no path outside the folder), for `/help`. */
+  get skipped(): readonly string[] {
+    return this.skippedNow;
   }
 
   /** The names of the file commands registered now, in order. */
@@ -220,6 +228,9 @@ export class CommandFolder {
     const problemSignature = JSON.stringify(problems);
     if (!quiet || problemSignature !== this.lastProblems) for (const problem of problems) this.log.warn(`command file skipped: ${problem}`);
     this.lastProblems = problemSignature;
+    // A user may read these (`/help`): the folder's own path stays in the log.
+    const prefix = `${this.dir}${sep}`;
+    this.skippedNow = problems.map((problem) => (problem.startsWith(prefix) ? problem.slice(prefix.length) : problem));
     const signature = JSON.stringify(commands.filter((c) => this.registered.has(c.name)));
     if (signature !== this.lastSignature) {
       this.log.info('command files loaded', { dir: this.dir, commands: this.names.map((name) => `/${name}`).join(' ') || '(none)' });

@@ -40,6 +40,16 @@ describe('commands written in files', () => {
     assert.deepEqual((await cardCommands()).at(-1), { name: 'review', description: 'Review a file for bugs', argument_hint: '<file> [focus]' });
   });
 
+  it('/help ends with the command files that were skipped and why, naming no path outside the folder', async () => {
+    const client = await h.client('JSONRPC');
+    const help = textOf((await send(client, '/help')).status?.message);
+    const skipped = help.split('Command files skipped (fix them and they load by themselves):\n')[1] ?? '';
+    assert.match(skipped, /^- Bad Name\.md: /m);
+    assert.match(skipped, /^- help\.md: /m);
+    assert.match(skipped, /^- x\.md: /m);
+    assert.ok(!help.includes(dir), 'the folder\'s path stays in the log');
+  });
+
   for (const transport of TRANSPORTS) {
     it(`CMD-30: a file command starts a sub-task on the expanded prompt and replies with task_ref (${transport})`, async () => {
       const client = await h.client(transport);

@@ -5,8 +5,11 @@ function usage(command: RegisteredCommand): string {
   return command.argumentHint ? `/${command.name} ${command.argumentHint}` : `/${command.name}`;
 }
 
-/** `/help [<command>]`: lists the commands, or describes one. */
-export function helpCommand(registry: CommandRegistry): CommandDefinition {
+/**
+ * `/help [<command>]`: lists the commands, or describes one. The list ends with the command
+ * files that were skipped and why (`skipped`), which a user would otherwise never learn.
+ */
+export function helpCommand(registry: CommandRegistry, skipped: () => readonly string[] = () => []): CommandDefinition {
   return {
     name: 'help',
     description: 'List the commands, or describe one',
@@ -26,8 +29,10 @@ export function helpCommand(registry: CommandRegistry): CommandDefinition {
         };
       }
       const lines = commands.map((command) => `${usage(command)} - ${command.description}`);
+      const files = skipped();
+      const skippedText = files.length ? `\n\nCommand files skipped (fix them and they load by themselves):\n${files.map((file) => `- ${file}`).join('\n')}` : '';
       return {
-        text: `Commands (send one as the whole message):\n${lines.join('\n')}`,
+        text: `Commands (send one as the whole message):\n${lines.join('\n')}${skippedText}`,
         data: { commands: commands.map((c) => ({ name: c.name, description: c.description, argument_hint: c.argumentHint })) },
       };
     },

@@ -17,9 +17,17 @@ export type { ModelChoice, ModelControl, SubtaskControl, TaskReport, TaskReporte
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
-  harness: { models: ModelControl; reporter: TaskReporter; turns: TurnControl; subtasks: SubtaskControl; tools?: { directory: ToolDirectory; approvals: ToolApprovalControl } },
+  harness: {
+    models: ModelControl;
+    reporter: TaskReporter;
+    turns: TurnControl;
+    subtasks: SubtaskControl;
+    tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
+    /** The command files skipped and why, which `/help` lists. */
+    skippedFiles?: () => readonly string[];
+  },
 ): void {
-  registry.register(helpCommand(registry));
+  registry.register(helpCommand(registry, harness.skippedFiles));
   registry.register(modelCommand(harness.models));
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
