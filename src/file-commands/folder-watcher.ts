@@ -7,7 +7,7 @@
  * while until there is one. Nothing here reads files or keeps the process alive.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { describeError, type Logger } from '../log.js';
 
 export interface FolderWatcherOptions {
@@ -27,6 +27,8 @@ const RETRY_MS = 1000;
 
 export class FolderWatcher {
   private watcher: FSWatcher | undefined;
+  /** One watcher per subfolder, by its path in the folder: `fs.watch` is not recursive on every platform. */
+  private readonly subWatchers = new Map<string, FSWatcher>();
   /** `dev:ino` of the folder followed now. */
   private followedId: string | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -47,7 +49,8 @@ export class FolderWatcher {
     try {
       this.watcher = watch(this.dir, { persistent: false }, (_event, fileName) => {
         // The folder's own name: the folder itself was moved or removed.
-        if (fileName === null || this.options.relevant(String(fileName)) || String(fileName) === own) this.changed();
+        // A name without a dot is most likely a subfolder made or removed.
+        if (fileName === null || this.options.relevant(String(fileName)) || String(fileName) === own || !String(fileName).includes('.')) this.changed();
       });
     } catch (error) {
       this.options.log.warn('cannot watch the commands folder; looking again in a second', { dir: this.dir, error: describeError(error) });
@@ -59,6 +62,36 @@ export class FolderWatcher {
       this.options.log.warn('watching the commands folder stopped; looking again in a second', { dir: this.dir, error: describeError(error) });
       this.lost();
     });
+  }
+
+  /**
+   * Watches these subfolders too (paths within the folder), and no others: called after each
+   * read of the folder. A subfolder made or removed shows as a change of its parent.
+   */
+  followSubfolders(paths: readonly string[]): void {
+    if (this.closed) return;
+    const wanted = new Set(paths);
+    for (const [path, watcher] of this.subWatchers) {
+      if (wanted.has(path)) continue;
+      watcher.close();
+      this.subWatchers.delete(path);
+    }
+    for (const path of wanted) {
+      if (this.subWatchers.has(path)) continue;
+      try {
+        const watcher = watch(join(this.dir, path), { persistent: false }, (_event, fileName) => {
+          if (fileName === null || this.options.relevant(String(fileName)) || !String(fileName).includes('.')) this.changed();
+        });
+        watcher.on('error', () => {
+          watcher.close();
+          this.subWatchers.delete(path);
+          this.changed(); // gone, most likely: the next read says what is there
+        });
+        this.subWatchers.set(path, watcher);
+      } catch {
+        // Gone since it was listed: the next read no longer lists it.
+      }
+    }
   }
 
   /** There is no readable folder at the path: stop following, and look again in a while. */
@@ -99,5 +132,7 @@ export class FolderWatcher {
     this.watcher?.close();
     this.watcher = undefined;
     this.followedId = undefined;
+    for (const watcher of this.subWatchers.values()) watcher.close();
+    this.subWatchers.clear();
   }
 }

@@ -192,6 +192,7 @@ export class CommandFolder {
     }
     if (this.folderProblem !== undefined) this.log.info('the commands folder can be read again', { dir: this.dir });
     this.folderProblem = undefined;
+    this.watcher?.followSubfolders(loaded.folders ?? []);
     this.apply(loaded, quiet);
     return true;
   }

@@ -74,13 +74,16 @@ const allowedToolsKey = z
 
 const frontMatterSchema = z.strictObject(
   {
-    description: stringKey('description').trim().min(1, '"description" must not be empty: say in a few words what the command does'),
+    description: optionalStringKey('description'),
     'argument-hint': optionalStringKey('argument-hint'),
     model: optionalStringKey('model').refine(
-      (value) => value === undefined || MODEL_ID_PATTERN.test(value),
-      '"model" must be "provider:model", e.g. "builtin:stats" or "openai:gpt-5-mini"',
+      (value) => value === undefined || !/\s/.test(value),
+      '"model" must be "provider:model", e.g. "builtin:stats" or "openai:gpt-5-mini", or a model name alone when one provider offers it',
     ),
     'allowed-tools': allowedToolsKey,
+    // Claude Code's own key: there, whether its model may run the command by itself. Accepted, so
+    // that its files load as they are, and without effect: here only a person runs a command.
+    'disable-model-invocation': z.boolean({ error: '"disable-model-invocation" must be true or false' }).nullish(),
     context: z
       .enum(['none', 'conversation'], { error: '"context" must be "none" (the sub-task starts clean) or "conversation" (the default)' })
       .nullish()
@@ -90,7 +93,7 @@ const frontMatterSchema = z.strictObject(
     error: (issue) => {
       if (issue.code !== 'unrecognized_keys') return undefined;
       const which = issue.keys.map((key) => `"${key}"`).join(', ');
-      return `unknown front-matter key${issue.keys.length === 1 ? '' : 's'} ${which} (the keys are description, argument-hint, model, allowed-tools and context)`;
+      return `unknown front-matter key${issue.keys.length === 1 ? '' : 's'} ${which} (the keys are description, argument-hint, model, allowed-tools, context and disable-model-invocation)`;
     },
   },
 );
@@ -98,8 +101,25 @@ const frontMatterSchema = z.strictObject(
 /** The keys a command file may set, in the order the README lists them. */
 export const FRONT_MATTER_KEYS = Object.keys(frontMatterSchema.shape) as readonly string[];
 
-/** Reads a command file's text: front matter, then the template. Never throws. */
+/** How much of the body's first line a command without a description is described by. */
+const DESCRIPTION_FROM_BODY_CHARS = 80;
+
+/** The first non-empty line of a prompt, without Markdown heading marks, cut short: a description for a file that gives none. */
+export function descriptionFromBody(body: string): string {
+  const line = body.split(/\r?\n/).map((l) => l.replace(/^#+\s*/, '').trim()).find((l) => l !== '') ?? '';
+  return line.length > DESCRIPTION_FROM_BODY_CHARS ? `${line.slice(0, DESCRIPTION_FROM_BODY_CHARS - 1)}…` : line;
+}
+
+/**
+ * Reads a command file's text: front matter, then the template. A file without front matter
+ * (as many of Claude Code's are) is all template. Never throws.
+ */
 export function parseCommandFile(text: string): CommandFileParse {
+  if (!FENCE.test(text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '')) {
+    const template = text.replace(/^\uFEFF/, '').trim();
+    if (template === '') return { ok: false, reasons: ['the file is empty: write the prompt, optionally after front matter between two "---" lines'] };
+    return { ok: true, content: { description: descriptionFromBody(template), template } };
+  }
   const split = splitFrontMatter(text);
   if (!split.ok) return split;
   const yaml = parseYaml(split.yaml, split.yamlFirstLine);
@@ -116,7 +136,7 @@ export function parseCommandFile(text: string): CommandFileParse {
   return {
     ok: true,
     content: {
-      description,
+      description: description ?? descriptionFromBody(template),
       template,
       ...(argumentHint !== undefined && { argumentHint }),
       ...(model !== undefined && { model }),
@@ -159,7 +179,7 @@ function parseYaml(yaml: string, firstLine: number): Yaml {
   } catch (cause) {
     return { ok: false, reasons: [`the front matter is not valid YAML: ${cause instanceof Error ? cause.message : String(cause)}`] };
   }
-  if (value === null || value === undefined) return { ok: false, reasons: ['the front matter is empty: it needs at least "description: ..."'] };
+  if (value === null || value === undefined) return { ok: true, value: {} };
   if (typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, reasons: [`the front matter must be "key: value" lines, not ${describeValue(value)}`] };
   }

@@ -11,7 +11,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import type { FileCommand } from './file-command.js';
 import { COMMAND_NAME_PATTERN } from '../wire.js';
 import { parseCommandFile } from './front-matter.js';
@@ -47,6 +47,8 @@ export interface LoadedCommandFiles {
   problems: string[];
   /** Set when the folder itself could not be listed (then there are no commands): why, without the path. */
   folderProblem?: string;
+  /** The subfolders read, relative to the folder (`frontend`, `frontend/forms`): where changes are watched for too. */
+  folders?: string[];
 }
 
 /** Whether a directory entry is one the loader reads (or reports); events on others are noise. */
@@ -57,14 +59,24 @@ export function isCommandFileName(fileName: string): boolean {
 /** Reads every command file of `dir`. Never throws: an unreadable folder is a problem too. */
 export async function loadCommandFiles(dir: string, options: LoadCommandFilesOptions = {}): Promise<LoadedCommandFiles> {
   let entries: string[];
+  const folders: string[] = [];
   try {
-    entries = await readdir(dir);
+    // Subfolders too (`frontend/review.md`), as Claude Code reads them; hidden ones are not.
+    const found = await readdir(dir, { recursive: true, withFileTypes: true });
+    entries = [];
+    for (const entry of found) {
+      const path = relative(dir, join(entry.parentPath, entry.name));
+      if (path.split(sep).some((part) => part.startsWith('.'))) continue;
+      if (entry.isDirectory()) folders.push(path);
+      // A folder named like a command file is reported as not a regular file, as before.
+      if (!entry.isDirectory() || isCommandFileName(entry.name)) entries.push(path);
+    }
   } catch (error) {
     return { commands: [], problems: [`${dir}: the commands folder cannot be read (${whyUnreadable(error)})`], folderProblem: whyUnreadable(error) };
   }
   const reserved = new Set(options.reservedNames ?? []);
-  const candidates = entries.filter(isCommandFileName).sort();
-  const result: LoadedCommandFiles = { commands: [], problems: [] };
+  const candidates = entries.filter((path) => isCommandFileName(basename(path))).sort();
+  const result: LoadedCommandFiles = { commands: [], problems: [], folders: folders.sort() };
   if (candidates.length > MAX_COMMAND_FILES) {
     result.problems.push(
       `${dir}: the commands folder holds ${candidates.length} *.md files, more than the ${MAX_COMMAND_FILES} read; ` +
@@ -75,9 +87,16 @@ export async function loadCommandFiles(dir: string, options: LoadCommandFilesOpt
   const outcomes = await mapWithConcurrency(fileNames, READ_CONCURRENCY, (fileName) =>
     options.signal?.aborted ? undefined : loadOne(dir, fileName, reserved),
   );
+  // Two files of one name in different folders: the first in path order wins.
+  const firstOf = new Map<string, FileCommand>();
   for (const outcome of outcomes) {
     if (typeof outcome === 'string') result.problems.push(outcome);
-    else if (outcome) result.commands.push(outcome);
+    else if (outcome && firstOf.has(outcome.name)) {
+      result.problems.push(`${outcome.path}: /${outcome.name} comes from ${firstOf.get(outcome.name)!.fileName} already, first in path order; rename one of them`);
+    } else if (outcome) {
+      firstOf.set(outcome.name, outcome);
+      result.commands.push(outcome);
+    }
   }
   return result;
 }
@@ -85,7 +104,8 @@ export async function loadCommandFiles(dir: string, options: LoadCommandFilesOpt
 /** One file: its command, the problem line, or nothing when it vanished meanwhile. */
 async function loadOne(dir: string, fileName: string, reserved: ReadonlySet<string>): Promise<FileCommand | string | undefined> {
   const path = join(dir, fileName);
-  const name = fileName.slice(0, -COMMAND_FILE_EXTENSION.length);
+  const name = basename(fileName).slice(0, -COMMAND_FILE_EXTENSION.length);
+  const folder = dirname(fileName) === '.' ? undefined : dirname(fileName);
   if (!COMMAND_NAME_PATTERN.test(name)) {
     return `${path}: "${name}" is not a valid command name: it must match ${COMMAND_NAME_PATTERN.source} (lower-case letters, digits and "-", starting with a letter); rename the file`;
   }
@@ -104,7 +124,9 @@ async function loadOne(dir: string, fileName: string, reserved: ReadonlySet<stri
   }
   const parsed = parseCommandFile(text);
   if (!parsed.ok) return `${path}: ${parsed.reasons.join('; ')}`;
-  return { name, path, fileName, ...parsed.content };
+  // The folder shows in the description, as Claude Code shows it: "Review a component (frontend)".
+  const description = folder ? `${parsed.content.description} (${folder.split(sep).join('/')})` : parsed.content.description;
+  return { name, path, fileName, ...parsed.content, description };
 }
 
 /**

@@ -94,7 +94,7 @@ describe('a commands folder', () => {
       assert.equal(registry.get('explain')?.description, 'Explain code simply');
 
       // Broken by an edit: reported and dropped; fixed again: back in its place.
-      writeFileSync(join(temp.dir, 'explain.md'), commandFile(['description: ']));
+      writeFileSync(join(temp.dir, 'explain.md'), commandFile(['description: one: two']));
       await waitUntil(() => !registry.has('explain'), 'a broken /explain is dropped');
       writeCommand(temp.dir, 'explain.md', 'Explain again');
       await waitUntil(() => registry.has('explain'), '/explain is back');
@@ -248,6 +248,24 @@ describe('a commands folder', () => {
       assert.deepEqual(folder.names, ['new']);
       writeCommand(dir, 'newer.md', 'Seen by the new watcher');
       await waitUntil(() => registry.has('newer'), '/newer is registered');
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
+  it('CMD-16: a command file added, changed or removed in a subfolder shows in the registry, the folder in its description', async () => {
+    const temp = tempFolder();
+    const registry = new CommandRegistry();
+    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), debounceMs: 20 });
+    try {
+      await folder.watch();
+      mkdirSync(join(temp.dir, 'frontend'));
+      writeCommand(join(temp.dir, 'frontend'), 'component.md', 'Review a component');
+      await waitUntil(() => registry.get('component')?.description === 'Review a component (frontend)', 'a file in a new subfolder loads');
+      writeCommand(join(temp.dir, 'frontend'), 'component.md', 'Review it again');
+      await waitUntil(() => registry.get('component')?.description === 'Review it again (frontend)', 'a change in the subfolder shows');
+      rmSync(join(temp.dir, 'frontend'), { recursive: true });
+      await waitUntil(() => !registry.has('component'), 'the subfolder removed, its command goes');
     } finally {
       await folder.close();
       temp.dispose();

@@ -34,23 +34,26 @@ describe('command file front matter', () => {
     assert.equal(parse.ok && parse.content.model, 'local:llama3.2:3b');
   });
 
-  it('a missing, empty or non-string description fails', () => {
-    fails(commandFile(['argument-hint: x']), /"description" is missing/);
-    fails(commandFile(['description:']), /"description" has no value/);
-    fails(commandFile(['description: "   "']), /"description" must not be empty/);
+  it('a description left out or empty is the first line of the prompt, cut short (as Claude Code files often have none); a non-string one fails', () => {
+    const parsed = parseCommandFile(commandFile(['argument-hint: x'], '# Review the diff\n\nCarefully.'));
+    assert.ok(parsed.ok);
+    assert.equal(parsed.content.description, 'Review the diff');
+    const empty = parseCommandFile(commandFile(['description:'], `${'long '.repeat(40)}`));
+    assert.ok(empty.ok && empty.content.description.length === 80 && empty.content.description.endsWith('…'));
     fails(commandFile(['description: 42']), /"description" must be a string, not the number 42 \(quote the value/);
   });
 
-  it('an unknown key fails, naming the key; a typo of description names both problems', () => {
-    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint, model, allowed-tools and context\)/);
-    fails(commandFile(['descripton: d']), /"description" is missing/, /unknown front-matter key "descripton"/);
+  it('an unknown key fails, naming the key; Claude Code\'s disable-model-invocation is accepted', () => {
+    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint, model, allowed-tools, context and disable-model-invocation\)/);
     fails(commandFile(['description: d', 'a: 1', 'b: 2']), /unknown front-matter keys "a", "b"/);
+    assert.ok(parseCommandFile(commandFile(['description: d', 'disable-model-invocation: true'])).ok);
   });
 
-  it('wrong types and a malformed model fail, each named', () => {
+  it('wrong types fail, each named; a model may be named without its provider', () => {
     fails(commandFile(['description: d', 'argument-hint: [file]']), /"argument-hint" must be a string, not a list \(quote the value/);
-    fails(commandFile(['description: d', 'model: gpt-5']), /"model" must be "provider:model"/);
     fails(commandFile(['description: d', 'model: 7']), /"model" must be a string, not the number 7/);
+    const bare = parseCommandFile(commandFile(['description: d', 'model: claude-haiku-4-5']));
+    assert.ok(bare.ok && bare.content.model === 'claude-haiku-4-5');
   });
 
   it('a YAML error names the line and column in the file', () => {
@@ -60,12 +63,13 @@ describe('command file front matter', () => {
     fails(commandFile(['description: d', 'model: *nowhere']), /not valid YAML/);
   });
 
-  it('front matter that is missing, unclosed, empty or not key: value lines fails', () => {
-    fails('Review $1\n', /must start with front matter/);
-    fails('\n---\ndescription: d\n---\nbody\n', /must start with front matter/);
+  it('a file without front matter is all prompt (Claude Code files as they are); unclosed or non-mapping front matter fails', () => {
+    assert.deepEqual(parseCommandFile('Review $1\n'), { ok: true, content: { description: 'Review $1', template: 'Review $1' } });
+    assert.deepEqual(parseCommandFile('\n---\ndescription: d\n---\nbody\n'), { ok: true, content: { description: '---', template: '---\ndescription: d\n---\nbody' } });
     fails('---\ndescription: d\nbody\n', /front matter is not closed/);
-    fails('---\n---\nbody\n', /front matter is empty/);
+    assert.deepEqual(parseCommandFile('---\n---\nbody\n'), { ok: true, content: { description: 'body', template: 'body' } });
     fails('---\n- description\n---\nbody\n', /must be "key: value" lines, not a list/);
+    fails('   \n', /the file is empty/);
   });
 
   it('an empty body fails', () => {

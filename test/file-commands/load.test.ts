@@ -16,15 +16,21 @@ describe('loading a commands folder', () => {
       for (const name of ['zeta', 'b-2', 'a', 'b-10', 'a1']) writeCommand(folder.dir, `${name}.md`, `The ${name} command`);
       writeFileSync(join(folder.dir, 'notes.txt'), 'not a command');
       writeFileSync(join(folder.dir, '.hidden.md'), 'an editor swap or lock file');
-      mkdirSync(join(folder.dir, 'nested'));
-      writeCommand(join(folder.dir, 'nested'), 'deep.md', 'Not read: the folder is not searched recursively');
+      mkdirSync(join(folder.dir, 'frontend'));
+      writeCommand(join(folder.dir, 'frontend'), 'deep.md', 'Review a component');
+      writeCommand(join(folder.dir, 'frontend'), 'zeta.md', 'A second zeta');
+      mkdirSync(join(folder.dir, '.git'));
+      writeCommand(join(folder.dir, '.git'), 'hook.md', 'Not read: hidden folders are not');
 
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(problems, []);
       assert.deepEqual(
         commands.map((c) => c.name),
-        ['a', 'a1', 'b-10', 'b-2', 'zeta'],
+        ['a', 'a1', 'b-10', 'b-2', 'deep', 'zeta'],
+        'subfolders are read; in path order, a file of a name taken already is skipped',
       );
+      assert.equal(commands.find((c) => c.name === 'deep')?.description, 'Review a component (frontend)', 'the folder shows in the description');
+      assert.equal(commands.find((c) => c.name === 'zeta')?.fileName, join('frontend', 'zeta.md'), '"frontend/zeta.md" comes before "zeta.md"');
+      assert.deepEqual(problems, [`${join(folder.dir, 'zeta.md')}: /zeta comes from ${join('frontend', 'zeta.md')} already, first in path order; rename one of them`]);
       assert.deepEqual(commands[0], { name: 'a', path: join(folder.dir, 'a.md'), fileName: 'a.md', description: 'The a command', template: 'Do $ARGUMENTS.' });
     } finally {
       folder.dispose();
@@ -42,15 +48,14 @@ describe('loading a commands folder', () => {
       writeCommand(folder.dir, 'later.md', 'Also works');
 
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => c.name), ['good', 'later']);
+      assert.deepEqual(commands.map((c) => c.name), ['good', 'later', 'no-description'], 'a file without a description is described by its prompt');
       assert.deepEqual(
         problems.map((p) => p.slice(0, p.indexOf(': '))),
-        ['bad-yaml.md', 'empty.md', 'no-description.md', 'typo.md'].map((f) => join(folder.dir, f)),
+        ['bad-yaml.md', 'empty.md', 'typo.md'].map((f) => join(folder.dir, f)),
       );
       assert.match(problems[0]!, /: the front matter is not valid YAML \(line 2/);
       assert.match(problems[1]!, /: the prompt is empty/);
-      assert.match(problems[2]!, /: "description" is missing/);
-      assert.match(problems[3]!, /: unknown front-matter key "argumnet-hint"/);
+      assert.match(problems[2]!, /: unknown front-matter key "argumnet-hint"/);
     } finally {
       folder.dispose();
     }
@@ -200,7 +205,7 @@ describe('loading a commands folder', () => {
       for (const name of ['a', 'b', 'c']) writeCommand(folder.dir, `${name}.md`, name);
       const aborted = new AbortController();
       aborted.abort();
-      assert.deepEqual(await loadCommandFiles(folder.dir, { signal: aborted.signal }), { commands: [], problems: [] });
+      assert.deepEqual(await loadCommandFiles(folder.dir, { signal: aborted.signal }), { commands: [], problems: [], folders: [] });
     } finally {
       folder.dispose();
     }
