@@ -97,3 +97,13 @@ describe('allowed-tools in the front matter (TOOL-3)', () => {
     assert.match(parsed.reasons.join('\n'), /"allowed-tools" must be a list of tool names/);
   });
 });
+
+describe('Claude Code command files, as they are', () => {
+  it('the README example loads unchanged: its allowed-tools line read as a list', () => {
+    const text = ['---', 'allowed-tools: Bash(git diff:*), fs_read_text_file', 'description: Review the staged changes', '---', 'Review the staged changes for bugs and unclear names. Focus on: $ARGUMENTS', ''].join('\n');
+    const parsed = parseCommandFile(text);
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    assert.deepEqual(parsed.content.allowedTools, ['Bash(git diff:*)', 'fs_read_text_file']);
+    assert.equal(parsed.content.description, 'Review the staged changes');
+  });
+});
