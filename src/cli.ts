@@ -11,7 +11,7 @@ const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash comm
 Usage:
   tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--database URL] [--commands-dir DIR]
                      [--config FILE] [--tokens-file FILE] [--public-url URL] [--log-content]
-  tiny-harness chat <url> [--header "Name: value"]...
+  tiny-harness chat <url> [--task ID] [--header "Name: value"]...
   tiny-harness send <url> <text> [--stream] [--json] [--task ID] [--context ID] [--header "Name: value"]...
   tiny-harness --help | --version
 
@@ -35,7 +35,9 @@ serve options:
   --log-content   also log the text of each message sent (debugging; or TINY_HARNESS_LOG_CONTENT=1)
 
 chat: talk to an A2A agent at <url> (e.g. http://127.0.0.1:8080) in the terminal. / and Tab
-  list the agent's commands; Ctrl+C cancels a running turn, or exits at an empty prompt; Ctrl+D exits.
+  list the agent's commands; Ctrl+C stops a running turn (twice: leaves), or exits at an empty
+  prompt; Ctrl+D exits. On leaving it prints the command that resumes the conversation.
+  --task ID       resume this task: its conversation so far is shown, then the prompt
 send: send one message and print the reply on standard output; the task id goes to standard error.
   Exit code 0 when it worked, 1 when the request failed or the task ended failed or rejected.
   --stream        print the reply as it arrives
@@ -147,9 +149,9 @@ function clientTarget(url: string | undefined, headers: string[] = []): { url: s
 }
 
 async function chat(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { header: { type: 'string', multiple: true } } });
+  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { header: { type: 'string', multiple: true }, task: { type: 'string' } } });
   if (positionals.length > 1) throw new UsageError('chat takes one URL: tiny-harness chat <url>.');
-  return runChat(clientTarget(positionals[0], values.header));
+  return runChat({ ...clientTarget(positionals[0], values.header), taskId: values.task });
 }
 
 async function send(args: string[]): Promise<number> {

@@ -9,18 +9,23 @@
  * Ctrl+C exits, as Ctrl+D does.
  */
 import { clearLine, createInterface, cursorTo, moveCursor, type Interface } from 'node:readline';
-import { TaskState } from '@a2a-js/sdk';
+import { Role, TaskState } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
-import { toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
 
 export interface ChatOptions {
   url: string;
   headers: readonly Header[];
+  /** A task to resume: its conversation is shown first, and the chat goes on in it. */
+  taskId?: string;
 }
+
+/** How many messages of a resumed task are shown. */
+const RESUME_SHOWN = 40;
 
 /** How long a canceled turn may take to end before the chat stops waiting for it. */
 const CANCEL_GRACE_MS = 5000;
@@ -34,7 +39,9 @@ export async function runChat(options: ChatOptions): Promise<number> {
     process.stderr.write(`error: ${describeClientError(error, options.url)}\n`);
     return 1;
   }
-  return new Chat(connection, process.stdin, process.stdout).run();
+  const chat = new Chat(connection, process.stdin, process.stdout);
+  if (options.taskId !== undefined && !(await chat.resume(options.taskId))) return 1;
+  return chat.run();
 }
 
 interface Turn {
@@ -69,6 +76,28 @@ class Chat {
     this.rl = createInterface({ input, output, terminal, prompt: '> ', historySize: 200, completer: (line: string) => this.complete(line) });
   }
 
+  /** Shows a task's conversation so far and goes on in it; false (said why) when it cannot be read. */
+  async resume(taskId: string): Promise<boolean> {
+    let task;
+    try {
+      task = await this.connection.client.getTask({ tenant: '', id: taskId, historyLength: RESUME_SHOWN });
+    } catch (error) {
+      process.stderr.write(`error: cannot resume task ${taskId}: ${describeClientError(error, this.connection.url)}\n`);
+      return false;
+    }
+    this.contextId = task.contextId;
+    this.taskId = isTerminal(task.status?.state) ? '' : task.id;
+    for (const message of task.history) {
+      const text = resultText({ ...task, status: { ...task.status!, message }, artifacts: [] });
+      if (!text) continue;
+      if (message.role === Role.ROLE_USER) this.line(this.style.dim(`> ${text}`));
+      else if (typeof message.metadata?.[COMMAND_KEY] === 'string') this.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
+      else this.line(text);
+    }
+    this.line(this.style.dim(isTerminal(task.status?.state) ? `(task ${task.id} has ended: the next message starts a new task in its conversation)` : `(resumed task ${task.id})`));
+    return true;
+  }
+
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
     this.line(`Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`);
@@ -90,6 +119,7 @@ class Chat {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
           this.endLine();
+          if (this.taskId) this.write(this.style.dim(`task ${this.taskId}; resume it with: tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`));
           resolve(0);
         })();
       });

@@ -162,6 +162,27 @@ describe('tiny-harness chat', needs(TMUX), () => {
     assert.equal(await pane.exited(), 0);
   });
 
+  it('on leaving, chat prints how to resume; --task shows the conversation so far and goes on in that task', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('my name is Ada');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
+    await pane.keys('C-d');
+    // The pane wraps long lines: read the screen as one line.
+    const unwrapped = (s: string) => s.replace(/\n/g, '');
+    const left = await pane.waitFor((s) => /resume it with: tiny-harness chat \S+ --task [0-9a-f-]{36}/.test(unwrapped(s)));
+    const taskId = /--task ([0-9a-f-]{36})/.exec(unwrapped(left))![1]!;
+    await pane.kill();
+
+    pane = await tmux.chat(h.harness.url, ['--task', taskId]);
+    const resumed = await pane.waitFor((s) => s.includes(`(resumed task ${taskId})`) && atPrompt(s));
+    assert.ok(resumed.includes('> my name is Ada') && resumed.includes(ANSWER), resumed);
+    await pane.type('and now?');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.split(ANSWER).length === 3 && atPrompt(s));
+    assert.match(JSON.stringify(h.chatRequests().at(-1).messages), /my name is Ada/, 'the same conversation');
+  });
+
   it('Ctrl+D exits 0', async () => {
     pane = await tmux.chat(h.harness.url);
     await pane.keys('C-d');
