@@ -44,6 +44,32 @@ export const TURN_FAILURE_NOTICES: ReadonlySet<string> = new Set(['model-failure
 /** The notice kind of the status message that ends a turn waiting for tool-call approval (CMD-33). */
 export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
 
+/**
+ * The argument values a card lists under the command-arguments extension, by command name, by
+ * position; empty when the card has no such entry or a malformed one. Clients complete from it.
+ */
+export function argumentValuesOf(extensions: readonly { uri: string; params?: Record<string, unknown> }[] | undefined): Map<string, ArgumentValue[][]> {
+  const found = new Map<string, ArgumentValue[][]>();
+  const listed = extensions?.find((extension) => extension.uri === COMMAND_ARGUMENTS_EXTENSION_URI)?.params?.arguments;
+  if (!Array.isArray(listed)) return found;
+  for (const entry of listed as Partial<ArgumentValues>[]) {
+    if (typeof entry?.command !== 'string' || !Number.isInteger(entry.position) || !Array.isArray(entry.values)) continue;
+    const values = entry.values.filter((v): v is ArgumentValue => typeof v?.value === 'string' && v.value !== '');
+    const positions = found.get(entry.command) ?? [];
+    positions[entry.position!] = values;
+    found.set(entry.command, positions);
+  }
+  return found;
+}
+
+/**
+ * The values of an argument that match what was typed: by prefix, or, for `provider:model`
+ * values, by the part after the colon (`echo` finds `builtin:echo`).
+ */
+export function matchingValues(values: readonly ArgumentValue[], typed: string): ArgumentValue[] {
+  return values.filter((v) => v.value.startsWith(typed) || (v.value.includes(':') && v.value.slice(v.value.indexOf(':') + 1).startsWith(typed)));
+}
+
 /** Where the harness serves JSON-RPC and HTTP+JSON, from its root (the card names both; the page posts to the first). */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
 export const REST_PATH = '/a2a/rest';

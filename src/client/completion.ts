@@ -1,10 +1,12 @@
 /**
  * Tab completion of slash commands from the card: `/` and Tab lists every command with its
  * argument hint and description; a prefix that only one command has completes to `/name `;
- * a prefix several share completes as far as they agree. An agent without the Commands
- * extension has no commands, so nothing completes.
+ * a prefix several share completes as far as they agree. After the name, an argument completes
+ * the same way from the values the card lists for it. An agent without the Commands extension
+ * has no commands, so nothing completes.
  */
 import type { CardCommand } from './connect.js';
+import { matchingValues, type ArgumentValue } from '../wire.js';
 
 export interface Completion {
   /** What readline should insert or offer, as its completer returns it. */
@@ -31,9 +33,38 @@ function commonPrefix(words: string[]): string {
   return prefix;
 }
 
+/**
+ * Tab after a command's name completes its argument from the values the card lists for that
+ * position (the command-arguments extension): one match completes, several complete as far as
+ * they agree or are listed.
+ */
+function completeArgument(line: string, commands: readonly CardCommand[], width?: number): Completion {
+  const match = /^\/([a-z][a-z0-9-]*)[ \t]+(.*)$/.exec(line);
+  const command = match && commands.find((c) => c.name === match[1]);
+  if (!match || !command?.argumentValues) return NONE;
+  const words = match[2]!.split(/[ \t]+/);
+  const typed = words.at(-1)!;
+  const values = command.argumentValues[words.length - 1];
+  if (!values?.length) return NONE;
+  const found = matchingValues(values, typed);
+  const head = line.slice(0, line.length - typed.length);
+  if (found.length === 0) return NONE;
+  if (found.length === 1) return { completions: [`${head}${found[0]!.value} `], list: [] };
+  const shared = commonPrefix(found.map((v) => v.value));
+  if (shared.length > typed.length && found.every((v) => v.value.startsWith(typed))) return { completions: [`${head}${shared}`], list: [] };
+  return { completions: [], list: found.map((v) => describeValue(v, width)) };
+}
+
+function describeValue(value: ArgumentValue, width?: number): string {
+  const line = value.description ? `${value.value} — ${value.description}` : value.value;
+  if (width === undefined || width < 20 || line.length <= width) return line;
+  return `${line.slice(0, width - 1)}…`;
+}
+
 /** What Tab does on `line` (the text left of the cursor). */
 export function completeCommand(line: string, commands: readonly CardCommand[], width?: number): Completion {
-  if (!line.startsWith('/') || /\s/.test(line)) return NONE;
+  if (!line.startsWith('/')) return NONE;
+  if (/\s/.test(line)) return completeArgument(line, commands, width);
   const typed = line.slice(1);
   const matches = commands.filter((c) => c.name.startsWith(typed));
   if (matches.length === 0) return NONE;

@@ -9,7 +9,7 @@ import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { COMMANDS_EXTENSION_URI, textPart } from '../wire.js';
+import { argumentValuesOf, COMMANDS_EXTENSION_URI, textPart, type ArgumentValue } from '../wire.js';
 
 /** A request header given on the command line, `Name: value`. */
 export type Header = readonly [name: string, value: string];
@@ -19,6 +19,8 @@ export interface CardCommand {
   name: string;
   description: string;
   argumentHint: string;
+  /** The values each argument can take, by position (the command-arguments extension); none when not listed. */
+  argumentValues?: ArgumentValue[][];
 }
 
 export interface Connection {
@@ -104,12 +106,14 @@ export function cardCommands(card: AgentCard): CardCommand[] {
   const entry = card.capabilities?.extensions?.find((extension) => extension.uri === COMMANDS_EXTENSION_URI);
   const listed: unknown = entry?.params?.commands;
   if (!Array.isArray(listed)) return [];
+  const values = argumentValuesOf(card.capabilities?.extensions);
   return listed
     .filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && typeof (c as { name?: unknown }).name === 'string')
     .map((c) => ({
       name: String(c.name),
       description: typeof c.description === 'string' ? c.description : '',
       argumentHint: typeof c.argument_hint === 'string' ? c.argument_hint : '',
+      ...(values.has(String(c.name)) ? { argumentValues: values.get(String(c.name)) } : {}),
     }));
 }
 

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
+import { COMMAND_ARGUMENTS_EXTENSION_URI } from '../../src/wire.js';
 import { completeCommand, describeCommand } from '../../src/client/completion.js';
 import { agentBaseUrl, cardCommands, describeClientError, parseHeader, requestHeaders, type CardCommand } from '../../src/client/connect.js';
 import { TurnReader } from '../../src/client/render.js';
@@ -35,6 +36,25 @@ describe('completing commands from the card', () => {
 
   it('nothing completes outside a command name, or for an unknown one', () => {
     for (const line of ['', 'hello', '/model ', '/model x', '/zzz', ' /mo']) assert.deepEqual(completeCommand(line, COMMANDS), { completions: [], list: [] });
+  });
+
+  it('after the name, an argument completes from the values the card lists (the command-arguments extension), a model by its name alone too', () => {
+    const listed = card([
+      { uri: COMMANDS_EXTENSION_URI, description: '', required: false, params: { commands: [{ name: 'model', description: 'Model', argument_hint: '[<model>]' }, { name: 'status', description: 'S', argument_hint: '' }] } },
+      {
+        uri: COMMAND_ARGUMENTS_EXTENSION_URI,
+        description: '',
+        required: false,
+        params: { arguments: [{ command: 'model', position: 0, values: [{ value: 'builtin:echo', description: 'Says it back' }, { value: 'fixture:small' }, { value: 'fixture:large' }] }] },
+      },
+    ]);
+    const commands = cardCommands(listed);
+    assert.deepEqual(completeCommand('/model b', commands), { completions: ['/model builtin:echo '], list: [] });
+    assert.deepEqual(completeCommand('/model echo', commands), { completions: ['/model builtin:echo '], list: [] }, 'by the name after the provider');
+    assert.deepEqual(completeCommand('/model fix', commands), { completions: ['/model fixture:'], list: [] });
+    assert.deepEqual(completeCommand('/model ', commands).list, ['builtin:echo — Says it back', 'fixture:small', 'fixture:large']);
+    assert.deepEqual(completeCommand('/model zz', commands), { completions: [], list: [] });
+    assert.deepEqual(completeCommand('/status x', commands), { completions: [], list: [] }, 'no values listed, nothing completes');
   });
 
   it('a card without the commands extension has no commands, so nothing completes', () => {
