@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMANDS_EXTENSION_URI as SERVER_URI } from '../../src/commands/index.js';
-import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
+import { COMMAND_ARGUMENTS_EXTENSION_URI, COMMANDS_EXTENSION_URI } from '../../src/wire.js';
 import { Completion, commandsFromCard, type CommandInfo } from '../../web/src/completion.js';
 
 const command = (name: string, argumentHint = '', description = `does ${name}`): CommandInfo => ({ name, description, argumentHint });
@@ -191,5 +191,37 @@ describe('the keyboard', () => {
     assert.equal(completion.pick(1), '/model ');
     assert.equal(completion.isOpen, false);
     assert.equal(completion.pick(0), undefined, 'nothing to pick while closed');
+  });
+});
+
+describe('completing arguments (the command-arguments extension)', () => {
+  const MODELS = [{ value: 'builtin:echo', description: 'Says it back' }, { value: 'fixture:small' }, { value: 'fixture:large' }];
+  const withValues: CommandInfo[] = [{ ...command('model', '[<model>]'), argumentValues: [MODELS] }, command('status')];
+
+  it('reads the values from the card beside the commands', () => {
+    const found = commandsFromCard({
+      name: 'agent',
+      capabilities: {
+        extensions: [
+          { uri: COMMANDS_EXTENSION_URI, params: { commands: [{ name: 'model', description: 'd', argument_hint: '' }] } },
+          { uri: COMMAND_ARGUMENTS_EXTENSION_URI, params: { arguments: [{ command: 'model', position: 0, values: MODELS }] } },
+        ],
+      },
+    });
+    assert.deepEqual(found[0]!.argumentValues, [MODELS]);
+  });
+
+  it('the list stays open after the name with the values; typing filters them, by the name after the provider too; Tab picks', () => {
+    assert.deepEqual(names(typed('/model ', withValues)), ['builtin:echo', 'fixture:small', 'fixture:large']);
+    assert.deepEqual(names(typed('/model fix', withValues)), ['fixture:small', 'fixture:large']);
+    const echo = typed('/model echo', withValues);
+    assert.deepEqual(names(echo), ['builtin:echo']);
+    assert.deepEqual(echo.key('Tab'), { handled: true, text: '/model builtin:echo ' });
+    assert.deepEqual(names(typed('/status x', withValues)), [], 'no values listed, no list');
+  });
+
+  it('Enter with nothing of the argument typed sends the command as it is', () => {
+    assert.deepEqual(typed('/model ', withValues).key('Enter'), { handled: false });
+    assert.deepEqual(typed('/model fixture:large', withValues).key('Enter'), { handled: false }, 'a value typed out in full is sent');
   });
 });

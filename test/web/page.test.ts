@@ -84,7 +84,8 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
   it('Tab picks it, and /model is answered as a command reply', async () => {
     await page.keyboard.press('Tab');
     assert.equal(await input().inputValue(), '/model ');
-    await page.locator('#completions').waitFor({ state: 'hidden', timeout: WAIT_MS });
+    // The list stays open for the argument: the models the card lists (the command-arguments extension).
+    await page.locator('#completions [data-name="fixture:large"]').waitFor({ timeout: WAIT_MS });
     await page.keyboard.press('Enter');
     const reply = page.locator('.msg.command[data-command="model"]');
     await reply.waitFor({ timeout: WAIT_MS });

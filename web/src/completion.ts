@@ -3,7 +3,7 @@
  * is typed, which one is highlighted, and what a key does. The view (render.ts) draws whatever
  * state this holds; main.ts feeds it the input's text and its key presses.
  */
-import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
+import { argumentValuesOf, COMMANDS_EXTENSION_URI, matchingValues, type ArgumentValue } from '../../src/wire.js';
 
 /** One command as the card lists it. */
 export interface CommandInfo {
@@ -11,6 +11,20 @@ export interface CommandInfo {
   description: string;
   /** e.g. `[<model>]`; empty when the command takes no arguments. */
   argumentHint: string;
+  /** The values each argument can take, by position (the command-arguments extension), when the card lists them. */
+  argumentValues?: ArgumentValue[][];
+}
+
+/** One line of the list: a command, or a value of the argument being typed. */
+export interface CompletionItem {
+  /** The command's name, or the value. */
+  name: string;
+  /** What the list shows: `/name`, or the value. */
+  label: string;
+  hint: string;
+  description: string;
+  /** The input's text once this item is picked. */
+  text: string;
 }
 
 /**
@@ -24,13 +38,16 @@ export function commandsFromCard(card: unknown): CommandInfo[] {
   const entry = extensions.find((e): e is { params?: unknown } => isObject(e) && e['uri'] === COMMANDS_EXTENSION_URI);
   const commands = isObject(entry?.params) ? entry.params['commands'] : undefined;
   if (!Array.isArray(commands)) return [];
+  const values = argumentValuesOf(extensions.filter((e): e is { uri: string; params?: Record<string, unknown> } => isObject(e) && typeof e['uri'] === 'string'));
   const found: CommandInfo[] = [];
   for (const command of commands) {
     if (!isObject(command) || typeof command['name'] !== 'string' || !command['name']) continue;
+    const name = command['name'];
     found.push({
-      name: command['name'],
+      name,
       description: typeof command['description'] === 'string' ? command['description'] : '',
       argumentHint: typeof command['argument_hint'] === 'string' ? command['argument_hint'] : '',
+      ...(values.has(name) ? { argumentValues: values.get(name) } : {}),
     });
   }
   return found;
@@ -52,14 +69,17 @@ export type KeyOutcome = { handled: false } | { handled: true; text?: string };
 
 /**
  * The list's state. It is open while the input holds a `/` followed by the start of a command
- * name (no white space yet) and at least one command's name starts with it; Escape closes it
- * until the text changes.
+ * name (no white space yet) and at least one command's name starts with it, or, after a
+ * command's name, while values the card lists for the argument being typed match it (the
+ * command-arguments extension); Escape closes it until the text changes.
  */
 export class Completion {
   private commands: readonly CommandInfo[];
   private text = '';
   private dismissedAt: string | undefined;
-  private matches: CommandInfo[] = [];
+  private matches: CompletionItem[] = [];
+  /** What is typed of the argument being completed; undefined while a command's name is. */
+  private argumentTyped: string | undefined;
   private active = 0;
 
   constructor(commands: readonly CommandInfo[] = []) {
@@ -81,8 +101,8 @@ export class Completion {
     return this.matches.length > 0 && this.dismissedAt !== this.text;
   }
 
-  /** The matching commands, in the card's order (empty while closed). */
-  get items(): readonly CommandInfo[] {
+  /** The matching commands, in the card's order, or the matching values of the argument being typed (empty while closed). */
+  get items(): readonly CompletionItem[] {
     return this.isOpen ? this.matches : [];
   }
 
@@ -91,7 +111,7 @@ export class Completion {
     return this.active;
   }
 
-  get activeItem(): CommandInfo | undefined {
+  get activeItem(): CompletionItem | undefined {
     return this.isOpen ? this.matches[this.active] : undefined;
   }
 
@@ -115,9 +135,9 @@ export class Completion {
 
   /** Picks item `index` (default: the highlighted one): the input's new text, and the list closes. */
   pick(index = this.active): string | undefined {
-    const command = this.isOpen ? this.matches[index] : undefined;
-    if (!command) return undefined;
-    return this.accept(`/${command.name} `);
+    const item = this.isOpen ? this.matches[index] : undefined;
+    if (!item) return undefined;
+    return this.accept(item.text);
   }
 
   /**
@@ -138,7 +158,8 @@ export class Completion {
       case 'Tab':
         return { handled: true, text: this.pick() };
       case 'Enter':
-        if (this.text === `/${this.matches[this.active]?.name}`) {
+        // A name or value typed out in full, or nothing of the argument yet (`/model `): Enter sends it as it is.
+        if (this.text === this.matches[this.active]?.text.trimEnd() || this.argumentTyped === '') {
           this.close();
           return { handled: false };
         }
@@ -158,11 +179,33 @@ export class Completion {
 
   private refilter(): void {
     const previous = this.matches[this.active]?.name;
-    const match = /^\/(\S*)$/.exec(this.text);
-    const typed = match ? match[1]!.toLowerCase() : undefined;
-    this.matches = typed === undefined ? [] : this.commands.filter((c) => c.name.toLowerCase().startsWith(typed));
+    this.argumentTyped = undefined;
+    this.matches = this.commandMatches() ?? this.argumentMatches() ?? [];
     // Keep the highlighted command while it still matches; otherwise start at the top.
     const kept = this.matches.findIndex((c) => c.name === previous);
     this.active = kept >= 0 ? kept : 0;
+  }
+
+  /** While a command's name is typed: the commands it starts. */
+  private commandMatches(): CompletionItem[] | undefined {
+    const match = /^\/(\S*)$/.exec(this.text);
+    if (!match) return undefined;
+    const typed = match[1]!.toLowerCase();
+    return this.commands
+      .filter((c) => c.name.toLowerCase().startsWith(typed))
+      .map((c) => ({ name: c.name, label: `/${c.name}`, hint: c.argumentHint, description: c.description, text: `/${c.name} ` }));
+  }
+
+  /** After a command's name: the values the card lists for the argument being typed. */
+  private argumentMatches(): CompletionItem[] | undefined {
+    const match = /^\/([a-z][a-z0-9-]*)[ \t]+(.*)$/.exec(this.text);
+    const command = match && this.commands.find((c) => c.name === match[1]);
+    if (!match || !command?.argumentValues) return undefined;
+    const words = match[2]!.split(/[ \t]+/);
+    const typed = words.at(-1)!;
+    const values = command.argumentValues[words.length - 1] ?? [];
+    const head = this.text.slice(0, this.text.length - typed.length);
+    this.argumentTyped = typed;
+    return matchingValues(values, typed).map((v) => ({ name: v.value, label: v.value, hint: '', description: v.description ?? '', text: `${head}${v.value} ` }));
   }
 }

@@ -307,8 +307,8 @@ export class CompletionList {
       const active = index === completion.activeIndex;
       option.setAttribute('aria-selected', String(active));
       const head = element('div', 'option-head');
-      head.append(element('span', 'option-name', `/${command.name}`));
-      if (command.argumentHint) head.append(element('span', 'option-hint', command.argumentHint));
+      head.append(element('span', 'option-name', command.label));
+      if (command.hint) head.append(element('span', 'option-hint', command.hint));
       option.append(head, element('div', 'option-description', command.description));
       // mousedown, not click: the input keeps its focus.
       option.addEventListener('mousedown', (event) => {
