@@ -224,3 +224,38 @@ export interface ToolCallAnswer {
   decision: 'approved' | 'denied';
   reason?: string;
 }
+
+/** The number of single-character edits (insert, delete, replace, swap two neighbours) from `a` to `b`. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The name closest to `typed` within two edits (the first in `names` order on a tie), if any: for "did you mean". */
+export function closestName(typed: string, names: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of names) {
+    const distance = editDistance(typed, name);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/**
+ * What a client asks before sending text shaped like a command whose name the card does not
+ * list (CMD-3 sends it to the model as an ordinary message): undefined when it is a command,
+ * or not shaped like one.
+ */
+export function unknownCommandQuestion(text: string, commands: readonly string[]): string | undefined {
+  const split = splitCommandText(text);
+  if (!split || commands.includes(split.name) || commands.length === 0) return undefined;
+  const near = closestName(split.name, commands);
+  return `/${split.name} is not a command${near ? ` (did you mean /${near}?)` : ''}.`;
+}

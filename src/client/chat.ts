@@ -15,7 +15,7 @@ import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
-import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, unknownCommandQuestion, type ToolCallData } from '../wire.js';
 
 export interface ChatOptions {
   url: string;
@@ -56,6 +56,8 @@ class Chat {
   private contextId = '';
   private turn: Turn | undefined;
   private readonly queue: string[] = [];
+  /** Text shaped like a command the card does not list, waiting for "send it anyway?". */
+  private unsure: string | undefined;
   private draining: Promise<void> | undefined;
   private atLineStart = true;
   /** The call whose running line is the last thing written, so that its end can replace it. */
@@ -143,7 +145,27 @@ class Chat {
     // Enter moved the cursor to a new line (typed while a turn was printing, say).
     if (this.rl.terminal) this.atLineStart = true;
     const text = line.trimEnd(); // a leading space stays: ` /name` is not a command (CMD-3)
+    if (this.unsure !== undefined) {
+      const unsure = this.unsure;
+      this.unsure = undefined;
+      if (/^y(es)?$/i.test(text.trim())) {
+        this.queue.push(unsure);
+        this.drain();
+      } else {
+        this.line(this.style.dim('(not sent)'));
+        if (!this.turn && !this.draining) this.prompt();
+      }
+      return;
+    }
     if (!text.trim()) {
+      if (!this.turn && !this.draining) this.prompt();
+      return;
+    }
+    // CMD-3 would send an unknown /name to the model: a typo is asked about first.
+    const question = unknownCommandQuestion(text, this.connection.commands.map((c) => c.name));
+    if (question) {
+      this.unsure = text;
+      this.line(this.style.error(`${question} Send it to the model anyway? [y/N]`));
       if (!this.turn && !this.draining) this.prompt();
       return;
     }

@@ -183,6 +183,25 @@ describe('tiny-harness chat', needs(TMUX), () => {
     assert.match(JSON.stringify(h.chatRequests().at(-1).messages), /my name is Ada/, 'the same conversation');
   });
 
+  it('an unknown /command is asked about first (did you mean?); "y" sends it to the model, anything else does not', async () => {
+    pane = await tmux.chat(h.harness.url);
+    const before = h.chatRequests().length;
+    await pane.type('/modle fixture:large');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('/modle is not a command (did you mean /model?). Send it to the model anyway? [y/N]') && atPrompt(s));
+    await pane.type('n');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('(not sent)') && atPrompt(s));
+    assert.equal(h.chatRequests().length, before, 'nothing reached the model');
+    await pane.type('/modle please');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.split('Send it to the model anyway?').length === 3);
+    await pane.type('y');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
+    assert.match(JSON.stringify(h.chatRequests().at(-1).messages), /\/modle please/, 'sent as an ordinary message (CMD-3)');
+  });
+
   it('Ctrl+D exits 0', async () => {
     pane = await tmux.chat(h.harness.url);
     await pane.keys('C-d');

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
-import { COMMAND_ARGUMENTS_EXTENSION_URI } from '../../src/wire.js';
+import { COMMAND_ARGUMENTS_EXTENSION_URI, unknownCommandQuestion } from '../../src/wire.js';
 import { completeCommand, describeCommand } from '../../src/client/completion.js';
 import { agentBaseUrl, cardCommands, describeClientError, parseHeader, requestHeaders, type CardCommand } from '../../src/client/connect.js';
 import { TurnReader } from '../../src/client/render.js';
@@ -141,5 +141,18 @@ describe('reading a turn', () => {
     ]);
     assert.deepEqual(reader.finish(), []);
     assert.equal(reader.taskId, 't');
+  });
+});
+
+describe('asking about an unknown command', () => {
+  it('a /name the card does not list is asked about, with the closest name within two edits; a listed one, plain text or a card without commands is not', () => {
+    const names = ['help', 'model', 'status', 'stop'];
+    assert.equal(unknownCommandQuestion('/modle x', names), '/modle is not a command (did you mean /model?).');
+    assert.equal(unknownCommandQuestion('/stauts', names), '/stauts is not a command (did you mean /status?).');
+    assert.equal(unknownCommandQuestion('/deploy now', names), '/deploy is not a command.');
+    assert.equal(unknownCommandQuestion('/model x', names), undefined);
+    assert.equal(unknownCommandQuestion('hello /modle', names), undefined);
+    assert.equal(unknownCommandQuestion(' /modle', names), undefined, 'a leading space is not a command (CMD-3)');
+    assert.equal(unknownCommandQuestion('/modle', []), undefined, 'an agent without commands: nothing to ask');
   });
 });

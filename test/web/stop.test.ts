@@ -53,6 +53,20 @@ describe('the Stop button of the chat page', needs(CHROMIUM), () => {
     assert.equal(h!.model.aborted, 1, 'the model request was aborted');
   });
 
+  it('an unknown /command is asked about first, the text kept; Enter again sends it to the model', async () => {
+    const before = h!.chatRequests().length;
+    await page.locator('#input').pressSequentially('/modle x', { delay: 5 });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    await page.locator('#error', { hasText: '/modle is not a command (did you mean /model?). Press Enter again' }).waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('#input').inputValue(), '/modle x', 'nothing typed is lost');
+    assert.equal(h!.chatRequests().length, before, 'nothing was sent');
+    await page.keyboard.press('Enter');
+    await page.locator('.msg.user', { hasText: '/modle x' }).waitFor({ timeout: WAIT_MS });
+    await page.waitForFunction((n) => document.querySelectorAll('.msg.agent:not(.streaming)').length >= n, 2, { timeout: WAIT_MS });
+    assert.match(JSON.stringify(h!.chatRequests().at(-1).messages), /\/modle x/, 'sent as an ordinary message (CMD-3)');
+  });
+
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
     assert.deepEqual(problems, []);
   });

@@ -4,7 +4,7 @@
  * conversation and the transcript.
  */
 import { TaskState, type AgentCard } from '@a2a-js/sdk';
-import { splitCommandText, stateName } from '../../src/wire.js';
+import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
 import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
@@ -106,9 +106,20 @@ async function main(): Promise<void> {
     }
   }
 
+  /** Text shaped like a command the card does not list, once asked about: sending it again sends it. */
+  let confirmedUnknown: string | undefined;
+
   async function send(): Promise<void> {
     const text = input.value.trim();
     if (!text) return;
+    // CMD-3 would send an unknown /name to the model: a typo is asked about first, the text kept.
+    const question = unknownCommandQuestion(text, completion.all.map((c) => c.name));
+    if (question && confirmedUnknown !== text) {
+      confirmedUnknown = text;
+      showError(errorLine, `${question} Press Enter again to send it to the model anyway.`);
+      return;
+    }
+    confirmedUnknown = undefined;
     if (streams > 0 && !conversation.taskId) {
       showError(errorLine, 'Wait a moment: the first reply has not started yet.');
       return;
