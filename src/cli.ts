@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { agentBaseUrl, parseHeader, runChat, runSend, type Header } from './client/index.js';
 import { isHarnessError } from './errors.js';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { VERSION } from './version.js';
+import { closestName } from './wire.js';
 
 const USAGE = `tiny-harness ${VERSION}: an A2A 1.0 agent harness with slash commands
 
@@ -113,6 +114,17 @@ async function serve(args: string[]): Promise<void> {
     publicUrl,
   });
   process.stdout.write(`listening on ${harness.url}\n`);
+  // What to do next, for whoever just started it: plain words on a terminal, a log line (JSON)
+  // otherwise; standard output stays the one line scripts read.
+  const commandsDir = values['commands-dir'] === undefined ? join(resolve(values['data-dir']), 'commands') : resolve(values['commands-dir']);
+  if (process.stderr.isTTY) {
+    process.stderr.write(
+      `Open ${harness.url}/ in a browser, or chat in a terminal: tiny-harness chat ${harness.url}\n` +
+        `Command files (*.md, one command each) are read from ${commandsDir}\n`,
+    );
+  } else {
+    log.info('ready', { page: `${harness.url}/`, chat: `tiny-harness chat ${harness.url}`, commandsDir });
+  }
   if (harness.grpcAddress) log.info(`gRPC on ${harness.grpcAddress}`);
   let stopping = false;
   const stop = (signal: string) => {
@@ -183,13 +195,29 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
+  const subcommands = ['serve', 'chat', 'send'];
+  if (subcommands.includes(command) && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   if (command === 'serve') {
     await serve(rest);
     return -1; // keeps running until a signal
   }
   if (command === 'chat') return chat(rest);
   if (command === 'send') return send(rest);
-  throw new UsageError(`Unknown command "${command}". Run tiny-harness --help.`);
+  const near = closestName(command, subcommands);
+  throw new UsageError(`Unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}. Run tiny-harness --help.`);
+}
+
+/** Every flag a subcommand takes, for "did you mean" on an unknown one. */
+const FLAGS = ['--host', '--port', '--grpc-port', '--data-dir', '--database', '--commands-dir', '--config', '--tokens-file', '--log-content', '--public-url', '--header', '--task', '--stream', '--json', '--context', '--help', '--version'];
+
+/** Node's "Unknown option '--prot'" with the flag meant, when one is near. */
+function unknownOptionHint(message: string): string {
+  const typed = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
+  const near = typed && closestName(typed, FLAGS);
+  return near ? ` (did you mean ${near}?)` : '';
 }
 
 main(process.argv.slice(2)).then(
@@ -198,7 +226,8 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError || (error as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS')) {
-      process.stderr.write(`tiny-harness: ${(error as Error).message}\n${error instanceof UsageError ? '' : 'Run tiny-harness --help.\n'}`);
+      const hint = error instanceof UsageError ? '' : unknownOptionHint((error as Error).message);
+      process.stderr.write(`tiny-harness: ${(error as Error).message}${hint}\n${error instanceof UsageError ? '' : 'Run tiny-harness --help.\n'}`);
       process.exit(2);
     }
     if (isHarnessError(error)) {
@@ -206,7 +235,8 @@ main(process.argv.slice(2)).then(
       process.exit(1);
     }
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
-      process.stderr.write('tiny-harness: the port is already in use; choose another with --port (0 picks a free one).\n');
+      const taken = (error as { port?: number }).port;
+      process.stderr.write(`tiny-harness: the port${taken === undefined ? '' : ` ${taken}`} is already in use; choose another with --port or --grpc-port (0 picks a free one).\n`);
       process.exit(1);
     }
     process.stderr.write(`tiny-harness: could not start: ${describeError(error)}\n`);

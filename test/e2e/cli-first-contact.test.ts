@@ -1,0 +1,70 @@
+/**
+ * The command line as a newcomer meets it: every subcommand answers --help, a mistyped
+ * subcommand or flag gets a "did you mean", a port in use is named, and `serve` says what to
+ * do next once it listens.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../client/support.js';
+import { startServerProcess } from './process.js';
+
+describe('the command line, first contact', () => {
+  for (const sub of ['serve', 'chat', 'send']) {
+    it(`tiny-harness ${sub} --help prints the usage and exits 0`, async () => {
+      const result = await runCli([sub, '--help']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^Usage:/m);
+    });
+  }
+
+  it('a mistyped subcommand or flag gets a "did you mean", exit code 2', async () => {
+    const sub = await runCli(['chta', 'http://127.0.0.1:1']);
+    assert.equal(sub.code, 2);
+    assert.match(sub.stderr, /Unknown command "chta" \(did you mean chat\?\)/);
+    const flag = await runCli(['serve', '--prot', '9000']);
+    assert.equal(flag.code, 2);
+    assert.match(flag.stderr, /Unknown option '--prot'.*\(did you mean --port\?\)/);
+  });
+
+  it('a port in use is named, with the flags that choose another', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-port-'));
+    try {
+      const result = await runCli(['serve', '--port', String(taken), '--data-dir', dataDir]);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, new RegExp(`the port ${taken} is already in use; choose another with --port or --grpc-port`));
+    } finally {
+      blocker.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('once listening, serve says where the page is, how to chat and where the command files are (a log line off a terminal)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-ready-'));
+    const server = await startServerProcess(['--data-dir', dataDir]);
+    try {
+      const ready = await new Promise<Record<string, string>>((resolve, reject) => {
+        const started = Date.now();
+        const look = () => {
+          const line = server.stderr().split('\n').find((l) => l.includes('"msg":"ready"'));
+          if (line) resolve(JSON.parse(line));
+          else if (Date.now() - started > 10_000) reject(new Error(`no ready line: ${server.stderr()}`));
+          else setImmediate(look);
+        };
+        look();
+      });
+      assert.equal(ready.page, `${server.url}/`);
+      assert.equal(ready.chat, `tiny-harness chat ${server.url}`);
+      assert.equal(ready.commandsDir, join(dataDir, 'commands'));
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
