@@ -67,6 +67,22 @@ describe('the Stop button of the chat page', needs(CHROMIUM), () => {
     assert.match(JSON.stringify(h!.chatRequests().at(-1).messages), /\/modle x/, 'sent as an ordinary message (CMD-3)');
   });
 
+  it('a reload keeps the conversation, and follows a turn still running (its Stop button too)', async () => {
+    await page.locator('#input').pressSequentially('please hold on again', { delay: 5 });
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.msg.agent')).some((el) => el.classList.contains('streaming') && (el.textContent ?? '').includes('second')), undefined, { timeout: WAIT_MS });
+    const taskBefore = await page.locator('#task-info').getAttribute('title');
+    await page.reload();
+    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    assert.equal(await page.locator('#task-info').getAttribute('title'), taskBefore, 'the same task');
+    await page.locator('.msg.user', { hasText: 'please hold on again' }).waitFor({ timeout: WAIT_MS });
+    await page.locator('.msg.agent', { hasText: 'stopped by the user' }).first().waitFor({ timeout: WAIT_MS });
+    await page.locator('#stop').waitFor({ state: 'visible', timeout: WAIT_MS });
+    await page.locator('#stop').click();
+    await page.locator('#stop').waitFor({ state: 'hidden', timeout: WAIT_MS });
+    await page.waitForFunction(() => document.querySelectorAll('.msg.agent:not(.streaming)').length >= 2, undefined, { timeout: WAIT_MS });
+  });
+
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
     assert.deepEqual(problems, []);
   });

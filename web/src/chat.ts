@@ -47,6 +47,8 @@ export type ChatEvent =
   | { kind: 'note'; messageId: string; text: string; subtaskId?: string }
   /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
   | { kind: 'tool'; call: ToolCallData }
+  /** A message the user sent, as a task read back shows it. */
+  | { kind: 'user'; messageId: string; text: string }
   /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval, a failure explained). */
   | { kind: 'notice'; messageId: string; text: string; error?: boolean };
 
@@ -194,6 +196,35 @@ export class Conversation {
     const message = userMessage(text, this.taskId, this.contextId);
     const stream = this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal });
     for await (const event of stream) {
+      for (const item of interpret(event)) {
+        this.track(item);
+        yield item;
+      }
+    }
+  }
+
+  /**
+   * Goes on in a task read back (a reload): its history (the newest `historyLength` messages)
+   * as events to draw, and whether a turn runs on it now. A task that has ended leaves only
+   * its context: the next message starts a new task in it.
+   */
+  async restore(taskId: string, historyLength = 50): Promise<{ events: ChatEvent[]; running: boolean }> {
+    const task: Task = await this.client.getTask({ tenant: '', id: taskId, historyLength });
+    this.contextId = task.contextId;
+    this.state = task.status?.state;
+    this.taskId = isTerminal(this.state) ? undefined : task.id;
+    const events: ChatEvent[] = [];
+    for (const message of task.history) {
+      if (message.role === Role.ROLE_USER) events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
+      else events.push(...readStatusMessage(message, undefined));
+    }
+    return { events, running: this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED };
+  }
+
+  /** The events of the turn running on the current task, from now on (a reload in the middle of a turn). */
+  async *follow(signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
+    if (!this.taskId) return;
+    for await (const event of this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal })) {
       for (const item of interpret(event)) {
         this.track(item);
         yield item;

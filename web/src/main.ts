@@ -9,6 +9,9 @@ import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
 
+/** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
+const STORED_CONVERSATION = 'tiny-harness/conversation';
+
 /** The card is re-read when the list opens, at most this often: command files come and go. */
 const CARD_REFRESH_MS = 10_000;
 /** A sub-task's state is followed live for at most this long; pressing its link reads it again. */
@@ -75,6 +78,65 @@ async function main(): Promise<void> {
     taskInfo.textContent = conversation.taskId ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}` : '';
     taskInfo.title = conversation.taskId ?? '';
   };
+
+  /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
+  function saveConversation(): void {
+    try {
+      if (conversation.taskId || conversation.contextId) {
+        localStorage.setItem(STORED_CONVERSATION, JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId }));
+      } else {
+        localStorage.removeItem(STORED_CONVERSATION);
+      }
+    } catch {
+      // Storage refused (private mode, full): the page works, it just does not survive a reload.
+    }
+  }
+
+  /** Draws the conversation kept from before a reload, and follows a turn still running on it. */
+  async function restoreConversation(): Promise<void> {
+    let stored: { taskId?: string; contextId?: string } | undefined;
+    try {
+      stored = JSON.parse(localStorage.getItem(STORED_CONVERSATION) ?? 'null') ?? undefined;
+    } catch {
+      stored = undefined;
+    }
+    if (!stored?.taskId) {
+      if (stored?.contextId) conversation.contextId = stored.contextId;
+      return;
+    }
+    try {
+      const { events, running } = await conversation.restore(stored.taskId);
+      for (const event of events) new TurnView(transcript, false).handle(event);
+      showTask();
+      if (running) void followRunningTurn();
+    } catch (error) {
+      // Gone, or another user's: start afresh, saying why.
+      conversation.reset();
+      saveConversation();
+      showError(errorLine, `The earlier conversation could not be read again: ${oneLine(error)}`);
+    }
+  }
+
+  /** The rest of a turn that was running when the page loaded, drawn as it comes. */
+  async function followRunningTurn(): Promise<void> {
+    const view = new TurnView(transcript, false);
+    turnRunning = true;
+    showStop();
+    try {
+      for await (const event of conversation.follow()) {
+        view.handle(event);
+        showTask();
+      }
+    } catch (error) {
+      showError(errorLine, oneLine(error));
+    } finally {
+      view.done();
+      turnRunning = false;
+      showStop();
+      showTask();
+      saveConversation();
+    }
+  }
 
   function setText(text: string): void {
     input.value = text;
@@ -148,6 +210,7 @@ async function main(): Promise<void> {
       showError(errorLine, oneLine(error));
     } finally {
       view.done();
+      saveConversation();
       streams--;
       if (streams === 0) {
         delete document.body.dataset['streaming'];
@@ -194,12 +257,14 @@ async function main(): Promise<void> {
   });
   newChat.addEventListener('click', () => {
     conversation.reset();
+    saveConversation();
     transcript.clear();
     showError(errorLine, undefined);
     showTask();
     input.focus();
   });
 
+  await restoreConversation();
   input.disabled = false;
   input.focus();
   document.body.dataset['ready'] = 'true';

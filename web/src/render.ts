@@ -254,6 +254,9 @@ export class TurnView {
       case 'tool':
         t.toolCall(event.call);
         return;
+      case 'user':
+        if (t.firstSight(event.messageId)) t.user(event.text);
+        return;
       case 'notice':
         if (t.firstSight(event.messageId)) t.note(event.text, undefined, event.error);
         return;
