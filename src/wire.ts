@@ -63,6 +63,17 @@ export function argumentValuesOf(extensions: readonly { uri: string; params?: Re
 }
 
 /**
+ * A model named without its provider (`echo` for `builtin:echo`, as people and Claude Code's
+ * command files name them) is the offered `provider:model` of that name when exactly one
+ * provider offers it; otherwise the name stays as given.
+ */
+export function fullModelId(name: string, offered: readonly string[]): string {
+  if (!name || name.includes(':')) return name;
+  const matches = offered.filter((id) => id.slice(id.indexOf(':') + 1) === name);
+  return matches.length === 1 ? matches[0]! : name;
+}
+
+/**
  * The values of an argument that match what was typed: by prefix, or, for `provider:model`
  * values, by the part after the colon (`echo` finds `builtin:echo`).
  */

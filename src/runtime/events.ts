@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { NOTICE_KEY } from './history.js';
-import { textPart } from '../wire.js';
+import { NOTICE_KEY, textPart } from '../wire.js';
 
 /** An agent message holding one text part; `notice` marks text the harness wrote, not a model. */
 export function agentMessage(taskId: string, contextId: string, text: string, notice?: string): Message {

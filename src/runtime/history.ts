@@ -3,7 +3,6 @@ import { isCommandExchange } from '../commands/index.js';
 import { isFinalToolStatus, NOTICE_KEY, TOOL_CALL_KEY, toolCallsOf } from '../wire.js';
 import type { ConversationMessage } from './model-gateway.js';
 
-export { NOTICE_KEY } from '../wire.js';
 
 function partText(part: Part): string | undefined {
   const content = part.content;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { ALLOWED_TOOLS_KEY, SUBTASK_CONTEXT_KEY, SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
+import { ALLOWED_TOOLS_KEY, fullModelId, SUBTASK_CONTEXT_KEY, SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
 import { HarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
@@ -42,7 +42,7 @@ export class Subtasks implements SubtaskStarter {
 
   async start(parent: Task, instruction: string, { callContext, model, label, allowedTools, context }: SubtaskOptions): Promise<string> {
     const { records, models, offer } = this.options;
-    const modelId = model === undefined ? await models.modelFor(parent, callContext) : fullModelId(model, offer);
+    const modelId = model === undefined ? await models.modelFor(parent, callContext) : fullModelId(model, offer.list().map((choice) => choice.id));
     if (!offer.has(modelId)) {
       throw new HarnessError('model_unknown', `The model ${modelId} is not offered here. Offered: ${offer.list().map((m) => m.id).join(', ')}.`);
     }
@@ -123,17 +123,6 @@ export class Subtasks implements SubtaskStarter {
     const update = statusUpdate(parent.id, parent.contextId, parent.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, note);
     await this.options.engine.post(update, context);
   }
-}
-
-/**
- * A model named without its provider (as Claude Code's command files name them) is the offered
- * model of that name when exactly one provider offers it; otherwise the name as given, which
- * the offer then refuses, saying what is offered.
- */
-function fullModelId(model: string, offer: ModelOffer): string {
-  if (model.includes(':')) return model;
-  const matches = offer.list().filter((choice) => choice.id.slice(choice.id.indexOf(':') + 1) === model);
-  return matches.length === 1 ? matches[0]!.id : model;
 }
 
 function noteText(id: string, label: string, state: TaskState, text: string): string {

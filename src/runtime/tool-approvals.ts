@@ -15,11 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { isCommandExchange, type ToolApprovalControl } from '../commands/index.js';
-import { APPROVE_COMMAND, AWAITING_APPROVAL_NOTICE, COMMAND_KEY, DENY_COMMAND, SUBTASK_NOTE_KEY, textPart, toolCallsOf, type ToolCallAnswer, type ToolCallData } from '../wire.js';
-import { NOTICE_KEY } from './history.js';
+import { APPROVE_COMMAND, AWAITING_APPROVAL_NOTICE, COMMAND_KEY, DENY_COMMAND, NOTICE_KEY, SUBTASK_NOTE_KEY, textPart, toolCallsOf, type ToolCallAnswer, type ToolCallData } from '../wire.js';
 import type { ApprovalDecision } from './tool-calls.js';
 
-export { AWAITING_APPROVAL_NOTICE } from '../wire.js';
 
 /** The notice kind of the message that resumes a turn once its waiting calls are answered. */
 export const RESUME_NOTICE = 'resume';

@@ -171,25 +171,29 @@ export class ServerConnection {
 /** Every page of `prompts/list`; none from a server without prompts. */
 async function listAllPrompts(client: Client, timeoutMs: number): Promise<Prompt[]> {
   if (!client.getServerCapabilities()?.prompts) return [];
-  const prompts: Prompt[] = [];
-  let cursor: string | undefined;
-  do {
+  return everyPage(async (cursor) => {
     const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout: timeoutMs });
-    prompts.push(...page.prompts);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return prompts;
+    return { items: page.prompts, nextCursor: page.nextCursor };
+  });
 }
 
-/** Every page of `tools/list`. */
+/** Every page of `tools/list`; none from a server without tools. */
 async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return [];
-  const tools: Tool[] = [];
+  return everyPage(async (cursor) => {
+    const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+    return { items: page.tools, nextCursor: page.nextCursor };
+  });
+}
+
+/** MCP's cursor pagination: ask again with `nextCursor` until a page comes without one. */
+async function everyPage<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  const items: T[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
-    tools.push(...page.tools);
+    const page = await fetchPage(cursor);
+    items.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
-  return tools;
+  return items;
 }

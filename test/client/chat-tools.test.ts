@@ -8,17 +8,7 @@ import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { needs } from '../needs.js';
-import { TMUX, Tmux, type ChatPane } from './support.js';
-
-/** The screen's lines without the empty ones at the bottom. */
-function lines(screen: string): string[] {
-  const all = screen.split('\n').map((l) => l.trimEnd());
-  while (all.length > 0 && all.at(-1) === '') all.pop();
-  return all;
-}
-
-/** The prompt is back, empty, on the last line. */
-const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
+import { TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 describe('tiny-harness chat with tools', needs(TMUX), () => {
   let tools: TestHarness;

@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { needs } from '../needs.js';
-import { TMUX, Tmux, type ChatPane } from './support.js';
+import { TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 const ANSWER = 'one two three four five six seven eight nine ten';
 const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
@@ -14,16 +14,6 @@ const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
 let h: TestHarness;
 const tmux = new Tmux();
 let pane: ChatPane | undefined;
-
-/** The screen's lines without the empty ones at the bottom. */
-function lines(screen: string): string[] {
-  const all = screen.split('\n').map((l) => l.trimEnd());
-  while (all.length > 0 && all.at(-1) === '') all.pop();
-  return all;
-}
-
-/** The prompt is back, empty, on the last line. */
-const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
 
 describe('tiny-harness chat', needs(TMUX), () => {
   before(async () => {

@@ -59,6 +59,16 @@ export function taskLine(stderr: string): { taskId: string; contextId: string; s
 const exec = promisify(execFile);
 
 /** The terminal the chat tests type into; a suite that uses it declares `needs(TMUX)`. */
+/** The screen's lines without the empty ones at the bottom. */
+export function lines(screen: string): string[] {
+  const all = screen.split('\n').map((l) => l.trimEnd());
+  while (all.length > 0 && all.at(-1) === '') all.pop();
+  return all;
+}
+
+/** The prompt is back, empty, on the last line. */
+export const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
+
 export const TMUX = program('tmux', 'apt-get install -y tmux');
 
 /** A private tmux server (its own socket), so a test never touches the user's sessions. */

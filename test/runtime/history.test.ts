@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, type Message, type Part } from '@a2a-js/sdk';
-import { modelHistory, NOTICE_KEY } from '../../src/runtime/history.js';
+import { modelHistory } from '../../src/runtime/history.js';
+import { NOTICE_KEY } from '../../src/wire.js';
 
 let n = 0;
 function message(role: Role, parts: Part[], metadata: Record<string, unknown> = {}): Message {

@@ -5,9 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, type Message } from '@a2a-js/sdk';
-import { AWAITING_APPROVAL_NOTICE, resumeMessage, unansweredCalls, waitingCalls } from '../../src/runtime/tool-approvals.js';
-import { NOTICE_KEY } from '../../src/runtime/history.js';
-import { COMMAND_KEY, dataPart, SUBTASK_NOTE_KEY, textPart, type ToolCallData } from '../../src/wire.js';
+import { resumeMessage, unansweredCalls, waitingCalls } from '../../src/runtime/tool-approvals.js';
+import { AWAITING_APPROVAL_NOTICE, COMMAND_KEY, NOTICE_KEY, dataPart, SUBTASK_NOTE_KEY, textPart, type ToolCallData } from '../../src/wire.js';
 
 const call = (id: string): ToolCallData => ({ id, tool: 'fx_echo', server: 'fx', input: { text: id }, status: 'awaiting-approval' });
 

@@ -63,3 +63,10 @@ export async function openBrowserPage(options: { waitMs: number; viewport?: { wi
     throw error;
   }
 }
+
+/** Goes to the page at `url` and waits until it has read the card (`body[data-ready]`). */
+export async function loadPage(page: Page, url: string, waitMs: number): Promise<number | undefined> {
+  const response = await page.goto(url, { timeout: waitMs });
+  await page.waitForSelector('body[data-ready]', { timeout: waitMs });
+  return response?.status();
+}

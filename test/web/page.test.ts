@@ -14,7 +14,7 @@ import type { Page } from 'playwright-core';
 import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { needs } from '../needs.js';
-import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
+import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
 const WAIT_MS = 10_000;
@@ -62,9 +62,7 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
   });
 
   it('loads from / with the card read', async () => {
-    const response = await page.goto(`${h!.harness.url}/`, { timeout: WAIT_MS });
-    assert.equal(response?.status(), 200);
-    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    assert.equal(await loadPage(page, `${h!.harness.url}/`, WAIT_MS), 200);
     assert.equal(await page.locator('#agent-name').textContent(), 'tiny-harness');
     assert.equal(await input().isEnabled(), true);
   });

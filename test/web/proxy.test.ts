@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { needs } from '../needs.js';
-import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
+import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
 const WAIT_MS = 10_000;
@@ -71,9 +71,7 @@ describe('the chat page behind a proxy, under a path', needs(CHROMIUM), () => {
   });
 
   it('reads the card and talks JSON-RPC beside itself: a command and a question are answered', async () => {
-    const response = await page.goto(`${proxyUrl}${PREFIX}`, { timeout: WAIT_MS });
-    assert.equal(response?.status(), 200);
-    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    assert.equal(await loadPage(page, `${proxyUrl}${PREFIX}`, WAIT_MS), 200);
     await page.locator('#input').click();
     await page.locator('#input').pressSequentially('/status', { delay: 5 });
     await page.keyboard.press('Escape');

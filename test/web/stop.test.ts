@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { needs } from '../needs.js';
-import { CHROMIUM, openBrowserPage, type BrowserPage } from './browser.js';
+import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
 const WAIT_MS = 10_000;
@@ -30,8 +30,7 @@ describe('the Stop button of the chat page', needs(CHROMIUM), () => {
     });
     browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
     ({ page, problems } = browser);
-    await page.goto(`${h.harness.url}/`, { timeout: WAIT_MS });
-    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    await loadPage(page, `${h.harness.url}/`, WAIT_MS);
   });
 
   after(async () => {

@@ -1,20 +1,11 @@
 import type { CommandDefinition } from '../command.js';
 import type { ModelChoice, ModelControl } from './ports.js';
+import { fullModelId } from '../../wire.js';
 
 function listing(current: string, choices: ModelChoice[]): string {
   return choices
     .map((choice) => `${choice.id === current ? '* ' : '  '}${choice.id}${choice.description ? ` - ${choice.description}` : ''}`)
     .join('\n');
-}
-
-/**
- * A model named without its provider (`echo` for `builtin:echo`) when exactly one offered
- * model has that name; otherwise the text as typed.
- */
-function fullModelId(typed: string, choices: ModelChoice[]): string {
-  if (!typed || typed.includes(':')) return typed;
-  const matches = choices.filter((choice) => choice.id.slice(choice.id.indexOf(':') + 1) === typed);
-  return matches.length === 1 ? matches[0]!.id : typed;
 }
 
 /** `/model [<model>]`: shows the task's model and the choices, or sets it (CMD-20, CMD-21). */
@@ -26,7 +17,7 @@ export function modelCommand(models: ModelControl): CommandDefinition {
     argumentValues: () => [models.offered().map((choice) => ({ value: choice.id, ...(choice.description ? { description: choice.description } : {}) }))],
     handler: async ({ args: typed, task, callContext }) => {
       const { current, choices } = await models.describe(task, callContext);
-      const args = fullModelId(typed, choices);
+      const args = fullModelId(typed, choices.map((choice) => choice.id));
       const data = (now: string) => ({ current: now, models: choices.map((choice) => ({ ...choice, current: choice.id === now })) });
       if (!args) {
         return { text: `This task uses ${current}. Models you can choose (current marked *):\n${listing(current, choices)}\nSend /model <model> to switch.`, data: data(current) };
