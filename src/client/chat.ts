@@ -9,12 +9,14 @@
  * Ctrl+C exits, as Ctrl+D does.
  */
 import { clearLine, createInterface, cursorTo, moveCursor, type Interface } from 'node:readline';
+import { stripVTControlCharacters } from 'node:util';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
+import { TerminalMarkdown } from './terminal-markdown.js';
 import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, unknownCommandQuestion, type ToolCallData } from '../wire.js';
 
 export interface ChatOptions {
@@ -55,7 +57,8 @@ class Chat {
   private taskId = '';
   private contextId = '';
   private turn: Turn | undefined;
-  private readonly queue: string[] = [];
+  /** Messages waiting for their turn; `queued` when typed while another turn ran. */
+  private readonly queue: { text: string; queued: boolean }[] = [];
   /** Text shaped like a command the card does not list, waiting for "send it anyway?". */
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
@@ -67,6 +70,8 @@ class Chat {
   private readonly watchers = new Set<AbortController>();
   private readonly style: Style;
   private readonly rl: Interface;
+  /** The reply streaming now, rendered as light Markdown on a terminal; plain elsewhere. */
+  private reply: TerminalMarkdown | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -94,7 +99,7 @@ class Chat {
       if (!text) continue;
       if (message.role === Role.ROLE_USER) this.line(this.style.dim(`> ${text}`));
       else if (typeof message.metadata?.[COMMAND_KEY] === 'string') this.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
-      else this.line(text);
+      else this.line(this.markdown(text));
     }
     this.line(this.style.dim(isTerminal(task.status?.state) ? `(task ${task.id} has ended: the next message starts a new task in its conversation)` : `(resumed task ${task.id})`));
     return true;
@@ -149,8 +154,7 @@ class Chat {
       const unsure = this.unsure;
       this.unsure = undefined;
       if (/^y(es)?$/i.test(text.trim())) {
-        this.queue.push(unsure);
-        this.drain();
+        this.send(unsure);
       } else {
         this.line(this.style.dim('(not sent)'));
         if (!this.turn && !this.draining) this.prompt();
@@ -175,14 +179,27 @@ class Chat {
       void this.commandDuringTurn(text, running);
       return;
     }
-    this.queue.push(text);
+    this.send(text);
+  }
+
+  /**
+   * Sends a message now, or when the running turn ends: a message typed during a turn is said to
+   * be queued, and shown again above its reply, so the screen reads in order.
+   */
+  private send(text: string): void {
+    const busy = this.turn !== undefined || this.draining !== undefined;
+    if (busy) this.line(this.style.dim(`(queued: ${oneLineOf(text)}; sent when the turn ends)`));
+    this.queue.push({ text, queued: busy });
     this.drain();
   }
 
   private drain(): void {
     if (this.draining) return;
     this.draining = (async () => {
-      for (let text = this.queue.shift(); text !== undefined; text = this.queue.shift()) await this.runTurn(text);
+      for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
+        if (next.queued) this.line(this.style.dim(`> ${next.text}`));
+        await this.runTurn(next.text);
+      }
     })().finally(() => {
       this.draining = undefined;
       this.prompt();
@@ -201,7 +218,9 @@ class Chat {
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
       this.show(reader.finish());
+      this.endReply();
     } catch (error) {
+      this.endReply();
       failed = true;
       if (turn.abort.signal.aborted) this.line(this.style.dim('(stopped waiting for the turn)'));
       else this.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
@@ -247,12 +266,13 @@ class Chat {
     if (turn) {
       if (turn.cancel !== 'no') {
         // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
+        for (const { text } of this.queue) this.line(this.style.dim(`(not sent: ${oneLineOf(text)})`));
         this.queue.length = 0;
         turn.abort.abort();
         this.rl.close();
         return;
       }
-      this.queue.length = 0;
+      // Messages queued meanwhile are still sent once the turn has ended: stopping a turn is how to say something else instead.
       this.line(this.style.dim(this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)'));
       turn.cancel = 'wanted';
       turn.timer = setTimeout(() => turn.abort.abort(), CANCEL_GRACE_MS);
@@ -292,8 +312,12 @@ class Chat {
 
   private show(shown: Shown[]): void {
     for (const item of shown) {
-      if (item.kind === 'text') this.write(item.text);
-      else if (item.kind === 'command') {
+      if (item.kind === 'text') {
+        this.writeReply(item.text);
+        continue;
+      }
+      this.endReply();
+      if (item.kind === 'command') {
         if (item.messageId) {
           if (this.shownReplies.has(item.messageId)) continue;
           this.shownReplies.add(item.messageId);
@@ -343,7 +367,7 @@ class Chat {
       this.line(this.style.error(`the task ${stateName(state)}${text ? `: ${text}` : ''}`));
       this.line(this.style.dim('(the next message starts a new task)'));
     } else if (text) {
-      this.line(text);
+      this.line(this.markdown(text));
     }
   }
 
@@ -378,11 +402,34 @@ class Chat {
     if (!this.closed && this.rl.terminal) this.rl.prompt();
   }
 
+  /** Model output as it streams: on a terminal, through the light Markdown rendering. */
+  private writeReply(text: string): void {
+    if (!this.style.colors) return this.write(text);
+    this.reply ??= new TerminalMarkdown();
+    this.write(this.reply.push(text));
+  }
+
+  /** The streamed reply is over: what the rendering held back, and its styles closed. */
+  private endReply(): void {
+    const reply = this.reply;
+    this.reply = undefined;
+    if (reply) this.write(reply.end());
+  }
+
+  /** A whole reply as the terminal shows it. */
+  private markdown(text: string): string {
+    if (!this.style.colors) return text;
+    const rendering = new TerminalMarkdown();
+    return rendering.push(text) + rendering.end();
+  }
+
   private write(text: string): void {
     if (!text) return;
     this.runningLine = undefined;
     this.output.write(text);
-    this.atLineStart = text.endsWith('\n');
+    // Styles closed after a line's end leave the cursor at the start of a line.
+    const visible = stripVTControlCharacters(text);
+    if (visible) this.atLineStart = visible.endsWith('\n');
   }
 
   private line(text: string): void {
@@ -393,4 +440,10 @@ class Chat {
   private endLine(): void {
     if (!this.atLineStart) this.write('\n');
   }
+}
+
+/** A typed message on one line of a notice, shortened. */
+function oneLineOf(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }

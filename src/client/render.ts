@@ -187,6 +187,8 @@ export class TurnReader {
 
 /** Terminal colors, off when the stream is not a terminal or NO_COLOR is set. */
 export interface Style {
+  /** Whether the stream is a terminal that shows styles (then replies are rendered as Markdown too). */
+  colors: boolean;
   command(text: string): string;
   subtask(text: string): string;
   error(text: string): string;
@@ -196,5 +198,5 @@ export interface Style {
 export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
   const on = stream.isTTY === true && !env.NO_COLOR;
   const paint = (code: number) => (text: string) => (on ? `\x1b[${code}m${text}\x1b[0m` : text);
-  return { command: paint(36), subtask: paint(35), error: paint(31), dim: paint(2) };
+  return { colors: on, command: paint(36), subtask: paint(35), error: paint(31), dim: paint(2) };
 }

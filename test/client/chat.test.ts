@@ -10,6 +10,7 @@ import { TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 const ANSWER = 'one two three four five six seven eight nine ten';
 const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
+const MARKDOWN = 'Use **bold** and `code`:\n- first\n- second\n';
 
 let h: TestHarness;
 const tmux = new Tmux();
@@ -19,7 +20,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
   before(async () => {
     h = await startTestHarness({
       script: {
-        reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? LONG : ANSWER),
+        reply: (body) => {
+          const last = JSON.stringify(body.messages.at(-1));
+          return last.includes('slow') ? LONG : last.includes('markdown') ? MARKDOWN : ANSWER;
+        },
         chunkDelayMs: 80,
       },
     });
@@ -141,6 +145,31 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.waitFor((s) => s.includes(`word${last + 5} `));
     await pane.keys('C-c');
     await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
+  });
+
+  it('a message typed while a turn runs is shown as queued, kept when the turn is stopped, and sent next', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('a slow answer please');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('word2 '));
+    await pane.type('and then this');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('(queued: and then this; sent when the turn ends)'));
+    await pane.keys('C-c');
+    const screen = await pane.waitFor((s) => s.includes('> and then this') && s.includes(ANSWER) && atPrompt(s));
+    assert.ok(screen.indexOf('[/stop]') < screen.indexOf('> and then this'), 'sent once the turn has ended');
+    assert.match(JSON.stringify(h.chatRequests().at(-1).messages.at(-1)), /and then this/);
+  });
+
+  it('a reply is rendered as light Markdown: no ** or ` markers, bullets for list items', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('some markdown please');
+    await pane.keys('Enter');
+    const screen = await pane.waitFor((s) => s.includes('• second') && atPrompt(s));
+    assert.ok(lines(screen).includes('Use bold and code:'), screen);
+    assert.ok(lines(screen).includes('• first'), screen);
+    const styled = await pane.screen({ escapes: true });
+    assert.ok(styled.includes('\x1b[1mbold'), 'bold in bold');
   });
 
   it('Ctrl+C at an empty prompt exits 0; Ctrl+C with text typed clears it', async () => {

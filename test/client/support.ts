@@ -115,8 +115,9 @@ export class ChatPane {
     await this.tmux.run('send-keys', '-t', this.name, '-l', text);
   }
 
-  async screen(): Promise<string> {
-    return this.tmux.run('capture-pane', '-p', '-t', this.name);
+  /** The screen's text; with `escapes`, with its colors and styles as escape sequences too. */
+  async screen(options: { escapes?: boolean } = {}): Promise<string> {
+    return this.tmux.run('capture-pane', '-p', ...(options.escapes ? ['-e'] : []), '-t', this.name);
   }
 
   /** Polls the screen until `test` holds; fails after `timeoutMs` showing the screen. */
