@@ -36,6 +36,12 @@ export interface ArgumentValues {
 export const NOTICE_KEY = 'tiny-harness/notice';
 
 /**
+ * Metadata key on an agent message a model wrote: which model (`provider:model`) wrote it, so
+ * that a client can show the task's model without asking.
+ */
+export const MODEL_KEY = 'tiny-harness/model';
+
+/**
  * The notice kinds of a turn that ended without the model's reply: the model could not be
  * reached or answered with an error, the store failed, or the server stopped mid-turn.
  */

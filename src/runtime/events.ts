@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { NOTICE_KEY, textPart } from '../wire.js';
+import { MODEL_KEY, NOTICE_KEY, textPart } from '../wire.js';
 
-/** An agent message holding one text part; `notice` marks text the harness wrote, not a model. */
-export function agentMessage(taskId: string, contextId: string, text: string, notice?: string): Message {
+/** An agent message holding one text part: the harness's own words when `notice` says which kind, else a model's reply (`model` says whose). */
+export function agentMessage(taskId: string, contextId: string, text: string, notice?: string, model?: string): Message {
   return {
     messageId: randomUUID(),
     taskId,
     contextId,
     role: Role.ROLE_AGENT,
     parts: [textPart(text)],
-    metadata: notice ? { [NOTICE_KEY]: notice } : {},
+    metadata: { ...(notice ? { [NOTICE_KEY]: notice } : {}), ...(model ? { [MODEL_KEY]: model } : {}) },
     extensions: [],
     referenceTaskIds: [],
   };

@@ -89,7 +89,8 @@ export class HarnessExecutor implements AgentExecutor {
     const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
     // A reply, stopped or not, is the model's, which later turns send it; anything else is the harness's notice.
     const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
-    await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, notice));
+    const model = outcome.kind === 'replied' || outcome.kind === 'stopped' ? outcome.model : undefined;
+    await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, notice, model));
     if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context });
   }
 
@@ -99,10 +100,10 @@ export class HarnessExecutor implements AgentExecutor {
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
       const reply = await this.runModel(turn, modelId, contextId, history, bus, calls, start);
-      return reply.stopped ? { kind: 'stopped', text: reply.text } : { kind: 'replied', text: reply.text };
+      return { kind: reply.stopped ? 'stopped' : 'replied', text: reply.text, model: modelId };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
-      if (turn.abort.signal.reason instanceof TurnStopped) return { kind: 'stopped', text: '' };
+      if (turn.abort.signal.reason instanceof TurnStopped) return { kind: 'stopped', text: '', model: modelId };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
       this.options.onTurnError?.(error, turn.taskId);
       const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
@@ -322,8 +323,8 @@ interface TurnStart {
 }
 
 type TurnOutcome =
-  | { kind: 'replied'; text: string }
-  | { kind: 'stopped'; text: string }
+  | { kind: 'replied'; text: string; model: string }
+  | { kind: 'stopped'; text: string; model: string }
   | { kind: 'canceled' }
   | { kind: 'interrupted' }
   | { kind: 'model-failure'; reason: string };

@@ -79,7 +79,7 @@ describe('the chat page behind a proxy, under a path', needs(CHROMIUM), () => {
     await page.locator('.msg.command[data-command="status"]').waitFor({ timeout: WAIT_MS });
     await page.locator('#input').pressSequentially('Hello?', { delay: 5 });
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('.msg.agent:not(.streaming)')?.textContent === 'Answered through the proxy.', undefined, { timeout: WAIT_MS });
+    await page.waitForFunction(() => document.querySelector('.msg.agent:not(.streaming)')?.textContent?.trim() === 'Answered through the proxy.', undefined, { timeout: WAIT_MS });
 
     assert.ok(requested.some((url) => url === `${proxyUrl}${PREFIX}a2a/jsonrpc`), 'JSON-RPC went through the proxy');
     assert.deepEqual(

@@ -18,8 +18,10 @@ import {
   COMMAND_KEY,
   COMMANDS_EXTENSION_URI,
   JSONRPC_PATH,
+  MODEL_KEY,
   NOTICE_KEY,
   SUBTASK_NOTE_KEY,
+  SUBTASKS_KEY,
   TASK_REF_KEY,
   TOOL_CALL_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
@@ -39,10 +41,10 @@ export type ChatEvent =
   | { kind: 'chunk'; artifactId: string; text: string; append: boolean }
   /** The task's state changed (or was re-announced). */
   | { kind: 'state'; taskId: string; contextId: string; state: TaskState }
-  /** An agent message: the whole reply at the end of a turn, or a failure explained. */
-  | { kind: 'reply'; messageId: string; text: string }
-  /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`). */
-  | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string }
+  /** An agent message: the whole reply at the end of a turn (with the model that wrote it), or a failure explained. */
+  | { kind: 'reply'; messageId: string; text: string; model?: string }
+  /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`); `/model`'s says the task's model. */
+  | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string; model?: string }
   /** The harness's note that a sub-task ended. */
   | { kind: 'note'; messageId: string; text: string; subtaskId?: string }
   /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
@@ -93,7 +95,8 @@ function readStatusMessage(message: Message, updateMetadata: Record<string, unkn
   const command = stringAt(metadata, COMMAND_KEY);
   if (command) {
     const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
-    return [taskRef ? { kind: 'command', messageId: message.messageId, command, text, taskRef } : { kind: 'command', messageId: message.messageId, command, text }];
+    const model = command === 'model' ? currentModelOf(message) : undefined;
+    return [{ kind: 'command', messageId: message.messageId, command, text, ...(taskRef ? { taskRef } : {}), ...(model ? { model } : {}) }];
   }
   const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown } | undefined;
   if (note && typeof note === 'object') {
@@ -105,7 +108,27 @@ function readStatusMessage(message: Message, updateMetadata: Record<string, unkn
   if (notice === AWAITING_APPROVAL_NOTICE) {
     return [{ kind: 'notice', messageId: message.messageId, text }, ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call }))];
   }
-  return [{ kind: 'reply', messageId: message.messageId, text }];
+  const model = stringAt(metadata, MODEL_KEY);
+  return [{ kind: 'reply', messageId: message.messageId, text, ...(model ? { model } : {}) }];
+}
+
+/** The task's model after a `/model` reply: its data part's `current`. */
+function currentModelOf(message: Message): string | undefined {
+  for (const part of message.parts) {
+    const current = part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>)['current'] : undefined;
+    if (typeof current === 'string' && current) return current;
+  }
+  return undefined;
+}
+
+/** A task of the user's, as the list of recent conversations shows it. */
+export interface RecentTask {
+  id: string;
+  state: TaskState | undefined;
+  /** When its status last changed (ISO 8601), if known. */
+  updated: string | undefined;
+  /** The newest message the user sent in it, else the newest message. */
+  text: string;
 }
 
 /** A random id, also where `crypto.randomUUID` is missing (a page served over plain http to another host). */
@@ -187,6 +210,8 @@ export class Conversation {
   taskId: string | undefined;
   contextId: string | undefined;
   state: TaskState | undefined;
+  /** The task's model, as its newest reply or `/model` said; unknown before either. */
+  model: string | undefined;
   private readonly ended = new Set<string>();
 
   constructor(private readonly client: Client) {}
@@ -213,11 +238,13 @@ export class Conversation {
     this.contextId = task.contextId;
     this.state = task.status?.state;
     this.taskId = isTerminal(this.state) ? undefined : task.id;
+    this.model = undefined;
     const events: ChatEvent[] = [];
     for (const message of task.history) {
       if (message.role === Role.ROLE_USER) events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
       else events.push(...readStatusMessage(message, undefined));
     }
+    for (const event of events) this.track(event);
     return { events, running: this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED };
   }
 
@@ -237,6 +264,31 @@ export class Conversation {
     this.taskId = undefined;
     this.contextId = undefined;
     this.state = undefined;
+    this.model = undefined;
+  }
+
+  /** The user's newest conversations (tasks that are not sub-tasks), newest first. */
+  async recent(limit = 20): Promise<RecentTask[]> {
+    const { tasks } = await this.client.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: limit,
+      pageToken: '',
+      historyLength: 4,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    });
+    return tasks
+      .filter((task) => {
+        const links = task.metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;
+        return typeof links?.parent !== 'string';
+      })
+      .map((task) => {
+        const newest = [...task.history].reverse();
+        const said = newest.find((m) => m.role === Role.ROLE_USER) ?? newest[0];
+        return { id: task.id, state: task.status?.state, updated: task.status?.timestamp, text: textOf(said?.parts) };
+      });
   }
 
   /** A sub-task's state and result (its status message, else its artifacts' text). */
@@ -267,6 +319,7 @@ export class Conversation {
   }
 
   private track(event: ChatEvent): void {
+    if ((event.kind === 'reply' || event.kind === 'command') && event.model) this.model = event.model;
     if (event.kind !== 'task' && event.kind !== 'state') return;
     // Only this conversation's task moves the ids (a note about a sub-task names the parent).
     if ((this.taskId && event.taskId !== this.taskId) || this.ended.has(event.taskId)) return;

@@ -5,7 +5,7 @@
  */
 import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
-import { connect, Conversation, loadCard } from './chat.js';
+import { connect, Conversation, loadCard, type RecentTask } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
 
@@ -31,6 +31,8 @@ async function main(): Promise<void> {
   const title = byId<HTMLElement>('agent-name');
   const newChat = byId<HTMLButtonElement>('new-chat');
   const stop = byId<HTMLButtonElement>('stop');
+  const recentButton = byId<HTMLButtonElement>('recent');
+  const recentList = byId<HTMLElement>('recent-list');
 
   const completion = new Completion();
   const list = new CompletionList(
@@ -75,8 +77,10 @@ async function main(): Promise<void> {
     stop.hidden = !(turnRunning && completion.all.some((c) => c.name === 'stop'));
   };
   const showTask = () => {
-    taskInfo.textContent = conversation.taskId ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}` : '';
+    const model = conversation.model ? ` · ${conversation.model}` : '';
+    taskInfo.textContent = conversation.taskId ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}${model}` : model.slice(3);
     taskInfo.title = conversation.taskId ?? '';
+    taskInfo.dataset['model'] = conversation.model ?? '';
   };
 
   /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
@@ -104,17 +108,91 @@ async function main(): Promise<void> {
       if (stored?.contextId) conversation.contextId = stored.contextId;
       return;
     }
+    await openTask(stored.taskId);
+  }
+
+  /** Draws a task's conversation read back, and follows a turn still running on it. */
+  async function openTask(taskId: string): Promise<void> {
     try {
-      const { events, running } = await conversation.restore(stored.taskId);
+      const { events, running } = await conversation.restore(taskId);
       for (const event of events) new TurnView(transcript, false).handle(event);
       showTask();
+      saveConversation();
       if (running) void followRunningTurn();
     } catch (error) {
       // Gone, or another user's: start afresh, saying why.
       conversation.reset();
       saveConversation();
-      showError(errorLine, `The earlier conversation could not be read again: ${oneLine(error)}`);
+      showTask();
+      showError(errorLine, `The conversation could not be read again: ${oneLine(error)}`);
     }
+  }
+
+  /** The list of recent conversations: opened and closed by its button, read afresh each time. */
+  async function toggleRecent(): Promise<void> {
+    if (!recentList.hidden) return closeRecent();
+    recentList.hidden = false;
+    recentButton.setAttribute('aria-expanded', 'true');
+    recentList.replaceChildren(recentNote('Loading…'));
+    let tasks: RecentTask[];
+    try {
+      tasks = await conversation.recent();
+    } catch (error) {
+      recentList.replaceChildren(recentNote(`Could not list your conversations: ${oneLine(error)}`));
+      return;
+    }
+    if (tasks.length === 0) {
+      recentList.replaceChildren(recentNote('No conversations yet.'));
+      return;
+    }
+    const items = tasks.map((task) => {
+      const item = document.createElement('li');
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.dataset['taskId'] = task.id;
+      button.title = `Open task ${task.id}`;
+      if (task.id === conversation.taskId) button.setAttribute('aria-current', 'true');
+      const text = document.createElement('span');
+      text.className = 'recent-text';
+      text.textContent = task.text || '(no messages)';
+      const meta = document.createElement('span');
+      meta.className = 'recent-meta';
+      meta.textContent = `${stateName(task.state)}${task.updated ? ` · ${new Date(task.updated).toLocaleString()}` : ''}`;
+      button.append(text, meta);
+      button.addEventListener('click', () => void reopen(task.id));
+      item.append(button);
+      return item;
+    });
+    const list = document.createElement('ul');
+    list.append(...items);
+    recentList.replaceChildren(list);
+  }
+
+  function closeRecent(): void {
+    recentList.hidden = true;
+    recentButton.setAttribute('aria-expanded', 'false');
+  }
+
+  function recentNote(text: string): HTMLElement {
+    const note = document.createElement('p');
+    note.className = 'recent-empty';
+    note.textContent = text;
+    return note;
+  }
+
+  /** Opens another of the user's conversations in place of this one. */
+  async function reopen(taskId: string): Promise<void> {
+    if (streams > 0 || turnRunning) {
+      showError(errorLine, 'A turn is still running here: stop it, or wait for it to end, before opening another conversation.');
+      return;
+    }
+    closeRecent();
+    keepQueuedText();
+    conversation.reset();
+    transcript.clear();
+    showError(errorLine, undefined);
+    await openTask(taskId);
+    input.focus();
   }
 
   /** The rest of a turn that was running when the page loaded, drawn as it comes. */
@@ -135,6 +213,7 @@ async function main(): Promise<void> {
       showStop();
       showTask();
       saveConversation();
+      sendQueued();
     }
   }
 
@@ -171,6 +250,10 @@ async function main(): Promise<void> {
   /** Text shaped like a command the card does not list, once asked about: sending it again sends it. */
   let confirmedUnknown: string | undefined;
 
+  /** Messages typed while a turn ran, each with its bubble: sent in order once the turn has ended. */
+  const queued: { text: string; bubble: HTMLElement }[] = [];
+
+  /** Sends what is typed: a command at once; a message now, or queued behind a running turn. */
   async function send(): Promise<void> {
     const text = input.value.trim();
     if (!text) return;
@@ -182,24 +265,35 @@ async function main(): Promise<void> {
       return;
     }
     confirmedUnknown = undefined;
+    const name = splitCommandText(text)?.name;
+    const isCommand = !!name && completion.all.some((c) => c.name === name);
+    if (!isCommand && (turnRunning || streams > 0)) {
+      showError(errorLine, undefined);
+      setText('');
+      queued.push({ text, bubble: transcript.user(text, true) });
+      return;
+    }
     if (streams > 0 && !conversation.taskId) {
       showError(errorLine, 'Wait a moment: the first reply has not started yet.');
       return;
     }
     showError(errorLine, undefined);
     setText('');
-    transcript.user(text);
-    const name = splitCommandText(text)?.name;
-    const isCommand = !!name && completion.all.some((c) => c.name === name);
+    await deliver(text, transcript.user(text), isCommand);
+  }
+
+  /** Sends one message and draws what comes back; a message that could not be sent goes back into the input. */
+  async function deliver(text: string, bubble: HTMLElement, isCommand: boolean): Promise<void> {
     const view = new TurnView(transcript, !isCommand);
     streams++;
     document.body.dataset['streaming'] = 'true';
     // An ordinary message runs a turn; so may a command (/approve resumes one): the stream says.
-    const runsTurn = !isCommand;
-    if (runsTurn) turnRunning = true;
+    if (!isCommand) turnRunning = true;
     showStop();
+    let answered = false;
     try {
       for await (const event of conversation.send(text)) {
+        answered = true;
         view.handle(event);
         if (event.kind === 'state' && event.state === TaskState.TASK_STATE_WORKING) turnRunning = true;
         else if (event.kind === 'state' && event.state !== TaskState.TASK_STATE_WORKING && event.state !== TaskState.TASK_STATE_SUBMITTED) turnRunning = false;
@@ -208,6 +302,12 @@ async function main(): Promise<void> {
       }
     } catch (error) {
       showError(errorLine, oneLine(error));
+      if (!answered) {
+        // Refused (a turn another client runs, the server gone): the text is not lost.
+        bubble.classList.add('unsent');
+        bubble.title = 'Not sent: it is back in the input';
+        if (!input.value) setText(text);
+      }
     } finally {
       view.done();
       saveConversation();
@@ -218,7 +318,24 @@ async function main(): Promise<void> {
       }
       showStop();
       showTask();
+      sendQueued();
     }
+  }
+
+  /** The next queued message, once nothing runs. */
+  function sendQueued(): void {
+    if (turnRunning || streams > 0) return;
+    const next = queued.shift();
+    if (!next) return;
+    next.bubble.classList.remove('queued');
+    void deliver(next.text, next.bubble, false);
+  }
+
+  /** Queued messages are not sent into another conversation: they go back into the input. */
+  function keepQueuedText(): void {
+    if (queued.length === 0) return;
+    const texts = queued.splice(0).map(({ text, bubble }) => (bubble.remove(), text));
+    setText([input.value, ...texts].filter(Boolean).join('\n'));
   }
 
   input.addEventListener('input', changed);
@@ -255,7 +372,10 @@ async function main(): Promise<void> {
     void send();
     input.focus();
   });
+  recentButton.addEventListener('click', () => void toggleRecent());
   newChat.addEventListener('click', () => {
+    closeRecent();
+    keepQueuedText();
     conversation.reset();
     saveConversation();
     transcript.clear();

@@ -1,12 +1,14 @@
 /**
  * Drawing the page: the transcript (your messages, the agent's streamed replies, command replies
  * with their sub-task links, notes), the command list under the input, the one-line error.
- * Text is only ever set as text, never parsed as HTML.
+ * Text is only ever set as text, never parsed as HTML, except a model's reply: that is Markdown,
+ * rendered and sanitized in `markdown.ts`.
  */
 import type { TaskState } from '@a2a-js/sdk';
 import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
 import type { ChatEvent } from './chat.js';
 import type { Completion } from './completion.js';
+import { renderMarkdown } from './markdown.js';
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
@@ -27,6 +29,8 @@ export class Transcript {
   private readonly shown = new Set<string>();
   /** The row of each tool call shown, by call id: a call's later reports update it in place. */
   private readonly toolRows = new Map<string, ToolRow>();
+  /** Reply text not drawn yet, by bubble. */
+  private readonly undrawn = new Map<HTMLElement, string>();
 
   /** `answer` sends a message on the task, as if typed: what the approve and deny buttons do. */
   constructor(
@@ -39,6 +43,7 @@ export class Transcript {
     this.root.replaceChildren();
     this.shown.clear();
     this.toolRows.clear();
+    this.undrawn.clear();
   }
 
   /**
@@ -58,8 +63,9 @@ export class Transcript {
     return el;
   }
 
-  user(text: string): HTMLElement {
-    return this.add(element('div', 'msg user', text));
+  /** A message the user sent; `queued` when it waits for the running turn to end. */
+  user(text: string, queued = false): HTMLElement {
+    return this.add(element('div', queued ? 'msg user queued' : 'msg user', text));
   }
 
   /** An agent bubble, empty and marked as streaming until {@link finish}. */
@@ -69,13 +75,27 @@ export class Transcript {
     return bubble;
   }
 
+  /**
+   * A reply's text so far, drawn as Markdown. While it streams, it is drawn at most once a
+   * frame: each chunk would otherwise parse the whole reply again.
+   */
   update(bubble: HTMLElement, text: string): void {
-    this.keepingBottom(() => (bubble.textContent = text));
+    const waiting = this.undrawn.has(bubble);
+    this.undrawn.set(bubble, text);
+    if (!waiting) requestAnimationFrame(() => this.draw(bubble));
   }
 
   finish(bubble: HTMLElement): void {
+    this.draw(bubble);
     bubble.classList.remove('streaming');
     bubble.removeAttribute('aria-busy');
+  }
+
+  private draw(bubble: HTMLElement): void {
+    const text = this.undrawn.get(bubble);
+    if (text === undefined) return;
+    this.undrawn.delete(bubble);
+    this.keepingBottom(() => renderMarkdown(bubble, text));
   }
 
   /** A message not yet shown? Marks it shown. */

@@ -1,6 +1,8 @@
 /**
- * The Stop button of the chat page in Chromium (CMD-32): shown while a turn runs, it sends
- * `/stop`; the partial reply stays, marked, and the page is ready for the next message.
+ * The chat page in Chromium across turns and conversations, with a model that holds its reply
+ * half-way: the Stop button (CMD-32), which sends `/stop` and keeps the partial reply; a message
+ * typed while a turn runs, queued; a reload that goes on where it was; the task's model in the
+ * header; the list of recent conversations.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +21,7 @@ let browser: BrowserPage | undefined;
 let page: Page;
 let problems: string[] = [];
 
-describe('the Stop button of the chat page', needs(CHROMIUM), () => {
+describe('the chat page across turns and conversations', needs(CHROMIUM), () => {
   before(async () => {
     ensureBundle();
     h = await startTestHarness({
@@ -47,7 +49,7 @@ describe('the Stop button of the chat page', needs(CHROMIUM), () => {
     await page.locator('#stop').click();
     await page.locator('.msg.command[data-command="stop"]').waitFor({ timeout: WAIT_MS });
     await page.locator('.msg.agent:not(.streaming)', { hasText: 'stopped by the user' }).waitFor({ timeout: WAIT_MS });
-    assert.match((await page.locator('.msg.agent').first().textContent()) ?? '', /^first second\s+\[stopped by the user\]$/);
+    assert.match((await page.locator('.msg.agent').first().innerText()).trim(), /^first second\s+\[stopped by the user\]$/);
     await page.locator('#stop').waitFor({ state: 'hidden', timeout: WAIT_MS });
     assert.equal(h!.model.aborted, 1, 'the model request was aborted');
   });
@@ -80,6 +82,52 @@ describe('the Stop button of the chat page', needs(CHROMIUM), () => {
     await page.locator('#stop').click();
     await page.locator('#stop').waitFor({ state: 'hidden', timeout: WAIT_MS });
     await page.waitForFunction(() => document.querySelectorAll('.msg.agent:not(.streaming)').length >= 2, undefined, { timeout: WAIT_MS });
+  });
+
+  it('a message typed while a turn runs is shown as queued, kept through Stop, and sent once the turn has ended', async () => {
+    await page.locator('#input').pressSequentially('please hold on once more', { delay: 5 });
+    await page.keyboard.press('Enter');
+    await page.locator('#stop').waitFor({ state: 'visible', timeout: WAIT_MS });
+    await page.locator('#input').pressSequentially('and then this', { delay: 5 });
+    await page.keyboard.press('Enter');
+    await page.locator('.msg.user.queued', { hasText: 'and then this' }).waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('#input').inputValue(), '', 'the input is free for more');
+    assert.equal(await page.locator('#error').isVisible(), false, 'no error');
+    const requests = h!.chatRequests().length;
+    await page.locator('#stop').click();
+    await page.locator('.msg.user:not(.queued)', { hasText: 'and then this' }).waitFor({ timeout: WAIT_MS });
+    await page.waitForFunction(() => document.querySelector('.msg.agent:last-of-type:not(.streaming)') !== null && !document.body.dataset['streaming'], undefined, { timeout: WAIT_MS });
+    assert.equal(h!.chatRequests().length, requests + 1);
+    assert.equal(lastMessage(h!.chatRequests().at(-1)).content, 'and then this');
+  });
+
+  it("the header shows the task's model, from its replies and from /model", async () => {
+    await page.waitForFunction(() => document.getElementById('task-info')?.dataset['model'] === 'fixture:small', undefined, { timeout: WAIT_MS });
+    assert.match((await page.locator('#task-info').textContent()) ?? '', /fixture:small/);
+    await page.locator('#input').pressSequentially('/model fixture:large', { delay: 5 });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('task-info')?.dataset['model'] === 'fixture:large', undefined, { timeout: WAIT_MS });
+  });
+
+  it('Recent lists your conversations; one of them opens in place of this one', async () => {
+    const earlier = (await page.locator('#task-info').getAttribute('title'))!;
+    await page.locator('#new-chat').click();
+    await page.locator('#input').pressSequentially('a fresh start', { delay: 5 });
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.body.dataset['streaming'], undefined, { timeout: WAIT_MS });
+    const fresh = (await page.locator('#task-info').getAttribute('title'))!;
+    assert.notEqual(fresh, earlier);
+
+    await page.locator('#recent').click();
+    await page.locator(`#recent-list button[data-task-id="${earlier}"]`).waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator(`#recent-list button[data-task-id="${fresh}"]`).getAttribute('aria-current'), 'true', 'this conversation is marked');
+    assert.match((await page.locator(`#recent-list button[data-task-id="${fresh}"]`).textContent()) ?? '', /a fresh start/);
+    await page.locator(`#recent-list button[data-task-id="${earlier}"]`).click();
+    await page.locator('.msg.user', { hasText: 'and then this' }).waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('#recent-list').isVisible(), false, 'the list closes');
+    assert.equal(await page.locator('#task-info').getAttribute('title'), earlier);
+    assert.equal(await page.locator('.msg.user', { hasText: 'a fresh start' }).count(), 0, 'the other conversation is gone from view');
   });
 
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
