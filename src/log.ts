@@ -1,23 +1,56 @@
 /**
- * The harness's log: one JSON object per line on standard error (`{"time", "level", "msg",
- * ...fields}`), so standard output stays free for what a user or a script reads (the
- * `listening on` line). Lines never carry a stack trace, a
- * file path or a secret: errors are logged through {@link describeError}.
+ * The harness's log, written by pino on standard error, so standard output stays free for what
+ * a user or a script reads (the `listening on` line). Where standard error is a terminal, a
+ * line is short and human (`[12:00:01] INFO: listening {"url":"…"}`, by pino-pretty); anywhere
+ * else it is one JSON object per line (`{"level", "time", "msg", ...fields}`) for a log
+ * collector. Lines never carry a stack trace, a file path or a secret: errors are logged
+ * through {@link describeError}.
  */
+import { pino, stdTimeFunctions, type Logger as Pino } from 'pino';
+import { prettyFactory } from 'pino-pretty';
+
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Logger {
-  const emit = (level: string, message: string, fields?: Record<string, unknown>) => {
-    const entry: Record<string, unknown> = { time: new Date().toISOString(), level, msg: message };
+export interface LogOptions {
+  /** Where each line goes (without its newline); standard error by default. */
+  write?: (line: string) => void;
+  /** Human lines instead of JSON; by default, when standard error is a terminal. */
+  pretty?: boolean;
+  /** Colors in human lines; by default, unless `NO_COLOR` is set. */
+  colors?: boolean;
+}
+
+/** The keys pino writes itself: a field of the same name is dropped, not allowed to replace them. */
+const OWN_KEYS = new Set(['time', 'level', 'msg']);
+
+/** A logger; `createLogger(write)` is short for `createLogger({ write })`. */
+export function createLogger(options: LogOptions | ((line: string) => void) = {}): Logger {
+  const { write = (line: string) => process.stderr.write(`${line}\n`), pretty = process.stderr.isTTY === true, colors = !process.env.NO_COLOR } =
+    typeof options === 'function' ? { write: options } : options;
+  const human = pretty
+    ? prettyFactory({ colorize: colors, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', errorLikeObjectKeys: [] })
+    : undefined;
+  // A synchronous destination: a line is written before the call returns, so none is lost when the process exits.
+  const destination = { write: (line: string) => write((human ? human(line) : line).trimEnd()) };
+  const logger: Pino = pino(
+    {
+      base: null,
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+  const emit = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
+    const entry: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(fields ?? {})) {
-      if (value === undefined || key in entry) continue;
+      if (value === undefined || OWN_KEYS.has(key)) continue;
       entry[key] = value instanceof Error ? describeError(value) : value;
     }
-    write(safeJson(entry));
+    logger[level](entry, message);
   };
   return {
     info: (message, fields) => emit('info', message, fields),

@@ -82,15 +82,20 @@ export class Tmux {
   }
 
   /** Starts `tiny-harness chat <url>` in a 120x40 pane and waits for its welcome. */
-  async chat(url: string, extra: string[] = []): Promise<ChatPane> {
-    const name = `chat-${++this.count}`;
-    const command = [process.execPath, '--import', 'tsx', CLI, 'chat', url, ...extra].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
-    // The shell around the chat writes its exit status on the screen; remain-on-exit keeps the
-    // pane (and so the screen) after it has ended.
-    const shell = `${command}; status=$?; printf '\\n[chat exited %s]\\n' "$status"; exit "$status"`;
+  chat(url: string, extra: string[] = []): Promise<ChatPane> {
+    return this.cli(['chat', url, ...extra], 'Ctrl+D exits');
+  }
+
+  /** Starts `tiny-harness <args>` in a 120x40 pane (a terminal) and waits until the screen shows `ready`. */
+  async cli(args: string[], ready: string): Promise<ChatPane> {
+    const name = `${args[0] ?? 'cli'}-${++this.count}`;
+    const command = [process.execPath, '--import', 'tsx', CLI, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+    // The shell around the program writes its exit status on the screen; remain-on-exit keeps
+    // the pane (and so the screen) after it has ended.
+    const shell = `${command}; status=$?; printf '\\n[exited %s]\\n' "$status"; exit "$status"`;
     await this.run('new-session', '-d', '-x', '120', '-y', '40', '-s', name, '-c', ROOT, shell, ';', 'set-option', '-t', name, 'remain-on-exit', 'on');
     const pane = new ChatPane(this, name);
-    await pane.waitFor((screen) => screen.includes('Ctrl+D exits'), 30000);
+    await pane.waitFor((screen) => screen.includes(ready), 30000);
     return pane;
   }
 
@@ -134,8 +139,8 @@ export class ChatPane {
 
   /** Resolves with the chat's exit status once it has exited (the pane stays, showing it). */
   async exited(timeoutMs = 10000): Promise<number> {
-    const screen = await this.waitFor((s) => /\[chat exited \d+\]/.test(s), timeoutMs);
-    return Number(/\[chat exited (\d+)\]/.exec(screen)![1]);
+    const screen = await this.waitFor((s) => /\[exited \d+\]/.test(s), timeoutMs);
+    return Number(/\[exited (\d+)\]/.exec(screen)![1]);
   }
 
   async kill(): Promise<void> {

@@ -34,6 +34,22 @@ describe('createLogger', () => {
   });
 });
 
+describe('createLogger for a terminal', () => {
+  it('writes short human lines: the time, the level, the message, the fields on the same line', () => {
+    const lines: string[] = [];
+    const log = createLogger({ write: (line) => lines.push(line), pretty: true, colors: false });
+    log.warn('model turn failed', { task: 't-1', error: new Error('boom\n at /home/me/secret.js') });
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\] WARN: model turn failed \{"task":"t-1","error":"Error: boom"\}$/);
+  });
+
+  it('colors the level unless told not to', () => {
+    const lines: string[] = [];
+    createLogger({ write: (line) => lines.push(line), pretty: true, colors: true }).error('x');
+    assert.ok(lines[0]!.includes('\x1b['), 'an escape sequence');
+  });
+});
+
 describe('request logs of an authenticated harness', () => {
   const lines: string[] = [];
   let h: TestHarness;
