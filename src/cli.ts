@@ -231,7 +231,8 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     if (isHarnessError(error)) {
-      process.stderr.write(`tiny-harness: ${error.message}\n`);
+      const hint = error.code === 'data_unusable' ? ' Choose another folder with --data-dir.' : '';
+      process.stderr.write(`tiny-harness: ${error.message}${hint}\n`);
       process.exit(1);
     }
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {

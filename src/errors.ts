@@ -15,6 +15,8 @@ export type HarnessErrorCode =
   | 'provider_failed'
   /** The store could not read or write. */
   | 'store_failed'
+  /** The data folder cannot be made or written, or holds a file that is not the store's database (start-up). */
+  | 'data_unusable'
   /** A message for a task whose turn is still running. */
   | 'turn_in_progress'
   /** A message id already used by this user, sent again with other content (CMD-34). */

@@ -21,6 +21,7 @@ const A2A_ERROR_FOR: Record<HarnessErrorCode, ((message: string) => A2AError) | 
   model_unknown: (message) => new RequestMalformedError(message),
   provider_failed: 'internal',
   store_failed: 'internal',
+  data_unusable: 'internal',
   config_invalid: 'internal',
   config_unreadable: 'internal',
   tokens_invalid: 'internal',

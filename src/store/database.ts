@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
 import { HarnessError } from '../errors.js';
+import { describeError } from '../log.js';
 import { isPostgres } from './dialect.js';
 import { InCodeMigrationProvider } from './migrations.js';
 
@@ -182,13 +183,51 @@ const SYNCHRONOUS: Record<Durability, string> = { normal: 'NORMAL', full: 'FULL'
 export function openSqliteDatabase(file: string, durability: Durability = 'normal'): Kysely<Database> {
   const synchronous = SYNCHRONOUS[durability];
   if (!Object.hasOwn(SYNCHRONOUS, durability)) throw new HarnessError('store_failed', `Unknown durability "${String(durability)}": use "normal" or "full".`);
-  mkdirSync(dirname(file), { recursive: true });
-  const sqlite = new BetterSqlite3(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`synchronous = ${synchronous}`);
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
+  const folder = dirname(file);
+  try {
+    mkdirSync(folder, { recursive: true });
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    throw new HarnessError('data_unusable', `Cannot use the data folder ${folder}: ${whyUnusable(error)}.`, { cause: error });
+  }
+  let sqlite: BetterSqlite3.Database | undefined;
+  try {
+    sqlite = new BetterSqlite3(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma(`synchronous = ${synchronous}`);
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+  } catch (error) {
+    sqlite?.close();
+    const code = (error as { code?: unknown }).code;
+    const why = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? 'it is not a SQLite database (move it away, and the harness starts a new one)' : whyUnusable(error);
+    throw new HarnessError('data_unusable', `Cannot open the database file ${file}: ${why}.`, { cause: error });
+  }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+}
+
+/** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */
+function whyUnusable(error: unknown): string {
+  switch ((error as { code?: unknown }).code) {
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return 'a file stands where a folder is needed';
+    case 'EACCES':
+    case 'EPERM':
+    case 'SQLITE_CANTOPEN':
+    case 'SQLITE_READONLY':
+    case 'SQLITE_PERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'the file system is read-only';
+    case 'ENOSPC':
+    case 'SQLITE_FULL':
+      return 'the disk is full';
+    case 'EISDIR':
+      return 'a folder stands where the file is needed';
+    default:
+      return describeError(error);
+  }
 }
 
 /** Distinct SQL texts kept prepared; the store issues a few dozen. */

@@ -1,14 +1,15 @@
 /**
  * The command line as a newcomer meets it: every subcommand answers --help, a mistyped
- * subcommand or flag gets a "did you mean", a port in use is named, and `serve` says what to
- * do next once it listens.
+ * subcommand or flag gets a "did you mean", a port in use and a data folder that cannot be
+ * used are named, and `serve` says what to do next once it listens.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DATABASE_FILE_NAME } from '../../src/store/index.js';
 import { runCli } from '../client/support.js';
 import { startServerProcess } from './process.js';
 
@@ -41,6 +42,25 @@ describe('the command line, first contact', () => {
       assert.match(result.stderr, new RegExp(`the port ${taken} is already in use; choose another with --port or --grpc-port`));
     } finally {
       blocker.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a data folder that cannot be made is named, with the flag that chooses another; so is a file that is not a database', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-data-'));
+    try {
+      writeFileSync(join(dataDir, 'a-file'), 'not a folder');
+      const blocked = await runCli(['serve', '--port', '0', '--data-dir', join(dataDir, 'a-file', 'data')]);
+      assert.equal(blocked.code, 1);
+      assert.equal(blocked.stderr.trim(), `tiny-harness: Cannot use the data folder ${join(dataDir, 'a-file', 'data')}: a file stands where a folder is needed. Choose another folder with --data-dir.`);
+
+      const other = join(dataDir, 'other');
+      mkdirSync(other);
+      writeFileSync(join(other, DATABASE_FILE_NAME), 'these are notes, not a database; '.repeat(200));
+      const notDatabase = await runCli(['serve', '--port', '0', '--data-dir', other]);
+      assert.equal(notDatabase.code, 1);
+      assert.match(notDatabase.stderr, new RegExp(`^tiny-harness: Cannot open the database file ${join(other, DATABASE_FILE_NAME).replace(/[.]/g, '\\.')}: it is not a SQLite database .*--data-dir\\.\n$`));
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
