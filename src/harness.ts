@@ -66,6 +66,8 @@ export interface HarnessOptions {
   auth?: { tokens: ReadonlyMap<string, string> };
   /** Log the text of each message sent (debugging only; off by default). */
   logContent?: boolean;
+  /** How often providers whose servers were down at start-up are asked again (default: a minute). */
+  rediscoveryIntervalMs?: number;
   /** The base URL the card names for HTTP, when clients reach the harness through a proxy; over `config.publicUrl`. Checked by the caller (`publicUrlSchema`). */
   publicUrl?: string;
 }
@@ -98,6 +100,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   });
   let coordination: Coordination | undefined;
   let tools: McpTools | undefined;
+  let rediscovery: NodeJS.Timeout | undefined;
   try {
     coordination = store.events ? await sharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
     const engine = new TaskEngine({
@@ -111,6 +114,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const recovery = new TurnRecovery({ engine, store: store.tasks, links: store.state });
 
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
+    // Providers whose servers were down at start-up are asked again every minute (and on demand).
+    rediscovery = setInterval(() => void catalog.rediscover(), options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS).unref();
     const taskModels = new TaskModels(catalog, store.state);
     // Every turn's model, sub-tasks' included, may call the tools of every connected server.
     tools = new McpTools({ servers: config.mcpServers, env: options.env ?? process.env, toolTimeoutMs: config.toolTimeoutMs, toolOutputChars: config.toolOutputChars, log, logContent: options.logContent });
@@ -218,6 +223,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
+        clearInterval(rediscovery);
         await commandFolder.close();
         httpServer.close();
         // Turns end as interrupted; their last events and every reply under way are stored first.
@@ -229,12 +235,16 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       })());
     return { url, grpcAddress: grpc?.address, registry, catalog, close };
   } catch (error) {
+    clearInterval(rediscovery);
     await tools?.close();
     await coordination?.close().catch(() => undefined);
     await store.close();
     throw error;
   }
 }
+
+/** Providers whose servers were down at start-up are asked again this often. */
+const REDISCOVERY_INTERVAL_MS = 60_000;
 
 /** The coordination's own pool: its queries are single short statements (leases, events, heartbeats). */
 const COORDINATION_CONNECTIONS = 5;

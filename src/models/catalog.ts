@@ -1,7 +1,9 @@
 /**
- * What a task can talk to: the models offered since start-up, named `provider:model`, and the
- * default one. Built once by `buildCatalog` (discover.ts); the runtime asks it to `resolve` an
- * id into an AI SDK model when a turn starts, and `/model`-style commands `list` and `has`.
+ * What a task can talk to: the models offered, named `provider:model`, and the default one.
+ * Built by `buildCatalog` (discover.ts); the runtime asks it to `resolve` an id into an AI SDK
+ * model when a turn starts, and `/model`-style commands `list` and `has`. A provider whose
+ * server did not answer at start-up is looked for again (`rediscover`): its models join the
+ * offer when it answers.
  * Resolution goes through the AI SDK's provider registry over provider objects made with
  * `createOpenAI`, `createAnthropic` and `createOpenAICompatible`, never through a bare string
  * model id (that would route to a hosted gateway).
@@ -50,6 +52,21 @@ export function chooseDefaultModel(entries: readonly CatalogEntry[], wanted?: st
   return entries.find((entry) => entry.provider !== BUILTIN_PROVIDER)?.id ?? entries.find((entry) => entry.id === FALLBACK_MODEL)?.id ?? entries[0]?.id ?? FALLBACK_MODEL;
 }
 
+/** A provider found at start-up, or found missing. */
+export interface FoundProvider {
+  provider?: ProviderV3;
+  models: readonly string[];
+  description?: string;
+  /** Why it offers nothing (or what to know about it). */
+  reason?: string;
+}
+
+/** A provider whose server did not answer: `find` asks it again. */
+export interface MissingProvider {
+  name: string;
+  find(): Promise<FoundProvider | undefined>;
+}
+
 export interface ModelCatalogInit {
   /** Offered models in the order to list them; a repeated id keeps its first entry. */
   entries: readonly CatalogEntry[];
@@ -61,6 +78,10 @@ export interface ModelCatalogInit {
   reasons?: Readonly<Record<string, string>>;
   /** Other start-up findings worth a line in the summary. */
   notes?: readonly string[];
+  /** Providers to look for again, their servers down at start-up. */
+  missing?: readonly MissingProvider[];
+  /** Receives a line when a missing provider comes back. */
+  log?: (line: string) => void;
 }
 
 export class ModelCatalog {
@@ -68,9 +89,13 @@ export class ModelCatalog {
   readonly defaultModel: string;
   /** Start-up findings (servers that did not answer, providers skipped), for the summary. */
   readonly notes: readonly string[];
-  private readonly entries: readonly CatalogEntry[];
-  private readonly ids: ReadonlySet<string>;
-  private readonly registry: ReturnType<typeof createProviderRegistry>;
+  private entries: readonly CatalogEntry[];
+  private ids: ReadonlySet<string>;
+  private providers: Record<string, ProviderV3>;
+  private registry: ReturnType<typeof createProviderRegistry>;
+  private missing: MissingProvider[];
+  private readonly log: (line: string) => void;
+  private looking: Promise<string[]> | undefined;
 
   constructor(init: ModelCatalogInit) {
     const seen = new Set<string>();
@@ -79,10 +104,50 @@ export class ModelCatalog {
     for (const entry of this.entries) {
       if (!init.providers[entry.provider]) throw new Error(`ModelCatalog: no provider object for "${entry.provider}"`);
     }
-    this.registry = createProviderRegistry({ ...init.providers });
+    this.providers = { ...init.providers };
+    this.registry = createProviderRegistry(this.providers);
     this.defaultModel = chooseDefaultModel(this.entries, init.defaultModel, init.reasons);
     const reasons = Object.entries(init.reasons ?? {}).map(([provider, why]) => `${provider}: ${why}`);
     this.notes = [...reasons, ...(init.notes ?? [])];
+    this.missing = [...(init.missing ?? [])];
+    this.log = init.log ?? (() => {});
+  }
+
+  /** The providers still looked for: their servers have not answered since start-up. */
+  get waitingFor(): string[] {
+    return this.missing.map((missing) => missing.name);
+  }
+
+  /**
+   * Asks the missing providers' servers again; the models of those that answer join the offer
+   * (after the models already offered). Resolves with the names of the providers that came
+   * back. Calls made while a look runs share it, so a server that hangs is waited for once
+   * (for its probe timeout), however many ask. Never rejects.
+   */
+  rediscover(): Promise<string[]> {
+    if (this.looking) return this.looking;
+    if (this.missing.length === 0) return Promise.resolve([]);
+    this.looking = this.lookAgain().finally(() => (this.looking = undefined));
+    return this.looking;
+  }
+
+  private async lookAgain(): Promise<string[]> {
+    const results = await Promise.all(this.missing.map(async (missing) => ({ missing, found: await missing.find().catch(() => undefined) })));
+    const back: string[] = [];
+    for (const { missing, found } of results) {
+      if (!found?.provider || found.models.length === 0) continue;
+      this.providers[missing.name] = found.provider;
+      const added = found.models
+        .map((model) => ({ id: `${missing.name}:${model}`, provider: missing.name, model, ...(found.description ? { description: found.description } : {}) }))
+        .filter((entry) => !this.ids.has(entry.id));
+      this.entries = [...this.entries, ...added];
+      this.ids = new Set([...this.ids, ...added.map((entry) => entry.id)]);
+      this.missing = this.missing.filter((other) => other !== missing);
+      back.push(missing.name);
+      this.log(`models: ${missing.name} answers again; offered now: ${added.map((entry) => entry.id).join(', ')}`);
+    }
+    if (back.length > 0) this.registry = createProviderRegistry(this.providers);
+    return back;
   }
 
   has(id: string): boolean {

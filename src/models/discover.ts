@@ -17,7 +17,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { BUILTIN_PROVIDER, type HarnessConfig, type ProviderConfig } from '../config/schema.js';
 import { BUILTIN_MODELS, createBuiltinProvider, type BuiltinModelOptions } from './builtin.js';
-import { ModelCatalog, type CatalogEntry } from './catalog.js';
+import { ModelCatalog, type CatalogEntry, type FoundProvider, type MissingProvider } from './catalog.js';
 import { displayURL, listServerModels, ProbeError, type FetchFunction } from './probe.js';
 
 /** Offered when OPENAI_API_KEY is set and no `models` are configured for `openai`. */
@@ -42,13 +42,10 @@ export interface DiscoverOptions {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** One provider's contribution: its object, its models, or why it offers none. */
-interface Found {
+/** One provider's contribution: its object, its models, or why it offers none (and, when its server did not answer, how to ask again). */
+interface Found extends FoundProvider {
   name: string;
-  provider?: ProviderV3;
-  models: readonly string[];
-  description?: string;
-  reason?: string;
+  retry?: () => Promise<FoundProvider | undefined>;
 }
 
 function isOllamaURL(baseURL: string): boolean {
@@ -81,7 +78,12 @@ async function discoverConfigured(name: string, config: ProviderConfig, env: Env
     return { name, provider, models, description, reason };
   } catch (error) {
     const why = error instanceof ProbeError ? error.message : 'could not be asked';
-    return { name, models: [], reason: `the server at ${displayURL(config.baseURL)} ${why}; it offers no models until the harness restarts` };
+    return {
+      name,
+      models: [],
+      reason: `the server at ${displayURL(config.baseURL)} ${why}; it is asked again every minute, and when a model of it is asked for`,
+      retry: () => discoverConfigured(name, config, env, options),
+    };
   }
 }
 
@@ -116,8 +118,12 @@ export async function buildCatalog(config: HarnessConfig, env: Env = process.env
     pending.push(discoverConfigured('anthropic', { type: 'anthropic', apiKeyEnv: 'ANTHROPIC_API_KEY' }, env, options));
   }
   const ollamaConfigured = configured.some(([name, provider]) => name === 'ollama' || (provider.type === 'openai-compatible' && isOllamaURL(provider.baseURL)));
-  if (config.detectOllama && !ollamaConfigured) pending.push(detectOllama(options.fetch));
+  const detectingOllama = config.detectOllama && !ollamaConfigured;
+  if (detectingOllama) pending.push(detectOllama(options.fetch));
   const found = (await Promise.all(pending)).filter((item): item is Found => item !== undefined);
+  const missing: MissingProvider[] = found.filter((item) => item.retry).map((item) => ({ name: item.name, find: item.retry! }));
+  // Ollama started after the harness is found too, quietly, as at start-up.
+  if (detectingOllama && !found.some((item) => item.name === 'ollama' && item.provider)) missing.push({ name: 'ollama', find: () => detectOllama(options.fetch) });
 
   const providers: Record<string, ProviderV3> = { [BUILTIN_PROVIDER]: createBuiltinProvider(options.builtin) };
   const entries: CatalogEntry[] = BUILTIN_MODELS.map(({ model, description }) => ({ id: `${BUILTIN_PROVIDER}:${model}`, provider: BUILTIN_PROVIDER, model, description }));
@@ -131,5 +137,5 @@ export async function buildCatalog(config: HarnessConfig, env: Env = process.env
     providers[name] = provider;
     for (const model of models) entries.push({ id: `${name}:${model}`, provider: name, model, ...(description ? { description } : {}) });
   }
-  return new ModelCatalog({ entries, providers, defaultModel: config.defaultModel, reasons });
+  return new ModelCatalog({ entries, providers, defaultModel: config.defaultModel, reasons, missing, log });
 }

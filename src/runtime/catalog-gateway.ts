@@ -16,6 +16,8 @@ export class CatalogGateway implements ModelGateway {
   ) {}
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
+    // A model of a provider that was down (chosen before a restart, say): its server is asked again first.
+    if (!this.catalog.has(request.modelId)) await this.catalog.rediscover();
     const model = this.catalog.resolve(request.modelId);
     if (request.tools?.length) {
       return runToolLoop(model, {

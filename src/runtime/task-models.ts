@@ -8,7 +8,10 @@ export interface ModelOffer {
   list(): ModelChoice[];
   has(id: string): boolean;
   readonly defaultModel: string;
+  /** Looks again for providers that were down (see `ModelCatalog.rediscover`). */
+  rediscover?(): Promise<string[]>;
 }
+
 
 /**
  * Which model a task uses, as `/model` shows and sets it. A task's own
@@ -34,11 +37,14 @@ export class TaskModels implements ModelControl {
     return this.offer.list();
   }
 
+  /** The task's model and the choices; a provider that was down is asked again first. */
   async describe(task: Task, callContext: ServerCallContext): Promise<{ current: string; choices: ModelChoice[] }> {
+    await this.offer.rediscover?.();
     return { current: await this.modelFor(task, callContext), choices: this.offer.list() };
   }
 
   async choose(task: Task, modelId: string, callContext: ServerCallContext): Promise<boolean> {
+    if (!this.offer.has(modelId)) await this.offer.rediscover?.();
     if (!this.offer.has(modelId)) return false;
     await this.state.setTaskModel(task.id, contextKey(task.contextId, callContext), modelId);
     return true;

@@ -9,7 +9,7 @@ import { configSchema, type HarnessConfigInput } from '../../src/config/schema.j
 import { HarnessError } from '../../src/errors.js';
 import { buildCatalog, DEFAULT_ANTHROPIC_MODELS, DEFAULT_OPENAI_MODELS } from '../../src/models/discover.js';
 import { replyText } from './reply-text.js';
-import { startModelServer, unusedBaseURL, type RunningModelServer } from '../fixtures/model-server.js';
+import { startModelServer, unusedBaseURL, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
 import { within } from '../reliability/support.js';
 
 const SECRET = 'sk-discover-SECRET-42';
@@ -81,8 +81,32 @@ describe('buildCatalog', () => {
     const catalog = await buildCatalog(config({ providers: { local: { type: 'openai-compatible', baseURL: dead } } }), {}, { log: (line) => lines.push(line) });
     assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats']);
     assert.equal(catalog.defaultModel, 'builtin:echo');
-    assert.deepEqual(lines, [`models: local: the server at ${dead} refused the connection (is the server running?); it offers no models until the harness restarts`]);
+    assert.deepEqual(lines, [`models: local: the server at ${dead} refused the connection (is the server running?); it is asked again every minute, and when a model of it is asked for`]);
     assert.match(catalog.summary(), /Notes:\n {2}- local: the server at .* refused the connection/);
+  });
+
+  it('a server down at start-up is asked again: its models join the offer when it answers, and the log says so', async () => {
+    const script: ModelServerScript = { modelsFailure: { kind: 'status', status: 503 } };
+    server = await startModelServer(script);
+    const lines: string[] = [];
+    const catalog = await buildCatalog(config({ providers: { local: { type: 'openai-compatible', baseURL: server.baseURL } } }), {}, { log: (line) => lines.push(line) });
+    assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats']);
+    assert.deepEqual(catalog.waitingFor, ['local']);
+
+    assert.deepEqual(await catalog.rediscover(), [], 'still down');
+    assert.deepEqual(catalog.waitingFor, ['local']);
+    const probes = server.requests.length;
+
+    script.modelsFailure = undefined;
+    const [first, second] = await Promise.all([catalog.rediscover(), catalog.rediscover()]);
+    assert.deepEqual(first, ['local']);
+    assert.deepEqual(second, ['local'], 'calls meanwhile share the one look');
+    assert.equal(server.requests.length, probes + 1);
+    assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats', 'local:small', 'local:large']);
+    assert.deepEqual(catalog.waitingFor, []);
+    assert.equal(lines.at(-1), 'models: local answers again; offered now: local:small, local:large');
+    assert.equal(catalog.defaultModel, 'builtin:echo', 'the default stays what start-up chose');
+    assert.equal((await replyText(catalog.resolve('local:small'), ask)).text, 'Hello from small.');
   });
 
   it('gives up on a hanging server after the probe timeout', async () => {
