@@ -8,16 +8,15 @@
  * agent that has no `/stop`); a second Ctrl+C during the same turn leaves. At an empty prompt
  * Ctrl+C exits, as Ctrl+D does.
  */
-import { clearLine, createInterface, cursorTo, moveCursor, type Interface } from 'node:readline';
-import { stripVTControlCharacters } from 'node:util';
-import { Role, TaskState } from '@a2a-js/sdk';
+import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
+import { Role } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
+import { ChatScreen } from './chat-screen.js';
 import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
-import { TerminalMarkdown } from './terminal-markdown.js';
-import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, unknownCommandQuestion, type ToolCallData } from '../wire.js';
+import { COMMAND_KEY, unknownCommandQuestion } from '../wire.js';
 
 export interface ChatOptions {
   url: string;
@@ -62,16 +61,12 @@ class Chat {
   /** Text shaped like a command the card does not list, waiting for "send it anyway?". */
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
-  private atLineStart = true;
-  /** The call whose running line is the last thing written, so that its end can replace it. */
-  private runningLine: string | undefined;
   private closed = false;
   private readonly shownReplies = new Set<string>();
   private readonly watchers = new Set<AbortController>();
   private readonly style: Style;
   private readonly rl: Interface;
-  /** The reply streaming now, rendered as light Markdown on a terminal; plain elsewhere. */
-  private reply: TerminalMarkdown | undefined;
+  private readonly screen: ChatScreen;
 
   constructor(
     private readonly connection: Connection,
@@ -79,6 +74,7 @@ class Chat {
     private readonly output: NodeJS.WriteStream,
   ) {
     this.style = styleFor(output);
+    this.screen = new ChatScreen(output, this.style);
     const terminal = input.isTTY === true && output.isTTY === true;
     this.rl = createInterface({ input, output, terminal, prompt: '> ', historySize: 200, completer: (line: string) => this.complete(line) });
   }
@@ -97,18 +93,18 @@ class Chat {
     for (const message of task.history) {
       const text = resultText({ ...task, status: { ...task.status!, message }, artifacts: [] });
       if (!text) continue;
-      if (message.role === Role.ROLE_USER) this.line(this.style.dim(`> ${text}`));
-      else if (typeof message.metadata?.[COMMAND_KEY] === 'string') this.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
-      else this.line(this.markdown(text));
+      if (message.role === Role.ROLE_USER) this.screen.line(this.style.dim(`> ${text}`));
+      else if (typeof message.metadata?.[COMMAND_KEY] === 'string') this.screen.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
+      else this.screen.line(this.screen.markdown(text));
     }
-    this.line(this.style.dim(isTerminal(task.status?.state) ? `(task ${task.id} has ended: the next message starts a new task in its conversation)` : `(resumed task ${task.id})`));
+    this.screen.line(this.style.dim(isTerminal(task.status?.state) ? `(task ${task.id} has ended: the next message starts a new task in its conversation)` : `(resumed task ${task.id})`));
     return true;
   }
 
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
-    this.line(`Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`);
-    this.line(
+    this.screen.line(`Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`);
+    this.screen.line(
       this.style.dim(
         commands.length > 0
           ? 'Type a message, or / and Tab for commands. Ctrl+C stops a turn (twice: leaves); Ctrl+D exits.'
@@ -121,12 +117,12 @@ class Chat {
     return new Promise((resolve) => {
       this.rl.on('close', () => {
         this.closed = true;
-        if (this.rl.terminal && !this.draining) this.write('\n'); // off the prompt line
+        if (this.rl.terminal && !this.draining) this.screen.write('\n'); // off the prompt line
         void (async () => {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
-          this.endLine();
-          if (this.taskId) this.write(this.style.dim(`task ${this.taskId}; resume it with: tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`));
+          this.screen.endLine();
+          if (this.taskId) this.screen.write(this.style.dim(`task ${this.taskId}; resume it with: tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`));
           resolve(0);
         })();
       });
@@ -148,7 +144,7 @@ class Chat {
 
   private onLine(line: string): void {
     // Enter moved the cursor to a new line (typed while a turn was printing, say).
-    if (this.rl.terminal) this.atLineStart = true;
+    if (this.rl.terminal) this.screen.enterPressed();
     const text = line.trimEnd(); // a leading space stays: ` /name` is not a command (CMD-3)
     if (this.unsure !== undefined) {
       const unsure = this.unsure;
@@ -156,7 +152,7 @@ class Chat {
       if (/^y(es)?$/i.test(text.trim())) {
         this.send(unsure);
       } else {
-        this.line(this.style.dim('(not sent)'));
+        this.screen.line(this.style.dim('(not sent)'));
         if (!this.turn && !this.draining) this.prompt();
       }
       return;
@@ -169,7 +165,7 @@ class Chat {
     const question = unknownCommandQuestion(text, this.connection.commands.map((c) => c.name));
     if (question) {
       this.unsure = text;
-      this.line(this.style.error(`${question} Send it to the model anyway? [y/N]`));
+      this.screen.line(this.style.error(`${question} Send it to the model anyway? [y/N]`));
       if (!this.turn && !this.draining) this.prompt();
       return;
     }
@@ -188,7 +184,7 @@ class Chat {
    */
   private send(text: string): void {
     const busy = this.turn !== undefined || this.draining !== undefined;
-    if (busy) this.line(this.style.dim(`(queued: ${oneLineOf(text)}; sent when the turn ends)`));
+    if (busy) this.screen.line(this.style.dim(`(queued: ${oneLineOf(text)}; sent when the turn ends)`));
     this.queue.push({ text, queued: busy });
     this.drain();
   }
@@ -197,7 +193,7 @@ class Chat {
     if (this.draining) return;
     this.draining = (async () => {
       for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
-        if (next.queued) this.line(this.style.dim(`> ${next.text}`));
+        if (next.queued) this.screen.line(this.style.dim(`> ${next.text}`));
         await this.runTurn(next.text);
       }
     })().finally(() => {
@@ -218,16 +214,16 @@ class Chat {
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
       this.show(reader.finish());
-      this.endReply();
+      this.screen.endReply();
     } catch (error) {
-      this.endReply();
+      this.screen.endReply();
       failed = true;
-      if (turn.abort.signal.aborted) this.line(this.style.dim('(stopped waiting for the turn)'));
-      else this.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
+      if (turn.abort.signal.aborted) this.screen.line(this.style.dim('(stopped waiting for the turn)'));
+      else this.screen.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
     } finally {
       clearTimeout(turn.timer);
       this.turn = undefined;
-      this.endLine();
+      this.screen.endLine();
     }
     if (reader.taskId) {
       this.contextId = reader.contextId || this.contextId;
@@ -242,7 +238,7 @@ class Chat {
     try {
       const task = await this.connection.client.getTask({ tenant: '', id: this.taskId, historyLength: 0 }, { signal: AbortSignal.timeout(5000) });
       if (isTerminal(task.status?.state)) {
-        this.line(this.style.dim(`(task ${this.taskId} is ${stateName(task.status?.state)}; the next message starts a new task)`));
+        this.screen.line(this.style.dim(`(task ${this.taskId} is ${stateName(task.status?.state)}; the next message starts a new task)`));
         this.taskId = '';
       }
     } catch {
@@ -257,7 +253,7 @@ class Chat {
       // The running turn's stream carries the reply too; `show` prints it once.
       if ('status' in result) this.show(new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'));
     } catch (error) {
-      this.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
+      this.screen.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
     }
   }
 
@@ -266,14 +262,14 @@ class Chat {
     if (turn) {
       if (turn.cancel !== 'no') {
         // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
-        for (const { text } of this.queue) this.line(this.style.dim(`(not sent: ${oneLineOf(text)})`));
+        for (const { text } of this.queue) this.screen.line(this.style.dim(`(not sent: ${oneLineOf(text)})`));
         this.queue.length = 0;
         turn.abort.abort();
         this.rl.close();
         return;
       }
       // Messages queued meanwhile are still sent once the turn has ended: stopping a turn is how to say something else instead.
-      this.line(this.style.dim(this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)'));
+      this.screen.line(this.style.dim(this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)'));
       turn.cancel = 'wanted';
       turn.timer = setTimeout(() => turn.abort.abort(), CANCEL_GRACE_MS);
       if (turn.reader.taskId) this.endTurn(turn);
@@ -305,7 +301,7 @@ class Chat {
     turn.cancel = 'sent';
     this.connection.client.cancelTask({ tenant: '', id: turn.reader.taskId, metadata: {} }).catch((error: unknown) => {
       if (this.turn !== turn) return;
-      this.line(this.style.error(`error: could not cancel: ${describeClientError(error, this.connection.url)}`));
+      this.screen.line(this.style.error(`error: could not cancel: ${describeClientError(error, this.connection.url)}`));
       turn.abort.abort();
     });
   }
@@ -313,61 +309,23 @@ class Chat {
   private show(shown: Shown[]): void {
     for (const item of shown) {
       if (item.kind === 'text') {
-        this.writeReply(item.text);
+        this.screen.writeReply(item.text);
         continue;
       }
-      this.endReply();
+      this.screen.endReply();
       if (item.kind === 'command') {
         if (item.messageId) {
           if (this.shownReplies.has(item.messageId)) continue;
           this.shownReplies.add(item.messageId);
         }
-        this.line(this.style.command(`[/${item.name}] ${item.text}`));
+        this.screen.line(this.style.command(`[/${item.name}] ${item.text}`));
         if (item.taskRef) {
-          this.line(this.style.subtask(`sub-task ${item.taskRef} started`));
+          this.screen.line(this.style.subtask(`sub-task ${item.taskRef} started`));
           void this.watch(item.taskRef);
         }
-      } else if (item.kind === 'tool') this.showTool(item.call);
-      else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
+      } else if (item.kind === 'tool') this.screen.showTool(item.call);
+      else if (item.kind === 'end') this.screen.showEnd(item.state, item.text, item.notice);
       // 'note': sub-tasks are followed by `watch`, which says when each one ends.
-    }
-  }
-
-  /**
-   * One line per call: on a terminal, the line of a running call is rewritten in place when the
-   * call ends, if nothing was written after it; elsewhere only how each call ended is written.
-   */
-  private showTool(call: ToolCallData): void {
-    const text = this.style.dim(`⚙ ${toolCallLine(call, Math.max(40, (this.output.columns ?? 100) - 30))}`);
-    const terminal = this.output.isTTY === true;
-    if (call.status === 'running') {
-      if (!terminal) return;
-      this.line(text);
-      this.runningLine = call.id;
-      return;
-    }
-    if (terminal && this.runningLine === call.id && this.atLineStart) {
-      moveCursor(this.output, 0, -1);
-      clearLine(this.output, 0);
-      cursorTo(this.output, 0);
-      this.write(`${text}\n`);
-    } else {
-      this.line(text);
-    }
-    this.runningLine = undefined;
-  }
-
-  private showEnd(state: TaskState, text: string, notice?: string): void {
-    if (notice !== undefined && TURN_FAILURE_NOTICES.has(notice)) {
-      // Not the assistant speaking: the harness saying why there is no reply.
-      this.line(this.style.error(text));
-    } else if (state === TaskState.TASK_STATE_CANCELED) {
-      this.line(this.style.dim('(turn canceled; the next message starts a new task)'));
-    } else if (state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED) {
-      this.line(this.style.error(`the task ${stateName(state)}${text ? `: ${text}` : ''}`));
-      this.line(this.style.dim('(the next message starts a new task)'));
-    } else if (text) {
-      this.line(this.markdown(text));
     }
   }
 
@@ -389,12 +347,12 @@ class Chat {
   /** Shows a line while the user may be typing at the prompt: above it, then the prompt again. */
   private notice(text: string): void {
     if (this.turn || this.draining || this.closed || !this.rl.terminal) {
-      this.line(text);
+      this.screen.line(text);
       return;
     }
     clearLine(this.output, 0);
     cursorTo(this.output, 0);
-    this.write(`${text}\n`);
+    this.screen.write(`${text}\n`);
     this.rl.prompt(true);
   }
 
@@ -402,44 +360,6 @@ class Chat {
     if (!this.closed && this.rl.terminal) this.rl.prompt();
   }
 
-  /** Model output as it streams: on a terminal, through the light Markdown rendering. */
-  private writeReply(text: string): void {
-    if (!this.style.colors) return this.write(text);
-    this.reply ??= new TerminalMarkdown();
-    this.write(this.reply.push(text));
-  }
-
-  /** The streamed reply is over: what the rendering held back, and its styles closed. */
-  private endReply(): void {
-    const reply = this.reply;
-    this.reply = undefined;
-    if (reply) this.write(reply.end());
-  }
-
-  /** A whole reply as the terminal shows it. */
-  private markdown(text: string): string {
-    if (!this.style.colors) return text;
-    const rendering = new TerminalMarkdown();
-    return rendering.push(text) + rendering.end();
-  }
-
-  private write(text: string): void {
-    if (!text) return;
-    this.runningLine = undefined;
-    this.output.write(text);
-    // Styles closed after a line's end leave the cursor at the start of a line.
-    const visible = stripVTControlCharacters(text);
-    if (visible) this.atLineStart = visible.endsWith('\n');
-  }
-
-  private line(text: string): void {
-    this.endLine();
-    this.write(`${text}\n`);
-  }
-
-  private endLine(): void {
-    if (!this.atLineStart) this.write('\n');
-  }
 }
 
 /** A typed message on one line of a notice, shortened. */
