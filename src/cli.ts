@@ -13,7 +13,7 @@ Usage:
   tiny-harness serve [--host H] [--port P] [--grpc-port G] [--data-dir DIR] [--database URL] [--commands-dir DIR]
                      [--config FILE] [--tokens-file FILE] [--public-url URL] [--log-content]
   tiny-harness chat <url> [--task ID] [--header "Name: value"]...
-  tiny-harness send <url> <text> [--stream] [--json] [--task ID] [--context ID] [--header "Name: value"]...
+  tiny-harness send <url> <text> [--stream] [--json] [--wait | --no-wait] [--task ID] [--context ID] [--header "Name: value"]...
   tiny-harness --help | --version
 
 serve options:
@@ -45,6 +45,8 @@ send: send one message and print the reply on standard output; the task id goes 
   --json          print the A2A objects, one JSON object per line
   --task ID       continue this task
   --context ID    send in this context
+  --wait          wait for the sub-tasks the message started and print their results
+                  (the default when standard output is a terminal; --no-wait: do not)
 chat and send:
   --header "Name: value"
                   add a request header, e.g. for auth (repeatable)
@@ -177,12 +179,17 @@ async function send(args: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       task: { type: 'string' },
       context: { type: 'string' },
+      wait: { type: 'boolean' },
+      'no-wait': { type: 'boolean' },
     },
   });
+  if (values.wait && values['no-wait']) throw new UsageError('Give --wait or --no-wait, not both.');
   const [url, ...words] = positionals;
   const target = clientTarget(url, values.header);
   if (words.length === 0) throw new UsageError('Give the text to send: tiny-harness send <url> <text>.');
-  return runSend({ ...target, text: words.join(' '), stream: values.stream, json: values.json, taskId: values.task, contextId: values.context });
+  // Waiting for sub-tasks is for a person at a terminal, unless asked either way.
+  const wait = values.wait ?? (values['no-wait'] ? false : process.stdout.isTTY === true);
+  return runSend({ ...target, text: words.join(' '), stream: values.stream, json: values.json, taskId: values.task, contextId: values.context, wait });
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -211,7 +218,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** Every flag a subcommand takes, for "did you mean" on an unknown one. */
-const FLAGS = ['--host', '--port', '--grpc-port', '--data-dir', '--database', '--commands-dir', '--config', '--tokens-file', '--log-content', '--public-url', '--header', '--task', '--stream', '--json', '--context', '--help', '--version'];
+const FLAGS = ['--host', '--port', '--grpc-port', '--data-dir', '--database', '--commands-dir', '--config', '--tokens-file', '--log-content', '--public-url', '--header', '--task', '--stream', '--json', '--context', '--wait', '--no-wait', '--help', '--version'];
 
 /** Node's "Unknown option '--prot'" with the flag meant, when one is near. */
 function unknownOptionHint(message: string): string {

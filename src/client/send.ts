@@ -1,13 +1,16 @@
 /**
  * `tiny-harness send <url> <text>`: one message, for scripts. The reply text goes to standard
  * output (streamed as it arrives with `--stream`), diagnostics and the task id to standard
- * error; `--json` prints the A2A objects instead, one JSON object per line. The exit code is 0
- * when it worked, 1 when the request failed or the task ended FAILED or REJECTED, and 3 when
- * the turn ended without the model's reply (the model failed, the server stopped mid-turn).
+ * error; `--json` prints the A2A objects instead, one JSON object per line. With `wait`, the
+ * sub-tasks a command started are followed to their end and their results printed too. The
+ * exit code is 0 when it worked, 1 when the request failed or the task (or a sub-task waited
+ * for) ended FAILED or REJECTED, and 3 when the turn ended without the model's reply (the
+ * model failed, the server stopped mid-turn).
  */
-import { SendMessageResponse, StreamResponse, type SendMessageResult } from '@a2a-js/sdk';
+import { SendMessageResponse, StreamResponse, Task, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
-import { isFailure, stateName, TurnReader, type Shown } from './render.js';
+import { isFailure, resultText, stateName, TurnReader, type Shown } from './render.js';
+import { followSubtask } from './subtasks.js';
 import { toolCallLine, TURN_FAILURE_NOTICES } from '../wire.js';
 
 export interface SendOptions {
@@ -18,6 +21,8 @@ export interface SendOptions {
   json: boolean;
   taskId?: string;
   contextId?: string;
+  /** Wait for the sub-tasks the message started, and print their results. */
+  wait?: boolean;
   /** Where the reply goes (standard output) and where diagnostics go (standard error). */
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
@@ -40,18 +45,22 @@ export async function runSend(options: SendOptions): Promise<number> {
   });
   const reader = new TurnReader();
   const printer = replyPrinter(out, err);
+  /** The sub-tasks that command replies say they started. */
+  const subtasks: string[] = [];
   const request = { tenant: '', message: userMessage(options.text, { taskId: options.taskId, contextId: options.contextId }), configuration: undefined, metadata: {} };
   try {
     if (options.stream) {
       for await (const event of connection.client.sendMessageStream(request)) {
         if (options.json) out.write(`${JSON.stringify(StreamResponse.toJSON(event))}\n`);
         const shown = reader.read(event);
+        subtasks.push(...startedIn(shown));
         if (!options.json) printer.show(shown);
       }
     } else {
       const result = await connection.client.sendMessage(request);
       if (options.json) out.write(`${JSON.stringify(SendMessageResponse.toJSON(responseOf(result)))}\n`);
       const shown = reader.read('status' in result ? { payload: { $case: 'task', value: result } } : { payload: { $case: 'message', value: result } });
+      subtasks.push(...startedIn(shown));
       if (!options.json) printer.show(shown);
     }
     const rest = reader.finish();
@@ -64,9 +73,40 @@ export async function runSend(options: SendOptions): Promise<number> {
     return 1;
   }
   if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId} state=${stateName(reader.state)}\n`);
-  for (const ref of printer.subtasks) err.write(`sub-task ${ref} started\n`);
-  if (isFailure(reader.state)) return 1;
+  for (const ref of subtasks) err.write(`sub-task ${ref} started\n`);
+  const subtasksFailed = options.wait ? await waitForSubtasks(connection, subtasks, options, out, err) : false;
+  if (isFailure(reader.state) || subtasksFailed) return 1;
   return reader.endNotice !== undefined && TURN_FAILURE_NOTICES.has(reader.endNotice) ? NO_REPLY_EXIT : 0;
+}
+
+/**
+ * Follows each sub-task to its end and prints its result (with `--json`, the sub-task itself);
+ * how each ended goes to standard error. True when one failed, or could not be followed.
+ */
+async function waitForSubtasks(connection: Connection, ids: readonly string[], options: SendOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<boolean> {
+  let failed = false;
+  for (const id of ids) {
+    err.write(`waiting for sub-task ${id}…\n`);
+    const end = await followSubtask(connection.client, id, new AbortController().signal);
+    if (end.kind !== 'ended') {
+      err.write(`error: lost sub-task ${id}${end.kind === 'lost' ? `: ${describeClientError(end.error, options.url)}` : ''}\n`);
+      failed = true;
+      continue;
+    }
+    const state = end.task.status?.state;
+    if (options.json) out.write(`${JSON.stringify(Task.toJSON(end.task))}\n`);
+    else {
+      const text = resultText(end.task);
+      if (text) out.write(text.endsWith('\n') ? text : `${text}\n`);
+    }
+    err.write(`sub-task ${id} ${stateName(state)}\n`);
+    if (isFailure(state)) failed = true;
+  }
+  return failed;
+}
+
+function startedIn(shown: Shown[]): string[] {
+  return shown.flatMap((item) => (item.kind === 'command' && item.taskRef ? [item.taskRef] : []));
 }
 
 /** The exit code of a turn that ended without the model's reply (README, "send"). */
@@ -79,7 +119,6 @@ function responseOf(result: SendMessageResult): SendMessageResponse {
 /** Plain text on standard output: model output as it comes, command replies and the final reply each on their own lines. */
 function replyPrinter(out: NodeJS.WritableStream, err: NodeJS.WritableStream) {
   let atLineStart = true;
-  const subtasks: string[] = [];
   const write = (text: string) => {
     if (!text) return;
     out.write(text);
@@ -90,13 +129,11 @@ function replyPrinter(out: NodeJS.WritableStream, err: NodeJS.WritableStream) {
     write(text.endsWith('\n') ? text : `${text}\n`);
   };
   return {
-    subtasks,
     show(shown: Shown[]) {
       for (const item of shown) {
         if (item.kind === 'text') write(item.text);
         else if (item.kind === 'command') {
           line(item.text);
-          if (item.taskRef) subtasks.push(item.taskRef);
         } else if (item.kind === 'tool') {
           // How each call ended, on standard error: standard output stays the reply.
           if (item.call.status !== 'running') err.write(`[tool] ${toolCallLine(item.call)}\n`);

@@ -98,6 +98,32 @@ describe('tiny-harness send', () => {
     assert.match(spawned.stderr, /sub-task [0-9a-f-]{36} started/);
   });
 
+  it('--wait follows the sub-task a command started and prints its result; off a terminal it does not wait unless asked', async () => {
+    const waited = await runCli(['send', '--wait', h.harness.url, '/spawn', 'count to three']);
+    assert.equal(waited.code, 0, waited.stderr);
+    const id = /sub-task ([0-9a-f-]{36}) started/.exec(waited.stderr)![1]!;
+    assert.match(waited.stderr, new RegExp(`sub-task ${id} completed`));
+    assert.ok(waited.stdout.trimEnd().endsWith(ANSWER), `the sub-task's result on stdout:\n${waited.stdout}`);
+
+    const json = await runCli(['send', '--wait', '--json', h.harness.url, '/spawn', 'count again']);
+    assert.equal(json.code, 0, json.stderr);
+    const task = JSON.parse(json.stdout.trim().split('\n').at(-1)!);
+    assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
+
+    const piped = await runCli(['send', h.harness.url, '/spawn', 'and once more']);
+    assert.doesNotMatch(piped.stderr, /waiting for sub-task/, 'standard output is not a terminal here: no wait by default');
+    assert.doesNotMatch(piped.stdout, new RegExp(ANSWER));
+
+    const both = await runCli(['send', '--wait', '--no-wait', h.harness.url, 'hi']);
+    assert.equal(both.code, 2);
+  });
+
+  it('--wait exits 1 when a sub-task it waited for failed', async () => {
+    const failed = await runCli(['send', '--wait', h.harness.url, '/spawn', 'make the model fail']);
+    assert.equal(failed.code, 1, failed.stderr);
+    assert.match(failed.stderr, /sub-task [0-9a-f-]{36} failed/);
+  });
+
   it('exit 1 with one line when the agent cannot be reached or refuses the request', async () => {
     const down = new URL(await unusedBaseURL()).origin;
     const unreachable = await runCli(['send', down, 'hello?']);
