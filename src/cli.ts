@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { agentBaseUrl, parseHeader, runChat, runSend, type Header } from './client/index.js';
+import { CONFORM_USAGE, runConform } from './conform/command-line.js';
 import { isHarnessError } from './errors.js';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { VERSION } from './version.js';
@@ -14,6 +15,7 @@ Usage:
                      [--config FILE] [--tokens-file FILE] [--public-url URL] [--log-content]
   tiny-harness chat <url> [--task ID] [--header "Name: value"]...
   tiny-harness send <url> <text> [--stream] [--json] [--wait | --no-wait] [--task ID] [--context ID] [--header "Name: value"]...
+  tiny-harness conform <url> [--transport T] [--only RULES] [--command NAME] [--allow-model] [--json] [--header "Name: value"]...
   tiny-harness --help | --version
 
 serve options:
@@ -50,6 +52,8 @@ send: send one message and print the reply on standard output; the task id goes 
 chat and send:
   --header "Name: value"
                   add a request header, e.g. for auth (repeatable)
+
+${CONFORM_USAGE}
 
 Model keys come from the environment only: OPENAI_API_KEY, ANTHROPIC_API_KEY, or the
 variable a provider names with "apiKeyEnv" in the config file.`;
@@ -202,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${VERSION}\n`);
     return 0;
   }
-  const subcommands = ['serve', 'chat', 'send'];
+  const subcommands = ['serve', 'chat', 'send', 'conform'];
   if (subcommands.includes(command) && (rest.includes('--help') || rest.includes('-h'))) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -213,12 +217,13 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'chat') return chat(rest);
   if (command === 'send') return send(rest);
+  if (command === 'conform') return runConform(rest);
   const near = closestName(command, subcommands);
   throw new UsageError(`Unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}. Run tiny-harness --help.`);
 }
 
 /** Every flag a subcommand takes, for "did you mean" on an unknown one. */
-const FLAGS = ['--host', '--port', '--grpc-port', '--data-dir', '--database', '--commands-dir', '--config', '--tokens-file', '--log-content', '--public-url', '--header', '--task', '--stream', '--json', '--context', '--wait', '--no-wait', '--help', '--version'];
+const FLAGS = ['--host', '--port', '--grpc-port', '--data-dir', '--database', '--commands-dir', '--config', '--tokens-file', '--log-content', '--public-url', '--header', '--task', '--stream', '--json', '--context', '--wait', '--no-wait', '--transport', '--only', '--command', '--allow-model', '--help', '--version'];
 
 /** Node's "Unknown option '--prot'" with the flag meant, when one is near. */
 function unknownOptionHint(message: string): string {

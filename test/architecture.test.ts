@@ -35,6 +35,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'file-commands': { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: { may: ['commands', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
+  // The conformance kit: the SDK's client and the specification only, so that it could be published alone.
+  conform: { may: [] },
   'errors.ts': { may: [] },
   // Where a task or an event stands in the events instances hand each other: set by the store, read by runtime.
   'event-seq.ts': { may: [] },

@@ -1,0 +1,142 @@
+/**
+ * `tiny-harness conform <url>`: does the A2A server at `url` implement the Commands extension
+ * v1 as `spec/commands-extension-v1.md` and `spec/behaviour.md` say, as far as can be seen
+ * from outside? It needs only what every conforming server has, the card's own commands, and
+ * uses only the SDK's client and the specification: nothing of the harness, so that it could
+ * be published on its own.
+ *
+ * It sends commands only, never text a conforming server would give its model, unless asked
+ * (`allowModel`: the checks that ordinary messages are not answered as commands). Tasks it
+ * created are canceled at the end, where the server allows.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@a2a-js/sdk/client';
+import { checkCard, commandsEntries, listedCommands, pickCommand } from './card-checks.js';
+import { checkTransport, commandText, describe, isTask, replyProblem, sendBlocking, within, type Probe } from './command-checks.js';
+import { clientFor, declaredTransports, HeaderTap, readCard, textPart, userMessage, type TransportName } from './probe-client.js';
+import { Results, type ConformReport } from './results.js';
+
+export interface ConformOptions {
+  url: string;
+  /** Sent on every request (auth). */
+  headers?: Record<string, string>;
+  /** The transports to check; default every one the card declares. */
+  transports?: TransportName[];
+  /** Only the checks of these rules (`CMD-4`, ...). */
+  only?: string[];
+  /** The command to send, with arguments if any (`spawn say hi`); default one that takes no arguments. */
+  command?: string;
+  /** Also check that ordinary messages are not answered as commands (CMD-3): a conforming server gives them to its model. */
+  allowModel?: boolean;
+}
+
+/** The server could not be asked at all (no card). */
+export class ConformUnreachable extends Error {}
+
+export async function conform(options: ConformOptions): Promise<ConformReport> {
+  const headers = options.headers ?? {};
+  const results = new Results(options.only?.length ? new Set(options.only) : undefined);
+  let first;
+  try {
+    first = await readCard(options.url, headers);
+  } catch (error) {
+    throw new ConformUnreachable(`cannot read the agent card of ${options.url}: ${describe(error)}`);
+  }
+  const declared = declaredTransports(first.card);
+  const transports = options.transports ? declared.filter((name) => options.transports!.includes(name)) : declared;
+  const report = (extra: Partial<ConformReport> = {}): ConformReport => ({ url: options.url, declared: true, transports, results: results.list, summary: results.summary(), ...extra });
+  if (commandsEntries(first.raw).length === 0) return report({ declared: false });
+
+  checkCard(first, await readCard(options.url, headers).catch(() => first), results);
+  const [wantedName, ...wantedArgs] = options.command?.trim().split(/\s+/) ?? [];
+  const args = wantedArgs.join(' ');
+  const { command, why } = pickCommand(listedCommands(first.raw), wantedName);
+  if (!command) {
+    results.skip('CMD-10', 'every check that sends a command', why);
+    return report();
+  }
+  if (transports.length === 0) {
+    results.skip('CMD-8', 'every check that sends a command', `no transport to check (the card declares: ${declared.join(', ') || 'none'})`);
+    return report({ command: `/${command.name}${args ? ` ${args}` : ''} (${why})` });
+  }
+
+  const probe: Probe = { results, command, ...(args ? { args } : {}), created: new Set(), taskRefs: new Set() };
+  const clients: Client[] = [];
+  try {
+    for (const transport of transports) {
+      const tap = new HeaderTap();
+      const client = await clientFor(first.card, transport, headers, tap);
+      clients.push(client);
+      await checkTransport(probe, transport, client, tap);
+      await checkWithoutActivation(probe, transport, first.card, headers, commandsEntries(first.raw)[0]?.required === true);
+    }
+    const client = clients[0]!;
+    await checkSubtaskRefs(probe, client);
+    if (options.allowModel) await checkNotCommands(probe, transports[0]!, client);
+    else results.skip('CMD-3', 'ordinary messages are not answered as commands', 'a conforming server gives them to its model: run with --allow-model to send them');
+  } finally {
+    await cancelCreated(probe, clients[0]);
+  }
+  return report({ command: `/${command.name}${args ? ` ${args}` : ''} (${why})` });
+}
+
+/** CMD-17: commands work without activating the extension; or, with `required: true`, such a request is refused (CMD-14). */
+async function checkWithoutActivation(probe: Probe, transport: TransportName, card: Parameters<typeof clientFor>[0], headers: Record<string, string>, required: boolean): Promise<void> {
+  const { results, command } = probe;
+  const client = await clientFor(card, transport, headers, new HeaderTap(), false);
+  try {
+    const result = await sendBlocking(client, userMessage(commandText(probe)));
+    if (isTask(result)) probe.created.add(result.id);
+    if (required) results.fail('CMD-14', 'the entry is required: a request without the extension is refused', 'the request without A2A-Extensions was answered', transport);
+    else results.judge('CMD-17', 'a command works without activating the extension', isTask(result) ? replyProblem(result.status?.message, command.name) : 'answered a message, not a task', transport);
+  } catch (error) {
+    if (required) results.pass('CMD-14', 'the entry is required: a request without the extension is refused', transport);
+    else results.fail('CMD-17', 'a command works without activating the extension', describe(error), transport);
+  }
+}
+
+/** CMD-30: every `task_ref` a reply named is a task `GetTask` finds. */
+async function checkSubtaskRefs(probe: Probe, client: Client): Promise<void> {
+  const title = 'task_ref names a task GetTask finds';
+  if (probe.taskRefs.size === 0) return probe.results.skip('CMD-30', title, `the command sent (/${probe.command.name}) created no sub-task`);
+  for (const ref of probe.taskRefs) {
+    try {
+      await within(client.getTask({ tenant: '', id: ref, historyLength: 0 }), 'GetTask');
+      probe.results.pass('CMD-30', `${title} (${ref})`);
+    } catch (error) {
+      probe.results.fail('CMD-30', `${title} (${ref})`, describe(error));
+    }
+  }
+}
+
+/**
+ * CMD-2, CMD-3: a leading space, a capitalized name, a second part and a name nobody registers
+ * are ordinary messages, not commands. Each goes to a new task, which is then canceled.
+ */
+async function checkNotCommands(probe: Probe, transport: TransportName, client: Client): Promise<void> {
+  const name = probe.command.name;
+  const unregistered = `zz-conform-${randomBytes(4).toString('hex')}`;
+  const cases: { rule: string; title: string; message: ReturnType<typeof userMessage> }[] = [
+    { rule: 'CMD-3', title: `" /${name}" (a leading space) is not a command`, message: userMessage(` /${name}`) },
+    { rule: 'CMD-3', title: `"/${name[0]!.toUpperCase()}${name.slice(1)}" (capitalized) is not a command`, message: userMessage(`/${name[0]!.toUpperCase()}${name.slice(1)}`) },
+    { rule: 'CMD-2', title: `"/${name}" with a second part is not a command`, message: userMessage('', {}, [textPart(`/${name}`), textPart('a second part')]) },
+    { rule: 'CMD-3', title: `"/${unregistered}" (not registered) is not a command`, message: userMessage(`/${unregistered}`) },
+  ];
+  for (const { rule, title, message } of cases) {
+    try {
+      const result = await sendBlocking(client, message, true);
+      if (isTask(result)) probe.created.add(result.id);
+      const answered = isTask(result) && typeof result.status?.message?.metadata?.['command'] === 'string';
+      probe.results.judge(rule, title, answered ? `answered as a command: metadata.command is "${String(result.status?.message?.metadata?.['command'])}"` : undefined, transport);
+    } catch (error) {
+      probe.results.fail(rule, title, `the message was refused: ${describe(error)}`, transport);
+    }
+  }
+}
+
+async function cancelCreated(probe: Probe, client: Client | undefined): Promise<void> {
+  if (!client) return;
+  for (const id of probe.created) {
+    await within(client.cancelTask({ tenant: '', id, metadata: {} }), 'CancelTask', 5_000).catch(() => undefined);
+  }
+}

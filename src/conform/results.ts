@@ -1,0 +1,93 @@
+/**
+ * What the kit reports: one result per check, PASS, FAIL (what was seen, and the rule broken
+ * in its own words) or SKIP (why it could not be checked from outside).
+ */
+import { ruleText } from './spec-text.js';
+import { COMMANDS_URI, type TransportName } from './probe-client.js';
+
+export type Outcome = 'pass' | 'fail' | 'skip';
+
+export interface CheckResult {
+  /** The behaviour rule the check is about (`CMD-4`). */
+  rule: string;
+  /** What was checked, in a few words. */
+  title: string;
+  transport?: TransportName;
+  outcome: Outcome;
+  /** What was seen (a failure), or why it was skipped. */
+  detail?: string;
+  /** The rule's text, on a failure. */
+  ruleText?: string;
+}
+
+export interface ConformReport {
+  url: string;
+  /** Whether the card declares the Commands extension at all; nothing else is checked when not. */
+  declared: boolean;
+  /** The command the checks sent, and why that one. */
+  command?: string;
+  transports: TransportName[];
+  results: CheckResult[];
+  summary: Record<Outcome, number>;
+}
+
+/** Collects results as the checks run. */
+export class Results {
+  readonly list: CheckResult[] = [];
+
+  constructor(private readonly only: ReadonlySet<string> | undefined) {}
+
+  /** Whether checks of `rule` are wanted (`--only`). */
+  wants(rule: string): boolean {
+    return !this.only || this.only.has(rule);
+  }
+
+  pass(rule: string, title: string, transport?: TransportName): void {
+    this.add({ rule, title, transport, outcome: 'pass' });
+  }
+
+  fail(rule: string, title: string, detail: string, transport?: TransportName): void {
+    this.add({ rule, title, transport, outcome: 'fail', detail, ruleText: ruleText(rule) });
+  }
+
+  skip(rule: string, title: string, why: string, transport?: TransportName): void {
+    this.add({ rule, title, transport, outcome: 'skip', detail: why });
+  }
+
+  /** Passes when `problem` is undefined, fails with it otherwise. */
+  judge(rule: string, title: string, problem: string | undefined, transport?: TransportName): void {
+    if (problem === undefined) this.pass(rule, title, transport);
+    else this.fail(rule, title, problem, transport);
+  }
+
+  private add(result: CheckResult): void {
+    if (!this.wants(result.rule)) return;
+    this.list.push(Object.fromEntries(Object.entries(result).filter(([, value]) => value !== undefined)) as unknown as CheckResult);
+  }
+
+  summary(): Record<Outcome, number> {
+    const counts: Record<Outcome, number> = { pass: 0, fail: 0, skip: 0 };
+    for (const result of this.list) counts[result.outcome] += 1;
+    return counts;
+  }
+}
+
+/** The report for a person: one line per check, the rule quoted under each failure. */
+export function formatReport(report: ConformReport): string {
+  const lines = [`Commands extension v1 at ${report.url}`];
+  if (!report.declared) {
+    lines.push(`The agent card does not declare the Commands extension (no capabilities.extensions entry with uri "${COMMANDS_URI}"): nothing to check.`);
+    return `${lines.join('\n')}\n`;
+  }
+  if (report.command) lines.push(`Command used: ${report.command}`);
+  lines.push(`Transports: ${report.transports.join(', ') || 'none'}`, '');
+  for (const result of report.results) {
+    const where = result.transport ? ` [${result.transport}]` : '';
+    lines.push(`${result.outcome.toUpperCase().padEnd(4)}  ${result.rule.padEnd(6)}  ${result.title}${where}`);
+    if (result.detail) lines.push(`              ${result.outcome === 'fail' ? 'seen: ' : ''}${result.detail}`);
+    if (result.outcome === 'fail' && result.ruleText) lines.push(`              rule: ${result.ruleText}`);
+  }
+  const { pass, fail, skip } = report.summary;
+  lines.push('', `${pass} passed, ${fail} failed, ${skip} skipped`);
+  return `${lines.join('\n')}\n`;
+}
