@@ -12,8 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@a2a-js/sdk/client';
 import { checkCard, commandsEntries, listedCommands, pickCommand } from './card-checks.js';
-import { checkTransport, commandText, describe, isTask, replyProblem, sendBlocking, within, type Probe } from './command-checks.js';
-import { clientFor, declaredTransports, HeaderTap, readCard, textPart, userMessage, type TransportName } from './probe-client.js';
+import type { Message } from '@a2a-js/sdk';
+import { checkTransport, commandText, describe, isAgentMessage, isTask, sendBlocking, within, type Probe } from './command-checks.js';
+import { clientFor, COMMANDS_URI, declaredTransports, HeaderTap, readCard, textPart, userMessage, type TransportName } from './probe-client.js';
 import { Results, type ConformReport } from './results.js';
 
 export interface ConformOptions {
@@ -88,11 +89,16 @@ async function checkWithoutActivation(probe: Probe, transport: TransportName, ca
     const result = await sendBlocking(client, userMessage(commandText(probe)));
     if (isTask(result)) probe.created.add(result.id);
     if (required) results.fail('CMD-14', 'the entry is required: a request without the extension is refused', 'the request without A2A-Extensions was answered', transport);
-    else results.judge('CMD-17', 'a command works without activating the extension', isTask(result) ? replyProblem(result.status?.message, command.name) : 'answered a message, not a task', transport);
+    else results.judge('CMD-17', 'a command works without activating the extension', isTask(result) && isCommandReply(result.status?.message, command.name) ? undefined : 'it was not answered as a command', transport);
   } catch (error) {
     if (required) results.pass('CMD-14', 'the entry is required: a request without the extension is refused', transport);
     else results.fail('CMD-17', 'a command works without activating the extension', describe(error), transport);
   }
+}
+
+/** A reply naming the command, or the extension (whose metadata CMD-5 judges apart). */
+function isCommandReply(message: Message | undefined, name: string): boolean {
+  return isAgentMessage(message) && (message?.metadata?.['command'] === name || (message?.extensions ?? []).includes(COMMANDS_URI));
 }
 
 /** CMD-30: every `task_ref` a reply named is a task `GetTask` finds. */

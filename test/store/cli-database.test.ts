@@ -57,7 +57,8 @@ describe('serve --database', () => {
       assert.equal(code, 1, stderr);
       assert.deepEqual(plainLines(stderr), [REFUSED.trim()]);
       assert.doesNotMatch(stdout + stderr, /s3cret|app@|\bat .*\.(?:ts|js):\d+/);
-      assert.match(stderr, /"msg":"storing in PostgreSQL","database":"postgres:\/\/127\.0\.0\.1:1\/harness"/);
+      const logged = stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+      assert.ok(logged.some((entry) => entry.msg === 'storing in PostgreSQL' && entry.database === 'postgres://127.0.0.1:1/harness'), stderr);
     }
   });
 

@@ -1,0 +1,126 @@
+/**
+ * `tiny-harness conform`: the conformance kit judges rightly. Against the harness, on every
+ * transport, everything passes or is skipped for a reason; against the harness behind a proxy
+ * that injects one defect, the kit fails on exactly the rules that defect breaks; against an
+ * agent without the extension it says so and exits 4; against nothing, 3.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { TaskState } from '@a2a-js/sdk';
+import { CONFORM_EXIT, runConform } from '../../src/conform/command-line.js';
+import type { ConformReport } from '../../src/conform/results.js';
+import { parseRules } from '../../src/conform/spec-text.js';
+import { startBareAgent, type BareAgent } from '../client/bare-agent.js';
+import { runCli } from '../client/support.js';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { unusedBaseURL } from '../fixtures/model-server.js';
+import { DEFECTS, startFaultyServer } from './faulty-proxy.js';
+
+let h: TestHarness;
+
+before(async () => {
+  h = await startTestHarness({ script: { reply: 'a model reply' } });
+});
+
+after(async () => {
+  await h?.close();
+});
+
+async function conform(args: string[]): Promise<{ code: number; report: ConformReport; stderr: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (chunk) => (stdout += chunk));
+  err.on('data', (chunk) => (stderr += chunk));
+  const code = await runConform(['--json', ...args], out, err);
+  return { code, report: stdout ? JSON.parse(stdout) : undefined, stderr };
+}
+
+const failedRules = (report: ConformReport) => [...new Set(report.results.filter((r) => r.outcome === 'fail').map((r) => r.rule))].sort();
+
+describe('tiny-harness conform against the harness', () => {
+  it('every check passes on every transport, or is skipped saying why', async () => {
+    const { code, report } = await conform(['--allow-model', h.harness.url]);
+    assert.deepEqual(report.results.filter((r) => r.outcome === 'fail'), []);
+    assert.equal(code, CONFORM_EXIT.ok);
+    assert.deepEqual(report.transports, ['JSONRPC', 'HTTP+JSON', 'GRPC']);
+    for (const transport of report.transports) {
+      assert.ok(report.results.some((r) => r.transport === transport && r.rule === 'CMD-8' && r.outcome === 'pass'), `CMD-8 checked over ${transport}`);
+    }
+    const checked = new Set(report.results.filter((r) => r.outcome === 'pass').map((r) => r.rule));
+    for (const rule of ['CMD-2', 'CMD-3', 'CMD-4', 'CMD-5', 'CMD-6', 'CMD-8', 'CMD-10', 'CMD-11', 'CMD-13', 'CMD-14', 'CMD-15', 'CMD-17']) assert.ok(checked.has(rule), `${rule} passed`);
+    for (const skipped of report.results.filter((r) => r.outcome === 'skip')) assert.ok(skipped.detail, `${skipped.rule} says why it was skipped`);
+    assert.match(report.command ?? '', /^\/status /, 'the first command that takes no arguments');
+  });
+
+  it('CMD-30: with a command that starts a sub-task, task_ref names a task GetTask finds', async () => {
+    const { code, report } = await conform(['--transport', 'jsonrpc', '--command', 'spawn count to three', h.harness.url]);
+    assert.equal(code, CONFORM_EXIT.ok, JSON.stringify(report.results.filter((r) => r.outcome === 'fail')));
+    assert.ok(report.results.some((r) => r.rule === 'CMD-30' && r.outcome === 'pass'));
+  });
+
+  it('the report for a person: one line per check, a summary, exit 0; its tasks are canceled afterwards', async () => {
+    const before = (await (await h.client('JSONRPC')).listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false })).tasks;
+    const result = await runCli(['conform', '--transport', 'grpc', h.harness.url]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^PASS {2}CMD-10 {2}a command with no task creates a task in INPUT_REQUIRED and replies \[GRPC\]$/m);
+    assert.match(result.stdout, /^SKIP {2}CMD-3 /m);
+    assert.match(result.stdout, /^\d+ passed, 0 failed, 2 skipped$/m);
+    const after = (await (await h.client('JSONRPC')).listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false })).tasks;
+    const left = after.filter((task) => !before.some((b) => b.id === task.id) && task.status?.state !== TaskState.TASK_STATE_CANCELED);
+    assert.deepEqual(left.map((t) => t.id), [], 'every task the kit created is canceled');
+  });
+});
+
+describe('tiny-harness conform against deliberately wrong servers', () => {
+  for (const [name, { defect, breaks, allowModel }] of Object.entries(DEFECTS)) {
+    it(`${name}: fails on ${breaks.join(' and ')}, and nothing else`, async () => {
+      const faulty = await startFaultyServer(h.harness.url, defect());
+      try {
+        const { code, report } = await conform([...(allowModel ? ['--allow-model'] : []), faulty.url]);
+        assert.deepEqual(failedRules(report), breaks, JSON.stringify(report.results.filter((r) => r.outcome === 'fail'), null, 1));
+        assert.equal(code, CONFORM_EXIT.failed);
+        for (const failure of report.results.filter((r) => r.outcome === 'fail')) {
+          assert.ok(failure.detail, 'says what was seen');
+          assert.ok(failure.ruleText && failure.ruleText.length > 20, 'quotes the rule');
+        }
+      } finally {
+        await faulty.close();
+      }
+    });
+  }
+});
+
+describe('tiny-harness conform against what is not a Commands server', () => {
+  let bare: BareAgent;
+  before(async () => {
+    bare = await startBareAgent();
+  });
+  after(async () => {
+    await bare?.close();
+  });
+
+  it('an agent without the extension: says plainly that it is not declared, exit 4', async () => {
+    const result = await runCli(['conform', bare.url]);
+    assert.equal(result.code, CONFORM_EXIT.undeclared);
+    assert.match(result.stdout, /does not declare the Commands extension/);
+  });
+
+  it('nothing listening: exit 3 with one line; bad usage: exit 2', async () => {
+    const gone = await conform([(await unusedBaseURL()).replace(/\/v1$/, '')]);
+    assert.equal(gone.code, CONFORM_EXIT.unreachable);
+    assert.match(gone.stderr, /^tiny-harness conform: cannot read the agent card of http:\/\/127\.0\.0\.1:\d+: /);
+    assert.equal((await conform(['--transport', 'carrier-pigeon', h.harness.url])).code, CONFORM_EXIT.usage);
+    assert.equal((await conform(['--only', 'rule-4', h.harness.url])).code, CONFORM_EXIT.usage);
+    assert.equal((await conform([])).code, CONFORM_EXIT.usage);
+  });
+});
+
+describe('the rules the kit quotes', () => {
+  it('reads every rule of spec/behaviour.md, each on one line', () => {
+    const rules = parseRules('## x\n\n- **CMD-1** A message is\n  a command.\n- **CMD-2** Two.\n\n## y\n');
+    assert.deepEqual([...rules.entries()], [['CMD-1', 'A message is a command.'], ['CMD-2', 'Two.']]);
+  });
+});
