@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
-import { agentBaseUrl, parseHeader, runChat, runSend, type Header } from './client/index.js';
-import { CONFORM_USAGE, runConform } from './conform/command-line.js';
+import type { Header } from './client/index.js';
+import { CONFORM_USAGE } from './conform/usage.js';
 import { isHarnessError } from './errors.js';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { VERSION } from './version.js';
@@ -152,7 +152,10 @@ async function serve(args: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
-function clientTarget(url: string | undefined, headers: string[] = []): { url: string; headers: Header[] } {
+// The clients and the conformance kit are loaded by the subcommand that uses them: serving
+// never needs them, and start-up is mostly module loading (bench/startup.ts).
+async function clientTarget(url: string | undefined, headers: string[] = []): Promise<{ url: string; headers: Header[] }> {
+  const { agentBaseUrl, parseHeader } = await import('./client/index.js');
   if (url === undefined) throw new UsageError('Give the agent\'s URL, e.g. http://127.0.0.1:8080. Run tiny-harness --help.');
   const base = agentBaseUrl(url);
   if ('problem' in base) throw new UsageError(base.problem);
@@ -169,7 +172,8 @@ function clientTarget(url: string | undefined, headers: string[] = []): { url: s
 async function chat(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { header: { type: 'string', multiple: true }, task: { type: 'string' } } });
   if (positionals.length > 1) throw new UsageError('chat takes one URL: tiny-harness chat <url>.');
-  return runChat({ ...clientTarget(positionals[0], values.header), taskId: values.task });
+  const { runChat } = await import('./client/index.js');
+  return runChat({ ...(await clientTarget(positionals[0], values.header)), taskId: values.task });
 }
 
 async function send(args: string[]): Promise<number> {
@@ -189,10 +193,11 @@ async function send(args: string[]): Promise<number> {
   });
   if (values.wait && values['no-wait']) throw new UsageError('Give --wait or --no-wait, not both.');
   const [url, ...words] = positionals;
-  const target = clientTarget(url, values.header);
+  const target = await clientTarget(url, values.header);
   if (words.length === 0) throw new UsageError('Give the text to send: tiny-harness send <url> <text>.');
   // Waiting for sub-tasks is for a person at a terminal, unless asked either way.
   const wait = values.wait ?? (values['no-wait'] ? false : process.stdout.isTTY === true);
+  const { runSend } = await import('./client/index.js');
   return runSend({ ...target, text: words.join(' '), stream: values.stream, json: values.json, taskId: values.task, contextId: values.context, wait });
 }
 
@@ -217,7 +222,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'chat') return chat(rest);
   if (command === 'send') return send(rest);
-  if (command === 'conform') return runConform(rest);
+  if (command === 'conform') return (await import('./conform/command-line.js')).runConform(rest);
   const near = closestName(command, subcommands);
   throw new UsageError(`Unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}. Run tiny-harness --help.`);
 }

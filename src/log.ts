@@ -7,7 +7,7 @@
  * through {@link describeError}.
  */
 import { pino, stdTimeFunctions, type Logger as Pino } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import { createRequire } from 'node:module';
 
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -32,7 +32,7 @@ export function createLogger(options: LogOptions | ((line: string) => void) = {}
   const { write = (line: string) => process.stderr.write(`${line}\n`), pretty = process.stderr.isTTY === true, colors = !process.env.NO_COLOR } =
     typeof options === 'function' ? { write: options } : options;
   const human = pretty
-    ? prettyFactory({ colorize: colors, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', errorLikeObjectKeys: [] })
+    ? loadPrettyFactory()({ colorize: colors, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', errorLikeObjectKeys: [] })
     : undefined;
   // A synchronous destination: a line is written before the call returns, so none is lost when the process exits.
   const destination = { write: (line: string) => write((human ? human(line) : line).trimEnd()) };
@@ -57,6 +57,11 @@ export function createLogger(options: LogOptions | ((line: string) => void) = {}
     warn: (message, fields) => emit('warn', message, fields),
     error: (message, fields) => emit('error', message, fields),
   };
+}
+
+/** pino-pretty, loaded only for a terminal: a service's log (JSON) never needs it. */
+function loadPrettyFactory(): typeof import('pino-pretty').prettyFactory {
+  return (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')).prettyFactory;
 }
 
 /** A logger that drops everything: for tests and embedding. */

@@ -19,7 +19,7 @@ import type {
   LanguageModelV3Usage,
   ProviderV3,
 } from '@ai-sdk/provider';
-import { customProvider } from 'ai';
+import { NoSuchModelError } from '@ai-sdk/provider';
 import { BUILTIN_PROVIDER } from '../config/schema.js';
 
 export type BuiltinModelName = 'echo' | 'stats';
@@ -157,9 +157,23 @@ export class BuiltinModel implements LanguageModelV3 {
   }
 }
 
-/** The `builtin` provider, for the catalog's registry. */
+/**
+ * The `builtin` provider, for the catalog: its language models and nothing else. Written out
+ * rather than made with `ai`'s `customProvider`, so that start-up does not load `ai` for it.
+ */
 export function createBuiltinProvider(options: BuiltinModelOptions = {}): ProviderV3 {
-  return customProvider({
-    languageModels: Object.fromEntries(BUILTIN_MODELS.map(({ model }) => [model, new BuiltinModel(model, options)])),
-  });
+  const models = new Map(BUILTIN_MODELS.map(({ model }) => [model as string, new BuiltinModel(model, options)]));
+  const none = (kind: string) => (modelId: string): never => {
+    throw new NoSuchModelError({ modelId, modelType: kind as 'languageModel' });
+  };
+  return {
+    specificationVersion: 'v3',
+    languageModel(modelId) {
+      const model = models.get(modelId);
+      if (!model) throw new NoSuchModelError({ modelId, modelType: 'languageModel' });
+      return model;
+    },
+    embeddingModel: none('embeddingModel'),
+    imageModel: none('imageModel'),
+  };
 }

@@ -4,12 +4,13 @@
  * model when a turn starts, and `/model`-style commands `list` and `has`. A provider whose
  * server did not answer at start-up is looked for again (`rediscover`): its models join the
  * offer when it answers.
- * Resolution goes through the AI SDK's provider registry over provider objects made with
- * `createOpenAI`, `createAnthropic` and `createOpenAICompatible`, never through a bare string
- * model id (that would route to a hosted gateway).
+ *
+ * An id resolves through the provider object of its provider (made with `createOpenAI`,
+ * `createAnthropic`, `createOpenAICompatible`, or the built-in one), never through a bare
+ * string model id (that would route to a hosted gateway). A map lookup does what the AI SDK's
+ * provider registry would, without loading `ai` at start-up.
  */
 import type { LanguageModelV3, ProviderV3 } from '@ai-sdk/provider';
-import { createProviderRegistry } from 'ai';
 import { BUILTIN_PROVIDER } from '../config/schema.js';
 import { HarnessError } from '../errors.js';
 
@@ -92,7 +93,6 @@ export class ModelCatalog {
   private entries: readonly CatalogEntry[];
   private ids: ReadonlySet<string>;
   private providers: Record<string, ProviderV3>;
-  private registry: ReturnType<typeof createProviderRegistry>;
   private missing: MissingProvider[];
   private readonly log: (line: string) => void;
   private looking: Promise<string[]> | undefined;
@@ -105,7 +105,6 @@ export class ModelCatalog {
       if (!init.providers[entry.provider]) throw new Error(`ModelCatalog: no provider object for "${entry.provider}"`);
     }
     this.providers = { ...init.providers };
-    this.registry = createProviderRegistry(this.providers);
     this.defaultModel = chooseDefaultModel(this.entries, init.defaultModel, init.reasons);
     const reasons = Object.entries(init.reasons ?? {}).map(([provider, why]) => `${provider}: ${why}`);
     this.notes = [...reasons, ...(init.notes ?? [])];
@@ -146,7 +145,6 @@ export class ModelCatalog {
       back.push(missing.name);
       this.log(`models: ${missing.name} answers again; offered now: ${added.map((entry) => entry.id).join(', ')}`);
     }
-    if (back.length > 0) this.registry = createProviderRegistry(this.providers);
     return back;
   }
 
@@ -164,7 +162,8 @@ export class ModelCatalog {
     if (!this.has(id)) {
       throw new HarnessError('model_unknown', `Unknown model "${id}". Choose one of: ${this.entries.map((entry) => entry.id).join(', ')}.`);
     }
-    return this.registry.languageModel(id as `${string}:${string}`);
+    const { provider, model } = splitModelId(id)!;
+    return this.providers[provider]!.languageModel(model);
   }
 
   /** A start-up summary for a person: the models offered, the default, and the notes. Never a key. */

@@ -8,13 +8,13 @@
  * (listed first, never chosen as default while a real model exists), then configured providers
  * in file order, then `openai` and `anthropic` from the environment, then a detected Ollama.
  *
+ * The providers' packages are loaded only when a provider of their kind is configured or found:
+ * they are a large part of start-up otherwise.
+ *
  * Keys come only from the environment (`env`), are handed to the provider objects and go
  * nowhere else: not into notes, the summary or error messages.
  */
 import type { ProviderV3 } from '@ai-sdk/provider';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { BUILTIN_PROVIDER, type HarnessConfig, type ProviderConfig } from '../config/schema.js';
 import { BUILTIN_MODELS, createBuiltinProvider, type BuiltinModelOptions } from './builtin.js';
 import { ModelCatalog, type CatalogEntry, type FoundProvider, type MissingProvider } from './catalog.js';
@@ -65,10 +65,11 @@ async function discoverConfigured(name: string, config: ProviderConfig, env: Env
   if (config.type === 'openai' || config.type === 'anthropic') {
     if (!apiKey) return { name, models: [], reason: `${config.apiKeyEnv} is not set, so it offers no models` };
     const settings = { name, apiKey, fetch, ...(config.baseURL ? { baseURL: config.baseURL } : {}) };
-    const provider = config.type === 'openai' ? createOpenAI(settings) : createAnthropic(settings);
+    const provider = config.type === 'openai' ? (await import('@ai-sdk/openai')).createOpenAI(settings) : (await import('@ai-sdk/anthropic')).createAnthropic(settings);
     const models = config.models ?? (config.type === 'openai' ? DEFAULT_OPENAI_MODELS : DEFAULT_ANTHROPIC_MODELS);
     return { name, provider, models, description };
   }
+  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
   const provider = createOpenAICompatible({ name, baseURL: config.baseURL, apiKey, fetch, includeUsage: true });
   const missingKey = config.apiKeyEnv && !apiKey ? `${config.apiKeyEnv} is not set; requests go without a key` : undefined;
   if (config.models) return { name, provider, models: config.models, description, reason: missingKey };
@@ -95,6 +96,7 @@ async function detectOllama(fetch: FetchFunction | undefined): Promise<Found | u
     return undefined; // No Ollama here: the usual case, not worth a line.
   }
   if (!models.length) return { name: 'ollama', models: [], reason: 'an Ollama server answers on 127.0.0.1:11434 but has no models; pull one with "ollama pull llama3.2"' };
+  const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
   const provider = createOpenAICompatible({ name: 'ollama', baseURL: OLLAMA_BASE_URL, fetch, includeUsage: true });
   return { name: 'ollama', provider, models, description: 'detected on 127.0.0.1:11434' };
 }

@@ -7,7 +7,7 @@
  * refused (4xx other than auth), where it usually says what to change. No stack, no cause.
  */
 import { APICallError, LoadAPIKeyError, NoSuchModelError } from '@ai-sdk/provider';
-import { RetryError } from 'ai';
+import type { RetryError } from 'ai';
 import { HarnessError } from '../errors.js';
 import { describeNetworkFailure } from './probe.js';
 
@@ -48,7 +48,7 @@ function describeStatus(status: number, detail: string): string {
 
 /** The kind of failure in a few words, e.g. "the provider rejected the API key (HTTP 401)". */
 export function describeProviderFailure(error: unknown): string {
-  if (RetryError.isInstance(error)) {
+  if (isRetryError(error)) {
     const attempts = error.errors.length;
     return `${describeProviderFailure(error.lastError)}, after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
   }
@@ -81,3 +81,13 @@ export function providerFailure(modelName: string, error: unknown): HarnessError
 export function providerTimeout(modelName: string, timeoutMs: number): HarnessError {
   return new HarnessError('provider_failed', `Model ${modelName} failed: no complete reply within ${timeoutMs} ms (timed out).`);
 }
+
+/**
+ * `RetryError.isInstance`, by the AI SDK's own error marker: `ai` itself is not loaded at
+ * start-up only to recognise its errors.
+ */
+function isRetryError(error: unknown): error is RetryError {
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[RETRY_ERROR_MARKER] === true;
+}
+
+const RETRY_ERROR_MARKER = Symbol.for('vercel.ai.error.AI_RetryError');

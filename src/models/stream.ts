@@ -28,7 +28,6 @@
  */
 import type { LanguageModelV3, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { FinishReason } from 'ai';
-import { prepareRetries } from 'ai/internal';
 import { DEFAULT_MODEL_TIMEOUT_MS } from '../config/schema.js';
 import { isHarnessError } from '../errors.js';
 import { providerFailure, providerTimeout } from './failure.js';
@@ -114,6 +113,8 @@ export async function* streamReply(model: LanguageModelV3, options: StreamReplyO
   };
 
   try {
+    // Loaded on the first model request: `ai/internal` is a sizeable part of start-up otherwise.
+    const { prepareRetries } = await import('ai/internal');
     const { retry } = prepareRetries({ maxRetries: options.maxRetries ?? retriesWithin(timeoutMs), abortSignal: controller.signal });
     let outcome: ReplyOutcome | undefined;
     try {

@@ -1,6 +1,5 @@
 import type { ModelCatalog } from '../models/catalog.js';
 import { streamReply, type TextMessage } from '../models/stream.js';
-import { runToolLoop } from '../models/tool-loop.js';
 import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
 /** Reaches the catalog's models through the AI SDK, streaming the reply as it arrives. */
@@ -20,6 +19,8 @@ export class CatalogGateway implements ModelGateway {
     if (!this.catalog.has(request.modelId)) await this.catalog.rediscover();
     const model = this.catalog.resolve(request.modelId);
     if (request.tools?.length) {
+      // Loaded on the first turn with tools: `ai`'s tool loop is a sizeable part of start-up otherwise.
+      const { runToolLoop } = await import('../models/tool-loop.js');
       return runToolLoop(model, {
         system: request.system,
         messages: request.messages,

@@ -14,8 +14,9 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServerProcess(args: string[], env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', ...args], {
+/** `program`: how node runs the command line; the TypeScript sources by default. */
+export async function startServerProcess(args: string[], env: Record<string, string> = {}, program: string[] = ['--import', 'tsx', CLI]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...program, 'serve', '--port', '0', ...args], {
     env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
