@@ -46,7 +46,7 @@ export interface RunningBareAgent {
   close(): Promise<void>;
 }
 
-const STATUS_TEXT = 'State: TASK_STATE_INPUT_REQUIRED';
+const STATUS_TEXT = 'State: input required';
 
 
 function textOf(message: Message): string {

@@ -63,7 +63,7 @@ async function replyBytes(url: string, target: Target): Promise<number> {
 async function command(client: Client, target: Target): Promise<string> {
   const result = await sendText(client, '/status', target, HISTORY_LENGTH);
   if (!isTask(result) || result.id !== target.id) throw new Error('expected the task back');
-  if (!textOf(result.status?.message).includes('State: TASK_STATE_INPUT_REQUIRED')) throw new Error(`unexpected reply: ${textOf(result.status?.message).slice(0, 200)}`);
+  if (!textOf(result.status?.message).includes('State: input required')) throw new Error(`unexpected reply: ${textOf(result.status?.message).slice(0, 200)}`);
   return textOf(result.status?.message);
 }
 

@@ -116,7 +116,7 @@ async function main(): Promise<void> {
 
     const ours = (i: number, client: Client) =>
       sendText(client, '/status', tasks[i]).then((result) => {
-        if (!isTask(result) || result.id !== tasks[i]!.id || !textOf(result.status?.message).includes('\nState: TASK_STATE_INPUT_REQUIRED')) throw new Error(`unexpected /status answer: ${isTask(result) ? JSON.stringify(textOf(result.status?.message)).slice(0, 300) : 'a message'}`);
+        if (!isTask(result) || result.id !== tasks[i]!.id || !textOf(result.status?.message).includes('\nState: input required')) throw new Error(`unexpected /status answer: ${isTask(result) ? JSON.stringify(textOf(result.status?.message)).slice(0, 300) : 'a message'}`);
       });
     const theirs = (_i: number, client: Client) =>
       sendText(client, 'hello').then((result) => {
