@@ -17,7 +17,8 @@
  * time from the first to the last event with text (each fixture token is one word `tN`, so an
  * event carrying several counts them all). A third side, the bare SDK relaying the same model
  * with `fetch` (bench/bare-sdk-agent.ts), shows what any A2A server on the SDK adds.
- * Goals: under 2 ms added to the first token at the median, and no loss of throughput.
+ * Goals (issue 14): the time the harness adds to the first token at the median is at most what
+ * the bare SDK relay adds in the same run; no loss of throughput.
  */
 import { parseArgs } from 'node:util';
 import { tempDir } from './lib/cleanup.js';
@@ -30,7 +31,6 @@ const { values: flags } = parseArgs({ options: { pairs: { type: 'string', defaul
 const WARM_UP = 5;
 /** Run-to-run noise: a throughput within 5% of the direct one counts as no loss. */
 const TOLERANCE = 0.95;
-const ADDED_TTFT_GOAL_MS = 2;
 
 interface Sample {
   ttft: number;
@@ -154,7 +154,10 @@ async function scenario(name: string, tokens: number, chunkDelayMs: number, pair
       `  server CPU per turn: harness ${(harnessCpu / pairs).toFixed(1)} ms (${((harnessCpu / pairs / tokens) * 1000).toFixed(0)} us per token), ` +
         `bare SDK relay ${(bareCpu / pairs).toFixed(1)} ms (${((bareCpu / pairs / tokens) * 1000).toFixed(0)} us per token)`,
     );
-    verdict(ht.median - dt.median < ADDED_TTFT_GOAL_MS, `${name}: ${(ht.median - dt.median).toFixed(2)} ms added to the first token at the median (goal: under ${ADDED_TTFT_GOAL_MS} ms; the bare SDK relay adds ${(bt.median - dt.median).toFixed(2)} ms)`);
+    verdict(
+      ht.median - dt.median <= bt.median - dt.median,
+      `${name}: ${(ht.median - dt.median).toFixed(2)} ms added to the first token at the median, the bare SDK relay ${(bt.median - dt.median).toFixed(2)} ms (goal, issue 14: no more than the bare relay adds in the same run)`,
+    );
     const [dr, hr] = [rateOf(d).median, rateOf(h).median];
     verdict(
       hr >= dr * TOLERANCE,
