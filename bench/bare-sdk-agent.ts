@@ -28,6 +28,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { agentMessage } from '../src/runtime/events.js';
+import { openSdkSqliteStore } from './lib/sdk-sqlite-store.js';
 
 const JSONRPC_PATH = '/a2a/jsonrpc';
 
@@ -38,6 +39,8 @@ export interface BareAgentOptions {
   model?: { baseURL: string; model: string };
   /** The SDK store to use (default: a new `InMemoryTaskStore`), e.g. to seed it first. */
   taskStore?: TaskStore;
+  /** Store tasks in the SDK's `DatabaseTaskStore` on this SQLite file instead (bench/lib/sdk-sqlite-store.ts). */
+  sqliteFile?: string;
 }
 
 export interface RunningBareAgent {
@@ -198,7 +201,8 @@ export async function startBareSdkAgent(options: BareAgentOptions = {}, host = '
     server.listen(port, host, () => resolve());
   });
   const url = `http://${host}:${(server.address() as AddressInfo).port}`;
-  const taskStore = options.taskStore ?? new InMemoryTaskStore();
+  const sdkDatabase = options.sqliteFile ? await openSdkSqliteStore(options.sqliteFile) : undefined;
+  const taskStore = options.taskStore ?? sdkDatabase?.store ?? new InMemoryTaskStore();
   const handler = new DefaultRequestHandler(card(url), taskStore, new BareExecutor(options));
   const app = express();
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
@@ -211,6 +215,6 @@ export async function startBareSdkAgent(options: BareAgentOptions = {}, host = '
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      }).then(() => sdkDatabase?.close()),
   };
 }

@@ -15,6 +15,7 @@
  * the bare SDK's simplest round trip in server CPU per request and in median latency, at every
  * level.
  */
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@a2a-js/sdk/client';
@@ -99,15 +100,25 @@ async function main(): Promise<void> {
     `blocking SendMessage over JSON-RPC with the SDK's client (one client object per concurrent client, each one request at a time); ` +
       `per level ${WARM_UP} s warm-up, then ${SECONDS} s measured; servers in child processes, clients in this one.`,
     `harness: "/status" on an existing INPUT_REQUIRED task, each client its own task (SqlTaskStore on SQLite; built-in offline models). ` +
-      `bare SDK: DefaultRequestHandler + InMemoryTaskStore, executor answers every message with one fixed message event (no task).`,
+      `bare SDK: DefaultRequestHandler + InMemoryTaskStore, executor answers every message with one fixed message event (no task). ` +
+      `bare SDK durable (second baseline): the same SDK continuing a task in its own DatabaseTaskStore on SQLite (WAL, synchronous NORMAL), each client its own task, ` +
+      `the executor answering with the task event and one INPUT_REQUIRED status update carrying a reply, as the harness's /status does.`,
   ]);
 
   const dataDir = tempDir('throughput');
   const harness = await startServer({ kind: 'harness', dataDir, config: { detectOllama: false } }, { name: 'harness-throughput' });
   const bare = await startServer({ kind: 'bare', options: { reply: 'message' } }, { name: 'bare-throughput' });
+  const durable = await startServer({ kind: 'bare', options: { reply: 'status', sqliteFile: join(dataDir, 'sdk', 'a2a.db') } }, { name: 'bare-durable-throughput' });
   try {
     const ourClients = await Promise.all(Array.from({ length: MAX }, () => sdkClient(harness.url)));
     const bareClients = await Promise.all(Array.from({ length: MAX }, () => sdkClient(bare.url)));
+    const durableClients = await Promise.all(Array.from({ length: MAX }, () => sdkClient(durable.url)));
+    const durableTasks: Target[] = [];
+    for (const client of durableClients) {
+      const made = await sendText(client, 'hello');
+      if (!isTask(made)) throw new Error('the durable bare agent should answer with a task');
+      durableTasks.push({ id: made.id, contextId: made.contextId });
+    }
     // One task per client, made by a command without a task (it starts one, INPUT_REQUIRED).
     const tasks: Target[] = [];
     for (const client of ourClients) {
@@ -125,17 +136,31 @@ async function main(): Promise<void> {
         if (isTask(result) || !textOf(result).startsWith('State:')) throw new Error('unexpected bare answer');
       });
 
+    const theirsDurable = (i: number, client: Client) =>
+      sendText(client, 'hello', durableTasks[i]).then((result) => {
+        if (!isTask(result) || result.id !== durableTasks[i]!.id) throw new Error('unexpected durable bare answer');
+      });
+
     const results: Array<{ level: number; ours: LevelFigures; bare: LevelFigures }> = [];
     for (const level of LEVELS) {
       const o = await drive(harness, ourClients.slice(0, level), ours);
       const b = await drive(bare, bareClients.slice(0, level), theirs);
+      const d = await drive(durable, durableClients.slice(0, level), theirsDurable);
       results.push({ level, ours: o, bare: b });
       console.log(`${level} concurrent client${level === 1 ? '' : 's'}`);
       console.log(line('tiny-harness /status (own task each)', o));
       console.log(line('bare SDK fixed message', b));
+      console.log(line('bare SDK durable (DatabaseTaskStore)', d));
       console.log(
         `  harness/bare: throughput ${times(o.perSecond, b.perSecond)}, median ${times(o.latency.median, b.latency.median)}, ` +
           `p99 ${times(o.latency.p99, b.latency.p99)}, server CPU per request ${times(o.serverCpuPerRequest, b.serverCpuPerRequest)}`,
+      );
+      console.log(
+        `  harness/bare durable: median ${times(o.latency.median, d.latency.median)}, server CPU per request ${times(o.serverCpuPerRequest, d.serverCpuPerRequest)}`,
+      );
+      verdict(
+        o.errors === 0 && d.errors === 0 && o.latency.median < d.latency.median && o.serverCpuPerRequest < d.serverCpuPerRequest,
+        `${level} client${level === 1 ? '' : 's'}: against the bare SDK's durable store, median ${times(o.latency.median, d.latency.median)}, server CPU ${times(o.serverCpuPerRequest, d.serverCpuPerRequest)} (goal, issue 14: the harness faster, the histories growing alike)`,
       );
       const pass = o.errors === 0 && o.latency.median <= b.latency.median * GOAL_RATIO && o.serverCpuPerRequest <= b.serverCpuPerRequest * GOAL_RATIO;
       verdict(
@@ -145,7 +170,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await Promise.all([harness.close(), bare.close()]);
+    await Promise.all([harness.close(), bare.close(), durable.close()]);
   }
   printVerdicts('command-throughput');
 }

@@ -14,18 +14,15 @@
  * The goal: SqlTaskStore's long/fresh ratio of median latency at most 2.
  * A measurement, not a test: nothing here fails on a slow machine.
  */
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { join } from 'node:path';
+import { sql } from 'kysely';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, InMemoryTaskStore, ResultManager, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { openStore } from '../src/store/index.js';
 import { removeDir, tempDir } from './lib/cleanup.js';
-import { header, packageRoot, printVerdicts, summarize, verdict } from './lib/report.js';
+import { openSdkSqliteStore } from './lib/sdk-sqlite-store.js';
+import { header, printVerdicts, summarize, verdict } from './lib/report.js';
 import { agentMessage as replyMessage } from '../src/runtime/events.js';
 
 const EVENTS = Number(process.argv[2] ?? 500);
@@ -140,20 +137,15 @@ async function main(): Promise<void> {
     await store.close();
     await run('InMemoryTaskStore (SDK baseline)', new InMemoryTaskStore());
 
-    const sdkFile = join(dir, 'sdk', 'a2a.db');
-    const bin = join(packageRoot('@a2a-js/sdk'), 'dist/cli/a2a_db.js');
-    mkdirSync(dirname(sdkFile), { recursive: true });
-    const upgrade = spawnSync(process.execPath, [bin, 'upgrade', '--url', `sqlite:${sdkFile}`, '--store', 'tasks'], { encoding: 'utf8' });
-    if (upgrade.status !== 0) {
-      console.log(`DatabaseTaskStore skipped: a2a-db upgrade failed: ${upgrade.stderr || upgrade.stdout}`);
+    let sdk;
+    try {
+      sdk = await openSdkSqliteStore(join(dir, 'sdk', 'a2a.db'));
+    } catch (error) {
+      console.log(`DatabaseTaskStore skipped: ${(error as Error).message}`);
       return;
     }
-    const sqlite = new BetterSqlite3(sdkFile);
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    const sdkDb = new Kysely<unknown>({ dialect: new SqliteDialect({ database: sqlite }) });
-    await run('DatabaseTaskStore (SDK, SQLite file, WAL)', new DatabaseTaskStore(sdkDb));
-    await sdkDb.destroy();
+    await run('DatabaseTaskStore (SDK, SQLite file, WAL)', sdk.store);
+    await sdk.close();
     printVerdicts('long-history');
   } finally {
     removeDir(dir);
