@@ -104,6 +104,12 @@ export const TASK_REF_KEY = 'task_ref';
  */
 export const SUBTASKS_KEY = 'tiny-harness/subtasks';
 
+/** The parent a task's metadata names under {@link SUBTASKS_KEY}: set on sub-tasks only. */
+export function subtaskParentOf(metadata: Record<string, unknown> | undefined): string | undefined {
+  const links = metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;
+  return typeof links?.parent === 'string' ? links.parent : undefined;
+}
+
 /** Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`. */
 export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
 

@@ -48,7 +48,7 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
   const report = (extra: Partial<ConformReport> = {}): ConformReport => ({ url: options.url, declared: true, transports, results: results.list, summary: results.summary(), ...extra });
   if (commandsEntries(first.raw).length === 0) return report({ declared: false });
 
-  checkCard(first, await readCard(options.url, headers).catch(() => first), results);
+  checkCard(first, await readCard(options.url, headers).catch(() => undefined), results);
   const [wantedName, ...wantedArgs] = options.command?.trim().split(/\s+/) ?? [];
   const args = wantedArgs.join(' ');
   const { command, why } = pickCommand(listedCommands(first.raw), wantedName);

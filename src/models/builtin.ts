@@ -163,16 +163,12 @@ export class BuiltinModel implements LanguageModelV3 {
  */
 export function createBuiltinProvider(options: BuiltinModelOptions = {}): ProviderV3 {
   const models = new Map(BUILTIN_MODELS.map(({ model }) => [model as string, new BuiltinModel(model, options)]));
-  const none = (kind: string) => (modelId: string): never => {
-    throw new NoSuchModelError({ modelId, modelType: kind as 'languageModel' });
+  const none = (modelType: 'languageModel' | 'embeddingModel' | 'imageModel') => (modelId: string): never => {
+    throw new NoSuchModelError({ modelId, modelType });
   };
   return {
     specificationVersion: 'v3',
-    languageModel(modelId) {
-      const model = models.get(modelId);
-      if (!model) throw new NoSuchModelError({ modelId, modelType: 'languageModel' });
-      return model;
-    },
+    languageModel: (modelId) => models.get(modelId) ?? none('languageModel')(modelId),
     embeddingModel: none('embeddingModel'),
     imageModel: none('imageModel'),
   };

@@ -84,16 +84,6 @@ function abortError(): DOMException {
 }
 
 /** `local.chat` + `small` → `local:small`, for messages when no catalog id was given. */
-let aiInternalModule: Promise<typeof import('ai/internal')> | undefined;
-
-/**
- * `ai/internal`, loaded on the first model request (it is a sizeable part of start-up) and kept:
- * a dynamic `import()` of a loaded module still costs a trip through the module loader.
- */
-function aiInternal(): Promise<typeof import('ai/internal')> {
-  return (aiInternalModule ??= import('ai/internal'));
-}
-
 function nameOf(model: LanguageModelV3): string {
   return `${model.provider.split('.')[0]}:${model.modelId}`;
 }
@@ -123,7 +113,8 @@ export async function* streamReply(model: LanguageModelV3, options: StreamReplyO
   };
 
   try {
-    const { prepareRetries } = await aiInternal();
+    // Loaded on the first model request: `ai/internal` is a sizeable part of start-up otherwise.
+    const { prepareRetries } = await import('ai/internal');
     const { retry } = prepareRetries({ maxRetries: options.maxRetries ?? retriesWithin(timeoutMs), abortSignal: controller.signal });
     let outcome: ReplyOutcome | undefined;
     try {

@@ -2,13 +2,6 @@ import type { ModelCatalog } from '../models/catalog.js';
 import { streamReply, type TextMessage } from '../models/stream.js';
 import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
-let toolLoopModule: Promise<typeof import('../models/tool-loop.js')> | undefined;
-
-/** `ai`'s tool loop, loaded on the first turn with tools (it is a sizeable part of start-up) and kept. */
-function toolLoop(): Promise<typeof import('../models/tool-loop.js')> {
-  return (toolLoopModule ??= import('../models/tool-loop.js'));
-}
-
 /** Reaches the catalog's models through the AI SDK, streaming the reply as it arrives. */
 export class CatalogGateway implements ModelGateway {
   /**
@@ -26,7 +19,8 @@ export class CatalogGateway implements ModelGateway {
     if (!this.catalog.has(request.modelId)) await this.catalog.rediscover();
     const model = this.catalog.resolve(request.modelId);
     if (request.tools?.length) {
-      const { runToolLoop } = await toolLoop();
+      // Loaded on the first turn with tools: `ai`'s tool loop is a sizeable part of start-up otherwise.
+      const { runToolLoop } = await import('../models/tool-loop.js');
       return runToolLoop(model, {
         system: request.system,
         messages: request.messages,

@@ -12,7 +12,7 @@
  */
 import { TaskState, type ListTasksRequest, type Message, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { SUBTASK_CONTEXT_KEY, SUBTASKS_KEY } from '../wire.js';
+import { SUBTASK_CONTEXT_KEY, subtaskParentOf } from '../wire.js';
 
 /** The most earlier tasks of a context read for one turn: the newest of them. */
 export const EARLIER_TASKS_READ = 20;
@@ -22,7 +22,7 @@ export const EARLIER_TASKS_READ = 20;
  * the task's context, oldest first; for a sub-task, its parent's conversation.
  */
 export async function earlierInContext(store: Pick<TaskStore, 'list' | 'load'>, task: Pick<Task, 'id' | 'contextId' | 'metadata'>, callContext: ServerCallContext): Promise<Message[]> {
-  const parent = parentOf(task);
+  const parent = subtaskParentOf(task.metadata);
   if (parent !== undefined) {
     if (task.metadata?.[SUBTASK_CONTEXT_KEY] === 'none') return [];
     return (await store.load(parent, callContext))?.history ?? [];
@@ -38,12 +38,7 @@ export async function earlierInContext(store: Pick<TaskStore, 'list' | 'load'>, 
     includeArtifacts: false,
   };
   const { tasks } = await store.list(request, callContext);
-  const earlier = tasks.filter((other) => other.id !== task.id && parentOf(other) === undefined).slice(0, EARLIER_TASKS_READ);
+  const earlier = tasks.filter((other) => other.id !== task.id && subtaskParentOf(other.metadata) === undefined).slice(0, EARLIER_TASKS_READ);
   // The list is newest first (by status time): the conversation reads oldest first.
   return earlier.reverse().flatMap((other) => other.history);
-}
-
-function parentOf(task: Pick<Task, 'metadata'>): string | undefined {
-  const links = task.metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;
-  return typeof links?.parent === 'string' ? links.parent : undefined;
 }

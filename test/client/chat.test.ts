@@ -16,6 +16,15 @@ let h: TestHarness;
 const tmux = new Tmux();
 let pane: ChatPane | undefined;
 
+/** A chat whose turn streams slowly, a few words in already. */
+async function slowTurn(): Promise<ChatPane> {
+  const chat = await tmux.chat(h.harness.url);
+  await chat.type('a slow answer please');
+  await chat.keys('Enter');
+  await chat.waitFor((s) => s.includes('word2 '));
+  return chat;
+}
+
 describe('tiny-harness chat', needs(TMUX), () => {
   before(async () => {
     h = await startTestHarness({
@@ -121,20 +130,14 @@ describe('tiny-harness chat', needs(TMUX), () => {
   });
 
   it('a second Ctrl+C during the same turn leaves the chat', async () => {
-    pane = await tmux.chat(h.harness.url);
-    await pane.type('a slow answer please');
-    await pane.keys('Enter');
-    await pane.waitFor((s) => s.includes('word2 '));
+    pane = await slowTurn();
     await pane.keys('C-c');
     await pane.keys('C-c');
     assert.equal(await pane.exited(), 0);
   });
 
   it('a command typed while a turn runs is answered at once, and the turn goes on', async () => {
-    pane = await tmux.chat(h.harness.url);
-    await pane.type('a slow answer please');
-    await pane.keys('Enter');
-    await pane.waitFor((s) => s.includes('word2 '));
+    pane = await slowTurn();
     await pane.type('/status');
     await pane.keys('Enter');
     const screen = await pane.waitFor((s) => s.includes('[/status] Task') && s.includes('Turn running: yes'));
@@ -148,10 +151,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
   });
 
   it('a message typed while a turn runs is shown as queued, kept when the turn is stopped, and sent next', async () => {
-    pane = await tmux.chat(h.harness.url);
-    await pane.type('a slow answer please');
-    await pane.keys('Enter');
-    await pane.waitFor((s) => s.includes('word2 '));
+    pane = await slowTurn();
     await pane.type('and then this');
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes('(queued: and then this; sent when the turn ends)'));

@@ -70,3 +70,15 @@ export async function loadPage(page: Page, url: string, waitMs: number): Promise
   await page.waitForSelector('body[data-ready]', { timeout: waitMs });
   return response?.status();
 }
+
+/** A browser with the chat page at `url` loaded and ready. */
+export async function openChatPage(url: string, options: { waitMs: number; viewport?: { width: number; height: number } }): Promise<BrowserPage> {
+  const browser = await openBrowserPage(options);
+  try {
+    await loadPage(browser.page, url, options.waitMs);
+    return browser;
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+}

@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { needs } from '../needs.js';
-import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
+import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
 const WAIT_MS = 10_000;
@@ -30,9 +30,8 @@ describe('the chat page across turns and conversations', needs(CHROMIUM), () => 
         hold: (body) => (lastMessage(body).content.includes('hold on') ? { afterChunks: 2, until: never } : undefined),
       },
     });
-    browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
+    browser = await openChatPage(`${h.harness.url}/`, { waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
     ({ page, problems } = browser);
-    await loadPage(page, `${h.harness.url}/`, WAIT_MS);
   });
 
   after(async () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { needs } from '../needs.js';
-import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
+import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
 const WAIT_MS = 10_000;
@@ -39,10 +39,9 @@ describe('replies as Markdown on the chat page', needs(CHROMIUM), () => {
   before(async () => {
     ensureBundle();
     h = await startTestHarness({ script: { reply: REPLY } });
-    browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
+    browser = await openChatPage(`${h.harness.url}/`, { waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
     ({ page, problems } = browser);
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.harness.url });
-    await loadPage(page, `${h.harness.url}/`, WAIT_MS);
     await page.locator('#input').pressSequentially('show me some markdown', { delay: 5 });
     await page.keyboard.press('Enter');
     await page.locator('.msg.agent:not(.streaming)').waitFor({ timeout: WAIT_MS });

@@ -10,7 +10,7 @@ import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { needs } from '../needs.js';
-import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
+import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
 const WAIT_MS = 10_000;
@@ -41,9 +41,8 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
       },
       config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
     });
-    browser = await openBrowserPage({ waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
+    browser = await openChatPage(`${h.harness.url}/`, { waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
     ({ page, problems } = browser);
-    await loadPage(page, `${h.harness.url}/`, WAIT_MS);
   });
 
   after(async () => {

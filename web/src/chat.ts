@@ -21,7 +21,7 @@ import {
   MODEL_KEY,
   NOTICE_KEY,
   SUBTASK_NOTE_KEY,
-  SUBTASKS_KEY,
+  subtaskParentOf,
   TASK_REF_KEY,
   TOOL_CALL_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
@@ -280,10 +280,7 @@ export class Conversation {
       includeArtifacts: false,
     });
     return tasks
-      .filter((task) => {
-        const links = task.metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;
-        return typeof links?.parent !== 'string';
-      })
+      .filter((task) => subtaskParentOf(task.metadata) === undefined)
       .map((task) => {
         const newest = [...task.history].reverse();
         const said = newest.find((m) => m.role === Role.ROLE_USER) ?? newest[0];

@@ -5,9 +5,9 @@
  */
 import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
-import { connect, Conversation, loadCard, type RecentTask } from './chat.js';
+import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
-import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
+import { CompletionList, oneLine, RecentList, showError, Transcript, TurnView } from './render.js';
 
 /** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
 const STORED_CONVERSATION = 'tiny-harness/conversation';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const newChat = byId<HTMLButtonElement>('new-chat');
   const stop = byId<HTMLButtonElement>('stop');
   const recentButton = byId<HTMLButtonElement>('recent');
-  const recentList = byId<HTMLElement>('recent-list');
+  const recent = new RecentList(byId('recent-list'), recentButton, (taskId) => void reopen(taskId));
 
   const completion = new Completion();
   const list = new CompletionList(
@@ -130,54 +130,13 @@ async function main(): Promise<void> {
 
   /** The list of recent conversations: opened and closed by its button, read afresh each time. */
   async function toggleRecent(): Promise<void> {
-    if (!recentList.hidden) return closeRecent();
-    recentList.hidden = false;
-    recentButton.setAttribute('aria-expanded', 'true');
-    recentList.replaceChildren(recentNote('Loading…'));
-    let tasks: RecentTask[];
+    if (recent.isOpen) return recent.close();
+    recent.open();
     try {
-      tasks = await conversation.recent();
+      recent.show(await conversation.recent(), conversation.taskId);
     } catch (error) {
-      recentList.replaceChildren(recentNote(`Could not list your conversations: ${oneLine(error)}`));
-      return;
+      recent.note(`Could not list your conversations: ${oneLine(error)}`);
     }
-    if (tasks.length === 0) {
-      recentList.replaceChildren(recentNote('No conversations yet.'));
-      return;
-    }
-    const items = tasks.map((task) => {
-      const item = document.createElement('li');
-      const button = document.createElement('button');
-      button.type = 'button';
-      button.dataset['taskId'] = task.id;
-      button.title = `Open task ${task.id}`;
-      if (task.id === conversation.taskId) button.setAttribute('aria-current', 'true');
-      const text = document.createElement('span');
-      text.className = 'recent-text';
-      text.textContent = task.text || '(no messages)';
-      const meta = document.createElement('span');
-      meta.className = 'recent-meta';
-      meta.textContent = `${stateName(task.state)}${task.updated ? ` · ${new Date(task.updated).toLocaleString()}` : ''}`;
-      button.append(text, meta);
-      button.addEventListener('click', () => void reopen(task.id));
-      item.append(button);
-      return item;
-    });
-    const list = document.createElement('ul');
-    list.append(...items);
-    recentList.replaceChildren(list);
-  }
-
-  function closeRecent(): void {
-    recentList.hidden = true;
-    recentButton.setAttribute('aria-expanded', 'false');
-  }
-
-  function recentNote(text: string): HTMLElement {
-    const note = document.createElement('p');
-    note.className = 'recent-empty';
-    note.textContent = text;
-    return note;
   }
 
   /** Opens another of the user's conversations in place of this one. */
@@ -186,7 +145,7 @@ async function main(): Promise<void> {
       showError(errorLine, 'A turn is still running here: stop it, or wait for it to end, before opening another conversation.');
       return;
     }
-    closeRecent();
+    recent.close();
     keepQueuedText();
     conversation.reset();
     transcript.clear();
@@ -374,7 +333,7 @@ async function main(): Promise<void> {
   });
   recentButton.addEventListener('click', () => void toggleRecent());
   newChat.addEventListener('click', () => {
-    closeRecent();
+    recent.close();
     keepQueuedText();
     conversation.reset();
     saveConversation();
