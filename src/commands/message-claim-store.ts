@@ -35,8 +35,11 @@ export interface MessageClaimStore {
    * short by a crash) is taken over.
    */
   claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined>;
-  /** Records what the claimed message went to; from then on the claim answers resends. */
-  accept(scope: ClaimScope, messageId: string, outcome: ClaimOutcome): Promise<void>;
+  /**
+   * Records what the claimed message, with the content digest `digest`, went to; from then on
+   * the claim answers resends. A store no other process shares may record the claim only here.
+   */
+  accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void>;
   /** Forgets an unaccepted claim: its message was refused before anything was stored. */
   release(scope: ClaimScope, messageId: string): Promise<void>;
 }
@@ -53,7 +56,7 @@ export class InMemoryMessageClaimStore implements MessageClaimStore {
     return undefined;
   }
 
-  async accept(scope: ClaimScope, messageId: string, outcome: ClaimOutcome): Promise<void> {
+  async accept(scope: ClaimScope, messageId: string, _digest: string, outcome: ClaimOutcome): Promise<void> {
     const stored = this.claims.get(claimKey(scope, messageId));
     if (stored && !stored.outcome) stored.outcome = structuredClone(outcome);
   }

@@ -81,7 +81,7 @@ export class MessageClaims {
       kind: 'first',
       accept: async (outcome) => {
         mine.settle({ outcome }); // waiting resends go on at once; the record follows
-        await this.store.accept(scope, messageId, outcome);
+        await this.store.accept(scope, messageId, mine.digest, outcome);
       },
       release: async () => {
         if (mine.settled) return;

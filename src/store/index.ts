@@ -95,7 +95,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     tasks,
     events,
     state,
-    claims: new SqlMessageClaimStore(db, id),
+    claims: new SqlMessageClaimStore(db, id, { shared }),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
+import { QueryTemplate } from './query-template.js';
 import { timestampMillis } from './codec.js';
 import type { SavePlan } from './save-plan.js';
 import {
@@ -45,6 +46,58 @@ function statusColumns(plan: SavePlan): { state: number; status_json: string | n
   };
 }
 
+/**
+ * The task row's update, one template per set of columns it writes (status, metadata, both or
+ * neither), and the inserts of N rows, one template per N: every event of a turn and every
+ * command runs some of these (see `query-template.ts`).
+ */
+const taskUpdates = new Map<string, QueryTemplate<Database, readonly unknown[]>>();
+const rowInserts = new Map<string, QueryTemplate<Database, readonly unknown[]>>();
+
+function updateTaskRow(trx: Kysely<Database>, taskId: string, plan: SavePlan, now: string): Promise<unknown> {
+  const shape = `${plan.statusChanged ? 's' : ''}${plan.metadataChanged ? 'm' : ''}`;
+  let template = taskUpdates.get(shape);
+  if (!template) {
+    const withStatus = plan.statusChanged;
+    const withMetadata = plan.metadataChanged;
+    template = new QueryTemplate(2 + (withStatus ? 4 : 0) + (withMetadata ? 1 : 0), (db, id, updatedAt, ...rest) =>
+      db
+        .updateTable('tasks')
+        .set((eb) => ({
+          ...(withStatus ? { state: rest[0], status_json: rest[1], status_timestamp: rest[2], status_time_ms: rest[3] } : {}),
+          ...(withMetadata ? { metadata_json: rest[withStatus ? 4 : 0] } : {}),
+          updated_at: updatedAt,
+          version: eb('version', '+', 1),
+        }))
+        .where('id', '=', id),
+    );
+    taskUpdates.set(shape, template);
+  }
+  const status = plan.statusChanged ? statusColumns(plan) : undefined;
+  return template.run(trx, [
+    taskId,
+    now,
+    ...(status ? [status.state, status.status_json, status.status_timestamp, status.status_time_ms] : []),
+    ...(plan.metadataChanged ? [plan.metadataJson] : []),
+  ]);
+}
+
+/** Inserts `rows` (arrays of `columns`' values) into `table`, a template per table and row count. */
+function insertRows<T extends 'task_messages' | 'artifact_parts'>(trx: Kysely<Database>, table: T, columns: readonly string[], rows: readonly unknown[][]): Promise<unknown> {
+  const key = `${table}:${rows.length}`;
+  let template = rowInserts.get(key);
+  if (!template) {
+    template = new QueryTemplate(rows.length * columns.length, (db, ...values) =>
+      db.insertInto(table).values(rows.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, values[r * columns.length + c]])) as never)),
+    );
+    rowInserts.set(key, template);
+  }
+  return template.run(trx, rows.flat());
+}
+
+const MESSAGE_COLUMNS = ['task_id', 'seq', 'message_id', 'message_json'] as const;
+const PART_COLUMNS = ['task_id', 'artifact_id', 'seq', 'part_json'] as const;
+
 export async function writePlan(trx: Transaction<Database> | Kysely<Database>, task: TaskIdentity, plan: SavePlan, now: string): Promise<void> {
   if (plan.isNew) {
     await trx
@@ -62,23 +115,11 @@ export async function writePlan(trx: Transaction<Database> | Kysely<Database>, t
       })
       .execute();
   } else {
-    await trx
-      .updateTable('tasks')
-      .set((eb) => ({
-        ...(plan.statusChanged ? statusColumns(plan) : {}),
-        ...(plan.metadataChanged ? { metadata_json: plan.metadataJson } : {}),
-        updated_at: now,
-        version: eb('version', '+', 1),
-      }))
-      .where('id', '=', task.id)
-      .execute();
+    await updateTaskRow(trx, task.id, plan, now);
   }
 
   for (const batch of chunks(plan.messages)) {
-    await trx
-      .insertInto('task_messages')
-      .values(batch.map((m) => ({ task_id: task.id, seq: m.seq, message_id: m.messageId, message_json: m.json })))
-      .execute();
+    await insertRows(trx, 'task_messages', MESSAGE_COLUMNS, batch.map((m) => [task.id, m.seq, m.messageId, m.json]));
   }
 
   for (const write of plan.artifacts) {
@@ -97,8 +138,8 @@ export async function writePlan(trx: Transaction<Database> | Kysely<Database>, t
           .execute();
       }
     }
-    const rows = write.partJson.map((json, i) => ({ task_id: task.id, artifact_id: write.artifactId, seq: write.firstPartSeq + i, part_json: json }));
-    for (const batch of chunks(rows)) await trx.insertInto('artifact_parts').values(batch).execute();
+    const rows = write.partJson.map((json, i) => [task.id, write.artifactId, write.firstPartSeq + i, json]);
+    for (const batch of chunks(rows)) await insertRows(trx, 'artifact_parts', PART_COLUMNS, batch);
   }
 }
 

@@ -8,6 +8,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { migrateToLatest, openStore, type Database, type OpenStoreOptions, type SqlTaskStateStore, type Store } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
+import { QueryTemplate } from '../../src/store/query-template.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema } from '../support/postgres.js';
 
@@ -15,6 +16,10 @@ import { POSTGRES, tempSchema } from '../support/postgres.js';
  * Shared set-up for the store tests: the two backends every store test runs on, temporary
  * databases of each, call contexts, task builders.
  */
+
+// Every statement the store runs from a template is checked against its kysely twin, built
+// with the same values (`query-template.ts`): the store's tests pass both ways or fail.
+QueryTemplate.checkTwins = true;
 
 /** Where a test's database lives: a SQLite file in a temporary folder, or a PostgreSQL schema. */
 interface TempDatabase {

@@ -103,6 +103,7 @@ for (const backend of storeBackends) {
     });
 
     const alice = { tenant: '', owner: 'alice' };
+    const claimsShared = (store: { db: TempStore['store']['db'] }) => new SqlMessageClaimStore(store.db, 'instance-a', { shared: true });
     const bob = { tenant: '', owner: 'bob' };
 
     function reply(text: string): TaskStatusUpdateEvent {
@@ -117,40 +118,56 @@ for (const backend of storeBackends) {
       };
     }
 
-    it('CMD-34: a claim is new once per user and id; once accepted it answers with its outcome, the first kept, after a restart too', async () => {
-      const { claims } = temp.store;
-      assert.equal(await claims.claim(alice, 'm1', 'd1'), undefined, 'a new id');
-      const first = reply('first');
-      await claims.accept(alice, 'm1', { taskId: 't1', reply: first });
-      await claims.accept(alice, 'm1', { taskId: 't2', reply: reply('second') });
-      assert.equal(await claims.claim(bob, 'm1', 'd1'), undefined, "bob's m1 is not alice's");
-      const again = await (await temp.reopen()).claims.claim(alice, 'm1', 'd2');
-      assert.deepStrictEqual(again, { digest: 'd1', outcome: { taskId: 't1', reply: first } });
-      assert.equal(again?.outcome?.reply?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-      await temp.store.claims.accept(alice, 'm2', { taskId: 't3' });
-      assert.equal(await temp.store.claims.claim(alice, 'm2', 'd3'), undefined, 'accepting an id never claimed records nothing');
-    });
+    for (const shared of [true, false]) {
+      // Shared (other instances on the database) a claim is recorded first; alone, only once accepted.
+      const mode = shared ? 'shared' : 'alone';
+      const claimsOn = (store: { db: TempStore['store']['db'] }) => new SqlMessageClaimStore(store.db, 'instance-a', { shared });
 
-    it('CMD-34: an ordinary message has no reply; a released or never accepted claim frees its id', async () => {
-      const { claims } = temp.store;
-      await claims.claim(alice, 'turn', 'd1');
-      await claims.accept(alice, 'turn', { taskId: 't1' });
-      assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), { digest: 'd1', outcome: { taskId: 't1', reply: undefined } });
-      await claims.claim(alice, 'refused', 'd1');
-      await claims.release(alice, 'refused');
-      assert.equal(await claims.claim(alice, 'refused', 'd2'), undefined);
-      await claims.claim(alice, 'cut', 'd1'); // and the process stops before it is accepted
-      const reopened = (await temp.reopen()).claims;
-      assert.equal(await reopened.claim(alice, 'cut', 'd2'), undefined, 'taken over, with its new content');
-      await reopened.accept(alice, 'cut', { taskId: 't9' });
-      assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
-      await reopened.release(alice, 'turn');
-      assert.equal((await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId, 't1', 'an accepted claim is never released');
+      it(`CMD-34 (${mode}): a claim is new once per user and id; once accepted it answers with its outcome, the first kept, after a restart too`, async () => {
+        const claims = claimsOn(temp.store);
+        assert.equal(await claims.claim(alice, 'm1', 'd1'), undefined, 'a new id');
+        const first = reply('first');
+        await claims.accept(alice, 'm1', 'd1', { taskId: 't1', reply: first });
+        await claims.accept(alice, 'm1', 'd2', { taskId: 't2', reply: reply('second') });
+        assert.equal(await claims.claim(bob, 'm1', 'd1'), undefined, "bob's m1 is not alice's");
+        const again = await claimsOn(await temp.reopen()).claim(alice, 'm1', 'd2');
+        assert.deepStrictEqual(again, { digest: 'd1', outcome: { taskId: 't1', reply: first } });
+        assert.equal(again?.outcome?.reply?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+        await claimsOn(temp.store).accept(alice, 'm2', 'd3', { taskId: 't3' });
+        const m2 = await claimsOn(temp.store).claim(alice, 'm2', 'd3');
+        if (shared) assert.equal(m2, undefined, 'shared, accepting an id never claimed records nothing');
+        else assert.deepStrictEqual(m2, { digest: 'd3', outcome: { taskId: 't3', reply: undefined } }, 'alone, the claim is recorded as it is accepted');
+      });
+
+      it(`CMD-34 (${mode}): an ordinary message has no reply; a released or never accepted claim frees its id`, async () => {
+        const claims = claimsOn(temp.store);
+        await claims.claim(alice, 'turn', 'd1');
+        await claims.accept(alice, 'turn', 'd1', { taskId: 't1' });
+        assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), { digest: 'd1', outcome: { taskId: 't1', reply: undefined } });
+        await claims.claim(alice, 'refused', 'd1');
+        await claims.release(alice, 'refused');
+        assert.equal(await claims.claim(alice, 'refused', 'd2'), undefined);
+        await claims.claim(alice, 'cut', 'd1'); // and the process stops before it is accepted
+        const reopened = claimsOn(await temp.reopen());
+        assert.equal(await reopened.claim(alice, 'cut', 'd2'), undefined, 'taken over, with its new content');
+        await reopened.accept(alice, 'cut', 'd2', { taskId: 't9' });
+        assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
+        await reopened.release(alice, 'turn');
+        assert.equal((await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId, 't1', 'an accepted claim is never released');
+      });
+    }
+
+    it('CMD-34: alone, a claim an earlier process recorded but never accepted is taken over at acceptance', async () => {
+      await claimsShared(temp.store).claim(alice, 'old', 'd1');
+      const alone = new SqlMessageClaimStore(temp.store.db, 'instance-b', { shared: false });
+      assert.equal(await alone.claim(alice, 'old', 'd2'), undefined);
+      await alone.accept(alice, 'old', 'd2', { taskId: 't2' });
+      assert.deepStrictEqual(await alone.claim(alice, 'old', 'd1'), { digest: 'd2', outcome: { taskId: 't2', reply: undefined } });
     });
 
     it('CMD-13, CMD-34: a claim not yet accepted is pending for another instance while its claimant lives, and taken over once it is gone', async () => {
-      const here = new SqlMessageClaimStore(temp.store.db, 'instance-a');
-      const there = new SqlMessageClaimStore(temp.store.db, 'instance-b');
+      const here = new SqlMessageClaimStore(temp.store.db, 'instance-a', { shared: true });
+      const there = new SqlMessageClaimStore(temp.store.db, 'instance-b', { shared: true });
       // Instance a is alive: it has a row in `instances`, as its coordination keeps one.
       await temp.store.db.insertInto('instances').values({ id: 'instance-a', heartbeat: 0 }).execute();
       assert.equal(await here.claim(alice, 'slow', 'd1'), undefined);
