@@ -88,6 +88,9 @@ function nameOf(model: LanguageModelV3): string {
   return `${model.provider.split('.')[0]}:${model.modelId}`;
 }
 
+/** `ai/internal`, once the first model request loaded it. */
+let aiInternal: typeof import('ai/internal') | undefined;
+
 export async function* streamReply(model: LanguageModelV3, options: StreamReplyOptions): AsyncGenerator<string, ReplyOutcome, undefined> {
   const modelName = options.modelName ?? nameOf(model);
   const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
@@ -113,8 +116,9 @@ export async function* streamReply(model: LanguageModelV3, options: StreamReplyO
   };
 
   try {
-    // Loaded on the first model request: `ai/internal` is a sizeable part of start-up otherwise.
-    const { prepareRetries } = await import('ai/internal');
+    // Loaded on the first model request (it is a sizeable part of start-up otherwise), then kept:
+    // awaiting `import()` again yields to whatever else waits, ahead of the model request.
+    const { prepareRetries } = (aiInternal ??= await import('ai/internal'));
     const { retry } = prepareRetries({ maxRetries: options.maxRetries ?? retriesWithin(timeoutMs), abortSignal: controller.signal });
     let outcome: ReplyOutcome | undefined;
     try {

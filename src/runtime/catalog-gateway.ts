@@ -3,6 +3,9 @@ import { streamReply, type TextMessage } from '../models/stream.js';
 import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
 /** Reaches the catalog's models through the AI SDK, streaming the reply as it arrives. */
+/** The tool loop's module, once the first turn with tools loaded it. */
+let toolLoop: typeof import('../models/tool-loop.js') | undefined;
+
 export class CatalogGateway implements ModelGateway {
   /**
    * @param timeoutMs bound on one model request
@@ -19,8 +22,9 @@ export class CatalogGateway implements ModelGateway {
     if (!this.catalog.has(request.modelId)) await this.catalog.rediscover();
     const model = this.catalog.resolve(request.modelId);
     if (request.tools?.length) {
-      // Loaded on the first turn with tools: `ai`'s tool loop is a sizeable part of start-up otherwise.
-      const { runToolLoop } = await import('../models/tool-loop.js');
+      // Loaded on the first turn with tools (`ai`'s tool loop is a sizeable part of start-up
+      // otherwise), then kept: awaiting `import()` again yields ahead of the model request.
+      const { runToolLoop } = (toolLoop ??= await import('../models/tool-loop.js'));
       return runToolLoop(model, {
         system: request.system,
         messages: request.messages,

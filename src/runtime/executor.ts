@@ -15,6 +15,7 @@ import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
 import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
+import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 
 export interface ExecutorOptions {
   /** Where turns begin and end, one per task, and where their ends are told. */
@@ -54,26 +55,27 @@ export class HarnessExecutor implements AgentExecutor {
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
     const turn = await this.options.engine.begin(taskId, context.context);
-    const history = this.openTask(context, bus);
-    bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
+    const { task, history } = this.openTask(context);
+    // Published once the model request is on its way (see `TurnOpening`); every later event goes through it.
+    const turnBus = new TurnOpening(bus, [AgentEvent.task(task), AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING))]);
     // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
     const links = settled(this.options.state.getLinks(taskId));
     const calls = new TurnToolCalls(
       taskId,
       contextId,
-      (update) => bus.publish(AgentEvent.statusUpdate(update)),
-      (update) => bus.publish(AgentEvent.artifactUpdate(update)),
+      (update) => turnBus.publish(AgentEvent.statusUpdate(update)),
+      (update) => turnBus.publish(AgentEvent.artifactUpdate(update)),
     );
     // Read beside the turn's start, awaited only where the model request is built.
     const earlier = this.options.earlier && context.context ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
-    const outcome = await this.runTurn(turn, contextId, history, bus, calls, { started: context.userMessage, allowedTools: allowedToolsOf(context.task?.metadata), earlier });
+    const outcome = await this.runTurn(turn, contextId, history, turnBus, calls, { started: context.userMessage, allowedTools: allowedToolsOf(context.task?.metadata), earlier });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
       this.options.onTurnError?.(read.error, taskId);
-      await this.finish(turn, bus, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'));
+      await this.finish(turn, turnBus, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'));
       return;
     }
     const isSubtask = read.value.parent !== undefined;
@@ -81,7 +83,7 @@ export class HarnessExecutor implements AgentExecutor {
       // CMD-33: the turn waits for a person's answer, a sub-task's too; `/approve` or `/deny` resumes it.
       const pause = agentMessage(taskId, contextId, pauseText(waiting), AWAITING_APPROVAL_NOTICE);
       pause.parts.push(...waiting.map((call) => dataPart({ ...call })));
-      await this.finish(turn, bus, TaskState.TASK_STATE_INPUT_REQUIRED, pause);
+      await this.finish(turn, turnBus, TaskState.TASK_STATE_INPUT_REQUIRED, pause);
       // A sub-task's parent is told, or nobody following only the parent would know to answer.
       if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state: TaskState.TASK_STATE_INPUT_REQUIRED, text: '', context: context.context });
       return;
@@ -90,12 +92,12 @@ export class HarnessExecutor implements AgentExecutor {
     // A reply, stopped or not, is the model's, which later turns send it; anything else is the harness's notice.
     const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
     const model = outcome.kind === 'replied' || outcome.kind === 'stopped' ? outcome.model : undefined;
-    await this.finish(turn, bus, state, agentMessage(taskId, contextId, text, notice, model));
+    await this.finish(turn, turnBus, state, agentMessage(taskId, contextId, text, notice, model));
     if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context });
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
-  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: ExecutionEventBus, calls: TurnToolCalls, start: TurnStart): Promise<TurnOutcome> {
+  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: TurnPublisher, calls: TurnToolCalls, start: TurnStart): Promise<TurnOutcome> {
     let modelId = '';
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
@@ -161,7 +163,8 @@ export class HarnessExecutor implements AgentExecutor {
    * newer ones. (An empty history would make the SDK deep-copy the stored one, all of it, at
    * the start of every turn; the new message is stored already, so nothing is written twice.)
    */
-  private openTask(context: RequestContext, bus: ExecutionEventBus): Message[] {
+  /** The task as the turn opens it (its task event), and the history the model is sent. */
+  private openTask(context: RequestContext): { task: Task; history: Message[] } {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
     const task: Task = existing
@@ -174,9 +177,8 @@ export class HarnessExecutor implements AgentExecutor {
           artifacts: [],
           metadata: {},
         };
-    bus.publish(AgentEvent.task(task));
     const history = existing?.history ?? [];
-    return history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage];
+    return { task, history: history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage] };
   }
 
   /**
@@ -193,7 +195,7 @@ export class HarnessExecutor implements AgentExecutor {
     modelId: string,
     contextId: string,
     history: Message[],
-    bus: ExecutionEventBus,
+    bus: TurnPublisher,
     calls: TurnToolCalls,
     start: TurnStart,
   ): Promise<{ text: string; stopped?: boolean }> {
@@ -278,7 +280,7 @@ export class HarnessExecutor implements AgentExecutor {
    * Ends the turn, then publishes its final status: a command reply stored in between sees the
    * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`).
    */
-  private async finish(turn: Turn, bus: ExecutionEventBus, state: TaskState, message: Message): Promise<void> {
+  private async finish(turn: Turn, bus: TurnPublisher, state: TaskState, message: Message): Promise<void> {
     await this.options.engine.end(turn);
     bus.publish(AgentEvent.statusUpdate(statusUpdate(turn.taskId, message.contextId, state, message)));
   }
