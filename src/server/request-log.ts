@@ -27,10 +27,8 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
     res.setHeader(REQUEST_ID_HEADER, requestId);
     const started = process.hrtime.bigint();
     const path = req.path;
-    let logged = false;
-    const done = () => {
-      if (logged) return;
-      logged = true;
+    // 'close' comes last, after 'finish' when the answer went out whole, alone when it did not.
+    res.once('close', () => {
       const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       const fields: Record<string, unknown> = {
         requestId,
@@ -44,9 +42,7 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
       };
       if (options.logContent) fields.text = messageText(req);
       options.log.info('request', fields);
-    };
-    res.on('finish', done);
-    res.on('close', done);
+    });
     next();
   };
 }
