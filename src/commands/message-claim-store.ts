@@ -24,13 +24,14 @@ export interface StoredClaim {
 
 /**
  * The durable side of message claims (CMD-34): one record per user and message id, written
- * before the message is processed. Its unique key is what makes a claim atomic across
- * processes and restarts; `MessageClaims` adds the in-process side.
+ * before the message is processed (or, by a store no other process shares, as it is accepted).
+ * Its unique key is what makes a claim atomic across processes and restarts; `MessageClaims`
+ * adds the in-process side.
  */
 export interface MessageClaimStore {
   /**
-   * Records a claim of `messageId` with the content digest `digest`, unless an accepted one is
-   * stored: then returns that one and changes nothing. An unaccepted record whose request is
+   * Records a claim of `messageId` with the content digest `digest` (or, alone, only checks it
+   * is free), unless an accepted one is stored: then returns that one and changes nothing. An unaccepted record whose request is
    * still going on another instance is returned as `pending`; one whose request is gone (cut
    * short by a crash) is taken over.
    */
