@@ -3,6 +3,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
+import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
@@ -23,7 +24,7 @@ export interface GrpcServerOptions {
 export async function startGrpcServer(handler: A2ARequestHandler, host: string, port: number, options: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
   const server = new Server();
   const service = grpcService({
-    requestHandler: handler,
+    requestHandler: new TransportCardCache(handler),
     userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
     contextBuilder: clientGoneContextBuilder,
   });

@@ -9,6 +9,7 @@ import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { INTERNAL_ERROR_MESSAGE } from './a2a-errors.js';
 import { answerBodyRefusal, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
+import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from './client-gone.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
@@ -50,8 +51,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal);
   const contextBuilder = clientGoneContextBuilder;
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] => (options.authenticator ? [requireBearer(options.authenticator, binding)] : []);
-  app.use(JSONRPC_PATH, ...auth('jsonrpc'), body, jsonRpcEdge(), jsonRpcHandler({ requestHandler: options.handler, userBuilder, contextBuilder }));
-  app.use(REST_PATH, ...auth('rest'), body, restEdge(), restHandler({ requestHandler: options.handler, userBuilder, contextBuilder }));
+  const requestHandler = new TransportCardCache(options.handler);
+  app.use(JSONRPC_PATH, ...auth('jsonrpc'), body, jsonRpcEdge(), jsonRpcHandler({ requestHandler, userBuilder, contextBuilder }));
+  app.use(REST_PATH, ...auth('rest'), body, restEdge(), restHandler({ requestHandler, userBuilder, contextBuilder }));
   if (options.webDir) {
     if (!isBuilt(options.webDir)) options.log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
     app.use(webPage(options.webDir));
