@@ -36,7 +36,6 @@ const SECONDS = Number(flags.seconds);
 const WARM_UP = Number(flags['warm-up']);
 const LEVELS = flags.levels.split(',').map(Number);
 const MAX = Math.max(...LEVELS);
-/** Run-to-run noise on this shared machine: ratios within 5% of 1 count as "no more". */
 /** Issue 14: a durable command costs at most this much of the bare SDK's simplest round trip, in server CPU and median latency. */
 const GOAL_RATIO = 1.5;
 
@@ -141,12 +140,10 @@ async function main(): Promise<void> {
         if (!isTask(result) || result.id !== durableTasks[i]!.id) throw new Error('unexpected durable bare answer');
       });
 
-    const results: Array<{ level: number; ours: LevelFigures; bare: LevelFigures }> = [];
     for (const level of LEVELS) {
       const o = await drive(harness, ourClients.slice(0, level), ours);
       const b = await drive(bare, bareClients.slice(0, level), theirs);
       const d = await drive(durable, durableClients.slice(0, level), theirsDurable);
-      results.push({ level, ours: o, bare: b });
       console.log(`${level} concurrent client${level === 1 ? '' : 's'}`);
       console.log(line('tiny-harness /status (own task each)', o));
       console.log(line('bare SDK fixed message', b));

@@ -31,9 +31,9 @@ export interface StoredClaim {
 export interface MessageClaimStore {
   /**
    * Records a claim of `messageId` with the content digest `digest` (or, alone, only checks it
-   * is free), unless an accepted one is stored: then returns that one and changes nothing. An unaccepted record whose request is
-   * still going on another instance is returned as `pending`; one whose request is gone (cut
-   * short by a crash) is taken over.
+   * is free), unless an accepted one is stored: then returns that one and changes nothing. An
+   * unaccepted record whose request is still going on another instance is returned as
+   * `pending`; one whose request is gone (cut short by a crash) is taken over.
    */
   claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined>;
   /**

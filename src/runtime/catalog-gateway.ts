@@ -2,10 +2,10 @@ import type { ModelCatalog } from '../models/catalog.js';
 import { streamReply, type TextMessage } from '../models/stream.js';
 import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
-/** Reaches the catalog's models through the AI SDK, streaming the reply as it arrives. */
 /** The tool loop's module, once the first turn with tools loaded it. */
 let toolLoop: typeof import('../models/tool-loop.js') | undefined;
 
+/** Reaches the catalog's models through the AI SDK, streaming the reply as it arrives. */
 export class CatalogGateway implements ModelGateway {
   /**
    * @param timeoutMs bound on one model request

@@ -157,13 +157,13 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /**
-   * Publishes the task event every execution must start with, and returns the conversation.
-   * A continued task is republished without artifacts and with only the new message as its
-   * history: the SDK merges the rest from the store, and a snapshot's copies would overwrite
-   * newer ones. (An empty history would make the SDK deep-copy the stored one, all of it, at
-   * the start of every turn; the new message is stored already, so nothing is written twice.)
+   * The task event every execution must start with (published by `TurnOpening`), and the
+   * conversation the model is sent. A continued task is republished without artifacts and with
+   * only the new message as its history: the SDK merges the rest from the store, and a
+   * snapshot's copies would overwrite newer ones. (An empty history would make the SDK deep-copy
+   * the stored one, all of it, at the start of every turn; the new message is stored already, so
+   * nothing is written twice.)
    */
-  /** The task as the turn opens it (its task event), and the history the model is sent. */
   private openTask(context: RequestContext): { task: Task; history: Message[] } {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;

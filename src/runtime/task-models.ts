@@ -12,7 +12,6 @@ export interface ModelOffer {
   rediscover?(): Promise<string[]>;
 }
 
-
 /**
  * Which model a task uses, as `/model` shows and sets it. A task's own
  * choice wins; a task without one uses the model its user last chose in its context (CMD-22,

@@ -3,8 +3,8 @@ import { defaultServerCallContextBuilder, type ServerCallContextBuilder, type Us
 import { setClientGoneSignal } from '../commands/index.js';
 
 /**
- * Gives every A2A call a signal, made when first asked, that fires when its client goes away (an HTTP connection
- * closed, a gRPC call cancelled), in the call context (`commands/client-gone.ts` says what
+ * Gives every A2A call a signal, made when first asked, that fires when its client goes away
+ * (an HTTP connection closed, a gRPC call cancelled), in the call context (`commands/client-gone.ts` says what
  * streams do with it). The SDK's transports build the context from what a user builder and a
  * context builder return, and hand the context builder no request: the link is the user
  * object, made anew for every call by {@link withClientGone}.

@@ -91,7 +91,10 @@ export interface TaskUsageTable {
   first_seq: number;
 }
 
-/** One message id a user sent (CMD-34): recorded before the message is processed when instances share the database, as it is accepted when one process has it (`SqlMessageClaimStore`). */
+/**
+ * One message id a user sent (CMD-34): recorded before the message is processed when instances
+ * share the database, as it is accepted when one process has it (`SqlMessageClaimStore`).
+ */
 export interface MessageClaimsTable {
   tenant: string;
   owner: string;
