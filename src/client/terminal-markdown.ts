@@ -66,21 +66,25 @@ export class TerminalMarkdown {
           this.held = rest; // not yet known what this line is
           return out;
         }
+        const heading = this.inFence ? null : HEADING.exec(rest);
+        const bullet = this.inFence || heading ? null : BULLET.exec(rest);
+        // A marker's spaces running to the end of the chunk may go on in the next one: all of
+        // them belong to the marker, however the chunks fall.
+        if (!final && (heading ?? bullet)?.[0].length === rest.length) {
+          this.held = rest;
+          return out;
+        }
         this.atLineStart = false;
-        if (!this.inFence) {
-          const heading = HEADING.exec(rest);
-          const bullet = heading ? null : BULLET.exec(rest);
-          if (heading) {
-            this.heading = true;
-            out += BOLD_ON;
-            i += heading[0].length;
-            continue;
-          }
-          if (bullet) {
-            out += `${bullet[1]}• `;
-            i += bullet[0].length;
-            continue;
-          }
+        if (heading) {
+          this.heading = true;
+          out += BOLD_ON;
+          i += heading[0].length;
+          continue;
+        }
+        if (bullet) {
+          out += `${bullet[1]}• `;
+          i += bullet[0].length;
+          continue;
         }
       }
       const c = text[i]!;

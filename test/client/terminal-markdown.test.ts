@@ -35,6 +35,8 @@ describe('terminal Markdown', () => {
     assert.equal(render('a *', '*b*', '* c'), `a ${BOLD}b${UNBOLD} c`);
     assert.equal(render('x\n`', '``\ncode\n``', '`\n'), `x\n${CODE}code\n${UNCODE}`);
     assert.equal(render('-', ' item\n'), '• item\n');
+    assert.equal(render('# ', ' Title'), render('#  Title'), "a marker's spaces cut between chunks are all the marker's");
+    assert.equal(render('- ', ' item'), '• item');
   });
 
   it('a stray marker styles at most the rest of its line, and the end closes every style', () => {
