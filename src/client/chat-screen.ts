@@ -6,7 +6,7 @@
 import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { stripVTControlCharacters } from 'node:util';
 import { TaskState } from '@a2a-js/sdk';
-import { stateName, type Style } from './render.js';
+import { stateName, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
 import { toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
 
@@ -16,11 +16,37 @@ export class ChatScreen {
   private runningLine: string | undefined;
   /** The reply streaming now, rendered as light Markdown on a terminal; plain elsewhere. */
   private reply: TerminalMarkdown | undefined;
+  /** Command replies already shown: the same reply can come both from its turn and from a read of the task. */
+  private readonly shownReplies = new Set<string>();
 
   constructor(
     readonly output: NodeJS.WriteStream,
     readonly style: Style,
   ) {}
+
+  /** Shows what a turn's events said; a command that started a sub-task hands its id to `onSubtask`. */
+  show(shown: Shown[], onSubtask: (taskRef: string) => void): void {
+    for (const item of shown) {
+      if (item.kind === 'text') {
+        this.writeReply(item.text);
+        continue;
+      }
+      this.endReply();
+      if (item.kind === 'command') {
+        if (item.messageId) {
+          if (this.shownReplies.has(item.messageId)) continue;
+          this.shownReplies.add(item.messageId);
+        }
+        this.line(this.style.command(`[/${item.name}] ${item.text}`));
+        if (item.taskRef) {
+          this.line(this.style.subtask(`sub-task ${item.taskRef} started`));
+          onSubtask(item.taskRef);
+        }
+      } else if (item.kind === 'tool') this.showTool(item.call);
+      else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
+      // 'note': sub-tasks are followed by the chat, which says when each one ends.
+    }
+  }
 
   /** Enter moved the cursor to a new line (typed while a turn was printing, say). */
   enterPressed(): void {

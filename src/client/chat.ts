@@ -14,7 +14,7 @@ import { isTerminal, parseCommandText } from '../commands/index.js';
 import { ChatScreen } from './chat-screen.js';
 import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
-import { resultText, stateName, styleFor, TurnReader, type Shown, type Style } from './render.js';
+import { resultText, stateName, styleFor, TurnReader, type Style } from './render.js';
 import { followSubtask } from './subtasks.js';
 import { COMMAND_KEY, unknownCommandQuestion } from '../wire.js';
 
@@ -62,8 +62,8 @@ class Chat {
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
   private closed = false;
-  private readonly shownReplies = new Set<string>();
   private readonly watchers = new Set<AbortController>();
+  private readonly followSubtask = (taskRef: string): void => void this.watch(taskRef);
   private readonly style: Style;
   private readonly rl: Interface;
   private readonly screen: ChatScreen;
@@ -210,10 +210,10 @@ class Chat {
     try {
       const request = { tenant: '', message: userMessage(text, { taskId: this.taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
       for await (const event of this.connection.client.sendMessageStream(request, { signal: turn.abort.signal })) {
-        this.show(reader.read(event));
+        this.screen.show(reader.read(event), this.followSubtask);
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
-      this.show(reader.finish());
+      this.screen.show(reader.finish(), this.followSubtask);
       this.screen.endReply();
     } catch (error) {
       this.screen.endReply();
@@ -251,7 +251,7 @@ class Chat {
       const request = { tenant: '', message: userMessage(text, { taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
       const result = await this.connection.client.sendMessage(request);
       // The running turn's stream carries the reply too; `show` prints it once.
-      if ('status' in result) this.show(new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'));
+      if ('status' in result) this.screen.show(new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'), this.followSubtask);
     } catch (error) {
       this.screen.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
     }
@@ -304,29 +304,6 @@ class Chat {
       this.screen.line(this.style.error(`error: could not cancel: ${describeClientError(error, this.connection.url)}`));
       turn.abort.abort();
     });
-  }
-
-  private show(shown: Shown[]): void {
-    for (const item of shown) {
-      if (item.kind === 'text') {
-        this.screen.writeReply(item.text);
-        continue;
-      }
-      this.screen.endReply();
-      if (item.kind === 'command') {
-        if (item.messageId) {
-          if (this.shownReplies.has(item.messageId)) continue;
-          this.shownReplies.add(item.messageId);
-        }
-        this.screen.line(this.style.command(`[/${item.name}] ${item.text}`));
-        if (item.taskRef) {
-          this.screen.line(this.style.subtask(`sub-task ${item.taskRef} started`));
-          void this.watch(item.taskRef);
-        }
-      } else if (item.kind === 'tool') this.screen.showTool(item.call);
-      else if (item.kind === 'end') this.screen.showEnd(item.state, item.text, item.notice);
-      // 'note': sub-tasks are followed by `watch`, which says when each one ends.
-    }
   }
 
   /** Follows a sub-task to its end in the background, then shows its result. */

@@ -16,6 +16,7 @@ import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
 import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
+import { conversationEnd, STORE_FAILURE_TEXT, subtaskEnd, type TurnOutcome } from './turn-end.js';
 
 export interface ExecutorOptions {
   /** Where turns begin and end, one per task, and where their ends are told. */
@@ -88,7 +89,7 @@ export class HarnessExecutor implements AgentExecutor {
       if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state: TaskState.TASK_STATE_INPUT_REQUIRED, text: '', context: context.context });
       return;
     }
-    const { state, text } = isSubtask ? subtaskEnd(outcome) : this.conversationEnd(outcome);
+    const { state, text } = isSubtask ? subtaskEnd(outcome) : conversationEnd(outcome, this.options.endState);
     // A reply, stopped or not, is the model's, which later turns send it; anything else is the harness's notice.
     const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
     const model = outcome.kind === 'replied' || outcome.kind === 'stopped' ? outcome.model : undefined;
@@ -110,25 +111,6 @@ export class HarnessExecutor implements AgentExecutor {
       this.options.onTurnError?.(error, turn.taskId);
       const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
       return { kind: 'model-failure', reason };
-    }
-  }
-
-  /** How a turn of a conversation ends: waiting for the next message, unless canceled. */
-  private conversationEnd(outcome: TurnOutcome): { state: TaskState; text: string } {
-    switch (outcome.kind) {
-      case 'replied':
-        return { state: this.options.endState, text: outcome.text };
-      case 'stopped':
-        return { state: this.options.endState, text: stoppedText(outcome.text) };
-      case 'canceled':
-        return { state: TaskState.TASK_STATE_CANCELED, text: 'The turn was canceled.' };
-      case 'interrupted':
-        return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: INTERRUPTED_TEXT };
-      case 'model-failure':
-        return {
-          state: TaskState.TASK_STATE_INPUT_REQUIRED,
-          text: `${outcome.reason} Send the message again to retry, or use /model to switch to another model (/model alone lists them).`,
-        };
     }
   }
 
@@ -286,23 +268,6 @@ export class HarnessExecutor implements AgentExecutor {
   }
 }
 
-/** The mark a stopped reply ends with: the person reading and the model in later turns both see it was cut (CMD-32). */
-export const STOPPED_MARK = '[stopped by the user]';
-
-/** A stopped turn's reply: what the model wrote so far, marked. */
-export function stoppedText(written: string): string {
-  return written.trim() ? `${written.trimEnd()}\n\n${STOPPED_MARK}` : `${STOPPED_MARK} (before the model wrote anything)`;
-}
-
-/** Said when a turn was cut short by the server stopping, now or in a crash found at start-up. */
-export const INTERRUPTED_TEXT = 'This turn was interrupted because the server stopped before it finished. Send your message again to continue.';
-
-/** Said when a sub-task's one turn was cut short by the server stopping, now or in a crash found at start-up. */
-export const SUBTASK_INTERRUPTED_TEXT = 'The sub-task was interrupted because the server stopped before it finished.';
-
-/** Said when the store failed while a turn ended, so that it could not end as it should. */
-export const STORE_FAILURE_TEXT = 'This turn failed because the server could not read the task from its store. The failure is in the server log.';
-
 /** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
 function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
   const rules = metadata?.[ALLOWED_TOOLS_KEY];
@@ -322,27 +287,4 @@ interface TurnStart {
   started: Message;
   allowedTools: string[] | undefined;
   earlier: Promise<Message[]>;
-}
-
-type TurnOutcome =
-  | { kind: 'replied'; text: string; model: string }
-  | { kind: 'stopped'; text: string; model: string }
-  | { kind: 'canceled' }
-  | { kind: 'interrupted' }
-  | { kind: 'model-failure'; reason: string };
-
-/** A sub-task has one turn: it ends COMPLETED with its result, or FAILED saying why. */
-function subtaskEnd(outcome: TurnOutcome): { state: TaskState; text: string } {
-  switch (outcome.kind) {
-    case 'replied':
-      return { state: TaskState.TASK_STATE_COMPLETED, text: outcome.text };
-    case 'stopped':
-      return { state: TaskState.TASK_STATE_COMPLETED, text: stoppedText(outcome.text) };
-    case 'canceled':
-      return { state: TaskState.TASK_STATE_CANCELED, text: 'The sub-task was canceled.' };
-    case 'interrupted':
-      return { state: TaskState.TASK_STATE_FAILED, text: SUBTASK_INTERRUPTED_TEXT };
-    case 'model-failure':
-      return { state: TaskState.TASK_STATE_FAILED, text: outcome.reason };
-  }
 }
