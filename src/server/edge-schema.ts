@@ -75,7 +75,8 @@ const idText = `a string of 1 to ${L.idChars} characters`;
  * (or change) on PostgreSQL. No client needs them in an id.
  */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const printableId = (id: string) => !/[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(id);
+const UNPRINTABLE = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const printableId = (id: string) => !UNPRINTABLE.test(id);
 const NOT_PRINTABLE = 'must hold no control characters and be valid Unicode';
 const requiredId = z.string(need(idText)).min(1, `must not be empty: ${idText}`).max(L.idChars, `must be at most ${L.idChars} characters`).refine(printableId, NOT_PRINTABLE);
 const optionalId = z
