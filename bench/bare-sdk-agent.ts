@@ -51,7 +51,6 @@ export interface RunningBareAgent {
 
 const STATUS_TEXT = 'State: input required';
 
-
 function textOf(message: Message): string {
   return message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 }
@@ -85,7 +84,12 @@ class BareExecutor implements AgentExecutor {
     const now = new Date().toISOString();
     const reply = agentMessage(request.taskId, request.contextId, STATUS_TEXT);
     bus.publish(
-      AgentEvent.statusUpdate({ taskId: request.taskId, contextId: request.contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now }, metadata: undefined }),
+      AgentEvent.statusUpdate({
+        taskId: request.taskId,
+        contextId: request.contextId,
+        status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
+        metadata: undefined,
+      }),
     );
     bus.finished();
   }
@@ -99,21 +103,48 @@ class BareExecutor implements AgentExecutor {
     const { taskId, contextId, userMessage } = request;
     const now = new Date().toISOString();
     const task: Task = request.task
-      ? { ...request.task, history: [], artifacts: [], metadata: {}, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now } }
-      : { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now }, history: [userMessage], artifacts: [], metadata: {} };
+      ? {
+          ...request.task,
+          history: [],
+          artifacts: [],
+          metadata: {},
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
+        }
+      : {
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
+          history: [userMessage],
+          artifacts: [],
+          metadata: {},
+        };
     bus.publish(AgentEvent.task(task));
   }
 
   /** One model turn, with the harness's sequence of events. */
-  private async turn(request: RequestContext, bus: ExecutionEventBus, model: { baseURL: string; model: string }): Promise<void> {
+  private async turn(
+    request: RequestContext,
+    bus: ExecutionEventBus,
+    model: { baseURL: string; model: string },
+  ): Promise<void> {
     const { taskId, contextId, userMessage } = request;
     this.openTask(request, bus);
     const status = (state: TaskState, message?: Message) =>
-      AgentEvent.statusUpdate({ taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: undefined });
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state, message, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      });
     bus.publish(status(TaskState.TASK_STATE_WORKING));
     const history = request.task?.history ?? [userMessage];
-    const conversation = history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage];
-    const messages = conversation.map((m) => ({ role: m.role === Role.ROLE_AGENT ? 'assistant' : 'user', content: textOf(m) }));
+    const conversation = history.some((m) => m.messageId === userMessage.messageId)
+      ? history
+      : [...history, userMessage];
+    const messages = conversation.map((m) => ({
+      role: m.role === Role.ROLE_AGENT ? 'assistant' : 'user',
+      content: textOf(m),
+    }));
     const artifactId = randomUUID();
     let chunks = 0;
     const publish = (value: string, lastChunk: boolean) => {
@@ -125,7 +156,9 @@ class BareExecutor implements AgentExecutor {
             artifactId,
             name: 'response',
             description: `Reply of ${model.model}`,
-            parts: value ? [{ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: {} }] : [],
+            parts: value
+              ? [{ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: {} }]
+              : [],
             metadata: {},
             extensions: [],
           },
@@ -155,7 +188,8 @@ class BareExecutor implements AgentExecutor {
           buffer = buffer.slice(end + 2);
           const data = event.startsWith('data: ') ? event.slice(6) : '';
           if (!data || data === '[DONE]') continue;
-          const delta = (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content;
+          const delta = (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta
+            ?.content;
           if (delta) {
             reply += delta;
             publish(delta, false);
@@ -172,7 +206,14 @@ class BareExecutor implements AgentExecutor {
   }
 
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: '', status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      }),
+    );
     bus.finished();
   }
 }
@@ -181,7 +222,9 @@ function card(httpUrl: string): AgentCard {
   return {
     name: 'bare-sdk-baseline',
     description: 'The SDK with its in-memory task store and a trivial executor.',
-    supportedInterfaces: [{ url: `${httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    supportedInterfaces: [
+      { url: `${httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+    ],
     provider: undefined,
     version: '0.0.0',
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
@@ -194,7 +237,11 @@ function card(httpUrl: string): AgentCard {
   };
 }
 
-export async function startBareSdkAgent(options: BareAgentOptions = {}, host = '127.0.0.1', port = 0): Promise<RunningBareAgent> {
+export async function startBareSdkAgent(
+  options: BareAgentOptions = {},
+  host = '127.0.0.1',
+  port = 0,
+): Promise<RunningBareAgent> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -63,12 +63,18 @@ async function replyBytes(url: string, target: Target): Promise<number> {
 async function command(client: Client, target: Target): Promise<string> {
   const result = await sendText(client, '/status', target, HISTORY_LENGTH);
   if (!isTask(result) || result.id !== target.id) throw new Error('expected the task back');
-  if (!textOf(result.status?.message).includes('State: input required')) throw new Error(`unexpected reply: ${textOf(result.status?.message).slice(0, 200)}`);
+  if (!textOf(result.status?.message).includes('State: input required'))
+    throw new Error(`unexpected reply: ${textOf(result.status?.message).slice(0, 200)}`);
   return textOf(result.status?.message);
 }
 
 /** Warm-up on both tasks, then requests alternating fresh/long, one at a time. */
-async function measure(client: Client, fresh: Target, long: Target, options: { warmUp: number; count: number; budgetMs?: number; min?: number }) {
+async function measure(
+  client: Client,
+  fresh: Target,
+  long: Target,
+  options: { warmUp: number; count: number; budgetMs?: number; min?: number },
+) {
   for (let i = 0; i < options.warmUp; i++) {
     await command(client, fresh);
     await command(client, long);
@@ -105,7 +111,10 @@ async function runHarness(): Promise<void> {
   await store.tasks.save(freshTask, context);
   await store.close();
 
-  const harness = await startServer({ kind: 'harness', dataDir, config: { detectOllama: false } }, { name: 'harness-command-latency' });
+  const harness = await startServer(
+    { kind: 'harness', dataDir, config: { detectOllama: false } },
+    { name: 'harness-command-latency' },
+  );
   try {
     const client = await sdkClient(harness.url);
     const replyText = await command(client, freshTask);
@@ -115,8 +124,12 @@ async function runHarness(): Promise<void> {
     const [freshEnd, longEnd] = [await historyLength(client, freshTask.id), await historyLength(client, longTask.id)];
     const [freshBytes, longBytes] = [await replyBytes(harness.url, freshTask), await replyBytes(harness.url, longTask)];
 
-    console.log(`tiny-harness (SqlTaskStore on SQLite, Commands extension, child process), /status, ${seconds.toFixed(1)} s`);
-    console.log(`  built-in offline models; command answered by the harness: "${replyText.split('\n').find((l) => l.startsWith('State:'))}"`);
+    console.log(
+      `tiny-harness (SqlTaskStore on SQLite, Commands extension, child process), /status, ${seconds.toFixed(1)} s`,
+    );
+    console.log(
+      `  built-in offline models; command answered by the harness: "${replyText.split('\n').find((l) => l.startsWith('State:'))}"`,
+    );
     console.log(latencyLine('fresh task (1 msg at start)', result.fresh));
     console.log(latencyLine(`long task (${M} msgs at start)`, result.long));
     const r = ratios(result.long, result.fresh);
@@ -126,7 +139,10 @@ async function runHarness(): Promise<void> {
       `  note: every command appends 2 history messages (command + reply): the fresh task ended at ${freshEnd} messages,` +
         ` the long one at ${longEnd} (fresh: 1 probe + ${WARM_UP} warm-up + ${result.fresh.n} timed commands; long: ${WARM_UP} + ${result.long.n}); still far from ${M}.`,
     );
-    verdict(r.median <= 2, `median ratio ${r.median.toFixed(2)} (goal: a command on a ${M}-message task at most twice as slow as on a fresh task)\n`);
+    verdict(
+      r.median <= 2,
+      `median ratio ${r.median.toFixed(2)} (goal: a command on a ${M}-message task at most twice as slow as on a fresh task)\n`,
+    );
   } finally {
     await harness.close();
   }
@@ -138,13 +154,22 @@ async function runBaseline(): Promise<void> {
     const [long, fresh] = await agent.seed([M, 1], SEED);
     const client = await sdkClient(agent.url);
     const started = performance.now();
-    const result = await measure(client, fresh!, long!, { warmUp: BASELINE_WARM_UP, count: N, budgetMs: BASELINE_BUDGET_MS, min: BASELINE_MIN });
+    const result = await measure(client, fresh!, long!, {
+      warmUp: BASELINE_WARM_UP,
+      count: N,
+      budgetMs: BASELINE_BUDGET_MS,
+      min: BASELINE_MIN,
+    });
     const seconds = (performance.now() - started) / 1000;
     const freshEnd = await historyLength(client, fresh!.id);
     const [freshBytes, longBytes] = [await replyBytes(agent.url, fresh!), await replyBytes(agent.url, long!)];
 
-    console.log(`bare SDK baseline (DefaultRequestHandler + InMemoryTaskStore, trivial executor, child process), ${seconds.toFixed(1)} s`);
-    console.log(`  both tasks seeded directly into the SDK's store (the same words); ${BASELINE_WARM_UP} warm-up requests per task, then timed requests until ${N} or ${BASELINE_BUDGET_MS / 1000} s (at least ${BASELINE_MIN})`);
+    console.log(
+      `bare SDK baseline (DefaultRequestHandler + InMemoryTaskStore, trivial executor, child process), ${seconds.toFixed(1)} s`,
+    );
+    console.log(
+      `  both tasks seeded directly into the SDK's store (the same words); ${BASELINE_WARM_UP} warm-up requests per task, then timed requests until ${N} or ${BASELINE_BUDGET_MS / 1000} s (at least ${BASELINE_MIN})`,
+    );
     console.log(latencyLine('fresh task (1 msg at start)', result.fresh));
     console.log(latencyLine(`long task (${M} msgs at start)`, result.long));
     console.log(ratios(result.long, result.fresh).line);

@@ -48,7 +48,11 @@ interface LevelFigures {
 }
 
 /** `clients[i]` sends `request(i)` one at a time; the timings of the window after the warm-up. */
-async function drive(server: ServerProcess, clients: Client[], request: (i: number, client: Client) => Promise<void>): Promise<LevelFigures> {
+async function drive(
+  server: ServerProcess,
+  clients: Client[],
+  request: (i: number, client: Client) => Promise<void>,
+): Promise<LevelFigures> {
   const begin = performance.now();
   const from = begin + WARM_UP * 1000;
   const until = from + SECONDS * 1000;
@@ -90,11 +94,16 @@ async function drive(server: ServerProcess, clients: Client[], request: (i: numb
 }
 
 function line(label: string, f: LevelFigures): string {
-  return latencyLine(label, f.latency, `${num(f.perSecond)} req/s   server CPU ${f.serverCpuPerRequest.toFixed(3)} ms/req   client CPU ${f.clientCpuPerRequest.toFixed(3)} ms/req${f.errors ? `   ERRORS ${f.errors}` : ''}`, 36);
+  return latencyLine(
+    label,
+    f.latency,
+    `${num(f.perSecond)} req/s   server CPU ${f.serverCpuPerRequest.toFixed(3)} ms/req   client CPU ${f.clientCpuPerRequest.toFixed(3)} ms/req${f.errors ? `   ERRORS ${f.errors}` : ''}`,
+    36,
+  );
 }
 
 async function main(): Promise<void> {
-  header('Commands under concurrency: /status vs the bare SDK\'s simplest round trip', [
+  header("Commands under concurrency: /status vs the bare SDK's simplest round trip", [
     `command: node --import tsx bench/command-throughput.ts --seconds ${SECONDS} --warm-up ${WARM_UP} --levels ${LEVELS.join(',')}`,
     `blocking SendMessage over JSON-RPC with the SDK's client (one client object per concurrent client, each one request at a time); ` +
       `per level ${WARM_UP} s warm-up, then ${SECONDS} s measured; servers in child processes, clients in this one.`,
@@ -105,9 +114,15 @@ async function main(): Promise<void> {
   ]);
 
   const dataDir = tempDir('throughput');
-  const harness = await startServer({ kind: 'harness', dataDir, config: { detectOllama: false } }, { name: 'harness-throughput' });
+  const harness = await startServer(
+    { kind: 'harness', dataDir, config: { detectOllama: false } },
+    { name: 'harness-throughput' },
+  );
   const bare = await startServer({ kind: 'bare', options: { reply: 'message' } }, { name: 'bare-throughput' });
-  const durable = await startServer({ kind: 'bare', options: { reply: 'status', sqliteFile: join(dataDir, 'sdk', 'a2a.db') } }, { name: 'bare-durable-throughput' });
+  const durable = await startServer(
+    { kind: 'bare', options: { reply: 'status', sqliteFile: join(dataDir, 'sdk', 'a2a.db') } },
+    { name: 'bare-durable-throughput' },
+  );
   try {
     const ourClients = await Promise.all(Array.from({ length: MAX }, () => sdkClient(harness.url)));
     const bareClients = await Promise.all(Array.from({ length: MAX }, () => sdkClient(bare.url)));
@@ -128,7 +143,14 @@ async function main(): Promise<void> {
 
     const ours = (i: number, client: Client) =>
       sendText(client, '/status', tasks[i]).then((result) => {
-        if (!isTask(result) || result.id !== tasks[i]!.id || !textOf(result.status?.message).includes('\nState: input required')) throw new Error(`unexpected /status answer: ${isTask(result) ? JSON.stringify(textOf(result.status?.message)).slice(0, 300) : 'a message'}`);
+        if (
+          !isTask(result) ||
+          result.id !== tasks[i]!.id ||
+          !textOf(result.status?.message).includes('\nState: input required')
+        )
+          throw new Error(
+            `unexpected /status answer: ${isTask(result) ? JSON.stringify(textOf(result.status?.message)).slice(0, 300) : 'a message'}`,
+          );
       });
     const theirs = (_i: number, client: Client) =>
       sendText(client, 'hello').then((result) => {
@@ -156,10 +178,16 @@ async function main(): Promise<void> {
         `  harness/bare durable: median ${times(o.latency.median, d.latency.median)}, server CPU per request ${times(o.serverCpuPerRequest, d.serverCpuPerRequest)}`,
       );
       verdict(
-        o.errors === 0 && d.errors === 0 && o.latency.median < d.latency.median && o.serverCpuPerRequest < d.serverCpuPerRequest,
+        o.errors === 0 &&
+          d.errors === 0 &&
+          o.latency.median < d.latency.median &&
+          o.serverCpuPerRequest < d.serverCpuPerRequest,
         `${level} client${level === 1 ? '' : 's'}: against the bare SDK's durable store, median ${times(o.latency.median, d.latency.median)}, server CPU ${times(o.serverCpuPerRequest, d.serverCpuPerRequest)} (goal, issue 14: the harness faster, the histories growing alike)`,
       );
-      const pass = o.errors === 0 && o.latency.median <= b.latency.median * GOAL_RATIO && o.serverCpuPerRequest <= b.serverCpuPerRequest * GOAL_RATIO;
+      const pass =
+        o.errors === 0 &&
+        o.latency.median <= b.latency.median * GOAL_RATIO &&
+        o.serverCpuPerRequest <= b.serverCpuPerRequest * GOAL_RATIO;
       verdict(
         pass,
         `${level} client${level === 1 ? '' : 's'}: median ${times(o.latency.median, b.latency.median)}, server CPU per request ${times(o.serverCpuPerRequest, b.serverCpuPerRequest)} ` +

@@ -29,10 +29,13 @@ import { schemaChannel } from '../src/store/channels.js';
 import { PostgresCoordination } from '../src/store/postgres-coordination.js';
 import { header, latencyLine, ms, summarize, verdict, versionOf } from './lib/report.js';
 
-const { values: flags } = parseArgs({ options: { events: { type: 'string', default: '1000' }, database: { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { events: { type: 'string', default: '1000' }, database: { type: 'string' } },
+});
 const N = Number(flags.events);
 const WARM_UP = 100;
-const BASE_URL = flags.database ?? process.env['TINY_HARNESS_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BASE_URL =
+  flags.database ?? process.env['TINY_HARNESS_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Nearest-rank p95, which `summarize` does not give. */
 function p95(values: number[]): number {
@@ -55,7 +58,11 @@ function event(n: number): AgentExecutionEvent {
       contextId: 'bench-context',
       status: {
         state: 'TASK_STATE_WORKING',
-        message: { messageId: `m${n}`, role: 'ROLE_AGENT', parts: [{ text: 'Model: fixture:small. Tokens used in this task: 1,234 in, 567 out.' }] },
+        message: {
+          messageId: `m${n}`,
+          role: 'ROLE_AGENT',
+          parts: [{ text: 'Model: fixture:small. Tokens used in this task: 1,234 in, 567 out.' }],
+        },
         timestamp: new Date().toISOString(),
       },
       metadata: { n },
@@ -97,12 +104,19 @@ const schema = `th_bench_${randomBytes(6).toString('hex')}`;
 await withClient(BASE_URL, (client) => client.query(`CREATE SCHEMA ${schema}`));
 const url = new URL(BASE_URL);
 url.searchParams.set('options', `-c search_path=${schema}`);
-const open = () => new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 4 }) }) });
+const open = () =>
+  new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 4 }) }),
+  });
 const dbs = [open(), open(), open()] as const;
 const [admin, dbA, dbB] = dbs;
 const coordinations: PostgresCoordination[] = [];
 try {
-  const { error } = await new Migrator({ db: admin, provider: new InCodeMigrationProvider(), migrationTableSchema: schema }).migrateToLatest();
+  const { error } = await new Migrator({
+    db: admin,
+    provider: new InCodeMigrationProvider(),
+    migrationTableSchema: schema,
+  }).migrateToLatest();
   if (error) throw error;
   const onError = (failure: unknown, what: string) => console.error(`coordination error: ${what}: ${String(failure)}`);
   const coordination = async (db: Kysely<Database>) => {
@@ -160,7 +174,10 @@ try {
   stopFollowing();
 
   console.log(`  coordination's own cost over bare NOTIFY (median): ${ms(median - baseline).trim()}`);
-  verdict(median <= 5, `one event from A to B at most 5 ms at the median (issue 10's cross-instance goal): ${ms(median).trim()}`);
+  verdict(
+    median <= 5,
+    `one event from A to B at most 5 ms at the median (issue 10's cross-instance goal): ${ms(median).trim()}`,
+  );
 } finally {
   for (const coordination of coordinations) await coordination.close();
   for (const db of dbs) await db.destroy();

@@ -33,7 +33,17 @@ import { parseArgs } from 'node:util';
 import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { tempDir } from './lib/cleanup.js';
-import { A2A_HEADERS, isTask, parseStreamEvent, partsText, postSse, sdkClient, sendText, streamingRequest, type StreamResult } from './lib/clients.js';
+import {
+  A2A_HEADERS,
+  isTask,
+  parseStreamEvent,
+  partsText,
+  postSse,
+  sdkClient,
+  sendText,
+  streamingRequest,
+  type StreamResult,
+} from './lib/clients.js';
 import { benchSchema } from './lib/postgres.js';
 import { startServer, type ServerProcess } from './lib/processes.js';
 import { header, latencyLine, printVerdicts, sleep, summarize, verdict } from './lib/report.js';
@@ -90,14 +100,22 @@ function keep(into: Received, data: string): StreamResult {
   return result;
 }
 
-const artifactText = (events: StreamResult[]) => events.map((r) => partsText(r.artifactUpdate?.artifact.parts)).join('');
+const artifactText = (events: StreamResult[]) =>
+  events.map((r) => partsText(r.artifactUpdate?.artifact.parts)).join('');
 const isFinal = (r: StreamResult | undefined) => r?.statusUpdate?.status?.state === 'TASK_STATE_INPUT_REQUIRED';
 /** A subscription's first event: the task as it stood, already waiting for input when its turn had ended. */
 const finishedTask = (r: StreamResult | undefined) => r?.task?.status?.state === 'TASK_STATE_INPUT_REQUIRED';
 /** The text of the artifacts of a task event (JSON-RPC form). */
-const taskText = (r: StreamResult) => ((r.task as { artifacts?: Array<{ parts?: Array<{ text?: string }> }> }).artifacts ?? []).map((a) => partsText(a.parts)).join('');
+const taskText = (r: StreamResult) =>
+  ((r.task as { artifacts?: Array<{ parts?: Array<{ text?: string }> }> }).artifacts ?? [])
+    .map((a) => partsText(a.parts))
+    .join('');
 const replyIds = (events: StreamResult[]) =>
-  events.flatMap((r) => (r.statusUpdate?.status?.state === 'TASK_STATE_WORKING' && r.statusUpdate.status.message ? [(r.statusUpdate.status.message as { messageId: string }).messageId] : []));
+  events.flatMap((r) =>
+    r.statusUpdate?.status?.state === 'TASK_STATE_WORKING' && r.statusUpdate.status.message
+      ? [(r.statusUpdate.status.message as { messageId: string }).messageId]
+      : [],
+  );
 
 const REPLY_PLACED_ELSEWHERE = "the same events, but a command reply at another place among the turn's events";
 
@@ -112,7 +130,8 @@ function turnProblem(events: StreamResult[]): string | undefined {
       next++;
     }
     const state = r.statusUpdate?.status?.state;
-    if (r.statusUpdate && i < events.length - 1 && state !== 'TASK_STATE_WORKING') return `status ${state} before the end`;
+    if (r.statusUpdate && i < events.length - 1 && state !== 'TASK_STATE_WORKING')
+      return `status ${state} before the end`;
   }
   const last = events[events.length - 1];
   if (!isFinal(last)) return 'last event is not the final status';
@@ -136,8 +155,14 @@ function subscriberProblem(outcome: TurnOutcome): string | undefined {
   const tail = turnEvents.slice(-live.length);
   if (live.length > turnEvents.length || live.some((json, i) => json !== tail[i])) {
     const sorted = (list: string[]) => [...list].sort().join('\n');
-    const ownOf = (list: string[]) => list.filter((json) => !/"TASK_STATE_WORKING"/.test(json) || !/"message"/.test(json));
-    if (live.length <= turnEvents.length && sorted(live) === sorted(tail) && ownOf(live).join('\n') === ownOf(tail).join('\n')) return REPLY_PLACED_ELSEWHERE;
+    const ownOf = (list: string[]) =>
+      list.filter((json) => !/"TASK_STATE_WORKING"/.test(json) || !/"message"/.test(json));
+    if (
+      live.length <= turnEvents.length &&
+      sorted(live) === sorted(tail) &&
+      ownOf(live).join('\n') === ownOf(tail).join('\n')
+    )
+      return REPLY_PLACED_ELSEWHERE;
     const at = live.findIndex((json, i) => json !== tail[i]);
     return `differs from the turn stream's last ${live.length} events at ${at}: ${live[at]?.slice(0, 100)} vs ${tail[at]?.slice(0, 100)}`;
   }
@@ -162,14 +187,22 @@ interface CommandSent {
  * the turn's reply, or the reply of the last command answered after the turn; every command
  * reply in its history once.
  */
-async function storedProblem(client: Client, outcome: TurnOutcome, commands: CommandSent[]): Promise<string | undefined> {
+async function storedProblem(
+  client: Client,
+  outcome: TurnOutcome,
+  commands: CommandSent[],
+): Promise<string | undefined> {
   const task = await client.getTask({ tenant: '', id: outcome.taskId!, historyLength: undefined });
-  if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED) return `stored status ${TaskState[task.status?.state ?? 0]}`;
+  if (task.status?.state !== TaskState.TASK_STATE_INPUT_REQUIRED)
+    return `stored status ${TaskState[task.status?.state ?? 0]}`;
   const after = commands.filter((c) => !c.working).at(-1);
   const status = task.status?.message;
-  if (after ? status?.messageId !== after.replyId : textOf(status) !== REPLY) return 'stored status message is neither the reply nor a later command\'s';
+  if (after ? status?.messageId !== after.replyId : textOf(status) !== REPLY)
+    return "stored status message is neither the reply nor a later command's";
   if (!task.history.some((m) => textOf(m) === REPLY)) return 'the reply is not in the stored history';
-  const stored = task.artifacts.map((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).join('');
+  const stored = task.artifacts
+    .map((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join(''))
+    .join('');
   if (stored !== REPLY) return `stored artifact differs (${stored.length} characters)`;
   const history = task.history.map((m) => m.messageId);
   for (const id of commands.map((c) => c.replyId)) {
@@ -201,24 +234,30 @@ async function runTurn(index: number, instances: ServerProcess[], running: Map<s
         if (!r.task || outcome.taskId) return;
         outcome.taskId = r.task.id;
         running.set(r.task.id, index);
-        subscription = postSse(`${watcher.url}/a2a/jsonrpc`, { jsonrpc: '2.0', id: randomUUID(), method: 'SubscribeToTask', params: { id: r.task.id } }, {
-          headers: A2A_HEADERS,
-          keep: false,
-          idleTimeoutMs: SUBSCRIBER_IDLE_MS,
-          signal: stopSubscriber.signal,
-          onEvent: (sub) => {
-            const first = outcome.subscriber.parsed.length === 0;
-            const s = keep(outcome.subscriber, sub.data);
-            // Subscribed after the end (a new task waits for input only once its turn ended):
-            // the finished task, then nothing until a next message.
-            if (first && finishedTask(s)) {
-              outcome.late = true;
-              stopSubscriber.abort();
-            }
+        subscription = postSse(
+          `${watcher.url}/a2a/jsonrpc`,
+          { jsonrpc: '2.0', id: randomUUID(), method: 'SubscribeToTask', params: { id: r.task.id } },
+          {
+            headers: A2A_HEADERS,
+            keep: false,
+            idleTimeoutMs: SUBSCRIBER_IDLE_MS,
+            signal: stopSubscriber.signal,
+            onEvent: (sub) => {
+              const first = outcome.subscriber.parsed.length === 0;
+              const s = keep(outcome.subscriber, sub.data);
+              // Subscribed after the end (a new task waits for input only once its turn ended):
+              // the finished task, then nothing until a next message.
+              if (first && finishedTask(s)) {
+                outcome.late = true;
+                stopSubscriber.abort();
+              }
+            },
           },
-        }).catch((error: Error) => {
+        ).catch((error: Error) => {
           if (stopSubscriber.signal.aborted) return;
-          outcome.subscriberError = /no data for/.test(error.message) ? `silent for ${SUBSCRIBER_IDLE_MS / 1000} s without its final status` : error.message;
+          outcome.subscriberError = /no data for/.test(error.message)
+            ? `silent for ${SUBSCRIBER_IDLE_MS / 1000} s without its final status`
+            : error.message;
         });
       },
     });
@@ -276,9 +315,14 @@ async function runSide(name: string, instances: ServerProcess[], model: ServerPr
         const start = performance.now();
         try {
           const answer = await sendText(clients[(index + 2) % n]!, '/status', { id: taskId, contextId: '' });
-          if (!isTask(answer) || !textOf(answer.status?.message).includes('\nState: ')) throw new Error('unexpected /status answer');
+          if (!isTask(answer) || !textOf(answer.status?.message).includes('\nState: '))
+            throw new Error('unexpected /status answer');
           commandTimes.push(performance.now() - start);
-          sent.push({ taskId, working: answer.status?.state === TaskState.TASK_STATE_WORKING, replyId: answer.status!.message!.messageId });
+          sent.push({
+            taskId,
+            working: answer.status?.state === TaskState.TASK_STATE_WORKING,
+            replyId: answer.status!.message!.messageId,
+          });
         } catch {
           commandErrors++;
         }
@@ -292,8 +336,19 @@ async function runSide(name: string, instances: ServerProcess[], model: ServerPr
 
   const problems = new Map<string, number>();
   // Problems told apart by kind, not by their figures.
-  const count = (what: string) => problems.set(what.replace(/\d+/g, 'N'), (problems.get(what.replace(/\d+/g, 'N')) ?? 0) + 1);
-  const figures: SideFigures = { name, instances: n, turnsRight: 0, subscribersRight: 0, followed: 0, storedRight: 0, late: 0, commandErrors, repliesPlacedElsewhere: 0 };
+  const count = (what: string) =>
+    problems.set(what.replace(/\d+/g, 'N'), (problems.get(what.replace(/\d+/g, 'N')) ?? 0) + 1);
+  const figures: SideFigures = {
+    name,
+    instances: n,
+    turnsRight: 0,
+    subscribersRight: 0,
+    followed: 0,
+    storedRight: 0,
+    late: 0,
+    commandErrors,
+    repliesPlacedElsewhere: 0,
+  };
   let repliesInTurns = 0;
   let repliesMissed = 0;
   let eventsFollowed = 0;
@@ -301,7 +356,10 @@ async function runSide(name: string, instances: ServerProcess[], model: ServerPr
     const mine = sent.filter((c) => c.taskId === outcome.taskId);
     const missed = missedReplies(outcome, mine);
     repliesMissed += missed;
-    const turnIssue = outcome.turnError ?? turnProblem(outcome.turn.parsed) ?? (missed ? 'a command reply answered WORKING missing or twice (CMD-8)' : undefined);
+    const turnIssue =
+      outcome.turnError ??
+      turnProblem(outcome.turn.parsed) ??
+      (missed ? 'a command reply answered WORKING missing or twice (CMD-8)' : undefined);
     if (turnIssue) count(`turn stream: ${turnIssue}`);
     else figures.turnsRight++;
     repliesInTurns += replyIds(outcome.turn.parsed).length;
@@ -315,7 +373,9 @@ async function runSide(name: string, instances: ServerProcess[], model: ServerPr
         eventsFollowed += outcome.subscriber.json.length - 1;
       }
     }
-    const storeIssue = outcome.taskId ? await storedProblem(clients[(outcome.index + 2) % n]!, outcome, mine).catch((error: Error) => error.message) : 'no task';
+    const storeIssue = outcome.taskId
+      ? await storedProblem(clients[(outcome.index + 2) % n]!, outcome, mine).catch((error: Error) => error.message)
+      : 'no task';
     if (storeIssue) count(`stored task: ${storeIssue}`);
     else figures.storedRight++;
   }
@@ -323,14 +383,18 @@ async function runSide(name: string, instances: ServerProcess[], model: ServerPr
   const durations = summarize(outcomes.filter((o) => !o.turnError).map((o) => o.duration));
   const events = outcomes.reduce((sum, o) => sum + o.turn.json.length + o.subscriber.json.length, 0);
   const elsewhere = n > 1 ? 'another instance' : 'the same instance';
-  console.log(`${name}: load done in ${(wallMs / 1000).toFixed(1)} s, ${events} events received (turn streams and subscribers), ${(events / (wallMs / 1000)).toFixed(0)} events/s`);
+  console.log(
+    `${name}: load done in ${(wallMs / 1000).toFixed(1)} s, ${events} events received (turn streams and subscribers), ${(events / (wallMs / 1000)).toFixed(0)} events/s`,
+  );
   console.log(`  turn streams complete and in order: ${figures.turnsRight} of ${TURNS}`);
   console.log(
     `  subscribers on ${elsewhere} that received the rest of their turn exactly (the same events in the same order, each once, no gap after the task they were sent, the final status last): ` +
       `${figures.subscribersRight} of ${figures.followed} (${eventsFollowed} events)`,
   );
   console.log(`  subscriptions that arrived after their turn had ended (closed, not counted): ${figures.late}`);
-  console.log(`  stored tasks with the whole reply, the final status and each command reply once: ${figures.storedRight} of ${TURNS}`);
+  console.log(
+    `  stored tasks with the whole reply, the final status and each command reply once: ${figures.storedRight} of ${TURNS}`,
+  );
   const working = sent.filter((c) => c.working).length;
   console.log(
     `  "/status" on ${n > 1 ? 'a third instance' : 'the instance'} during the load: ${commandTimes.length} answered (${working} WORKING, the turn still running; ${sent.length - working} after it ended), ${commandErrors} failed; ` +
@@ -339,7 +403,12 @@ async function runSide(name: string, instances: ServerProcess[], model: ServerPr
   for (const [problem, times] of problems) console.log(`    ${times} x ${problem}`);
   console.log(latencyLine(`one turn, request to end (ideal ${(TOKENS * DELAY) / 1000} s)`, durations, '', 44));
   console.log(latencyLine('"/status" during the load', summarize(commandTimes), '', 44));
-  console.log(`  load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  console.log(
+    `  load average at the end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
   return figures;
 }
 
@@ -348,25 +417,40 @@ async function main(): Promise<void> {
   const started: ServerProcess[] = [];
   const results: SideFigures[] = [];
   try {
-    header(`Events across instances under load: ${TURNS} concurrent streamed turns over ${INSTANCES} instances, each followed from another`, [
-      `command: node --import tsx bench/cross-instance-scale.ts --turns ${TURNS} --tokens ${TOKENS} --delay ${DELAY} --commands ${COMMANDS} --ramp-ms ${RAMP_MS} --instances ${INSTANCES}${flags['no-baseline'] ? ' --no-baseline' : ''}`,
-      `${schema.version} at ${schema.where} (schema ${schema.schema}, dropped at the end), on this machine; ${INSTANCES} harness processes on it and the fixture model in child processes, the clients here.`,
-      `each turn: SendStreamingMessage (new task) on instance i mod ${INSTANCES} -> fixture model streaming ${TOKENS} tokens ${DELAY} ms apart; SubscribeToTask on instance i+1 as soon as the task is named; ` +
-        `"/status" (SDK client) to instance i+2 on a random running task, one at a time 10 ms apart; the ${TURNS} turns opened within ${RAMP_MS} ms, evenly spread. ` +
-        `Baseline after it: the same on one instance on SQLite (turn, subscriber and commands on it).`,
-    ]);
+    header(
+      `Events across instances under load: ${TURNS} concurrent streamed turns over ${INSTANCES} instances, each followed from another`,
+      [
+        `command: node --import tsx bench/cross-instance-scale.ts --turns ${TURNS} --tokens ${TOKENS} --delay ${DELAY} --commands ${COMMANDS} --ramp-ms ${RAMP_MS} --instances ${INSTANCES}${flags['no-baseline'] ? ' --no-baseline' : ''}`,
+        `${schema.version} at ${schema.where} (schema ${schema.schema}, dropped at the end), on this machine; ${INSTANCES} harness processes on it and the fixture model in child processes, the clients here.`,
+        `each turn: SendStreamingMessage (new task) on instance i mod ${INSTANCES} -> fixture model streaming ${TOKENS} tokens ${DELAY} ms apart; SubscribeToTask on instance i+1 as soon as the task is named; ` +
+          `"/status" (SDK client) to instance i+2 on a random running task, one at a time 10 ms apart; the ${TURNS} turns opened within ${RAMP_MS} ms, evenly spread. ` +
+          `Baseline after it: the same on one instance on SQLite (turn, subscriber and commands on it).`,
+      ],
+    );
     const model = await startServer({ kind: 'model', reply: REPLY, chunkDelayMs: DELAY }, { name: 'model' });
     started.push(model);
-    const config = { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } };
+    const config = {
+      defaultModel: 'fixture:small',
+      detectOllama: false,
+      providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
+    };
     const instances = await Promise.all(
-      Array.from({ length: INSTANCES }, (_, i) => startServer({ kind: 'harness', dataDir: tempDir(`cross-scale-${i}`), databaseUrl: schema.url, config }, { name: `harness-${i}` })),
+      Array.from({ length: INSTANCES }, (_, i) =>
+        startServer(
+          { kind: 'harness', dataDir: tempDir(`cross-scale-${i}`), databaseUrl: schema.url, config },
+          { name: `harness-${i}` },
+        ),
+      ),
     );
     started.push(...instances);
     results.push(await runSide(`${INSTANCES} instances on PostgreSQL`, instances, model));
     for (const instance of instances) await instance.close();
     await model.reset();
     if (!flags['no-baseline']) {
-      const alone = await startServer({ kind: 'harness', dataDir: tempDir('cross-scale-sqlite'), config }, { name: 'harness-sqlite' });
+      const alone = await startServer(
+        { kind: 'harness', dataDir: tempDir('cross-scale-sqlite'), config },
+        { name: 'harness-sqlite' },
+      );
       started.push(alone);
       results.push(await runSide('baseline: one instance on SQLite', [alone], model));
     }
@@ -378,11 +462,17 @@ async function main(): Promise<void> {
     const across = f.instances > 1;
     const line =
       `${f.name}, ${TURNS} turns: ${f.turnsRight} turn streams, ${f.subscribersRight} of ${f.followed} subscribers${across ? ' on another instance' : ''} and ${f.storedRight} stored tasks right` +
-      (f.repliesPlacedElsewhere ? ` (${f.repliesPlacedElsewhere} subscribers saw a command reply at another place among the turn's events than the turn's stream)` : '');
+      (f.repliesPlacedElsewhere
+        ? ` (${f.repliesPlacedElsewhere} subscribers saw a command reply at another place among the turn's events than the turn's stream)`
+        : '');
     // A reply's place among the turn's own events may differ between two streams: each stream
     // sends the events in the order they reached its instance (the turn's own at once, a reply
     // once stored), and either order leaves the same task. Every event still arrives once.
-    const pass = f.turnsRight === TURNS && f.subscribersRight + f.repliesPlacedElsewhere === f.followed && f.storedRight === TURNS && f.commandErrors === 0;
+    const pass =
+      f.turnsRight === TURNS &&
+      f.subscribersRight + f.repliesPlacedElsewhere === f.followed &&
+      f.storedRight === TURNS &&
+      f.commandErrors === 0;
     if (across) verdict(pass, `${line} (goal: every event delivered across instances, in order, once)`);
     else console.log(`  ${line}`);
   }

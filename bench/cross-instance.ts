@@ -24,7 +24,17 @@ import { parseArgs } from 'node:util';
 import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { tempDir } from './lib/cleanup.js';
-import { A2A_HEADERS, isTask, parseStreamEvent, postSse, sdkClient, sendText, streamingRequest, type SseResult, type Target } from './lib/clients.js';
+import {
+  A2A_HEADERS,
+  isTask,
+  parseStreamEvent,
+  postSse,
+  sdkClient,
+  sendText,
+  streamingRequest,
+  type SseResult,
+  type Target,
+} from './lib/clients.js';
 import { benchSchema } from './lib/postgres.js';
 import { stepBreakdown, STEP_TRACE_VARIABLE, type ClientMarks } from './lib/step-trace.js';
 import { startServer, type ServerProcess } from './lib/processes.js';
@@ -32,7 +42,12 @@ import { header, latencyLine, ms, printVerdicts, summarize, verdict } from './li
 import { numberedReply } from './lib/seed.js';
 
 const { values: flags } = parseArgs({
-  options: { commands: { type: 'string', default: '300' }, 'per-turn': { type: 'string', default: '10' }, 'warm-up': { type: 'string', default: '20' }, steps: { type: 'boolean', default: false } },
+  options: {
+    commands: { type: 'string', default: '300' },
+    'per-turn': { type: 'string', default: '10' },
+    'warm-up': { type: 'string', default: '20' },
+    steps: { type: 'boolean', default: false },
+  },
 });
 const COMMANDS = Number(flags.commands);
 const PER_TURN = Number(flags['per-turn']);
@@ -103,7 +118,8 @@ class HeldTurn {
   async finish(): Promise<void> {
     await this.model.release(this.key);
     await this.ended;
-    if (this.finalState !== 'TASK_STATE_INPUT_REQUIRED') throw new Error(`the turn's stream ended with ${this.finalState || 'no status'}`);
+    if (this.finalState !== 'TASK_STATE_INPUT_REQUIRED')
+      throw new Error(`the turn's stream ended with ${this.finalState || 'no status'}`);
   }
 }
 
@@ -114,11 +130,19 @@ async function command(client: Client, turn: HeldTurn, route: Route): Promise<Ti
   const answer = await sendText(client, '/status', turn.task);
   const answered = performance.now() - start;
   const reply = await seen;
-  if (!isTask(answer) || answer.status?.state !== TaskState.TASK_STATE_WORKING) throw new Error(`/status during the turn answered ${isTask(answer) ? TaskState[answer.status?.state ?? 0] : 'a message'}, not WORKING (CMD-9)`);
+  if (!isTask(answer) || answer.status?.state !== TaskState.TASK_STATE_WORKING)
+    throw new Error(
+      `/status during the turn answered ${isTask(answer) ? TaskState[answer.status?.state ?? 0] : 'a message'}, not WORKING (CMD-9)`,
+    );
   const replyId = answer.status.message?.messageId;
-  if (reply.messageId !== replyId) throw new Error(`A's stream delivered reply ${reply.messageId}, the answer names ${replyId}`);
+  if (reply.messageId !== replyId)
+    throw new Error(`A's stream delivered reply ${reply.messageId}, the answer names ${replyId}`);
   const wall = (t: number) => performance.timeOrigin + t;
-  return { seen: reply.at - start, answered, marks: { route, replyId: replyId!, sent: wall(start), answered: wall(start + answered), seen: wall(reply.at) } };
+  return {
+    seen: reply.at - start,
+    answered,
+    marks: { route, replyId: replyId!, sent: wall(start), answered: wall(start + answered), seen: wall(reply.at) },
+  };
 }
 
 /** Nearest-rank p95, which `summarize` does not give. */
@@ -131,7 +155,7 @@ async function main(): Promise<void> {
   const schema = await benchSchema('cross-instance');
   const started: ServerProcess[] = [];
   try {
-    header('Cross-instance delay: a command sent to instance B until its reply is seen in instance A\'s stream', [
+    header("Cross-instance delay: a command sent to instance B until its reply is seen in instance A's stream", [
       `command: node --import tsx bench/cross-instance.ts --commands ${COMMANDS} --per-turn ${PER_TURN} --warm-up ${WARM_UP}${flags.steps ? ' --steps' : ''}`,
       `${schema.version} at ${schema.where} (schema ${schema.schema}, dropped at the end), on this machine; two harness processes (serve --database, as startHarness({ databaseUrl })) and the fixture model in child processes, the clients here.`,
       `Per held turn (new task streamed from A, the fixture holding its reply): ${PER_TURN} blocking SendMessage "/status" to each of B and A, one at a time, alternating (SDK JSON-RPC client); ` +
@@ -142,9 +166,18 @@ async function main(): Promise<void> {
     if (stepsDir) process.env[STEP_TRACE_VARIABLE] = stepsDir;
     const model = await startServer({ kind: 'model', reply: REPLY }, { name: 'model' });
     started.push(model);
-    const config = { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } };
+    const config = {
+      defaultModel: 'fixture:small',
+      detectOllama: false,
+      providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
+    };
     const [a, b] = await Promise.all(
-      ['a', 'b'].map((name) => startServer({ kind: 'harness', dataDir: tempDir(`cross-instance-${name}`), databaseUrl: schema.url, config }, { name: `harness-${name}` })),
+      ['a', 'b'].map((name) =>
+        startServer(
+          { kind: 'harness', dataDir: tempDir(`cross-instance-${name}`), databaseUrl: schema.url, config },
+          { name: `harness-${name}` },
+        ),
+      ),
     );
     started.push(a!, b!);
     const clients: Record<Route, Client> = { 'B to A': await sdkClient(b!.url), 'A to A': await sdkClient(a!.url) };
@@ -172,35 +205,59 @@ async function main(): Promise<void> {
       }
       await turn.finish();
       const unique = new Set(turn.replies);
-      if (unique.size !== turn.replies.length) throw new Error(`a command reply reached A's stream twice (turn ${turns})`);
+      if (unique.size !== turn.replies.length)
+        throw new Error(`a command reply reached A's stream twice (turn ${turns})`);
       for (const route of ROUTES) if (sent[route].length) roundMedians[route].push(summarize(sent[route]).median);
       await model.reset();
     }
 
-    console.log(`${turns} held turns on A, ${COMMANDS} commands per route; every reply seen in A's stream once, in the order sent; every turn ended with its final status`);
+    console.log(
+      `${turns} held turns on A, ${COMMANDS} commands per route; every reply seen in A's stream once, in the order sent; every turn ended with its final status`,
+    );
     const medians = {} as Record<Route, number>;
     for (const route of ROUTES) {
       const seen = timings[route].map((t) => t.seen);
       const s = summarize(seen);
       medians[route] = s.median;
-      const label = route === 'B to A' ? 'command to B, reply in A\'s stream' : 'command to A, reply in A\'s stream';
-      console.log(latencyLine(label, s, `p95 ${ms(p95(seen), 2, 0).trim()}; per-turn medians ${ms(Math.min(...roundMedians[route]), 2, 0).trim()} to ${ms(Math.max(...roundMedians[route]), 2, 0).trim()}`, 40));
+      const label = route === 'B to A' ? "command to B, reply in A's stream" : "command to A, reply in A's stream";
+      console.log(
+        latencyLine(
+          label,
+          s,
+          `p95 ${ms(p95(seen), 2, 0).trim()}; per-turn medians ${ms(Math.min(...roundMedians[route]), 2, 0).trim()} to ${ms(Math.max(...roundMedians[route]), 2, 0).trim()}`,
+          40,
+        ),
+      );
     }
     for (const route of ROUTES) {
       const label = route === 'B to A' ? 'command to B, its answer' : 'command to A, its answer';
       console.log(latencyLine(label, summarize(timings[route].map((t) => t.answered)), '', 40));
     }
     const crossOnly = summarize(timings['B to A'].map((t) => t.seen - t.answered));
-    console.log(`  reply in A's stream after B's answer: median ${ms(crossOnly.median, 2, 0).trim()} (negative: before the answer reached the client)`);
-    console.log(`  cross-instance over one instance: ${ms(medians['B to A'] - medians['A to A'], 2, 0).trim()} at the median; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `  reply in A's stream after B's answer: median ${ms(crossOnly.median, 2, 0).trim()} (negative: before the answer reached the client)`,
+    );
+    console.log(
+      `  cross-instance over one instance: ${ms(medians['B to A'] - medians['A to A'], 2, 0).trim()} at the median; load average at the end ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     if (stepsDir) {
       // The servers write their marks as they exit.
       for (const server of started.splice(0).reverse()) await server.close();
       console.log('\nwhere the time goes (--steps: marks in the servers and the client, one clock)');
-      for (const line of stepBreakdown(stepsDir, [...timings['B to A'], ...timings['A to A']].map((t) => t.marks))) console.log(line);
+      for (const line of stepBreakdown(
+        stepsDir,
+        [...timings['B to A'], ...timings['A to A']].map((t) => t.marks),
+      ))
+        console.log(line);
       console.log('');
     }
-    verdict(medians['B to A'] <= GOAL_MS, `a command sent to B is seen in A's stream ${ms(medians['B to A'], 2, 0).trim()} after it was sent, at the median (goal: at most ${GOAL_MS} ms on loopback; one instance: ${ms(medians['A to A'], 2, 0).trim()})`);
+    verdict(
+      medians['B to A'] <= GOAL_MS,
+      `a command sent to B is seen in A's stream ${ms(medians['B to A'], 2, 0).trim()} after it was sent, at the median (goal: at most ${GOAL_MS} ms on loopback; one instance: ${ms(medians['A to A'], 2, 0).trim()})`,
+    );
   } finally {
     for (const server of started.reverse()) await server.close();
     await schema.drop();

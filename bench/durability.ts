@@ -64,7 +64,9 @@ async function timedTurn(side: Side, reply: string): Promise<number> {
   const start = performance.now();
   const answer = await sendText(side.client, 'Tell me something.');
   const end = performance.now();
-  const text = isTask(answer) ? answer.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('') : '';
+  const text = isTask(answer)
+    ? answer.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')
+    : '';
   if (text !== reply) throw new Error(`the turn answered "${text?.slice(0, 80)}", not the fixture's reply`);
   return end - start;
 }
@@ -89,7 +91,12 @@ for (const durability of SETTINGS) {
     {
       kind: 'harness',
       dataDir: tempDir(`durability-${durability}`),
-      config: { durability, defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } },
+      config: {
+        durability,
+        defaultModel: 'fixture:small',
+        detectOllama: false,
+        providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
+      },
     },
     { name: `harness-${durability}` },
   );
@@ -118,12 +125,16 @@ for (const durability of SETTINGS) {
   const s = figures[durability].commands;
   console.log(latencyLine(`durability "${durability}"`, s, `${(s.n / (ROUNDS * SECONDS)).toFixed(0)} req/s`));
 }
-console.log(`  full/normal: median ${times(figures.full.commands.median, figures.normal.commands.median)}, p99 ${times(figures.full.commands.p99, figures.normal.commands.p99)}, ` +
-  `+${(figures.full.commands.median - figures.normal.commands.median).toFixed(2)} ms a command at the median`);
+console.log(
+  `  full/normal: median ${times(figures.full.commands.median, figures.normal.commands.median)}, p99 ${times(figures.full.commands.p99, figures.normal.commands.p99)}, ` +
+    `+${(figures.full.commands.median - figures.normal.commands.median).toFixed(2)} ms a command at the median`,
+);
 console.log(`\nturn of ${TOKENS} streamed words (blocking SendMessage, new task each)`);
 for (const durability of SETTINGS) console.log(latencyLine(`durability "${durability}"`, figures[durability].turns));
-console.log(`  full/normal: median ${times(figures.full.turns.median, figures.normal.turns.median)}, p99 ${times(figures.full.turns.p99, figures.normal.turns.p99)}, ` +
-  `+${(figures.full.turns.median - figures.normal.turns.median).toFixed(2)} ms a turn at the median`);
+console.log(
+  `  full/normal: median ${times(figures.full.turns.median, figures.normal.turns.median)}, p99 ${times(figures.full.turns.p99, figures.normal.turns.p99)}, ` +
+    `+${(figures.full.turns.median - figures.normal.turns.median).toFixed(2)} ms a turn at the median`,
+);
 
 for (const side of Object.values(sides)) await side.server.close();
 await model.close();
@@ -131,7 +142,17 @@ await model.close();
 /** One save that changes only the status: one small transaction, one commit. */
 async function timedSave(store: Store, task: Task, i: number): Promise<number> {
   const start = performance.now();
-  await store.tasks.save({ ...task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date(Date.UTC(2025, 0, 1) + i).toISOString() } }, context);
+  await store.tasks.save(
+    {
+      ...task,
+      status: {
+        state: TaskState.TASK_STATE_WORKING,
+        message: undefined,
+        timestamp: new Date(Date.UTC(2025, 0, 1) + i).toISOString(),
+      },
+    },
+    context,
+  );
   return performance.now() - start;
 }
 
@@ -140,20 +161,30 @@ const saves = {} as Record<Setting, number[]>;
 const stores = {} as Record<Setting, { store: Store; task: Task }>;
 for (const durability of SETTINGS) {
   const store = await openStore({ dataDir: tempDir(`durability-store-${durability}`), durability });
-  const task: Task = { id: randomUUID(), contextId: randomUUID(), status: undefined, artifacts: [], history: [], metadata: {} };
+  const task: Task = {
+    id: randomUUID(),
+    contextId: randomUUID(),
+    status: undefined,
+    artifacts: [],
+    history: [],
+    metadata: {},
+  };
   await store.tasks.save(task, context);
   for (let i = 0; i < 50; i++) await timedSave(store, task, -i - 1); // warm-up
   stores[durability] = { store, task };
   saves[durability] = [];
 }
 for (let i = 0; i < SAVES; i++) {
-  for (const durability of i % 2 === 0 ? SETTINGS : [...SETTINGS].reverse()) saves[durability].push(await timedSave(stores[durability].store, stores[durability].task, i));
+  for (const durability of i % 2 === 0 ? SETTINGS : [...SETTINGS].reverse())
+    saves[durability].push(await timedSave(stores[durability].store, stores[durability].task, i));
 }
 console.log(`
 one commit alone (SqlTaskStore.save of a new status, in this process, the settings alternating)`);
 const commit = { normal: summarize(saves.normal), full: summarize(saves.full) };
 for (const durability of SETTINGS) console.log(latencyLine(`durability "${durability}"`, commit[durability]));
-console.log(`  full/normal: median ${times(commit.full.median, commit.normal.median)}, +${(commit.full.median - commit.normal.median).toFixed(3)} ms a commit at the median`);
+console.log(
+  `  full/normal: median ${times(commit.full.median, commit.normal.median)}, +${(commit.full.median - commit.normal.median).toFixed(3)} ms a commit at the median`,
+);
 for (const { store } of Object.values(stores)) await store.close();
 printVerdicts('durability');
 process.exit(0);

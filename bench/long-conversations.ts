@@ -83,19 +83,25 @@ async function measureSide(url: string, tasks: Target[]): Promise<Map<number, Le
     const [commandTask, turnTask, turnH1Task] = tasks.slice(l * 3, l * 3 + 3) as [Target, Target, Target];
     const command = await timed(async () => {
       const answer = await sendText(client, '/status', commandTask);
-      if (!isTask(answer) || answer.status?.state === undefined || !textOf(answer.status.message).includes('State: ')) throw new Error('unexpected command answer');
+      if (!isTask(answer) || answer.status?.state === undefined || !textOf(answer.status.message).includes('State: '))
+        throw new Error('unexpected command answer');
     }, COMMAND);
     const commandBytes = lastBytes();
     const turn = (target: Target, historyLength?: number) => async () => {
       const answer = await sendText(client, 'Say something.', target, historyLength);
-      if (!isTask(answer) || textOf(answer.status?.message) !== REPLY) throw new Error(`unexpected turn answer: ${isTask(answer) ? textOf(answer.status?.message).slice(0, 100) : 'a message'}`);
+      if (!isTask(answer) || textOf(answer.status?.message) !== REPLY)
+        throw new Error(
+          `unexpected turn answer: ${isTask(answer) ? textOf(answer.status?.message).slice(0, 100) : 'a message'}`,
+        );
     };
     const t = await timed(turn(turnTask), TURN);
     const turnBytes = lastBytes();
     const t1 = await timed(turn(turnH1Task, 1), TURN);
     const turnH1Bytes = lastBytes();
     figures.set(level, { command, turn: t, turnH1: t1, turnBytes, turnH1Bytes, commandBytes });
-    console.log(`  ${String(level).padStart(6)} messages: command ${ms(command.median)}, turn ${ms(t.median)} (historyLength unset), ${ms(t1.median)} (historyLength 1)`);
+    console.log(
+      `  ${String(level).padStart(6)} messages: command ${ms(command.median)}, turn ${ms(t.median)} (historyLength unset), ${ms(t1.median)} (historyLength 1)`,
+    );
   }
   return figures;
 }
@@ -107,11 +113,20 @@ async function measureModel(modelUrl: string): Promise<Map<number, Summary>> {
   for (const length of seedLengths()) {
     const task = seededTask(length, random);
     // What the harness sends: the newest messages within its default context budget.
-    if (!conversations.has(length)) conversations.set(length, [...modelHistory(task.history, DEFAULT_CONTEXT_CHARS).filter((m) => m.role !== 'tool'), { role: 'user', content: 'Say something.' }]);
+    if (!conversations.has(length))
+      conversations.set(length, [
+        ...modelHistory(task.history, DEFAULT_CONTEXT_CHARS).filter((m) => m.role !== 'tool'),
+        { role: 'user', content: 'Say something.' },
+      ]);
   }
   const figures = new Map<number, Summary>();
   for (const level of LEVELS) {
-    const body = { model: 'small', stream: true, stream_options: { include_usage: true }, messages: conversations.get(level) };
+    const body = {
+      model: 'small',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: conversations.get(level),
+    };
     figures.set(
       level,
       await timed(async () => {
@@ -149,22 +164,33 @@ async function main(): Promise<void> {
     {
       kind: 'harness',
       dataDir,
-      config: { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } },
+      config: {
+        defaultModel: 'fixture:small',
+        detectOllama: false,
+        providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
+      },
     },
     { name: 'harness-long' },
   );
-  const bare = await startServer({ kind: 'bare', options: { reply: 'status', model: { baseURL: model.url, model: 'small' } } }, { name: 'bare-long' });
+  const bare = await startServer(
+    { kind: 'bare', options: { reply: 'status', model: { baseURL: model.url, model: 'small' } } },
+    { name: 'bare-long' },
+  );
   try {
     const bareSeedStart = performance.now();
     const theirs = await bare.seed(seedLengths(), SEED);
-    console.log(`seeded ${ours.length} tasks per side (${LEVELS.join(', ')} messages, 3 each, and 2 of 10 for the warm-up): harness store ${(harnessSeedMs / 1000).toFixed(1)} s, bare SDK store ${((performance.now() - bareSeedStart) / 1000).toFixed(1)} s\n`);
+    console.log(
+      `seeded ${ours.length} tasks per side (${LEVELS.join(', ')} messages, 3 each, and 2 of 10 for the warm-up): harness store ${(harnessSeedMs / 1000).toFixed(1)} s, bare SDK store ${((performance.now() - bareSeedStart) / 1000).toFixed(1)} s\n`,
+    );
     console.log('tiny-harness (SqlTaskStore on SQLite)');
     const h = await measureSide(harness.url, ours);
     await model.reset();
     console.log('bare SDK (DefaultRequestHandler + InMemoryTaskStore)');
     const b = await measureSide(bare.url, theirs);
     await model.reset();
-    console.log(`the model request alone (the conversation as the harness sends it, the newest ${DEFAULT_CONTEXT_CHARS} characters, POSTed to the fixture)`);
+    console.log(
+      `the model request alone (the conversation as the harness sends it, the newest ${DEFAULT_CONTEXT_CHARS} characters, POSTed to the fixture)`,
+    );
     const m = await measureModel(model.url);
     await model.reset();
 
@@ -187,8 +213,10 @@ async function main(): Promise<void> {
     }
     const lo = LEVELS[0]!;
     const hi = LEVELS[LEVELS.length - 1]!;
-    const ratio = (f: Map<number, LevelFigures>, pick: (x: LevelFigures) => Summary) => pick(f.get(hi)!).median / pick(f.get(lo)!).median;
-    const net = (pick: (x: LevelFigures) => Summary) => (pick(h.get(hi)!).median - m.get(hi)!.median) / (pick(h.get(lo)!).median - m.get(lo)!.median);
+    const ratio = (f: Map<number, LevelFigures>, pick: (x: LevelFigures) => Summary) =>
+      pick(f.get(hi)!).median / pick(f.get(lo)!).median;
+    const net = (pick: (x: LevelFigures) => Summary) =>
+      (pick(h.get(hi)!).median - m.get(hi)!.median) / (pick(h.get(lo)!).median - m.get(lo)!.median);
     console.log(`\n${hi}/${lo} messages, medians:`);
     const rows: Array<[string, (x: LevelFigures) => Summary, boolean]> = [
       ['command', (x) => x.command, false],
@@ -197,8 +225,12 @@ async function main(): Promise<void> {
     ];
     for (const [label, pick, isTurn] of rows) {
       const ours = ratio(h, pick);
-      const extra = isTurn ? `; harness minus the model request alone x${net(pick).toFixed(2)} (model alone x${(m.get(hi)!.median / m.get(lo)!.median).toFixed(2)})` : '';
-      console.log(`  ${label.padEnd(26)} harness x${ours.toFixed(2)}, bare SDK x${ratio(b, pick).toFixed(2)}; harness/bare at ${hi}: ${times(pick(h.get(hi)!).median, pick(b.get(hi)!).median)}${extra}`);
+      const extra = isTurn
+        ? `; harness minus the model request alone x${net(pick).toFixed(2)} (model alone x${(m.get(hi)!.median / m.get(lo)!.median).toFixed(2)})`
+        : '';
+      console.log(
+        `  ${label.padEnd(26)} harness x${ours.toFixed(2)}, bare SDK x${ratio(b, pick).toFixed(2)}; harness/bare at ${hi}: ${times(pick(h.get(hi)!).median, pick(b.get(hi)!).median)}${extra}`,
+      );
     }
     for (const [label, pick] of rows) {
       const ours = ratio(h, pick);

@@ -53,7 +53,14 @@ function taskWithHistory(length: number, artifacts = 0, partsPerArtifact = 0): T
     metadata: {},
     extensions: [],
   }));
-  return { id, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() }, artifacts: streamed, history, metadata: {} };
+  return {
+    id,
+    contextId,
+    status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() },
+    artifacts: streamed,
+    history,
+    metadata: {},
+  };
 }
 
 async function oneEvent(store: TaskStore, task: Task, i: number): Promise<void> {
@@ -88,7 +95,8 @@ async function measure(store: TaskStore, historyLength: number, artifacts = 0, p
   }
   const totalMs = Number(process.hrtime.bigint() - start) / 1e6;
   const stored = await store.load(task.id, context);
-  if (stored?.history.length !== Math.max(1, historyLength) + WARM_UP + times.length) throw new Error('the store lost messages');
+  if (stored?.history.length !== Math.max(1, historyLength) + WARM_UP + times.length)
+    throw new Error('the store lost messages');
   const s = summarize(times);
   return { median: s.median, p99: s.p99, perSecond: (times.length * 1000) / totalMs, n: times.length };
 }
@@ -117,7 +125,10 @@ async function run(name: string, store: TaskStore, artifacts = false): Promise<v
     console.log(ratio('long/fresh', long, fresh));
     console.log(ratio('long+artifacts/fresh', heavy, fresh));
     const r = long.median / fresh.median;
-    verdict(r <= 2, `SqlTaskStore: an event on a ${LONG_HISTORY}-message task costs x${r.toFixed(2)} of one on a fresh task at the median (goal: at most x2)\n`);
+    verdict(
+      r <= 2,
+      `SqlTaskStore: an event on a ${LONG_HISTORY}-message task costs x${r.toFixed(2)} of one on a fresh task at the median (goal: at most x2)\n`,
+    );
   } else {
     console.log(ratio('long/fresh', long, fresh) + '\n');
   }
@@ -128,7 +139,7 @@ async function main(): Promise<void> {
   try {
     const store = await openStore({ dataDir: join(dir, 'ours') });
     const { rows } = await sql<{ v: string }>`select sqlite_version() as v`.execute(store.db);
-    header('One store event (a status update carrying a message) through the SDK\'s result manager', [
+    header("One store event (a status update carrying a message) through the SDK's result manager", [
       `command: node --import tsx bench/long-history.ts ${EVENTS} ${LONG_HISTORY}`,
       `sqlite ${rows[0]?.v}; up to ${EVENTS} timed events per task (at most ${BUDGET_MS / 1000} s, at least ${MIN_EVENTS}) after ${WARM_UP} warm-up events; in-process, no server`,
     ]);

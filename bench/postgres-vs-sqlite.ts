@@ -24,7 +24,17 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@a2a-js/sdk/client';
 import { tempDir } from './lib/cleanup.js';
-import { A2A_HEADERS, isTask, parseStreamEvent, partsText, postSse, sdkClient, sendText, streamingRequest, type Target } from './lib/clients.js';
+import {
+  A2A_HEADERS,
+  isTask,
+  parseStreamEvent,
+  partsText,
+  postSse,
+  sdkClient,
+  sendText,
+  streamingRequest,
+  type Target,
+} from './lib/clients.js';
 import { benchSchema, postgresCpuMs } from './lib/postgres.js';
 import { cpuMs, startServer, type ServerProcess } from './lib/processes.js';
 import { header, latencyLine, ms, printVerdicts, summarize, times, type Summary } from './lib/report.js';
@@ -58,18 +68,28 @@ interface Side {
   clients: Client[];
   tasks: Target[];
   /** Per level: every latency, and per round its median, requests, seconds and CPU. */
-  status: Map<number, { latencies: number[]; roundMedians: number[]; requests: number; seconds: number; harnessCpu: number; databaseCpu: number }>;
+  status: Map<
+    number,
+    {
+      latencies: number[];
+      roundMedians: number[];
+      requests: number;
+      seconds: number;
+      harnessCpu: number;
+      databaseCpu: number;
+    }
+  >;
   /** Per turn kind: first token and whole stream, and per round the medians. */
   turns: Map<TurnKind, { ttft: number[]; whole: number[]; roundTtft: number[]; roundWhole: number[] }>;
 }
-
 
 const models = new Map<TurnKind, ServerProcess>();
 const sides = new Map<StoreKind, Side>();
 
 async function status(side: Side, i: number): Promise<void> {
   const answer = await sendText(side.clients[i]!, '/status', side.tasks[i]);
-  if (!isTask(answer) || !textOf(answer.status?.message).includes('\nState: ')) throw new Error('unexpected /status answer');
+  if (!isTask(answer) || !textOf(answer.status?.message).includes('\nState: '))
+    throw new Error('unexpected /status answer');
 }
 
 /** `level` clients, each sending /status on its own task one at a time, for the warm-up then `SECONDS`. */
@@ -98,14 +118,22 @@ async function statusBlock(side: Side, level: number): Promise<void> {
   await sampler;
   const harnessAfter = await side.server.cpu();
   const databaseAfter = postgresCpuMs();
-  const figures = side.status.get(level) ?? { latencies: [], roundMedians: [], requests: 0, seconds: 0, harnessCpu: 0, databaseCpu: 0 };
+  const figures = side.status.get(level) ?? {
+    latencies: [],
+    roundMedians: [],
+    requests: 0,
+    seconds: 0,
+    harnessCpu: 0,
+    databaseCpu: 0,
+  };
   figures.latencies.push(...latencies);
   figures.roundMedians.push(summarize(latencies).median);
   figures.requests += latencies.length;
   figures.seconds += SECONDS;
   figures.harnessCpu += cpuMs(before!.harness, harnessAfter);
   // NaN where there is no /proc to read PostgreSQL's CPU from: printed as NaN.
-  figures.databaseCpu += before!.database !== undefined && databaseAfter !== undefined ? databaseAfter - before!.database : NaN;
+  figures.databaseCpu +=
+    before!.database !== undefined && databaseAfter !== undefined ? databaseAfter - before!.database : NaN;
   side.status.set(level, figures);
 }
 
@@ -129,10 +157,14 @@ async function turn(side: Side, kind: (typeof TURN_KINDS)[number]): Promise<{ tt
         first ??= event.at;
         text += piece;
       }
-      if (r.statusUpdate?.status?.state === 'TASK_STATE_INPUT_REQUIRED') final = partsText(r.statusUpdate.status.message?.parts);
+      if (r.statusUpdate?.status?.state === 'TASK_STATE_INPUT_REQUIRED')
+        final = partsText(r.statusUpdate.status.message?.parts);
     },
   });
-  if (text !== expected || final !== expected) throw new Error(`${kind.name} turn: the stream says ${tokenCount(text)} tokens "${text.slice(0, 40)}…", final "${final.slice(0, 40)}…"`);
+  if (text !== expected || final !== expected)
+    throw new Error(
+      `${kind.name} turn: the stream says ${tokenCount(text)} tokens "${text.slice(0, 40)}…", final "${final.slice(0, 40)}…"`,
+    );
   return { ttft: first! - result.start, whole: result.end - result.start };
 }
 
@@ -142,7 +174,8 @@ function turnFigures(side: Side, kind: TurnKind) {
   return figures;
 }
 
-const spread = (medians: number[]) => `round medians ${ms(Math.min(...medians), 2, 0).trim()} to ${ms(Math.max(...medians), 2, 0).trim()}`;
+const spread = (medians: number[]) =>
+  `round medians ${ms(Math.min(...medians), 2, 0).trim()} to ${ms(Math.max(...medians), 2, 0).trim()}`;
 
 function report(): void {
   const sqlite = sides.get('sqlite')!;
@@ -155,10 +188,18 @@ function report(): void {
       const perSecond = f.requests / f.seconds;
       const harness = f.harnessCpu / f.requests;
       const database = store === 'postgres' ? f.databaseCpu / f.requests : 0;
-      console.log(latencyLine(`on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`, s, `${perSecond.toFixed(0)} req/s; ${spread(f.roundMedians)}`));
+      console.log(
+        latencyLine(
+          `on ${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`,
+          s,
+          `${perSecond.toFixed(0)} req/s; ${spread(f.roundMedians)}`,
+        ),
+      );
       console.log(
         `  ${''.padEnd(34)} CPU per request: harness ${harness.toFixed(2)} ms` +
-          (store === 'postgres' ? `, PostgreSQL's backends ${database.toFixed(2)} ms, together ${(harness + database).toFixed(2)} ms` : ' (the store included)'),
+          (store === 'postgres'
+            ? `, PostgreSQL's backends ${database.toFixed(2)} ms, together ${(harness + database).toFixed(2)} ms`
+            : ' (the store included)'),
       );
       return { s, perSecond, cpu: harness + database, harness };
     });
@@ -169,7 +210,9 @@ function report(): void {
     );
   }
   for (const kind of TURN_KINDS) {
-    console.log(`streamed turn, ${kind.name}: ${kind.tokens} tokens${kind.delayMs ? ` ${kind.delayMs} ms apart` : ' written at once'} (${ROUNDS} x ${TURNS} per server)`);
+    console.log(
+      `streamed turn, ${kind.name}: ${kind.tokens} tokens${kind.delayMs ? ` ${kind.delayMs} ms apart` : ' written at once'} (${ROUNDS} x ${TURNS} per server)`,
+    );
     const [lite, pg] = [sqlite, postgres].map((side) => side.turns.get(kind.name)!);
     const rows: Array<[string, number[], number[]]> = [
       ['first token', lite!.ttft, pg!.ttft],
@@ -180,7 +223,9 @@ function report(): void {
       const [sa, sb] = [summarize(a), summarize(b)] as [Summary, Summary];
       console.log(latencyLine(`${label}, SQLite`, sa, spread(roundsOf(lite))));
       console.log(latencyLine(`${label}, PostgreSQL`, sb, spread(roundsOf(pg))));
-      console.log(`  PostgreSQL/SQLite: median ${times(sb.median, sa.median)} (${ms(sb.median - sa.median, 2, 0).trim()}), p99 ${times(sb.p99, sa.p99)}`);
+      console.log(
+        `  PostgreSQL/SQLite: median ${times(sb.median, sa.median)} (${ms(sb.median - sa.median, 2, 0).trim()}), p99 ${times(sb.p99, sa.p99)}`,
+      );
     }
     console.log('');
   }
@@ -196,7 +241,14 @@ async function main(): Promise<void> {
         `Per round: /status for ${SECONDS} s per level (${LEVELS.join(', ')} clients, SDK JSON-RPC client, each client its own task), then ${TURNS} turns of each kind per server ` +
         `(SendStreamingMessage, new task, raw SSE client), the servers alternating; ${ROUNDS} rounds, which server goes first alternating by round.`,
     ]);
-    for (const kind of TURN_KINDS) models.set(kind.name, await startServer({ kind: 'model', reply: numberedReply(kind.tokens), chunkDelayMs: kind.delayMs }, { name: `model-${kind.name}` }));
+    for (const kind of TURN_KINDS)
+      models.set(
+        kind.name,
+        await startServer(
+          { kind: 'model', reply: numberedReply(kind.tokens), chunkDelayMs: kind.delayMs },
+          { name: `model-${kind.name}` },
+        ),
+      );
     for (const store of STORES) {
       const server = await startServer(
         {
@@ -206,7 +258,12 @@ async function main(): Promise<void> {
           config: {
             defaultModel: 'burst:small',
             detectOllama: false,
-            providers: Object.fromEntries(TURN_KINDS.map((kind) => [kind.name, { type: 'openai-compatible', baseURL: models.get(kind.name)!.url, models: ['small'] }])),
+            providers: Object.fromEntries(
+              TURN_KINDS.map((kind) => [
+                kind.name,
+                { type: 'openai-compatible', baseURL: models.get(kind.name)!.url, models: ['small'] },
+              ]),
+            ),
           },
         },
         { name: `harness-${store}` },
@@ -220,8 +277,12 @@ async function main(): Promise<void> {
       }
       // A new task starts with the model last chosen in its context: each turn kind has a context.
       for (const kind of TURN_KINDS) {
-        const chosen = await sendText(clients[0]!, `/model ${kind.name}:small`, { id: '', contextId: CONTEXTS[kind.name] });
-        if (!isTask(chosen) || !textOf(chosen.status?.message).includes(`${kind.name}:small`)) throw new Error(`/model ${kind.name}:small was not taken`);
+        const chosen = await sendText(clients[0]!, `/model ${kind.name}:small`, {
+          id: '',
+          contextId: CONTEXTS[kind.name],
+        });
+        if (!isTask(chosen) || !textOf(chosen.status?.message).includes(`${kind.name}:small`))
+          throw new Error(`/model ${kind.name}:small was not taken`);
       }
       sides.set(store, { server, clients, tasks, status: new Map(), turns: new Map() });
     }
@@ -236,7 +297,8 @@ async function main(): Promise<void> {
       for (const level of LEVELS) for (const store of order) await statusBlock(sides.get(store)!, level);
       for (const kind of TURN_KINDS) {
         const samples = new Map<StoreKind, Array<{ ttft: number; whole: number }>>(STORES.map((store) => [store, []]));
-        for (let i = 0; i < TURNS; i++) for (const store of order) samples.get(store)!.push(await turn(sides.get(store)!, kind));
+        for (let i = 0; i < TURNS; i++)
+          for (const store of order) samples.get(store)!.push(await turn(sides.get(store)!, kind));
         for (const store of STORES) {
           const figures = turnFigures(sides.get(store)!, kind.name);
           const mine = samples.get(store)!;

@@ -32,7 +32,8 @@ const BENCHMARKS = [
 
 const { values: flags } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
 const chosen = flags.only ? flags.only.split(',') : BENCHMARKS;
-for (const name of chosen) if (!BENCHMARKS.includes(name)) throw new Error(`no benchmark ${name}; there are ${BENCHMARKS.join(', ')}`);
+for (const name of chosen)
+  if (!BENCHMARKS.includes(name)) throw new Error(`no benchmark ${name}; there are ${BENCHMARKS.join(', ')}`);
 
 let output = '';
 const write = (text: string) => {
@@ -43,7 +44,10 @@ const write = (text: string) => {
 function run(name: string): Promise<{ code: number; seconds: number }> {
   const start = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.setEncoding('utf8').on('data', write);
     child.stderr.setEncoding('utf8').on('data', write);
     child.on('exit', (code) => resolve({ code: code ?? 1, seconds: (performance.now() - start) / 1000 }));
@@ -51,7 +55,12 @@ function run(name: string): Promise<{ code: number; seconds: number }> {
 }
 
 const started = performance.now();
-write(`npm run bench: ${chosen.join(', ')}; ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n\n`);
+write(
+  `npm run bench: ${chosen.join(', ')}; ${os.cpus().length} cores, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}\n\n`,
+);
 const times: string[] = [];
 let failed = 0;
 for (const name of chosen) {
@@ -60,10 +69,14 @@ for (const name of chosen) {
   times.push(`${name} ${seconds.toFixed(0)} s${code ? ` (exit ${code})` : ''}`);
   if (code) failed++;
 }
-const verdicts = output.split('\n').filter((line) => /^\s+(PASS|FAIL|SKIPPED): /.test(line) && !line.includes('verdicts'));
+const verdicts = output
+  .split('\n')
+  .filter((line) => /^\s+(PASS|FAIL|SKIPPED): /.test(line) && !line.includes('verdicts'));
 // Each benchmark prints its verdicts twice (where measured, and in its summary): keep one.
 const unique = [...new Set(verdicts.map((line) => line.trim()))];
-write(`\n======== summary (${((performance.now() - started) / 1000 / 60).toFixed(1)} min: ${times.join(', ')}) ========\n`);
+write(
+  `\n======== summary (${((performance.now() - started) / 1000 / 60).toFixed(1)} min: ${times.join(', ')}) ========\n`,
+);
 for (const line of unique) write(`  ${line}\n`);
 if (failed) write(`  ${failed} benchmark(s) did not finish (see above)\n`);
 if (flags.out) writeFileSync(flags.out, output);

@@ -19,9 +19,30 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { tempDir } from './lib/cleanup.js';
-import { A2A_HEADERS, isTask, parseStreamEvent, partsText, postSse, sdkClient, sendText, streamingRequest, type StreamResult } from './lib/clients.js';
+import {
+  A2A_HEADERS,
+  isTask,
+  parseStreamEvent,
+  partsText,
+  postSse,
+  sdkClient,
+  sendText,
+  streamingRequest,
+  type StreamResult,
+} from './lib/clients.js';
 import { startServer, type ServerProcess } from './lib/processes.js';
-import { header, latencyLine, mb, ms, printVerdicts, sleep, summarize, times, verdict, type Summary } from './lib/report.js';
+import {
+  header,
+  latencyLine,
+  mb,
+  ms,
+  printVerdicts,
+  sleep,
+  summarize,
+  times,
+  verdict,
+  type Summary,
+} from './lib/report.js';
 import { numberedReply, textOf } from './lib/seed.js';
 
 const { values: flags } = parseArgs({
@@ -70,13 +91,20 @@ function check(results: StreamResult[], duration: number): StreamCheck {
       text += piece;
     }
     const state = r.statusUpdate?.status?.state;
-    if (r.statusUpdate && i < results.length - 1 && state !== 'TASK_STATE_WORKING') return { ...base, ok: false, problem: `status ${state} before the end` };
+    if (r.statusUpdate && i < results.length - 1 && state !== 'TASK_STATE_WORKING')
+      return { ...base, ok: false, problem: `status ${state} before the end` };
     if (r.statusUpdate?.status?.message && state === 'TASK_STATE_WORKING') commandReplies++;
   }
   const last = results[results.length - 1]!;
-  if (last.statusUpdate?.status?.state !== 'TASK_STATE_INPUT_REQUIRED') return { ...base, ok: false, problem: `last event is not the final status (${JSON.stringify(last).slice(0, 120)})` };
+  if (last.statusUpdate?.status?.state !== 'TASK_STATE_INPUT_REQUIRED')
+    return {
+      ...base,
+      ok: false,
+      problem: `last event is not the final status (${JSON.stringify(last).slice(0, 120)})`,
+    };
   if (text !== REPLY) return { ...base, ok: false, problem: `artifact text differs (${text.length} chars)` };
-  if (partsText(last.statusUpdate.status.message?.parts) !== REPLY) return { ...base, ok: false, problem: 'final message differs' };
+  if (partsText(last.statusUpdate.status.message?.parts) !== REPLY)
+    return { ...base, ok: false, problem: 'final message differs' };
   return { ...base, ok: true, taskId: first.task.id, commandReplies };
 }
 
@@ -93,9 +121,18 @@ interface SideFigures {
   answeredWhileOpen: number;
 }
 
-async function runSide(name: string, server: ServerProcess, command: (taskId: string | undefined) => Promise<void>, idleTask: () => Promise<string | undefined>): Promise<SideFigures> {
+async function runSide(
+  name: string,
+  server: ServerProcess,
+  command: (taskId: string | undefined) => Promise<void>,
+  idleTask: () => Promise<string | undefined>,
+): Promise<SideFigures> {
   // Warm-up: a few turns and commands, so that modules are loaded and code is optimised.
-  await Promise.all(Array.from({ length: 20 }, () => postSse(`${server.url}/a2a/jsonrpc`, streamingRequest('Say something.'), { headers: A2A_HEADERS, keep: false })));
+  await Promise.all(
+    Array.from({ length: 20 }, () =>
+      postSse(`${server.url}/a2a/jsonrpc`, streamingRequest('Say something.'), { headers: A2A_HEADERS, keep: false }),
+    ),
+  );
   const idleTaskId = await idleTask();
   const idleTimes: number[] = [];
   for (let i = 0; i < 30; i++) {
@@ -130,7 +167,13 @@ async function runSide(name: string, server: ServerProcess, command: (taskId: st
       return check(results, result.end - result.start);
     } catch (error) {
       const at = ((performance.now() - startedAt) / 1000).toFixed(0);
-      return { ok: false, problem: `${(error as Error).message} (after ${results.length} events; ${at} s into the load)`, duration: NaN, events: results.length, commandReplies: 0 } satisfies StreamCheck;
+      return {
+        ok: false,
+        problem: `${(error as Error).message} (after ${results.length} events; ${at} s into the load)`,
+        duration: NaN,
+        events: results.length,
+        commandReplies: 0,
+      } satisfies StreamCheck;
     } finally {
       finished++;
       if (taskId) running.delete(taskId);
@@ -171,7 +214,17 @@ async function runSide(name: string, server: ServerProcess, command: (taskId: st
   await sampler;
   const after = await server.memory(true);
   console.log(`  ${name}: load done in ${(wallMs / 1000).toFixed(1)} s`);
-  return { checks, wallMs, before, peak, after, idle: summarize(idleTimes), during: summarize(during), commandsAfterLoad, answeredWhileOpen };
+  return {
+    checks,
+    wallMs,
+    before,
+    peak,
+    after,
+    idle: summarize(idleTimes),
+    during: summarize(during),
+    commandsAfterLoad,
+    answeredWhileOpen,
+  };
 }
 
 function report(name: string, f: SideFigures): void {
@@ -179,7 +232,9 @@ function report(name: string, f: SideFigures): void {
   const durations = summarize(ok.map((c) => c.duration));
   const events = f.checks.reduce((sum, c) => sum + c.events, 0);
   console.log(`${name}`);
-  console.log(`  streams delivered complete and in order: ${ok.length} of ${STREAMS}; ${events} events in ${(f.wallMs / 1000).toFixed(2)} s (${(events / (f.wallMs / 1000)).toFixed(0)} events/s)`);
+  console.log(
+    `  streams delivered complete and in order: ${ok.length} of ${STREAMS}; ${events} events in ${(f.wallMs / 1000).toFixed(2)} s (${(events / (f.wallMs / 1000)).toFixed(0)} events/s)`,
+  );
   const problems = new Map<string, number>();
   for (const c of f.checks) if (!c.ok) problems.set(c.problem!, (problems.get(c.problem!) ?? 0) + 1);
   for (const [problem, count] of [...problems].slice(0, 5)) console.log(`    ${count} x ${problem}`);
@@ -192,7 +247,14 @@ function report(name: string, f: SideFigures): void {
       `retained after GC ${kib((f.after.rss - f.before.rss) / STREAMS)} RSS, ${kib((f.after.heapUsed - f.before.heapUsed) / STREAMS)} heap`,
   );
   console.log(latencyLine('command on the idle server', f.idle, '', 40));
-  console.log(latencyLine('command during the load', f.during, f.commandsAfterLoad ? `(${f.commandsAfterLoad} more after the load ended)` : '', 40));
+  console.log(
+    latencyLine(
+      'command during the load',
+      f.during,
+      f.commandsAfterLoad ? `(${f.commandsAfterLoad} more after the load ended)` : '',
+      40,
+    ),
+  );
 }
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
@@ -202,7 +264,11 @@ async function runHarness(model: ServerProcess): Promise<SideFigures> {
     {
       kind: 'harness',
       dataDir: tempDir('scale'),
-      config: { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } },
+      config: {
+        defaultModel: 'fixture:small',
+        detectOllama: false,
+        providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
+      },
     },
     { exposeGc: true, name: 'harness-scale' },
   );
@@ -213,7 +279,8 @@ async function runHarness(model: ServerProcess): Promise<SideFigures> {
       harness,
       async (taskId) => {
         const answer = await sendText(client, '/status', taskId ? { id: taskId, contextId: '' } : undefined);
-        if (!isTask(answer) || !textOf(answer.status?.message).includes('\nState: ')) throw new Error('unexpected /status answer');
+        if (!isTask(answer) || !textOf(answer.status?.message).includes('\nState: '))
+          throw new Error('unexpected /status answer');
       },
       async () => {
         const made = await sendText(client, '/status');
@@ -226,7 +293,10 @@ async function runHarness(model: ServerProcess): Promise<SideFigures> {
 }
 
 async function runBare(model: ServerProcess): Promise<SideFigures> {
-  const bare = await startServer({ kind: 'bare', options: { reply: 'message', model: { baseURL: model.url, model: 'small' } } }, { exposeGc: true, name: 'bare-scale' });
+  const bare = await startServer(
+    { kind: 'bare', options: { reply: 'message', model: { baseURL: model.url, model: 'small' } } },
+    { exposeGc: true, name: 'bare-scale' },
+  );
   try {
     const client = await sdkClient(bare.url);
     return await runSide(
@@ -281,8 +351,13 @@ async function main(): Promise<void> {
   );
   const hOk = h.checks.filter((c) => c.ok).length;
   const bOk = b.checks.filter((c) => c.ok).length;
-  verdict(hOk === STREAMS, `tiny-harness: ${hOk} of ${STREAMS} streams complete, in order, each event once, final status last (goal: every event delivered, in order, once)`);
-  console.log(`  (bare SDK relay: ${bOk} of ${STREAMS}; memory per task and command latency have no numeric goal in the issue: figures above, against the bare SDK)`);
+  verdict(
+    hOk === STREAMS,
+    `tiny-harness: ${hOk} of ${STREAMS} streams complete, in order, each event once, final status last (goal: every event delivered, in order, once)`,
+  );
+  console.log(
+    `  (bare SDK relay: ${bOk} of ${STREAMS}; memory per task and command latency have no numeric goal in the issue: figures above, against the bare SDK)`,
+  );
   printVerdicts('scale');
 }
 

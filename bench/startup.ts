@@ -70,22 +70,33 @@ function freePort(): Promise<number> {
 
 function getCard(port: number): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.get({ host: '127.0.0.1', port, path: '/.well-known/agent-card.json', agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const request = http.get(
+      { host: '127.0.0.1', port, path: '/.well-known/agent-card.json', agent: false },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     request.on('error', reject);
   });
 }
 
 /** Spawns, polls for the card, stops; milliseconds from spawn to the first 200. */
-async function launchToCard(args: (port: number, dataDir: string) => string[], expectName: string, env: NodeJS.ProcessEnv): Promise<number> {
+async function launchToCard(
+  args: (port: number, dataDir: string) => string[],
+  expectName: string,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const port = await freePort();
   const dataDir = tempDir('startup');
   const start = performance.now();
-  const child: ChildProcess = spawn(process.execPath, args(port, dataDir), { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, args(port, dataDir), {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let exited = false;
@@ -98,7 +109,8 @@ async function launchToCard(args: (port: number, dataDir: string) => string[], e
         const card = await getCard(port);
         if (card.status === 200) {
           const elapsed = performance.now() - start;
-          if ((JSON.parse(card.body) as { name?: string }).name !== expectName) throw new Error(`unexpected card: ${card.body.slice(0, 200)}`);
+          if ((JSON.parse(card.body) as { name?: string }).name !== expectName)
+            throw new Error(`unexpected card: ${card.body.slice(0, 200)}`);
           return elapsed;
         }
       } catch (error) {
@@ -128,7 +140,9 @@ async function main(): Promise<void> {
       ? `dist/ is older than src/ (${stale.length} files, e.g. ${stale.slice(0, 3).join(', ')}): the built harness is compiled here by tsc -p tsconfig.json into a temporary folder under bench/.`
       : 'dist/ is up to date with src/: the built harness is dist/src/cli.js.',
   ]);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/_API_KEY$|^OPENAI_|^ANTHROPIC_/.test(name)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/_API_KEY$|^OPENAI_|^ANTHROPIC_/.test(name)),
+  );
   const configDir = tempDir('startup-config');
   const configFile = join(configDir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ detectOllama: false }));
@@ -136,40 +150,118 @@ async function main(): Promise<void> {
   const bundleDir = trackDir(mkdtempSync(join(ROOT, 'bench', '.tmp-startup-')));
   const bareJs = join(bundleDir, 'bare-server.mjs');
   try {
-    await build({ entryPoints: [join(ROOT, 'bench/lib/bare-server.ts')], bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20', outfile: bareJs, logLevel: 'silent' });
+    await build({
+      entryPoints: [join(ROOT, 'bench/lib/bare-server.ts')],
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: bareJs,
+      logLevel: 'silent',
+    });
     const shipped = join(bundleDir, 'cli.mjs');
-    const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts/bundle-cli.mjs'), '--outdir', bundleDir], { cwd: ROOT, encoding: 'utf8' });
+    const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts/bundle-cli.mjs'), '--outdir', bundleDir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     if (bundled.status !== 0) throw new Error(`the bundle could not be built: ${bundled.stdout}${bundled.stderr}`);
     let cli = 'dist/src/cli.js';
     if (stale.length) {
       const outDir = join(bundleDir, 'built');
-      const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--outDir', outDir, '--declaration', 'false', '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
-      if (!existsSync(join(outDir, 'src/cli.js'))) throw new Error(`tsc produced no src/cli.js: ${tsc.stdout}${tsc.stderr}`);
-      if (tsc.status !== 0) console.log(`  (tsc reported type errors in the current tree, but emitted the JavaScript: ${tsc.stdout.split('\n')[0]})`);
+      const tsc = spawnSync(
+        process.execPath,
+        [
+          join(ROOT, 'node_modules/typescript/bin/tsc'),
+          '-p',
+          'tsconfig.json',
+          '--outDir',
+          outDir,
+          '--declaration',
+          'false',
+          '--sourceMap',
+          'false',
+        ],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
+      if (!existsSync(join(outDir, 'src/cli.js')))
+        throw new Error(`tsc produced no src/cli.js: ${tsc.stdout}${tsc.stderr}`);
+      if (tsc.status !== 0)
+        console.log(
+          `  (tsc reported type errors in the current tree, but emitted the JavaScript: ${tsc.stdout.split('\n')[0]})`,
+        );
       cli = relative(ROOT, join(outDir, 'src/cli.js'));
     }
-    const serve = (port: number, dataDir: string) => ['serve', '--port', String(port), '--data-dir', dataDir, '--config', configFile];
+    const serve = (port: number, dataDir: string) => [
+      'serve',
+      '--port',
+      String(port),
+      '--data-dir',
+      dataDir,
+      '--config',
+      configFile,
+    ];
     const variants: Array<{ name: string; args: (port: number, dataDir: string) => string[]; card: string }> = [
-      { name: 'harness, shipped (esbuild bundle, npm start)', args: (p: number, d: string) => [shipped, ...serve(p, d)], card: 'tiny-harness' },
-      { name: `harness, built (node ${stale.length ? 'tsc output' : 'dist/src/cli.js'})`, args: (p: number, d: string) => [cli, ...serve(p, d)], card: 'tiny-harness' },
-      { name: 'harness, tsx (node --import tsx src/cli.ts)', args: (p, d) => ['--import', 'tsx', 'src/cli.ts', ...serve(p, d)], card: 'tiny-harness' },
-      { name: 'bare SDK, plain JS (esbuild bundle)', args: (p) => [bareJs, '--port', String(p)], card: 'bare-sdk-baseline' },
-      { name: 'bare SDK, tsx (bench/lib/bare-server.ts)', args: (p) => ['--import', 'tsx', 'bench/lib/bare-server.ts', '--port', String(p)], card: 'bare-sdk-baseline' },
+      {
+        name: 'harness, shipped (esbuild bundle, npm start)',
+        args: (p: number, d: string) => [shipped, ...serve(p, d)],
+        card: 'tiny-harness',
+      },
+      {
+        name: `harness, built (node ${stale.length ? 'tsc output' : 'dist/src/cli.js'})`,
+        args: (p: number, d: string) => [cli, ...serve(p, d)],
+        card: 'tiny-harness',
+      },
+      {
+        name: 'harness, tsx (node --import tsx src/cli.ts)',
+        args: (p, d) => ['--import', 'tsx', 'src/cli.ts', ...serve(p, d)],
+        card: 'tiny-harness',
+      },
+      {
+        name: 'bare SDK, plain JS (esbuild bundle)',
+        args: (p) => [bareJs, '--port', String(p)],
+        card: 'bare-sdk-baseline',
+      },
+      {
+        name: 'bare SDK, tsx (bench/lib/bare-server.ts)',
+        args: (p) => ['--import', 'tsx', 'bench/lib/bare-server.ts', '--port', String(p)],
+        card: 'bare-sdk-baseline',
+      },
     ];
     const results = new Map<string, number[]>(variants.map((v) => [v.name, []]));
     // One unmeasured round first: the file system cache then holds every module for all.
     for (const variant of variants) await launchToCard(variant.args, variant.card, env);
     for (let run = 0; run < RUNS; run++) {
-      for (const variant of variants) results.get(variant.name)!.push(await launchToCard(variant.args, variant.card, env));
+      for (const variant of variants)
+        results.get(variant.name)!.push(await launchToCard(variant.args, variant.card, env));
     }
     const summaries = new Map<string, Summary>([...results].map(([name, list]) => [name, summarize(list)]));
     for (const [name, s] of summaries) console.log(latencyLine(name, s, `min ${s.min.toFixed(0)} ms`, 46));
     const pick = (prefix: string) => [...summaries].find(([name]) => name.startsWith(prefix))?.[1];
-    const [shippedS, built, tsx, bareJsS, bareTsx] = [pick('harness, shipped'), pick('harness, built'), pick('harness, tsx'), pick('bare SDK, plain'), pick('bare SDK, tsx')];
-    if (shippedS && bareJsS) console.log(`  harness shipped / bare SDK plain JS: median ${times(shippedS.median, bareJsS.median)} (+${(shippedS.median - bareJsS.median).toFixed(0)} ms)`);
-    if (built && bareJsS) console.log(`  harness built / bare SDK plain JS: median ${times(built.median, bareJsS.median)} (+${(built.median - bareJsS.median).toFixed(0)} ms)`);
-    if (tsx && bareTsx) console.log(`  harness tsx / bare SDK tsx: median ${times(tsx.median, bareTsx.median)} (+${(tsx.median - bareTsx.median).toFixed(0)} ms)`);
-    if (shippedS) verdict(shippedS.median < 500, `start-up as shipped: first card after ${shippedS.median.toFixed(0)} ms at the median (goal: under 500 ms; the bare SDK ${bareJsS?.median.toFixed(0)} ms in this run)`);
+    const [shippedS, built, tsx, bareJsS, bareTsx] = [
+      pick('harness, shipped'),
+      pick('harness, built'),
+      pick('harness, tsx'),
+      pick('bare SDK, plain'),
+      pick('bare SDK, tsx'),
+    ];
+    if (shippedS && bareJsS)
+      console.log(
+        `  harness shipped / bare SDK plain JS: median ${times(shippedS.median, bareJsS.median)} (+${(shippedS.median - bareJsS.median).toFixed(0)} ms)`,
+      );
+    if (built && bareJsS)
+      console.log(
+        `  harness built / bare SDK plain JS: median ${times(built.median, bareJsS.median)} (+${(built.median - bareJsS.median).toFixed(0)} ms)`,
+      );
+    if (tsx && bareTsx)
+      console.log(
+        `  harness tsx / bare SDK tsx: median ${times(tsx.median, bareTsx.median)} (+${(tsx.median - bareTsx.median).toFixed(0)} ms)`,
+      );
+    if (shippedS)
+      verdict(
+        shippedS.median < 500,
+        `start-up as shipped: first card after ${shippedS.median.toFixed(0)} ms at the median (goal: under 500 ms; the bare SDK ${bareJsS?.median.toFixed(0)} ms in this run)`,
+      );
   } finally {
     rmSync(bundleDir, { recursive: true, force: true });
   }

@@ -27,7 +27,13 @@ import { cpuMs, startServer } from './lib/processes.js';
 import { header, latencyLine, ms, num, printVerdicts, summarize, times, verdict, type Summary } from './lib/report.js';
 import { numberedReply } from './lib/seed.js';
 
-const { values: flags } = parseArgs({ options: { pairs: { type: 'string', default: '100' }, 'paced-pairs': { type: 'string', default: '30' }, only: { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: {
+    pairs: { type: 'string', default: '100' },
+    'paced-pairs': { type: 'string', default: '30' },
+    only: { type: 'string' },
+  },
+});
 const WARM_UP = 5;
 /** Run-to-run noise: a throughput within 5% of the direct one counts as no loss. */
 const TOLERANCE = 0.95;
@@ -49,18 +55,29 @@ function sample(start: number, arrivals: Array<{ at: number; tokens: number }>):
   const first = arrivals[0]!;
   const last = arrivals[arrivals.length - 1]!;
   const after = arrivals.reduce((sum, a) => sum + a.tokens, 0) - first.tokens;
-  return { ttft: first.at - start, tokensPerSecond: after > 0 && last.at > first.at ? (after * 1000) / (last.at - first.at) : Infinity, lastToken: last.at - start, events: arrivals.length };
+  return {
+    ttft: first.at - start,
+    tokensPerSecond: after > 0 && last.at > first.at ? (after * 1000) / (last.at - first.at) : Infinity,
+    lastToken: last.at - start,
+    events: arrivals.length,
+  };
 }
 
 async function direct(baseURL: string, expected: string): Promise<Sample> {
-  const body = { model: 'small', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Say something.' }] };
+  const body = {
+    model: 'small',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'Say something.' }],
+  };
   const arrivals: Array<{ at: number; tokens: number }> = [];
   let text = '';
   const result = await postSse(`${baseURL}/chat/completions`, body, {
     keep: false,
     onEvent: (event) => {
       if (event.data === '[DONE]') return;
-      const delta = (JSON.parse(event.data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content;
+      const delta = (JSON.parse(event.data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]
+        ?.delta?.content;
       if (!delta) return;
       text += delta;
       arrivals.push({ at: event.at, tokens: tokenCount(delta) });
@@ -85,10 +102,14 @@ async function viaAgent(url: string, expected: string): Promise<Sample> {
         text += piece;
         arrivals.push({ at: event.at, tokens: tokenCount(piece) });
       }
-      if (r.statusUpdate?.status?.state === 'TASK_STATE_INPUT_REQUIRED') final = partsText(r.statusUpdate.status.message?.parts);
+      if (r.statusUpdate?.status?.state === 'TASK_STATE_INPUT_REQUIRED')
+        final = partsText(r.statusUpdate.status.message?.parts);
     },
   });
-  if (text !== expected || final !== expected) throw new Error(`agent stream text differs: ${JSON.stringify(text.slice(0, 80))} / final ${JSON.stringify(final.slice(0, 80))}`);
+  if (text !== expected || final !== expected)
+    throw new Error(
+      `agent stream text differs: ${JSON.stringify(text.slice(0, 80))} / final ${JSON.stringify(final.slice(0, 80))}`,
+    );
   return sample(result.start, arrivals);
 }
 
@@ -110,11 +131,18 @@ async function scenario(name: string, tokens: number, chunkDelayMs: number, pair
     {
       kind: 'harness',
       dataDir,
-      config: { defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } } },
+      config: {
+        defaultModel: 'fixture:small',
+        detectOllama: false,
+        providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
+      },
     },
     { name: `harness-streaming-${name}` },
   );
-  const bare = await startServer({ kind: 'bare', options: { model: { baseURL: model.url, model: 'small' } } }, { name: `bare-streaming-${name}` });
+  const bare = await startServer(
+    { kind: 'bare', options: { model: { baseURL: model.url, model: 'small' } } },
+    { name: `bare-streaming-${name}` },
+  );
   try {
     for (let i = 0; i < WARM_UP; i++) {
       await direct(model.url, reply);
@@ -137,19 +165,29 @@ async function scenario(name: string, tokens: number, chunkDelayMs: number, pair
       await model.reset(); // the fixture records every request; keep its memory flat
     }
     const [dt, bt, ht] = [d, b, h].map((list) => summarize(list.map((s) => s.ttft))) as [Summary, Summary, Summary];
-    const [dl, bl, hl] = [d, b, h].map((list) => summarize(list.map((s) => s.lastToken))) as [Summary, Summary, Summary];
-    console.log(`${name}: ${tokens} tokens, ${chunkDelayMs ? `${chunkDelayMs} ms apart` : 'no delay (written in one burst)'}; ${pairs} rounds (direct, bare SDK relay, harness) after ${WARM_UP} warm-up rounds`);
+    const [dl, bl, hl] = [d, b, h].map((list) => summarize(list.map((s) => s.lastToken))) as [
+      Summary,
+      Summary,
+      Summary,
+    ];
+    console.log(
+      `${name}: ${tokens} tokens, ${chunkDelayMs ? `${chunkDelayMs} ms apart` : 'no delay (written in one burst)'}; ${pairs} rounds (direct, bare SDK relay, harness) after ${WARM_UP} warm-up rounds`,
+    );
     console.log(latencyLine('first token, direct', dt));
     console.log(latencyLine('first token, bare SDK relay', bt));
     console.log(latencyLine('first token, harness', ht));
-    console.log(`  added to the first token: harness ${ms(ht.median - dt.median)} at the median (p99 ${ms(ht.p99 - dt.p99)}); bare SDK relay ${ms(bt.median - dt.median)} (p99 ${ms(bt.p99 - dt.p99)})`);
+    console.log(
+      `  added to the first token: harness ${ms(ht.median - dt.median)} at the median (p99 ${ms(ht.p99 - dt.p99)}); bare SDK relay ${ms(bt.median - dt.median)} (p99 ${ms(bt.p99 - dt.p99)})`,
+    );
     console.log(rateLine('tokens/s after the first, direct', d));
     console.log(rateLine('tokens/s after the first, bare', b, d));
     console.log(rateLine('tokens/s after the first, harness', h, d));
     console.log(latencyLine('last token, direct', dl));
     console.log(latencyLine('last token, bare SDK relay', bl));
     console.log(latencyLine('last token, harness', hl));
-    console.log(`  whole reply: harness/direct ${times(hl.median, dl.median)}, bare/direct ${times(bl.median, dl.median)} at the median`);
+    console.log(
+      `  whole reply: harness/direct ${times(hl.median, dl.median)}, bare/direct ${times(bl.median, dl.median)} at the median`,
+    );
     console.log(
       `  server CPU per turn: harness ${(harnessCpu / pairs).toFixed(1)} ms (${((harnessCpu / pairs / tokens) * 1000).toFixed(0)} us per token), ` +
         `bare SDK relay ${(bareCpu / pairs).toFixed(1)} ms (${((bareCpu / pairs / tokens) * 1000).toFixed(0)} us per token)`,

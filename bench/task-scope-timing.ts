@@ -49,7 +49,12 @@ const STORE_NOISE_US = 2;
 const TOKENS = { 'alice-token-0123456789abcdef': 'alice', 'bob-token-0123456789abcdef00': 'bob' };
 
 /** One JSON-RPC call over a keep-alive connection; the parsed answer. */
-function rpc(url: string, token: string, method: string, params: unknown): Promise<{ result?: { task?: { id: string } }; error?: { code: number; message: string } }> {
+function rpc(
+  url: string,
+  token: string,
+  method: string,
+  params: unknown,
+): Promise<{ result?: { task?: { id: string } }; error?: { code: number; message: string } }> {
   const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
   const target = new URL(`${url}/a2a/jsonrpc`);
   return new Promise((resolve, reject) => {
@@ -60,7 +65,12 @@ function rpc(url: string, token: string, method: string, params: unknown): Promi
         path: target.pathname,
         method: 'POST',
         agent: keepAlive,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${token}`, ...A2A_HEADERS },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          authorization: `Bearer ${token}`,
+          ...A2A_HEADERS,
+        },
       },
       (response) => {
         let body = '';
@@ -90,7 +100,10 @@ async function alternate(
       if (i >= WARM_UP) (kind === 'foreign' ? foreign : random).push(micros);
     }
   }
-  const halves = (values: number[]) => Math.abs(summarize(values.filter((_, i) => i % 2 === 0)).median - summarize(values.filter((_, i) => i % 2 === 1)).median);
+  const halves = (values: number[]) =>
+    Math.abs(
+      summarize(values.filter((_, i) => i % 2 === 0)).median - summarize(values.filter((_, i) => i % 2 === 1)).median,
+    );
   return { foreign: summarize(foreign), random: summarize(random), noise: Math.max(halves(foreign), halves(random)) };
 }
 
@@ -99,16 +112,21 @@ function line(label: string, s: Summary): string {
 }
 
 async function overTheWire(): Promise<void> {
-  console.log('over the wire: bob sends GetTask (JSON-RPC) for alice\'s task ids and for random ids');
+  console.log("over the wire: bob sends GetTask (JSON-RPC) for alice's task ids and for random ids");
   const dataDir = tempDir('scope-timing');
-  const server = await startServer({ kind: 'harness', dataDir, config: { detectOllama: false }, tokens: Object.fromEntries(Object.entries(TOKENS)) }, { name: 'harness' });
+  const server = await startServer(
+    { kind: 'harness', dataDir, config: { detectOllama: false }, tokens: Object.fromEntries(Object.entries(TOKENS)) },
+    { name: 'harness' },
+  );
   const [aliceToken, bobToken] = Object.keys(TOKENS) as [string, string];
   try {
     const ids: string[] = [];
     for (let i = 0; i < TASKS; i++) {
-      const sent = await rpc(server.url, aliceToken, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: '/status' }] } });
+      const sent = await rpc(server.url, aliceToken, 'SendMessage', {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: '/status' }] },
+      });
       const id = sent.result?.task?.id;
-      if (!id) throw new Error(`SendMessage answered no task: ${sent.error?.message ?? "no result"}`);
+      if (!id) throw new Error(`SendMessage answered no task: ${sent.error?.message ?? 'no result'}`);
       ids.push(id);
     }
     for (const id of ids) await rpc(server.url, aliceToken, 'GetTask', { id });
@@ -122,8 +140,13 @@ async function overTheWire(): Promise<void> {
     console.log(line("alice's task id (exists)", foreign));
     console.log(line('random id (does not exist)', random));
     const difference = foreign.median - random.median;
-    console.log(`  difference of the medians: ${difference.toFixed(1)} µs (odd vs even calls of one kind: up to ${noise.toFixed(1)} µs); answers: ${[...answers].map(([k, v]) => `${k} "${v}"`).join(', ')}`);
-    verdict(answers.get('foreign') === answers.get('random'), `over the wire, the same answer for both kinds of id ("${answers.get('random')}")`);
+    console.log(
+      `  difference of the medians: ${difference.toFixed(1)} µs (odd vs even calls of one kind: up to ${noise.toFixed(1)} µs); answers: ${[...answers].map(([k, v]) => `${k} "${v}"`).join(', ')}`,
+    );
+    verdict(
+      answers.get('foreign') === answers.get('random'),
+      `over the wire, the same answer for both kinds of id ("${answers.get('random')}")`,
+    );
     const allowed = Math.max(WIRE_NOISE_SHARE * random.median, 2 * noise);
     verdict(
       Math.abs(difference) <= allowed,
@@ -143,7 +166,7 @@ class Named implements User {
 }
 
 async function inTheStore(): Promise<void> {
-  console.log('\nin the store: SqlTaskStore.load as bob, on alice\'s cached tasks and on random ids (same process)');
+  console.log("\nin the store: SqlTaskStore.load as bob, on alice's cached tasks and on random ids (same process)");
   const dataDir = tempDir('scope-timing-store');
   const store = await openStore({ dataDir });
   try {
@@ -154,7 +177,21 @@ async function inTheStore(): Promise<void> {
       const id = randomUUID();
       const contextId = randomUUID();
       const history = [message(id, contextId, Role.ROLE_USER, 'hello'), message(id, contextId, Role.ROLE_AGENT, 'hi')];
-      await store.tasks.save({ id, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history, metadata: {} }, alice);
+      await store.tasks.save(
+        {
+          id,
+          contextId,
+          status: {
+            state: TaskState.TASK_STATE_INPUT_REQUIRED,
+            message: undefined,
+            timestamp: new Date().toISOString(),
+          },
+          artifacts: [],
+          history,
+          metadata: {},
+        },
+        alice,
+      );
       await store.tasks.load(id, alice);
       ids.push(id);
     }
@@ -166,8 +203,13 @@ async function inTheStore(): Promise<void> {
     console.log(line("alice's task id (exists)", foreign));
     console.log(line('random id (does not exist)', random));
     const difference = foreign.median - random.median;
-    console.log(`  difference of the medians: ${difference.toFixed(1)} µs (odd vs even calls of one kind: up to ${noise.toFixed(1)} µs)`);
-    verdict(Math.abs(difference) <= STORE_NOISE_US, `in the store, medians ${foreign.median.toFixed(1)} vs ${random.median.toFixed(1)} µs differ by ${difference.toFixed(1)} µs (goal: at most ${STORE_NOISE_US} µs)`);
+    console.log(
+      `  difference of the medians: ${difference.toFixed(1)} µs (odd vs even calls of one kind: up to ${noise.toFixed(1)} µs)`,
+    );
+    verdict(
+      Math.abs(difference) <= STORE_NOISE_US,
+      `in the store, medians ${foreign.median.toFixed(1)} vs ${random.median.toFixed(1)} µs differ by ${difference.toFixed(1)} µs (goal: at most ${STORE_NOISE_US} µs)`,
+    );
   } finally {
     await store.close();
     removeDir(dataDir);

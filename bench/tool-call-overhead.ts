@@ -28,12 +28,20 @@ const { values: flags } = parseArgs({ options: { calls: { type: 'string', defaul
 const CALLS = Number(flags.calls);
 const ROUND = 100;
 
-header('Tool-call overhead: the harness against the MCP SDK client, one fixture server', [`@modelcontextprotocol/sdk ${versionOf('@modelcontextprotocol/sdk')}; ${CALLS} calls per variant after 200 warm-up calls each`]);
+header('Tool-call overhead: the harness against the MCP SDK client, one fixture server', [
+  `@modelcontextprotocol/sdk ${versionOf('@modelcontextprotocol/sdk')}; ${CALLS} calls per variant after 200 warm-up calls each`,
+]);
 
 const server = await startMcpHttpServer();
 const direct = new Client({ name: 'bench', version: '1.0.0' });
 await direct.connect(new StreamableHTTPClientTransport(new URL(server.url)));
-const tools = new McpTools({ servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } }, env: {}, toolTimeoutMs: 60_000, toolOutputChars: 20_000, log: silentLogger });
+const tools = new McpTools({
+  servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } },
+  env: {},
+  toolTimeoutMs: 60_000,
+  toolOutputChars: 20_000,
+  log: silentLogger,
+});
 await tools.start();
 const entry = (await tools.list()).find((e) => e.name === 'fx_echo');
 if (!entry) throw new Error('the fixture server offered no echo tool');

@@ -33,14 +33,26 @@ try {
     legalComments: 'linked',
     metafile: true,
     logLevel: 'warning',
-    external: ['better-sqlite3', 'pg', 'pg-native', '@grpc/grpc-js', '@a2a-js/sdk/server/grpc', '@a2a-js/sdk/client/grpc', 'pino-pretty'],
+    external: [
+      'better-sqlite3',
+      'pg',
+      'pg-native',
+      '@grpc/grpc-js',
+      '@a2a-js/sdk/server/grpc',
+      '@a2a-js/sdk/client/grpc',
+      'pino-pretty',
+    ],
     // CommonJS packages inside an ES module bundle still call require().
-    banner: { js: "import { createRequire as __tinyHarnessRequire } from 'node:module'; const require = __tinyHarnessRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __tinyHarnessRequire } from 'node:module'; const require = __tinyHarnessRequire(import.meta.url);",
+    },
   });
   const outputs = Object.entries(result.metafile.outputs).filter(([file]) => file.endsWith('.mjs'));
   const entry = outputs.find(([file]) => file.endsWith('/cli.mjs'))?.[1].bytes ?? 0;
   const all = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);
-  console.log(`command line bundled in ${Date.now() - started} ms: ${relative(root, join(outdir, 'cli.mjs'))} ${(entry / 1024 / 1024).toFixed(1)} MiB, ${outputs.length - 1} chunks loaded on first use ${((all - entry) / 1024 / 1024).toFixed(1)} MiB`);
+  console.log(
+    `command line bundled in ${Date.now() - started} ms: ${relative(root, join(outdir, 'cli.mjs'))} ${(entry / 1024 / 1024).toFixed(1)} MiB, ${outputs.length - 1} chunks loaded on first use ${((all - entry) / 1024 / 1024).toFixed(1)} MiB`,
+  );
 } catch (error) {
   console.error(`scripts/bundle-cli.mjs: ${error instanceof Error ? error.message : error}`);
   process.exit(1);

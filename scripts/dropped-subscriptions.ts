@@ -31,13 +31,17 @@ function rpc(url: string, method: string, params: unknown): Promise<{ result: { 
 /** Opens a subscription, waits for its first SSE event, then destroys the socket. */
 function openAndDrop(url: string, taskId: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } }, (res) => {
-      res.once('data', () => {
-        req.destroy();
-        resolve();
-      });
-      res.once('error', () => undefined);
-    });
+    const req = request(
+      `${url}/a2a/jsonrpc`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } },
+      (res) => {
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+        res.once('error', () => undefined);
+      },
+    );
     req.on('error', () => undefined);
     req.once('error', reject);
     req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } }));
@@ -45,9 +49,17 @@ function openAndDrop(url: string, taskId: string): Promise<void> {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'th-drop-'));
-const harness = await startHarness({ config: parseConfig(JSON.stringify({ detectOllama: false })), dataDir, host: '127.0.0.1', port: 0, env: {} });
+const harness = await startHarness({
+  config: parseConfig(JSON.stringify({ detectOllama: false })),
+  dataDir,
+  host: '127.0.0.1',
+  port: 0,
+  env: {},
+});
 try {
-  const created = await rpc(harness.url, 'SendMessage', { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: '/status' }] } });
+  const created = await rpc(harness.url, 'SendMessage', {
+    message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: '/status' }] },
+  });
   const taskId: string = created.result.task.id;
   await openAndDrop(harness.url, taskId); // warm-up
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -60,7 +60,18 @@ import {
 
 const { TASK_STATE_SUBMITTED, TASK_STATE_WORKING, TASK_STATE_INPUT_REQUIRED, TASK_STATE_CANCELED } = TaskState;
 
-export const KINDS = ['stream', 'send', 'command', 'get', 'list', 'cancel', 'subscribe-turn', 'subscribe-idle', 'command-during-turn', 'refused-during-turn'] as const;
+export const KINDS = [
+  'stream',
+  'send',
+  'command',
+  'get',
+  'list',
+  'cancel',
+  'subscribe-turn',
+  'subscribe-idle',
+  'command-during-turn',
+  'refused-during-turn',
+] as const;
 export type Kind = (typeof KINDS)[number];
 
 /** How often each operation is picked, out of the sum. */
@@ -233,20 +244,36 @@ class SoakWorker {
 
   private startStream(task: OwnedTask | undefined, tag: string, words: number) {
     const message = userMessage(`${tag} say ${words}`, { taskId: task?.id, contextId: this.contextId });
-    return consume(this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }), this.stats.inconsistencies);
+    return consume(
+      this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }),
+      this.stats.inconsistencies,
+    );
   }
 
   /** Checks a turn's stream as the turn's own client saw it, and records the turn on its task. */
-  private checkTurnStream(record: StreamRecord, expected: string, state: TaskState = TASK_STATE_INPUT_REQUIRED): OwnedTask {
+  private checkTurnStream(
+    record: StreamRecord,
+    expected: string,
+    state: TaskState = TASK_STATE_INPUT_REQUIRED,
+  ): OwnedTask {
     const task = this.adopt(record.taskId);
     this.check(record.finals.length === 1, `${record.taskId}: ${record.finals.length} final statuses`);
-    this.check(record.finals[0]?.state === state, `${record.taskId}: ended ${TaskState[record.finals[0]?.state ?? 0]}, expected ${TaskState[state]}`);
-    this.check(record.text === expected, `${record.taskId}: streamed "${record.text.slice(0, 80)}", expected "${expected.slice(0, 80)}"`);
+    this.check(
+      record.finals[0]?.state === state,
+      `${record.taskId}: ended ${TaskState[record.finals[0]?.state ?? 0]}, expected ${TaskState[state]}`,
+    );
+    this.check(
+      record.text === expected,
+      `${record.taskId}: streamed "${record.text.slice(0, 80)}", expected "${expected.slice(0, 80)}"`,
+    );
     if (state === TASK_STATE_INPUT_REQUIRED) {
       this.check(record.finals[0]?.text === expected, `${record.taskId}: the final message is not the streamed text`);
       this.check(record.lastChunks === 1, `${record.taskId}: ${record.lastChunks} last chunks`);
     }
-    this.check(record.appendFlags[0] === false && record.appendFlags.slice(1).every(Boolean), `${record.taskId}: append flags ${record.appendFlags.join(',')}`);
+    this.check(
+      record.appendFlags[0] === false && record.appendFlags.slice(1).every(Boolean),
+      `${record.taskId}: append flags ${record.appendFlags.join(',')}`,
+    );
     if (record.artifactId) task.turns.push({ artifactId: record.artifactId, text: record.text });
     return task;
   }
@@ -259,43 +286,93 @@ class SoakWorker {
 
   private async blockingTurn(task: OwnedTask | undefined, words: number): Promise<void> {
     const tag = this.tag();
-    const result = (await this.client.sendMessage({ tenant: '', message: userMessage(`${tag} say ${words}`, { taskId: task?.id, contextId: this.contextId }), configuration: undefined, metadata: {} })) as Task;
+    const result = (await this.client.sendMessage({
+      tenant: '',
+      message: userMessage(`${tag} say ${words}`, { taskId: task?.id, contextId: this.contextId }),
+      configuration: undefined,
+      metadata: {},
+    })) as Task;
     const owned = this.adopt(result.id);
     const expected = replyFor(tag, words);
-    this.check(result.status?.state === TASK_STATE_INPUT_REQUIRED, `${result.id}: a blocking turn ended ${TaskState[result.status?.state ?? 0]}`);
-    this.check(messageText(result.status?.message) === expected, `${result.id}: a blocking turn answered "${messageText(result.status?.message).slice(0, 80)}"`);
+    this.check(
+      result.status?.state === TASK_STATE_INPUT_REQUIRED,
+      `${result.id}: a blocking turn ended ${TaskState[result.status?.state ?? 0]}`,
+    );
+    this.check(
+      messageText(result.status?.message) === expected,
+      `${result.id}: a blocking turn answered "${messageText(result.status?.message).slice(0, 80)}"`,
+    );
     const known = new Set(owned.turns.map((t) => t.artifactId));
     const fresh = result.artifacts.filter((a) => !known.has(a.artifactId));
     this.check(fresh.length === 1, `${result.id}: a blocking turn returned ${fresh.length} new artifacts`);
-    this.check(artifactText(fresh[0]) === expected, `${result.id}: the blocking turn's artifact is "${artifactText(fresh[0]).slice(0, 80)}"`);
+    this.check(
+      artifactText(fresh[0]) === expected,
+      `${result.id}: the blocking turn's artifact is "${artifactText(fresh[0]).slice(0, 80)}"`,
+    );
     if (fresh[0]) owned.turns.push({ artifactId: fresh[0].artifactId, text: expected });
   }
 
-  private async command(task: OwnedTask | undefined, text: string, expectedState: TaskState = TASK_STATE_INPUT_REQUIRED): Promise<string> {
+  private async command(
+    task: OwnedTask | undefined,
+    text: string,
+    expectedState: TaskState = TASK_STATE_INPUT_REQUIRED,
+  ): Promise<string> {
     const commandId = randomUUID();
-    const result = (await this.client.sendMessage({ tenant: '', message: userMessage(text, { taskId: task?.id, contextId: this.contextId, messageId: commandId }), configuration: undefined, metadata: {} })) as Task;
+    const result = (await this.client.sendMessage({
+      tenant: '',
+      message: userMessage(text, { taskId: task?.id, contextId: this.contextId, messageId: commandId }),
+      configuration: undefined,
+      metadata: {},
+    })) as Task;
     const owned = this.adopt(result.id);
     const reply = result.status?.message;
     const name = text.slice(1).split(' ')[0];
-    this.check(reply?.metadata?.command === name, `${result.id}: the reply to ${text} has metadata ${JSON.stringify(reply?.metadata)}`);
-    this.check(result.status?.state === expectedState, `${result.id}: the reply to ${text} says ${TaskState[result.status?.state ?? 0]}, expected ${TaskState[expectedState]}`);
+    this.check(
+      reply?.metadata?.command === name,
+      `${result.id}: the reply to ${text} has metadata ${JSON.stringify(reply?.metadata)}`,
+    );
+    this.check(
+      result.status?.state === expectedState,
+      `${result.id}: the reply to ${text} says ${TaskState[result.status?.state ?? 0]}, expected ${TaskState[expectedState]}`,
+    );
     owned.replies.push({ commandId, replyId: reply?.messageId ?? '' });
     return reply?.messageId ?? '';
   }
 
   private async get(task: OwnedTask): Promise<void> {
     const got = await this.client.getTask({ tenant: '', id: task.id, historyLength: undefined });
-    this.check(got.status?.state === TASK_STATE_INPUT_REQUIRED, `${task.id}: GetTask says ${TaskState[got.status?.state ?? 0]} on an idle task`);
+    this.check(
+      got.status?.state === TASK_STATE_INPUT_REQUIRED,
+      `${task.id}: GetTask says ${TaskState[got.status?.state ?? 0]} on an idle task`,
+    );
     const artifacts = new Set(got.artifacts.map((a) => a.artifactId));
-    this.check(task.turns.every((t) => artifacts.has(t.artifactId)), `${task.id}: GetTask misses an artifact`);
+    this.check(
+      task.turns.every((t) => artifacts.has(t.artifactId)),
+      `${task.id}: GetTask misses an artifact`,
+    );
   }
 
   private async list(): Promise<void> {
-    const listed = await this.client.listTasks({ tenant: '', contextId: this.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+    const listed = await this.client.listTasks({
+      tenant: '',
+      contextId: this.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 100,
+      pageToken: '',
+      historyLength: 0,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    });
     if (listed.totalSize > 100) return;
     const ids = new Set(listed.tasks.map((t) => t.id));
-    this.check(this.tasks.every((t) => ids.has(t.id)), `ListTasks of the worker's context misses one of its tasks`);
-    this.check(listed.tasks.every((t) => t.status?.state !== TASK_STATE_WORKING && t.status?.state !== TASK_STATE_SUBMITTED), 'ListTasks shows a task in flight while its worker is idle');
+    this.check(
+      this.tasks.every((t) => ids.has(t.id)),
+      `ListTasks of the worker's context misses one of its tasks`,
+    );
+    this.check(
+      listed.tasks.every((t) => t.status?.state !== TASK_STATE_WORKING && t.status?.state !== TASK_STATE_SUBMITTED),
+      'ListTasks shows a task in flight while its worker is idle',
+    );
   }
 
   private async cancel(task: OwnedTask | undefined): Promise<void> {
@@ -306,14 +383,20 @@ class SoakWorker {
     const id = first()?.payload?.$case === 'task' ? (first()!.payload!.value as Task).id : undefined;
     if (!id) throw new Failure('the turn to cancel never said its task id');
     const canceled = await this.client.cancelTask({ tenant: '', id, metadata: {} });
-    this.check(canceled.status?.state === TASK_STATE_CANCELED, `${id}: CancelTask returned ${TaskState[canceled.status?.state ?? 0]}`);
+    this.check(
+      canceled.status?.state === TASK_STATE_CANCELED,
+      `${id}: CancelTask returned ${TaskState[canceled.status?.state ?? 0]}`,
+    );
     const record = await done;
     const owned = this.adopt(id);
     owned.open = false;
     this.check(record.finals.length === 1, `${id}: ${record.finals.length} final statuses after a cancel`);
     const endedAs = record.finals[0]?.state;
     // The turn may have ended on its own just before the cancel came; then the idle task was canceled.
-    this.check(endedAs === TASK_STATE_CANCELED || (endedAs === TASK_STATE_INPUT_REQUIRED && record.text === expected), `${id}: a canceled turn ended ${TaskState[endedAs ?? 0]}`);
+    this.check(
+      endedAs === TASK_STATE_CANCELED || (endedAs === TASK_STATE_INPUT_REQUIRED && record.text === expected),
+      `${id}: a canceled turn ended ${TaskState[endedAs ?? 0]}`,
+    );
     this.check(expected.startsWith(record.text), `${id}: the canceled turn's chunks are not a prefix of the reply`);
     if (record.artifactId) owned.turns.push({ artifactId: record.artifactId, text: record.text });
   }
@@ -329,7 +412,10 @@ class SoakWorker {
     const [own, watched] = await Promise.all([turn.done, subscription.done]);
     this.checkTurnStream(own, expected);
     this.check(watched.finals.length === 1, `${id}: the subscription saw ${watched.finals.length} final statuses`);
-    this.check(expected.endsWith(watched.text), `${id}: the subscription's chunks "${watched.text.slice(0, 60)}" are not the end of the reply`);
+    this.check(
+      expected.endsWith(watched.text),
+      `${id}: the subscription's chunks "${watched.text.slice(0, 60)}" are not the end of the reply`,
+    );
     this.check(watched.finals[0]?.text === expected, `${id}: the subscription's final message differs`);
   }
 
@@ -339,7 +425,10 @@ class SoakWorker {
     await until(() => subscription.first() !== undefined, 10_000, 'the first event of a subscription');
     const replyId = await this.command(task, '/status');
     const watched = await subscription.done;
-    this.check(watched.commandReplies.length === 1 && watched.commandReplies[0] === replyId, `${task.id}: the subscription saw replies ${watched.commandReplies.join(',')}, expected ${replyId}`);
+    this.check(
+      watched.commandReplies.length === 1 && watched.commandReplies[0] === replyId,
+      `${task.id}: the subscription saw replies ${watched.commandReplies.join(',')}, expected ${replyId}`,
+    );
   }
 
   private async commandDuringTurn(task: OwnedTask | undefined): Promise<void> {
@@ -352,16 +441,30 @@ class SoakWorker {
     const record0 = turn.done;
     // The turn may end before the command lands: then the reply says INPUT_REQUIRED.
     const commandId = randomUUID();
-    const result = (await this.client.sendMessage({ tenant: '', message: userMessage('/status', { taskId: id, contextId: this.contextId, messageId: commandId }), configuration: undefined, metadata: {} })) as Task;
+    const result = (await this.client.sendMessage({
+      tenant: '',
+      message: userMessage('/status', { taskId: id, contextId: this.contextId, messageId: commandId }),
+      configuration: undefined,
+      metadata: {},
+    })) as Task;
     const reply = result.status?.message;
     owned.replies.push({ commandId, replyId: reply?.messageId ?? '' });
-    this.check(reply?.metadata?.command === 'status', `${id}: the reply during a turn has metadata ${JSON.stringify(reply?.metadata)}`);
+    this.check(
+      reply?.metadata?.command === 'status',
+      `${id}: the reply during a turn has metadata ${JSON.stringify(reply?.metadata)}`,
+    );
     const record = await record0;
     this.checkTurnStream(record, replyFor(tag, 40));
     if (result.status?.state === TASK_STATE_WORKING) {
-      this.check(record.commandReplies.filter((r) => r === reply?.messageId).length === 1, `${id}: the turn's stream saw the reply ${record.commandReplies.filter((r) => r === reply?.messageId).length} times`);
+      this.check(
+        record.commandReplies.filter((r) => r === reply?.messageId).length === 1,
+        `${id}: the turn's stream saw the reply ${record.commandReplies.filter((r) => r === reply?.messageId).length} times`,
+      );
     } else {
-      this.check(result.status?.state === TASK_STATE_INPUT_REQUIRED, `${id}: the reply during a turn says ${TaskState[result.status?.state ?? 0]}`);
+      this.check(
+        result.status?.state === TASK_STATE_INPUT_REQUIRED,
+        `${id}: the reply during a turn says ${TaskState[result.status?.state ?? 0]}`,
+      );
     }
   }
 
@@ -374,7 +477,12 @@ class SoakWorker {
     let refused = false;
     let accepted: Task | undefined;
     try {
-      accepted = (await this.client.sendMessage({ tenant: '', message: userMessage(`${this.tag()} say 3`, { taskId: id, contextId: this.contextId }), configuration: undefined, metadata: {} })) as Task;
+      accepted = (await this.client.sendMessage({
+        tenant: '',
+        message: userMessage(`${this.tag()} say 3`, { taskId: id, contextId: this.contextId }),
+        configuration: undefined,
+        metadata: {},
+      })) as Task;
     } catch (error) {
       if (!(error instanceof UnsupportedOperationError)) throw error;
       refused = true;
@@ -384,7 +492,10 @@ class SoakWorker {
     this.checkTurnStream(record, replyFor(tag, 40));
     // Accepted only if the turn had ended by then, as a turn of its own.
     if (!refused) {
-      this.check(accepted?.status?.state === TASK_STATE_INPUT_REQUIRED, `${id}: a message during a turn was neither refused nor a turn of its own`);
+      this.check(
+        accepted?.status?.state === TASK_STATE_INPUT_REQUIRED,
+        `${id}: a message during a turn was neither refused nor a turn of its own`,
+      );
       const owned = this.adopt(id);
       const known = new Set(owned.turns.map((t) => t.artifactId));
       const fresh = accepted!.artifacts.filter((a) => !known.has(a.artifactId));
@@ -436,7 +547,13 @@ export async function runSoak(options: SoakOptions & { seed?: number }): Promise
   });
   // Whatever the server prints on the console or as a process warning is a problem too.
   const original = { error: console.error, warn: console.warn };
-  const printed = (...args: unknown[]) => logProblems.push(`console: ${args.map((a) => (a instanceof Error ? errorText(a) : String(a))).join(' ').slice(0, 300)}`);
+  const printed = (...args: unknown[]) =>
+    logProblems.push(
+      `console: ${args
+        .map((a) => (a instanceof Error ? errorText(a) : String(a)))
+        .join(' ')
+        .slice(0, 300)}`,
+    );
   const onWarning = (warning: Error) => logProblems.push(`process warning: ${errorText(warning)}`);
   console.error = printed;
   console.warn = printed;
@@ -446,17 +563,26 @@ export async function runSoak(options: SoakOptions & { seed?: number }): Promise
   let workers: SoakWorker[] = [];
   try {
     const config = parseConfig(
-      JSON.stringify({ defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } } }),
+      JSON.stringify({
+        defaultModel: 'fixture:small',
+        detectOllama: false,
+        providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } },
+      }),
     );
     harness = await startHarness({ config, dataDir, host: '127.0.0.1', port: 0, grpcPort: 0, env: {}, log });
     const random = seeded(options.seed ?? Date.now());
     workers = await Promise.all(
-      Array.from({ length: options.workers }, async (_, i) => new SoakWorker(i, await createClient(harness!.url, transports[i % transports.length]!), stats)),
+      Array.from(
+        { length: options.workers },
+        async (_, i) => new SoakWorker(i, await createClient(harness!.url, transports[i % transports.length]!), stats),
+      ),
     );
     const deadline = Date.now() + options.durationMs;
     const ticker = setInterval(() => {
       const count = [...stats.latencies.values()].reduce((n, l) => n + l.length, 0);
-      progress(`${Math.round((Date.now() - started) / 1000)} s: ${count} requests, ${stats.errors.length} errors, ${stats.inconsistencies.length} inconsistencies`);
+      progress(
+        `${Math.round((Date.now() - started) / 1000)} s: ${count} requests, ${stats.errors.length} errors, ${stats.inconsistencies.length} inconsistencies`,
+      );
     }, 10_000);
     try {
       await Promise.all(workers.map((worker) => worker.run(deadline, random)));
@@ -501,34 +627,58 @@ export async function runSoak(options: SoakOptions & { seed?: number }): Promise
 }
 
 /** Every task read back over the protocol and compared with what its worker saw. */
-async function verifyTasks(url: string, workers: SoakWorker[], stats: Stats, modelRequests: { path: string; body: { messages?: unknown } }[]): Promise<void> {
+async function verifyTasks(
+  url: string,
+  workers: SoakWorker[],
+  stats: Stats,
+  modelRequests: { path: string; body: { messages?: unknown } }[],
+): Promise<void> {
   const client = await createClient(url, 'JSONRPC');
   const problem = (text: string) => stats.inconsistencies.push(`store: ${text}`);
   for (const status of [TASK_STATE_SUBMITTED, TASK_STATE_WORKING]) {
-    const listed = await client.listTasks({ tenant: '', contextId: '', status, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
-    if (listed.tasks.length > 0) problem(`${listed.tasks.length} tasks left ${TaskState[status]}: ${listed.tasks.map((t) => t.id).join(', ')}`);
+    const listed = await client.listTasks({
+      tenant: '',
+      contextId: '',
+      status,
+      pageSize: 100,
+      pageToken: '',
+      historyLength: 0,
+      statusTimestampAfter: undefined,
+      includeArtifacts: false,
+    });
+    if (listed.tasks.length > 0)
+      problem(`${listed.tasks.length} tasks left ${TaskState[status]}: ${listed.tasks.map((t) => t.id).join(', ')}`);
   }
   for (const owned of workers.flatMap((w) => w.tasks)) {
     const task = await client.getTask({ tenant: '', id: owned.id, historyLength: undefined });
     const expectedState = owned.open ? TASK_STATE_INPUT_REQUIRED : TASK_STATE_CANCELED;
-    if (task.status?.state !== expectedState) problem(`${owned.id} is ${TaskState[task.status?.state ?? 0]}, expected ${TaskState[expectedState]}`);
+    if (task.status?.state !== expectedState)
+      problem(`${owned.id} is ${TaskState[task.status?.state ?? 0]}, expected ${TaskState[expectedState]}`);
     const counts = historyCounts(task);
-    for (const [id, count] of counts) if (count !== 1) problem(`${owned.id}: message ${id} is ${count} times in the history`);
+    for (const [id, count] of counts)
+      if (count !== 1) problem(`${owned.id}: message ${id} is ${count} times in the history`);
     for (const { commandId, replyId } of owned.replies) {
-      if (counts.get(commandId) !== 1) problem(`${owned.id}: the command ${commandId} is ${counts.get(commandId) ?? 0} times in the history`);
-      if (counts.get(replyId) !== 1) problem(`${owned.id}: the reply ${replyId} is ${counts.get(replyId) ?? 0} times in the history`);
+      if (counts.get(commandId) !== 1)
+        problem(`${owned.id}: the command ${commandId} is ${counts.get(commandId) ?? 0} times in the history`);
+      if (counts.get(replyId) !== 1)
+        problem(`${owned.id}: the reply ${replyId} is ${counts.get(replyId) ?? 0} times in the history`);
     }
-    if (task.artifacts.length !== owned.turns.length) problem(`${owned.id}: ${task.artifacts.length} artifacts stored for ${owned.turns.length} turns`);
+    if (task.artifacts.length !== owned.turns.length)
+      problem(`${owned.id}: ${task.artifacts.length} artifacts stored for ${owned.turns.length} turns`);
     for (const turn of owned.turns) {
       const stored = task.artifacts.find((a) => a.artifactId === turn.artifactId);
       if (!stored) problem(`${owned.id}: the artifact ${turn.artifactId} is missing`);
-      else if (artifactText(stored) !== turn.text) problem(`${owned.id}: the artifact ${turn.artifactId} stored "${artifactText(stored).slice(0, 60)}", streamed "${turn.text.slice(0, 60)}"`);
+      else if (artifactText(stored) !== turn.text)
+        problem(
+          `${owned.id}: the artifact ${turn.artifactId} stored "${artifactText(stored).slice(0, 60)}", streamed "${turn.text.slice(0, 60)}"`,
+        );
     }
   }
   // CMD-7: no command and no reply ever reached the model.
   for (const request of modelRequests.filter((r) => r.path.endsWith('/chat/completions'))) {
     const text = JSON.stringify(request.body?.messages ?? []);
-    if (/"\/(status|model|help)\b|Turn running:|Current model/.test(text)) problem('a command or its reply reached the model');
+    if (/"\/(status|model|help)\b|Turn running:|Current model/.test(text))
+      problem('a command or its reply reached the model');
   }
 }
 
@@ -542,7 +692,9 @@ function verifyFile(file: string, workers: SoakWorker[], stats: Stats): void {
   const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   try {
     // A command's reply is kept with the claim of its message id (message_claims.reply_json).
-    const count = db.prepare('SELECT COUNT(*) AS n FROM message_claims WHERE task_id = ? AND message_id = ? AND reply_json IS NOT NULL');
+    const count = db.prepare(
+      'SELECT COUNT(*) AS n FROM message_claims WHERE task_id = ? AND message_id = ? AND reply_json IS NOT NULL',
+    );
     let replies = 0;
     for (const owned of workers.flatMap((w) => w.tasks)) {
       for (const { commandId } of owned.replies) {
@@ -551,7 +703,9 @@ function verifyFile(file: string, workers: SoakWorker[], stats: Stats): void {
         if (n !== 1) problem(`${owned.id}: the reply to ${commandId} is logged ${n} times`);
       }
     }
-    const total = (db.prepare('SELECT COUNT(*) AS n FROM message_claims WHERE reply_json IS NOT NULL').get() as { n: number }).n;
+    const total = (
+      db.prepare('SELECT COUNT(*) AS n FROM message_claims WHERE reply_json IS NOT NULL').get() as { n: number }
+    ).n;
     if (total !== replies) problem(`${total} command replies logged for ${replies} commands answered`);
   } finally {
     db.close();
@@ -569,7 +723,9 @@ export function formatReport(report: SoakReport): string {
   for (const kind of KINDS) {
     const { p50, p99, max } = report.latency[kind];
     total += report.requests[kind];
-    lines.push(`${kind.padEnd(22)}${String(report.requests[kind]).padStart(9)}${p50.toFixed(1).padStart(9)}${p99.toFixed(1).padStart(9)}${max.toFixed(1).padStart(9)}`);
+    lines.push(
+      `${kind.padEnd(22)}${String(report.requests[kind]).padStart(9)}${p50.toFixed(1).padStart(9)}${p99.toFixed(1).padStart(9)}${max.toFixed(1).padStart(9)}`,
+    );
   }
   lines.push(`${'total'.padEnd(22)}${String(total).padStart(9)}`, '');
   lines.push(`errors: ${report.errors.length}`);
@@ -590,16 +746,26 @@ async function main(): Promise<number> {
       seed: { type: 'string' },
     },
   });
-  const durationMs = values.seconds !== undefined ? Number(values.seconds) * 1000 : Number(values.minutes ?? '2') * 60_000;
+  const durationMs =
+    values.seconds !== undefined ? Number(values.seconds) * 1000 : Number(values.minutes ?? '2') * 60_000;
   const workers = Number(values.workers);
-  const names: Record<string, TransportName> = { jsonrpc: 'JSONRPC', rest: 'HTTP+JSON', 'http+json': 'HTTP+JSON', grpc: 'GRPC' };
+  const names: Record<string, TransportName> = {
+    jsonrpc: 'JSONRPC',
+    rest: 'HTTP+JSON',
+    'http+json': 'HTTP+JSON',
+    grpc: 'GRPC',
+  };
   const transports = values.transports.split(',').map((t) => names[t.trim().toLowerCase()]);
   if (!(durationMs > 0) || !Number.isInteger(workers) || workers < 1 || transports.some((t) => !t)) {
-    process.stderr.write('usage: node --import tsx scripts/soak.ts [--minutes M | --seconds S] [--workers N] [--transports jsonrpc,rest,grpc] [--chunk-delay MS] [--seed N]\n');
+    process.stderr.write(
+      'usage: node --import tsx scripts/soak.ts [--minutes M | --seconds S] [--workers N] [--transports jsonrpc,rest,grpc] [--chunk-delay MS] [--seed N]\n',
+    );
     return 2;
   }
   const seed = values.seed !== undefined ? Number(values.seed) : Date.now() % 2 ** 31;
-  process.stderr.write(`soak: ${workers} workers, ${durationMs / 1000} s, transports ${transports.join(', ')}, seed ${seed}\n`);
+  process.stderr.write(
+    `soak: ${workers} workers, ${durationMs / 1000} s, transports ${transports.join(', ')}, seed ${seed}\n`,
+  );
   const report = await runSoak({
     durationMs,
     workers,

@@ -63,7 +63,8 @@ class UsageError extends Error {}
 function port(value: string | undefined, flag: string, fallback?: number): number | undefined {
   if (value === undefined) return fallback;
   const number = Number(value);
-  if (!/^\d+$/.test(value) || number > 65535) throw new UsageError(`${flag} must be a port number from 0 to 65535, not "${value}".`);
+  if (!/^\d+$/.test(value) || number > 65535)
+    throw new UsageError(`${flag} must be a port number from 0 to 65535, not "${value}".`);
   return number;
 }
 
@@ -86,7 +87,13 @@ async function serve(args: string[]): Promise<void> {
     },
   });
   // Loaded here, not at the top: chat and send start in a fraction of the time without the server.
-  const [{ loadConfig }, { startHarness }, { loadTokens }, { checkPublicAddress, publicUrlSchema }, { describeDatabaseUrl, isPostgresUrl }] = await Promise.all([
+  const [
+    { loadConfig },
+    { startHarness },
+    { loadTokens },
+    { checkPublicAddress, publicUrlSchema },
+    { describeDatabaseUrl, isPostgresUrl },
+  ] = await Promise.all([
     import('./config/load.js'),
     import('./harness.js'),
     import('./server/auth-tokens.js'),
@@ -102,10 +109,14 @@ async function serve(args: string[]): Promise<void> {
   const log = createLogger();
   routeConsoleToLog(log);
   const config = await loadConfig(values.config);
-  const tokens = await loadTokens({ env: process.env, file: values['tokens-file'] === undefined ? undefined : resolve(values['tokens-file']) });
+  const tokens = await loadTokens({
+    env: process.env,
+    file: values['tokens-file'] === undefined ? undefined : resolve(values['tokens-file']),
+  });
   // The flag wins over the variable; the URL may hold a password, so only its host and database are logged.
   const databaseUrl = values.database ?? (process.env.TINY_HARNESS_DATABASE_URL || undefined);
-  if (databaseUrl !== undefined && isPostgresUrl(databaseUrl)) log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
+  if (databaseUrl !== undefined && isPostgresUrl(databaseUrl))
+    log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
   const harness = await startHarness({
     config,
     dataDir: resolve(values['data-dir']),
@@ -122,7 +133,10 @@ async function serve(args: string[]): Promise<void> {
   process.stdout.write(`listening on ${harness.url}\n`);
   // What to do next, for whoever just started it: plain words on a terminal, a log line (JSON)
   // otherwise; standard output stays the one line scripts read.
-  const commandsDir = values['commands-dir'] === undefined ? join(resolve(values['data-dir']), 'commands') : resolve(values['commands-dir']);
+  const commandsDir =
+    values['commands-dir'] === undefined
+      ? join(resolve(values['data-dir']), 'commands')
+      : resolve(values['commands-dir']);
   if (process.stderr.isTTY) {
     process.stderr.write(
       `Open ${harness.url}/ in a browser, or chat in a terminal: tiny-harness chat ${harness.url}\n` +
@@ -154,9 +168,13 @@ async function serve(args: string[]): Promise<void> {
 
 // The clients and the conformance kit are loaded by the subcommand that uses them: serving
 // never needs them, and start-up is mostly module loading (bench/startup.ts).
-async function clientTarget(url: string | undefined, headers: string[] = []): Promise<{ url: string; headers: Header[] }> {
+async function clientTarget(
+  url: string | undefined,
+  headers: string[] = [],
+): Promise<{ url: string; headers: Header[] }> {
   const { agentBaseUrl, parseHeader } = await import('./client/index.js');
-  if (url === undefined) throw new UsageError('Give the agent\'s URL, e.g. http://127.0.0.1:8080. Run tiny-harness --help.');
+  if (url === undefined)
+    throw new UsageError("Give the agent's URL, e.g. http://127.0.0.1:8080. Run tiny-harness --help.");
   const base = agentBaseUrl(url);
   if ('problem' in base) throw new UsageError(base.problem);
   return {
@@ -170,7 +188,12 @@ async function clientTarget(url: string | undefined, headers: string[] = []): Pr
 }
 
 async function chat(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, strict: true, allowPositionals: true, options: { header: { type: 'string', multiple: true }, task: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: { header: { type: 'string', multiple: true }, task: { type: 'string' } },
+  });
   if (positionals.length > 1) throw new UsageError('chat takes one URL: tiny-harness chat <url>.');
   const { runChat } = await import('./client/index.js');
   return runChat({ ...(await clientTarget(positionals[0], values.header)), taskId: values.task });
@@ -198,7 +221,15 @@ async function send(args: string[]): Promise<number> {
   // Waiting for sub-tasks is for a person at a terminal, unless asked either way.
   const wait = values.wait ?? (values['no-wait'] ? false : process.stdout.isTTY === true);
   const { runSend } = await import('./client/index.js');
-  return runSend({ ...target, text: words.join(' '), stream: values.stream, json: values.json, taskId: values.task, contextId: values.context, wait });
+  return runSend({
+    ...target,
+    text: words.join(' '),
+    stream: values.stream,
+    json: values.json,
+    taskId: values.task,
+    contextId: values.context,
+    wait,
+  });
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -224,11 +255,37 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'send') return send(rest);
   if (command === 'conform') return (await import('./conform/command-line.js')).runConform(rest);
   const near = closestName(command, subcommands);
-  throw new UsageError(`Unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}. Run tiny-harness --help.`);
+  throw new UsageError(
+    `Unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}. Run tiny-harness --help.`,
+  );
 }
 
 /** Every flag a subcommand takes, for "did you mean" on an unknown one. */
-const FLAGS = ['--host', '--port', '--grpc-port', '--data-dir', '--database', '--commands-dir', '--config', '--tokens-file', '--log-content', '--public-url', '--header', '--task', '--stream', '--json', '--context', '--wait', '--no-wait', '--transport', '--only', '--command', '--allow-model', '--help', '--version'];
+const FLAGS = [
+  '--host',
+  '--port',
+  '--grpc-port',
+  '--data-dir',
+  '--database',
+  '--commands-dir',
+  '--config',
+  '--tokens-file',
+  '--log-content',
+  '--public-url',
+  '--header',
+  '--task',
+  '--stream',
+  '--json',
+  '--context',
+  '--wait',
+  '--no-wait',
+  '--transport',
+  '--only',
+  '--command',
+  '--allow-model',
+  '--help',
+  '--version',
+];
 
 /** Node's "Unknown option '--prot'" with the flag meant, when one is near. */
 function unknownOptionHint(message: string): string {
@@ -244,7 +301,9 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     if (error instanceof UsageError || (error as { code?: string })?.code?.startsWith?.('ERR_PARSE_ARGS')) {
       const hint = error instanceof UsageError ? '' : unknownOptionHint((error as Error).message);
-      process.stderr.write(`tiny-harness: ${(error as Error).message}${hint}\n${error instanceof UsageError ? '' : 'Run tiny-harness --help.\n'}`);
+      process.stderr.write(
+        `tiny-harness: ${(error as Error).message}${hint}\n${error instanceof UsageError ? '' : 'Run tiny-harness --help.\n'}`,
+      );
       process.exit(2);
     }
     if (isHarnessError(error)) {
@@ -254,7 +313,9 @@ main(process.argv.slice(2)).then(
     }
     if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
       const taken = (error as { port?: number }).port;
-      process.stderr.write(`tiny-harness: the port${taken === undefined ? '' : ` ${taken}`} is already in use; choose another with --port or --grpc-port (0 picks a free one).\n`);
+      process.stderr.write(
+        `tiny-harness: the port${taken === undefined ? '' : ` ${taken}`} is already in use; choose another with --port or --grpc-port (0 picks a free one).\n`,
+      );
       process.exit(1);
     }
     process.stderr.write(`tiny-harness: could not start: ${describeError(error)}\n`);

@@ -96,13 +96,16 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     databaseUrl: options.databaseUrl,
     cacheBytes: config.cacheBytes,
     durability: config.durability,
-    onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+    onConnectionError: (error) =>
+      log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });
   let coordination: Coordination | undefined;
   let tools: McpTools | undefined;
   let rediscovery: NodeJS.Timeout | undefined;
   try {
-    coordination = store.events ? await sharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log) : new LocalCoordination(instanceId);
+    coordination = store.events
+      ? await sharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log)
+      : new LocalCoordination(instanceId);
     const engine = new TaskEngine({
       coordination,
       store: store.tasks,
@@ -115,10 +118,20 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
 
     const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
     // Providers whose servers were down at start-up are asked again every minute (and on demand).
-    rediscovery = setInterval(() => void catalog.rediscover(), options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS).unref();
+    rediscovery = setInterval(
+      () => void catalog.rediscover(),
+      options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS,
+    ).unref();
     const taskModels = new TaskModels(catalog, store.state);
     // Every turn's model, sub-tasks' included, may call the tools of every connected server.
-    tools = new McpTools({ servers: config.mcpServers, env: options.env ?? process.env, toolTimeoutMs: config.toolTimeoutMs, toolOutputChars: config.toolOutputChars, log, logContent: options.logContent });
+    tools = new McpTools({
+      servers: config.mcpServers,
+      env: options.env ?? process.env,
+      toolTimeoutMs: config.toolTimeoutMs,
+      toolOutputChars: config.toolOutputChars,
+      log,
+      logContent: options.logContent,
+    });
     await tools.start();
     const executor = new HarnessExecutor({
       engine,
@@ -128,17 +141,31 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       maxSteps: config.maxSteps,
       state: store.state,
       systemPrompt: config.systemPrompt,
-      contextCharsFor: (modelId) => config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
-      endState: config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
+      contextCharsFor: (modelId) =>
+        config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
+      endState:
+        config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
       taskOf: (taskId) => store.tasks.loadUnscoped(taskId),
       earlier: (task, callContext) => earlierInContext(taskStore, task, callContext),
       onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
     });
 
     // The card names the addresses, known only once the ports are bound: it is built on request.
-    const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
-    const publicAddresses = { publicUrl: options.publicUrl ?? config.publicUrl, publicGrpcAddress: config.publicGrpcAddress };
-    const cardNow = () => baseAgentCard({ ...endpoints, ...publicAddresses, version: VERSION, bearerAuth: authenticator !== undefined, toolCalls: tools?.configured });
+    const endpoints: { httpUrl: string; grpcAddress?: string } = {
+      httpUrl: `http://${formatHost(options.host)}:${options.port}`,
+    };
+    const publicAddresses = {
+      publicUrl: options.publicUrl ?? config.publicUrl,
+      publicGrpcAddress: config.publicGrpcAddress,
+    };
+    const cardNow = () =>
+      baseAgentCard({
+        ...endpoints,
+        ...publicAddresses,
+        version: VERSION,
+        bearerAuth: authenticator !== undefined,
+        toolCalls: tools?.configured,
+      });
     const registry = new CommandRegistry();
     // One record of the message ids each user sent, for commands and turns alike (CMD-34).
     const claims = new MessageClaims(store.claims);
@@ -150,9 +177,12 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       card: withCommandsExtension(cardNow(), registry),
       claims,
       links: store.state,
-      onChildCancelError: (error, child) => log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }),
-      onClaimError: (error, task) => log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
-      onStreamError: (error) => log.warn('a turn stream failed after its answer was sent', { error: describeError(error) }),
+      onChildCancelError: (error, child) =>
+        log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }),
+      onClaimError: (error, task) =>
+        log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
+      onStreamError: (error) =>
+        log.warn('a turn stream failed after its answer was sent', { error: describeError(error) }),
     });
     const subtasks = new Subtasks({
       engine,
@@ -183,7 +213,12 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
-    commandFolder = new CommandFolder({ dir: options.commandsDir ?? join(options.dataDir, 'commands'), registry, starter: subtasks, log });
+    commandFolder = new CommandFolder({
+      dir: options.commandsDir ?? join(options.dataDir, 'commands'),
+      registry,
+      starter: subtasks,
+      log,
+    });
     await commandFolder.load();
     // After the command files: a prompt never takes a name a file has.
     new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
@@ -194,11 +229,14 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       claims,
       baseCard: cardNow,
       onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
-      onStreamError: (error) => log.warn('a turn stream failed after its client went away', { error: describeError(error) }),
+      onStreamError: (error) =>
+        log.warn('a turn stream failed after its client went away', { error: describeError(error) }),
     });
     // Requests reach it checked against the edge schema by each transport (server/edge-schema.ts);
     // whatever fails behind it leaves as an A2A error (server/a2a-errors.ts).
-    const handler = new A2AErrorMapping(commandsHandler, (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }));
+    const handler = new A2AErrorMapping(commandsHandler, (error, method) =>
+      log.error('request failed', { rpc: method, error: describeError(error) }),
+    );
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {
@@ -211,12 +249,26 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     await listen(httpServer, options.host, options.port);
     const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
     endpoints.httpUrl = url;
-    httpServer.on('request', createHttpApp({ handler, bodyLimit: options.bodyLimit ?? '4mb', log, webDir: bundledWebDir(), authenticator, logContent: options.logContent }));
+    httpServer.on(
+      'request',
+      createHttpApp({
+        handler,
+        bodyLimit: options.bodyLimit ?? '4mb',
+        log,
+        webDir: bundledWebDir(),
+        authenticator,
+        logContent: options.logContent,
+      }),
+    );
     log.info(catalog.summary());
     if (publicAddresses.publicUrl) log.info('the card names the public address', { url: publicAddresses.publicUrl });
     if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
     else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
-    else log.warn('authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens', { host: options.host });
+    else
+      log.warn(
+        'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
+        { host: options.host },
+      );
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
     void commandFolder.watch();
 
@@ -255,16 +307,34 @@ const COORDINATION_CONNECTIONS = 5;
  * asks it whether a turn holds a task from inside the store's transactions, where a second
  * connection of the store's pool may never come (see `PostgresCoordinationOptions.ownsDb`).
  */
-async function sharedCoordination(url: string, events: TaskEventLog, instanceId: string, leaseMs: number, log: Logger): Promise<Coordination> {
-  const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }] = await Promise.all([import('./store/postgres-coordination.js'), import('./store/postgres-database.js')]);
+async function sharedCoordination(
+  url: string,
+  events: TaskEventLog,
+  instanceId: string,
+  leaseMs: number,
+  log: Logger,
+): Promise<Coordination> {
+  const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }] = await Promise.all([
+    import('./store/postgres-coordination.js'),
+    import('./store/postgres-database.js'),
+  ]);
   // Its commits do not wait for the disk: leases and heartbeats are live state, which a crash of
   // the database server ends anyway; tasks and their events are written through the store's own
   // connections, durably.
   const db = await openPostgresDatabase(withSessionSetting(url, 'synchronous_commit', 'off'), {
     maxConnections: COORDINATION_CONNECTIONS,
-    onConnectionError: (error) => log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+    onConnectionError: (error) =>
+      log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });
-  const coordination = new PostgresCoordination({ db, ownsDb: true, url, events, instanceId, leaseMs, onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }) });
+  const coordination = new PostgresCoordination({
+    db,
+    ownsDb: true,
+    url,
+    events,
+    instanceId,
+    leaseMs,
+    onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }),
+  });
   try {
     await coordination.start();
   } catch (error) {

@@ -10,4 +10,10 @@ export { createLogger, silentLogger, type Logger } from './log.js';
 export { TokenAuthenticator, AuthenticatedUser } from './server/auth.js';
 export { loadTokens, parseTokenEnv, parseTokenFile, TOKENS_ENV, type TokenTable } from './server/auth-tokens.js';
 export * from './commands/index.js';
-export { CommandFolder, loadCommandFiles, expandTemplate, type CommandFolderOptions, type FileCommand } from './file-commands/index.js';
+export {
+  CommandFolder,
+  loadCommandFiles,
+  expandTemplate,
+  type CommandFolderOptions,
+  type FileCommand,
+} from './file-commands/index.js';

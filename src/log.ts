@@ -29,10 +29,19 @@ const OWN_KEYS = new Set(['time', 'level', 'msg']);
 
 /** A logger; `createLogger(write)` is short for `createLogger({ write })`. */
 export function createLogger(options: LogOptions | ((line: string) => void) = {}): Logger {
-  const { write = (line: string) => process.stderr.write(`${line}\n`), pretty = process.stderr.isTTY === true, colors = !process.env.NO_COLOR } =
-    typeof options === 'function' ? { write: options } : options;
+  const {
+    write = (line: string) => process.stderr.write(`${line}\n`),
+    pretty = process.stderr.isTTY === true,
+    colors = !process.env.NO_COLOR,
+  } = typeof options === 'function' ? { write: options } : options;
   const human = pretty
-    ? loadPrettyFactory()({ colorize: colors, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', errorLikeObjectKeys: [] })
+    ? loadPrettyFactory()({
+        colorize: colors,
+        singleLine: true,
+        translateTime: 'SYS:HH:MM:ss',
+        ignore: 'pid,hostname',
+        errorLikeObjectKeys: [],
+      })
     : undefined;
   // A synchronous destination: a line is written before the call returns, so none is lost when the process exits.
   const destination = { write: (line: string) => write((human ? human(line) : line).trimEnd()) };
@@ -85,7 +94,13 @@ export function describeError(error: unknown): string {
 export function routeConsoleToLog(log: Logger): void {
   const line = (args: unknown[]) =>
     args
-      .map((arg) => (arg instanceof Error ? describeError(arg) : typeof arg === 'string' ? describeError(arg) : describeError(safeJson(arg))))
+      .map((arg) =>
+        arg instanceof Error
+          ? describeError(arg)
+          : typeof arg === 'string'
+            ? describeError(arg)
+            : describeError(safeJson(arg)),
+      )
       .join(' ');
   console.error = (...args: unknown[]) => log.error(line(args));
   console.warn = (...args: unknown[]) => log.warn(line(args));

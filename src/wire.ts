@@ -13,7 +13,8 @@ export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-h
  * The command-arguments extension v1 (spec/command-arguments-extension-v1.md): beside the
  * commands entry on the card, the values a command's arguments can take, for completion.
  */
-export const COMMAND_ARGUMENTS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/command-arguments/v1';
+export const COMMAND_ARGUMENTS_EXTENSION_URI =
+  'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/command-arguments/v1';
 
 /** One value an argument can take, as the command-arguments extension lists it. */
 export interface ArgumentValue {
@@ -54,12 +55,15 @@ export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
  * The argument values a card lists under the command-arguments extension, by command name, by
  * position; empty when the card has no such entry or a malformed one. Clients complete from it.
  */
-export function argumentValuesOf(extensions: readonly { uri: string; params?: Record<string, unknown> }[] | undefined): Map<string, ArgumentValue[][]> {
+export function argumentValuesOf(
+  extensions: readonly { uri: string; params?: Record<string, unknown> }[] | undefined,
+): Map<string, ArgumentValue[][]> {
   const found = new Map<string, ArgumentValue[][]>();
   const listed = extensions?.find((extension) => extension.uri === COMMAND_ARGUMENTS_EXTENSION_URI)?.params?.arguments;
   if (!Array.isArray(listed)) return found;
   for (const entry of listed as Partial<ArgumentValues>[]) {
-    if (typeof entry?.command !== 'string' || !Number.isInteger(entry.position) || !Array.isArray(entry.values)) continue;
+    if (typeof entry?.command !== 'string' || !Number.isInteger(entry.position) || !Array.isArray(entry.values))
+      continue;
     const values = entry.values.filter((v): v is ArgumentValue => typeof v?.value === 'string' && v.value !== '');
     const positions = found.get(entry.command) ?? [];
     positions[entry.position!] = values;
@@ -84,7 +88,10 @@ export function fullModelId(name: string, offered: readonly string[]): string {
  * values, by the part after the colon (`echo` finds `builtin:echo`).
  */
 export function matchingValues(values: readonly ArgumentValue[], typed: string): ArgumentValue[] {
-  return values.filter((v) => v.value.startsWith(typed) || (v.value.includes(':') && v.value.slice(v.value.indexOf(':') + 1).startsWith(typed)));
+  return values.filter(
+    (v) =>
+      v.value.startsWith(typed) || (v.value.includes(':') && v.value.slice(v.value.indexOf(':') + 1).startsWith(typed)),
+  );
 }
 
 /** Where the harness serves JSON-RPC and HTTP+JSON, from its root (the card names both; the page posts to the first). */
@@ -157,7 +164,12 @@ export function isTerminal(state: TaskState | undefined): boolean {
 /** A state as a person reads it: `TASK_STATE_INPUT_REQUIRED` → `input required`. */
 export function stateName(state: TaskState | undefined): string {
   const name = state === undefined ? undefined : TaskState[state];
-  return name && name !== 'UNRECOGNIZED' ? name.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, ' ') : 'unknown';
+  return name && name !== 'UNRECOGNIZED'
+    ? name
+        .replace(/^TASK_STATE_/, '')
+        .toLowerCase()
+        .replace(/_/g, ' ')
+    : 'unknown';
 }
 
 /** The tool-calls extension v1 (spec/tool-calls-extension-v1.md): how a task shows its tool calls. */
@@ -216,7 +228,8 @@ export function toolCallsOf(parts: readonly Part[] | undefined): ToolCallData[] 
   const calls: ToolCallData[] = [];
   for (const part of parts ?? []) {
     const value = part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>) : undefined;
-    if (value && typeof value.id === 'string' && typeof value.tool === 'string' && typeof value.status === 'string') calls.push(value as unknown as ToolCallData);
+    if (value && typeof value.id === 'string' && typeof value.tool === 'string' && typeof value.status === 'string')
+      calls.push(value as unknown as ToolCallData);
   }
   return calls;
 }
@@ -250,12 +263,15 @@ export interface ToolCallAnswer {
 
 /** The number of single-character edits (insert, delete, replace, swap two neighbours) from `a` to `b`. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   }
   return d[a.length]![b.length]!;

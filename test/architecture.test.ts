@@ -26,7 +26,10 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   commands: { may: ['wire.ts'] },
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
-  store: { may: ['errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'], typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'] },
+  store: {
+    may: ['errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'],
+    typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
+  },
   runtime: { may: ['commands', 'models', 'tools', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
@@ -74,19 +77,41 @@ function importsOf(file: string, text: string): Import[] {
       const clause = node.importClause;
       const named = clause?.namedBindings;
       const allNamedTypes =
-        !!clause && !clause.name && !!named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
-      found.push({ specifier: node.moduleSpecifier.text, line: lineOf(node), typeOnly: !!clause && (clause.isTypeOnly || allNamedTypes) });
+        !!clause &&
+        !clause.name &&
+        !!named &&
+        ts.isNamedImports(named) &&
+        named.elements.length > 0 &&
+        named.elements.every((e) => e.isTypeOnly);
+      found.push({
+        specifier: node.moduleSpecifier.text,
+        line: lineOf(node),
+        typeOnly: !!clause && (clause.isTypeOnly || allNamedTypes),
+      });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       const named = node.exportClause;
-      const allNamedTypes = !!named && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
-      found.push({ specifier: node.moduleSpecifier.text, line: lineOf(node), typeOnly: node.isTypeOnly || allNamedTypes });
+      const allNamedTypes =
+        !!named && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+      found.push({
+        specifier: node.moduleSpecifier.text,
+        line: lineOf(node),
+        typeOnly: node.isTypeOnly || allNamedTypes,
+      });
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       const expression = node.moduleReference.expression;
-      if (ts.isStringLiteral(expression)) found.push({ specifier: expression.text, line: lineOf(node), typeOnly: node.isTypeOnly });
+      if (ts.isStringLiteral(expression))
+        found.push({ specifier: expression.text, line: lineOf(node), typeOnly: node.isTypeOnly });
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const argument = node.arguments[0];
-      if (argument && ts.isStringLiteralLike(argument)) found.push({ specifier: argument.text, line: lineOf(node), typeOnly: false });
-      else found.push({ specifier: argument ? argument.getText(source) : '', line: lineOf(node), typeOnly: false, opaque: true });
+      if (argument && ts.isStringLiteralLike(argument))
+        found.push({ specifier: argument.text, line: lineOf(node), typeOnly: false });
+      else
+        found.push({
+          specifier: argument ? argument.getText(source) : '',
+          line: lineOf(node),
+          typeOnly: false,
+          opaque: true,
+        });
     } else if (ts.isImportTypeNode(node)) {
       const argument = node.argument;
       if (ts.isLiteralTypeNode(argument) && ts.isStringLiteral(argument.literal)) {
@@ -137,7 +162,8 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
       }
       if (!isRelative(imp.specifier)) {
         // A bare specifier is a package; an absolute path or URL would bypass the rules.
-        if (imp.specifier.startsWith('/') || imp.specifier.startsWith('file:')) problems.push(`${where}: an absolute import; use a relative one inside src/`);
+        if (imp.specifier.startsWith('/') || imp.specifier.startsWith('file:'))
+          problems.push(`${where}: an absolute import; use a relative one inside src/`);
         continue;
       }
       const target = resolveSpecifier(file, imp.specifier);
@@ -155,7 +181,9 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
         continue;
       }
       const allowed = [...rule.may, ...(rule.typeOnly ?? []).map((t) => `${t} (type only)`)];
-      problems.push(`${where}: ${from} may not depend on ${to}${to.endsWith('.ts') ? '' : '/'} (allowed: ${allowed.join(', ') || 'nothing else in src/'})`);
+      problems.push(
+        `${where}: ${from} may not depend on ${to}${to.endsWith('.ts') ? '' : '/'} (allowed: ${allowed.join(', ') || 'nothing else in src/'})`,
+      );
     }
   }
   return problems;
@@ -164,7 +192,10 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
 describe('architecture', () => {
   it('dependencies inside src/ point one way (commands ← runtime ← harness; server knows only commands)', () => {
     const files = sourceFiles();
-    assert.ok(files.includes('harness.ts') && files.some((f) => f.startsWith('commands/')), 'the scan found the sources');
+    assert.ok(
+      files.includes('harness.ts') && files.some((f) => f.startsWith('commands/')),
+      'the scan found the sources',
+    );
     const problems = violations(new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')])));
     assert.deepEqual(problems, [], `dependency rule broken:\n  ${problems.join('\n  ')}`);
   });
@@ -176,7 +207,8 @@ describe('architecture', () => {
       for (const imp of importsOf(file, readFileSync(join(web, file), 'utf8'))) {
         if (!isRelative(imp.specifier)) continue;
         const target = posix.normalize(posix.join('web/src', imp.specifier));
-        if (!target.startsWith('web/') && target !== 'src/wire.js') problems.push(`web/src/${file}:${imp.line} imports '${imp.specifier}'`);
+        if (!target.startsWith('web/') && target !== 'src/wire.js')
+          problems.push(`web/src/${file}:${imp.line} imports '${imp.specifier}'`);
       }
     }
     assert.deepEqual(problems, [], `the page bundles only src/wire.ts from src/:\n  ${problems.join('\n  ')}`);
@@ -197,7 +229,7 @@ describe('architecture', () => {
       '  k,',
       "} from './k.js';",
       "// import { no } from './comment.js';",
-      "const s = \"import { no } from './string.js'\";",
+      'const s = "import { no } from \'./string.js\'";',
     ].join('\n');
     const found = importsOf('x/sample.ts', sample).map((i) => `${i.specifier}${i.typeOnly ? ' (type)' : ''}@${i.line}`);
     assert.deepEqual(found, [
@@ -212,7 +244,10 @@ describe('architecture', () => {
       './j.js (type)@9',
       './k.js@10',
     ]);
-    assert.equal(resolveSpecifier('store/x.ts', '../commands/message-claim-store.js'), 'commands/message-claim-store.ts');
+    assert.equal(
+      resolveSpecifier('store/x.ts', '../commands/message-claim-store.js'),
+      'commands/message-claim-store.ts',
+    );
     assert.equal(resolveSpecifier('cli.ts', './log.js'), 'log.ts');
     assert.equal(areaOf(resolveSpecifier('runtime/a/b.ts', '../../store/index.js')), 'store');
   });
@@ -221,14 +256,23 @@ describe('architecture', () => {
     const problems = violations(
       new Map([
         ['commands/a.ts', "import { x } from './b.js';\nimport { describeError } from '../log.js';"],
-        ['store/a.ts', "import type { MessageClaimStore } from '../commands/message-claim-store.js';\nimport { TaskStateStore } from '../runtime/task-state.js';"],
+        [
+          'store/a.ts',
+          "import type { MessageClaimStore } from '../commands/message-claim-store.js';\nimport { TaskStateStore } from '../runtime/task-state.js';",
+        ],
         ['store/b.ts', "import { COMMAND_KEY } from '../commands/extension.js';"],
         ['server/a.ts', "import type { TurnRegistry } from '../runtime/turns.js';"],
-        ['runtime/a.ts', "import { isCommandExchange } from '../commands/index.js';\nconst s = await import('../store/index.js');"],
+        [
+          'runtime/a.ts',
+          "import { isCommandExchange } from '../commands/index.js';\nconst s = await import('../store/index.js');",
+        ],
         ['models/a.ts', "import { MockLanguageModelV3 } from 'ai/test';"],
         ['config/a.ts', "export { x } from '../../test/fixtures/model-server.js';"],
         ['log.ts', "import { y } from '../bench/long-history.js';"],
-        ['client/a.ts', "import { z } from '../commands/index.js';\nimport { baseAgentCard } from '../server/card.js';"],
+        [
+          'client/a.ts',
+          "import { z } from '../commands/index.js';\nimport { baseAgentCard } from '../server/card.js';",
+        ],
         ['web/a.ts', "import { z } from '../commands/index.js';"],
         ['harness.ts', "import { openStore } from './store/index.js';"],
       ]),

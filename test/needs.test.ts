@@ -16,7 +16,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const folder = mkdtempSync(join(tmpdir(), 'tiny-harness-needs-'));
 after(() => rmSync(folder, { recursive: true, force: true }));
 
-const requirement = (name: string, present: boolean): Requirement => ({ name, install: `apt-get install -y ${name}`, present: () => present });
+const requirement = (name: string, present: boolean): Requirement => ({
+  name,
+  install: `apt-get install -y ${name}`,
+  present: () => present,
+});
 
 interface Run {
   code: number | null;
@@ -26,7 +30,11 @@ interface Run {
 /** `node scripts/run-tests.mjs <words>` with only `env` changed; killed after two minutes. */
 function runTests(words: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/run-tests.mjs', ...words], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['scripts/run-tests.mjs', ...words], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -89,8 +97,14 @@ describe('tests that need a program', () => {
   it('without tmux and Chromium, outside CI, the chat and page tests are skipped, and the run passes and lists them with the install command', async () => {
     const run = await runTests(['client/chat.test', 'web/page.test'], withoutPrograms(undefined));
     assert.equal(run.code, 0, run.output);
-    assert.match(run.output, /^skipped: test\/client\/chat\.test\.ts "tiny-harness chat": needs tmux: apt-get install -y tmux$/m);
-    assert.match(run.output, /^skipped: test\/web\/page\.test\.ts "the chat page in Chromium": needs chromium: apt-get install -y chromium$/m);
+    assert.match(
+      run.output,
+      /^skipped: test\/client\/chat\.test\.ts "tiny-harness chat": needs tmux: apt-get install -y tmux$/m,
+    );
+    assert.match(
+      run.output,
+      /^skipped: test\/web\/page\.test\.ts "the chat page in Chromium": needs chromium: apt-get install -y chromium$/m,
+    );
     assert.match(run.output, /^ℹ fail 0$/m);
   });
 

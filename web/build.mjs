@@ -51,7 +51,10 @@ try {
   }
   let html = readFileSync(join(web, 'index.html'), 'utf8');
   html = html.replace(/\{\{([\w.]+)\}\}/g, (whole, key) => {
-    if (!names[key]) throw new Error(`web/index.html names ${whole}, which the build did not produce (built: ${Object.keys(names).join(', ')})`);
+    if (!names[key])
+      throw new Error(
+        `web/index.html names ${whole}, which the build did not produce (built: ${Object.keys(names).join(', ')})`,
+      );
     return `./${names[key]}`;
   });
   writeFileSync(join(staging, 'index.html'), html);
@@ -60,7 +63,9 @@ try {
   const sizes = Object.entries(result.metafile.outputs)
     .filter(([file]) => !file.endsWith('.map'))
     .map(([file, o]) => `${basename(file)} ${(o.bytes / 1024).toFixed(1)} KiB`);
-  console.log(`web page built in ${Date.now() - started} ms: ${relative(root, out)}/ (index.html, ${sizes.join(', ')})`);
+  console.log(
+    `web page built in ${Date.now() - started} ms: ${relative(root, out)}/ (index.html, ${sizes.join(', ')})`,
+  );
 } catch (error) {
   rmSync(staging, { recursive: true, force: true });
   console.error(`web/build.mjs: ${error instanceof Error ? error.message : error}`);

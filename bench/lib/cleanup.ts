@@ -27,7 +27,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     // The children first: a schema is dropped only once nothing uses it.
     cleanUp();
     const timeout = new Promise((resolve) => setTimeout(resolve, ASYNC_CLEAN_UP_MS).unref());
-    void Promise.race([Promise.allSettled([...asyncCleanUps].map((run) => run())), timeout]).finally(() => process.exit(130));
+    void Promise.race([Promise.allSettled([...asyncCleanUps].map((run) => run())), timeout]).finally(() =>
+      process.exit(130),
+    );
   });
 }
 

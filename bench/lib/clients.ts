@@ -16,16 +16,27 @@ export interface Target {
 }
 
 export async function sdkClient(url: string, fetchImpl?: typeof fetch): Promise<Client> {
-  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })], preferredTransports: ['JSONRPC'] });
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    preferredTransports: ['JSONRPC'],
+  });
   return factory.createFromUrl(`${url}/`);
 }
 
 /** Blocking `SendMessage` of a text, on `target` or a new task; the task or message it answers. */
-export async function sendText(client: Client, body: string, target?: Target, historyLength?: number): Promise<Task | Message> {
+export async function sendText(
+  client: Client,
+  body: string,
+  target?: Target,
+  historyLength?: number,
+): Promise<Task | Message> {
   const request: SendMessageRequest = {
     tenant: '',
     message: userMessage(body, target),
-    configuration: historyLength === undefined ? undefined : { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength, returnImmediately: false },
+    configuration:
+      historyLength === undefined
+        ? undefined
+        : { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength, returnImmediately: false },
     metadata: {},
   };
   return client.sendMessage(request);
@@ -62,7 +73,13 @@ export interface SseResult {
 export function postSse(
   url: string,
   body: unknown,
-  options: { headers?: Record<string, string>; onEvent?: (event: SseEvent) => void; keep?: boolean; idleTimeoutMs?: number; signal?: AbortSignal } = {},
+  options: {
+    headers?: Record<string, string>;
+    onEvent?: (event: SseEvent) => void;
+    keep?: boolean;
+    idleTimeoutMs?: number;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<SseResult> {
   const payload = JSON.stringify(body);
   const target = new URL(url);
@@ -76,7 +93,12 @@ export function postSse(
         method: 'POST',
         agent: keepAlive,
         signal: options.signal,
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(payload), ...options.headers },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          'content-length': Buffer.byteLength(payload),
+          ...options.headers,
+        },
       },
       (response) => {
         response.setEncoding('utf8');
@@ -104,7 +126,10 @@ export function postSse(
       },
     );
     request.on('error', reject);
-    if (options.idleTimeoutMs) request.setTimeout(options.idleTimeoutMs, () => request.destroy(new Error(`no data for ${options.idleTimeoutMs} ms`)));
+    if (options.idleTimeoutMs)
+      request.setTimeout(options.idleTimeoutMs, () =>
+        request.destroy(new Error(`no data for ${options.idleTimeoutMs} ms`)),
+      );
     const start = performance.now();
     request.end(payload);
   });
@@ -136,7 +161,12 @@ export const A2A_HEADERS = { 'A2A-Version': '1.0' };
 export interface StreamResult {
   task?: { id: string; contextId: string; status?: { state: string } };
   statusUpdate?: { taskId: string; status?: { state: string; message?: { parts?: Array<{ text?: string }> } } };
-  artifactUpdate?: { taskId: string; append?: boolean; lastChunk?: boolean; artifact: { artifactId: string; parts?: Array<{ text?: string }> } };
+  artifactUpdate?: {
+    taskId: string;
+    append?: boolean;
+    lastChunk?: boolean;
+    artifact: { artifactId: string; parts?: Array<{ text?: string }> };
+  };
   message?: unknown;
 }
 

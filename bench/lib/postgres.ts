@@ -33,8 +33,12 @@ export async function benchSchema(benchmark: string): Promise<BenchSchema> {
   try {
     version = await serverVersion(baseUrl);
   } catch (error) {
-    console.log(`${benchmark}: PostgreSQL at ${where} cannot be reached (${(error as Error).message || String(error)}).`);
-    console.log(`  SKIPPED: needs PostgreSQL (${benchmark}; set ${BENCH_DATABASE_URL_VARIABLE}=postgres://USER@HOST:PORT/DB, a database it may create schemas in)`);
+    console.log(
+      `${benchmark}: PostgreSQL at ${where} cannot be reached (${(error as Error).message || String(error)}).`,
+    );
+    console.log(
+      `  SKIPPED: needs PostgreSQL (${benchmark}; set ${BENCH_DATABASE_URL_VARIABLE}=postgres://USER@HOST:PORT/DB, a database it may create schemas in)`,
+    );
     process.exit(0);
   }
   const schema = await tempSchema({ baseUrl, prefix: 'th_bench' });

@@ -60,21 +60,36 @@ export function cpuMs(before: CpuSample, after: CpuSample): number {
   return (after.user + after.system - before.user - before.system) / 1000;
 }
 
-export async function startServer(spec: ServerSpec, options: { exposeGc?: boolean; name?: string } = {}): Promise<ServerProcess> {
+export async function startServer(
+  spec: ServerSpec,
+  options: { exposeGc?: boolean; name?: string } = {},
+): Promise<ServerProcess> {
   const execArgv = ['--import', 'tsx'];
   if (options.exposeGc) execArgv.push('--expose-gc');
   const profDir = process.env.BENCH_CPU_PROF;
   // One folder per server: the main thread and tsx's loader thread each write a profile there.
   if (profDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', join(profDir, options.name ?? spec.kind));
   const child = track(
-    fork(join(ROOT, 'bench/lib/server-child.ts'), [JSON.stringify(spec)], { cwd: ROOT, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' }),
+    fork(join(ROOT, 'bench/lib/server-child.ts'), [JSON.stringify(spec)], {
+      cwd: ROOT,
+      execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    }),
   );
   let nextId = 1;
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const ready = new Promise<{ url: string; pid: number }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${spec.kind} server exited with ${code} before it was ready`)));
     child.on('message', (raw) => {
-      const message = raw as { type?: string; url?: string; pid?: number; id?: number; result?: unknown; error?: string };
+      const message = raw as {
+        type?: string;
+        url?: string;
+        pid?: number;
+        id?: number;
+        result?: unknown;
+        error?: string;
+      };
       if (message.type === 'ready') return resolve({ url: message.url!, pid: message.pid! });
       const waiter = pending.get(message.id!);
       if (!waiter) return;

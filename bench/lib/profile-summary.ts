@@ -21,7 +21,10 @@ interface Profile {
   endTime: number;
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, match: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, match: { type: 'string' } },
+});
 const TOP = Number(values.top);
 const profile = JSON.parse(readFileSync(positionals[0]!, 'utf8')) as Profile;
 
@@ -41,7 +44,8 @@ function where(url: string): string {
   return url || '(native)';
 }
 
-const key = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const key = (n: ProfileNode) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 const self = new Map<string, number>();
 const inclusive = new Map<string, number>();
 const pkgSelf = new Map<string, number>();
@@ -59,7 +63,10 @@ for (let i = 0; i < profile.samples.length; i++) {
   total += dt;
   self.set(key(node), (self.get(key(node)) ?? 0) + dt);
   const pkg = where(node.callFrame.url).replace(/:.*$/, '');
-  pkgSelf.set(pkg.startsWith('src/') ? 'src (this project)' : pkg, (pkgSelf.get(pkg.startsWith('src/') ? 'src (this project)' : pkg) ?? 0) + dt);
+  pkgSelf.set(
+    pkg.startsWith('src/') ? 'src (this project)' : pkg,
+    (pkgSelf.get(pkg.startsWith('src/') ? 'src (this project)' : pkg) ?? 0) + dt,
+  );
   const seen = new Set<string>();
   for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
     const k = key(byId.get(id)!);
@@ -71,10 +78,16 @@ for (let i = 0; i < profile.samples.length; i++) {
 
 const print = (title: string, map: Map<string, number>, filter?: string) => {
   console.log(`\n${title}`);
-  const rows = [...map].filter(([k]) => !filter || k.includes(filter)).sort((a, b) => b[1] - a[1]).slice(0, TOP);
-  for (const [k, v] of rows) console.log(`${v.toFixed(0).padStart(8)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
+  const rows = [...map]
+    .filter(([k]) => !filter || k.includes(filter))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP);
+  for (const [k, v] of rows)
+    console.log(`${v.toFixed(0).padStart(8)} ms ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
 };
-console.log(`${positionals[0]}: ${(total / 1000).toFixed(2)} s busy (not idle) of ${((profile.endTime - profile.startTime) / 1e6).toFixed(2)} s`);
+console.log(
+  `${positionals[0]}: ${(total / 1000).toFixed(2)} s busy (not idle) of ${((profile.endTime - profile.startTime) / 1e6).toFixed(2)} s`,
+);
 print('self time by package', pkgSelf);
 print('self time by function', self);
 print('inclusive time by function', inclusive, values.match);

@@ -19,7 +19,10 @@ export function packageRoot(pkg: string): string {
   const direct = join(ROOT, 'node_modules', pkg);
   if (existsSync(join(direct, 'package.json'))) return direct;
   let dir = dirname(require.resolve(pkg));
-  while (!existsSync(join(dir, 'package.json')) || (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name !== pkg) {
+  while (
+    !existsSync(join(dir, 'package.json')) ||
+    (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name !== pkg
+  ) {
     const parent = dirname(dir);
     if (parent === dir) throw new Error(`no package.json for ${pkg}`);
     dir = parent;
@@ -39,14 +42,21 @@ export function versionOf(pkg: string): string {
 export function header(title: string, lines: string[] = []): void {
   const cpus = os.cpus();
   console.log(`# ${title}`);
-  console.log(`machine: ${cpus[0]?.model?.trim() ?? 'unknown'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.platform()} ${os.release()}`);
+  console.log(
+    `machine: ${cpus[0]?.model?.trim() ?? 'unknown'}, ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.platform()} ${os.release()}`,
+  );
   console.log(
     `node ${process.version}; tiny-harness ${readOwnVersion()}, @a2a-js/sdk ${versionOf('@a2a-js/sdk')}, ` +
       `express ${versionOf('express')}, ai ${versionOf('ai')}, @ai-sdk/openai-compatible ${versionOf('@ai-sdk/openai-compatible')}, ` +
       `kysely ${versionOf('kysely')}, better-sqlite3 ${versionOf('better-sqlite3')}, tsx ${versionOf('tsx')}`,
   );
   console.log(
-    `run: ${new Date().toISOString()}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) at the start; everything on 127.0.0.1 (client, servers and fixture models on this machine)`,
+    `run: ${new Date().toISOString()}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(
+        ' ',
+      )} (1/5/15 min) at the start; everything on 127.0.0.1 (client, servers and fixture models on this machine)`,
   );
   for (const line of lines) console.log(line);
   console.log('');

@@ -20,7 +20,9 @@ export interface SdkSqliteStore {
 export async function openSdkSqliteStore(file: string): Promise<SdkSqliteStore> {
   mkdirSync(dirname(file), { recursive: true });
   const bin = join(packageRoot('@a2a-js/sdk'), 'dist/cli/a2a_db.js');
-  const upgrade = spawnSync(process.execPath, [bin, 'upgrade', '--url', `sqlite:${file}`, '--store', 'tasks'], { encoding: 'utf8' });
+  const upgrade = spawnSync(process.execPath, [bin, 'upgrade', '--url', `sqlite:${file}`, '--store', 'tasks'], {
+    encoding: 'utf8',
+  });
   if (upgrade.status !== 0) throw new Error(`a2a-db upgrade failed: ${upgrade.stderr || upgrade.stdout}`);
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');

@@ -33,7 +33,16 @@ export function textPart(body: string): Part {
 }
 
 export function message(taskId: string, contextId: string, role: Role, body: string): Message {
-  return { messageId: randomUUID(), contextId, taskId, role, parts: [textPart(body)], metadata: {}, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role,
+    parts: [textPart(body)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** A user message for a request: on a task when `target` is given, else starting a new one. */
@@ -45,7 +54,9 @@ export function userMessage(body: string, target?: { id: string; contextId: stri
 export function seededTask(length: number, random: () => number): Task {
   const id = randomUUID();
   const contextId = randomUUID();
-  const history = Array.from({ length }, (_, i) => message(id, contextId, i % 2 === 0 ? Role.ROLE_USER : Role.ROLE_AGENT, text(random)));
+  const history = Array.from({ length }, (_, i) =>
+    message(id, contextId, i % 2 === 0 ? Role.ROLE_USER : Role.ROLE_AGENT, text(random)),
+  );
   return {
     id,
     contextId,

@@ -63,7 +63,15 @@ async function start(): Promise<Running> {
       const config = parseConfig(JSON.stringify(spec.config));
       // `tokens` (token → user name) turns bearer-token authentication on.
       const auth = spec.tokens ? { tokens: new Map(Object.entries(spec.tokens)) } : undefined;
-      const harness = await startHarness({ config, dataDir: spec.dataDir, databaseUrl: spec.databaseUrl, host: '127.0.0.1', port: spec.port ?? 0, env: {}, auth });
+      const harness = await startHarness({
+        config,
+        dataDir: spec.dataDir,
+        databaseUrl: spec.databaseUrl,
+        host: '127.0.0.1',
+        port: spec.port ?? 0,
+        env: {},
+        auth,
+      });
       return { url: harness.url, close: () => harness.close() };
     }
     case 'bare': {
@@ -87,8 +95,18 @@ async function start(): Promise<Running> {
     }
     case 'model': {
       const holds = new HeldReplies();
-      const model = await startModelServer({ reply: spec.reply, chunkDelayMs: spec.chunkDelayMs, models: ['small'], hold: (body) => holds.holdFor(body) });
-      return { url: model.baseURL, close: () => model.close(), resetRecords: () => void model.requests.splice(0), release: (key) => holds.release(key) };
+      const model = await startModelServer({
+        reply: spec.reply,
+        chunkDelayMs: spec.chunkDelayMs,
+        models: ['small'],
+        hold: (body) => holds.holdFor(body),
+      });
+      return {
+        url: model.baseURL,
+        close: () => model.close(),
+        resetRecords: () => void model.requests.splice(0),
+        release: (key) => holds.release(key),
+      };
     }
   }
 }

@@ -24,7 +24,9 @@ const at = () => performance.timeOrigin + performance.now();
 
 /** The message id of a status update event carrying a message, if it is one. */
 function messageIdOf(event: unknown): string {
-  return (event as { data?: { status?: { message?: { messageId?: string } } } })?.data?.status?.message?.messageId ?? '';
+  return (
+    (event as { data?: { status?: { message?: { messageId?: string } } } })?.data?.status?.message?.messageId ?? ''
+  );
 }
 
 function wrap(prototype: object, name: string, around: (original: Method) => Method): void {
@@ -45,58 +47,81 @@ export async function installStepTrace(dir: string): Promise<void> {
   const { TaskEventLog } = await import('../../src/store/task-event-log.js');
   const { SqlTaskStore } = await import('../../src/store/task-store.js');
 
-  wrap(TaskEngine.prototype, 'postNow', (original) =>
-    function (this: unknown, ...args: unknown[]) {
-      mark('post', (args[0] as { status?: { message?: { messageId?: string } } }).status?.message?.messageId ?? '');
-      return original.apply(this, args);
-    },
+  wrap(
+    TaskEngine.prototype,
+    'postNow',
+    (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        mark('post', (args[0] as { status?: { message?: { messageId?: string } } }).status?.message?.messageId ?? '');
+        return original.apply(this, args);
+      },
   );
-  wrap(TaskBuses.prototype, 'deliverHere', (original) =>
-    function (this: unknown, ...args: unknown[]) {
-      mark('publish', messageIdOf(args[1]));
-      return original.apply(this, args);
-    },
+  wrap(
+    TaskBuses.prototype,
+    'deliverHere',
+    (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        mark('publish', messageIdOf(args[1]));
+        return original.apply(this, args);
+      },
   );
-  wrap(TaskEventLog.prototype, 'append', (original) =>
-    async function (this: unknown, ...args: unknown[]) {
-      const ids = (args[2] as { json: string }[]).map(({ json }) => /"messageId":"([^"]+)"/.exec(json)?.[1] ?? '-').join(',');
-      mark('append', ids);
-      try {
-        return await original.apply(this, args);
-      } finally {
-        mark('appended', ids);
-      }
-    },
+  wrap(
+    TaskEventLog.prototype,
+    'append',
+    (original) =>
+      async function (this: unknown, ...args: unknown[]) {
+        const ids = (args[2] as { json: string }[])
+          .map(({ json }) => /"messageId":"([^"]+)"/.exec(json)?.[1] ?? '-')
+          .join(',');
+        mark('append', ids);
+        try {
+          return await original.apply(this, args);
+        } finally {
+          mark('appended', ids);
+        }
+      },
   );
-  wrap(PostgresCoordination.prototype, 'wake', (original) =>
-    function (this: unknown, ...args: unknown[]) {
-      mark('wake', '');
-      return original.apply(this, args);
-    },
+  wrap(
+    PostgresCoordination.prototype,
+    'wake',
+    (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        mark('wake', '');
+        return original.apply(this, args);
+      },
   );
-  wrap(PostgresCoordination.prototype, 'follow', (original) =>
-    function (this: unknown, taskId: unknown, deliver: unknown) {
-      return original.call(this, taskId, (event: unknown) => {
-        const id = messageIdOf(event);
-        if (id) mark('deliver', id);
-        (deliver as (event: unknown) => void)(event);
-      });
-    },
+  wrap(
+    PostgresCoordination.prototype,
+    'follow',
+    (original) =>
+      function (this: unknown, taskId: unknown, deliver: unknown) {
+        return original.call(this, taskId, (event: unknown) => {
+          const id = messageIdOf(event);
+          if (id) mark('deliver', id);
+          (deliver as (event: unknown) => void)(event);
+        });
+      },
   );
   for (const [name, done] of [
     ['load', 'loaded'],
     ['save', 'saved'],
   ] as const) {
-    wrap(SqlTaskStore.prototype, name, (original) =>
-      async function (this: unknown, ...args: unknown[]) {
-        const id = name === 'save' ? ((args[0] as { status?: { message?: { messageId?: string } } }).status?.message?.messageId ?? '') : '';
-        mark(name, id);
-        try {
-          return await original.apply(this, args);
-        } finally {
-          mark(done, id);
-        }
-      },
+    wrap(
+      SqlTaskStore.prototype,
+      name,
+      (original) =>
+        async function (this: unknown, ...args: unknown[]) {
+          const id =
+            name === 'save'
+              ? ((args[0] as { status?: { message?: { messageId?: string } } }).status?.message?.messageId ?? '')
+              : '';
+          mark(name, id);
+          try {
+            return await original.apply(this, args);
+          } finally {
+            mark(done, id);
+          }
+        },
     );
   }
 }
@@ -153,7 +178,8 @@ function readMarks(dir: string): Mark[] {
  */
 export function stepBreakdown(dir: string, commands: ClientMarks[]): string[] {
   const marks = readMarks(dir);
-  const first = (step: string, id: string, pid?: string, after = 0) => marks.find((m) => m.step === step && m.ids.includes(id) && (!pid || m.pid === pid) && m.at >= after);
+  const first = (step: string, id: string, pid?: string, after = 0) =>
+    marks.find((m) => m.step === step && m.ids.includes(id) && (!pid || m.pid === pid) && m.at >= after);
   const routes = new Map<string, Map<string, number[]>>();
   for (const command of commands) {
     const post = first('post', command.replyId);
@@ -170,13 +196,15 @@ export function stepBreakdown(dir: string, commands: ClientMarks[]): string[] {
     const deliver = marks.find((m) => m.step === 'deliver' && m.ids.includes(command.replyId) && m.pid !== post.pid);
     if (deliver) {
       steps.set('append: insert + NOTIFY, committed', appended.at - append.at);
-      const wake = marks.find((m) => m.step === 'wake' && m.pid === deliver.pid && m.at >= append.at && m.at <= deliver.at);
+      const wake = marks.find(
+        (m) => m.step === 'wake' && m.pid === deliver.pid && m.at >= append.at && m.at <= deliver.at,
+      );
       if (wake) {
         steps.set('NOTIFY heard on A (from the append)', wake.at - append.at);
         steps.set('read on A (the new events)', deliver.at - wake.at);
       }
     } else {
-      steps.set('(append: not on the way, A\'s streams have it at once)', appended.at - append.at);
+      steps.set("(append: not on the way, A's streams have it at once)", appended.at - append.at);
     }
     const handed = deliver ?? publish;
     const onA = marks.filter((m) => m.pid === handed.pid && m.at >= handed.at && m.at <= command.seen);
@@ -184,7 +212,7 @@ export function stepBreakdown(dir: string, commands: ClientMarks[]): string[] {
     steps.set('  of which loading', pairedTime(onA, 'load', 'loaded'));
     steps.set('  of which storing', pairedTime(onA, 'save', 'saved'));
     steps.set('answer to the client (from the post)', command.answered - post.at);
-    steps.set('total: request to reply in A\'s stream', command.seen - command.sent);
+    steps.set("total: request to reply in A's stream", command.seen - command.sent);
     let route = routes.get(command.route);
     if (!route) routes.set(command.route, (route = new Map()));
     for (const [step, value] of steps) route.set(step, [...(route.get(step) ?? []), value]);
@@ -192,7 +220,8 @@ export function stepBreakdown(dir: string, commands: ClientMarks[]): string[] {
   const lines: string[] = [];
   for (const [route, steps] of routes) {
     lines.push(`  ${route} (medians of ${steps.get("total: request to reply in A's stream")?.length ?? 0} commands)`);
-    for (const [step, values] of steps) lines.push(`    ${step.padEnd(60)} ${ms(summarize(values).median)}   p90 ${ms(summarize(values).p90)}`);
+    for (const [step, values] of steps)
+      lines.push(`    ${step.padEnd(60)} ${ms(summarize(values).median)}   p90 ${ms(summarize(values).p90)}`);
   }
   return lines;
 }

@@ -76,7 +76,14 @@ class Chat {
     this.style = styleFor(output);
     this.screen = new ChatScreen(output, this.style);
     const terminal = input.isTTY === true && output.isTTY === true;
-    this.rl = createInterface({ input, output, terminal, prompt: '> ', historySize: 200, completer: (line: string) => this.complete(line) });
+    this.rl = createInterface({
+      input,
+      output,
+      terminal,
+      prompt: '> ',
+      historySize: 200,
+      completer: (line: string) => this.complete(line),
+    });
   }
 
   /** Shows a task's conversation so far and goes on in it; false (said why) when it cannot be read. */
@@ -94,16 +101,25 @@ class Chat {
       const text = resultText({ ...task, status: { ...task.status!, message }, artifacts: [] });
       if (!text) continue;
       if (message.role === Role.ROLE_USER) this.screen.line(this.style.dim(`> ${text}`));
-      else if (typeof message.metadata?.[COMMAND_KEY] === 'string') this.screen.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
+      else if (typeof message.metadata?.[COMMAND_KEY] === 'string')
+        this.screen.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
       else this.screen.line(this.screen.markdown(text));
     }
-    this.screen.line(this.style.dim(isTerminal(task.status?.state) ? `(task ${task.id} has ended: the next message starts a new task in its conversation)` : `(resumed task ${task.id})`));
+    this.screen.line(
+      this.style.dim(
+        isTerminal(task.status?.state)
+          ? `(task ${task.id} has ended: the next message starts a new task in its conversation)`
+          : `(resumed task ${task.id})`,
+      ),
+    );
     return true;
   }
 
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
-    this.screen.line(`Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`);
+    this.screen.line(
+      `Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`,
+    );
     this.screen.line(
       this.style.dim(
         commands.length > 0
@@ -122,7 +138,12 @@ class Chat {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
           this.screen.endLine();
-          if (this.taskId) this.screen.write(this.style.dim(`task ${this.taskId}; resume it with: tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`));
+          if (this.taskId)
+            this.screen.write(
+              this.style.dim(
+                `task ${this.taskId}; resume it with: tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`,
+              ),
+            );
           resolve(0);
         })();
       });
@@ -162,7 +183,10 @@ class Chat {
       return;
     }
     // CMD-3 would send an unknown /name to the model: a typo is asked about first.
-    const question = unknownCommandQuestion(text, this.connection.commands.map((c) => c.name));
+    const question = unknownCommandQuestion(
+      text,
+      this.connection.commands.map((c) => c.name),
+    );
     if (question) {
       this.unsure = text;
       this.screen.line(this.style.error(`${question} Send it to the model anyway? [y/N]`));
@@ -208,7 +232,12 @@ class Chat {
     this.turn = turn;
     let failed = false;
     try {
-      const request = { tenant: '', message: userMessage(text, { taskId: this.taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
+      const request = {
+        tenant: '',
+        message: userMessage(text, { taskId: this.taskId, contextId: this.contextId }),
+        configuration: undefined,
+        metadata: {},
+      };
       for await (const event of this.connection.client.sendMessageStream(request, { signal: turn.abort.signal })) {
         this.screen.show(reader.read(event), this.followSubtask);
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
@@ -236,9 +265,16 @@ class Chat {
   private async checkTaskStillOpen(): Promise<void> {
     if (!this.taskId) return;
     try {
-      const task = await this.connection.client.getTask({ tenant: '', id: this.taskId, historyLength: 0 }, { signal: AbortSignal.timeout(5000) });
+      const task = await this.connection.client.getTask(
+        { tenant: '', id: this.taskId, historyLength: 0 },
+        { signal: AbortSignal.timeout(5000) },
+      );
       if (isTerminal(task.status?.state)) {
-        this.screen.line(this.style.dim(`(task ${this.taskId} is ${stateName(task.status?.state)}; the next message starts a new task)`));
+        this.screen.line(
+          this.style.dim(
+            `(task ${this.taskId} is ${stateName(task.status?.state)}; the next message starts a new task)`,
+          ),
+        );
         this.taskId = '';
       }
     } catch {
@@ -248,10 +284,19 @@ class Chat {
 
   private async commandDuringTurn(text: string, taskId: string): Promise<void> {
     try {
-      const request = { tenant: '', message: userMessage(text, { taskId, contextId: this.contextId }), configuration: undefined, metadata: {} };
+      const request = {
+        tenant: '',
+        message: userMessage(text, { taskId, contextId: this.contextId }),
+        configuration: undefined,
+        metadata: {},
+      };
       const result = await this.connection.client.sendMessage(request);
       // The running turn's stream carries the reply too; `show` prints it once.
-      if ('status' in result) this.screen.show(new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'), this.followSubtask);
+      if ('status' in result)
+        this.screen.show(
+          new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'),
+          this.followSubtask,
+        );
     } catch (error) {
       this.screen.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
     }
@@ -269,7 +314,11 @@ class Chat {
         return;
       }
       // Messages queued meanwhile are still sent once the turn has ended: stopping a turn is how to say something else instead.
-      this.screen.line(this.style.dim(this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)'));
+      this.screen.line(
+        this.style.dim(
+          this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)',
+        ),
+      );
       turn.cancel = 'wanted';
       turn.timer = setTimeout(() => turn.abort.abort(), CANCEL_GRACE_MS);
       if (turn.reader.taskId) this.endTurn(turn);
@@ -312,10 +361,15 @@ class Chat {
     this.watchers.add(abort);
     try {
       const end = await followSubtask(this.connection.client, id, abort.signal);
-      if (end.kind === 'lost') this.notice(this.style.error(`error: lost sub-task ${id}: ${describeClientError(end.error, this.connection.url)}`));
+      if (end.kind === 'lost')
+        this.notice(
+          this.style.error(`error: lost sub-task ${id}: ${describeClientError(end.error, this.connection.url)}`),
+        );
       if (end.kind !== 'ended') return;
       const result = resultText(end.task);
-      this.notice(this.style.subtask(`sub-task ${id} ${stateName(end.task.status?.state)}${result ? `: ${result}` : ''}`));
+      this.notice(
+        this.style.subtask(`sub-task ${id} ${stateName(end.task.status?.state)}${result ? `: ${result}` : ''}`),
+      );
     } finally {
       this.watchers.delete(abort);
     }
@@ -336,7 +390,6 @@ class Chat {
   private prompt(): void {
     if (!this.closed && this.rl.terminal) this.rl.prompt();
   }
-
 }
 
 /** A typed message on one line of a notice, shortened. */

@@ -51,7 +51,8 @@ function completeArgument(line: string, commands: readonly CardCommand[], width?
   if (found.length === 0) return NONE;
   if (found.length === 1) return { completions: [`${head}${found[0]!.value} `], list: [] };
   const shared = commonPrefix(found.map((v) => v.value));
-  if (shared.length > typed.length && found.every((v) => v.value.startsWith(typed))) return { completions: [`${head}${shared}`], list: [] };
+  if (shared.length > typed.length && found.every((v) => v.value.startsWith(typed)))
+    return { completions: [`${head}${shared}`], list: [] };
   return { completions: [], list: found.map((v) => describeValue(v, width)) };
 }
 

@@ -6,7 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type CallInterceptor, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type CallInterceptor,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { argumentValuesOf, COMMANDS_EXTENSION_URI, textPart, type ArgumentValue } from '../wire.js';
@@ -53,7 +60,8 @@ export function agentBaseUrl(text: string): { url: string } | { problem: string 
   } catch {
     return { problem: `"${text}" is not a URL; give the agent's base URL, e.g. http://127.0.0.1:8080.` };
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { problem: `"${text}" is not an http(s) URL.` };
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return { problem: `"${text}" is not an http(s) URL.` };
   return { url: text.replace(/\/+$/, '') };
 }
 
@@ -69,7 +77,10 @@ export function requestHeaders(headers: readonly Header[]): Record<string, strin
     else result[name] = value;
   }
   const extensionsKey = Object.keys(result).find((key) => key.toLowerCase() === 'a2a-extensions') ?? 'A2A-Extensions';
-  const named = (result[extensionsKey] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const named = (result[extensionsKey] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!named.includes(COMMANDS_EXTENSION_URI)) named.push(COMMANDS_EXTENSION_URI);
   result[extensionsKey] = named.join(', ');
   return result;
@@ -108,7 +119,10 @@ export function cardCommands(card: AgentCard): CardCommand[] {
   if (!Array.isArray(listed)) return [];
   const values = argumentValuesOf(card.capabilities?.extensions);
   return listed
-    .filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && typeof (c as { name?: unknown }).name === 'string')
+    .filter(
+      (c): c is Record<string, unknown> =>
+        typeof c === 'object' && c !== null && typeof (c as { name?: unknown }).name === 'string',
+    )
     .map((c) => ({
       name: String(c.name),
       description: typeof c.description === 'string' ? c.description : '',
@@ -145,7 +159,11 @@ function codesOf(error: unknown): Array<string | number> {
 }
 
 function oneLine(text: string): string {
-  const line = text.split('\n').map((s) => s.trim()).find(Boolean) ?? 'unknown error';
+  const line =
+    text
+      .split('\n')
+      .map((s) => s.trim())
+      .find(Boolean) ?? 'unknown error';
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
@@ -156,9 +174,18 @@ export function describeClientError(error: unknown, url: string): string {
   const has = (...wanted: Array<string | number>) => wanted.some((w) => codes.includes(w));
   if (has('ECONNREFUSED')) return `cannot reach ${url} (connection refused)`;
   if (has('ENOTFOUND', 'EAI_AGAIN')) return `cannot reach ${url} (host not found)`;
-  if (has('ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT') || (error instanceof Error && error.name === 'TimeoutError')) return `cannot reach ${url} (timed out)`;
+  if (has('ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT') || (error instanceof Error && error.name === 'TimeoutError'))
+    return `cannot reach ${url} (timed out)`;
   if (has('ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE') || message === 'terminated') return `lost the connection to ${url}`;
-  if (has('CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID')) return `cannot reach ${url} (TLS: ${oneLine(message)})`;
+  if (
+    has(
+      'CERT_HAS_EXPIRED',
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+    )
+  )
+    return `cannot reach ${url} (TLS: ${oneLine(message)})`;
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
   if (cause === 'bad port') return `cannot reach ${url} (fetch refuses that port; choose another)`;
   if (message === 'fetch failed') return `cannot reach ${url}${cause ? ` (${oneLine(cause)})` : ''}`;

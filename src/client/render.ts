@@ -61,7 +61,9 @@ export function stateName(state: TaskState | undefined): string {
 
 /** A turn is over when the task waits for the user or can take no more messages. */
 export function endsTurn(state: TaskState | undefined): boolean {
-  return state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED || isTerminal(state);
+  return (
+    state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED || isTerminal(state)
+  );
 }
 
 /** Whether `send` should report failure for a task that ended in this state. */
@@ -69,7 +71,10 @@ export function isFailure(state: TaskState | undefined): boolean {
   return state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED;
 }
 
-function commandOf(message: Message | undefined, metadata?: Record<string, unknown>): { name: string; taskRef?: string } | undefined {
+function commandOf(
+  message: Message | undefined,
+  metadata?: Record<string, unknown>,
+): { name: string; taskRef?: string } | undefined {
   const meta = (metadata && typeof metadata[COMMAND_KEY] === 'string' ? metadata : message?.metadata) ?? {};
   const name = meta[COMMAND_KEY];
   if (typeof name !== 'string') return undefined;
@@ -126,8 +131,13 @@ export class TurnReader {
         const message = update.status?.message;
         const command = commandOf(message, update.metadata);
         if (command) return this.commandReply(message, command);
-        if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined) return this.once(message, [{ kind: 'note', text: textOf(message) }]);
-        if (message?.metadata?.[TOOL_CALL_KEY] !== undefined) return this.once(message, toolCallsOf(message.parts).map((call) => ({ kind: 'tool' as const, call })));
+        if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined)
+          return this.once(message, [{ kind: 'note', text: textOf(message) }]);
+        if (message?.metadata?.[TOOL_CALL_KEY] !== undefined)
+          return this.once(
+            message,
+            toolCallsOf(message.parts).map((call) => ({ kind: 'tool' as const, call })),
+          );
         this.state = update.status?.state ?? this.state;
         if (!endsTurn(this.state)) return [];
         this.ended = true;
@@ -171,7 +181,9 @@ export class TurnReader {
 
   private commandReply(message: Message | undefined, command: { name: string; taskRef?: string }): Shown[] {
     const taskRef = command.taskRef ?? message?.referenceTaskIds?.[0];
-    return this.once(message, [{ kind: 'command', name: command.name, text: textOf(message), taskRef, messageId: message?.messageId }]);
+    return this.once(message, [
+      { kind: 'command', name: command.name, text: textOf(message), taskRef, messageId: message?.messageId },
+    ]);
   }
 
   /** Shows a message once, however many events carry it. */

@@ -47,7 +47,12 @@ export async function runSend(options: SendOptions): Promise<number> {
   const printer = replyPrinter(out, err);
   /** The sub-tasks that command replies say they started. */
   const subtasks: string[] = [];
-  const request = { tenant: '', message: userMessage(options.text, { taskId: options.taskId, contextId: options.contextId }), configuration: undefined, metadata: {} };
+  const request = {
+    tenant: '',
+    message: userMessage(options.text, { taskId: options.taskId, contextId: options.contextId }),
+    configuration: undefined,
+    metadata: {},
+  };
   try {
     if (options.stream) {
       for await (const event of connection.client.sendMessageStream(request)) {
@@ -59,7 +64,11 @@ export async function runSend(options: SendOptions): Promise<number> {
     } else {
       const result = await connection.client.sendMessage(request);
       if (options.json) out.write(`${JSON.stringify(SendMessageResponse.toJSON(responseOf(result)))}\n`);
-      const shown = reader.read('status' in result ? { payload: { $case: 'task', value: result } } : { payload: { $case: 'message', value: result } });
+      const shown = reader.read(
+        'status' in result
+          ? { payload: { $case: 'task', value: result } }
+          : { payload: { $case: 'message', value: result } },
+      );
       subtasks.push(...startedIn(shown));
       if (!options.json) printer.show(shown);
     }
@@ -83,13 +92,21 @@ export async function runSend(options: SendOptions): Promise<number> {
  * Follows each sub-task to its end and prints its result (with `--json`, the sub-task itself);
  * how each ended goes to standard error. True when one failed, or could not be followed.
  */
-async function waitForSubtasks(connection: Connection, ids: readonly string[], options: SendOptions, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<boolean> {
+async function waitForSubtasks(
+  connection: Connection,
+  ids: readonly string[],
+  options: SendOptions,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<boolean> {
   let failed = false;
   for (const id of ids) {
     err.write(`waiting for sub-task ${id}…\n`);
     const end = await followSubtask(connection.client, id, new AbortController().signal);
     if (end.kind !== 'ended') {
-      err.write(`error: lost sub-task ${id}${end.kind === 'lost' ? `: ${describeClientError(end.error, options.url)}` : ''}\n`);
+      err.write(
+        `error: lost sub-task ${id}${end.kind === 'lost' ? `: ${describeClientError(end.error, options.url)}` : ''}\n`,
+      );
       failed = true;
       continue;
     }
@@ -113,7 +130,9 @@ function startedIn(shown: Shown[]): string[] {
 export const NO_REPLY_EXIT = 3;
 
 function responseOf(result: SendMessageResult): SendMessageResponse {
-  return 'status' in result ? { payload: { $case: 'task', value: result } } : { payload: { $case: 'message', value: result } };
+  return 'status' in result
+    ? { payload: { $case: 'task', value: result } }
+    : { payload: { $case: 'message', value: result } };
 }
 
 /** Plain text on standard output: model output as it comes, command replies and the final reply each on their own lines. */

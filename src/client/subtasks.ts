@@ -17,7 +17,8 @@ export async function followSubtask(client: Client, id: string, signal: AbortSig
   try {
     for await (const event of client.resubscribeTask({ tenant: '', id }, { signal })) {
       const payload = event.payload;
-      const state = payload?.$case === 'task' || payload?.$case === 'statusUpdate' ? payload.value.status?.state : undefined;
+      const state =
+        payload?.$case === 'task' || payload?.$case === 'statusUpdate' ? payload.value.status?.state : undefined;
       if (isTerminal(state)) break;
     }
   } catch {

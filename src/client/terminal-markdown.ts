@@ -62,7 +62,11 @@ export class TerminalMarkdown {
           continue;
         }
         const line = rest.split('\n', 1)[0]!;
-        if (!final && line.length === rest.length && (UNDECIDED_LINE_START.test(line) || /^[ \t]{0,3}(```|~~~)/.test(line))) {
+        if (
+          !final &&
+          line.length === rest.length &&
+          (UNDECIDED_LINE_START.test(line) || /^[ \t]{0,3}(```|~~~)/.test(line))
+        ) {
           this.held = rest; // not yet known what this line is
           return out;
         }

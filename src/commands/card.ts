@@ -3,7 +3,9 @@ import { COMMAND_ARGUMENTS_EXTENSION_URI, COMMANDS_EXTENSION_URI, type ArgumentV
 import type { CommandRegistry } from './registry.js';
 
 /** The card `params` of the extension: exactly `{commands: [{name, description, argument_hint}]}`. */
-export function commandsExtensionParams(registry: CommandRegistry): { commands: Array<{ name: string; description: string; argument_hint: string }> } {
+export function commandsExtensionParams(registry: CommandRegistry): {
+  commands: Array<{ name: string; description: string; argument_hint: string }>;
+} {
   return {
     commands: registry.list().map((command) => ({
       name: command.name,
@@ -17,7 +19,8 @@ export function commandsExtensionParams(registry: CommandRegistry): { commands: 
 export function commandsExtension(registry: CommandRegistry): AgentExtension {
   return {
     uri: COMMANDS_EXTENSION_URI,
-    description: 'Slash commands: a message that is exactly /<name> <arguments> runs that command instead of reaching the model.',
+    description:
+      'Slash commands: a message that is exactly /<name> <arguments> runs that command instead of reaching the model.',
     required: false,
     params: commandsExtensionParams(registry),
   };

@@ -75,7 +75,10 @@ export async function* detachedOnClientGone<T>(
   }
 }
 
-async function drain<T>(stream: AsyncGenerator<T, void, undefined>, pending: Promise<IteratorResult<T, void>> | undefined): Promise<void> {
+async function drain<T>(
+  stream: AsyncGenerator<T, void, undefined>,
+  pending: Promise<IteratorResult<T, void>> | undefined,
+): Promise<void> {
   if (pending && (await pending).done) return;
   while (!(await stream.next()).done);
 }

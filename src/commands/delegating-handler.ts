@@ -36,7 +36,10 @@ export class DelegatingRequestHandler implements A2ARequestHandler {
     return this.inner.getAgentCard();
   }
 
-  getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+  getAuthenticatedExtendedAgentCard(
+    params: GetExtendedAgentCardRequest,
+    context: ServerCallContext,
+  ): Promise<AgentCard> {
     this.onCall(context);
     return this.inner.getAuthenticatedExtendedAgentCard(params, context);
   }
@@ -46,7 +49,10 @@ export class DelegatingRequestHandler implements A2ARequestHandler {
     return this.inner.sendMessage(params, context);
   }
 
-  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     this.onCall(context);
     return this.inner.sendMessageStream(params, context);
   }
@@ -66,27 +72,42 @@ export class DelegatingRequestHandler implements A2ARequestHandler {
     return this.inner.cancelTask(params, context);
   }
 
-  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     this.onCall(context);
     return this.inner.resubscribe(params, context);
   }
 
-  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+  createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
     this.onCall(context);
     return this.inner.createTaskPushNotificationConfig(params, context);
   }
 
-  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+  getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
     this.onCall(context);
     return this.inner.getTaskPushNotificationConfig(params, context);
   }
 
-  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
     this.onCall(context);
     return this.inner.listTaskPushNotificationConfigs(params, context);
   }
 
-  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+  deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
     this.onCall(context);
     return this.inner.deleteTaskPushNotificationConfig(params, context);
   }

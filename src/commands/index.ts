@@ -4,18 +4,50 @@
  * nothing of the harness around it.
  */
 export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY, isTerminal } from '../wire.js';
-export { CommandUsageError, type CommandDefinition, type CommandHandler, type CommandInvocation, type CommandResult } from './command.js';
+export {
+  CommandUsageError,
+  type CommandDefinition,
+  type CommandHandler,
+  type CommandInvocation,
+  type CommandResult,
+} from './command.js';
 export { CommandRegistry, CommandRegistrationError, type RegisteredCommand } from './registry.js';
 export { parseCommand, parseCommandText, type ParsedCommand } from './parse.js';
-export { commandArgumentsExtension, commandArgumentsParams, commandsExtension, commandsExtensionParams, withCommandsExtension } from './card.js';
+export {
+  commandArgumentsExtension,
+  commandArgumentsParams,
+  commandsExtension,
+  commandsExtensionParams,
+  withCommandsExtension,
+} from './card.js';
 export { buildReply, isCommandExchange } from './reply.js';
 export { withoutCommandMetadata } from './metadata-guard.js';
 export { DelegatingRequestHandler } from './delegating-handler.js';
-export { CommandsRequestHandler, DEFAULT_ANSWER_HISTORY, type CommandsRequestHandlerOptions } from './request-handler.js';
+export {
+  CommandsRequestHandler,
+  DEFAULT_ANSWER_HISTORY,
+  type CommandsRequestHandlerOptions,
+} from './request-handler.js';
 export type { CommandOutcome } from './runner.js';
 export type { CommandTaskPort } from './port.js';
 export { sdkTaskPort } from './sdk-port.js';
 export { MessageClaims, contentDigest, type Claim, type FirstClaim, type RepeatClaim } from './message-claims.js';
-export { InMemoryMessageClaimStore, type MessageClaimStore, type ClaimScope, type ClaimOutcome, type StoredClaim } from './message-claim-store.js';
+export {
+  InMemoryMessageClaimStore,
+  type MessageClaimStore,
+  type ClaimScope,
+  type ClaimOutcome,
+  type StoredClaim,
+} from './message-claim-store.js';
 export { CLIENT_GONE_KEY, clientGoneSignal, setClientGoneSignal, detachedOnClientGone } from './client-gone.js';
-export { registerBuiltinCommands, type ToolApprovalControl, type TurnControl, type ModelControl, type SubtaskControl, type TaskReporter, type TaskReport, type ModelChoice, type UsageLine } from './builtins/index.js';
+export {
+  registerBuiltinCommands,
+  type ToolApprovalControl,
+  type TurnControl,
+  type ModelControl,
+  type SubtaskControl,
+  type TaskReporter,
+  type TaskReport,
+  type ModelChoice,
+  type UsageLine,
+} from './builtins/index.js';

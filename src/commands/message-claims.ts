@@ -56,7 +56,13 @@ export class MessageClaims {
       if (live) {
         if (live.digest !== digest) throw conflict();
         const outcome = await live.accepted;
-        if (outcome) return { kind: 'repeat', outcome: sameTask(message, outcome), inFlight: !live.finished, firstDone: live.done };
+        if (outcome)
+          return {
+            kind: 'repeat',
+            outcome: sameTask(message, outcome),
+            inFlight: !live.finished,
+            firstDone: live.done,
+          };
         continue; // the first send was refused: this one is processed in its place
       }
       const mine = new LiveClaim(digest);
@@ -68,7 +74,12 @@ export class MessageClaims {
         // Handled by an earlier process: '' is a claim recorded before digests were kept.
         if (stored.digest !== digest && stored.digest !== '') throw conflict();
         this.finish(key, mine, { outcome: stored.outcome });
-        return { kind: 'repeat', outcome: sameTask(message, stored.outcome), inFlight: false, firstDone: Promise.resolve() };
+        return {
+          kind: 'repeat',
+          outcome: sameTask(message, stored.outcome),
+          inFlight: false,
+          firstDone: Promise.resolve(),
+        };
       } catch (error) {
         this.finish(key, mine, { error });
         throw error;
@@ -149,7 +160,9 @@ type Settlement = { outcome?: ClaimOutcome } | { error: unknown };
  * so a client that stamps a retry count or a time on each attempt is not refused.
  */
 export function contentDigest(message: Message): string {
-  const parts = (message.parts ?? []).map((part) => Part.toJSON({ ...part, metadata: isEmpty(part.metadata) ? undefined : part.metadata }));
+  const parts = (message.parts ?? []).map((part) =>
+    Part.toJSON({ ...part, metadata: isEmpty(part.metadata) ? undefined : part.metadata }),
+  );
   const content = JSON.stringify([message.contextId ?? '', parts]);
   return createHash('sha256').update(content).digest('hex');
 }
@@ -169,9 +182,13 @@ function isEmpty(value: object | undefined): boolean {
 
 /** A resend that reached another instance while the first send is still being handled there. */
 function stillGoing(): UnsupportedOperationError {
-  return new UnsupportedOperationError('This message is still being handled by another instance of the server. Send it again, unchanged, in a moment to get its answer.');
+  return new UnsupportedOperationError(
+    'This message is still being handled by another instance of the server. Send it again, unchanged, in a moment to get its answer.',
+  );
 }
 
 function conflict(): RequestMalformedError {
-  return new RequestMalformedError('This messageId was already used for a message with other content. Give every new message its own messageId; resend a message only unchanged.');
+  return new RequestMalformedError(
+    'This messageId was already used for a message with other content. Give every new message its own messageId; resend a message only unchanged.',
+  );
 }

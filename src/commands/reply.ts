@@ -13,7 +13,12 @@ export function replyMetadata(name: string, taskRef?: string): Record<string, st
  * first part is the text and whose optional second part is the data, the extension URI in
  * `extensions`, and the sub-task in `referenceTaskIds` when there is one.
  */
-export function buildReply(task: Pick<Task, 'id' | 'contextId'>, state: TaskState, name: string, result: CommandResult): TaskStatusUpdateEvent {
+export function buildReply(
+  task: Pick<Task, 'id' | 'contextId'>,
+  state: TaskState,
+  name: string,
+  result: CommandResult,
+): TaskStatusUpdateEvent {
   const message: Message = {
     messageId: randomUUID(),
     contextId: task.contextId,

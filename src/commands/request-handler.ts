@@ -46,13 +46,17 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     private readonly options: CommandsRequestHandlerOptions,
   ) {
     super(inner);
-    this.runner = new CommandRunner({ ...options, getTask: (id, context) => this.inner.getTask({ tenant: context.tenant ?? '', id }, context) });
+    this.runner = new CommandRunner({
+      ...options,
+      getTask: (id, context) => this.inner.getTask({ tenant: context.tenant ?? '', id }, context),
+    });
   }
 
   /** The inner card plus the extension entry, built now from the registry (CMD-14, CMD-16). */
   /** Echoes the extension in the `A2A-Extensions` response header when the client asked for it (CMD-17). */
   protected override onCall(context: ServerCallContext): void {
-    if (context.requestedExtensions?.includes(COMMANDS_EXTENSION_URI)) context.addActivatedExtension(COMMANDS_EXTENSION_URI);
+    if (context.requestedExtensions?.includes(COMMANDS_EXTENSION_URI))
+      context.addActivatedExtension(COMMANDS_EXTENSION_URI);
   }
 
   override async getAgentCard(): Promise<AgentCard> {
@@ -60,9 +64,15 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     return withCommandsExtension(base, this.options.registry);
   }
 
-  override async getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext): Promise<AgentCard> {
+  override async getAuthenticatedExtendedAgentCard(
+    params: GetExtendedAgentCardRequest,
+    context: ServerCallContext,
+  ): Promise<AgentCard> {
     this.onCall(context);
-    return withCommandsExtension(await this.inner.getAuthenticatedExtendedAgentCard(params, context), this.options.registry);
+    return withCommandsExtension(
+      await this.inner.getAuthenticatedExtendedAgentCard(params, context),
+      this.options.registry,
+    );
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
@@ -79,10 +89,18 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
    * Not `async *`: the extension must be activated before the transport writes headers (CMD-17).
    * A turn's stream ends for its client as soon as the client goes away; the turn goes on.
    */
-  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     this.onCall(context);
     const command = this.recognise(params);
-    if (!command) return detachedOnClientGone(this.inner.sendMessageStream(params, context), clientGoneSignal(context), this.streamError);
+    if (!command)
+      return detachedOnClientGone(
+        this.inner.sendMessageStream(params, context),
+        clientGoneSignal(context),
+        this.streamError,
+      );
     return this.streamCommand(params, command, context);
   }
 
@@ -101,7 +119,9 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const outcome = await this.runner.run(params.message!, command, context);
-    yield { payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) } };
+    yield {
+      payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) },
+    };
     yield { payload: { $case: 'statusUpdate', value: outcome.reply } };
     if (!outcome.followUp) return;
     // What the command started (a resumed turn) follows the reply on the same stream, which keeps
@@ -116,7 +136,6 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
 async function drain(stream: AsyncGenerator<unknown, void, undefined>): Promise<void> {
   while (!(await stream.next()).done);
 }
-
 
 /**
  * How much history an answer to `SendMessage` carries when the client did not say
@@ -133,4 +152,3 @@ function applyHistoryLength(task: Task, historyLength: number | undefined): Task
   const length = historyLength ?? DEFAULT_ANSWER_HISTORY;
   return { ...task, history: length <= 0 ? [] : task.history.slice(-length) };
 }
-

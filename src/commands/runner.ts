@@ -51,7 +51,9 @@ export class CommandRunner {
     const claim = await this.options.claims?.claim(message, context);
     if (claim?.kind === 'repeat') return this.answerAgain(claim.outcome, context);
     try {
-      const outcome = message.taskId ? await this.runOnTask(message, command, context) : await this.runOnNewTask(message, command, context);
+      const outcome = message.taskId
+        ? await this.runOnTask(message, command, context)
+        : await this.runOnNewTask(message, command, context);
       await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply });
       return outcome;
     } catch (error) {
@@ -73,7 +75,11 @@ export class CommandRunner {
   }
 
   /** CMD-10: a command without a task starts one, waiting for input, in the given or a new context. */
-  private async runOnNewTask(message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
+  private async runOnNewTask(
+    message: Message,
+    command: ParsedCommand,
+    context: ServerCallContext,
+  ): Promise<CommandOutcome> {
     const taskId = randomUUID();
     const contextId = message.contextId || randomUUID();
     const stored = { ...message, taskId, contextId, metadata: { ...message.metadata, [COMMAND_KEY]: command.name } };
@@ -90,22 +96,37 @@ export class CommandRunner {
     return this.answer(task, stored, command, context);
   }
 
-  private async runOnTask(message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
+  private async runOnTask(
+    message: Message,
+    command: ParsedCommand,
+    context: ServerCallContext,
+  ): Promise<CommandOutcome> {
     const taskId = message.taskId;
     const task = await this.options.getTask(taskId, context);
     if (message.contextId && message.contextId !== task.contextId) {
-      throw new RequestMalformedError(`contextId mismatch: message contextId '${message.contextId}' does not match task '${taskId}' contextId '${task.contextId}'`);
+      throw new RequestMalformedError(
+        `contextId mismatch: message contextId '${message.contextId}' does not match task '${taskId}' contextId '${task.contextId}'`,
+      );
     }
     // CMD-11: a finished task takes no more messages, commands included.
     if (isTerminal(task.status?.state)) {
       throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be modified.`);
     }
-    const stored = { ...message, contextId: task.contextId, metadata: { ...message.metadata, [COMMAND_KEY]: command.name } };
+    const stored = {
+      ...message,
+      contextId: task.contextId,
+      metadata: { ...message.metadata, [COMMAND_KEY]: command.name },
+    };
     task.history = [...task.history, stored];
     return this.answer(task, stored, command, context);
   }
 
-  private async answer(task: Task, message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
+  private async answer(
+    task: Task,
+    message: Message,
+    command: ParsedCommand,
+    context: ServerCallContext,
+  ): Promise<CommandOutcome> {
     const result = await this.invoke(task, message, command, context);
     const reply = buildReply(task, task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
     const after = await this.options.port.post(reply, context, { message });
@@ -113,9 +134,15 @@ export class CommandRunner {
   }
 
   /** Runs the handler; whatever it throws becomes a reply that says what went wrong (CMD-12). */
-  private async invoke(task: Task, message: Message, command: ParsedCommand, callContext: ServerCallContext): Promise<CommandResult> {
+  private async invoke(
+    task: Task,
+    message: Message,
+    command: ParsedCommand,
+    callContext: ServerCallContext,
+  ): Promise<CommandResult> {
     const definition = this.options.registry.get(command.name);
-    if (!definition) return { text: `The command /${command.name} is no longer available. Send /help to see the commands.` };
+    if (!definition)
+      return { text: `The command /${command.name} is no longer available. Send /help to see the commands.` };
     try {
       const result = await definition.handler({ name: command.name, args: command.args, task, message, callContext });
       if (typeof result?.text !== 'string') throw new Error(`command /${command.name} returned no text`);
@@ -123,7 +150,9 @@ export class CommandRunner {
     } catch (error) {
       if (error instanceof CommandUsageError) return { text: error.message };
       this.options.onHandlerError?.(error, command.name);
-      return { text: `The command /${command.name} failed unexpectedly; nothing was changed. The error was logged on the server. Try again, or send /help to see the commands.` };
+      return {
+        text: `The command /${command.name} failed unexpectedly; nothing was changed. The error was logged on the server. Try again, or send /help to see the commands.`,
+      };
     }
   }
 }

@@ -13,17 +13,23 @@ import type { CommandTaskPort } from './port.js';
  * landing exactly as a turn ends may show WORKING on a task that has just stopped.
  */
 export function sdkTaskPort(taskStore: TaskStore, eventBusManager: ExecutionEventBusManager): CommandTaskPort {
-  const inFlight = (state: TaskState | undefined) => state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
+  const inFlight = (state: TaskState | undefined) =>
+    state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
   return {
     async isBusy(taskId, context) {
-      return eventBusManager.getByTaskId(taskId, context) !== undefined && inFlight((await taskStore.load(taskId, context))?.status?.state);
+      return (
+        eventBusManager.getByTaskId(taskId, context) !== undefined &&
+        inFlight((await taskStore.load(taskId, context))?.status?.state)
+      );
     },
     create: (task, context) => taskStore.save(task, context),
     async post(update, context, exchange = {}) {
       const stored = await taskStore.load(update.taskId, context);
       if (!stored) throw new TaskNotFoundError(`Task not found: ${update.taskId}`);
       const state = stored.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
-      if (update.status) update.status.state = eventBusManager.getByTaskId(update.taskId, context) && inFlight(state) ? TaskState.TASK_STATE_WORKING : state;
+      if (update.status)
+        update.status.state =
+          eventBusManager.getByTaskId(update.taskId, context) && inFlight(state) ? TaskState.TASK_STATE_WORKING : state;
       const message = exchange.message;
       if (message && !stored.history.some((m) => m.messageId === message.messageId)) {
         await taskStore.save({ ...stored, history: [...stored.history, message] }, context);

@@ -17,7 +17,14 @@ export async function loadConfig(file?: string): Promise<HarnessConfig> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : 'it cannot be read';
+    const why =
+      code === 'ENOENT'
+        ? 'it does not exist'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : 'it cannot be read';
     throw new HarnessError('config_unreadable', `Cannot read the config file "${file}": ${why}.`);
   }
   return parseConfig(text, file);
@@ -29,7 +36,10 @@ export function parseConfig(text: string, file = 'config'): HarnessConfig {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new HarnessError('config_unreadable', `The config file "${file}" is not valid JSON${whereJSONFailed(text, error)}.`);
+    throw new HarnessError(
+      'config_unreadable',
+      `The config file "${file}" is not valid JSON${whereJSONFailed(text, error)}.`,
+    );
   }
   const result = configSchema.safeParse(json);
   if (!result.success) {

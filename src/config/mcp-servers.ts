@@ -17,7 +17,8 @@ const SECRET_ADVICE = 'looks like a secret: take its value from the environment,
 /** Names → values where a secret-like name must take its value from a `${VAR}`. */
 const secretSafeRecord = z.record(z.string().min(1), z.string()).superRefine((record, ctx) => {
   for (const [name, value] of Object.entries(record)) {
-    if (SECRET_LIKE_NAME.test(name) && !NAMES_A_VARIABLE.test(value)) ctx.addIssue({ code: 'custom', path: [name], message: SECRET_ADVICE });
+    if (SECRET_LIKE_NAME.test(name) && !NAMES_A_VARIABLE.test(value))
+      ctx.addIssue({ code: 'custom', path: [name], message: SECRET_ADVICE });
   }
 });
 
@@ -26,9 +27,11 @@ const secretSafeRecord = z.record(z.string().min(1), z.string()).superRefine((re
  * those named (by the tool's own name on the server). A call that needs approval pauses the
  * turn until `/approve` or `/deny` answers it (CMD-33).
  */
-const approvePolicy = z.union([z.literal('never'), z.literal('always'), z.array(z.string().min(1)).min(1)], {
-  error: 'must be "never", "always" or a list of tool names',
-}).default('never');
+const approvePolicy = z
+  .union([z.literal('never'), z.literal('always'), z.array(z.string().min(1)).min(1)], {
+    error: 'must be "never", "always" or a list of tool names',
+  })
+  .default('never');
 
 const description = z.string().max(200).optional();
 
@@ -65,13 +68,18 @@ function withType(value: unknown): unknown {
 export const mcpServerSchema = z.preprocess(
   withType,
   z.discriminatedUnion('type', [stdioServer, httpServer], {
-    error: (issue) => (issue.code === 'invalid_union' ? 'a server needs "command" (stdio) or "url" (Streamable HTTP)' : undefined),
+    error: (issue) =>
+      issue.code === 'invalid_union' ? 'a server needs "command" (stdio) or "url" (Streamable HTTP)' : undefined,
   }),
 );
 
-export const mcpServersSchema = z.record(z.string().regex(MCP_SERVER_NAME_PATTERN, 'a server name must use only A-Z, a-z, 0-9, "_" and "-" (at most 32)'), mcpServerSchema, {
-  error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),
-});
+export const mcpServersSchema = z.record(
+  z.string().regex(MCP_SERVER_NAME_PATTERN, 'a server name must use only A-Z, a-z, 0-9, "_" and "-" (at most 32)'),
+  mcpServerSchema,
+  {
+    error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),
+  },
+);
 
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export type McpStdioServerConfig = z.output<typeof stdioServer>;

@@ -19,7 +19,8 @@ export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant.';
 export const DEFAULT_CACHE_BYTES = 64 * 2 ** 20;
 
 const SECRET_LIKE_KEY = /key|token|secret|passw|credential|auth|bearer/i;
-const KEY_ADVICE = 'do not put keys in the config file; name the environment variable that holds it with "apiKeyEnv" (e.g. "apiKeyEnv": "LOCAL_API_KEY")';
+const KEY_ADVICE =
+  'do not put keys in the config file; name the environment variable that holds it with "apiKeyEnv" (e.g. "apiKeyEnv": "LOCAL_API_KEY")';
 
 /**
  * A strict object whose unknown-key message lists what is allowed, and explains `apiKeyEnv`
@@ -32,7 +33,8 @@ function strictObject<T extends z.core.$ZodLooseShape>(shape: T) {
     error: (issue) => {
       if (issue.code !== 'unrecognized_keys') return undefined;
       if (issue.keys.some((key) => SECRET_LIKE_KEY.test(key))) return KEY_ADVICE;
-      const which = issue.keys.length === 1 ? 'unknown key' : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      const which =
+        issue.keys.length === 1 ? 'unknown key' : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
       return `${which} (allowed here: ${allowed})`;
     },
   });
@@ -158,7 +160,12 @@ export const configSchema = strictObject({
    * that stopped answering (killed, its machine lost) keeps its turns before another instance
    * ends them as interrupted. Each instance renews its own lease three times in that time.
    */
-  instanceLeaseMs: z.number().int('must be a whole number of milliseconds').min(500, 'must be at least 500').max(600_000).default(DEFAULT_INSTANCE_LEASE_MS),
+  instanceLeaseMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(500, 'must be at least 500')
+    .max(600_000)
+    .default(DEFAULT_INSTANCE_LEASE_MS),
   /** MCP servers whose tools every turn's model may call (README, "Tools (MCP)"). */
   mcpServers: mcpServersSchema.default({}),
   /** The most model-and-tool steps in one turn; the last one's reply ends the turn. */
@@ -166,7 +173,12 @@ export const configSchema = strictObject({
   /** The longest one tool call may take, in milliseconds; the model is then told it timed out. */
   toolTimeoutMs: z.number().int().min(100, 'must be at least 100').max(3_600_000).default(DEFAULT_TOOL_TIMEOUT_MS),
   /** The most characters of one tool result the model is sent; the rest is cut, with a note saying so. */
-  toolOutputChars: z.number().int().min(1000, 'must be at least 1000').max(10_000_000).default(DEFAULT_TOOL_OUTPUT_CHARS),
+  toolOutputChars: z
+    .number()
+    .int()
+    .min(1000, 'must be at least 1000')
+    .max(10_000_000)
+    .default(DEFAULT_TOOL_OUTPUT_CHARS),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

@@ -41,7 +41,9 @@ export function describe(error: unknown): string {
 }
 
 export function sendBlocking(client: Client, message: Message, returnImmediately = false): Promise<SendMessageResult> {
-  const configuration = returnImmediately ? { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } : undefined;
+  const configuration = returnImmediately
+    ? { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }
+    : undefined;
   return within(client.sendMessage({ tenant: '', message, configuration, metadata: {} }), 'SendMessage');
 }
 
@@ -52,24 +54,34 @@ export function isTask(result: SendMessageResult): result is Task {
 /** Why `message` is not a well-formed reply of `name` (CMD-4's keys, CMD-5's shape); undefined when it is. */
 export function replyProblem(message: Message | undefined, name: string): string | undefined {
   if (!message) return 'the task has no status message';
-  if (message.role !== Role.ROLE_AGENT) return `the reply's role is ${Role[message.role] ?? message.role}, not ROLE_AGENT`;
+  if (message.role !== Role.ROLE_AGENT)
+    return `the reply's role is ${Role[message.role] ?? message.role}, not ROLE_AGENT`;
   const problem = metadataProblem(message.metadata, name, 'the reply message');
   if (problem) return problem;
   const ref = message.metadata?.['task_ref'];
-  if (typeof ref === 'string' && !message.referenceTaskIds.includes(ref)) return `task_ref ${ref} is not in referenceTaskIds`;
-  if (!message.extensions.includes(COMMANDS_URI)) return `the reply's extensions (${JSON.stringify(message.extensions)}) do not list the extension's URI`;
+  if (typeof ref === 'string' && !message.referenceTaskIds.includes(ref))
+    return `task_ref ${ref} is not in referenceTaskIds`;
+  if (!message.extensions.includes(COMMANDS_URI))
+    return `the reply's extensions (${JSON.stringify(message.extensions)}) do not list the extension's URI`;
   const first = message.parts[0];
-  if (first?.content?.$case !== 'text' || !first.content.value.trim()) return 'the reply does not start with a text part';
+  if (first?.content?.$case !== 'text' || !first.content.value.trim())
+    return 'the reply does not start with a text part';
   return undefined;
 }
 
 /** CMD-4: metadata is exactly `{command}` or `{command, task_ref}`. */
-export function metadataProblem(metadata: Record<string, unknown> | undefined, name: string, where: string): string | undefined {
+export function metadataProblem(
+  metadata: Record<string, unknown> | undefined,
+  name: string,
+  where: string,
+): string | undefined {
   const keys = Object.keys(metadata ?? {}).sort();
-  if (metadata?.['command'] !== name) return `${where}'s metadata.command is ${JSON.stringify(metadata?.['command'])}, not "${name}"`;
+  if (metadata?.['command'] !== name)
+    return `${where}'s metadata.command is ${JSON.stringify(metadata?.['command'])}, not "${name}"`;
   const extra = keys.filter((key) => key !== 'command' && key !== 'task_ref');
   if (extra.length) return `${where}'s metadata has other keys: ${extra.join(', ')}`;
-  if ('task_ref' in (metadata ?? {}) && typeof metadata?.['task_ref'] !== 'string') return `${where}'s task_ref is not a string`;
+  if ('task_ref' in (metadata ?? {}) && typeof metadata?.['task_ref'] !== 'string')
+    return `${where}'s task_ref is not a string`;
   return undefined;
 }
 
@@ -78,7 +90,12 @@ export function commandText(probe: Probe): string {
 }
 
 /** Every check of one transport. */
-export async function checkTransport(probe: Probe, transport: TransportName, client: Client, tap: HeaderTap): Promise<void> {
+export async function checkTransport(
+  probe: Probe,
+  transport: TransportName,
+  client: Client,
+  tap: HeaderTap,
+): Promise<void> {
   const { results, command } = probe;
   // CMD-10: a command with no task creates one, INPUT_REQUIRED, and the reply is its status.
   tap.reset();
@@ -86,13 +103,23 @@ export async function checkTransport(probe: Probe, transport: TransportName, cli
   try {
     const result = await sendBlocking(client, userMessage(commandText(probe)));
     if (!isTask(result)) {
-      results.fail('CMD-10', 'a command with no task creates a task and replies', `SendMessage answered a message, not a task: "${textOf(result).slice(0, 120)}"`, transport);
+      results.fail(
+        'CMD-10',
+        'a command with no task creates a task and replies',
+        `SendMessage answered a message, not a task: "${textOf(result).slice(0, 120)}"`,
+        transport,
+      );
       return;
     }
     created = result;
     probe.created.add(created.id);
   } catch (error) {
-    results.fail('CMD-10', 'a command with no task creates a task and replies', `SendMessage failed: ${describe(error)}`, transport);
+    results.fail(
+      'CMD-10',
+      'a command with no task creates a task and replies',
+      `SendMessage failed: ${describe(error)}`,
+      transport,
+    );
     return;
   }
   const state = created.status?.state;
@@ -100,12 +127,26 @@ export async function checkTransport(probe: Probe, transport: TransportName, cli
   results.judge(
     'CMD-10',
     'a command with no task creates a task in INPUT_REQUIRED and replies',
-    state !== TaskState.TASK_STATE_INPUT_REQUIRED ? `the new task is ${TaskState[state ?? 0]}` : isAgentMessage(created.status?.message) ? undefined : 'the new task has no agent message as its status message',
+    state !== TaskState.TASK_STATE_INPUT_REQUIRED
+      ? `the new task is ${TaskState[state ?? 0]}`
+      : isAgentMessage(created.status?.message)
+        ? undefined
+        : 'the new task has no agent message as its status message',
     transport,
   );
   noteRef(probe, created.status?.message);
-  results.judge('CMD-5', 'the reply message: agent role, both keys, the extension listed, text first', replyProblem(created.status?.message, command.name), transport);
-  results.judge('CMD-17', 'the A2A-Extensions header is echoed (blocking send)', tap.allEcho(COMMANDS_URI) ? undefined : `A2A-Extensions in the answer: ${JSON.stringify(tap.values)}`, transport);
+  results.judge(
+    'CMD-5',
+    'the reply message: agent role, both keys, the extension listed, text first',
+    replyProblem(created.status?.message, command.name),
+    transport,
+  );
+  results.judge(
+    'CMD-17',
+    'the A2A-Extensions header is echoed (blocking send)',
+    tap.allEcho(COMMANDS_URI) ? undefined : `A2A-Extensions in the answer: ${JSON.stringify(tap.values)}`,
+    transport,
+  );
 
   await checkStream(probe, transport, client, tap, created);
   await checkSubscription(probe, transport, client, created);
@@ -133,14 +174,25 @@ function isReplyEvent(event: StreamResponse): boolean {
 }
 
 /** CMD-8 and CMD-4 on `SendStreamingMessage`: the task, then the reply status update, then the end. */
-async function checkStream(probe: Probe, transport: TransportName, client: Client, tap: HeaderTap, task: Task): Promise<void> {
+async function checkStream(
+  probe: Probe,
+  transport: TransportName,
+  client: Client,
+  tap: HeaderTap,
+  task: Task,
+): Promise<void> {
   const { results, command } = probe;
   tap.reset();
   const events: StreamResponse[] = [];
   try {
     await within(
       (async () => {
-        const stream = client.sendMessageStream({ tenant: '', message: userMessage(commandText(probe), { taskId: task.id, contextId: task.contextId }), configuration: undefined, metadata: {} });
+        const stream = client.sendMessageStream({
+          tenant: '',
+          message: userMessage(commandText(probe), { taskId: task.id, contextId: task.contextId }),
+          configuration: undefined,
+          metadata: {},
+        });
         for await (const event of stream) events.push(event);
       })(),
       'SendStreamingMessage (the stream did not close)',
@@ -155,14 +207,31 @@ async function checkStream(probe: Probe, transport: TransportName, client: Clien
   results.judge(
     'CMD-8',
     'a stream yields the task, then the reply, then closes',
-    !update ? `events: ${kinds.join(', ')}; none is a status update with the reply` : kinds[0] !== 'task' ? `the first event is ${kinds[0]}, not the task` : undefined,
+    !update
+      ? `events: ${kinds.join(', ')}; none is a status update with the reply`
+      : kinds[0] !== 'task'
+        ? `the first event is ${kinds[0]}, not the task`
+        : undefined,
     transport,
   );
   if (!update) return;
   noteRef(probe, update.status?.message);
-  const stateProblem = update.status?.state === task.status?.state ? undefined : `the reply's state is ${TaskState[update.status?.state ?? 0]}, the task was ${TaskState[task.status?.state ?? 0]}`;
-  results.judge('CMD-4', "the reply status update keeps the task's state, its metadata exactly {command[, task_ref]}", stateProblem ?? metadataProblem(update.metadata, command.name, 'the status update'), transport);
-  results.judge('CMD-17', 'the A2A-Extensions header is echoed (stream)', tap.allEcho(COMMANDS_URI) ? undefined : `A2A-Extensions in the answer: ${JSON.stringify(tap.values)}`, transport);
+  const stateProblem =
+    update.status?.state === task.status?.state
+      ? undefined
+      : `the reply's state is ${TaskState[update.status?.state ?? 0]}, the task was ${TaskState[task.status?.state ?? 0]}`;
+  results.judge(
+    'CMD-4',
+    "the reply status update keeps the task's state, its metadata exactly {command[, task_ref]}",
+    stateProblem ?? metadataProblem(update.metadata, command.name, 'the status update'),
+    transport,
+  );
+  results.judge(
+    'CMD-17',
+    'the A2A-Extensions header is echoed (stream)',
+    tap.allEcho(COMMANDS_URI) ? undefined : `A2A-Extensions in the answer: ${JSON.stringify(tap.values)}`,
+    transport,
+  );
 }
 
 /** CMD-8: a subscription open on the task receives the reply of a command sent meanwhile. */
@@ -192,12 +261,22 @@ async function checkSubscription(probe: Probe, transport: TransportName, client:
     await within(opened, 'SubscribeToTask');
     if (ended) {
       await reading.catch(() => undefined);
-      results.skip('CMD-8', title, 'the server ended the subscription of an idle task at once, so no stream was open', transport);
+      results.skip(
+        'CMD-8',
+        title,
+        'the server ended the subscription of an idle task at once, so no stream was open',
+        transport,
+      );
       return;
     }
     await sendBlocking(client, userMessage(commandText(probe), { taskId: task.id, contextId: task.contextId }));
     await within(reading, 'the subscription', 5_000).catch(() => undefined);
-    results.judge('CMD-8', title, received ? undefined : 'the command was answered, but the open subscription did not receive the reply', transport);
+    results.judge(
+      'CMD-8',
+      title,
+      received ? undefined : 'the command was answered, but the open subscription did not receive the reply',
+      transport,
+    );
   } catch (error) {
     results.fail('CMD-8', title, describe(error), transport);
   } finally {
@@ -207,15 +286,38 @@ async function checkSubscription(probe: Probe, transport: TransportName, client:
 }
 
 /** CMD-6: after the commands, the task is in the state it was, and its metadata has no command keys. */
-async function checkUntouched(probe: Probe, transport: TransportName, client: Client, task: Task, state: TaskState | undefined): Promise<void> {
+async function checkUntouched(
+  probe: Probe,
+  transport: TransportName,
+  client: Client,
+  task: Task,
+  state: TaskState | undefined,
+): Promise<void> {
   const { results } = probe;
   try {
     const now = await within(client.getTask({ tenant: '', id: task.id, historyLength: 0 }), 'GetTask');
     const leaked = ['command', 'task_ref'].filter((key) => key in (now.metadata ?? {}));
-    results.judge('CMD-6', "commands leave the task's state as it was", now.status?.state === state ? undefined : `the task is ${TaskState[now.status?.state ?? 0]}, it was ${TaskState[state ?? 0]}`, transport);
-    results.judge('CMD-6', "the task's metadata gains no command keys", leaked.length ? `Task.metadata has ${leaked.join(' and ')}` : undefined, transport);
+    results.judge(
+      'CMD-6',
+      "commands leave the task's state as it was",
+      now.status?.state === state
+        ? undefined
+        : `the task is ${TaskState[now.status?.state ?? 0]}, it was ${TaskState[state ?? 0]}`,
+      transport,
+    );
+    results.judge(
+      'CMD-6',
+      "the task's metadata gains no command keys",
+      leaked.length ? `Task.metadata has ${leaked.join(' and ')}` : undefined,
+      transport,
+    );
   } catch (error) {
-    results.fail('CMD-6', "commands leave the task's state and metadata as they were", `GetTask failed: ${describe(error)}`, transport);
+    results.fail(
+      'CMD-6',
+      "commands leave the task's state and metadata as they were",
+      `GetTask failed: ${describe(error)}`,
+      transport,
+    );
   }
 }
 
@@ -231,12 +333,24 @@ async function checkResend(probe: Probe, transport: TransportName, client: Clien
     try {
       again = await sendBlocking(client, message());
     } catch (error) {
-      results.skip('CMD-13', title, `the resend was refused (${describe(error)}), so whether it would run again cannot be seen`, transport);
+      results.skip(
+        'CMD-13',
+        title,
+        `the resend was refused (${describe(error)}), so whether it would run again cannot be seen`,
+        transport,
+      );
       return;
     }
     const firstReply = isTask(first) ? first.status?.message?.messageId : undefined;
     const againReply = isTask(again) ? again.status?.message?.messageId : undefined;
-    results.judge('CMD-13', title, firstReply && firstReply === againReply ? undefined : `the resend got another reply (message ${againReply}, the first was ${firstReply}): it ran again`, transport);
+    results.judge(
+      'CMD-13',
+      title,
+      firstReply && firstReply === againReply
+        ? undefined
+        : `the resend got another reply (message ${againReply}, the first was ${firstReply}): it ran again`,
+      transport,
+    );
   } catch (error) {
     results.fail('CMD-13', title, describe(error), transport);
   }
@@ -260,6 +374,11 @@ async function checkFinished(probe: Probe, transport: TransportName, client: Cli
     await sendBlocking(client, userMessage(commandText(probe), { taskId: task.id, contextId: task.contextId }));
     results.fail('CMD-11', title, 'the command to the canceled task was answered', transport);
   } catch (error) {
-    results.judge('CMD-11', title, error instanceof UnsupportedOperationError ? undefined : `refused, but with ${describe(error)}`, transport);
+    results.judge(
+      'CMD-11',
+      title,
+      error instanceof UnsupportedOperationError ? undefined : `refused, but with ${describe(error)}`,
+      transport,
+    );
   }
 }

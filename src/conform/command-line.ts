@@ -9,11 +9,13 @@ import { TRANSPORT_NAMES, type TransportName } from './probe-client.js';
 import { formatReport } from './results.js';
 import { CONFORM_USAGE } from './usage.js';
 
-
-
 export const CONFORM_EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, undeclared: 4 } as const;
 
-export async function runConform(args: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function runConform(
+  args: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   let values;
   let positionals;
   try {
@@ -38,7 +40,7 @@ export async function runConform(args: string[], out: NodeJS.WritableStream = pr
     err.write(`tiny-harness conform: ${problem}\n`);
     return CONFORM_EXIT.usage;
   };
-  if (positionals.length !== 1) return usage('give the server\'s URL, e.g. tiny-harness conform http://127.0.0.1:8080');
+  if (positionals.length !== 1) return usage("give the server's URL, e.g. tiny-harness conform http://127.0.0.1:8080");
   const url = positionals[0]!;
   if (!/^https?:\/\//.test(url)) return usage(`"${url}" is not an http(s) URL`);
   const headers: Record<string, string> = {};
@@ -53,12 +55,23 @@ export async function runConform(args: string[], out: NodeJS.WritableStream = pr
     if (!wanted) return usage(`--transport ${values.transport}: use jsonrpc, http+json, grpc or all`);
     transports = [wanted];
   }
-  const only = values.only?.split(',').map((rule) => rule.trim().toUpperCase()).filter(Boolean);
-  if (only?.some((rule) => !/^CMD-\d+$/.test(rule))) return usage(`--only ${values.only}: give rule ids such as CMD-4,CMD-8`);
+  const only = values.only
+    ?.split(',')
+    .map((rule) => rule.trim().toUpperCase())
+    .filter(Boolean);
+  if (only?.some((rule) => !/^CMD-\d+$/.test(rule)))
+    return usage(`--only ${values.only}: give rule ids such as CMD-4,CMD-8`);
 
   let report;
   try {
-    report = await conform({ url: url.replace(/\/+$/, ''), headers, transports, only, command: values.command, allowModel: values['allow-model'] });
+    report = await conform({
+      url: url.replace(/\/+$/, ''),
+      headers,
+      transports,
+      only,
+      command: values.command,
+      allowModel: values['allow-model'],
+    });
   } catch (error) {
     if (!(error instanceof ConformUnreachable)) throw error;
     err.write(`tiny-harness conform: ${error.message}\n`);

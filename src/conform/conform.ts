@@ -13,8 +13,26 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@a2a-js/sdk/client';
 import { checkCard, commandsEntries, listedCommands, pickCommand } from './card-checks.js';
 import type { Message } from '@a2a-js/sdk';
-import { checkTransport, commandText, describe, isAgentMessage, isTask, sendBlocking, within, type Probe } from './command-checks.js';
-import { clientFor, COMMANDS_URI, declaredTransports, HeaderTap, readCard, textPart, userMessage, type TransportName } from './probe-client.js';
+import {
+  checkTransport,
+  commandText,
+  describe,
+  isAgentMessage,
+  isTask,
+  sendBlocking,
+  within,
+  type Probe,
+} from './command-checks.js';
+import {
+  clientFor,
+  COMMANDS_URI,
+  declaredTransports,
+  HeaderTap,
+  readCard,
+  textPart,
+  userMessage,
+  type TransportName,
+} from './probe-client.js';
 import { Results, type ConformReport } from './results.js';
 
 export interface ConformOptions {
@@ -45,7 +63,14 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
   }
   const declared = declaredTransports(first.card);
   const transports = options.transports ? declared.filter((name) => options.transports!.includes(name)) : declared;
-  const report = (extra: Partial<ConformReport> = {}): ConformReport => ({ url: options.url, declared: true, transports, results: results.list, summary: results.summary(), ...extra });
+  const report = (extra: Partial<ConformReport> = {}): ConformReport => ({
+    url: options.url,
+    declared: true,
+    transports,
+    results: results.list,
+    summary: results.summary(),
+    ...extra,
+  });
   if (commandsEntries(first.raw).length === 0) return report({ declared: false });
 
   checkCard(first, await readCard(options.url, headers).catch(() => undefined), results);
@@ -57,7 +82,11 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
     return report();
   }
   if (transports.length === 0) {
-    results.skip('CMD-8', 'every check that sends a command', `no transport to check (the card declares: ${declared.join(', ') || 'none'})`);
+    results.skip(
+      'CMD-8',
+      'every check that sends a command',
+      `no transport to check (the card declares: ${declared.join(', ') || 'none'})`,
+    );
     return report({ command: `/${command.name}${args ? ` ${args}` : ''} (${why})` });
   }
 
@@ -69,12 +98,23 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
       const client = await clientFor(first.card, transport, headers, tap);
       clients.push(client);
       await checkTransport(probe, transport, client, tap);
-      await checkWithoutActivation(probe, transport, first.card, headers, commandsEntries(first.raw)[0]?.required === true);
+      await checkWithoutActivation(
+        probe,
+        transport,
+        first.card,
+        headers,
+        commandsEntries(first.raw)[0]?.required === true,
+      );
     }
     const client = clients[0]!;
     await checkSubtaskRefs(probe, client);
     if (options.allowModel) await checkNotCommands(probe, transports[0]!, client);
-    else results.skip('CMD-3', 'ordinary messages are not answered as commands', 'a conforming server gives them to its model: run with --allow-model to send them');
+    else
+      results.skip(
+        'CMD-3',
+        'ordinary messages are not answered as commands',
+        'a conforming server gives them to its model: run with --allow-model to send them',
+      );
   } finally {
     await cancelCreated(probe, clients[0]);
   }
@@ -82,29 +122,54 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
 }
 
 /** CMD-17: commands work without activating the extension; or, with `required: true`, such a request is refused (CMD-14). */
-async function checkWithoutActivation(probe: Probe, transport: TransportName, card: Parameters<typeof clientFor>[0], headers: Record<string, string>, required: boolean): Promise<void> {
+async function checkWithoutActivation(
+  probe: Probe,
+  transport: TransportName,
+  card: Parameters<typeof clientFor>[0],
+  headers: Record<string, string>,
+  required: boolean,
+): Promise<void> {
   const { results, command } = probe;
   const client = await clientFor(card, transport, headers, new HeaderTap(), false);
   try {
     const result = await sendBlocking(client, userMessage(commandText(probe)));
     if (isTask(result)) probe.created.add(result.id);
-    if (required) results.fail('CMD-14', 'the entry is required: a request without the extension is refused', 'the request without A2A-Extensions was answered', transport);
-    else results.judge('CMD-17', 'a command works without activating the extension', isTask(result) && isCommandReply(result.status?.message, command.name) ? undefined : 'it was not answered as a command', transport);
+    if (required)
+      results.fail(
+        'CMD-14',
+        'the entry is required: a request without the extension is refused',
+        'the request without A2A-Extensions was answered',
+        transport,
+      );
+    else
+      results.judge(
+        'CMD-17',
+        'a command works without activating the extension',
+        isTask(result) && isCommandReply(result.status?.message, command.name)
+          ? undefined
+          : 'it was not answered as a command',
+        transport,
+      );
   } catch (error) {
-    if (required) results.pass('CMD-14', 'the entry is required: a request without the extension is refused', transport);
+    if (required)
+      results.pass('CMD-14', 'the entry is required: a request without the extension is refused', transport);
     else results.fail('CMD-17', 'a command works without activating the extension', describe(error), transport);
   }
 }
 
 /** A reply naming the command, or the extension (whose metadata CMD-5 judges apart). */
 function isCommandReply(message: Message | undefined, name: string): boolean {
-  return isAgentMessage(message) && (message?.metadata?.['command'] === name || (message?.extensions ?? []).includes(COMMANDS_URI));
+  return (
+    isAgentMessage(message) &&
+    (message?.metadata?.['command'] === name || (message?.extensions ?? []).includes(COMMANDS_URI))
+  );
 }
 
 /** CMD-30: every `task_ref` a reply named is a task `GetTask` finds. */
 async function checkSubtaskRefs(probe: Probe, client: Client): Promise<void> {
   const title = 'task_ref names a task GetTask finds';
-  if (probe.taskRefs.size === 0) return probe.results.skip('CMD-30', title, `the command sent (/${probe.command.name}) created no sub-task`);
+  if (probe.taskRefs.size === 0)
+    return probe.results.skip('CMD-30', title, `the command sent (/${probe.command.name}) created no sub-task`);
   for (const ref of probe.taskRefs) {
     try {
       await within(client.getTask({ tenant: '', id: ref, historyLength: 0 }), 'GetTask');
@@ -124,16 +189,35 @@ async function checkNotCommands(probe: Probe, transport: TransportName, client: 
   const unregistered = `zz-conform-${randomBytes(4).toString('hex')}`;
   const cases: { rule: string; title: string; message: ReturnType<typeof userMessage> }[] = [
     { rule: 'CMD-3', title: `" /${name}" (a leading space) is not a command`, message: userMessage(` /${name}`) },
-    { rule: 'CMD-3', title: `"/${name[0]!.toUpperCase()}${name.slice(1)}" (capitalized) is not a command`, message: userMessage(`/${name[0]!.toUpperCase()}${name.slice(1)}`) },
-    { rule: 'CMD-2', title: `"/${name}" with a second part is not a command`, message: userMessage('', {}, [textPart(`/${name}`), textPart('a second part')]) },
-    { rule: 'CMD-3', title: `"/${unregistered}" (not registered) is not a command`, message: userMessage(`/${unregistered}`) },
+    {
+      rule: 'CMD-3',
+      title: `"/${name[0]!.toUpperCase()}${name.slice(1)}" (capitalized) is not a command`,
+      message: userMessage(`/${name[0]!.toUpperCase()}${name.slice(1)}`),
+    },
+    {
+      rule: 'CMD-2',
+      title: `"/${name}" with a second part is not a command`,
+      message: userMessage('', {}, [textPart(`/${name}`), textPart('a second part')]),
+    },
+    {
+      rule: 'CMD-3',
+      title: `"/${unregistered}" (not registered) is not a command`,
+      message: userMessage(`/${unregistered}`),
+    },
   ];
   for (const { rule, title, message } of cases) {
     try {
       const result = await sendBlocking(client, message, true);
       if (isTask(result)) probe.created.add(result.id);
       const answered = isTask(result) && typeof result.status?.message?.metadata?.['command'] === 'string';
-      probe.results.judge(rule, title, answered ? `answered as a command: metadata.command is "${String(result.status?.message?.metadata?.['command'])}"` : undefined, transport);
+      probe.results.judge(
+        rule,
+        title,
+        answered
+          ? `answered as a command: metadata.command is "${String(result.status?.message?.metadata?.['command'])}"`
+          : undefined,
+        transport,
+      );
     } catch (error) {
       probe.results.fail(rule, title, `the message was refused: ${describe(error)}`, transport);
     }

@@ -5,7 +5,14 @@
  * or gRPC response metadata), so that CMD-17 can be checked on each call.
  */
 import { AgentCard, Role, type Message, type Part } from '@a2a-js/sdk';
-import { ClientFactory, JsonRpcTransportFactory, RestTransportFactory, type CallInterceptor, type Client, type TransportFactory } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type CallInterceptor,
+  type Client,
+  type TransportFactory,
+} from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
@@ -34,7 +41,15 @@ export class HeaderTap {
 
   /** Whether every answer since the last reset echoed `uri` (and there was at least one). */
   allEcho(uri: string): boolean {
-    return this.seen.length > 0 && this.seen.every((value) => value.split(',').map((s) => s.trim()).includes(uri));
+    return (
+      this.seen.length > 0 &&
+      this.seen.every((value) =>
+        value
+          .split(',')
+          .map((s) => s.trim())
+          .includes(uri),
+      )
+    );
   }
 
   get values(): readonly string[] {
@@ -50,7 +65,10 @@ export interface CardRead {
 
 /** Reads the card at `<url>/.well-known/agent-card.json`, with the user's headers. */
 export async function readCard(url: string, headers: Record<string, string>): Promise<CardRead> {
-  const response = await fetch(new URL(CARD_PATH, url.endsWith('/') ? url : `${url}/`), { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  const response = await fetch(new URL(CARD_PATH, url.endsWith('/') ? url : `${url}/`), {
+    headers,
+    signal: AbortSignal.timeout(TIMEOUT_MS),
+  });
   if (!response.ok) throw new Error(`the agent card answered HTTP ${response.status}`);
   const raw = (await response.json()) as Record<string, unknown>;
   return { raw, card: AgentCard.fromJSON(raw) };
@@ -66,7 +84,13 @@ export function declaredTransports(card: AgentCard): TransportName[] {
  * A client on one transport. `activate`: send `A2A-Extensions: <Commands v1>` (as well as the
  * user's headers); without it, the calls go as from a client that does not know the extension.
  */
-export async function clientFor(card: AgentCard, transport: TransportName, headers: Record<string, string>, tap: HeaderTap, activate = true): Promise<Client> {
+export async function clientFor(
+  card: AgentCard,
+  transport: TransportName,
+  headers: Record<string, string>,
+  tap: HeaderTap,
+  activate = true,
+): Promise<Client> {
   const sent: Record<string, string> = { ...headers };
   if (activate) {
     const key = Object.keys(sent).find((name) => name.toLowerCase() === 'a2a-extensions');
@@ -100,7 +124,11 @@ export async function clientFor(card: AgentCard, transport: TransportName, heade
     },
     async after() {},
   };
-  const factory = new ClientFactory({ transports: [factories[transport]()], preferredTransports: [transport], clientConfig: { interceptors: [withHeaders] } });
+  const factory = new ClientFactory({
+    transports: [factories[transport]()],
+    preferredTransports: [transport],
+    clientConfig: { interceptors: [withHeaders] },
+  });
   return factory.createFromAgentCard(card);
 }
 
@@ -109,7 +137,11 @@ export function textPart(text: string): Part {
 }
 
 /** A user message; `parts` defaults to one text part holding `text`. */
-export function userMessage(text: string, ids: { taskId?: string; contextId?: string; messageId?: string } = {}, parts?: Part[]): Message {
+export function userMessage(
+  text: string,
+  ids: { taskId?: string; contextId?: string; messageId?: string } = {},
+  parts?: Part[],
+): Message {
   return {
     messageId: ids.messageId ?? randomUUID(),
     taskId: ids.taskId ?? '',

@@ -62,7 +62,9 @@ export class Results {
 
   private add(result: CheckResult): void {
     if (!this.wants(result.rule)) return;
-    this.list.push(Object.fromEntries(Object.entries(result).filter(([, value]) => value !== undefined)) as unknown as CheckResult);
+    this.list.push(
+      Object.fromEntries(Object.entries(result).filter(([, value]) => value !== undefined)) as unknown as CheckResult,
+    );
   }
 
   summary(): Record<Outcome, number> {
@@ -76,7 +78,9 @@ export class Results {
 export function formatReport(report: ConformReport): string {
   const lines = [`Commands extension v1 at ${report.url}`];
   if (!report.declared) {
-    lines.push(`The agent card does not declare the Commands extension (no capabilities.extensions entry with uri "${COMMANDS_URI}"): nothing to check.`);
+    lines.push(
+      `The agent card does not declare the Commands extension (no capabilities.extensions entry with uri "${COMMANDS_URI}"): nothing to check.`,
+    );
     return `${lines.join('\n')}\n`;
   }
   if (report.command) lines.push(`Command used: ${report.command}`);

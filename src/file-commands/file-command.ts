@@ -24,7 +24,11 @@ export interface FileCommand extends CommandFileContent {
  * sub-task started before the file changed or was removed keeps running as it was.
  * `log` receives a warning, naming the file but never the arguments, when a prompt is refused.
  */
-export function fileCommandDefinition(command: FileCommand, starter: SubtaskStarter, log: Logger = silentLogger): CommandDefinition {
+export function fileCommandDefinition(
+  command: FileCommand,
+  starter: SubtaskStarter,
+  log: Logger = silentLogger,
+): CommandDefinition {
   const label = `/${command.name}`;
   return {
     name: command.name,
@@ -34,7 +38,12 @@ export function fileCommandDefinition(command: FileCommand, starter: SubtaskStar
       // Measured before it is built: repeated $ARGUMENTS would otherwise multiply megabytes of arguments.
       const length = expandedLength(command.template, args);
       if (length > MAX_PROMPT_CHARS) {
-        log.warn('file command refused: its expanded prompt is over the limit', { command: label, file: command.fileName, chars: length, limit: MAX_PROMPT_CHARS });
+        log.warn('file command refused: its expanded prompt is over the limit', {
+          command: label,
+          file: command.fileName,
+          chars: length,
+          limit: MAX_PROMPT_CHARS,
+        });
         throw new CommandUsageError(
           `${label} with these arguments would make a prompt of ${length.toLocaleString('en-US')} characters, over the limit of ` +
             `${MAX_PROMPT_CHARS.toLocaleString('en-US')}: give shorter arguments.`,

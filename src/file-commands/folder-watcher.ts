@@ -50,16 +50,28 @@ export class FolderWatcher {
       this.watcher = watch(this.dir, { persistent: false }, (_event, fileName) => {
         // The folder's own name: the folder itself was moved or removed.
         // A name without a dot is most likely a subfolder made or removed.
-        if (fileName === null || this.options.relevant(String(fileName)) || String(fileName) === own || !String(fileName).includes('.')) this.changed();
+        if (
+          fileName === null ||
+          this.options.relevant(String(fileName)) ||
+          String(fileName) === own ||
+          !String(fileName).includes('.')
+        )
+          this.changed();
       });
     } catch (error) {
-      this.options.log.warn('cannot watch the commands folder; looking again in a second', { dir: this.dir, error: describeError(error) });
+      this.options.log.warn('cannot watch the commands folder; looking again in a second', {
+        dir: this.dir,
+        error: describeError(error),
+      });
       this.lost();
       return;
     }
     this.followedId = id;
     this.watcher.on('error', (error) => {
-      this.options.log.warn('watching the commands folder stopped; looking again in a second', { dir: this.dir, error: describeError(error) });
+      this.options.log.warn('watching the commands folder stopped; looking again in a second', {
+        dir: this.dir,
+        error: describeError(error),
+      });
       this.lost();
     });
   }
@@ -80,7 +92,8 @@ export class FolderWatcher {
       if (this.subWatchers.has(path)) continue;
       try {
         const watcher = watch(join(this.dir, path), { persistent: false }, (_event, fileName) => {
-          if (fileName === null || this.options.relevant(String(fileName)) || !String(fileName).includes('.')) this.changed();
+          if (fileName === null || this.options.relevant(String(fileName)) || !String(fileName).includes('.'))
+            this.changed();
         });
         watcher.on('error', () => {
           watcher.close();

@@ -19,7 +19,13 @@ import { describeError, silentLogger, type Logger } from '../log.js';
 import type { SubtaskStarter } from '../runtime/subtask-starter.js';
 import { fileCommandDefinition } from './file-command.js';
 import { FolderWatcher } from './folder-watcher.js';
-import { isCommandFileName, loadCommandFiles, whyUnreadable, type LoadCommandFilesOptions, type LoadedCommandFiles } from './load.js';
+import {
+  isCommandFileName,
+  loadCommandFiles,
+  whyUnreadable,
+  type LoadCommandFilesOptions,
+  type LoadedCommandFiles,
+} from './load.js';
 
 export interface CommandFolderOptions {
   /** The folder of `*.md` command files; created when missing. */
@@ -95,7 +101,11 @@ export class CommandFolder {
     try {
       await mkdir(this.dir, { recursive: true });
     } catch (error) {
-      throw new HarnessError('config_unreadable', `Cannot create the commands folder "${this.dir}": ${describeError(error)}. Choose another folder.`, { cause: error });
+      throw new HarnessError(
+        'config_unreadable',
+        `Cannot create the commands folder "${this.dir}": ${describeError(error)}. Choose another folder.`,
+        { cause: error },
+      );
     }
     await this.reload();
   }
@@ -149,7 +159,9 @@ export class CommandFolder {
   }
 
   private reloadInBackground(quiet: boolean): Promise<void> {
-    return this.enqueue(quiet).catch((error: unknown) => this.log.error('reloading the commands folder failed', { dir: this.dir, error: describeError(error) }));
+    return this.enqueue(quiet).catch((error: unknown) =>
+      this.log.error('reloading the commands folder failed', { dir: this.dir, error: describeError(error) }),
+    );
   }
 
   /** One reload, bounded in time: abandoned on timeout or close, leaving the registry as it was. */
@@ -162,7 +174,10 @@ export class CommandFolder {
       const done = await untilAborted(this.readFolder(abort.signal, quiet), abort.signal);
       if (this.closed) return;
       if (!done) {
-        this.log.warn(`reading the commands folder took longer than ${this.reloadTimeoutMs} ms and was abandoned; the commands stay as they were`, { dir: this.dir });
+        this.log.warn(
+          `reading the commands folder took longer than ${this.reloadTimeoutMs} ms and was abandoned; the commands stay as they were`,
+          { dir: this.dir },
+        );
       }
     } finally {
       clearTimeout(timer);
@@ -200,7 +215,9 @@ export class CommandFolder {
   /** The folder is gone or unreadable: keep the commands, say so once, look again later. */
   private folderUnreadable(problem: string): void {
     if (this.folderProblem !== problem) {
-      this.log.warn(`the commands folder cannot be read (${problem}); its commands stay as they were until it can`, { dir: this.dir });
+      this.log.warn(`the commands folder cannot be read (${problem}); its commands stay as they were until it can`, {
+        dir: this.dir,
+      });
       this.folderProblem = problem;
     }
     this.watcher?.lost();
@@ -209,17 +226,22 @@ export class CommandFolder {
   /** Names a file may not take: the reserved ones and whatever is registered but not by this folder. */
   private takenNames(): Set<string> {
     const taken = new Set(this.reservedNames);
-    for (const command of this.registry.list()) if (this.registered.get(command.name) !== command) taken.add(command.name);
+    for (const command of this.registry.list())
+      if (this.registered.get(command.name) !== command) taken.add(command.name);
     return taken;
   }
 
   /** Swaps the old set for the new one in one synchronous step, so no request sees half of it. */
   private apply({ commands, problems }: LoadedCommandFiles, quiet: boolean): void {
-    for (const [name, command] of this.registered) if (this.registry.get(name) === command) this.registry.unregister(name);
+    for (const [name, command] of this.registered)
+      if (this.registry.get(name) === command) this.registry.unregister(name);
     this.registered = new Map();
     for (const command of commands) {
       try {
-        this.registered.set(command.name, this.registry.register(fileCommandDefinition(command, this.starter, this.log)));
+        this.registered.set(
+          command.name,
+          this.registry.register(fileCommandDefinition(command, this.starter, this.log)),
+        );
       } catch (error) {
         // Registered by someone else since the folder was read.
         problems.push(`${command.path}: ${error instanceof Error ? error.message : String(error)}`);
@@ -227,14 +249,18 @@ export class CommandFolder {
     }
     // A reload the user did not cause (the one watch() starts with, a retry) repeats nothing already said.
     const problemSignature = JSON.stringify(problems);
-    if (!quiet || problemSignature !== this.lastProblems) for (const problem of problems) this.log.warn(`command file skipped: ${problem}`);
+    if (!quiet || problemSignature !== this.lastProblems)
+      for (const problem of problems) this.log.warn(`command file skipped: ${problem}`);
     this.lastProblems = problemSignature;
     // A user may read these (`/help`): the folder's own path stays in the log.
     const prefix = `${this.dir}${sep}`;
     this.skippedNow = problems.map((problem) => (problem.startsWith(prefix) ? problem.slice(prefix.length) : problem));
     const signature = JSON.stringify(commands.filter((c) => this.registered.has(c.name)));
     if (signature !== this.lastSignature) {
-      this.log.info('command files loaded', { dir: this.dir, commands: this.names.map((name) => `/${name}`).join(' ') || '(none)' });
+      this.log.info('command files loaded', {
+        dir: this.dir,
+        commands: this.names.map((name) => `/${name}`).join(' ') || '(none)',
+      });
       this.lastSignature = signature;
     }
   }

@@ -85,7 +85,9 @@ const frontMatterSchema = z.strictObject(
     // that its files load as they are, and without effect: here only a person runs a command.
     'disable-model-invocation': z.boolean({ error: '"disable-model-invocation" must be true or false' }).nullish(),
     context: z
-      .enum(['none', 'conversation'], { error: '"context" must be "none" (the sub-task starts clean) or "conversation" (the default)' })
+      .enum(['none', 'conversation'], {
+        error: '"context" must be "none" (the sub-task starts clean) or "conversation" (the default)',
+      })
       .nullish()
       .transform((value) => (value === 'none' ? ('none' as const) : undefined)),
   },
@@ -106,7 +108,11 @@ const DESCRIPTION_FROM_BODY_CHARS = 80;
 
 /** The first non-empty line of a prompt, without Markdown heading marks, cut short: a description for a file that gives none. */
 export function descriptionFromBody(body: string): string {
-  const line = body.split(/\r?\n/).map((l) => l.replace(/^#+\s*/, '').trim()).find((l) => l !== '') ?? '';
+  const line =
+    body
+      .split(/\r?\n/)
+      .map((l) => l.replace(/^#+\s*/, '').trim())
+      .find((l) => l !== '') ?? '';
   return line.length > DESCRIPTION_FROM_BODY_CHARS ? `${line.slice(0, DESCRIPTION_FROM_BODY_CHARS - 1)}…` : line;
 }
 
@@ -117,7 +123,11 @@ export function descriptionFromBody(body: string): string {
 export function parseCommandFile(text: string): CommandFileParse {
   if (!FENCE.test(text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '')) {
     const template = text.replace(/^\uFEFF/, '').trim();
-    if (template === '') return { ok: false, reasons: ['the file is empty: write the prompt, optionally after front matter between two "---" lines'] };
+    if (template === '')
+      return {
+        ok: false,
+        reasons: ['the file is empty: write the prompt, optionally after front matter between two "---" lines'],
+      };
     return { ok: true, content: { description: descriptionFromBody(template), template } };
   }
   const split = splitFrontMatter(text);
@@ -146,7 +156,8 @@ export function parseCommandFile(text: string): CommandFileParse {
   };
 }
 
-export type FrontMatterSplit = { ok: true; yaml: string; yamlFirstLine: number; body: string } | { ok: false; reasons: string[] };
+export type FrontMatterSplit =
+  { ok: true; yaml: string; yamlFirstLine: number; body: string } | { ok: false; reasons: string[] };
 
 const FENCE = /^---[ \t]*$/;
 
@@ -154,11 +165,19 @@ const FENCE = /^---[ \t]*$/;
 export function splitFrontMatter(text: string): FrontMatterSplit {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   if (!FENCE.test(lines[0] ?? '')) {
-    return { ok: false, reasons: ['the file must start with front matter: a line "---", then "description: ...", then a line "---"'] };
+    return {
+      ok: false,
+      reasons: ['the file must start with front matter: a line "---", then "description: ...", then a line "---"'],
+    };
   }
   const close = lines.findIndex((line, index) => index > 0 && FENCE.test(line));
   if (close === -1) return { ok: false, reasons: ['the front matter is not closed: add a line "---" after it'] };
-  return { ok: true, yaml: lines.slice(1, close).join('\n'), yamlFirstLine: 2, body: lines.slice(close + 1).join('\n') };
+  return {
+    ok: true,
+    yaml: lines.slice(1, close).join('\n'),
+    yamlFirstLine: 2,
+    body: lines.slice(close + 1).join('\n'),
+  };
 }
 
 type Yaml = { ok: true; value: unknown } | { ok: false; reasons: string[] };
@@ -177,7 +196,10 @@ function parseYaml(yaml: string, firstLine: number): Yaml {
   try {
     value = document.toJS({ maxAliasCount: 100 });
   } catch (cause) {
-    return { ok: false, reasons: [`the front matter is not valid YAML: ${cause instanceof Error ? cause.message : String(cause)}`] };
+    return {
+      ok: false,
+      reasons: [`the front matter is not valid YAML: ${cause instanceof Error ? cause.message : String(cause)}`],
+    };
   }
   if (value === null || value === undefined) return { ok: true, value: {} };
   if (typeof value !== 'object' || Array.isArray(value)) {

@@ -14,5 +14,13 @@ export {
   type LoadCommandFilesOptions,
   type LoadedCommandFiles,
 } from './load.js';
-export { FRONT_MATTER_KEYS, MODEL_ID_PATTERN, parseCommandFile, splitFrontMatter, type CommandFileContent, type CommandFileParse, type FrontMatterSplit } from './front-matter.js';
+export {
+  FRONT_MATTER_KEYS,
+  MODEL_ID_PATTERN,
+  parseCommandFile,
+  splitFrontMatter,
+  type CommandFileContent,
+  type CommandFileParse,
+  type FrontMatterSplit,
+} from './front-matter.js';
 export { argumentWords, expandedLength, expandTemplate, MAX_PROMPT_CHARS } from './template.js';

@@ -57,7 +57,10 @@ export function isCommandFileName(fileName: string): boolean {
 }
 
 /** Reads every command file of `dir`. Never throws: an unreadable folder is a problem too. */
-export async function loadCommandFiles(dir: string, options: LoadCommandFilesOptions = {}): Promise<LoadedCommandFiles> {
+export async function loadCommandFiles(
+  dir: string,
+  options: LoadCommandFilesOptions = {},
+): Promise<LoadedCommandFiles> {
   let entries: string[];
   const folders: string[] = [];
   try {
@@ -72,7 +75,11 @@ export async function loadCommandFiles(dir: string, options: LoadCommandFilesOpt
       if (!entry.isDirectory() || isCommandFileName(entry.name)) entries.push(path);
     }
   } catch (error) {
-    return { commands: [], problems: [`${dir}: the commands folder cannot be read (${whyUnreadable(error)})`], folderProblem: whyUnreadable(error) };
+    return {
+      commands: [],
+      problems: [`${dir}: the commands folder cannot be read (${whyUnreadable(error)})`],
+      folderProblem: whyUnreadable(error),
+    };
   }
   const reserved = new Set(options.reservedNames ?? []);
   const candidates = entries.filter((path) => isCommandFileName(basename(path))).sort();
@@ -92,7 +99,9 @@ export async function loadCommandFiles(dir: string, options: LoadCommandFilesOpt
   for (const outcome of outcomes) {
     if (typeof outcome === 'string') result.problems.push(outcome);
     else if (outcome && firstOf.has(outcome.name)) {
-      result.problems.push(`${outcome.path}: /${outcome.name} comes from ${firstOf.get(outcome.name)!.fileName} already, first in path order; rename one of them`);
+      result.problems.push(
+        `${outcome.path}: /${outcome.name} comes from ${firstOf.get(outcome.name)!.fileName} already, first in path order; rename one of them`,
+      );
     } else if (outcome) {
       firstOf.set(outcome.name, outcome);
       result.commands.push(outcome);
@@ -102,7 +111,11 @@ export async function loadCommandFiles(dir: string, options: LoadCommandFilesOpt
 }
 
 /** One file: its command, the problem line, or nothing when it vanished meanwhile. */
-async function loadOne(dir: string, fileName: string, reserved: ReadonlySet<string>): Promise<FileCommand | string | undefined> {
+async function loadOne(
+  dir: string,
+  fileName: string,
+  reserved: ReadonlySet<string>,
+): Promise<FileCommand | string | undefined> {
   const path = join(dir, fileName);
   const name = basename(fileName).slice(0, -COMMAND_FILE_EXTENSION.length);
   const folder = dirname(fileName) === '.' ? undefined : dirname(fileName);
@@ -125,7 +138,9 @@ async function loadOne(dir: string, fileName: string, reserved: ReadonlySet<stri
   const parsed = parseCommandFile(text);
   if (!parsed.ok) return `${path}: ${parsed.reasons.join('; ')}`;
   // The folder shows in the description, as Claude Code shows it: "Review a component (frontend)".
-  const description = folder ? `${parsed.content.description} (${folder.split(sep).join('/')})` : parsed.content.description;
+  const description = folder
+    ? `${parsed.content.description} (${folder.split(sep).join('/')})`
+    : parsed.content.description;
   return { name, path, fileName, ...parsed.content, description };
 }
 
@@ -180,7 +195,11 @@ function kindOf(stats: Stats): string {
 }
 
 /** `work` on every item, at most `limit` at a time; the results in the items' order. */
-async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R> | R): Promise<R[]> {
+async function mapWithConcurrency<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R> | R,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -46,6 +46,7 @@ export function expandTemplate(template: string, args: string): string {
 export function expandedLength(template: string, args: string): number {
   const words = argumentWords(args);
   let length = template.length;
-  for (const match of template.matchAll(PLACEHOLDER)) length += valueOf(match[1]!, args, words).length - match[0].length;
+  for (const match of template.matchAll(PLACEHOLDER))
+    length += valueOf(match[1]!, args, words).length - match[0].length;
   return length;
 }

@@ -61,7 +61,13 @@ function countWords(text: string): number {
 function messageText(message: LanguageModelV3Prompt[number]): string {
   if (typeof message.content === 'string') return message.content;
   return message.content
-    .map((part) => (part.type === 'text' || part.type === 'reasoning' ? part.text : part.type === 'file' ? `[file ${part.filename ?? part.mediaType}]` : ''))
+    .map((part) =>
+      part.type === 'text' || part.type === 'reasoning'
+        ? part.text
+        : part.type === 'file'
+          ? `[file ${part.filename ?? part.mediaType}]`
+          : '',
+    )
     .filter(Boolean)
     .join('\n');
 }
@@ -103,7 +109,10 @@ export class BuiltinModel implements LanguageModelV3 {
   readonly supportedUrls: Record<string, RegExp[]> = {};
   private readonly chunkDelayMs: number;
 
-  constructor(readonly modelId: BuiltinModelName, options: BuiltinModelOptions = {}) {
+  constructor(
+    readonly modelId: BuiltinModelName,
+    options: BuiltinModelOptions = {},
+  ) {
     this.chunkDelayMs = options.chunkDelayMs ?? 0;
   }
 
@@ -115,14 +124,22 @@ export class BuiltinModel implements LanguageModelV3 {
   private answer(options: LanguageModelV3CallOptions) {
     const text = this.reply(options.prompt);
     const inputWords = options.prompt.reduce((n, message) => n + countWords(messageText(message)), 0);
-    const warnings = options.tools?.length ? [{ type: 'unsupported' as const, feature: 'tools', details: 'built-in models never call tools' }] : [];
+    const warnings = options.tools?.length
+      ? [{ type: 'unsupported' as const, feature: 'tools', details: 'built-in models never call tools' }]
+      : [];
     return { text, usage: usageOf(inputWords, countWords(text)), warnings };
   }
 
   async doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
     if (options.abortSignal?.aborted) throw abortError();
     const { text, usage, warnings } = this.answer(options);
-    return { content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings, response: { modelId: this.modelId } };
+    return {
+      content: [{ type: 'text', text }],
+      finishReason: { unified: 'stop', raw: 'stop' },
+      usage,
+      warnings,
+      response: { modelId: this.modelId },
+    };
   }
 
   async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
@@ -163,9 +180,11 @@ export class BuiltinModel implements LanguageModelV3 {
  */
 export function createBuiltinProvider(options: BuiltinModelOptions = {}): ProviderV3 {
   const models = new Map(BUILTIN_MODELS.map(({ model }) => [model as string, new BuiltinModel(model, options)]));
-  const none = (modelType: 'languageModel' | 'embeddingModel' | 'imageModel') => (modelId: string): never => {
-    throw new NoSuchModelError({ modelId, modelType });
-  };
+  const none =
+    (modelType: 'languageModel' | 'embeddingModel' | 'imageModel') =>
+    (modelId: string): never => {
+      throw new NoSuchModelError({ modelId, modelType });
+    };
   return {
     specificationVersion: 'v3',
     languageModel: (modelId) => models.get(modelId) ?? none('languageModel')(modelId),

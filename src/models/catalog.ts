@@ -40,7 +40,11 @@ export function splitModelId(id: string): { provider: string; model: string } | 
  * comes from the config file; `reasons` can say why a provider offers nothing), otherwise the
  * first real (non-builtin) model, otherwise `builtin:echo`.
  */
-export function chooseDefaultModel(entries: readonly CatalogEntry[], wanted?: string, reasons: Readonly<Record<string, string>> = {}): string {
+export function chooseDefaultModel(
+  entries: readonly CatalogEntry[],
+  wanted?: string,
+  reasons: Readonly<Record<string, string>> = {},
+): string {
   if (wanted !== undefined) {
     if (entries.some((entry) => entry.id === wanted)) return wanted;
     const provider = splitModelId(wanted)?.provider;
@@ -50,7 +54,12 @@ export function chooseDefaultModel(entries: readonly CatalogEntry[], wanted?: st
       `defaultModel "${wanted}" is not offered${why}. Offered: ${entries.map((entry) => entry.id).join(', ') || 'nothing'}.`,
     );
   }
-  return entries.find((entry) => entry.provider !== BUILTIN_PROVIDER)?.id ?? entries.find((entry) => entry.id === FALLBACK_MODEL)?.id ?? entries[0]?.id ?? FALLBACK_MODEL;
+  return (
+    entries.find((entry) => entry.provider !== BUILTIN_PROVIDER)?.id ??
+    entries.find((entry) => entry.id === FALLBACK_MODEL)?.id ??
+    entries[0]?.id ??
+    FALLBACK_MODEL
+  );
 }
 
 /** A provider found at start-up, or found missing. */
@@ -99,7 +108,9 @@ export class ModelCatalog {
 
   constructor(init: ModelCatalogInit) {
     const seen = new Set<string>();
-    this.entries = init.entries.filter((entry) => !seen.has(entry.id) && seen.add(entry.id)).map((entry) => ({ ...entry }));
+    this.entries = init.entries
+      .filter((entry) => !seen.has(entry.id) && seen.add(entry.id))
+      .map((entry) => ({ ...entry }));
     this.ids = seen;
     for (const entry of this.entries) {
       if (!init.providers[entry.provider]) throw new Error(`ModelCatalog: no provider object for "${entry.provider}"`);
@@ -131,13 +142,20 @@ export class ModelCatalog {
   }
 
   private async lookAgain(): Promise<string[]> {
-    const results = await Promise.all(this.missing.map(async (missing) => ({ missing, found: await missing.find().catch(() => undefined) })));
+    const results = await Promise.all(
+      this.missing.map(async (missing) => ({ missing, found: await missing.find().catch(() => undefined) })),
+    );
     const back: string[] = [];
     for (const { missing, found } of results) {
       if (!found?.provider || found.models.length === 0) continue;
       this.providers[missing.name] = found.provider;
       const added = found.models
-        .map((model) => ({ id: `${missing.name}:${model}`, provider: missing.name, model, ...(found.description ? { description: found.description } : {}) }))
+        .map((model) => ({
+          id: `${missing.name}:${model}`,
+          provider: missing.name,
+          model,
+          ...(found.description ? { description: found.description } : {}),
+        }))
         .filter((entry) => !this.ids.has(entry.id));
       this.entries = [...this.entries, ...added];
       this.ids = new Set([...this.ids, ...added.map((entry) => entry.id)]);
@@ -160,7 +178,10 @@ export class ModelCatalog {
   /** The model for an offered id; `model_unknown` listing the choices for any other id. */
   resolve(id: string): LanguageModelV3 {
     if (!this.has(id)) {
-      throw new HarnessError('model_unknown', `Unknown model "${id}". Choose one of: ${this.entries.map((entry) => entry.id).join(', ')}.`);
+      throw new HarnessError(
+        'model_unknown',
+        `Unknown model "${id}". Choose one of: ${this.entries.map((entry) => entry.id).join(', ')}.`,
+      );
     }
     const { provider, model } = splitModelId(id)!;
     return this.providers[provider]!.languageModel(model);
@@ -174,6 +195,10 @@ export class ModelCatalog {
       return `  ${mark} ${entry.id.padEnd(width)}${entry.description ? `  ${entry.description}` : ''}`.trimEnd();
     });
     const notes = this.notes.map((note) => `  - ${note}`);
-    return [`Models offered (* default: ${this.defaultModel}):`, ...lines, ...(notes.length ? ['Notes:', ...notes] : [])].join('\n');
+    return [
+      `Models offered (* default: ${this.defaultModel}):`,
+      ...lines,
+      ...(notes.length ? ['Notes:', ...notes] : []),
+    ].join('\n');
   }
 }

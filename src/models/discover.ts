@@ -58,23 +58,36 @@ function keyFrom(env: Env, name: string | undefined): string | undefined {
   return value ? value : undefined;
 }
 
-async function discoverConfigured(name: string, config: ProviderConfig, env: Env, options: DiscoverOptions): Promise<Found> {
+async function discoverConfigured(
+  name: string,
+  config: ProviderConfig,
+  env: Env,
+  options: DiscoverOptions,
+): Promise<Found> {
   const apiKey = keyFrom(env, config.apiKeyEnv);
   const fetch = options.fetch;
   const description = config.description;
   if (config.type === 'openai' || config.type === 'anthropic') {
     if (!apiKey) return { name, models: [], reason: `${config.apiKeyEnv} is not set, so it offers no models` };
     const settings = { name, apiKey, fetch, ...(config.baseURL ? { baseURL: config.baseURL } : {}) };
-    const provider = config.type === 'openai' ? (await import('@ai-sdk/openai')).createOpenAI(settings) : (await import('@ai-sdk/anthropic')).createAnthropic(settings);
+    const provider =
+      config.type === 'openai'
+        ? (await import('@ai-sdk/openai')).createOpenAI(settings)
+        : (await import('@ai-sdk/anthropic')).createAnthropic(settings);
     const models = config.models ?? (config.type === 'openai' ? DEFAULT_OPENAI_MODELS : DEFAULT_ANTHROPIC_MODELS);
     return { name, provider, models, description };
   }
   const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
   const provider = createOpenAICompatible({ name, baseURL: config.baseURL, apiKey, fetch, includeUsage: true });
-  const missingKey = config.apiKeyEnv && !apiKey ? `${config.apiKeyEnv} is not set; requests go without a key` : undefined;
+  const missingKey =
+    config.apiKeyEnv && !apiKey ? `${config.apiKeyEnv} is not set; requests go without a key` : undefined;
   if (config.models) return { name, provider, models: config.models, description, reason: missingKey };
   try {
-    const models = await listServerModels(config.baseURL, { apiKey, fetch, timeoutMs: options.probeTimeoutMs ?? SERVER_PROBE_TIMEOUT_MS });
+    const models = await listServerModels(config.baseURL, {
+      apiKey,
+      fetch,
+      timeoutMs: options.probeTimeoutMs ?? SERVER_PROBE_TIMEOUT_MS,
+    });
     const reason = models.length ? missingKey : `the server at ${displayURL(config.baseURL)} lists no models`;
     return { name, provider, models, description, reason };
   } catch (error) {
@@ -95,7 +108,12 @@ async function detectOllama(fetch: FetchFunction | undefined): Promise<Found | u
   } catch {
     return undefined; // No Ollama here: the usual case, not worth a line.
   }
-  if (!models.length) return { name: 'ollama', models: [], reason: 'an Ollama server answers on 127.0.0.1:11434 but has no models; pull one with "ollama pull llama3.2"' };
+  if (!models.length)
+    return {
+      name: 'ollama',
+      models: [],
+      reason: 'an Ollama server answers on 127.0.0.1:11434 but has no models; pull one with "ollama pull llama3.2"',
+    };
   const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
   const provider = createOpenAICompatible({ name: 'ollama', baseURL: OLLAMA_BASE_URL, fetch, includeUsage: true });
   return { name: 'ollama', provider, models, description: 'detected on 127.0.0.1:11434' };
@@ -107,28 +125,44 @@ async function detectOllama(fetch: FetchFunction | undefined): Promise<Found | u
  * defines a provider of that name); Ollama on 127.0.0.1:11434 when `config.detectOllama` and
  * no configured provider already points there. `catalog.summary()` tells a person the result.
  */
-export async function buildCatalog(config: HarnessConfig, env: Env = process.env, options: DiscoverOptions = {}): Promise<ModelCatalog> {
+export async function buildCatalog(
+  config: HarnessConfig,
+  env: Env = process.env,
+  options: DiscoverOptions = {},
+): Promise<ModelCatalog> {
   const log = options.log ?? ((line: string) => console.warn(line));
   const configured = Object.entries(config.providers);
   const named = new Set(configured.map(([name]) => name));
 
-  const pending: Promise<Found | undefined>[] = configured.map(([name, provider]) => discoverConfigured(name, provider, env, options));
+  const pending: Promise<Found | undefined>[] = configured.map(([name, provider]) =>
+    discoverConfigured(name, provider, env, options),
+  );
   if (!named.has('openai') && keyFrom(env, 'OPENAI_API_KEY')) {
     pending.push(discoverConfigured('openai', { type: 'openai', apiKeyEnv: 'OPENAI_API_KEY' }, env, options));
   }
   if (!named.has('anthropic') && keyFrom(env, 'ANTHROPIC_API_KEY')) {
     pending.push(discoverConfigured('anthropic', { type: 'anthropic', apiKeyEnv: 'ANTHROPIC_API_KEY' }, env, options));
   }
-  const ollamaConfigured = configured.some(([name, provider]) => name === 'ollama' || (provider.type === 'openai-compatible' && isOllamaURL(provider.baseURL)));
+  const ollamaConfigured = configured.some(
+    ([name, provider]) => name === 'ollama' || (provider.type === 'openai-compatible' && isOllamaURL(provider.baseURL)),
+  );
   const detectingOllama = config.detectOllama && !ollamaConfigured;
   if (detectingOllama) pending.push(detectOllama(options.fetch));
   const found = (await Promise.all(pending)).filter((item): item is Found => item !== undefined);
-  const missing: MissingProvider[] = found.filter((item) => item.retry).map((item) => ({ name: item.name, find: item.retry! }));
+  const missing: MissingProvider[] = found
+    .filter((item) => item.retry)
+    .map((item) => ({ name: item.name, find: item.retry! }));
   // Ollama started after the harness is found too, quietly, as at start-up.
-  if (detectingOllama && !found.some((item) => item.name === 'ollama' && item.provider)) missing.push({ name: 'ollama', find: () => detectOllama(options.fetch) });
+  if (detectingOllama && !found.some((item) => item.name === 'ollama' && item.provider))
+    missing.push({ name: 'ollama', find: () => detectOllama(options.fetch) });
 
   const providers: Record<string, ProviderV3> = { [BUILTIN_PROVIDER]: createBuiltinProvider(options.builtin) };
-  const entries: CatalogEntry[] = BUILTIN_MODELS.map(({ model, description }) => ({ id: `${BUILTIN_PROVIDER}:${model}`, provider: BUILTIN_PROVIDER, model, description }));
+  const entries: CatalogEntry[] = BUILTIN_MODELS.map(({ model, description }) => ({
+    id: `${BUILTIN_PROVIDER}:${model}`,
+    provider: BUILTIN_PROVIDER,
+    model,
+    description,
+  }));
   const reasons: Record<string, string> = {};
   for (const { name, provider, models, description, reason } of found) {
     if (reason) {
@@ -137,7 +171,8 @@ export async function buildCatalog(config: HarnessConfig, env: Env = process.env
     }
     if (!provider || !models.length) continue;
     providers[name] = provider;
-    for (const model of models) entries.push({ id: `${name}:${model}`, provider: name, model, ...(description ? { description } : {}) });
+    for (const model of models)
+      entries.push({ id: `${name}:${model}`, provider: name, model, ...(description ? { description } : {}) });
   }
   return new ModelCatalog({ entries, providers, defaultModel: config.defaultModel, reasons, missing, log });
 }

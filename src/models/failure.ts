@@ -11,8 +11,26 @@ import type { RetryError } from 'ai';
 import { HarnessError } from '../errors.js';
 import { describeNetworkFailure } from './probe.js';
 
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const INVALID_REPLY_ERRORS = new Set(['AI_JSONParseError', 'AI_TypeValidationError', 'AI_InvalidResponseDataError', 'AI_EmptyResponseBodyError', 'AI_NoContentGeneratedError', 'AI_InvalidStreamPartError']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+const INVALID_REPLY_ERRORS = new Set([
+  'AI_JSONParseError',
+  'AI_TypeValidationError',
+  'AI_InvalidResponseDataError',
+  'AI_EmptyResponseBodyError',
+  'AI_NoContentGeneratedError',
+  'AI_InvalidStreamPartError',
+]);
 
 /** True for an error some cause of which is a network failure (socket closed, refused...). */
 function isNetworkFailure(error: unknown): boolean {
@@ -56,17 +74,24 @@ export function describeProviderFailure(error: unknown): string {
     const status = error.statusCode;
     if (status === undefined || (status >= 200 && status < 300)) {
       if (isNetworkFailure(error)) {
-        return status === undefined ? `the provider ${describeNetworkFailure(error.cause)}` : 'the connection closed before the reply was complete';
+        return status === undefined
+          ? `the provider ${describeNetworkFailure(error.cause)}`
+          : 'the connection closed before the reply was complete';
       }
       return 'the provider answered something that is not a valid reply';
     }
-    const raw = error.message && !/^(Failed to process|Bad Request|Not Found|Unauthorized)/.test(error.message) ? sanitizeDetail(error.message) : '';
+    const raw =
+      error.message && !/^(Failed to process|Bad Request|Not Found|Unauthorized)/.test(error.message)
+        ? sanitizeDetail(error.message)
+        : '';
     return describeStatus(status, raw ? `: ${raw}` : '');
   }
   if (LoadAPIKeyError.isInstance(error)) return 'no API key is configured for this provider';
   if (NoSuchModelError.isInstance(error)) return 'the provider does not offer this model';
-  if (error instanceof Error && /ended without a finish reason/i.test(error.message)) return 'the reply stream ended before the model finished';
-  if (error instanceof Error && INVALID_REPLY_ERRORS.has(error.name)) return 'the provider answered something that is not a valid reply';
+  if (error instanceof Error && /ended without a finish reason/i.test(error.message))
+    return 'the reply stream ended before the model finished';
+  if (error instanceof Error && INVALID_REPLY_ERRORS.has(error.name))
+    return 'the provider answered something that is not a valid reply';
   if (isNetworkFailure(error)) return 'the connection closed before the reply was complete';
   const name = error instanceof Error && /^[\w$]{1,40}$/.test(error.name) ? error.name : typeof error;
   return `the call failed unexpectedly (${name})`;
@@ -79,7 +104,10 @@ export function providerFailure(modelName: string, error: unknown): HarnessError
 
 /** The error a turn reports when its model call took longer than allowed. */
 export function providerTimeout(modelName: string, timeoutMs: number): HarnessError {
-  return new HarnessError('provider_failed', `Model ${modelName} failed: no complete reply within ${timeoutMs} ms (timed out).`);
+  return new HarnessError(
+    'provider_failed',
+    `Model ${modelName} failed: no complete reply within ${timeoutMs} ms (timed out).`,
+  );
 }
 
 /**

@@ -33,7 +33,8 @@ function errorCode(error: unknown): string | undefined {
 
 /** A network failure (no HTTP answer) in a few words: "refused the connection", ... */
 export function describeNetworkFailure(error: unknown): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'did not answer in time';
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return 'did not answer in time';
   switch (errorCode(error)) {
     case 'ECONNREFUSED':
       return 'refused the connection (is the server running?)';
@@ -89,6 +90,8 @@ export async function listServerModels(baseURL: string, options: ListModelsOptio
   // Ollama answers `data: null` when no model is pulled.
   if (data === null) return [];
   if (!Array.isArray(data)) throw new ProbeError('answered something that is not a model list');
-  const ids = data.map((item) => (item as { id?: unknown } | null)?.id).filter((id): id is string => typeof id === 'string' && id.trim() !== '');
+  const ids = data
+    .map((item) => (item as { id?: unknown } | null)?.id)
+    .filter((id): id is string => typeof id === 'string' && id.trim() !== '');
   return [...new Set(ids)];
 }

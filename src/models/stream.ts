@@ -91,7 +91,10 @@ function nameOf(model: LanguageModelV3): string {
 /** `ai/internal`, once the first model request loaded it. */
 let aiInternal: typeof import('ai/internal') | undefined;
 
-export async function* streamReply(model: LanguageModelV3, options: StreamReplyOptions): AsyncGenerator<string, ReplyOutcome, undefined> {
+export async function* streamReply(
+  model: LanguageModelV3,
+  options: StreamReplyOptions,
+): AsyncGenerator<string, ReplyOutcome, undefined> {
   const modelName = options.modelName ?? nameOf(model);
   const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
   const callerSignal = options.abortSignal;
@@ -119,7 +122,10 @@ export async function* streamReply(model: LanguageModelV3, options: StreamReplyO
     // Loaded on the first model request (it is a sizeable part of start-up otherwise), then kept:
     // awaiting `import()` again yields to whatever else waits, ahead of the model request.
     const { prepareRetries } = (aiInternal ??= await import('ai/internal'));
-    const { retry } = prepareRetries({ maxRetries: options.maxRetries ?? retriesWithin(timeoutMs), abortSignal: controller.signal });
+    const { retry } = prepareRetries({
+      maxRetries: options.maxRetries ?? retriesWithin(timeoutMs),
+      abortSignal: controller.signal,
+    });
     let outcome: ReplyOutcome | undefined;
     try {
       const prompt = providerPrompt(options.system, options.messages);
@@ -134,7 +140,11 @@ export async function* streamReply(model: LanguageModelV3, options: StreamReplyO
             throw failure(part.error);
           } else if (part.type === 'finish') {
             const { inputTokens, outputTokens } = part.usage;
-            outcome = { inputTokens: inputTokens.total ?? 0, outputTokens: outputTokens.total ?? 0, finishReason: part.finishReason.unified };
+            outcome = {
+              inputTokens: inputTokens.total ?? 0,
+              outputTokens: outputTokens.total ?? 0,
+              finishReason: part.finishReason.unified,
+            };
           }
         }
       } finally {

@@ -84,7 +84,11 @@ export async function runToolLoop(model: LanguageModelV3, options: ToolLoopOptio
         text += part.text;
         options.onText(part.text);
       } else if (part.type === 'tool-approval-request') {
-        options.onApprovalRequest?.({ id: part.toolCall.toolCallId, tool: part.toolCall.toolName, input: part.toolCall.input });
+        options.onApprovalRequest?.({
+          id: part.toolCall.toolCallId,
+          tool: part.toolCall.toolName,
+          input: part.toolCall.input,
+        });
       } else if (part.type === 'error') {
         failure ??= part.error;
         break;
@@ -98,7 +102,8 @@ export async function runToolLoop(model: LanguageModelV3, options: ToolLoopOptio
   if (options.abortSignal.aborted) throw new DOMException('The model request was aborted.', 'AbortError');
   if (failure !== undefined) {
     if (isHarnessError(failure)) throw failure;
-    if (failure instanceof Error && failure.name === 'TimeoutError') throw providerTimeout(options.modelName, options.stepTimeoutMs);
+    if (failure instanceof Error && failure.name === 'TimeoutError')
+      throw providerTimeout(options.modelName, options.stepTimeoutMs);
     throw providerFailure(options.modelName, failure);
   }
   return { text, ...usage };
@@ -116,7 +121,14 @@ function modelMessages(messages: readonly LoopMessage[]): ModelMessage[] {
     out.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName, input: input ?? {} }] });
     out.push({
       role: 'tool',
-      content: [{ type: 'tool-result', toolCallId: id, toolName, output: failed ? { type: 'error-text', value: output } : { type: 'text', value: output } }],
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: id,
+          toolName,
+          output: failed ? { type: 'error-text', value: output } : { type: 'text', value: output },
+        },
+      ],
     });
   }
   return out;

@@ -37,19 +37,39 @@ export class BlockingSendAsStream extends DelegatingRequestHandler {
       })().catch(this.onStreamError);
       const payload = first.done ? undefined : first.value.payload;
       if (payload?.$case === 'message') return payload.value;
-      const taskId = payload?.$case === 'task' ? payload.value.id : payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate' ? payload.value.taskId : undefined;
+      const taskId =
+        payload?.$case === 'task'
+          ? payload.value.id
+          : payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate'
+            ? payload.value.taskId
+            : undefined;
       if (!taskId) throw new A2AError('Agent execution finished without a result, and no task context found.');
-      return this.inner.getTask({ tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY }, context);
+      return this.inner.getTask(
+        {
+          tenant: params.tenant,
+          id: taskId,
+          historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY,
+        },
+        context,
+      );
     }
     let taskId: string | undefined;
     for await (const event of stream) {
       const payload = event.payload;
       if (payload?.$case === 'message') return payload.value;
       if (payload?.$case === 'task') taskId ??= payload.value.id;
-      else if (payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate') taskId ??= payload.value.taskId;
+      else if (payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate')
+        taskId ??= payload.value.taskId;
     }
     // The SDK's words for the same case, so that a client sees no difference.
     if (!taskId) throw new A2AError('Agent execution finished without a result, and no task context found.');
-    return this.inner.getTask({ tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY }, context);
+    return this.inner.getTask(
+      {
+        tenant: params.tenant,
+        id: taskId,
+        historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY,
+      },
+      context,
+    );
   }
 }

@@ -60,5 +60,8 @@ export class CatalogGateway implements ModelGateway {
 function asText(message: ConversationMessage): TextMessage {
   if (message.role !== 'tool') return message;
   const { tool, input, output, failed } = message.call;
-  return { role: 'assistant', content: `[called ${tool} ${JSON.stringify(input)}: ${failed ? 'failed' : 'result'}]\n${output}` };
+  return {
+    role: 'assistant',
+    content: `[called ${tool} ${JSON.stringify(input)}: ${failed ? 'failed' : 'result'}]\n${output}`,
+  };
 }

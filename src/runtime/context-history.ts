@@ -21,7 +21,11 @@ export const EARLIER_TASKS_READ = 20;
  * What a turn's model is sent before the task's own messages: the caller's earlier tasks in
  * the task's context, oldest first; for a sub-task, its parent's conversation.
  */
-export async function earlierInContext(store: Pick<TaskStore, 'list' | 'load'>, task: Pick<Task, 'id' | 'contextId' | 'metadata'>, callContext: ServerCallContext): Promise<Message[]> {
+export async function earlierInContext(
+  store: Pick<TaskStore, 'list' | 'load'>,
+  task: Pick<Task, 'id' | 'contextId' | 'metadata'>,
+  callContext: ServerCallContext,
+): Promise<Message[]> {
   const parent = subtaskParentOf(task.metadata);
   if (parent !== undefined) {
     if (task.metadata?.[SUBTASK_CONTEXT_KEY] === 'none') return [];
@@ -38,7 +42,9 @@ export async function earlierInContext(store: Pick<TaskStore, 'list' | 'load'>, 
     includeArtifacts: false,
   };
   const { tasks } = await store.list(request, callContext);
-  const earlier = tasks.filter((other) => other.id !== task.id && subtaskParentOf(other.metadata) === undefined).slice(0, EARLIER_TASKS_READ);
+  const earlier = tasks
+    .filter((other) => other.id !== task.id && subtaskParentOf(other.metadata) === undefined)
+    .slice(0, EARLIER_TASKS_READ);
   // The list is newest first (by status time): the conversation reads oldest first.
   return earlier.reverse().flatMap((other) => other.history);
 }

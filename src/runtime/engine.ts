@@ -133,7 +133,12 @@ export class TaskEngine implements CommandTaskPort {
     await this.options.coordination.releaseTurn(taskId);
     await this.settle(taskId, context, async (task) => {
       if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
-      return { taskId, contextId: task.contextId, status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() }, metadata: {} };
+      return {
+        taskId,
+        contextId: task.contextId,
+        status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() },
+        metadata: {},
+      };
     }).catch((error: unknown) => {
       // A task the caller may not see, or that is gone: nothing of it to set back.
       if (!(error instanceof TaskNotFoundError)) throw error;
@@ -154,7 +159,11 @@ export class TaskEngine implements CommandTaskPort {
     return this.track(this.settleNow(taskId, context, decide));
   }
 
-  private async settleNow(taskId: string, context: ServerCallContext, decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined) {
+  private async settleNow(
+    taskId: string,
+    context: ServerCallContext,
+    decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined,
+  ) {
     let update: TaskStatusUpdateEvent | undefined;
     let event: AgentExecutionEvent | undefined;
     const stored = await this.options.store.modify(
@@ -226,7 +235,9 @@ export class TaskEngine implements CommandTaskPort {
   /** Tells the listeners of turn ends (sub-task notes); never throws. */
   ended(end: TurnEnd): void {
     for (const listener of this.endListeners) {
-      this.track(listener(end)).catch((error: unknown) => this.options.onError(error, 'telling how a turn ended', end.task.id));
+      this.track(listener(end)).catch((error: unknown) =>
+        this.options.onError(error, 'telling how a turn ended', end.task.id),
+      );
     }
   }
 
@@ -242,14 +253,20 @@ export class TaskEngine implements CommandTaskPort {
     return this.track(this.postNow(update, context, exchange));
   }
 
-  private async postNow(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange: { message?: Message }): Promise<Task> {
+  private async postNow(
+    update: TaskStatusUpdateEvent,
+    context: ServerCallContext,
+    exchange: { message?: Message },
+  ): Promise<Task> {
     const event = AgentEvent.statusUpdate(update);
     const stored = await this.options.store.modify(
       update.taskId,
       context,
       async (task) => {
         const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
-        if (update.status) update.status.state = !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
+        if (update.status)
+          update.status.state =
+            !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
         // The command (a resend's is stored already) and the reply; the store keeps each id once (`EngineTaskStore`).
         if (exchange.message) task.history.push(exchange.message);
         if (update.status?.message) task.history.push(update.status.message);
@@ -279,7 +296,9 @@ export class TaskEngine implements CommandTaskPort {
       // A request is a wake-up, not a record: an instance that did not hear it (its LISTEN
       // connection was down) hears it again, until the turn ends.
       const again = setInterval(() => {
-        this.options.coordination.requestCancel(taskId).catch((error: unknown) => this.options.onError(error, 'asking for a cancel again', taskId));
+        this.options.coordination
+          .requestCancel(taskId)
+          .catch((error: unknown) => this.options.onError(error, 'asking for a cancel again', taskId));
       }, CANCEL_AGAIN_MS);
       try {
         for await (const _event of queue.events());
@@ -297,7 +316,10 @@ export class TaskEngine implements CommandTaskPort {
    * Reads a turn's stream to its end for `drain`: a turn counts as under way until its last
    * event is stored, which the SDK does while its stream is read.
    */
-  trackStream<T>(stream: AsyncGenerator<T, void, undefined>, taskIdOf: (item: T) => string | undefined): AsyncGenerator<T, void, undefined> {
+  trackStream<T>(
+    stream: AsyncGenerator<T, void, undefined>,
+    taskIdOf: (item: T) => string | undefined,
+  ): AsyncGenerator<T, void, undefined> {
     const inFlight = this.inFlight;
     const coordination = this.options.coordination;
     return (async function* () {
@@ -352,7 +374,8 @@ export class TaskEngine implements CommandTaskPort {
     const turn = this.running.get(taskId);
     if (turn) turn.abort.abort(abortReason(how));
     // A cancel asked for already is not made a mere stop.
-    else if (this.reserved.has(taskId) && this.cancelBeforeBegin.get(taskId) !== 'cancel') this.cancelBeforeBegin.set(taskId, how);
+    else if (this.reserved.has(taskId) && this.cancelBeforeBegin.get(taskId) !== 'cancel')
+      this.cancelBeforeBegin.set(taskId, how);
   }
 }
 

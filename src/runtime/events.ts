@@ -3,7 +3,13 @@ import { Role, TaskState, type Message, type TaskArtifactUpdateEvent, type TaskS
 import { MODEL_KEY, NOTICE_KEY, textPart } from '../wire.js';
 
 /** An agent message holding one text part: the harness's own words when `notice` says which kind, else a model's reply (`model` says whose). */
-export function agentMessage(taskId: string, contextId: string, text: string, notice?: string, model?: string): Message {
+export function agentMessage(
+  taskId: string,
+  contextId: string,
+  text: string,
+  notice?: string,
+  model?: string,
+): Message {
   return {
     messageId: randomUUID(),
     taskId,
@@ -16,7 +22,12 @@ export function agentMessage(taskId: string, contextId: string, text: string, no
   };
 }
 
-export function statusUpdate(taskId: string, contextId: string, state: TaskState, message?: Message): TaskStatusUpdateEvent {
+export function statusUpdate(
+  taskId: string,
+  contextId: string,
+  state: TaskState,
+  message?: Message,
+): TaskStatusUpdateEvent {
   return { taskId, contextId, status: { state, message, timestamp: new Date().toISOString() }, metadata: {} };
 }
 
@@ -34,7 +45,11 @@ export interface ReplyArtifact {
  * Artifact "must contain at least one part" (a2a.proto, Artifact.parts), and a client that
  * reads `artifact.parts` must find one.
  */
-export function replyChunk(artifact: ReplyArtifact, text: string, flags: { append: boolean; lastChunk: boolean }): TaskArtifactUpdateEvent {
+export function replyChunk(
+  artifact: ReplyArtifact,
+  text: string,
+  flags: { append: boolean; lastChunk: boolean },
+): TaskArtifactUpdateEvent {
   return {
     taskId: artifact.taskId,
     contextId: artifact.contextId,

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext, type ServerCallContext } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+  type ServerCallContext,
+} from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
@@ -58,7 +64,10 @@ export class HarnessExecutor implements AgentExecutor {
     const turn = await this.options.engine.begin(taskId, context.context);
     const { task, history } = this.openTask(context);
     // Published once the model request is on its way (see `TurnOpening`); every later event goes through it.
-    const turnBus = new TurnOpening(bus, [AgentEvent.task(task), AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING))]);
+    const turnBus = new TurnOpening(bus, [
+      AgentEvent.task(task),
+      AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)),
+    ]);
     // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
     const links = settled(this.options.state.getLinks(taskId));
     const calls = new TurnToolCalls(
@@ -68,15 +77,25 @@ export class HarnessExecutor implements AgentExecutor {
       (update) => turnBus.publish(AgentEvent.artifactUpdate(update)),
     );
     // Read beside the turn's start, awaited only where the model request is built.
-    const earlier = this.options.earlier && context.context ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
-    const outcome = await this.runTurn(turn, contextId, history, turnBus, calls, { started: context.userMessage, allowedTools: allowedToolsOf(context.task?.metadata), earlier });
+    const earlier =
+      this.options.earlier && context.context ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
+    const outcome = await this.runTurn(turn, contextId, history, turnBus, calls, {
+      started: context.userMessage,
+      allowedTools: allowedToolsOf(context.task?.metadata),
+      earlier,
+    });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
       this.options.onTurnError?.(read.error, taskId);
-      await this.finish(turn, turnBus, TaskState.TASK_STATE_FAILED, agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'));
+      await this.finish(
+        turn,
+        turnBus,
+        TaskState.TASK_STATE_FAILED,
+        agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'),
+      );
       return;
     }
     const isSubtask = read.value.parent !== undefined;
@@ -86,7 +105,13 @@ export class HarnessExecutor implements AgentExecutor {
       pause.parts.push(...waiting.map((call) => dataPart({ ...call })));
       await this.finish(turn, turnBus, TaskState.TASK_STATE_INPUT_REQUIRED, pause);
       // A sub-task's parent is told, or nobody following only the parent would know to answer.
-      if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state: TaskState.TASK_STATE_INPUT_REQUIRED, text: '', context: context.context });
+      if (isSubtask)
+        this.options.engine.ended({
+          task: { id: taskId, metadata: context.task?.metadata },
+          state: TaskState.TASK_STATE_INPUT_REQUIRED,
+          text: '',
+          context: context.context,
+        });
       return;
     }
     const { state, text } = isSubtask ? subtaskEnd(outcome) : conversationEnd(outcome, this.options.endState);
@@ -94,11 +119,24 @@ export class HarnessExecutor implements AgentExecutor {
     const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
     const model = outcome.kind === 'replied' || outcome.kind === 'stopped' ? outcome.model : undefined;
     await this.finish(turn, turnBus, state, agentMessage(taskId, contextId, text, notice, model));
-    if (isSubtask) this.options.engine.ended({ task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context });
+    if (isSubtask)
+      this.options.engine.ended({
+        task: { id: taskId, metadata: context.task?.metadata },
+        state,
+        text,
+        context: context.context,
+      });
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
-  private async runTurn(turn: Turn, contextId: string, history: Message[], bus: TurnPublisher, calls: TurnToolCalls, start: TurnStart): Promise<TurnOutcome> {
+  private async runTurn(
+    turn: Turn,
+    contextId: string,
+    history: Message[],
+    bus: TurnPublisher,
+    calls: TurnToolCalls,
+    start: TurnStart,
+  ): Promise<TurnOutcome> {
     let modelId = '';
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
@@ -109,7 +147,9 @@ export class HarnessExecutor implements AgentExecutor {
       if (turn.abort.signal.reason instanceof TurnStopped) return { kind: 'stopped', text: '', model: modelId };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
       this.options.onTurnError?.(error, turn.taskId);
-      const reason = isHarnessError(error) ? error.message : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
+      const reason = isHarnessError(error)
+        ? error.message
+        : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
       return { kind: 'model-failure', reason };
     }
   }
@@ -132,7 +172,12 @@ export class HarnessExecutor implements AgentExecutor {
     const waiting = (task && waitingCalls(task.history)?.map((w) => w.call)) ?? [];
     let message: Message | undefined;
     if (waiting.length > 0) {
-      message = agentMessage(taskId, contextId, 'The task was canceled; the tool calls waiting for approval were not made.', 'canceled');
+      message = agentMessage(
+        taskId,
+        contextId,
+        'The task was canceled; the tool calls waiting for approval were not made.',
+        'canceled',
+      );
       message.parts.push(...closingParts(waiting));
     }
     bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_CANCELED, message)));
@@ -150,7 +195,13 @@ export class HarnessExecutor implements AgentExecutor {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
     const task: Task = existing
-      ? { ...existing, history: [userMessage], artifacts: [], metadata: {}, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() } }
+      ? {
+          ...existing,
+          history: [userMessage],
+          artifacts: [],
+          metadata: {},
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+        }
       : {
           id: taskId,
           contextId,
@@ -160,7 +211,10 @@ export class HarnessExecutor implements AgentExecutor {
           metadata: {},
         };
     const history = existing?.history ?? [];
-    return { task, history: history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage] };
+    return {
+      task,
+      history: history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage],
+    };
   }
 
   /**
@@ -203,7 +257,10 @@ export class HarnessExecutor implements AgentExecutor {
       response = await this.options.gateway.complete({
         modelId,
         system: this.options.systemPrompt,
-        messages: modelHistory(before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history, this.options.contextCharsFor?.(modelId)),
+        messages: modelHistory(
+          before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history,
+          this.options.contextCharsFor?.(modelId),
+        ),
         abortSignal: turn.abort.signal,
         onText: (delta) => {
           written += delta;
@@ -225,7 +282,11 @@ export class HarnessExecutor implements AgentExecutor {
     }
     const rest = text.take();
     if (chunks > 0 || rest) publish(rest, true);
-    await this.options.state.addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens });
+    await this.options.state.addUsage(turn.taskId, {
+      model: modelId,
+      inputTokens: response.inputTokens,
+      outputTokens: response.outputTokens,
+    });
     return { text: response.text || '(The model returned no text.)' };
   }
 
@@ -245,11 +306,20 @@ export class HarnessExecutor implements AgentExecutor {
    * message that started this turn. Resolves with their final reports, which the model is shown
    * after the rest of the conversation (they are stored after the message too).
    */
-  private async answerWaitingCalls(turn: Turn, contextId: string, history: Message[], calls: TurnToolCalls, started: Message): Promise<Message[]> {
+  private async answerWaitingCalls(
+    turn: Turn,
+    contextId: string,
+    history: Message[],
+    calls: TurnToolCalls,
+    started: Message,
+  ): Promise<Message[]> {
     const waiting = waitingCalls(history, started.messageId);
     if (!waiting?.length) return [];
     const resumed = started.metadata?.[NOTICE_KEY] === RESUME_NOTICE;
-    const unanswered: ApprovalDecision = { approved: false, reason: resumed ? 'no answer was given.' : 'the user sent a new message instead of answering.' };
+    const unanswered: ApprovalDecision = {
+      approved: false,
+      reason: resumed ? 'no answer was given.' : 'the user sent a new message instead of answering.',
+    };
     const reports: Message[] = [];
     for (const { call, decision } of waiting) {
       const ended = await calls.answer(call, decision ?? unanswered, turn.abort.signal);

@@ -3,7 +3,6 @@ import { isCommandExchange } from '../commands/index.js';
 import { isFinalToolStatus, NOTICE_KEY, TOOL_CALL_KEY, toolCallsOf } from '../wire.js';
 import type { ConversationMessage } from './model-gateway.js';
 
-
 function partText(part: Part): string | undefined {
   const content = part.content;
   switch (content?.$case) {
@@ -49,18 +48,26 @@ export function modelHistory(history: readonly Message[], budgetChars = Infinity
           break messages;
         }
         used += size;
-        newestFirst.push({ role: 'tool', call: { id: call.id, tool: call.tool, input: call.input, output, failed: call.status !== 'succeeded' } });
+        newestFirst.push({
+          role: 'tool',
+          call: { id: call.id, tool: call.tool, input: call.input, output, failed: call.status !== 'succeeded' },
+        });
       }
       continue;
     }
-    const text = message.parts.map(partText).filter((t): t is string => t !== undefined).join('\n');
+    const text = message.parts
+      .map(partText)
+      .filter((t): t is string => t !== undefined)
+      .join('\n');
     if (!text) continue;
     if (newestFirst.length > 0 && used + text.length > budgetChars) {
       cut = true;
       break;
     }
     used += text.length;
-    newestFirst.push(message.role === Role.ROLE_AGENT ? { role: 'assistant', content: text } : { role: 'user', content: text });
+    newestFirst.push(
+      message.role === Role.ROLE_AGENT ? { role: 'assistant', content: text } : { role: 'user', content: text },
+    );
   }
   // Cut short, the conversation starts at a user message: not an answer, nor a tool result without its question.
   if (cut) while (newestFirst.length > 1 && newestFirst.at(-1)!.role !== 'user') newestFirst.pop();

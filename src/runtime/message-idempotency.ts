@@ -32,7 +32,10 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     super(inner);
   }
 
-  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.stream(params, context);
   }
 
@@ -43,7 +46,10 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     if (claim.kind === 'repeat') {
       const follow = params.configuration?.returnImmediately ? 'none' : undefined;
       for await (const _event of this.resend(claim, params, context, follow));
-      return this.inner.getTask({ tenant: params.tenant, id: claim.outcome.taskId, historyLength: params.configuration?.historyLength }, context);
+      return this.inner.getTask(
+        { tenant: params.tenant, id: claim.outcome.taskId, historyLength: params.configuration?.historyLength },
+        context,
+      );
     }
     try {
       const result = await this.inner.sendMessage(params, context);
@@ -59,7 +65,10 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     }
   }
 
-  private async *stream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *stream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     if (!params.message) return yield* this.inner.sendMessageStream(params, context);
     const claim = await this.options.claims.claim(params.message, context);
     if (claim.kind === 'repeat') return yield* this.resend(claim, params, context);
@@ -94,11 +103,21 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     }
   }
 
-  private async *resend(claim: RepeatClaim, params: SendMessageRequest, context: ServerCallContext, follow?: 'none'): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *resend(
+    claim: RepeatClaim,
+    params: SendMessageRequest,
+    context: ServerCallContext,
+    follow?: 'none',
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     // A resend reaching another instance than the first send finds the claim there, not the
     // request: it follows the task's turn if one is running, wherever it runs.
-    const following = follow ?? (claim.inFlight || (await this.options.engine.isBusy(claim.outcome.taskId)) ? 'turn' : 'none');
-    yield* followTask(this.options, claim.outcome.taskId, context, { follow: following, refuseEnded: false, historyLength: params.configuration?.historyLength });
+    const following =
+      follow ?? (claim.inFlight || (await this.options.engine.isBusy(claim.outcome.taskId)) ? 'turn' : 'none');
+    yield* followTask(this.options, claim.outcome.taskId, context, {
+      follow: following,
+      refuseEnded: false,
+      historyLength: params.configuration?.historyLength,
+    });
     // The turn's last event came straight from its bus, before the first request stored it:
     // ending once that request is over, the client's next read (and a blocking answer) sees it.
     if (following === 'turn') await claim.firstDone;

@@ -9,7 +9,8 @@ export interface PastToolCall {
 }
 
 /** One message of the conversation a turn sends: text, or a tool call and its result. */
-export type ConversationMessage = { role: 'user' | 'assistant'; content: string } | { role: 'tool'; call: PastToolCall };
+export type ConversationMessage =
+  { role: 'user' | 'assistant'; content: string } | { role: 'tool'; call: PastToolCall };
 
 /** A tool the model may call in this turn. */
 export interface ModelTool {

@@ -9,7 +9,12 @@
  * prompt registered first) is not replaced: the prompt is skipped, with a log line. A server
  * that goes away keeps its prompt commands; using one then says the server cannot be reached.
  */
-import { CommandUsageError, type CommandDefinition, type CommandRegistry, type RegisteredCommand } from '../commands/index.js';
+import {
+  CommandUsageError,
+  type CommandDefinition,
+  type CommandRegistry,
+  type RegisteredCommand,
+} from '../commands/index.js';
 import { PromptUnavailable, type PromptEntry } from '../tools/index.js';
 import type { Logger } from '../log.js';
 import { COMMAND_NAME_PATTERN } from '../wire.js';
@@ -55,9 +60,13 @@ export function promptArguments(prompt: Pick<PromptEntry, 'arguments'>, args: st
     const value = last ? words.slice(index).join(' ') : words[index];
     if (value) values[arg.name] = value;
   });
-  const missing = prompt.arguments.filter((arg) => arg.required && values[arg.name] === undefined).map((arg) => arg.name);
+  const missing = prompt.arguments
+    .filter((arg) => arg.required && values[arg.name] === undefined)
+    .map((arg) => arg.name);
   if (missing.length > 0) {
-    throw new CommandUsageError(`Missing ${missing.length === 1 ? 'argument' : 'arguments'}: ${missing.join(', ')}. Usage: ${argumentHintOf(prompt)}`);
+    throw new CommandUsageError(
+      `Missing ${missing.length === 1 ? 'argument' : 'arguments'}: ${missing.join(', ')}. Usage: ${argumentHintOf(prompt)}`,
+    );
   }
   return values;
 }
@@ -90,7 +99,8 @@ export class PromptCommands {
         this.told.add(key);
       };
       if (!name) skip('its name has nothing a command name can use');
-      else if (wanted.has(name) || (registry.has(name) && !this.registered.has(name))) skip(`the command /${name} exists already`);
+      else if (wanted.has(name) || (registry.has(name) && !this.registered.has(name)))
+        skip(`the command /${name} exists already`);
       else wanted.set(name, { prompt, key });
     }
     for (const [name, mine] of this.registered) {
@@ -116,10 +126,12 @@ export class PromptCommands {
         try {
           text = await this.options.source.getPrompt(prompt.server, prompt.name, values);
         } catch (error) {
-          if (error instanceof PromptUnavailable) throw new CommandUsageError(`${label} could not be read: ${error.message}`);
+          if (error instanceof PromptUnavailable)
+            throw new CommandUsageError(`${label} could not be read: ${error.message}`);
           throw error;
         }
-        if (!text.trim()) throw new CommandUsageError(`${label}: the MCP server "${prompt.server}" gave an empty prompt.`);
+        if (!text.trim())
+          throw new CommandUsageError(`${label}: the MCP server "${prompt.server}" gave an empty prompt.`);
         const id = await this.options.starter.start(task, text, { callContext, label });
         return {
           text: `Started sub-task ${id} for ${label} (a prompt of ${prompt.server}). It works as a task of its own; when it ends, a note with its result appears here.`,

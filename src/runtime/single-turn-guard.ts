@@ -33,12 +33,18 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
     }
   }
 
-  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     if (!params.message?.taskId) return this.inner.sendMessageStream(params, context);
     return this.checkedStream(params, context);
   }
 
-  private async *checkedStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *checkedStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     await this.checkVisible(params, context);
     const taskId = await this.claim(params);
     yield* this.releasing(this.inner.sendMessageStream(params, context), taskId, context);
@@ -46,7 +52,8 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
 
   private async checkVisible(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
     const taskId = params.message?.taskId;
-    if (taskId && this.visible && !(await this.visible(taskId, context))) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    if (taskId && this.visible && !(await this.visible(taskId, context)))
+      throw new TaskNotFoundError(`Task not found: ${taskId}`);
   }
 
   /** Reserves the message's task for a turn, or refuses the message when one is running there. */
@@ -63,7 +70,11 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
   }
 
   /** Drops the reservation when the stream ends, if the executor never began the turn. */
-  private async *releasing(stream: AsyncGenerator<StreamResponse, void, undefined>, taskId: string | undefined, context: ServerCallContext) {
+  private async *releasing(
+    stream: AsyncGenerator<StreamResponse, void, undefined>,
+    taskId: string | undefined,
+    context: ServerCallContext,
+  ) {
     try {
       yield* stream;
     } finally {

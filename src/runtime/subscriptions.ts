@@ -18,7 +18,10 @@ export class Subscriptions extends DelegatingRequestHandler {
     super(inner);
   }
 
-  override resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return followTask(this.target, params.id, context, { follow: 'live', refuseEnded: true });
   }
 }

@@ -4,7 +4,6 @@ import { SUBTASKS_KEY } from '../wire.js';
 import { carrySeq } from '../event-seq.js';
 import type { TaskStateStore } from './task-state.js';
 
-
 /**
  * Shows the sub-task links, which live in the harness's own table, in `Task.metadata` on every
  * load and list, and keeps them out of the task JSON on save. Kept apart because the SDK saves

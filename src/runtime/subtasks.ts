@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { ALLOWED_TOOLS_KEY, fullModelId, SUBTASK_CONTEXT_KEY, SUBTASK_NOTE_KEY, isTerminal, textPart } from '../wire.js';
+import {
+  ALLOWED_TOOLS_KEY,
+  fullModelId,
+  SUBTASK_CONTEXT_KEY,
+  SUBTASK_NOTE_KEY,
+  isTerminal,
+  textPart,
+} from '../wire.js';
 import { HarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
@@ -40,11 +47,27 @@ export interface SubtasksOptions {
 export class Subtasks implements SubtaskStarter {
   constructor(private readonly options: SubtasksOptions) {}
 
-  async start(parent: Task, instruction: string, { callContext, model, label, allowedTools, context }: SubtaskOptions): Promise<string> {
+  async start(
+    parent: Task,
+    instruction: string,
+    { callContext, model, label, allowedTools, context }: SubtaskOptions,
+  ): Promise<string> {
     const { records, models, offer } = this.options;
-    const modelId = model === undefined ? await models.modelFor(parent, callContext) : fullModelId(model, offer.list().map((choice) => choice.id));
+    const modelId =
+      model === undefined
+        ? await models.modelFor(parent, callContext)
+        : fullModelId(
+            model,
+            offer.list().map((choice) => choice.id),
+          );
     if (!offer.has(modelId)) {
-      throw new HarnessError('model_unknown', `The model ${modelId} is not offered here. Offered: ${offer.list().map((m) => m.id).join(', ')}.`);
+      throw new HarnessError(
+        'model_unknown',
+        `The model ${modelId} is not offered here. Offered: ${offer
+          .list()
+          .map((m) => m.id)
+          .join(', ')}.`,
+      );
     }
     // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
     const id = randomUUID();
@@ -67,9 +90,11 @@ export class Subtasks implements SubtaskStarter {
       // Stored, but no turn will ever run it: it ends FAILED now rather than stay SUBMITTED.
       const why = agentMessage(id, parent.contextId, NOT_STARTED_TEXT);
       const failed = statusUpdate(id, parent.contextId, TaskState.TASK_STATE_FAILED, why);
-      await this.options.engine.settle(id, callContext, (task) => (isTerminal(task.status?.state) ? undefined : failed)).catch((saveError: unknown) => {
-        throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
-      });
+      await this.options.engine
+        .settle(id, callContext, (task) => (isTerminal(task.status?.state) ? undefined : failed))
+        .catch((saveError: unknown) => {
+          throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
+        });
       throw error;
     }
     return id;
@@ -95,7 +120,12 @@ export class Subtasks implements SubtaskStarter {
           extensions: [],
           referenceTaskIds: [parent.id],
         },
-        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: 0, returnImmediately: false },
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: undefined,
+          historyLength: 0,
+          returnImmediately: false,
+        },
         metadata: {},
       },
       callContext,
@@ -111,16 +141,27 @@ export class Subtasks implements SubtaskStarter {
    * note in its history, as a status update that leaves its state alone (so a client subscribed
    * to the parent sees it). Nothing when the task has no parent or the parent has ended.
    */
-  async ended(subtask: Pick<Task, 'id' | 'metadata'>, state: TaskState, text: string, context: ServerCallContext | undefined): Promise<void> {
+  async ended(
+    subtask: Pick<Task, 'id' | 'metadata'>,
+    state: TaskState,
+    text: string,
+    context: ServerCallContext | undefined,
+  ): Promise<void> {
     const { parent: parentId } = await this.options.state.getLinks(subtask.id);
     if (!parentId || !context) return;
     const parent = await this.options.taskStore.load(parentId, context);
     if (!parent || isTerminal(parent.status?.state)) return;
-    const label = typeof subtask.metadata?.[SUBTASK_LABEL_KEY] === 'string' ? ` (${subtask.metadata[SUBTASK_LABEL_KEY]})` : '';
+    const label =
+      typeof subtask.metadata?.[SUBTASK_LABEL_KEY] === 'string' ? ` (${subtask.metadata[SUBTASK_LABEL_KEY]})` : '';
     const note = agentMessage(parent.id, parent.contextId, noteText(subtask.id, label, state, text));
     note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask.id, state: taskStateToJSON(state) } };
     note.referenceTaskIds = [subtask.id];
-    const update = statusUpdate(parent.id, parent.contextId, parent.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, note);
+    const update = statusUpdate(
+      parent.id,
+      parent.contextId,
+      parent.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED,
+      note,
+    );
     await this.options.engine.post(update, context);
   }
 }

@@ -1,5 +1,13 @@
 import { getEventListeners } from 'node:events';
-import { DefaultExecutionEventBus, resolveUserScope, type AgentExecutionEvent, type ExecutionEventBus, type ExecutionEventBusManager, type OwnerResolver, type ServerCallContext } from '@a2a-js/sdk/server';
+import {
+  DefaultExecutionEventBus,
+  resolveUserScope,
+  type AgentExecutionEvent,
+  type ExecutionEventBus,
+  type ExecutionEventBusManager,
+  type OwnerResolver,
+  type ServerCallContext,
+} from '@a2a-js/sdk/server';
 import type { Coordination } from './coordination.js';
 
 /**

@@ -40,7 +40,8 @@ export class TaskCancellation extends DelegatingRequestHandler {
         if (!isTerminal(child.status?.state)) await this.cancelTask({ ...params, id: childId }, context);
       } catch (error) {
         // A child that ended (or went) on its own meanwhile is the expected race, not a failure.
-        if (!(error instanceof TaskNotCancelableError || error instanceof TaskNotFoundError)) this.onChildError(error, childId);
+        if (!(error instanceof TaskNotCancelableError || error instanceof TaskNotFoundError))
+          this.onChildError(error, childId);
       }
     }
     return task;

@@ -1,5 +1,10 @@
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ExecutionEventQueue, type AgentExecutionEvent, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  ExecutionEventQueue,
+  type AgentExecutionEvent,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { clientGoneSignal } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
@@ -36,7 +41,12 @@ export interface FollowOptions {
  * and a bus left with no listener and no turn is released then, so idle tasks hold nothing for
  * clients long gone.
  */
-export async function* followTask(target: FollowTarget, taskId: string, context: ServerCallContext, options: FollowOptions): AsyncGenerator<StreamResponse, void, undefined> {
+export async function* followTask(
+  target: FollowTarget,
+  taskId: string,
+  context: ServerCallContext,
+  options: FollowOptions,
+): AsyncGenerator<StreamResponse, void, undefined> {
   if (!taskId?.trim()) throw new RequestMalformedError('Task ID is required');
   const buses = target.engine.buses;
   let bus = buses.getByTaskId(taskId, context);
@@ -71,9 +81,12 @@ export async function* followTask(target: FollowTarget, taskId: string, context:
       for await (const event of queue.events()) {
         if ((seqOf(event) ?? Infinity) <= reflected) continue;
         ended = endsStream(event);
-        if (event.kind === 'statusUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'statusUpdate', value: event.data } };
-        else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId) yield { payload: { $case: 'artifactUpdate', value: event.data } };
-        else if (event.kind === 'task' && event.data.id === taskId) yield { payload: { $case: 'task', value: event.data } };
+        if (event.kind === 'statusUpdate' && event.data.taskId === taskId)
+          yield { payload: { $case: 'statusUpdate', value: event.data } };
+        else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId)
+          yield { payload: { $case: 'artifactUpdate', value: event.data } };
+        else if (event.kind === 'task' && event.data.id === taskId)
+          yield { payload: { $case: 'task', value: event.data } };
       }
       if (ended || signal?.aborted || options.follow !== 'live') return;
       // The bus joined was a turn's, finished as this stream joined it: the turn's final status

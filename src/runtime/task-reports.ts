@@ -17,7 +17,10 @@ export class TaskReports implements TaskReporter {
   async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {
     const { children } = await this.state.getLinks(task.id);
     const subtasks = await Promise.all(
-      children.map(async (id) => ({ id, state: stateName((await this.taskStore.load(id, callContext))?.status?.state) })),
+      children.map(async (id) => ({
+        id,
+        state: stateName((await this.taskStore.load(id, callContext))?.status?.state),
+      })),
     );
     return {
       state: stateName(task.status?.state),

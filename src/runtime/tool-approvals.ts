@@ -15,9 +15,19 @@ import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { isCommandExchange, type ToolApprovalControl } from '../commands/index.js';
-import { APPROVE_COMMAND, AWAITING_APPROVAL_NOTICE, COMMAND_KEY, DENY_COMMAND, NOTICE_KEY, SUBTASK_NOTE_KEY, textPart, toolCallsOf, type ToolCallAnswer, type ToolCallData } from '../wire.js';
+import {
+  APPROVE_COMMAND,
+  AWAITING_APPROVAL_NOTICE,
+  COMMAND_KEY,
+  DENY_COMMAND,
+  NOTICE_KEY,
+  SUBTASK_NOTE_KEY,
+  textPart,
+  toolCallsOf,
+  type ToolCallAnswer,
+  type ToolCallData,
+} from '../wire.js';
 import type { ApprovalDecision } from './tool-calls.js';
-
 
 /** The notice kind of the message that resumes a turn once its waiting calls are answered. */
 export const RESUME_NOTICE = 'resume';
@@ -40,7 +50,8 @@ export function waitingCalls(history: readonly Message[], skipMessageId?: string
     if (message.messageId === skipMessageId) continue;
     if (isCommandExchange(message)) {
       for (const answer of recordedDecisions(message)) {
-        if (!decisions.has(answer.id)) decisions.set(answer.id, { approved: answer.decision === 'approved', reason: answer.reason });
+        if (!decisions.has(answer.id))
+          decisions.set(answer.id, { approved: answer.decision === 'approved', reason: answer.reason });
       }
       continue;
     }
@@ -70,7 +81,8 @@ function recordedDecisions(message: Message): ToolCallAnswer[] {
     const calls = part.content?.$case === 'data' ? (part.content.value as { calls?: unknown }).calls : undefined;
     if (!Array.isArray(calls)) continue;
     for (const entry of calls as Partial<ToolCallAnswer>[]) {
-      if (typeof entry?.id === 'string' && (entry.decision === 'approved' || entry.decision === 'denied')) found.push(entry as ToolCallAnswer);
+      if (typeof entry?.id === 'string' && (entry.decision === 'approved' || entry.decision === 'denied'))
+        found.push(entry as ToolCallAnswer);
     }
   }
   return found;
@@ -119,7 +131,12 @@ export function toolApprovalControl(turns: Pick<A2ARequestHandler, 'sendMessageS
         {
           tenant: callContext.tenant ?? '',
           message: resumeMessage(task),
-          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: 0, returnImmediately: false },
+          configuration: {
+            acceptedOutputModes: [],
+            taskPushNotificationConfig: undefined,
+            historyLength: 0,
+            returnImmediately: false,
+          },
           metadata: {},
         },
         callContext,

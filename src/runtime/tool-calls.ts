@@ -6,9 +6,24 @@
  * still open is closed as canceled (TOOL-4): nothing is left showing as running.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type TaskArtifactUpdateEvent, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import {
+  Role,
+  TaskState,
+  type Message,
+  type Part,
+  type TaskArtifactUpdateEvent,
+  type TaskStatusUpdateEvent,
+} from '@a2a-js/sdk';
 import type { ToolEntry } from '../tools/index.js';
-import { dataPart, isFinalToolStatus, textPart, TOOL_CALL_KEY, TOOL_OUTPUT_ARTIFACT_NAME, toolCallsOf, type ToolCallData } from '../wire.js';
+import {
+  dataPart,
+  isFinalToolStatus,
+  textPart,
+  TOOL_CALL_KEY,
+  TOOL_OUTPUT_ARTIFACT_NAME,
+  toolCallsOf,
+  type ToolCallData,
+} from '../wire.js';
 import type { ModelTool, RequestedToolCall } from './model-gateway.js';
 import { statusUpdate } from './events.js';
 
@@ -40,11 +55,24 @@ export interface ApprovalDecision {
 }
 
 /** The artifact holding a call's whole output when its report carries only the head of it. */
-export function toolOutputArtifact(taskId: string, contextId: string, artifactId: string, tool: string, text: string): TaskArtifactUpdateEvent {
+export function toolOutputArtifact(
+  taskId: string,
+  contextId: string,
+  artifactId: string,
+  tool: string,
+  text: string,
+): TaskArtifactUpdateEvent {
   return {
     taskId,
     contextId,
-    artifact: { artifactId, name: TOOL_OUTPUT_ARTIFACT_NAME, description: `The whole output of ${tool}`, parts: [textPart(text)], metadata: {}, extensions: [] },
+    artifact: {
+      artifactId,
+      name: TOOL_OUTPUT_ARTIFACT_NAME,
+      description: `The whole output of ${tool}`,
+      parts: [textPart(text)],
+      metadata: {},
+      extensions: [],
+    },
     append: false,
     lastChunk: true,
     metadata: {},
@@ -89,7 +117,13 @@ export class TurnToolCalls {
   /** A call the model asked for that needs approval: shown as `awaiting-approval`, not run. */
   awaitApproval(requested: RequestedToolCall): void {
     const server = this.entries.get(requested.tool)?.server ?? '';
-    const call: ToolCallData = { id: randomUUID(), tool: requested.tool, server, input: requested.input ?? {}, status: 'awaiting-approval' };
+    const call: ToolCallData = {
+      id: randomUUID(),
+      tool: requested.tool,
+      server,
+      input: requested.input ?? {},
+      status: 'awaiting-approval',
+    };
     this.waitingCalls.push(call);
     this.report(call);
   }
@@ -110,7 +144,12 @@ export class TurnToolCalls {
       return this.report({ ...call, status: 'canceled', output });
     }
     const entry = this.entries.get(call.tool);
-    if (!entry) return this.report({ ...call, status: 'failed', output: `The tool ${call.tool} is no longer offered; the call was not made.` });
+    if (!entry)
+      return this.report({
+        ...call,
+        status: 'failed',
+        output: `The tool ${call.tool} is no longer offered; the call was not made.`,
+      });
     return this.run(entry, call, signal);
   }
 
@@ -122,7 +161,9 @@ export class TurnToolCalls {
     this.closed = true;
     for (const call of this.open.values()) this.report({ ...call, status: 'canceled', output: CALL_LEFT_TEXT });
     this.open.clear();
-    if (!keepWaiting) for (const call of this.waitingCalls.splice(0)) this.report({ ...call, status: 'canceled', output: CALL_LEFT_TEXT });
+    if (!keepWaiting)
+      for (const call of this.waitingCalls.splice(0))
+        this.report({ ...call, status: 'canceled', output: CALL_LEFT_TEXT });
   }
 
   private newCall(entry: ToolEntry, input: unknown): ToolCallData {
@@ -145,7 +186,14 @@ export class TurnToolCalls {
   }
 
   private report(call: ToolCallData): ToolCallData {
-    this.publish(statusUpdate(this.taskId, this.contextId, TaskState.TASK_STATE_WORKING, toolCallMessage(this.taskId, this.contextId, call)));
+    this.publish(
+      statusUpdate(
+        this.taskId,
+        this.contextId,
+        TaskState.TASK_STATE_WORKING,
+        toolCallMessage(this.taskId, this.contextId, call),
+      ),
+    );
     return call;
   }
 }

@@ -19,7 +19,13 @@ export class TrackedTurns extends DelegatingRequestHandler {
     super(inner);
   }
 
-  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.engine.trackStream(withRepliesBeforeEnd(this.inner.sendMessageStream(params, context), this.engine, context), taskIdOf);
+  override sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.engine.trackStream(
+      withRepliesBeforeEnd(this.inner.sendMessageStream(params, context), this.engine, context),
+      taskIdOf,
+    );
   }
 }

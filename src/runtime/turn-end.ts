@@ -13,17 +13,21 @@ export const STOPPED_MARK = '[stopped by the user]';
 
 /** A stopped turn's reply: what the model wrote so far, marked. */
 export function stoppedText(written: string): string {
-  return written.trim() ? `${written.trimEnd()}\n\n${STOPPED_MARK}` : `${STOPPED_MARK} (before the model wrote anything)`;
+  return written.trim()
+    ? `${written.trimEnd()}\n\n${STOPPED_MARK}`
+    : `${STOPPED_MARK} (before the model wrote anything)`;
 }
 
 /** Said when a turn was cut short by the server stopping, now or in a crash found at start-up. */
-export const INTERRUPTED_TEXT = 'This turn was interrupted because the server stopped before it finished. Send your message again to continue.';
+export const INTERRUPTED_TEXT =
+  'This turn was interrupted because the server stopped before it finished. Send your message again to continue.';
 
 /** Said when a sub-task's one turn was cut short by the server stopping, now or in a crash found at start-up. */
 export const SUBTASK_INTERRUPTED_TEXT = 'The sub-task was interrupted because the server stopped before it finished.';
 
 /** Said when the store failed while a turn ended, so that it could not end as it should. */
-export const STORE_FAILURE_TEXT = 'This turn failed because the server could not read the task from its store. The failure is in the server log.';
+export const STORE_FAILURE_TEXT =
+  'This turn failed because the server could not read the task from its store. The failure is in the server log.';
 
 /**
  * How a turn of a conversation ends: waiting for the next message (or COMPLETED, when the

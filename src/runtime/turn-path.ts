@@ -51,7 +51,12 @@ export function buildTurnPath(options: TurnPathOptions): TurnPath {
     async (id, context) => (await taskStore.load(id, context)) !== undefined,
   );
   const handler = new BlockingSendAsStream(
-    new MessageIdempotency(new Subscriptions(guarded, { taskStore, engine }), { claims: options.claims, taskStore, engine, onClaimError: options.onClaimError }),
+    new MessageIdempotency(new Subscriptions(guarded, { taskStore, engine }), {
+      claims: options.claims,
+      taskStore,
+      engine,
+      onClaimError: options.onClaimError,
+    }),
     options.onStreamError,
   );
   return { handler, harnessTurns: guarded };

@@ -38,7 +38,8 @@ export async function* withRepliesBeforeEnd(
         await engine.coordination.caughtUp(taskId);
         const finalSeq = seqOf(finalEvent) ?? Infinity;
         for (const event of late.sort((a, b) => seqOf(a)! - seqOf(b)!)) {
-          if (seqOf(event)! < finalSeq && event.kind === 'statusUpdate') yield { payload: { $case: 'statusUpdate', value: event.data } };
+          if (seqOf(event)! < finalSeq && event.kind === 'statusUpdate')
+            yield { payload: { $case: 'statusUpdate', value: event.data } };
         }
         late.length = 0;
       }
@@ -57,7 +58,11 @@ function isFinalStatus(event: AgentExecutionEvent): boolean {
 }
 
 function isFinalItem(item: StreamResponse): boolean {
-  return item.payload?.$case === 'statusUpdate' && item.payload.value.status !== undefined && !STILL_GOING.has(item.payload.value.status.state);
+  return (
+    item.payload?.$case === 'statusUpdate' &&
+    item.payload.value.status !== undefined &&
+    !STILL_GOING.has(item.payload.value.status.state)
+  );
 }
 
 export function taskIdOf(item: StreamResponse): string | undefined {

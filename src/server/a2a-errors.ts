@@ -1,4 +1,14 @@
-import type { CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
+import type {
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+} from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError, RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DelegatingRequestHandler } from '../commands/index.js';
@@ -57,7 +67,10 @@ export class A2AErrorMapping extends DelegatingRequestHandler {
     return this.mapped('SendMessage', () => this.inner.sendMessage(params, context));
   }
 
-  override sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.mappedStream('SendStreamingMessage', () => this.inner.sendMessageStream(params, context));
   }
 
@@ -73,7 +86,10 @@ export class A2AErrorMapping extends DelegatingRequestHandler {
     return this.mapped('CancelTask', () => this.inner.cancelTask(params, context));
   }
 
-  override resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  override resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.mappedStream('SubscribeToTask', () => this.inner.resubscribe(params, context));
   }
 
@@ -89,7 +105,10 @@ export class A2AErrorMapping extends DelegatingRequestHandler {
    * The inner stream is opened at once, not on the first read: wrappers do synchronous work
    * there (activating an extension) that must happen before a transport writes its headers.
    */
-  private mappedStream(method: string, open: () => AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<StreamResponse, void, undefined> {
+  private mappedStream(
+    method: string,
+    open: () => AsyncGenerator<StreamResponse, void, undefined>,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     let stream: AsyncGenerator<StreamResponse, void, undefined>;
     try {
       stream = open();
@@ -99,7 +118,10 @@ export class A2AErrorMapping extends DelegatingRequestHandler {
     return this.reading(stream, method);
   }
 
-  private async *reading(stream: AsyncGenerator<StreamResponse, void, undefined>, method: string): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *reading(
+    stream: AsyncGenerator<StreamResponse, void, undefined>,
+    method: string,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     try {
       yield* stream;
     } catch (error) {

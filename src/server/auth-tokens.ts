@@ -34,8 +34,17 @@ export async function loadTokens(sources: TokenSources): Promise<TokenTable | un
       text = await readFile(sources.file, 'utf8');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException)?.code;
-      const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : 'it cannot be read';
-      throw new HarnessError('tokens_invalid', `Cannot read the tokens file "${sources.file}": ${why}.`, { cause: error });
+      const why =
+        code === 'ENOENT'
+          ? 'no such file'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : code === 'EISDIR'
+              ? 'it is a folder'
+              : 'it cannot be read';
+      throw new HarnessError('tokens_invalid', `Cannot read the tokens file "${sources.file}": ${why}.`, {
+        cause: error,
+      });
     }
     addEntries(table, where, parseTokenFile(text, sources.file));
   }
@@ -83,7 +92,8 @@ function parseEntry(text: string, where: string, described: string): TokenEntry 
     fail(user === '' ? 'has no user name' : 'has a user name with characters other than letters, digits and . _ @ -');
   }
   if (/\s/.test(token)) fail('has a token with white space in it');
-  if (token.length < MIN_TOKEN_LENGTH) fail(`has a token shorter than ${MIN_TOKEN_LENGTH} characters (use e.g. \`openssl rand -hex 32\`)`);
+  if (token.length < MIN_TOKEN_LENGTH)
+    fail(`has a token shorter than ${MIN_TOKEN_LENGTH} characters (use e.g. \`openssl rand -hex 32\`)`);
   return { user, token, where };
 }
 
@@ -91,7 +101,10 @@ function addEntries(table: TokenTable, where: Map<string, string>, entries: Toke
   for (const entry of entries) {
     const owner = table.get(entry.token);
     if (owner !== undefined && owner !== entry.user) {
-      throw new HarnessError('tokens_invalid', `The token at ${entry.where} is also given to another user at ${where.get(entry.token)}; each token must name one user.`);
+      throw new HarnessError(
+        'tokens_invalid',
+        `The token at ${entry.where} is also given to another user at ${where.get(entry.token)}; each token must name one user.`,
+      );
     }
     table.set(entry.token, entry.user);
     if (!where.has(entry.token)) where.set(entry.token, entry.where);

@@ -11,7 +11,8 @@ export class AuthenticatedUser implements User {
 }
 
 /** What a refused request is told (never which part was wrong, never the token). */
-export const UNAUTHENTICATED_MESSAGE = 'Authentication required: send "Authorization: Bearer <token>" with a token this server knows.';
+export const UNAUTHENTICATED_MESSAGE =
+  'Authentication required: send "Authorization: Bearer <token>" with a token this server knows.';
 
 /**
  * Checks `Authorization: Bearer <token>` against the configured tokens. Tokens are kept only as
@@ -25,7 +26,10 @@ export class TokenAuthenticator {
   /** `tokens` maps each token to the user name it stands for (a user may have several). */
   constructor(tokens: ReadonlyMap<string, string>) {
     if (tokens.size === 0) throw new Error('TokenAuthenticator needs at least one token.');
-    this.entries = [...tokens].map(([token, userName]) => ({ digest: digest(token), user: new AuthenticatedUser(userName) }));
+    this.entries = [...tokens].map(([token, userName]) => ({
+      digest: digest(token),
+      user: new AuthenticatedUser(userName),
+    }));
   }
 
   /** The user an `Authorization` header value stands for, or undefined when it is missing or wrong. */

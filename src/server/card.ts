@@ -24,7 +24,8 @@ export interface CardOptions {
 export function toolCallsExtension(): AgentExtension {
   return {
     uri: TOOL_CALLS_EXTENSION_URI,
-    description: 'Each tool call of a turn is a data part of a WORKING status update, {id, tool, server, input, status, output?}, a new update for each change of its status.',
+    description:
+      'Each tool call of a turn is a data part of a WORKING status update, {id, tool, server, input, status, output?}, a new update for each change of its status.',
     required: false,
     params: {},
   };
@@ -33,13 +34,21 @@ export function toolCallsExtension(): AgentExtension {
 /** The card's name for the bearer scheme (`securitySchemes.bearer`). */
 export const BEARER_SCHEME = 'bearer';
 
-function bearerScheme(): { securitySchemes: Record<string, SecurityScheme>; securityRequirements: SecurityRequirement[] } {
+function bearerScheme(): {
+  securitySchemes: Record<string, SecurityScheme>;
+  securityRequirements: SecurityRequirement[];
+} {
   return {
     securitySchemes: {
       [BEARER_SCHEME]: {
         scheme: {
           $case: 'httpAuthSecurityScheme',
-          value: { scheme: 'Bearer', bearerFormat: '', description: 'A token the operator gave you, as "Authorization: Bearer <token>" (gRPC: authorization metadata).' },
+          value: {
+            scheme: 'Bearer',
+            bearerFormat: '',
+            description:
+              'A token the operator gave you, as "Authorization: Bearer <token>" (gRPC: authorization metadata).',
+          },
         },
       },
     },
@@ -61,7 +70,12 @@ export function baseAgentCard(options: CardOptions): AgentCard {
   ];
   // gRPC is listed only when it runs: a public address alone does not make it so.
   if (options.grpcAddress) {
-    interfaces.push({ url: options.publicGrpcAddress ?? options.grpcAddress, protocolBinding: 'GRPC', tenant: '', protocolVersion: '1.0' });
+    interfaces.push({
+      url: options.publicGrpcAddress ?? options.grpcAddress,
+      protocolBinding: 'GRPC',
+      tenant: '',
+      protocolVersion: '1.0',
+    });
   }
   return {
     name: 'tiny-harness',
@@ -70,7 +84,12 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     supportedInterfaces: interfaces,
     provider: undefined,
     version: options.version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: options.toolCalls ? [toolCallsExtension()] : [], extendedAgentCard: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      extensions: options.toolCalls ? [toolCallsExtension()] : [],
+      extendedAgentCard: false,
+    },
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],

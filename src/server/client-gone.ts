@@ -14,7 +14,10 @@ import { setClientGoneSignal } from '../commands/index.js';
 const signals = new WeakMap<User, () => AbortSignal>();
 
 /** Wraps a transport's user builder so that each call's user carries that call's signal. */
-export function withClientGone<Call>(userBuilder: (call: Call) => Promise<User>, goneSignal: (call: Call) => AbortSignal): (call: Call) => Promise<User> {
+export function withClientGone<Call>(
+  userBuilder: (call: Call) => Promise<User>,
+  goneSignal: (call: Call) => AbortSignal,
+): (call: Call) => Promise<User> {
   return async (call) => {
     const user = await userBuilder(call);
     // A user of its own for this call (the authenticator shares one per token).
@@ -44,7 +47,10 @@ export function httpGoneSignal(req: Request): AbortSignal {
 }
 
 /** Fires when the client cancels a gRPC call (or its connection drops). */
-export function grpcGoneSignal(call: { cancelled?: boolean; once(event: 'cancelled', listener: () => void): unknown }): AbortSignal {
+export function grpcGoneSignal(call: {
+  cancelled?: boolean;
+  once(event: 'cancelled', listener: () => void): unknown;
+}): AbortSignal {
   if (call.cancelled) return AbortSignal.abort(CLIENT_GONE);
   const controller = new AbortController();
   call.once('cancelled', () => controller.abort(CLIENT_GONE));

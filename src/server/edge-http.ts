@@ -1,8 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { A2A_CONTENT_TYPE } from '@a2a-js/sdk';
-import { A2A_ERROR_CODE, JsonRpcRequestMalformedError, RequestMalformedError, toJsonRpcError, toRestErrorBody } from '@a2a-js/sdk/errors';
-import { bodyTextRefusal, EDGE_LIMITS, isEdgeMethod, jsonRefusal, pathIdRefusal, refusal, type EdgeMethod } from './edge-schema.js';
+import {
+  A2A_ERROR_CODE,
+  JsonRpcRequestMalformedError,
+  RequestMalformedError,
+  toJsonRpcError,
+  toRestErrorBody,
+} from '@a2a-js/sdk/errors';
+import {
+  bodyTextRefusal,
+  EDGE_LIMITS,
+  isEdgeMethod,
+  jsonRefusal,
+  pathIdRefusal,
+  refusal,
+  type EdgeMethod,
+} from './edge-schema.js';
 
 /**
  * The edge schema (`edge-schema.ts`) on the JSON-RPC route, after the body is parsed and before
@@ -50,7 +64,9 @@ export function answerBodyRefusal(error: unknown, binding: 'jsonrpc' | 'rest', r
  */
 function refuseJsonRpc(res: Response, id: string | number | null, message: string, what: 'request' | 'params'): void {
   const error =
-    what === 'request' ? new JsonRpcRequestMalformedError({ message, envelopeCode: A2A_ERROR_CODE.INVALID_REQUEST }) : new RequestMalformedError(message);
+    what === 'request'
+      ? new JsonRpcRequestMalformedError({ message, envelopeCode: A2A_ERROR_CODE.INVALID_REQUEST })
+      : new RequestMalformedError(message);
   res.status(200).json({ jsonrpc: '2.0', id, error: toJsonRpcError(error) });
 }
 
@@ -62,10 +78,15 @@ function refuseRest(res: Response, message: string): void {
 
 function envelopeRefusal(body: unknown): string | undefined {
   if (Array.isArray(body)) return 'Batch requests are not supported: send one JSON-RPC request per HTTP request.';
-  if (typeof body !== 'object' || body === null) return 'The body must be a JSON-RPC 2.0 request object, e.g. {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "..."}}.';
+  if (typeof body !== 'object' || body === null)
+    return 'The body must be a JSON-RPC 2.0 request object, e.g. {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "..."}}.';
   const { jsonrpc, id, method } = body as Record<string, unknown>;
   if (jsonrpc !== '2.0') return 'jsonrpc must be "2.0".';
-  const idOk = id === undefined || id === null || Number.isInteger(id) || (typeof id === 'string' && id.length <= EDGE_LIMITS.idChars);
+  const idOk =
+    id === undefined ||
+    id === null ||
+    Number.isInteger(id) ||
+    (typeof id === 'string' && id.length <= EDGE_LIMITS.idChars);
   if (!idOk) return `id must be an integer, null or a string of at most ${EDGE_LIMITS.idChars} characters.`;
   if (typeof method !== 'string' || method === '') return 'method must name an A2A method, e.g. "SendMessage".';
   return undefined;
@@ -91,11 +112,41 @@ const QUERY = 'the request';
  */
 const ROUTES: RestRoute[] = [
   { verb: 'post', path: '/message\\:send', method: 'SendMessage', params: (req) => req.body ?? {}, root: BODY },
-  { verb: 'post', path: '/message\\:stream', method: 'SendStreamingMessage', params: (req) => req.body ?? {}, root: BODY },
-  { verb: 'get', path: '/tasks/:taskId\\:subscribe', method: 'SubscribeToTask', params: (req) => ({ id: req.params.taskId }), root: QUERY },
-  { verb: 'post', path: '/tasks/:taskId\\:subscribe', method: 'SubscribeToTask', params: (req) => ({ id: req.params.taskId }), root: QUERY },
-  { verb: 'post', path: '/tasks/:taskId\\:cancel', method: 'CancelTask', params: (req) => ({ id: req.params.taskId, metadata: req.body?.metadata }), root: BODY },
-  { verb: 'get', path: '/tasks/:taskId', method: 'GetTask', params: (req) => ({ id: req.params.taskId, historyLength: query(req, 'historyLength') }), root: QUERY },
+  {
+    verb: 'post',
+    path: '/message\\:stream',
+    method: 'SendStreamingMessage',
+    params: (req) => req.body ?? {},
+    root: BODY,
+  },
+  {
+    verb: 'get',
+    path: '/tasks/:taskId\\:subscribe',
+    method: 'SubscribeToTask',
+    params: (req) => ({ id: req.params.taskId }),
+    root: QUERY,
+  },
+  {
+    verb: 'post',
+    path: '/tasks/:taskId\\:subscribe',
+    method: 'SubscribeToTask',
+    params: (req) => ({ id: req.params.taskId }),
+    root: QUERY,
+  },
+  {
+    verb: 'post',
+    path: '/tasks/:taskId\\:cancel',
+    method: 'CancelTask',
+    params: (req) => ({ id: req.params.taskId, metadata: req.body?.metadata }),
+    root: BODY,
+  },
+  {
+    verb: 'get',
+    path: '/tasks/:taskId',
+    method: 'GetTask',
+    params: (req) => ({ id: req.params.taskId, historyLength: query(req, 'historyLength') }),
+    root: QUERY,
+  },
   {
     verb: 'get',
     path: '/tasks',
@@ -124,11 +175,14 @@ export function restEdge(): Router {
   for (const route of ROUTES) {
     const check: RequestHandler = (req, res, next) => {
       // A body the JSON parser skipped has another content type: the SDK's guard names the right one.
-      if (route.verb === 'post' && req.body === undefined && req.headers['content-type'] !== undefined) return next('router');
+      if (route.verb === 'post' && req.body === undefined && req.headers['content-type'] !== undefined)
+        return next('router');
       const reason =
         pathIdRefusal('tenant', req.params.tenant) ??
         pathIdRefusal('task id', req.params.taskId) ??
-        (route.method === 'CancelTask' && req.body !== undefined && !isPlainObject(req.body) ? `${BODY} must be a JSON object.` : undefined) ??
+        (route.method === 'CancelTask' && req.body !== undefined && !isPlainObject(req.body)
+          ? `${BODY} must be a JSON object.`
+          : undefined) ??
         refusal(route.method, route.params(req), route.root);
       if (reason) refuseRest(res, reason);
       else next('router');

@@ -48,7 +48,10 @@ const L = EDGE_LIMITS;
 
 /** An error callback: "is required: …" when the field is missing, else "must be …". */
 function need(expected: string) {
-  return { error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required: ${expected}` : `must be ${expected}`) };
+  return {
+    error: (issue: { input?: unknown }) =>
+      issue.input === undefined ? `is required: ${expected}` : `must be ${expected}`,
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -78,13 +81,18 @@ const idText = `a string of 1 to ${L.idChars} characters`;
 const UNPRINTABLE = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const printableId = (id: string) => !UNPRINTABLE.test(id);
 const NOT_PRINTABLE = 'must hold no control characters and be valid Unicode';
-const requiredId = z.string(need(idText)).min(1, `must not be empty: ${idText}`).max(L.idChars, `must be at most ${L.idChars} characters`).refine(printableId, NOT_PRINTABLE);
+const requiredId = z
+  .string(need(idText))
+  .min(1, `must not be empty: ${idText}`)
+  .max(L.idChars, `must be at most ${L.idChars} characters`)
+  .refine(printableId, NOT_PRINTABLE);
 const optionalId = z
   .string(need(`a string of at most ${L.idChars} characters`))
   .max(L.idChars, `must be at most ${L.idChars} characters`)
   .refine(printableId, NOT_PRINTABLE)
   .nullish();
-const shortString = (what: string) => z.string(need(`a string (${what})`)).max(L.shortChars, `must be at most ${L.shortChars} characters`);
+const shortString = (what: string) =>
+  z.string(need(`a string (${what})`)).max(L.shortChars, `must be at most ${L.shortChars} characters`);
 const boolean = z.boolean(need('true or false'));
 const jsonObject = z.custom<Record<string, unknown>>(isPlainObject, need('a JSON object, e.g. {"key": "value"}'));
 
@@ -99,13 +107,18 @@ function wholeNumber(min: number, max: number) {
 
 const historyLength = wholeNumber(0, L.historyLength).nullish();
 
-const TASK_STATES = Object.entries(TaskState).filter(([name, value]) => typeof value === 'number' && value >= 0 && name.startsWith('TASK_STATE_'));
+const TASK_STATES = Object.entries(TaskState).filter(
+  ([name, value]) => typeof value === 'number' && value >= 0 && name.startsWith('TASK_STATE_'),
+);
 const taskState = z.custom<string | number>(
   (value) => TASK_STATES.some(([name, number]) => value === name || value === number),
   need(`a task state: ${TASK_STATES.map(([name]) => name).join(', ')}`),
 );
 
-const role = z.custom<string | number>((value) => value === 'ROLE_USER' || value === 1, need('"ROLE_USER" (clients send user messages)'));
+const role = z.custom<string | number>(
+  (value) => value === 'ROLE_USER' || value === 1,
+  need('"ROLE_USER" (clients send user messages)'),
+);
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const CONTENTS = ['text', 'raw', 'url', 'data'] as const;
@@ -127,7 +140,11 @@ const part = aliased(
     )
     .superRefine((value, ctx) => {
       const contents = CONTENTS.filter((key) => value[key] !== undefined && value[key] !== null).length;
-      if (contents !== 1) ctx.addIssue({ code: 'custom', message: `must hold ${contents === 0 ? 'one' : 'only one'} of text, raw, url or data, e.g. {"text": "hello"}` });
+      if (contents !== 1)
+        ctx.addIssue({
+          code: 'custom',
+          message: `must hold ${contents === 0 ? 'one' : 'only one'} of text, raw, url or data, e.g. {"text": "hello"}`,
+        });
     }),
 );
 
@@ -143,26 +160,50 @@ const message = aliased(
         parts: z
           .array(part, need('an array of parts, e.g. [{"text": "hello"}]'))
           .min(1, 'must hold at least one part, e.g. [{"text": "hello"}]')
-          .max(L.parts, { error: (issue) => `must hold at most ${L.parts} parts (it holds ${(issue.input as unknown[]).length}); put long text in one part` }),
+          .max(L.parts, {
+            error: (issue) =>
+              `must hold at most ${L.parts} parts (it holds ${(issue.input as unknown[]).length}); put long text in one part`,
+          }),
         metadata: jsonObject.nullish(),
-        extensions: z.array(shortString('an extension URI')).max(L.listEntries, `must list at most ${L.listEntries} extensions`).nullish(),
-        referenceTaskIds: z.array(requiredId, need('an array of task ids')).max(L.referenceTaskIds, `must list at most ${L.referenceTaskIds} task ids`).nullish(),
+        extensions: z
+          .array(shortString('an extension URI'))
+          .max(L.listEntries, `must list at most ${L.listEntries} extensions`)
+          .nullish(),
+        referenceTaskIds: z
+          .array(requiredId, need('an array of task ids'))
+          .max(L.referenceTaskIds, `must list at most ${L.referenceTaskIds} task ids`)
+          .nullish(),
       },
       need('a message with messageId, role and parts'),
     )
     .superRefine((value, ctx) => {
-      const chars = (Array.isArray(value.parts) ? value.parts : []).reduce((sum, p) => sum + (typeof p.text === 'string' ? p.text.length : 0), 0);
+      const chars = (Array.isArray(value.parts) ? value.parts : []).reduce(
+        (sum, p) => sum + (typeof p.text === 'string' ? p.text.length : 0),
+        0,
+      );
       if (chars > L.textChars) {
-        ctx.addIssue({ code: 'custom', path: ['parts'], message: `hold ${chars} characters of text; a message holds at most ${L.textChars}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['parts'],
+          message: `hold ${chars} characters of text; a message holds at most ${L.textChars}`,
+        });
       }
     }),
 );
 
 const configuration = aliased(
-  { accepted_output_modes: 'acceptedOutputModes', task_push_notification_config: 'taskPushNotificationConfig', history_length: 'historyLength', return_immediately: 'returnImmediately' },
+  {
+    accepted_output_modes: 'acceptedOutputModes',
+    task_push_notification_config: 'taskPushNotificationConfig',
+    history_length: 'historyLength',
+    return_immediately: 'returnImmediately',
+  },
   z.object(
     {
-      acceptedOutputModes: z.array(shortString('a media type')).max(L.listEntries, `must list at most ${L.listEntries} media types`).nullish(),
+      acceptedOutputModes: z
+        .array(shortString('a media type'))
+        .max(L.listEntries, `must list at most ${L.listEntries} media types`)
+        .nullish(),
       taskPushNotificationConfig: jsonObject.nullish(),
       historyLength,
       returnImmediately: boolean.nullish(),
@@ -177,7 +218,14 @@ const params = (shape: z.ZodRawShape) => z.object(shape, need('a JSON object'));
 const sendMessage = params({ tenant, message, configuration: configuration.nullish(), metadata: jsonObject.nullish() });
 const getTask = aliased({ history_length: 'historyLength' }, params({ tenant, id: requiredId, historyLength }));
 const listTasks = aliased(
-  { context_id: 'contextId', page_size: 'pageSize', page_token: 'pageToken', history_length: 'historyLength', status_timestamp_after: 'statusTimestampAfter', include_artifacts: 'includeArtifacts' },
+  {
+    context_id: 'contextId',
+    page_size: 'pageSize',
+    page_token: 'pageToken',
+    history_length: 'historyLength',
+    status_timestamp_after: 'statusTimestampAfter',
+    include_artifacts: 'includeArtifacts',
+  },
   params({
     tenant,
     contextId: optionalId,
@@ -248,7 +296,8 @@ const BODY_TEXT_BOUNDS = { maxDepth: L.depth + 1, maxValues: 4 * L.values };
 /** Why a JSON request body is refused for its structure alone, before it is parsed; or undefined. */
 export function bodyTextRefusal(bytes: Uint8Array): string | undefined {
   const excess = exceedsJsonText(bytes, BODY_TEXT_BOUNDS);
-  if (excess === 'depth') return `The request body nests objects and arrays more than ${L.depth} levels deep; flatten its metadata or data.`;
+  if (excess === 'depth')
+    return `The request body nests objects and arrays more than ${L.depth} levels deep; flatten its metadata or data.`;
   if (excess === 'values') {
     return `The request body holds more than ${BODY_TEXT_BOUNDS.maxValues} objects, arrays and strings: a request holds at most ${L.values} JSON values, and a message at most ${L.parts} parts.`;
   }

@@ -14,7 +14,12 @@ export interface GrpcCallOptions {
   authenticator?: TokenAuthenticator;
 }
 
-type AnyCall = { request?: unknown; metadata: { get(key: string): Array<string | Buffer> }; on(event: string, listener: (...args: never[]) => void): unknown; emit(event: string, ...args: unknown[]): boolean };
+type AnyCall = {
+  request?: unknown;
+  metadata: { get(key: string): Array<string | Buffer> };
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  emit(event: string, ...args: unknown[]): boolean;
+};
 type Callback = (error: GrpcRefusal | null, value?: unknown) => void;
 
 const users = new WeakMap<object, User>();
@@ -37,7 +42,11 @@ export function grpcUserBuilder(authenticator: TokenAuthenticator | undefined): 
  * with its method, status code, duration, request id (`x-request-id` metadata or a UUID) and
  * user. Never metadata values or message content.
  */
-export function guardCalls(definition: ServiceDefinition, implementation: UntypedServiceImplementation, options: GrpcCallOptions): UntypedServiceImplementation {
+export function guardCalls(
+  definition: ServiceDefinition,
+  implementation: UntypedServiceImplementation,
+  options: GrpcCallOptions,
+): UntypedServiceImplementation {
   const guarded: UntypedServiceImplementation = {};
   for (const [name, handler] of Object.entries(implementation)) {
     const streaming = definition[name]?.responseStream ?? false;
@@ -51,10 +60,18 @@ export function guardCalls(definition: ServiceDefinition, implementation: Untype
         if (logged) return;
         logged = true;
         const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
-        options.log.info('grpc call', { requestId, method: name, code: status[code] ?? code, ms, user: user?.userName });
+        options.log.info('grpc call', {
+          requestId,
+          method: name,
+          code: status[code] ?? code,
+          ms,
+          user: user?.userName,
+        });
       };
       const refusal: GrpcRefusal | undefined =
-        options.authenticator && !user ? { code: status.UNAUTHENTICATED, details: UNAUTHENTICATED_MESSAGE } : grpcRefusal(name, call.request);
+        options.authenticator && !user
+          ? { code: status.UNAUTHENTICATED, details: UNAUTHENTICATED_MESSAGE }
+          : grpcRefusal(name, call.request);
       if (refusal) {
         done(refusal.code);
         if (streaming) call.emit('error', refusal);
@@ -64,7 +81,10 @@ export function guardCalls(definition: ServiceDefinition, implementation: Untype
       if (user) users.set(call, user);
       if (streaming) {
         let code: number = status.OK;
-        call.on('error', (error: { code?: number }) => (code = typeof error?.code === 'number' ? error.code : status.UNKNOWN));
+        call.on(
+          'error',
+          (error: { code?: number }) => (code = typeof error?.code === 'number' ? error.code : status.UNKNOWN),
+        );
         call.on('finish', () => done(code));
         call.on('close', () => done(code));
         return (handler as (call: AnyCall) => unknown)(call);

@@ -1,5 +1,11 @@
 import { Metadata, type ServiceDefinition } from '@grpc/grpc-js';
-import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest } from '@a2a-js/sdk';
+import {
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  SubscribeToTaskRequest,
+} from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { buildGrpcErrorMetadata, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import { EDGE_LIMITS, refusal, type EdgeMethod } from './edge-schema.js';
@@ -24,7 +30,8 @@ class TooDeepRequest {}
 export function boundedDefinition(definition: ServiceDefinition): ServiceDefinition {
   const bounded = Object.entries(definition).map(([name, method]) => {
     const decode = method.requestDeserialize;
-    const requestDeserialize = (bytes: Buffer) => (protoNestsDeeperThan(bytes, MAX_PROTO_NESTING) ? new TooDeepRequest() : decode(bytes));
+    const requestDeserialize = (bytes: Buffer) =>
+      protoNestsDeeperThan(bytes, MAX_PROTO_NESTING) ? new TooDeepRequest() : decode(bytes);
     return [name, { ...method, requestDeserialize }];
   });
   return Object.fromEntries(bounded) as ServiceDefinition;

@@ -21,7 +21,12 @@ export interface GrpcServerOptions {
 }
 
 /** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, express does not speak it). */
-export async function startGrpcServer(handler: A2ARequestHandler, host: string, port: number, options: GrpcServerOptions = {}): Promise<RunningGrpcServer> {
+export async function startGrpcServer(
+  handler: A2ARequestHandler,
+  host: string,
+  port: number,
+  options: GrpcServerOptions = {},
+): Promise<RunningGrpcServer> {
   const server = new Server();
   const service = grpcService({
     requestHandler: new TransportCardCache(handler),
@@ -29,9 +34,17 @@ export async function startGrpcServer(handler: A2ARequestHandler, host: string, 
     contextBuilder: clientGoneContextBuilder,
   });
   // Requests are checked for nesting before they are decoded, then against the edge schema.
-  server.addService(boundedDefinition(A2AService), guardCalls(A2AService, service as unknown as UntypedServiceImplementation, { log: options.log ?? silentLogger, authenticator: options.authenticator }));
+  server.addService(
+    boundedDefinition(A2AService),
+    guardCalls(A2AService, service as unknown as UntypedServiceImplementation, {
+      log: options.log ?? silentLogger,
+      authenticator: options.authenticator,
+    }),
+  );
   const boundPort = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
   });
   return {
     address: `${host}:${boundPort}`,

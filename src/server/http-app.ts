@@ -46,35 +46,77 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
-  app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: async () => cardJson(await options.handler.getAgentCard()), cache: { maxAge: 0 } }));
-  const body = express.json({ limit: options.bodyLimit, type: ['application/json', 'application/a2a+json', 'application/*+json'], verify: verifyBodyText });
+  app.use(
+    `/${AGENT_CARD_PATH}`,
+    agentCardHandler({
+      agentCardProvider: async () => cardJson(await options.handler.getAgentCard()),
+      cache: { maxAge: 0 },
+    }),
+  );
+  const body = express.json({
+    limit: options.bodyLimit,
+    type: ['application/json', 'application/a2a+json', 'application/*+json'],
+    verify: verifyBodyText,
+  });
   const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal);
   const contextBuilder = clientGoneContextBuilder;
-  const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] => (options.authenticator ? [requireBearer(options.authenticator, binding)] : []);
+  const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>
+    options.authenticator ? [requireBearer(options.authenticator, binding)] : [];
   const requestHandler = new TransportCardCache(options.handler);
-  app.use(JSONRPC_PATH, ...auth('jsonrpc'), body, jsonRpcEdge(), jsonRpcHandler({ requestHandler, userBuilder, contextBuilder }));
+  app.use(
+    JSONRPC_PATH,
+    ...auth('jsonrpc'),
+    body,
+    jsonRpcEdge(),
+    jsonRpcHandler({ requestHandler, userBuilder, contextBuilder }),
+  );
   app.use(REST_PATH, ...auth('rest'), body, restEdge(), restHandler({ requestHandler, userBuilder, contextBuilder }));
   if (options.webDir) {
-    if (!isBuilt(options.webDir)) options.log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
+    if (!isBuilt(options.webDir))
+      options.log.warn('the web page is not built (run npm run build); / explains that instead', {
+        dir: options.webDir,
+      });
     app.use(webPage(options.webDir));
   }
   app.use((_req, res) => {
-    res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'Not found. The agent card is at /.well-known/agent-card.json.' } });
+    res.status(404).json({
+      error: {
+        code: 404,
+        status: 'NOT_FOUND',
+        message: 'Not found. The agent card is at /.well-known/agent-card.json.',
+      },
+    });
   });
   app.use(errorResponder(options.log));
   return app;
 }
 
 /** What to answer for an error that escaped the SDK's handlers: HTTP status, words, JSON-RPC code. */
-function classify(error: { status?: unknown; type?: unknown } | null | undefined): { status: number; message: string; rpcCode: number } {
+function classify(error: { status?: unknown; type?: unknown } | null | undefined): {
+  status: number;
+  message: string;
+  rpcCode: number;
+} {
   const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 600 ? error.status : 500;
-  if (status === 413) return { status, message: 'The request body is larger than this server accepts.', rpcCode: A2A_ERROR_CODE.INVALID_REQUEST };
+  if (status === 413)
+    return {
+      status,
+      message: 'The request body is larger than this server accepts.',
+      rpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
+    };
   // express reports a path segment that does not decode (`/tasks/%ff`) as a 400 URIError.
   if (status === 400 && error instanceof URIError) {
-    return { status, message: 'The request path is not valid percent-encoding: encode each path segment as UTF-8 (e.g. with encodeURIComponent).', rpcCode: A2A_ERROR_CODE.INVALID_REQUEST };
+    return {
+      status,
+      message:
+        'The request path is not valid percent-encoding: encode each path segment as UTF-8 (e.g. with encodeURIComponent).',
+      rpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
+    };
   }
-  if (status === 400 && error?.type === 'entity.parse.failed') return { status, message: 'The request body is not valid JSON.', rpcCode: A2A_ERROR_CODE.PARSE_ERROR };
-  if (status < 500) return { status, message: 'The request could not be processed.', rpcCode: A2A_ERROR_CODE.INVALID_REQUEST };
+  if (status === 400 && error?.type === 'entity.parse.failed')
+    return { status, message: 'The request body is not valid JSON.', rpcCode: A2A_ERROR_CODE.PARSE_ERROR };
+  if (status < 500)
+    return { status, message: 'The request could not be processed.', rpcCode: A2A_ERROR_CODE.INVALID_REQUEST };
   return { status, message: INTERNAL_ERROR_MESSAGE, rpcCode: A2A_ERROR_CODE.INTERNAL_ERROR };
 }
 
@@ -92,7 +134,9 @@ function errorResponder(log: Logger): ErrorRequestHandler {
     const jsonRpc = req.path === JSONRPC_PATH || req.path.startsWith(`${JSONRPC_PATH}/`);
     if (answerBodyRefusal(error, jsonRpc ? 'jsonrpc' : 'rest', res)) return;
     if (jsonRpc) {
-      return res.status(status === 413 ? 413 : 200).json({ jsonrpc: '2.0', id: null, error: { code: rpcCode, message } });
+      return res
+        .status(status === 413 ? 413 : 200)
+        .json({ jsonrpc: '2.0', id: null, error: { code: rpcCode, message } });
     }
     // The HTTP+JSON error body of A2A 1.0 (AIP-193): the code, its status name and the message.
     return res.status(status).json({ error: { code: status, status: statusName(status), message } });

@@ -37,7 +37,11 @@ export function requireBearer(authenticator: TokenAuthenticator, binding: 'jsonr
     }
     res.setHeader('WWW-Authenticate', 'Bearer realm="tiny-harness"');
     if (binding === 'jsonrpc') {
-      res.status(401).json({ jsonrpc: '2.0', id: null, error: { code: A2A_ERROR_CODE.INVALID_REQUEST, message: UNAUTHENTICATED_MESSAGE } });
+      res.status(401).json({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: A2A_ERROR_CODE.INVALID_REQUEST, message: UNAUTHENTICATED_MESSAGE },
+      });
     } else {
       res.status(401).json({ error: { code: 401, status: 'UNAUTHENTICATED', message: UNAUTHENTICATED_MESSAGE } });
     }

@@ -57,6 +57,8 @@ function messageText(req: Request): string | undefined {
   const body = req.body as { params?: { message?: unknown }; message?: unknown } | undefined;
   const message = (body?.params?.message ?? body?.message) as { parts?: unknown } | undefined;
   if (!Array.isArray(message?.parts)) return undefined;
-  const texts = message.parts.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : '')).filter(Boolean);
+  const texts = message.parts
+    .map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : ''))
+    .filter(Boolean);
   return texts.length > 0 ? texts.join('\n') : undefined;
 }

@@ -65,7 +65,8 @@ export function webPage(dir: string): RequestHandler[] {
     },
   });
   const notBuilt: RequestHandler = (req, res, next) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || (req.path !== '/' && req.path !== '/index.html')) return next();
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || (req.path !== '/' && req.path !== '/index.html'))
+      return next();
     pageHeaders(res);
     res.setHeader('Cache-Control', 'no-cache');
     res.status(200).type('html').send(NOT_BUILT);

@@ -18,7 +18,8 @@ export class ByteLru<V> {
 
   /** @param maxBytes the most the entries may weigh together; 0 keeps nothing. */
   constructor(readonly maxBytes: number) {
-    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`a cache bound must be a whole number of bytes >= 0, not ${maxBytes}`);
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0)
+      throw new RangeError(`a cache bound must be a whole number of bytes >= 0, not ${maxBytes}`);
   }
 
   /** How many entries are kept. */

@@ -16,6 +16,11 @@ export function isPostgresUrl(url: string): boolean {
 export function describeDatabaseUrl(url: string): string {
   if (!URL.canParse(url)) return 'postgres://(unreadable URL)';
   const parsed = new URL(url);
-  const host = parsed.hostname === '' ? 'localhost' : decodeURIComponent(parsed.hostname).startsWith('/') ? '(socket)' : parsed.hostname;
+  const host =
+    parsed.hostname === ''
+      ? 'localhost'
+      : decodeURIComponent(parsed.hostname).startsWith('/')
+        ? '(socket)'
+        : parsed.hostname;
   return `postgres://${host}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}`;
 }

@@ -185,13 +185,16 @@ const SYNCHRONOUS: Record<Durability, string> = { normal: 'NORMAL', full: 'FULL'
  */
 export function openSqliteDatabase(file: string, durability: Durability = 'normal'): Kysely<Database> {
   const synchronous = SYNCHRONOUS[durability];
-  if (!Object.hasOwn(SYNCHRONOUS, durability)) throw new HarnessError('store_failed', `Unknown durability "${String(durability)}": use "normal" or "full".`);
+  if (!Object.hasOwn(SYNCHRONOUS, durability))
+    throw new HarnessError('store_failed', `Unknown durability "${String(durability)}": use "normal" or "full".`);
   const folder = dirname(file);
   try {
     mkdirSync(folder, { recursive: true });
     accessSync(folder, constants.W_OK);
   } catch (error) {
-    throw new HarnessError('data_unusable', `Cannot use the data folder ${folder}: ${whyUnusable(error)}.`, { cause: error });
+    throw new HarnessError('data_unusable', `Cannot use the data folder ${folder}: ${whyUnusable(error)}.`, {
+      cause: error,
+    });
   }
   let sqlite: BetterSqlite3.Database | undefined;
   try {
@@ -203,7 +206,10 @@ export function openSqliteDatabase(file: string, durability: Durability = 'norma
   } catch (error) {
     sqlite?.close();
     const code = (error as { code?: unknown }).code;
-    const why = code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' ? 'it is not a SQLite database (move it away, and the harness starts a new one)' : whyUnusable(error);
+    const why =
+      code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
+        ? 'it is not a SQLite database (move it away, and the harness starts a new one)'
+        : whyUnusable(error);
     throw new HarnessError('data_unusable', `Cannot open the database file ${file}: ${why}.`, { cause: error });
   }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
@@ -281,9 +287,13 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   const { error, results } = await (await createMigrator(db)).migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName;
-    throw new HarnessError('store_failed', `The database schema could not be upgraded${failed ? ` (migration ${failed})` : ''}.`, {
-      cause: error,
-    });
+    throw new HarnessError(
+      'store_failed',
+      `The database schema could not be upgraded${failed ? ` (migration ${failed})` : ''}.`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -291,6 +301,10 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
 async function currentSchema<DB>(db: Kysely<DB>): Promise<string> {
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
   const schema = rows[0]?.schema;
-  if (!schema) throw new HarnessError('store_failed', 'The PostgreSQL search path names no schema that exists: create it, or set the search path.');
+  if (!schema)
+    throw new HarnessError(
+      'store_failed',
+      'The PostgreSQL search path names no schema that exists: create it, or set the search path.',
+    );
   return schema;
 }

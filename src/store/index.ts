@@ -65,9 +65,19 @@ export interface Store {
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const { dataDir, databaseUrl, instanceId, cacheBytes = DEFAULT_CACHE_BYTES, durability, onConnectionError, ...taskOptions } = options;
-  if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0) throw new RangeError(`cacheBytes must be a whole number of bytes >= 0, not ${cacheBytes}`);
-  if (databaseUrl === undefined && dataDir === undefined) throw new TypeError('openStore needs a dataDir or a databaseUrl');
+  const {
+    dataDir,
+    databaseUrl,
+    instanceId,
+    cacheBytes = DEFAULT_CACHE_BYTES,
+    durability,
+    onConnectionError,
+    ...taskOptions
+  } = options;
+  if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0)
+    throw new RangeError(`cacheBytes must be a whole number of bytes >= 0, not ${cacheBytes}`);
+  if (databaseUrl === undefined && dataDir === undefined)
+    throw new TypeError('openStore needs a dataDir or a databaseUrl');
   const shared = databaseUrl !== undefined;
   const stateBytes = shared ? 0 : Math.floor(cacheBytes / 16);
   const db = shared
@@ -109,7 +119,13 @@ export { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
 export type { PostgresDatabaseOptions } from './postgres-database.js';
 export type * from './database.js';
 export { migrations, InCodeMigrationProvider } from './migrations.js';
-export { SqlTaskStore, DEFAULT_TASK_CACHE_BYTES, type SqlTaskStoreOptions, type InterruptedOptions, type TaskScope } from './task-store.js';
+export {
+  SqlTaskStore,
+  DEFAULT_TASK_CACHE_BYTES,
+  type SqlTaskStoreOptions,
+  type InterruptedOptions,
+  type TaskScope,
+} from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlMessageClaimStore } from './message-claim-store.js';
 export { TaskEventLog } from './task-event-log.js';

@@ -65,7 +65,10 @@ export class InstanceLiveness {
     try {
       if (!(await renewHeartbeat(db, instanceId))) {
         onError(
-          new HarnessError('store_failed', `This instance missed its heartbeats for longer than the lease (${leaseMs} ms); another instance took its turns.`),
+          new HarnessError(
+            'store_failed',
+            `This instance missed its heartbeats for longer than the lease (${leaseMs} ms); another instance took its turns.`,
+          ),
           'heartbeat',
         );
         await insertInstance(db, instanceId);

@@ -44,7 +44,11 @@ export class SqlMessageClaimStore implements MessageClaimStore {
         'task_id',
         'reply_json',
         'claimant',
-        eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'message_claims.claimant')).as('claimant_alive'),
+        eb
+          .exists(
+            eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'message_claims.claimant'),
+          )
+          .as('claimant_alive'),
       ])
       .where('tenant', '=', key.tenant)
       .where('owner', '=', key.owner)
@@ -52,7 +56,8 @@ export class SqlMessageClaimStore implements MessageClaimStore {
       .executeTakeFirst();
     const accepted = row && acceptedOutcome(row);
     if (accepted) return accepted;
-    if (row && row.claimant !== null && row.claimant !== this.claimant && Boolean(row.claimant_alive)) return { digest: row.digest, pending: true };
+    if (row && row.claimant !== null && row.claimant !== this.claimant && Boolean(row.claimant_alive))
+      return { digest: row.digest, pending: true };
     // Never accepted (its message was cut short): this claim takes its place.
     await this.db
       .updateTable('message_claims')
@@ -66,7 +71,11 @@ export class SqlMessageClaimStore implements MessageClaimStore {
   }
 
   /** Alone: the accepted claim of the id, if any; a record never accepted is free to take. */
-  private async acceptedClaim(key: { tenant: string; owner: string; message_id: string }): Promise<StoredClaim | undefined> {
+  private async acceptedClaim(key: {
+    tenant: string;
+    owner: string;
+    message_id: string;
+  }): Promise<StoredClaim | undefined> {
     const { rows } = await READ_CLAIM.run(this.db, [key.tenant, key.owner, key.message_id]);
     return rows[0] && acceptedOutcome(rows[0]);
   }
@@ -78,9 +87,22 @@ export class SqlMessageClaimStore implements MessageClaimStore {
    * record never accepted amounts to (the next send of its id takes it over).
    */
   async accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void> {
-    const accepted = { task_id: outcome.taskId, reply_json: outcome.reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(outcome.reply)) : null };
-    if (this.options.shared) await ACCEPT_CLAIMED.run(this.db, [scope.tenant, scope.owner, messageId, accepted.task_id, accepted.reply_json]);
-    else await RECORD_ACCEPTED.run(this.db, [scope.tenant, scope.owner, messageId, digest, this.claimant, accepted.task_id, accepted.reply_json]);
+    const accepted = {
+      task_id: outcome.taskId,
+      reply_json: outcome.reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(outcome.reply)) : null,
+    };
+    if (this.options.shared)
+      await ACCEPT_CLAIMED.run(this.db, [scope.tenant, scope.owner, messageId, accepted.task_id, accepted.reply_json]);
+    else
+      await RECORD_ACCEPTED.run(this.db, [
+        scope.tenant,
+        scope.owner,
+        messageId,
+        digest,
+        this.claimant,
+        accepted.task_id,
+        accepted.reply_json,
+      ]);
   }
 
   async release(scope: ClaimScope, messageId: string): Promise<void> {
@@ -96,30 +118,47 @@ export class SqlMessageClaimStore implements MessageClaimStore {
 }
 
 /** The claim of (tenant, owner, message id), as `acceptedOutcome` reads it. */
-const READ_CLAIM = new QueryTemplate<Database, readonly [string, string, string], ClaimRow>(3, (db, tenant, owner, messageId) =>
-  db.selectFrom('message_claims').select(['digest', 'task_id', 'reply_json']).where('tenant', '=', tenant).where('owner', '=', owner).where('message_id', '=', messageId),
+const READ_CLAIM = new QueryTemplate<Database, readonly [string, string, string], ClaimRow>(
+  3,
+  (db, tenant, owner, messageId) =>
+    db
+      .selectFrom('message_claims')
+      .select(['digest', 'task_id', 'reply_json'])
+      .where('tenant', '=', tenant)
+      .where('owner', '=', owner)
+      .where('message_id', '=', messageId),
 );
 
 /** Shared: the claim recorded by `claim` gets its outcome (task id, reply), unless it has one. */
-const ACCEPT_CLAIMED = new QueryTemplate<Database, readonly [string, string, string, string, string | null]>(5, (db, tenant, owner, messageId, taskId, replyJson) =>
-  db
-    .updateTable('message_claims')
-    .set({ task_id: taskId, reply_json: replyJson })
-    .where('tenant', '=', tenant)
-    .where('owner', '=', owner)
-    .where('message_id', '=', messageId)
-    .where('task_id', 'is', null),
+const ACCEPT_CLAIMED = new QueryTemplate<Database, readonly [string, string, string, string, string | null]>(
+  5,
+  (db, tenant, owner, messageId, taskId, replyJson) =>
+    db
+      .updateTable('message_claims')
+      .set({ task_id: taskId, reply_json: replyJson })
+      .where('tenant', '=', tenant)
+      .where('owner', '=', owner)
+      .where('message_id', '=', messageId)
+      .where('task_id', 'is', null),
 );
 
 /** Alone: the claim is recorded with its outcome, over a record never accepted (an earlier process's). */
-const RECORD_ACCEPTED = new QueryTemplate<Database, readonly [string, string, string, string, string, string, string | null]>(7, (db, tenant, owner, messageId, digest, claimant, taskId, replyJson) =>
+const RECORD_ACCEPTED = new QueryTemplate<
+  Database,
+  readonly [string, string, string, string, string, string, string | null]
+>(7, (db, tenant, owner, messageId, digest, claimant, taskId, replyJson) =>
   db
     .insertInto('message_claims')
     .values({ tenant, owner, message_id: messageId, digest, claimant, task_id: taskId, reply_json: replyJson })
     .onConflict((oc) =>
       oc
         .columns(['tenant', 'owner', 'message_id'])
-        .doUpdateSet((eb) => ({ digest: eb.ref('excluded.digest'), claimant: eb.ref('excluded.claimant'), task_id: eb.ref('excluded.task_id'), reply_json: eb.ref('excluded.reply_json') }))
+        .doUpdateSet((eb) => ({
+          digest: eb.ref('excluded.digest'),
+          claimant: eb.ref('excluded.claimant'),
+          task_id: eb.ref('excluded.task_id'),
+          reply_json: eb.ref('excluded.reply_json'),
+        }))
         .where('message_claims.task_id', 'is', null),
     ),
 );

@@ -34,8 +34,16 @@ const createTaskTables: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('tasks_scope_context_idx').on('tasks').columns(['tenant', 'owner', 'context_id']).execute();
-    await db.schema.createIndex('tasks_scope_status_time_idx').on('tasks').columns(['tenant', 'owner', 'status_timestamp', 'id']).execute();
+    await db.schema
+      .createIndex('tasks_scope_context_idx')
+      .on('tasks')
+      .columns(['tenant', 'owner', 'context_id'])
+      .execute();
+    await db.schema
+      .createIndex('tasks_scope_status_time_idx')
+      .on('tasks')
+      .columns(['tenant', 'owner', 'status_timestamp', 'id'])
+      .execute();
     await db.schema.createIndex('tasks_status_timestamp_idx').on('tasks').column('status_timestamp').execute();
     await db.schema.createIndex('tasks_state_idx').on('tasks').column('state').execute();
 
@@ -65,8 +73,12 @@ const createTaskTables: Migration = {
       .addColumn('seq', 'integer', (c) => c.notNull())
       .addColumn('part_json', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('artifact_parts_pkey', ['task_id', 'artifact_id', 'seq'])
-      .addForeignKeyConstraint('artifact_parts_artifact_fkey', ['task_id', 'artifact_id'], 'task_artifacts', ['task_id', 'artifact_id'], (c) =>
-        c.onDelete('cascade'),
+      .addForeignKeyConstraint(
+        'artifact_parts_artifact_fkey',
+        ['task_id', 'artifact_id'],
+        'task_artifacts',
+        ['task_id', 'artifact_id'],
+        (c) => c.onDelete('cascade'),
       )
       .execute();
   },
@@ -143,7 +155,9 @@ const contextModelsByUser: Migration = {
         db
           .selectFrom('context_settings as c')
           .innerJoin('tasks as t', 't.context_id', 'c.context_id')
-          .innerJoin('task_settings as s', (join) => join.onRef('s.task_id', '=', 't.id').onRef('s.model', '=', 'c.model'))
+          .innerJoin('task_settings as s', (join) =>
+            join.onRef('s.task_id', '=', 't.id').onRef('s.model', '=', 'c.model'),
+          )
           .select(['t.tenant', 't.owner', 'c.context_id', 'c.model'])
           .distinct(),
       )
@@ -196,9 +210,14 @@ const messageClaims: Migration = {
  */
 const taskVersions: Migration = {
   async up(db: Kysely<any>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('tasks')
+      .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     if (isPostgres(db)) {
-      await sql`alter table tasks alter column id type text collate "C", alter column status_timestamp type text collate "C"`.execute(db);
+      await sql`alter table tasks alter column id type text collate "C", alter column status_timestamp type text collate "C"`.execute(
+        db,
+      );
     }
   },
 };
@@ -260,7 +279,10 @@ const claimants: Migration = {
  */
 const taskEventSeq: Migration = {
   async up(db: Kysely<any>): Promise<void> {
-    await db.schema.alterTable('tasks').addColumn('event_seq', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('tasks')
+      .addColumn('event_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+      .execute();
   },
 };
 

@@ -47,7 +47,11 @@ export class NotificationListener {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.options.url, application_name: this.options.applicationName, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.options.url,
+      application_name: this.options.applicationName,
+      keepAlive: true,
+    });
     client.on('notification', (message) => this.options.onNotification(message.channel, message.payload ?? ''));
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, new Error('The LISTEN connection ended.')));

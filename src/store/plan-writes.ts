@@ -36,7 +36,12 @@ function* chunks<T>(items: readonly T[]): Generator<T[]> {
 }
 
 /** The task row columns that follow the status. */
-function statusColumns(plan: SavePlan): { state: number; status_json: string | null; status_timestamp: string; status_time_ms: number | null } {
+function statusColumns(plan: SavePlan): {
+  state: number;
+  status_json: string | null;
+  status_timestamp: string;
+  status_time_ms: number | null;
+} {
   const status = plan.status;
   return {
     state: status?.state ?? 0,
@@ -64,7 +69,9 @@ function updateTaskRow(trx: Kysely<Database>, taskId: string, plan: SavePlan, no
       db
         .updateTable('tasks')
         .set((eb) => ({
-          ...(withStatus ? { state: rest[0], status_json: rest[1], status_timestamp: rest[2], status_time_ms: rest[3] } : {}),
+          ...(withStatus
+            ? { state: rest[0], status_json: rest[1], status_timestamp: rest[2], status_time_ms: rest[3] }
+            : {}),
           ...(withMetadata ? { metadata_json: rest[withStatus ? 4 : 0] } : {}),
           updated_at: updatedAt,
           version: eb('version', '+', 1),
@@ -83,12 +90,23 @@ function updateTaskRow(trx: Kysely<Database>, taskId: string, plan: SavePlan, no
 }
 
 /** Inserts `rows` (arrays of `columns`' values) into `table`, a template per table and row count. */
-function insertRows<T extends 'task_messages' | 'artifact_parts'>(trx: Kysely<Database>, table: T, columns: readonly string[], rows: readonly unknown[][]): Promise<unknown> {
+function insertRows<T extends 'task_messages' | 'artifact_parts'>(
+  trx: Kysely<Database>,
+  table: T,
+  columns: readonly string[],
+  rows: readonly unknown[][],
+): Promise<unknown> {
   const key = `${table}:${rows.length}`;
   let template = rowInserts.get(key);
   if (!template) {
     template = new QueryTemplate(rows.length * columns.length, (db, ...values) =>
-      db.insertInto(table).values(rows.map((_, r) => Object.fromEntries(columns.map((column, c) => [column, values[r * columns.length + c]])) as never)),
+      db
+        .insertInto(table)
+        .values(
+          rows.map(
+            (_, r) => Object.fromEntries(columns.map((column, c) => [column, values[r * columns.length + c]])) as never,
+          ),
+        ),
     );
     rowInserts.set(key, template);
   }
@@ -98,7 +116,12 @@ function insertRows<T extends 'task_messages' | 'artifact_parts'>(trx: Kysely<Da
 const MESSAGE_COLUMNS = ['task_id', 'seq', 'message_id', 'message_json'] as const;
 const PART_COLUMNS = ['task_id', 'artifact_id', 'seq', 'part_json'] as const;
 
-export async function writePlan(trx: Transaction<Database> | Kysely<Database>, task: TaskIdentity, plan: SavePlan, now: string): Promise<void> {
+export async function writePlan(
+  trx: Transaction<Database> | Kysely<Database>,
+  task: TaskIdentity,
+  plan: SavePlan,
+  now: string,
+): Promise<void> {
   if (plan.isNew) {
     await trx
       .insertInto('tasks')
@@ -119,15 +142,27 @@ export async function writePlan(trx: Transaction<Database> | Kysely<Database>, t
   }
 
   for (const batch of chunks(plan.messages)) {
-    await insertRows(trx, 'task_messages', MESSAGE_COLUMNS, batch.map((m) => [task.id, m.seq, m.messageId, m.json]));
+    await insertRows(
+      trx,
+      'task_messages',
+      MESSAGE_COLUMNS,
+      batch.map((m) => [task.id, m.seq, m.messageId, m.json]),
+    );
   }
 
   for (const write of plan.artifacts) {
     if (write.kind === 'insert') {
-      await trx.insertInto('task_artifacts').values({ task_id: task.id, artifact_id: write.artifactId, seq: write.seq, header_json: write.headerJson }).execute();
+      await trx
+        .insertInto('task_artifacts')
+        .values({ task_id: task.id, artifact_id: write.artifactId, seq: write.seq, header_json: write.headerJson })
+        .execute();
     } else {
       if (write.kind === 'replace') {
-        await trx.deleteFrom('artifact_parts').where('task_id', '=', task.id).where('artifact_id', '=', write.artifactId).execute();
+        await trx
+          .deleteFrom('artifact_parts')
+          .where('task_id', '=', task.id)
+          .where('artifact_id', '=', write.artifactId)
+          .execute();
       }
       if (write.headerChanged) {
         await trx
@@ -145,7 +180,15 @@ export async function writePlan(trx: Transaction<Database> | Kysely<Database>, t
 
 /** The image after the plan committed: `stored` changed in place, or a new image for a new task. */
 export function applyPlan(stored: StoredTask | undefined, task: TaskIdentity, plan: SavePlan, now: string): StoredTask {
-  const image = stored ?? newStoredTask({ ...task, createdAt: now, version: 0, statusJson: plan.statusJson, metadataJson: plan.metadataJson });
+  const image =
+    stored ??
+    newStoredTask({
+      ...task,
+      createdAt: now,
+      version: 0,
+      statusJson: plan.statusJson,
+      metadataJson: plan.metadataJson,
+    });
   if (stored) stored.version += 1;
   if (plan.statusChanged) setStoredStatus(image, plan.statusJson);
   if (plan.metadataChanged) setStoredMetadata(image, plan.metadataJson);

@@ -89,7 +89,8 @@ export class PostgresCoordination implements Coordination {
 
   constructor(options: PostgresCoordinationOptions) {
     const { db, url, leaseMs = DEFAULT_LEASE_MS } = options;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs < 3) throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
+    if (!Number.isSafeInteger(leaseMs) || leaseMs < 3)
+      throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
     this.instanceId = options.instanceId;
     this.events = options.events;
     this.events.onCommitted((taskId, lastSeq) => this.wakeOthers(taskId, lastSeq));
@@ -99,7 +100,13 @@ export class PostgresCoordination implements Coordination {
     this.settleMs = leaseMs;
     const log = createLogger();
     this.onError = options.onError ?? ((error, what) => log.error(`coordination: ${what}`, { error }));
-    this.liveness = new InstanceLiveness({ db, instanceId: this.instanceId, leaseMs, keepEventsMs: keepEventsMs(leaseMs), onError: this.onError });
+    this.liveness = new InstanceLiveness({
+      db,
+      instanceId: this.instanceId,
+      leaseMs,
+      keepEventsMs: keepEventsMs(leaseMs),
+      onError: this.onError,
+    });
     this.feeds = new TaskEventFeeds(db, this.instanceId, this.onError);
   }
 
@@ -111,7 +118,8 @@ export class PostgresCoordination implements Coordination {
       url: this.url,
       applicationName: `tiny-harness ${this.instanceId}`,
       channels: [eventsChannel, this.cancelChannel],
-      onNotification: (channel, payload) => (channel === eventsChannel ? this.wake(payload) : this.cancelRequested(payload)),
+      onNotification: (channel, payload) =>
+        channel === eventsChannel ? this.wake(payload) : this.cancelRequested(payload),
       onReconnect: () => this.feeds.wakeAll(),
       onError: this.onError,
     });
@@ -139,7 +147,10 @@ export class PostgresCoordination implements Coordination {
 
   publish(taskId: string, event: AgentExecutionEvent): void {
     if (this.closing || !this.running) {
-      this.onError(new HarnessError('store_failed', 'An event was published on a coordination that is not running.'), `publishing an event of task ${taskId}`);
+      this.onError(
+        new HarnessError('store_failed', 'An event was published on a coordination that is not running.'),
+        `publishing an event of task ${taskId}`,
+      );
       return;
     }
     try {
@@ -154,7 +165,9 @@ export class PostgresCoordination implements Coordination {
   }
 
   async handOn(taskId: string): Promise<void> {
-    await this.events.handOnQueued(taskId).catch((error: unknown) => this.onError(error, `handing on the events of task ${taskId}`));
+    await this.events
+      .handOnQueued(taskId)
+      .catch((error: unknown) => this.onError(error, `handing on the events of task ${taskId}`));
   }
 
   caughtUp(taskId: string): Promise<void> {
@@ -205,7 +218,10 @@ export class PostgresCoordination implements Coordination {
     await step(() => this.listener?.close());
     await step(() => this.feeds.settled());
     if (this.ownsDb) await step(() => this.db.destroy());
-    if (failure !== undefined) throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', { cause: failure });
+    if (failure !== undefined)
+      throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', {
+        cause: failure,
+      });
   }
 
   /**
@@ -223,7 +239,9 @@ export class PostgresCoordination implements Coordination {
       while (this.wakeUps.size > 0) {
         const payloads = [...this.wakeUps].map(([taskId, seq]) => `${seq} ${taskId}`);
         this.wakeUps.clear();
-        await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`.execute(this.db).catch((error: unknown) => this.onError(error, 'waking the other instances'));
+        await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`
+          .execute(this.db)
+          .catch((error: unknown) => this.onError(error, 'waking the other instances'));
       }
     } finally {
       this.sendingWakeUps = undefined;

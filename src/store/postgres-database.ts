@@ -40,7 +40,9 @@ const INT8_OID = 20;
  */
 const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /**
@@ -48,9 +50,15 @@ const types: pg.CustomTypesConfig = {
  * so that a wrong URL or a server that is down stops start-up with a clear `store_failed`
  * error naming the database (`describeDatabaseUrl`), never the URL itself.
  */
-export async function openPostgresDatabase(url: string, options: PostgresDatabaseOptions = {}): Promise<Kysely<Database>> {
+export async function openPostgresDatabase(
+  url: string,
+  options: PostgresDatabaseOptions = {},
+): Promise<Kysely<Database>> {
   if (!isPostgresUrl(url) || !URL.canParse(url)) {
-    throw new HarnessError('store_failed', 'The database URL must be a PostgreSQL URL such as postgres://user@host:5432/database.');
+    throw new HarnessError(
+      'store_failed',
+      'The database URL must be a PostgreSQL URL such as postgres://user@host:5432/database.',
+    );
   }
   const connectionTimeoutMillis = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   // The timeout goes to each connection, not to the pool: the pool would apply it to a query
@@ -67,7 +75,11 @@ export async function openPostgresDatabase(url: string, options: PostgresDatabas
     await sql`select 1`.execute(db);
   } catch (error) {
     await db.destroy().catch(() => undefined);
-    throw new HarnessError('store_failed', `Cannot use the PostgreSQL database ${describeDatabaseUrl(url)}: ${connectFailure(error)}.`, { cause: error });
+    throw new HarnessError(
+      'store_failed',
+      `Cannot use the PostgreSQL database ${describeDatabaseUrl(url)}: ${connectFailure(error)}.`,
+      { cause: error },
+    );
   }
   return db;
 }
@@ -89,7 +101,9 @@ function connectFailure(error: unknown): string {
     case '3D000':
       return 'the database does not exist';
     default:
-      return /timeout/i.test(String((error as Error)?.message)) ? 'the server did not answer in time' : describeError(error);
+      return /timeout/i.test(String((error as Error)?.message))
+        ? 'the server did not answer in time'
+        : describeError(error);
   }
 }
 

@@ -53,13 +53,18 @@ export class QueryTemplate<DB, Values extends readonly unknown[], Row = unknown>
 
   /** The query as `run` would send it; what the tests compare with the twin built with the same values. */
   compile(db: Kysely<DB>, values: Values): CompiledQuery<Row> {
-    if (values.length !== this.slots) throw new RangeError(`This query takes ${this.slots} values, not ${values.length}.`);
+    if (values.length !== this.slots)
+      throw new RangeError(`This query takes ${this.slots} values, not ${values.length}.`);
     const compiled = this.compiledFor(db);
-    const parameters = compiled.parameters.map((parameter) => (parameter instanceof Slot ? values[parameter.index] : parameter));
+    const parameters = compiled.parameters.map((parameter) =>
+      parameter instanceof Slot ? values[parameter.index] : parameter,
+    );
     if (QueryTemplate.checkTwins) {
       const twin = this.build(db, ...(values as unknown as never[])).compile();
       if (twin.sql !== compiled.sql || !isDeepStrictEqual(twin.parameters, parameters)) {
-        throw new Error(`A query template differs from its twin:\n${compiled.sql}\n${JSON.stringify(parameters)}\nagainst\n${twin.sql}\n${JSON.stringify(twin.parameters)}`);
+        throw new Error(
+          `A query template differs from its twin:\n${compiled.sql}\n${JSON.stringify(parameters)}\nagainst\n${twin.sql}\n${JSON.stringify(twin.parameters)}`,
+        );
       }
     }
     return CompiledQuery.raw(compiled.sql, parameters) as CompiledQuery<Row>;
@@ -71,8 +76,11 @@ export class QueryTemplate<DB, Values extends readonly unknown[], Row = unknown>
     if (!compiled) {
       const slots = Array.from({ length: this.slots }, (_, i) => new Slot(i));
       const query = this.build(db, ...(slots as never[])).compile();
-      const used = new Set(query.parameters.filter((parameter) => parameter instanceof Slot).map((slot) => (slot as Slot).index));
-      if (used.size !== this.slots) throw new Error(`A query template uses ${used.size} of its ${this.slots} values as parameters: ${query.sql}`);
+      const used = new Set(
+        query.parameters.filter((parameter) => parameter instanceof Slot).map((slot) => (slot as Slot).index),
+      );
+      if (used.size !== this.slots)
+        throw new Error(`A query template uses ${used.size} of its ${this.slots} values as parameters: ${query.sql}`);
       compiled = { sql: query.sql, parameters: query.parameters };
       this.compiled.set(adapter, compiled);
     }

@@ -52,7 +52,13 @@ export interface SavePlan {
 
 /** Whether the plan writes nothing at all, so the save can skip its transaction. */
 export function isEmptyPlan(plan: SavePlan): boolean {
-  return !plan.isNew && !plan.statusChanged && !plan.metadataChanged && plan.messages.length === 0 && plan.artifacts.length === 0;
+  return (
+    !plan.isNew &&
+    !plan.statusChanged &&
+    !plan.metadataChanged &&
+    plan.messages.length === 0 &&
+    plan.artifacts.length === 0
+  );
 }
 
 export function planSave(stored: StoredTask | undefined, incoming: Task): SavePlan {
@@ -107,7 +113,15 @@ function planArtifacts(stored: StoredTask | undefined, incoming: readonly Artifa
     const previous = stored?.artifacts.get(artifactId);
     if (!previous) {
       const headerJson = encodeArtifactHeader(artifact);
-      writes.push({ artifactId, kind: 'insert', seq: nextSeq++, headerJson, headerChanged: true, firstPartSeq: 0, partJson: parts.map(encodePart) });
+      writes.push({
+        artifactId,
+        kind: 'insert',
+        seq: nextSeq++,
+        headerJson,
+        headerChanged: true,
+        firstPartSeq: 0,
+        partJson: parts.map(encodePart),
+      });
       continue;
     }
     const storedParts = previous.artifact.parts;
@@ -116,9 +130,25 @@ function planArtifacts(stored: StoredTask | undefined, incoming: readonly Artifa
     if (isPrefix(storedParts, parts)) {
       if (!headerChanged && parts.length === storedParts.length) continue;
       const partJson = parts.slice(storedParts.length).map(encodePart);
-      writes.push({ artifactId, kind: 'update', seq: previous.seq, headerJson, headerChanged, firstPartSeq: storedParts.length, partJson });
+      writes.push({
+        artifactId,
+        kind: 'update',
+        seq: previous.seq,
+        headerJson,
+        headerChanged,
+        firstPartSeq: storedParts.length,
+        partJson,
+      });
     } else {
-      writes.push({ artifactId, kind: 'replace', seq: previous.seq, headerJson, headerChanged: true, firstPartSeq: 0, partJson: parts.map(encodePart) });
+      writes.push({
+        artifactId,
+        kind: 'replace',
+        seq: previous.seq,
+        headerJson,
+        headerChanged: true,
+        firstPartSeq: 0,
+        partJson: parts.map(encodePart),
+      });
     }
   }
   return writes;
@@ -133,7 +163,8 @@ function planArtifacts(stored: StoredTask | undefined, incoming: readonly Artifa
 function sameHeader(artifact: Artifact, stored: Artifact): boolean {
   if (artifact.name !== stored.name || artifact.description !== stored.description) return false;
   const extensions = artifact.extensions ?? [];
-  if (extensions.length !== stored.extensions.length || extensions.some((uri, i) => uri !== stored.extensions[i])) return false;
+  if (extensions.length !== stored.extensions.length || extensions.some((uri, i) => uri !== stored.extensions[i]))
+    return false;
   const a = artifact.metadata;
   const b = stored.metadata;
   if (a === undefined || b === undefined) return a === b;

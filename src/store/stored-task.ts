@@ -72,7 +72,11 @@ export interface StoredTaskHead {
 
 /** A new image from a task row; messages and artifacts are added with the helpers below. */
 export function newStoredTask(head: StoredTaskHead): StoredTask {
-  const bytes = WEIGHTS.task + head.id.length + head.contextId.length + 2 * ((head.statusJson?.length ?? 0) + head.metadataJson.length);
+  const bytes =
+    WEIGHTS.task +
+    head.id.length +
+    head.contextId.length +
+    2 * ((head.statusJson?.length ?? 0) + head.metadataJson.length);
   return {
     tenant: head.tenant,
     owner: head.owner,
@@ -123,7 +127,12 @@ function partsBytes(partJson: readonly string[]): number {
 }
 
 /** Adds an artifact after the others, or replaces the one with the same id in place. */
-export function putStoredArtifact(stored: StoredTask, artifactId: string, headerJson: string, partJson: readonly string[]): void {
+export function putStoredArtifact(
+  stored: StoredTask,
+  artifactId: string,
+  headerJson: string,
+  partJson: readonly string[],
+): void {
   const artifact = decodeArtifactHeader(headerJson);
   artifact.parts = partJson.map(decodePart);
   const bytes = WEIGHTS.artifact + 2 * headerJson.length + partsBytes(partJson);

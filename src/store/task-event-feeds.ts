@@ -96,7 +96,11 @@ class TaskFeed {
   add(deliver: (event: AgentExecutionEvent) => void): Promise<Follower> {
     this.joining++;
     const added = this.next(async () => {
-      const row = await this.db.selectFrom('task_event_seqs').select('last_seq').where('task_id', '=', this.taskId).executeTakeFirst();
+      const row = await this.db
+        .selectFrom('task_event_seqs')
+        .select('last_seq')
+        .where('task_id', '=', this.taskId)
+        .executeTakeFirst();
       const follower = { start: Number(row?.last_seq ?? 0), deliver };
       // Reads are queued behind this, so nothing above `position` has been handed out yet.
       if (this.followers.size === 0) this.position = follower.start;
@@ -134,7 +138,9 @@ class TaskFeed {
 
   /** Reads what is stored now, after any read queued, and resolves when it is handed out. */
   readNow(): Promise<void> {
-    return this.next(() => this.readNew()).catch((error: unknown) => this.onError(error, `reading the events of task ${this.taskId}`));
+    return this.next(() => this.readNew()).catch((error: unknown) =>
+      this.onError(error, `reading the events of task ${this.taskId}`),
+    );
   }
 
   private next<T>(step: () => Promise<T>): Promise<T> {

@@ -109,7 +109,9 @@ export class TaskEventLog {
 
   /** Hands on every task's queued events (see `handOnQueued`). */
   async flush(): Promise<void> {
-    await Promise.all([...new Set([...this.queued.keys(), ...this.handingOn.keys()])].map((taskId) => this.handOnQueued(taskId)));
+    await Promise.all(
+      [...new Set([...this.queued.keys(), ...this.handingOn.keys()])].map((taskId) => this.handOnQueued(taskId)),
+    );
   }
 
   /** Who wakes the other instances once events are committed (the coordination, `onCommitted`). */
@@ -136,7 +138,12 @@ export class TaskEventLog {
    * its seq, and returns the last seq, which the row gets as its `event_seq` (`bumpVersion`:
    * this statement is the row's only write, so it adds one to its version as a save does).
    */
-  async append(trx: Transaction<Database> | Kysely<Database>, taskId: string, events: readonly EncodedEvent[], bumpVersion = false): Promise<number | undefined> {
+  async append(
+    trx: Transaction<Database> | Kysely<Database>,
+    taskId: string,
+    events: readonly EncodedEvent[],
+    bumpVersion = false,
+  ): Promise<number | undefined> {
     let last: number | undefined;
     for (let i = 0; i < events.length; i += MAX_BATCH) {
       const batch = events.slice(i, i + MAX_BATCH);

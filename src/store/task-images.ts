@@ -91,7 +91,10 @@ export class TaskImages {
    * kept image is used only while the row's version is still the image's.
    */
   async read(taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
-    if (!this.shared) return this.cache.get(scope, taskId) ?? this.locks.run(scopedKey(scope, taskId), () => this.imageLocked(taskId, scope));
+    if (!this.shared)
+      return (
+        this.cache.get(scope, taskId) ?? this.locks.run(scopedKey(scope, taskId), () => this.imageLocked(taskId, scope))
+      );
     const kept = this.cache.get(scope, taskId);
     if (kept && kept.version === (await this.storedVersion(taskId))) return kept;
     return this.locks.run(scopedKey(scope, taskId), () => this.readImage(taskId, scope));
@@ -133,7 +136,9 @@ export class TaskImages {
    */
   async write(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside): Promise<Written> {
     return this.locks.run(scopedKey(scope, taskId), () =>
-      this.shared ? this.writeShared(taskId, scope, decide, alongside) : this.writeAlone(taskId, scope, decide, alongside),
+      this.shared
+        ? this.writeShared(taskId, scope, decide, alongside)
+        : this.writeAlone(taskId, scope, decide, alongside),
     );
   }
 
@@ -158,7 +163,13 @@ export class TaskImages {
     return { image, saved: true };
   }
 
-  private async writeShared(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside, firstTry = true): Promise<Written> {
+  private async writeShared(
+    taskId: string,
+    scope: TaskScope,
+    decide: Decide,
+    alongside?: Alongside,
+    firstTry = true,
+  ): Promise<Written> {
     const kept = this.cache.get(scope, taskId);
     let plan: SavePlan | undefined;
     let decision: { error: unknown } | undefined;
@@ -173,7 +184,11 @@ export class TaskImages {
           .where('owner', '=', scope.owner)
           .forUpdate()
           .executeTakeFirst();
-        const stored = !row ? undefined : kept?.version === row.version ? kept : await readStoredTask(trx, taskId, scope);
+        const stored = !row
+          ? undefined
+          : kept?.version === row.version
+            ? kept
+            : await readStoredTask(trx, taskId, scope);
         const task = await Promise.resolve(decide(stored)).catch((error: unknown) => {
           decision = { error };
           throw error;
@@ -194,7 +209,13 @@ export class TaskImages {
         throw error;
       }
       // Another instance stored the same new task first: decide again on what it stored.
-      if (firstTry && plan.isNew && !alongside && (error as { code?: unknown })?.code === UNIQUE_VIOLATION && (await this.storedIn(taskId, scope))) {
+      if (
+        firstTry &&
+        plan.isNew &&
+        !alongside &&
+        (error as { code?: unknown })?.code === UNIQUE_VIOLATION &&
+        (await this.storedIn(taskId, scope))
+      ) {
         return this.writeShared(taskId, scope, decide, alongside, false);
       }
       throw await this.writeFailed(error, taskId, scope, plan);
@@ -217,7 +238,11 @@ export class TaskImages {
     // A new task whose insert failed on the key: its id is taken in another scope.
     const owner = plan.isNew ? await findTaskScope(this.db, taskId).catch(() => undefined) : undefined;
     if (owner && (owner.tenant !== scope.tenant || owner.owner !== scope.owner)) {
-      return new HarnessError('store_failed', `Task ${taskId} is stored for another tenant or owner; it was not saved.`, { cause: error });
+      return new HarnessError(
+        'store_failed',
+        `Task ${taskId} is stored for another tenant or owner; it was not saved.`,
+        { cause: error },
+      );
     }
     return new HarnessError('store_failed', `Task ${taskId} could not be saved.`, { cause: error });
   }

@@ -39,7 +39,11 @@ export function decodePageToken(token: string): { timestamp: string; id: string 
 
 type TaskQuery = SelectQueryBuilder<Database, 'tasks', object>;
 
-function filtered(db: Kysely<Database>, scope: { tenant: string; owner: string }, params: ListTasksRequest): TaskQuery | undefined {
+function filtered(
+  db: Kysely<Database>,
+  scope: { tenant: string; owner: string },
+  params: ListTasksRequest,
+): TaskQuery | undefined {
   let query: TaskQuery = db.selectFrom('tasks').where('tenant', '=', scope.tenant).where('owner', '=', scope.owner);
   if (params.contextId) query = query.where('context_id', '=', params.contextId);
   if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED) {
@@ -54,7 +58,11 @@ function filtered(db: Kysely<Database>, scope: { tenant: string; owner: string }
   return query;
 }
 
-export async function queryTaskPage(db: Kysely<Database>, scope: { tenant: string; owner: string }, params: ListTasksRequest): Promise<TaskPage> {
+export async function queryTaskPage(
+  db: Kysely<Database>,
+  scope: { tenant: string; owner: string },
+  params: ListTasksRequest,
+): Promise<TaskPage> {
   const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
   const query = filtered(db, scope, params);
   if (!query) return { ids: [], versions: [], nextPageToken: '', pageSize, totalSize: 0 };
@@ -62,7 +70,11 @@ export async function queryTaskPage(db: Kysely<Database>, scope: { tenant: strin
   const counted = await query.select((eb) => eb.fn.countAll().as('total')).executeTakeFirst();
   const totalSize = Number(counted?.total ?? 0);
 
-  let page = query.select(['id', 'status_timestamp', 'version']).orderBy('status_timestamp', 'desc').orderBy('id', 'desc').limit(pageSize + 1);
+  let page = query
+    .select(['id', 'status_timestamp', 'version'])
+    .orderBy('status_timestamp', 'desc')
+    .orderBy('id', 'desc')
+    .limit(pageSize + 1);
   if (params.pageToken) {
     const cursor = decodePageToken(params.pageToken);
     page = page.where((eb) =>

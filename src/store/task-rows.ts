@@ -29,7 +29,10 @@ export async function readStoredTasks(
   const result = new Map<string, StoredTask>();
   if (taskIds.length === 0) return result;
 
-  let query = db.selectFrom('tasks').selectAll().where('id', 'in', [...taskIds]);
+  let query = db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', 'in', [...taskIds]);
   if (options.scope) query = query.where('tenant', '=', options.scope.tenant).where('owner', '=', options.scope.owner);
   const heads = await query.execute();
   for (const row of heads) {
@@ -88,12 +91,22 @@ export async function readStoredTasks(
   }
   for (const row of headers) {
     const stored = result.get(row.task_id);
-    if (stored) putStoredArtifact(stored, row.artifact_id, row.header_json, partsByArtifact.get(`${row.task_id}\0${row.artifact_id}`) ?? []);
+    if (stored)
+      putStoredArtifact(
+        stored,
+        row.artifact_id,
+        row.header_json,
+        partsByArtifact.get(`${row.task_id}\0${row.artifact_id}`) ?? [],
+      );
   }
   return result;
 }
 
 /** One task with everything it holds, or undefined when it is not stored in `scope`. */
-export async function readStoredTask(db: Kysely<Database>, taskId: string, scope: TaskScope): Promise<StoredTask | undefined> {
+export async function readStoredTask(
+  db: Kysely<Database>,
+  taskId: string,
+  scope: TaskScope,
+): Promise<StoredTask | undefined> {
   return (await readStoredTasks(db, [taskId], { withArtifacts: true, scope })).get(taskId);
 }

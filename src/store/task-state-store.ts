@@ -57,26 +57,32 @@ export class SqlTaskStateStore implements TaskStateStore {
     const key = `model:${taskId}`;
     if (this.cache.has(key)) return this.cache.get(key) as string | undefined;
     const writes = this.writes;
-    const row = await this.db.selectFrom('task_settings').select('model').where('task_id', '=', taskId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('task_settings')
+      .select('model')
+      .where('task_id', '=', taskId)
+      .executeTakeFirst();
     if (writes === this.writes) this.rememberModel(key, row?.model);
     return row?.model;
   }
 
   /** Both rows in one transaction, so the task and its context never disagree after a crash. */
   async setTaskModel(taskId: string, context: ContextKey | undefined, model: string): Promise<void> {
-    await this.writing(() => this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('task_settings')
-        .values({ task_id: taskId, model })
-        .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
-        .execute();
-      if (context === undefined) return;
-      await trx
-        .insertInto('context_models')
-        .values({ tenant: context.tenant, owner: context.owner, context_id: context.contextId, model })
-        .onConflict((oc) => oc.columns(['tenant', 'owner', 'context_id']).doUpdateSet({ model }))
-        .execute();
-    }));
+    await this.writing(() =>
+      this.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('task_settings')
+          .values({ task_id: taskId, model })
+          .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
+          .execute();
+        if (context === undefined) return;
+        await trx
+          .insertInto('context_models')
+          .values({ tenant: context.tenant, owner: context.owner, context_id: context.contextId, model })
+          .onConflict((oc) => oc.columns(['tenant', 'owner', 'context_id']).doUpdateSet({ model }))
+          .execute();
+      }),
+    );
     this.rememberModel(`model:${taskId}`, model);
     if (context !== undefined) this.rememberModel(contextCacheKey(context), model);
   }
@@ -102,29 +108,31 @@ export class SqlTaskStateStore implements TaskStateStore {
    * models; the position is kept on later additions.
    */
   async addUsage(taskId: string, usage: TokenUsage): Promise<void> {
-    await this.writing(() => this.db.transaction().execute(async (trx) => {
-      const counted = await trx
-        .selectFrom('task_usage')
-        .select((eb) => eb.fn.countAll().as('models'))
-        .where('task_id', '=', taskId)
-        .executeTakeFirst();
-      await trx
-        .insertInto('task_usage')
-        .values({
-          task_id: taskId,
-          model: usage.model,
-          input_tokens: usage.inputTokens,
-          output_tokens: usage.outputTokens,
-          first_seq: Number(counted?.models ?? 0),
-        })
-        .onConflict((oc) =>
-          oc.columns(['task_id', 'model']).doUpdateSet((eb) => ({
-            input_tokens: eb('task_usage.input_tokens', '+', eb.ref('excluded.input_tokens')),
-            output_tokens: eb('task_usage.output_tokens', '+', eb.ref('excluded.output_tokens')),
-          })),
-        )
-        .execute();
-    }));
+    await this.writing(() =>
+      this.db.transaction().execute(async (trx) => {
+        const counted = await trx
+          .selectFrom('task_usage')
+          .select((eb) => eb.fn.countAll().as('models'))
+          .where('task_id', '=', taskId)
+          .executeTakeFirst();
+        await trx
+          .insertInto('task_usage')
+          .values({
+            task_id: taskId,
+            model: usage.model,
+            input_tokens: usage.inputTokens,
+            output_tokens: usage.outputTokens,
+            first_seq: Number(counted?.models ?? 0),
+          })
+          .onConflict((oc) =>
+            oc.columns(['task_id', 'model']).doUpdateSet((eb) => ({
+              input_tokens: eb('task_usage.input_tokens', '+', eb.ref('excluded.input_tokens')),
+              output_tokens: eb('task_usage.output_tokens', '+', eb.ref('excluded.output_tokens')),
+            })),
+          )
+          .execute();
+      }),
+    );
     this.cache.delete(`usage:${taskId}`); // read again, totals and order as stored
   }
 
@@ -141,8 +149,17 @@ export class SqlTaskStateStore implements TaskStateStore {
       .orderBy('first_seq')
       .orderBy('model')
       .execute();
-    const usage = rows.map((row) => ({ model: row.model, inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens) }));
-    if (writes === this.writes) this.cache.set(key, usage, VALUE_BYTES + usage.reduce((sum, entry) => sum + ITEM_BYTES + 2 * entry.model.length, 0));
+    const usage = rows.map((row) => ({
+      model: row.model,
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+    }));
+    if (writes === this.writes)
+      this.cache.set(
+        key,
+        usage,
+        VALUE_BYTES + usage.reduce((sum, entry) => sum + ITEM_BYTES + 2 * entry.model.length, 0),
+      );
     return usage.map((entry) => ({ ...entry }));
   }
 
@@ -161,7 +178,11 @@ export class SqlTaskStateStore implements TaskStateStore {
     await this.writing(() =>
       transaction(async (trx) => {
         await writeLink(trx, parentId, childId);
-        await trx.insertInto('task_settings').values({ task_id: childId, model }).onConflict((oc) => oc.column('task_id').doUpdateSet({ model })).execute();
+        await trx
+          .insertInto('task_settings')
+          .values({ task_id: childId, model })
+          .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
+          .execute();
       }),
     );
     this.cache.delete(`links:${parentId}`);
@@ -180,7 +201,10 @@ export class SqlTaskStateStore implements TaskStateStore {
     ]);
     const links: TaskLinks = { parent: parent?.parent_id, children: children.map((row) => row.child_id) };
     if (writes === this.writes) {
-      const bytes = VALUE_BYTES + 2 * (links.parent?.length ?? 0) + links.children.reduce((sum, id) => sum + ITEM_BYTES + 2 * id.length, 0);
+      const bytes =
+        VALUE_BYTES +
+        2 * (links.parent?.length ?? 0) +
+        links.children.reduce((sum, id) => sum + ITEM_BYTES + 2 * id.length, 0);
       this.cache.set(key, links, bytes);
     }
     return { parent: links.parent, children: [...links.children] };

@@ -1,6 +1,12 @@
 import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Task } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
-import { resolveUserScope, type AgentExecutionEvent, type OwnerResolver, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  resolveUserScope,
+  type AgentExecutionEvent,
+  type OwnerResolver,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import type { Kysely, Transaction } from 'kysely';
 import { markSeq, seqOf } from '../event-seq.js';
 import { HarnessError } from '../errors.js';
@@ -74,7 +80,11 @@ export class SqlTaskStore implements TaskStore {
     options: SqlTaskStoreOptions = {},
   ) {
     this.now = options.now ?? (() => new Date());
-    this.images = new TaskImages(db, { cacheBytes: options.cacheBytes ?? DEFAULT_TASK_CACHE_BYTES, now: this.now, shared: options.shared ?? false });
+    this.images = new TaskImages(db, {
+      cacheBytes: options.cacheBytes ?? DEFAULT_TASK_CACHE_BYTES,
+      now: this.now,
+      shared: options.shared ?? false,
+    });
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
     this.eventLog = options.eventLog;
   }
@@ -111,7 +121,8 @@ export class SqlTaskStore implements TaskStore {
   async create(task: Task, context: ServerCallContext, alongside: Alongside): Promise<void> {
     const scope = this.scopeOf(context);
     const refuseStored: Decide = (stored) => {
-      if (stored) throw new HarnessError('store_failed', `Task ${task.id} is stored already; a new task needs a new id.`);
+      if (stored)
+        throw new HarnessError('store_failed', `Task ${task.id} is stored already; a new task needs a new id.`);
       return task;
     };
     await this.images.write(task.id, scope, refuseStored, alongside);
@@ -137,13 +148,25 @@ export class SqlTaskStore implements TaskStore {
     const scope = this.scopeOf(context);
     const log = this.eventLog;
     let lastSeq: number | undefined;
-    const alongside = log && handOn ? async (trx: Transaction<Database>) => (lastSeq = await log.append(trx, taskId, handOn().map(encoded))) : undefined;
-    const { image, saved } = await this.images.write(taskId, scope, async (stored) => {
-      if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
-      const changed = await change(copyTask(stored.task));
-      if (changed && changed.id !== taskId) throw new HarnessError('store_failed', `A change of task ${taskId} returned task ${changed.id}; nothing was saved.`);
-      return changed;
-    }, alongside);
+    const alongside =
+      log && handOn
+        ? async (trx: Transaction<Database>) => (lastSeq = await log.append(trx, taskId, handOn().map(encoded)))
+        : undefined;
+    const { image, saved } = await this.images.write(
+      taskId,
+      scope,
+      async (stored) => {
+        if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+        const changed = await change(copyTask(stored.task));
+        if (changed && changed.id !== taskId)
+          throw new HarnessError(
+            'store_failed',
+            `A change of task ${taskId} returned task ${changed.id}; nothing was saved.`,
+          );
+        return changed;
+      },
+      alongside,
+    );
     log?.committed(taskId, lastSeq);
     return saved && image ? copyTask(image.task) : undefined;
   }
@@ -154,7 +177,9 @@ export class SqlTaskStore implements TaskStore {
    */
   async awaitWritesUnderWay(taskId: string): Promise<void> {
     if (!this.eventLog) return;
-    await this.db.transaction().execute((trx) => trx.selectFrom('tasks').select('id').where('id', '=', taskId).forUpdate().execute());
+    await this.db
+      .transaction()
+      .execute((trx) => trx.selectFrom('tasks').select('id').where('id', '=', taskId).forUpdate().execute());
   }
 
   /** `ListTasks` in SQL: filters, order and paging of `InMemoryTaskStore.list`. */
@@ -228,13 +253,17 @@ export class SqlTaskStore implements TaskStore {
     stateOf: (task: InterruptedTask) => TaskState = () => TaskState.TASK_STATE_INPUT_REQUIRED,
     options: InterruptedOptions = {},
   ): Promise<number> {
-    const build = typeof makeMessage === 'string' ? (task: InterruptedTask) => interruptedTurnMessage(task, makeMessage) : makeMessage;
+    const build =
+      typeof makeMessage === 'string'
+        ? (task: InterruptedTask) => interruptedTurnMessage(task, makeMessage)
+        : makeMessage;
     let recovered = 0;
     for (const { task: interrupted, version } of await this.interruptedRows(options)) {
       const scope = { tenant: interrupted.tenant, owner: interrupted.owner };
       const { saved } = await this.images.write(interrupted.id, scope, (stored) => {
         const state = stored?.task.status?.state;
-        if (!stored || stored.version !== version || state === undefined || !IN_FLIGHT_STATES.includes(state)) return undefined;
+        if (!stored || stored.version !== version || state === undefined || !IN_FLIGHT_STATES.includes(state))
+          return undefined;
         const message = build(interrupted);
         const task = copyTask(stored.task);
         task.status = { state: stateOf(interrupted), message, timestamp: this.now().toISOString() };
@@ -261,19 +290,29 @@ export class SqlTaskStore implements TaskStore {
   }
 
   /** Interrupted tasks with the row version they were listed at. */
-  private async interruptedRows(options: InterruptedOptions): Promise<Array<{ task: InterruptedTask; version: number }>> {
+  private async interruptedRows(
+    options: InterruptedOptions,
+  ): Promise<Array<{ task: InterruptedTask; version: number }>> {
     const { unchangedForMs, taskIds } = options;
-    if (unchangedForMs !== undefined && !(unchangedForMs >= 0)) throw new RangeError(`unchangedForMs must be a number of milliseconds >= 0, not ${unchangedForMs}`);
+    if (unchangedForMs !== undefined && !(unchangedForMs >= 0))
+      throw new RangeError(`unchangedForMs must be a number of milliseconds >= 0, not ${unchangedForMs}`);
     if (taskIds?.length === 0) return [];
     let query = this.db
       .selectFrom('tasks')
       .select(['id', 'context_id', 'tenant', 'owner', 'state', 'version'])
       .where('state', 'in', [...IN_FLIGHT_STATES]);
-    if (unchangedForMs !== undefined) query = query.where('updated_at', '<=', new Date(this.now().getTime() - unchangedForMs).toISOString());
+    if (unchangedForMs !== undefined)
+      query = query.where('updated_at', '<=', new Date(this.now().getTime() - unchangedForMs).toISOString());
     if (taskIds) query = query.where('id', 'in', [...taskIds]);
     const rows = await query.orderBy('created_at').orderBy('id').execute();
     return rows.map((row) => ({
-      task: { id: row.id, contextId: row.context_id, tenant: row.tenant, owner: row.owner, state: row.state as TaskState },
+      task: {
+        id: row.id,
+        contextId: row.context_id,
+        tenant: row.tenant,
+        owner: row.owner,
+        state: row.state as TaskState,
+      },
       version: row.version,
     }));
   }

@@ -38,13 +38,22 @@ export async function insertInstance(db: Kysely<Database>, instanceId: string): 
 
 /** Renews the instance's heartbeat; false when its row is gone (it was taken for dead). */
 export async function renewHeartbeat(db: Kysely<Database>, instanceId: string): Promise<boolean> {
-  const { numUpdatedRows } = await db.updateTable('instances').set({ heartbeat: nowMs }).where('id', '=', instanceId).executeTakeFirst();
+  const { numUpdatedRows } = await db
+    .updateTable('instances')
+    .set({ heartbeat: nowMs })
+    .where('id', '=', instanceId)
+    .executeTakeFirst();
   return numUpdatedRows > 0n;
 }
 
 /** Instances other than `self` whose heartbeat is older than `leaseMs`. */
 export async function staleInstances(db: Kysely<Database>, self: string, leaseMs: number): Promise<string[]> {
-  const rows = await db.selectFrom('instances').select('id').where('heartbeat', '<', msAgo(leaseMs)).where('id', '<>', self).execute();
+  const rows = await db
+    .selectFrom('instances')
+    .select('id')
+    .where('heartbeat', '<', msAgo(leaseMs))
+    .where('id', '<>', self)
+    .execute();
   return rows.map((row) => row.id);
 }
 
@@ -54,7 +63,11 @@ export async function staleInstances(db: Kysely<Database>, self: string, leaseMs
  * heartbeat came back). The row lock decides between survivors sweeping at once: the second
  * waits, then finds the row gone and gets undefined.
  */
-export async function takeOverInstance(db: Kysely<Database>, deadId: string, leaseMs: number): Promise<string[] | undefined> {
+export async function takeOverInstance(
+  db: Kysely<Database>,
+  deadId: string,
+  leaseMs: number,
+): Promise<string[] | undefined> {
   return db.transaction().execute(async (tx) => {
     const dead = await tx
       .selectFrom('instances')

@@ -11,6 +11,9 @@ export function allowedBy(rules: readonly string[], entry: Pick<ToolEntry, 'name
 }
 
 /** The entries `rules` allow; all of them when there are no rules (`undefined`). */
-export function allowedEntries<T extends Pick<ToolEntry, 'name' | 'server'>>(entries: readonly T[], rules: readonly string[] | undefined): T[] {
+export function allowedEntries<T extends Pick<ToolEntry, 'name' | 'server'>>(
+  entries: readonly T[],
+  rules: readonly string[] | undefined,
+): T[] {
   return rules === undefined ? [...entries] : entries.filter((entry) => allowedBy(rules, entry));
 }

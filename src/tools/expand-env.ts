@@ -18,6 +18,12 @@ export function expandEnv(value: string, env: Readonly<Record<string, string | u
 }
 
 /** Every value of a record expanded (names are left as written). */
-export function expandRecord(record: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>>, where: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(record).map(([name, value]) => [name, expandEnv(value, env, `${where}.${name}`)]));
+export function expandRecord(
+  record: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>>,
+  where: string,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(record).map(([name, value]) => [name, expandEnv(value, env, `${where}.${name}`)]),
+  );
 }

@@ -57,7 +57,11 @@ export class McpTools implements ToolBox {
   /** Throws `config_invalid` when a server names an unset environment variable. */
   constructor(private readonly options: McpToolsOptions) {
     this.connections = Object.entries(options.servers).map(
-      ([name, server]) => new ServerConnection(name, serverTarget(name, server, options.env), { log: options.log, connectTimeoutMs: options.toolTimeoutMs }),
+      ([name, server]) =>
+        new ServerConnection(name, serverTarget(name, server, options.env), {
+          log: options.log,
+          connectTimeoutMs: options.toolTimeoutMs,
+        }),
     );
   }
 
@@ -114,7 +118,11 @@ export class McpTools implements ToolBox {
         server: connection.name,
         name: prompt.name,
         description: prompt.description ?? prompt.title ?? '',
-        arguments: (prompt.arguments ?? []).map((arg) => ({ name: arg.name, description: arg.description, required: arg.required === true })),
+        arguments: (prompt.arguments ?? []).map((arg) => ({
+          name: arg.name,
+          description: arg.description,
+          required: arg.required === true,
+        })),
       })),
     );
   }
@@ -134,11 +142,20 @@ export class McpTools implements ToolBox {
     try {
       const result = await connection.getPrompt(name, args, this.options.toolTimeoutMs);
       return result.messages
-        .map((message) => (message.content.type === 'text' ? message.content.text : message.content.type === 'resource' && 'text' in message.content.resource ? message.content.resource.text : ''))
+        .map((message) =>
+          message.content.type === 'text'
+            ? message.content.text
+            : message.content.type === 'resource' && 'text' in message.content.resource
+              ? message.content.resource.text
+              : '',
+        )
         .filter((text) => text !== '')
         .join('\n\n');
     } catch (error) {
-      const why = !connection.connected && connection.lastFailure !== undefined ? `cannot be reached now (${connection.lastFailure})` : `refused the prompt: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`;
+      const why =
+        !connection.connected && connection.lastFailure !== undefined
+          ? `cannot be reached now (${connection.lastFailure})`
+          : `refused the prompt: ${error instanceof Error ? error.message.slice(0, 300) : 'unknown error'}`;
       throw new PromptUnavailable(`The MCP server "${server}" ${why}.`);
     }
   }
@@ -147,7 +164,12 @@ export class McpTools implements ToolBox {
     await Promise.all(this.connections.map((connection) => connection.close()));
   }
 
-  private async call(connection: ServerConnection, tool: string, input: unknown, signal: AbortSignal): Promise<ToolOutcome> {
+  private async call(
+    connection: ServerConnection,
+    tool: string,
+    input: unknown,
+    signal: AbortSignal,
+  ): Promise<ToolOutcome> {
     // A signal of the call's own, tied to the turn's: the MCP client leaves its abort listener
     // on the signal it is given, and a turn's signal outlives many calls.
     const own = new AbortController();
@@ -155,20 +177,42 @@ export class McpTools implements ToolBox {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
-    const outcome = await this.callOnce(connection, tool, input, signal, own.signal).finally(() => signal.removeEventListener('abort', onAbort));
+    const outcome = await this.callOnce(connection, tool, input, signal, own.signal).finally(() =>
+      signal.removeEventListener('abort', onAbort),
+    );
     // Content (input, output) only when asked for: a tool's data may be anyone's.
-    const content = this.options.logContent ? { input: JSON.stringify(input ?? {}).slice(0, LOGGED_CONTENT_CHARS), output: outcome.output.slice(0, LOGGED_CONTENT_CHARS) } : {};
-    this.options.log.info('tool call', { server: connection.name, tool, status: outcome.status, ms: Math.round(performance.now() - started), ...content });
+    const content = this.options.logContent
+      ? {
+          input: JSON.stringify(input ?? {}).slice(0, LOGGED_CONTENT_CHARS),
+          output: outcome.output.slice(0, LOGGED_CONTENT_CHARS),
+        }
+      : {};
+    this.options.log.info('tool call', {
+      server: connection.name,
+      tool,
+      status: outcome.status,
+      ms: Math.round(performance.now() - started),
+      ...content,
+    });
     return outcome;
   }
 
-  private async callOnce(connection: ServerConnection, tool: string, input: unknown, turnSignal: AbortSignal, signal: AbortSignal): Promise<ToolOutcome> {
+  private async callOnce(
+    connection: ServerConnection,
+    tool: string,
+    input: unknown,
+    turnSignal: AbortSignal,
+    signal: AbortSignal,
+  ): Promise<ToolOutcome> {
     const bound = (text: string) => boundOutput(text, this.options.toolOutputChars);
     try {
-      const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+      const args =
+        input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
       const result = await connection.call(tool, args, { signal, timeoutMs: this.options.toolTimeoutMs });
       const text = resultText(result);
-      return result.isError ? { status: 'failed', ...splitOutput(text || 'The tool reported an error.', this.options.toolOutputChars) } : { status: 'succeeded', ...splitOutput(text, this.options.toolOutputChars) };
+      return result.isError
+        ? { status: 'failed', ...splitOutput(text || 'The tool reported an error.', this.options.toolOutputChars) }
+        : { status: 'succeeded', ...splitOutput(text, this.options.toolOutputChars) };
     } catch (error) {
       if (turnSignal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
       return { status: 'failed', output: bound(this.failureText(connection, error)) };

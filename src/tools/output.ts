@@ -16,7 +16,9 @@ function contentText(content: Content): string {
     case 'audio':
       return `[${content.type} ${content.mimeType}, not shown]`;
     case 'resource':
-      return 'text' in content.resource ? content.resource.text : `[resource ${content.resource.uri} (${content.resource.mimeType ?? 'binary'}), not shown]`;
+      return 'text' in content.resource
+        ? content.resource.text
+        : `[resource ${content.resource.uri} (${content.resource.mimeType ?? 'binary'}), not shown]`;
     case 'resource_link':
       return `[resource ${content.uri}]`;
     default:

@@ -22,7 +22,11 @@ export type ServerTarget =
   | { kind: 'http'; url: URL; headers: Record<string, string> };
 
 /** The target of a configured server; throws `config_invalid` naming an unset variable. */
-export function serverTarget(name: string, server: McpServerConfig, env: Readonly<Record<string, string | undefined>>): ServerTarget {
+export function serverTarget(
+  name: string,
+  server: McpServerConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): ServerTarget {
   const where = `mcpServers.${name}`;
   if (isStdioServer(server)) {
     return {
@@ -33,7 +37,11 @@ export function serverTarget(name: string, server: McpServerConfig, env: Readonl
       cwd: server.cwd === undefined ? undefined : expandEnv(server.cwd, env, `${where}.cwd`),
     };
   }
-  return { kind: 'http', url: new URL(expandEnv(server.url, env, `${where}.url`)), headers: expandRecord(server.headers, env, `${where}.headers`) };
+  return {
+    kind: 'http',
+    url: new URL(expandEnv(server.url, env, `${where}.url`)),
+    headers: expandRecord(server.headers, env, `${where}.headers`),
+  };
 }
 
 export interface CallOptions {
@@ -94,7 +102,10 @@ export class ServerConnection {
 
   async call(tool: string, input: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     const client = await this.ensure();
-    return (await client.callTool({ name: tool, arguments: input }, undefined, { signal: options.signal, timeout: options.timeoutMs })) as CallToolResult;
+    return (await client.callTool({ name: tool, arguments: input }, undefined, {
+      signal: options.signal,
+      timeout: options.timeoutMs,
+    })) as CallToolResult;
   }
 
   async close(): Promise<void> {
@@ -117,13 +128,21 @@ export class ServerConnection {
         listChanged: {
           tools: {
             onChanged: (error, tools) => {
-              if (error) this.options.log.warn('MCP server tool list could not be read again', { server: this.name, error: describeError(error) });
+              if (error)
+                this.options.log.warn('MCP server tool list could not be read again', {
+                  server: this.name,
+                  error: describeError(error),
+                });
               else if (tools && client === this.client) this.tools = tools;
             },
           },
           prompts: {
             onChanged: (error, prompts) => {
-              if (error) this.options.log.warn('MCP server prompt list could not be read again', { server: this.name, error: describeError(error) });
+              if (error)
+                this.options.log.warn('MCP server prompt list could not be read again', {
+                  server: this.name,
+                  error: describeError(error),
+                });
               else if (prompts && client === this.client) this.setPrompts(prompts);
             },
           },
@@ -134,7 +153,8 @@ export class ServerConnection {
       if (client !== this.client) return;
       this.client = undefined;
       this.lost = true;
-      if (!this.closed) this.options.log.warn('MCP server connection lost; it is connected again on next use', { server: this.name });
+      if (!this.closed)
+        this.options.log.warn('MCP server connection lost; it is connected again on next use', { server: this.name });
     };
     client.onerror = () => undefined; // a failed request rejects its own promise; a lost connection calls onclose
     try {
@@ -162,9 +182,16 @@ export class ServerConnection {
 
   private transport(): Transport {
     const { target } = this;
-    if (target.kind === 'http') return new StreamableHTTPClientTransport(target.url, { requestInit: { headers: target.headers } });
+    if (target.kind === 'http')
+      return new StreamableHTTPClientTransport(target.url, { requestInit: { headers: target.headers } });
     // The server's standard error is not ours to print: it may hold anything the server saw.
-    return new StdioClientTransport({ command: target.command, args: target.args, env: target.env, cwd: target.cwd, stderr: 'ignore' });
+    return new StdioClientTransport({
+      command: target.command,
+      args: target.args,
+      env: target.env,
+      cwd: target.cwd,
+      stderr: 'ignore',
+    });
   }
 }
 
@@ -187,7 +214,9 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> 
 }
 
 /** MCP's cursor pagination: ask again with `nextCursor` until a page comes without one. */
-async function everyPage<T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+async function everyPage<T>(
+  fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>,
+): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   do {

@@ -18,17 +18,34 @@ export interface BareAgent {
   close(): Promise<void>;
 }
 
-
 const executor: AgentExecutor = {
   async execute(context, bus) {
     const { taskId, contextId, userMessage } = context;
     const text = userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
     const now = () => new Date().toISOString();
     bus.publish(
-      AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() }, history: [userMessage], artifacts: [], metadata: {} }),
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+        history: [userMessage],
+        artifacts: [],
+        metadata: {},
+      }),
     );
     if (text === 'fail') {
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_FAILED, message: agentMessage(taskId, contextId, 'it failed on purpose'), timestamp: now() }, metadata: {} }));
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: {
+            state: TaskState.TASK_STATE_FAILED,
+            message: agentMessage(taskId, contextId, 'it failed on purpose'),
+            timestamp: now(),
+          },
+          metadata: {},
+        }),
+      );
       return;
     }
     const reply = `echo: ${text}`;
@@ -36,13 +53,31 @@ const executor: AgentExecutor = {
       AgentEvent.artifactUpdate({
         taskId,
         contextId,
-        artifact: { artifactId: crypto.randomUUID(), name: 'reply', description: '', parts: [{ content: { $case: 'text', value: reply }, mediaType: 'text/plain', filename: '', metadata: {} }], metadata: {}, extensions: [] },
+        artifact: {
+          artifactId: crypto.randomUUID(),
+          name: 'reply',
+          description: '',
+          parts: [{ content: { $case: 'text', value: reply }, mediaType: 'text/plain', filename: '', metadata: {} }],
+          metadata: {},
+          extensions: [],
+        },
         append: false,
         lastChunk: true,
         metadata: {},
       }),
     );
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: agentMessage(taskId, contextId, reply), timestamp: now() }, metadata: {} }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: {
+          state: TaskState.TASK_STATE_COMPLETED,
+          message: agentMessage(taskId, contextId, reply),
+          timestamp: now(),
+        },
+        metadata: {},
+      }),
+    );
   },
   async cancelTask() {},
 };

@@ -13,7 +13,13 @@ const tmux = new Tmux();
 let pane: ChatPane | undefined;
 
 function lastLine(screen: string): string {
-  return screen.split('\n').map((l) => l.trimEnd()).filter(Boolean).at(-1) ?? '';
+  return (
+    screen
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter(Boolean)
+      .at(-1) ?? ''
+  );
 }
 
 describe('tiny-harness chat with other agents', needs(TMUX), () => {

@@ -25,7 +25,8 @@ describe('tiny-harness chat with tools', needs(TMUX), () => {
           if (last.content.includes('please echo')) return [{ name: 'fx_echo', arguments: { text: 'hi' } }];
           return undefined;
         },
-        reply: (body) => (lastMessage(body).role === 'tool' ? `done: ${lastMessage(body).content.slice(0, 40)}` : 'plain'),
+        reply: (body) =>
+          lastMessage(body).role === 'tool' ? `done: ${lastMessage(body).content.slice(0, 40)}` : 'plain',
       },
       config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
     });
@@ -43,7 +44,11 @@ describe('tiny-harness chat with tools', needs(TMUX), () => {
     await toolPane.keys('Enter');
     const screen = await toolPane.waitFor((s) => s.includes('done: the fixture tool failed') && atPrompt(s));
     const callLines = lines(screen).filter((l) => l.includes('fx_fail'));
-    assert.deepEqual(callLines, ['⚙ fx_fail {} · failed · the fixture tool failed on purpose'], 'the running line was replaced by how the call ended');
+    assert.deepEqual(
+      callLines,
+      ['⚙ fx_fail {} · failed · the fixture tool failed on purpose'],
+      'the running line was replaced by how the call ended',
+    );
   });
 
   it('CMD-33: a call waiting for approval shows how to answer; /approve completes from the card and resumes the turn', async () => {
@@ -51,7 +56,10 @@ describe('tiny-harness chat with tools', needs(TMUX), () => {
     toolPane = await toolTmux.chat(tools.harness.url);
     await toolPane.type('please echo');
     await toolPane.keys('Enter');
-    await toolPane.waitFor((s) => s.includes('⚙ fx_echo {"text":"hi"} · awaiting approval') && s.includes('Answer with /approve') && atPrompt(s));
+    await toolPane.waitFor(
+      (s) =>
+        s.includes('⚙ fx_echo {"text":"hi"} · awaiting approval') && s.includes('Answer with /approve') && atPrompt(s),
+    );
     await toolPane.type('/appr');
     await toolPane.keys('Tab');
     await toolPane.keys('Enter');

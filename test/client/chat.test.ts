@@ -52,7 +52,12 @@ describe('tiny-harness chat', needs(TMUX), () => {
     pane = await tmux.chat(h.harness.url);
     await pane.keys('/', 'Tab');
     const screen = await pane.waitFor((s) => s.includes('/spawn <instruction> — '));
-    for (const line of ['/help [<command>] — ', '/model [<model>] — Show or choose', '/status — ', '/spawn <instruction> — Start a sub-task']) {
+    for (const line of [
+      '/help [<command>] — ',
+      '/model [<model>] — Show or choose',
+      '/status — ',
+      '/spawn <instruction> — Start a sub-task',
+    ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }
     assert.equal(lines(screen).at(-1), '> /', 'the prompt comes back with what was typed');
@@ -189,7 +194,9 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.keys('C-d');
     // The pane wraps long lines: read the screen as one line.
     const unwrapped = (s: string) => s.replace(/\n/g, '');
-    const left = await pane.waitFor((s) => /resume it with: tiny-harness chat \S+ --task [0-9a-f-]{36}/.test(unwrapped(s)));
+    const left = await pane.waitFor((s) =>
+      /resume it with: tiny-harness chat \S+ --task [0-9a-f-]{36}/.test(unwrapped(s)),
+    );
     const taskId = /--task ([0-9a-f-]{36})/.exec(unwrapped(left))![1]!;
     await pane.kill();
 
@@ -207,7 +214,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
     const before = h.chatRequests().length;
     await pane.type('/modle fixture:large');
     await pane.keys('Enter');
-    await pane.waitFor((s) => s.includes('/modle is not a command (did you mean /model?). Send it to the model anyway? [y/N]') && atPrompt(s));
+    await pane.waitFor(
+      (s) =>
+        s.includes('/modle is not a command (did you mean /model?). Send it to the model anyway? [y/N]') && atPrompt(s),
+    );
     await pane.type('n');
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes('(not sent)') && atPrompt(s));
@@ -218,7 +228,11 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.type('y');
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes(ANSWER) && atPrompt(s));
-    assert.match(JSON.stringify(h.chatRequests().at(-1).messages), /\/modle please/, 'sent as an ordinary message (CMD-3)');
+    assert.match(
+      JSON.stringify(h.chatRequests().at(-1).messages),
+      /\/modle please/,
+      'sent as an ordinary message (CMD-3)',
+    );
   });
 
   it('Ctrl+D exits 0', async () => {

@@ -4,7 +4,14 @@ import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import { COMMANDS_EXTENSION_URI } from '../../src/commands/index.js';
 import { COMMAND_ARGUMENTS_EXTENSION_URI, unknownCommandQuestion } from '../../src/wire.js';
 import { completeCommand, describeCommand } from '../../src/client/completion.js';
-import { agentBaseUrl, cardCommands, describeClientError, parseHeader, requestHeaders, type CardCommand } from '../../src/client/connect.js';
+import {
+  agentBaseUrl,
+  cardCommands,
+  describeClientError,
+  parseHeader,
+  requestHeaders,
+  type CardCommand,
+} from '../../src/client/connect.js';
 import { TurnReader } from '../../src/client/render.js';
 
 const COMMANDS: CardCommand[] = [
@@ -16,14 +23,23 @@ const COMMANDS: CardCommand[] = [
 ];
 
 function card(extensions: unknown[]): AgentCard {
-  return { name: 'x', capabilities: { streaming: true, pushNotifications: false, extensions, extendedAgentCard: false } } as unknown as AgentCard;
+  return {
+    name: 'x',
+    capabilities: { streaming: true, pushNotifications: false, extensions, extendedAgentCard: false },
+  } as unknown as AgentCard;
 }
 
 describe('completing commands from the card', () => {
   it('/ lists every command as /name hint — description', () => {
     assert.deepEqual(completeCommand('/', COMMANDS), {
       completions: [],
-      list: ['/help [<command>] — List the commands', '/model [<model>] — Show or choose the model', "/status — Show this task's state", '/review <file> — Review a file', '/review-all — Review everything'],
+      list: [
+        '/help [<command>] — List the commands',
+        '/model [<model>] — Show or choose the model',
+        "/status — Show this task's state",
+        '/review <file> — Review a file',
+        '/review-all — Review everything',
+      ],
     });
   });
 
@@ -31,34 +47,74 @@ describe('completing commands from the card', () => {
     assert.deepEqual(completeCommand('/mo', COMMANDS), { completions: ['/model '], list: [] });
     assert.deepEqual(completeCommand('/status', COMMANDS), { completions: ['/status '], list: [] });
     assert.deepEqual(completeCommand('/re', COMMANDS), { completions: ['/review'], list: [] });
-    assert.deepEqual(completeCommand('/review', COMMANDS).list, ['/review <file> — Review a file', '/review-all — Review everything']);
+    assert.deepEqual(completeCommand('/review', COMMANDS).list, [
+      '/review <file> — Review a file',
+      '/review-all — Review everything',
+    ]);
   });
 
   it('nothing completes outside a command name, or for an unknown one', () => {
-    for (const line of ['', 'hello', '/model ', '/model x', '/zzz', ' /mo']) assert.deepEqual(completeCommand(line, COMMANDS), { completions: [], list: [] });
+    for (const line of ['', 'hello', '/model ', '/model x', '/zzz', ' /mo'])
+      assert.deepEqual(completeCommand(line, COMMANDS), { completions: [], list: [] });
   });
 
   it('after the name, an argument completes from the values the card lists (the command-arguments extension), a model by its name alone too', () => {
     const listed = card([
-      { uri: COMMANDS_EXTENSION_URI, description: '', required: false, params: { commands: [{ name: 'model', description: 'Model', argument_hint: '[<model>]' }, { name: 'status', description: 'S', argument_hint: '' }] } },
+      {
+        uri: COMMANDS_EXTENSION_URI,
+        description: '',
+        required: false,
+        params: {
+          commands: [
+            { name: 'model', description: 'Model', argument_hint: '[<model>]' },
+            { name: 'status', description: 'S', argument_hint: '' },
+          ],
+        },
+      },
       {
         uri: COMMAND_ARGUMENTS_EXTENSION_URI,
         description: '',
         required: false,
-        params: { arguments: [{ command: 'model', position: 0, values: [{ value: 'builtin:echo', description: 'Says it back' }, { value: 'fixture:small' }, { value: 'fixture:large' }] }] },
+        params: {
+          arguments: [
+            {
+              command: 'model',
+              position: 0,
+              values: [
+                { value: 'builtin:echo', description: 'Says it back' },
+                { value: 'fixture:small' },
+                { value: 'fixture:large' },
+              ],
+            },
+          ],
+        },
       },
     ]);
     const commands = cardCommands(listed);
     assert.deepEqual(completeCommand('/model b', commands), { completions: ['/model builtin:echo '], list: [] });
-    assert.deepEqual(completeCommand('/model echo', commands), { completions: ['/model builtin:echo '], list: [] }, 'by the name after the provider');
+    assert.deepEqual(
+      completeCommand('/model echo', commands),
+      { completions: ['/model builtin:echo '], list: [] },
+      'by the name after the provider',
+    );
     assert.deepEqual(completeCommand('/model fix', commands), { completions: ['/model fixture:'], list: [] });
-    assert.deepEqual(completeCommand('/model ', commands).list, ['builtin:echo — Says it back', 'fixture:small', 'fixture:large']);
+    assert.deepEqual(completeCommand('/model ', commands).list, [
+      'builtin:echo — Says it back',
+      'fixture:small',
+      'fixture:large',
+    ]);
     assert.deepEqual(completeCommand('/model zz', commands), { completions: [], list: [] });
-    assert.deepEqual(completeCommand('/status x', commands), { completions: [], list: [] }, 'no values listed, nothing completes');
+    assert.deepEqual(
+      completeCommand('/status x', commands),
+      { completions: [], list: [] },
+      'no values listed, nothing completes',
+    );
   });
 
   it('a card without the commands extension has no commands, so nothing completes', () => {
-    const bare = card([{ uri: 'https://example.test/other', description: '', required: false, params: { commands: [{ name: 'nope' }] } }]);
+    const bare = card([
+      { uri: 'https://example.test/other', description: '', required: false, params: { commands: [{ name: 'nope' }] } },
+    ]);
     assert.deepEqual(cardCommands(bare), []);
     assert.deepEqual(cardCommands({ name: 'no capabilities' } as unknown as AgentCard), []);
     assert.deepEqual(completeCommand('/', cardCommands(bare)), { completions: [], list: [] });
@@ -66,7 +122,14 @@ describe('completing commands from the card', () => {
 
   it('reads the commands from the extension entry, tolerating odd entries', () => {
     const withCommands = card([
-      { uri: COMMANDS_EXTENSION_URI, description: '', required: false, params: { commands: [{ name: 'model', description: 'Choose', argument_hint: '[<m>]' }, { name: 'bare' }, 'junk', null] } },
+      {
+        uri: COMMANDS_EXTENSION_URI,
+        description: '',
+        required: false,
+        params: {
+          commands: [{ name: 'model', description: 'Choose', argument_hint: '[<m>]' }, { name: 'bare' }, 'junk', null],
+        },
+      },
     ]);
     assert.deepEqual(cardCommands(withCommands), [
       { name: 'model', description: 'Choose', argumentHint: '[<m>]' },
@@ -91,8 +154,12 @@ describe('client options and errors', () => {
 
   it('activates the extension in A2A-Extensions, keeping extensions the user named', () => {
     assert.deepEqual(requestHeaders([['X-A', '1']]), { 'X-A': '1', 'A2A-Extensions': COMMANDS_EXTENSION_URI });
-    assert.deepEqual(requestHeaders([['a2a-extensions', 'https://example.test/e']]), { 'a2a-extensions': `https://example.test/e, ${COMMANDS_EXTENSION_URI}` });
-    assert.deepEqual(requestHeaders([['A2A-Extensions', COMMANDS_EXTENSION_URI]]), { 'A2A-Extensions': COMMANDS_EXTENSION_URI });
+    assert.deepEqual(requestHeaders([['a2a-extensions', 'https://example.test/e']]), {
+      'a2a-extensions': `https://example.test/e, ${COMMANDS_EXTENSION_URI}`,
+    });
+    assert.deepEqual(requestHeaders([['A2A-Extensions', COMMANDS_EXTENSION_URI]]), {
+      'A2A-Extensions': COMMANDS_EXTENSION_URI,
+    });
   });
 
   it('takes an http(s) base URL without trailing slashes', () => {
@@ -102,9 +169,17 @@ describe('client options and errors', () => {
   });
 
   it('says what failed in one line', () => {
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) });
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+    });
     assert.equal(describeClientError(refused, 'http://h:1'), 'cannot reach http://h:1 (connection refused)');
-    assert.equal(describeClientError(new Error('Failed to fetch Agent Card from http://h/.well-known/agent-card.json: 404'), 'http://h'), 'no agent card at http://h/.well-known/agent-card.json (HTTP 404)');
+    assert.equal(
+      describeClientError(
+        new Error('Failed to fetch Agent Card from http://h/.well-known/agent-card.json: 404'),
+        'http://h',
+      ),
+      'no agent card at http://h/.well-known/agent-card.json (HTTP 404)',
+    );
     assert.equal(describeClientError(new Error('first line\n    at stack (file.js:1:1)'), 'http://h'), 'first line');
   });
 });
@@ -116,12 +191,36 @@ describe('reading a turn', () => {
       value: {
         taskId: 't',
         contextId: 'c',
-        status: { state, timestamp: undefined, message: text === undefined ? undefined : ({ messageId: `m-${text}`, parts: [{ content: { $case: 'text', value: text } }], metadata, referenceTaskIds: [] } as any) },
+        status: {
+          state,
+          timestamp: undefined,
+          message:
+            text === undefined
+              ? undefined
+              : ({
+                  messageId: `m-${text}`,
+                  parts: [{ content: { $case: 'text', value: text } }],
+                  metadata,
+                  referenceTaskIds: [],
+                } as any),
+        },
         metadata,
       },
     },
   });
-  const chunk = (text: string): StreamResponse => ({ payload: { $case: 'artifactUpdate', value: { taskId: 't', contextId: 'c', artifact: { parts: [{ content: { $case: 'text', value: text } }] } as any, append: true, lastChunk: false, metadata: {} } } });
+  const chunk = (text: string): StreamResponse => ({
+    payload: {
+      $case: 'artifactUpdate',
+      value: {
+        taskId: 't',
+        contextId: 'c',
+        artifact: { parts: [{ content: { $case: 'text', value: text } }] } as any,
+        append: true,
+        lastChunk: false,
+        metadata: {},
+      },
+    },
+  });
 
   it('streams chunks, shows a command reply once, and does not repeat a streamed reply at the end', () => {
     const reader = new TurnReader();

@@ -13,7 +13,14 @@ let h: TestHarness;
 let bare: BareAgent;
 
 before(async () => {
-  h = await startTestHarness({ script: { reply: ANSWER, chunkDelayMs: 40, fail: (body) => (JSON.stringify(body.messages).includes('make the model fail') ? { kind: 'status', status: 500 } : undefined) } });
+  h = await startTestHarness({
+    script: {
+      reply: ANSWER,
+      chunkDelayMs: 40,
+      fail: (body) =>
+        JSON.stringify(body.messages).includes('make the model fail') ? { kind: 'status', status: 500 } : undefined,
+    },
+  });
   bare = await startBareAgent();
 });
 
@@ -60,7 +67,10 @@ describe('tiny-harness send', () => {
 
     const streamed = await runCli(['send', '--json', '--stream', h.harness.url, 'as json lines']);
     assert.equal(streamed.code, 0, streamed.stderr);
-    const events = streamed.stdout.trim().split('\n').map((line) => StreamResponse.fromJSON(JSON.parse(line)));
+    const events = streamed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => StreamResponse.fromJSON(JSON.parse(line)));
     assert.equal(events[0]!.payload?.$case, 'task');
     assert.ok(events.filter((e) => e.payload?.$case === 'artifactUpdate').length >= 10);
     const last = events.at(-1)!.payload!;
@@ -111,7 +121,11 @@ describe('tiny-harness send', () => {
     assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
 
     const piped = await runCli(['send', h.harness.url, '/spawn', 'and once more']);
-    assert.doesNotMatch(piped.stderr, /waiting for sub-task/, 'standard output is not a terminal here: no wait by default');
+    assert.doesNotMatch(
+      piped.stderr,
+      /waiting for sub-task/,
+      'standard output is not a terminal here: no wait by default',
+    );
     assert.doesNotMatch(piped.stdout, new RegExp(ANSWER));
 
     const both = await runCli(['send', '--wait', '--no-wait', h.harness.url, 'hi']);
@@ -145,7 +159,13 @@ describe('tiny-harness send', () => {
   });
 
   it('exit 2 on bad usage', async () => {
-    const cases = [['send'], ['send', h.harness.url], ['send', 'not a url', 'hi'], ['send', h.harness.url, 'hi', '--header', 'no colon'], ['send', h.harness.url, 'hi', '--nope']];
+    const cases = [
+      ['send'],
+      ['send', h.harness.url],
+      ['send', 'not a url', 'hi'],
+      ['send', h.harness.url, 'hi', '--header', 'no colon'],
+      ['send', h.harness.url, 'hi', '--nope'],
+    ];
     const results = await Promise.all(cases.map((args) => runCli(args)));
     results.forEach((result, i) => {
       assert.equal(result.code, 2, `${cases[i]!.join(' ')}: ${result.stderr}`);
@@ -155,7 +175,15 @@ describe('tiny-harness send', () => {
   });
 
   it('--header reaches the agent on every request, with the extension activated; an agent without the extension works', async () => {
-    const result = await runCli(['send', '--header', 'Authorization: Bearer s3cret', '--header', 'X-Trace: 42', bare.url, 'hello bare']);
+    const result = await runCli([
+      'send',
+      '--header',
+      'Authorization: Bearer s3cret',
+      '--header',
+      'X-Trace: 42',
+      bare.url,
+      'hello bare',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'echo: hello bare\n');
     assert.match(result.stderr, /state=completed/);
@@ -164,10 +192,13 @@ describe('tiny-harness send', () => {
     for (const request of bare.requests.slice(-2)) {
       assert.equal(request.headers.authorization, 'Bearer s3cret');
       assert.equal(request.headers['x-trace'], '42');
-      assert.match(String(request.headers['a2a-extensions']), new RegExp(COMMANDS_EXTENSION_URI.replace(/[.]/g, '\\.')));
+      assert.match(
+        String(request.headers['a2a-extensions']),
+        new RegExp(COMMANDS_EXTENSION_URI.replace(/[.]/g, '\\.')),
+      );
     }
   });
-  it('a turn that ended without the model\'s reply exits 3, the reason on standard output, blocking or streamed', async () => {
+  it("a turn that ended without the model's reply exits 3, the reason on standard output, blocking or streamed", async () => {
     for (const flags of [[], ['--stream']]) {
       const result = await runCli(['send', ...flags, h.harness.url, 'please make the model fail']);
       assert.equal(result.code, 3, result.stderr);

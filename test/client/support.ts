@@ -32,7 +32,11 @@ function clientEnv(): NodeJS.ProcessEnv {
 /** Runs `tiny-harness <args>` to its end (killed after `timeoutMs`). */
 export function runCli(args: string[], timeoutMs = 30000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT, env: clientEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: ROOT,
+      env: clientEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const chunks: string[] = [];
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => chunks.push(chunk));
@@ -77,7 +81,10 @@ export class Tmux {
   private count = 0;
 
   async run(...args: string[]): Promise<string> {
-    const { stdout } = await exec(TMUX.path ?? 'tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: clientEnv(), timeout: 10000 });
+    const { stdout } = await exec(TMUX.path ?? 'tmux', ['-L', this.socket, '-f', '/dev/null', ...args], {
+      env: clientEnv(),
+      timeout: 10000,
+    });
     return stdout;
   }
 
@@ -89,11 +96,31 @@ export class Tmux {
   /** Starts `tiny-harness <args>` in a 120x40 pane (a terminal) and waits until the screen shows `ready`. */
   async cli(args: string[], ready: string): Promise<ChatPane> {
     const name = `${args[0] ?? 'cli'}-${++this.count}`;
-    const command = [process.execPath, '--import', 'tsx', CLI, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+    const command = [process.execPath, '--import', 'tsx', CLI, ...args]
+      .map((word) => `'${word.replace(/'/g, `'\\''`)}'`)
+      .join(' ');
     // The shell around the program writes its exit status on the screen; remain-on-exit keeps
     // the pane (and so the screen) after it has ended.
     const shell = `${command}; status=$?; printf '\\n[exited %s]\\n' "$status"; exit "$status"`;
-    await this.run('new-session', '-d', '-x', '120', '-y', '40', '-s', name, '-c', ROOT, shell, ';', 'set-option', '-t', name, 'remain-on-exit', 'on');
+    await this.run(
+      'new-session',
+      '-d',
+      '-x',
+      '120',
+      '-y',
+      '40',
+      '-s',
+      name,
+      '-c',
+      ROOT,
+      shell,
+      ';',
+      'set-option',
+      '-t',
+      name,
+      'remain-on-exit',
+      'on',
+    );
     const pane = new ChatPane(this, name);
     await pane.waitFor((screen) => screen.includes(ready), 30000);
     return pane;
@@ -132,7 +159,8 @@ export class ChatPane {
     for (;;) {
       screen = await this.screen();
       if (test(screen)) return screen;
-      if (Date.now() > deadline) throw new Error(`the screen did not show what was expected within ${timeoutMs} ms:\n${screen}`);
+      if (Date.now() > deadline)
+        throw new Error(`the screen did not show what was expected within ${timeoutMs} ms:\n${screen}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }

@@ -18,7 +18,6 @@ function render(...chunks: string[]): string {
   return chunks.map((c) => md.push(c)).join('') + md.end();
 }
 
-
 describe('terminal Markdown', () => {
   it('bold, inline code, bullets and headings become styles; their markers are not printed', () => {
     assert.equal(render('a **b** `c`\n'), `a ${BOLD}b${UNBOLD} ${CODE}c${UNCODE}\n`);
@@ -28,14 +27,21 @@ describe('terminal Markdown', () => {
   });
 
   it('a fenced block is in the code color, its fence lines left out, its insides printed as they are', () => {
-    assert.equal(render('see:\n```ts\nconst a = **b**;\n- x\n```\ndone\n'), `see:\n${CODE}const a = **b**;\n- x\n${UNCODE}done\n`);
+    assert.equal(
+      render('see:\n```ts\nconst a = **b**;\n- x\n```\ndone\n'),
+      `see:\n${CODE}const a = **b**;\n- x\n${UNCODE}done\n`,
+    );
   });
 
   it('a marker cut between chunks is still one marker', () => {
     assert.equal(render('a *', '*b*', '* c'), `a ${BOLD}b${UNBOLD} c`);
     assert.equal(render('x\n`', '``\ncode\n``', '`\n'), `x\n${CODE}code\n${UNCODE}`);
     assert.equal(render('-', ' item\n'), '• item\n');
-    assert.equal(render('# ', ' Title'), render('#  Title'), "a marker's spaces cut between chunks are all the marker's");
+    assert.equal(
+      render('# ', ' Title'),
+      render('#  Title'),
+      "a marker's spaces cut between chunks are all the marker's",
+    );
     assert.equal(render('- ', ' item'), '• item');
   });
 

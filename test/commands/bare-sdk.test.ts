@@ -7,8 +7,21 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultExecutionEventBusManager, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, type AgentExecutor } from '@a2a-js/sdk/server';
-import { COMMAND_KEY, CommandRegistry, CommandsRequestHandler, sdkTaskPort, withCommandsExtension } from '../../src/commands/index.js';
+import {
+  AgentEvent,
+  DefaultExecutionEventBusManager,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  ServerCallContext,
+  type AgentExecutor,
+} from '@a2a-js/sdk/server';
+import {
+  COMMAND_KEY,
+  CommandRegistry,
+  CommandsRequestHandler,
+  sdkTaskPort,
+  withCommandsExtension,
+} from '../../src/commands/index.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { textPart } from '../../src/wire.js';
 
@@ -21,12 +34,44 @@ function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release
   const executor: AgentExecutor = {
     async execute({ taskId, contextId, userMessage, task }, bus) {
       const now = new Date().toISOString();
-      bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now }, history: task ? [] : [userMessage], artifacts: [], metadata: {} }));
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now }, metadata: {} }));
+      bus.publish(
+        AgentEvent.task({
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
+          history: task ? [] : [userMessage],
+          artifacts: [],
+          metadata: {},
+        }),
+      );
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now },
+          metadata: {},
+        }),
+      );
       started();
       await released;
-      const reply: Message = { messageId: randomUUID(), taskId, contextId, role: Role.ROLE_AGENT, parts: [textPart('done')], metadata: {}, extensions: [], referenceTaskIds: [] };
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now }, metadata: {} }));
+      const reply: Message = {
+        messageId: randomUUID(),
+        taskId,
+        contextId,
+        role: Role.ROLE_AGENT,
+        parts: [textPart('done')],
+        metadata: {},
+        extensions: [],
+        referenceTaskIds: [],
+      };
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
+          metadata: {},
+        }),
+      );
     },
     async cancelTask() {},
   };
@@ -34,7 +79,16 @@ function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release
 }
 
 function request(text: string, taskId = '') {
-  const message: Message = { messageId: randomUUID(), taskId, contextId: '', role: Role.ROLE_USER, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+  const message: Message = {
+    messageId: randomUUID(),
+    taskId,
+    contextId: '',
+    role: Role.ROLE_USER,
+    parts: [textPart(text)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
   return { tenant: '', message, configuration: undefined, metadata: {} };
 }
 
@@ -48,7 +102,8 @@ function mount(executor: AgentExecutor) {
   return new CommandsRequestHandler(sdk, { registry, port: sdkTaskPort(taskStore, buses) });
 }
 
-const replyText = (task: Task) => (task.status?.message?.parts[0]?.content?.$case === 'text' ? task.status.message.parts[0].content.value : undefined);
+const replyText = (task: Task) =>
+  task.status?.message?.parts[0]?.content?.$case === 'text' ? task.status.message.parts[0].content.value : undefined;
 
 describe('the extension on a bare DefaultRequestHandler (sdkTaskPort)', () => {
   it('CMD-10, CMD-4: a command without a task starts one waiting for input and answers on it', async () => {
@@ -65,7 +120,10 @@ describe('the extension on a bare DefaultRequestHandler (sdkTaskPort)', () => {
     const context = new ServerCallContext();
     const turn = handler.sendMessageStream(request('work'), context);
     const first = await turn.next();
-    const taskId = (first.value as StreamResponse).payload?.$case === 'task' ? ((first.value as StreamResponse).payload!.value as Task).id : '';
+    const taskId =
+      (first.value as StreamResponse).payload?.$case === 'task'
+        ? ((first.value as StreamResponse).payload!.value as Task).id
+        : '';
     assert.ok(taskId);
     const seen: StreamResponse[] = [];
     const rest = (async () => {

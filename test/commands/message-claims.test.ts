@@ -2,7 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, type Message } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { contentDigest, InMemoryMessageClaimStore, MessageClaims, type Claim, type FirstClaim } from '../../src/commands/index.js';
+import {
+  contentDigest,
+  InMemoryMessageClaimStore,
+  MessageClaims,
+  type Claim,
+  type FirstClaim,
+} from '../../src/commands/index.js';
 import { callContext, message } from '../store/helpers.js';
 
 /** MessageClaims: the in-process side of CMD-34, over a store that keeps claims across restarts. */
@@ -38,7 +44,11 @@ describe('MessageClaims', () => {
     mine.finish();
     await Promise.all(others.flatMap((other) => (other.kind === 'repeat' ? [other.firstDone] : [])));
     const later = await claims.claim(hello(), alice);
-    assert.deepEqual(later.kind === 'repeat' && [later.outcome, later.inFlight], [{ taskId: 't1' }, false], 'from the store once the first is over');
+    assert.deepEqual(
+      later.kind === 'repeat' && [later.outcome, later.inFlight],
+      [{ taskId: 't1' }, false],
+      'from the store once the first is over',
+    );
   });
 
   it('CMD-34: a claim released (its message refused) lets a waiting resend go first in its place', async () => {
@@ -73,7 +83,7 @@ describe('MessageClaims', () => {
     await assert.rejects(claims.claim(hello('m1', 'something else'), alice), conflict);
     await assert.rejects(claims.claim({ ...hello(), taskId: 't9' }, alice), conflict, 'another task is other content');
     assert.equal((await claims.claim(hello(), callContext('bob'))).kind, 'first', "bob's m1 is his own");
-    assert.equal((await claims.claim(hello(), callContext('alice', 'acme'))).kind, 'first', 'and so is a tenant\'s');
+    assert.equal((await claims.claim(hello(), callContext('alice', 'acme'))).kind, 'first', "and so is a tenant's");
   });
 
   it('the content digest ignores what does not change the message: empty part metadata, message metadata', () => {
@@ -93,7 +103,11 @@ describe('MessageClaims with instances sharing the store', () => {
     // What the store answers while another instance's request for the id is still going.
     store.claim = async () => ({ digest: contentDigest(hello()), pending: true });
     const claims = new MessageClaims(store);
-    await assert.rejects(claims.claim(hello(), alice), (error) => error instanceof UnsupportedOperationError && /still being handled by another instance/.test(error.message));
+    await assert.rejects(
+      claims.claim(hello(), alice),
+      (error) =>
+        error instanceof UnsupportedOperationError && /still being handled by another instance/.test(error.message),
+    );
     await assert.rejects(claims.claim(hello('m1', 'other text'), alice), conflict);
     // Nothing is left held here: once the other instance is done, the id is claimed afresh.
     store.claim = InMemoryMessageClaimStore.prototype.claim;

@@ -16,7 +16,24 @@ import { parseCommand, parseCommandText, type ParsedCommand } from '../../src/co
 const RUNS = { numRuns: 300 } as const;
 
 /** The white space `String.prototype.trimEnd` removes, which CMD-1 calls "trailing white space". */
-const WHITE_SPACE = [' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff'];
+const WHITE_SPACE = [
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\v',
+  '\f',
+  '\u00a0',
+  '\u1680',
+  '\u2000',
+  '\u200a',
+  '\u2028',
+  '\u2029',
+  '\u202f',
+  '\u205f',
+  '\u3000',
+  '\ufeff',
+];
 
 const commandName = fc.stringMatching(/^[a-z][a-z0-9-]{0,11}$/);
 const names = fc.uniqueArray(commandName, { minLength: 1, maxLength: 6 });
@@ -25,7 +42,10 @@ const separator = fc.string({ unit: fc.constantFrom(' ', '\t'), minLength: 1, ma
 
 /** Any text: ASCII heavy on the characters that matter here, plus the rest of Unicode. */
 const anyText = fc.oneof(
-  fc.string({ unit: fc.constantFrom('/', ' ', '\t', '\n', '\r', ':', '-', 'a', 'm', 'Z', '0', '\u00a0', '\u2028', 'é', '😀'), maxLength: 30 }),
+  fc.string({
+    unit: fc.constantFrom('/', ' ', '\t', '\n', '\r', ':', '-', 'a', 'm', 'Z', '0', '\u00a0', '\u2028', 'é', '😀'),
+    maxLength: 30,
+  }),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
   fc.string({ unit: 'binary', maxLength: 30 }),
 );
@@ -54,14 +74,38 @@ function text(value: string): Part {
 }
 
 function message(parts: Part[]): Message {
-  return { messageId: 'm1', contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: {}, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: 'm1',
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts,
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** Parts that are not text: data (whose value may even look like a command), a URL file, raw bytes. */
 const nonTextPart: fc.Arbitrary<Part> = fc.oneof(
-  fc.record({ text: fc.string() }).map((value): Part => ({ content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: {} })),
-  fc.string().map((filename): Part => ({ content: { $case: 'url', value: 'https://example.test/model' }, mediaType: 'text/plain', filename, metadata: {} })),
-  fc.uint8Array({ maxLength: 16 }).map((bytes): Part => ({ content: { $case: 'raw', value: Buffer.from(bytes) }, mediaType: 'application/octet-stream', filename: '/model', metadata: {} })),
+  fc.record({ text: fc.string() }).map((value): Part => ({
+    content: { $case: 'data', value },
+    mediaType: 'application/json',
+    filename: '',
+    metadata: {},
+  })),
+  fc.string().map((filename): Part => ({
+    content: { $case: 'url', value: 'https://example.test/model' },
+    mediaType: 'text/plain',
+    filename,
+    metadata: {},
+  })),
+  fc.uint8Array({ maxLength: 16 }).map((bytes): Part => ({
+    content: { $case: 'raw', value: Buffer.from(bytes) },
+    mediaType: 'application/octet-stream',
+    filename: '/model',
+    metadata: {},
+  })),
 );
 
 /** A registry, one of its names and a text that would be that command on its own. */
@@ -85,12 +129,23 @@ describe('command recognition, for any input', () => {
   });
 
   it('CMD-1: the parser agrees with the rule on any text: a command exactly when /<registered name> is followed by the end, a space or a tab', () => {
-    const near = fc.tuple(names, anyText, anyText, fc.constantFrom('', ' ', '\t', '\n', ':', '-', 'x', 'X', '/', '\u00a0')).chain(([registered, before, after, glue]) =>
-      fc.record({
-        registered: fc.constant(registered),
-        text: fc.constantFrom(...registered).chain((n) => fc.constantFrom(`/${n}${glue}${after}`, `${before}/${n}${glue}${after}`, `/${n.slice(0, -1)}${glue}${after}`, before)),
-      }),
-    );
+    const near = fc
+      .tuple(names, anyText, anyText, fc.constantFrom('', ' ', '\t', '\n', ':', '-', 'x', 'X', '/', '\u00a0'))
+      .chain(([registered, before, after, glue]) =>
+        fc.record({
+          registered: fc.constant(registered),
+          text: fc
+            .constantFrom(...registered)
+            .chain((n) =>
+              fc.constantFrom(
+                `/${n}${glue}${after}`,
+                `${before}/${n}${glue}${after}`,
+                `/${n.slice(0, -1)}${glue}${after}`,
+                before,
+              ),
+            ),
+        }),
+      );
     fc.assert(
       fc.property(near, ({ registered, text: value }) => {
         assert.deepEqual(parseCommandText(value, isIn(registered)), expected(value, registered), JSON.stringify(value));
@@ -102,12 +157,18 @@ describe('command recognition, for any input', () => {
 
   it('CMD-1: trailing white space never matters', () => {
     const input = fc.oneof(
-      commandCase.map(({ registered, name, separator, args }) => ({ registered, value: `/${name}${separator}${args}` })),
+      commandCase.map(({ registered, name, separator, args }) => ({
+        registered,
+        value: `/${name}${separator}${args}`,
+      })),
       fc.record({ registered: names, value: anyText }),
     );
     fc.assert(
       fc.property(input, whiteSpace, ({ registered, value }, trailing) => {
-        assert.deepEqual(parseCommandText(`${value}${trailing}`, isIn(registered)), parseCommandText(value, isIn(registered)));
+        assert.deepEqual(
+          parseCommandText(`${value}${trailing}`, isIn(registered)),
+          parseCommandText(value, isIn(registered)),
+        );
       }),
       RUNS,
     );
@@ -118,14 +179,23 @@ describe('command recognition, for any input', () => {
       fc.property(commandCase, ({ registered, name, separator, args }) => {
         const others = registered.filter((n) => n !== name);
         assert.equal(parseCommandText(`/${name}${separator}${args}`, isIn(others)), undefined);
-        assert.equal(parseCommandText(`/${name}${separator}${args}`, () => false), undefined);
+        assert.equal(
+          parseCommandText(`/${name}${separator}${args}`, () => false),
+          undefined,
+        );
       }),
       RUNS,
     );
   });
 
   it('CMD-2: a message with more than one part, or a part that is not text, never parses', () => {
-    const parts = fc.array(fc.oneof(nonTextPart, commandCase.map(({ name, args }) => text(`/${name} ${args}`))), { minLength: 2, maxLength: 4 });
+    const parts = fc.array(
+      fc.oneof(
+        nonTextPart,
+        commandCase.map(({ name, args }) => text(`/${name} ${args}`)),
+      ),
+      { minLength: 2, maxLength: 4 },
+    );
     fc.assert(
       fc.property(names, parts, nonTextPart, (registered, many, single) => {
         const all = () => true; // even a registry that accepts every name
@@ -145,7 +215,9 @@ describe('command recognition, for any input', () => {
         registered: fc.constant(registered),
         name: fc.constant(name),
         rest: fc.constant(`${separator}${args}`),
-        upper: fc.subarray(letters, { minLength: 1 }).map((at) => [...name].map((c, i) => (at.includes(i) ? c.toUpperCase() : c)).join('')),
+        upper: fc
+          .subarray(letters, { minLength: 1 })
+          .map((at) => [...name].map((c, i) => (at.includes(i) ? c.toUpperCase() : c)).join('')),
         afterColon: anyText,
         leading: fc.string({ unit: fc.constantFrom(...WHITE_SPACE), minLength: 1, maxLength: 3 }),
         unregistered: commandName.filter((n) => !registered.includes(n)),
@@ -153,7 +225,15 @@ describe('command recognition, for any input', () => {
     });
     fc.assert(
       fc.property(misses, ({ registered, name, rest, upper, afterColon, leading, unregistered }) => {
-        const misshapen = [`/${upper}${rest}`, `/${upper}`, `/${name}:${afterColon}`, `//${name}${rest}`, `//${name}`, `${leading}/${name}${rest}`, `${leading}/${name}`];
+        const misshapen = [
+          `/${upper}${rest}`,
+          `/${upper}`,
+          `/${name}:${afterColon}`,
+          `//${name}${rest}`,
+          `//${name}`,
+          `${leading}/${name}${rest}`,
+          `${leading}/${name}`,
+        ];
         // The shape rule holds whatever the registry would accept, even a name with upper case.
         for (const accepts of [isIn(registered), () => true]) {
           for (const value of misshapen) {

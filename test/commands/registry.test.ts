@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { COMMANDS_EXTENSION_URI, CommandRegistry, CommandRegistrationError, commandArgumentsExtension, commandsExtension, withCommandsExtension } from '../../src/commands/index.js';
+import {
+  COMMANDS_EXTENSION_URI,
+  CommandRegistry,
+  CommandRegistrationError,
+  commandArgumentsExtension,
+  commandsExtension,
+  withCommandsExtension,
+} from '../../src/commands/index.js';
 import { COMMAND_ARGUMENTS_EXTENSION_URI } from '../../src/wire.js';
 import { baseAgentCard } from '../../src/server/card.js';
 
@@ -13,11 +20,14 @@ describe('command registry', () => {
   it('CMD-15: refuses malformed names, naming the offender', () => {
     const registry = new CommandRegistry();
     for (const name of ['', 'Model', '1st', 'a b', 'a_b', '-x', 'ünï']) {
-      assert.throws(() => registry.register({ name, description: 'd', handler }), (error: Error) => {
-        assert.ok(error instanceof CommandRegistrationError);
-        assert.ok(error.message.includes(JSON.stringify(name)), error.message);
-        return true;
-      });
+      assert.throws(
+        () => registry.register({ name, description: 'd', handler }),
+        (error: Error) => {
+          assert.ok(error instanceof CommandRegistrationError);
+          assert.ok(error.message.includes(JSON.stringify(name)), error.message);
+          return true;
+        },
+      );
     }
     assert.deepEqual(registry.list(), []);
   });
@@ -25,9 +35,18 @@ describe('command registry', () => {
   it('CMD-15: refuses a taken name and an empty description; nothing is dropped silently', () => {
     const registry = new CommandRegistry();
     registry.register({ name: 'deploy', description: 'Deploy it', handler });
-    assert.throws(() => registry.register({ name: 'deploy', description: 'Again', handler }), /"deploy" is already registered/);
-    assert.throws(() => registry.register({ name: 'empty', description: '  ', handler }), /"empty" needs a non-empty description/);
-    assert.deepEqual(registry.list().map((c) => c.name), ['deploy']);
+    assert.throws(
+      () => registry.register({ name: 'deploy', description: 'Again', handler }),
+      /"deploy" is already registered/,
+    );
+    assert.throws(
+      () => registry.register({ name: 'empty', description: '  ', handler }),
+      /"empty" needs a non-empty description/,
+    );
+    assert.deepEqual(
+      registry.list().map((c) => c.name),
+      ['deploy'],
+    );
   });
 
   it('CMD-15: argument_hint defaults to ""', () => {
@@ -53,7 +72,9 @@ describe('command registry', () => {
         { name: 'status', description: 'Status', argument_hint: '' },
       ],
     });
-    const schema = JSON.parse(readFileSync(new URL('../../spec/commands-extension-v1.schema.json', import.meta.url), 'utf8'));
+    const schema = JSON.parse(
+      readFileSync(new URL('../../spec/commands-extension-v1.schema.json', import.meta.url), 'utf8'),
+    );
     const validate = new Ajv({ strict: false }).compile(schema);
     assert.ok(validate(entries[0]!.params), JSON.stringify(validate.errors));
     assert.ok(!validate({ commands: [{ name: 'x', description: 'y', extra: 1 }] }), 'the schema refuses extra keys');
@@ -64,8 +85,18 @@ describe('command registry', () => {
     registry.register({ name: 'status', description: 'Status', handler });
     assert.equal(commandArgumentsExtension(registry), undefined, 'nothing to offer, nothing declared');
     let models = ['builtin:echo'];
-    registry.register({ name: 'model', description: 'Model', handler, argumentValues: () => [models.map((value) => ({ value }))] });
-    registry.register({ name: 'pair', description: 'Two', handler, argumentValues: () => [undefined, [{ value: 'x', description: 'the x' }]] });
+    registry.register({
+      name: 'model',
+      description: 'Model',
+      handler,
+      argumentValues: () => [models.map((value) => ({ value }))],
+    });
+    registry.register({
+      name: 'pair',
+      description: 'Two',
+      handler,
+      argumentValues: () => [undefined, [{ value: 'x', description: 'the x' }]],
+    });
     const card = withCommandsExtension(baseAgentCard({ httpUrl: 'http://127.0.0.1:1', version: '0' }), registry);
     const entry = card.capabilities!.extensions.find((e) => e.uri === COMMAND_ARGUMENTS_EXTENSION_URI)!;
     assert.deepEqual(entry.params, {
@@ -74,20 +105,35 @@ describe('command registry', () => {
         { command: 'pair', position: 1, values: [{ value: 'x', description: 'the x' }] },
       ],
     });
-    const schema = JSON.parse(readFileSync(new URL('../../spec/command-arguments-extension-v1.schema.json', import.meta.url), 'utf8'));
+    const schema = JSON.parse(
+      readFileSync(new URL('../../spec/command-arguments-extension-v1.schema.json', import.meta.url), 'utf8'),
+    );
     const validate = new Ajv2020({ strict: false }).compile(schema);
     assert.ok(validate(entry.params), JSON.stringify(validate.errors));
-    assert.ok(!validate({ arguments: [{ command: 'Model', position: 0, values: [] }] }), 'the schema holds the name rule');
+    assert.ok(
+      !validate({ arguments: [{ command: 'Model', position: 0, values: [] }] }),
+      'the schema holds the name rule',
+    );
     models = ['builtin:echo', 'fixture:small'];
-    assert.deepEqual(commandArgumentsExtension(registry)!.params!.arguments[0].values, [{ value: 'builtin:echo' }, { value: 'fixture:small' }], 'read again at each build');
+    assert.deepEqual(
+      commandArgumentsExtension(registry)!.params!.arguments[0].values,
+      [{ value: 'builtin:echo' }, { value: 'fixture:small' }],
+      'read again at each build',
+    );
   });
 
   it('CMD-16: the extension entry follows the registry as it changes', () => {
     const registry = new CommandRegistry();
     registry.register({ name: 'a', description: 'A', handler });
-    assert.deepEqual(commandsExtension(registry).params!.commands.map((c: { name: string }) => c.name), ['a']);
+    assert.deepEqual(
+      commandsExtension(registry).params!.commands.map((c: { name: string }) => c.name),
+      ['a'],
+    );
     registry.register({ name: 'b', description: 'B', handler });
     registry.unregister('a');
-    assert.deepEqual(commandsExtension(registry).params!.commands.map((c: { name: string }) => c.name), ['b']);
+    assert.deepEqual(
+      commandsExtension(registry).params!.commands.map((c: { name: string }) => c.name),
+      ['b'],
+    );
   });
 });

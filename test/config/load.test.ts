@@ -37,7 +37,13 @@ describe('loadConfig', () => {
   });
 
   it('reads and validates a file', async () => {
-    const file = await write('good.json', JSON.stringify({ defaultModel: 'local:small', providers: { local: { type: 'openai-compatible', baseURL: 'http://127.0.0.1:11434/v1', models: ['small'] } } }));
+    const file = await write(
+      'good.json',
+      JSON.stringify({
+        defaultModel: 'local:small',
+        providers: { local: { type: 'openai-compatible', baseURL: 'http://127.0.0.1:11434/v1', models: ['small'] } },
+      }),
+    );
     const config = await loadConfig(file);
     assert.equal(config.defaultModel, 'local:small');
     assert.deepEqual(config.providers.local?.models, ['small']);
@@ -63,7 +69,10 @@ describe('loadConfig', () => {
   });
 
   it('reports a schema problem as config_invalid with the file and the key path', async () => {
-    const file = await write('bad.json', JSON.stringify({ providers: { local: { type: 'openai-compatible', baseURL: 'localhost' } } }));
+    const file = await write(
+      'bad.json',
+      JSON.stringify({ providers: { local: { type: 'openai-compatible', baseURL: 'localhost' } } }),
+    );
     const error = await failure(file);
     assert.equal(error.code, 'config_invalid');
     assert.match(error.message, /bad\.json" is invalid: providers\.local\.baseURL: Invalid URL/);

@@ -83,13 +83,25 @@ describe('config schema', () => {
   });
 
   it('names an unknown key by its path and lists what is allowed', () => {
-    assert.match(problems({ defaultModle: 'local:small' }), /defaultModle: unknown key \(allowed here: defaultModel, systemPrompt/);
-    assert.match(problems({ providers: { local: { ...local, modles: ['x'] } } }), /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, contextChars, description\)/);
+    assert.match(
+      problems({ defaultModle: 'local:small' }),
+      /defaultModle: unknown key \(allowed here: defaultModel, systemPrompt/,
+    );
+    assert.match(
+      problems({ providers: { local: { ...local, modles: ['x'] } } }),
+      /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, contextChars, description\)/,
+    );
   });
 
   it('rejects a bad URL with the key path', () => {
-    assert.match(problems({ providers: { local: { ...local, baseURL: 'not a url' } } }), /providers\.local\.baseURL: Invalid URL/);
-    assert.match(problems({ providers: { local: { ...local, baseURL: 'ftp://host/v1' } } }), /providers\.local\.baseURL: Invalid URL/);
+    assert.match(
+      problems({ providers: { local: { ...local, baseURL: 'not a url' } } }),
+      /providers\.local\.baseURL: Invalid URL/,
+    );
+    assert.match(
+      problems({ providers: { local: { ...local, baseURL: 'ftp://host/v1' } } }),
+      /providers\.local\.baseURL: Invalid URL/,
+    );
   });
 
   it('never accepts a key in the file, and says to use apiKeyEnv without echoing it', () => {
@@ -102,14 +114,20 @@ describe('config schema', () => {
     const inURL = problems({ providers: { local: { ...local, baseURL: 'http://user:sk-secret-value-123@host/v1' } } });
     assert.match(inURL, /providers\.local\.baseURL: must not contain credentials/);
     assert.doesNotMatch(inURL, /sk-secret-value-123/);
-    assert.match(problems({ providers: { local: { ...local, apiKeyEnv: 'sk-secret-value-123' } } }), /apiKeyEnv: must be the name of an environment variable/);
+    assert.match(
+      problems({ providers: { local: { ...local, apiKeyEnv: 'sk-secret-value-123' } } }),
+      /apiKeyEnv: must be the name of an environment variable/,
+    );
   });
 
   it('checks provider names and types', () => {
     assert.match(problems({ providers: { Local: local } }), /providers\.Local: a provider name must start with a-z/);
-    assert.match(problems({ providers: { 'my_server': local } }), /providers\.my_server: a provider name must/);
+    assert.match(problems({ providers: { my_server: local } }), /providers\.my_server: a provider name must/);
     assert.match(problems({ providers: { builtin: local } }), /providers\.builtin: "builtin" is reserved/);
-    assert.match(problems({ providers: { local: { ...local, type: 'ollama' } } }), /providers\.local\.type: "type" must be one of "openai-compatible", "openai", "anthropic"/);
+    assert.match(
+      problems({ providers: { local: { ...local, type: 'ollama' } } }),
+      /providers\.local\.type: "type" must be one of "openai-compatible", "openai", "anthropic"/,
+    );
     assert.match(problems({ providers: { local: { type: 'openai-compatible' } } }), /providers\.local\.baseURL: /);
   });
 
@@ -121,14 +139,23 @@ describe('config schema', () => {
     assert.match(problems({ cacheBytes: -1 }), /cacheBytes: must be 0 \(no cache\) or more/);
     assert.match(problems({ cacheBytes: 1.5 }), /cacheBytes: must be a whole number of bytes/);
     assert.match(problems({ cacheBytes: '64mb' }), /cacheBytes: /);
-    assert.match(problems({ providers: { local: { ...local, models: [] } } }), /providers\.local\.models: list at least one model/);
-    assert.match(problems({ providers: { local: { ...local, models: ['ok', ''] } } }), /providers\.local\.models\[1\]: a model name must not be empty/);
+    assert.match(
+      problems({ providers: { local: { ...local, models: [] } } }),
+      /providers\.local\.models: list at least one model/,
+    );
+    assert.match(
+      problems({ providers: { local: { ...local, models: ['ok', ''] } } }),
+      /providers\.local\.models\[1\]: a model name must not be empty/,
+    );
     assert.match(problems([]), /is invalid: Invalid input: expected object/);
   });
 
   it('reports every problem at once', () => {
     const message = problems({ turnEndState: 'x', providers: { local: { ...local, baseURL: 'nope', extra: 1 } } });
-    assert.match(message, /turnEndState: .*; providers\.local\.baseURL: Invalid URL.*; providers\.local\.extra: unknown key/);
+    assert.match(
+      message,
+      /turnEndState: .*; providers\.local\.baseURL: Invalid URL.*; providers\.local\.extra: unknown key/,
+    );
   });
 
   it('is the single source of the type', () => {

@@ -38,39 +38,102 @@ async function conform(args: string[]): Promise<{ code: number; report: ConformR
   return { code, report: stdout ? JSON.parse(stdout) : undefined, stderr };
 }
 
-const failedRules = (report: ConformReport) => [...new Set(report.results.filter((r) => r.outcome === 'fail').map((r) => r.rule))].sort();
+const failedRules = (report: ConformReport) =>
+  [...new Set(report.results.filter((r) => r.outcome === 'fail').map((r) => r.rule))].sort();
 
 describe('tiny-harness conform against the harness', () => {
   it('every check passes on every transport, or is skipped saying why', async () => {
     const { code, report } = await conform(['--allow-model', h.harness.url]);
-    assert.deepEqual(report.results.filter((r) => r.outcome === 'fail'), []);
+    assert.deepEqual(
+      report.results.filter((r) => r.outcome === 'fail'),
+      [],
+    );
     assert.equal(code, CONFORM_EXIT.ok);
     assert.deepEqual(report.transports, ['JSONRPC', 'HTTP+JSON', 'GRPC']);
     for (const transport of report.transports) {
-      assert.ok(report.results.some((r) => r.transport === transport && r.rule === 'CMD-8' && r.outcome === 'pass'), `CMD-8 checked over ${transport}`);
+      assert.ok(
+        report.results.some((r) => r.transport === transport && r.rule === 'CMD-8' && r.outcome === 'pass'),
+        `CMD-8 checked over ${transport}`,
+      );
     }
     const checked = new Set(report.results.filter((r) => r.outcome === 'pass').map((r) => r.rule));
-    for (const rule of ['CMD-2', 'CMD-3', 'CMD-4', 'CMD-5', 'CMD-6', 'CMD-8', 'CMD-10', 'CMD-11', 'CMD-13', 'CMD-14', 'CMD-15', 'CMD-17']) assert.ok(checked.has(rule), `${rule} passed`);
-    for (const skipped of report.results.filter((r) => r.outcome === 'skip')) assert.ok(skipped.detail, `${skipped.rule} says why it was skipped`);
+    for (const rule of [
+      'CMD-2',
+      'CMD-3',
+      'CMD-4',
+      'CMD-5',
+      'CMD-6',
+      'CMD-8',
+      'CMD-10',
+      'CMD-11',
+      'CMD-13',
+      'CMD-14',
+      'CMD-15',
+      'CMD-17',
+    ])
+      assert.ok(checked.has(rule), `${rule} passed`);
+    for (const skipped of report.results.filter((r) => r.outcome === 'skip'))
+      assert.ok(skipped.detail, `${skipped.rule} says why it was skipped`);
     assert.match(report.command ?? '', /^\/status /, 'the first command that takes no arguments');
   });
 
   it('CMD-30: with a command that starts a sub-task, task_ref names a task GetTask finds', async () => {
-    const { code, report } = await conform(['--transport', 'jsonrpc', '--command', 'spawn count to three', h.harness.url]);
+    const { code, report } = await conform([
+      '--transport',
+      'jsonrpc',
+      '--command',
+      'spawn count to three',
+      h.harness.url,
+    ]);
     assert.equal(code, CONFORM_EXIT.ok, JSON.stringify(report.results.filter((r) => r.outcome === 'fail')));
     assert.ok(report.results.some((r) => r.rule === 'CMD-30' && r.outcome === 'pass'));
   });
 
   it('the report for a person: one line per check, a summary, exit 0; its tasks are canceled afterwards', async () => {
-    const before = (await (await h.client('JSONRPC')).listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false })).tasks;
+    const before = (
+      await (
+        await h.client('JSONRPC')
+      ).listTasks({
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 100,
+        pageToken: '',
+        historyLength: 0,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      })
+    ).tasks;
     const result = await runCli(['conform', '--transport', 'grpc', h.harness.url]);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^PASS {2}CMD-10 {2}a command with no task creates a task in INPUT_REQUIRED and replies \[GRPC\]$/m);
+    assert.match(
+      result.stdout,
+      /^PASS {2}CMD-10 {2}a command with no task creates a task in INPUT_REQUIRED and replies \[GRPC\]$/m,
+    );
     assert.match(result.stdout, /^SKIP {2}CMD-3 /m);
     assert.match(result.stdout, /^\d+ passed, 0 failed, 2 skipped$/m);
-    const after = (await (await h.client('JSONRPC')).listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false })).tasks;
-    const left = after.filter((task) => !before.some((b) => b.id === task.id) && task.status?.state !== TaskState.TASK_STATE_CANCELED);
-    assert.deepEqual(left.map((t) => t.id), [], 'every task the kit created is canceled');
+    const after = (
+      await (
+        await h.client('JSONRPC')
+      ).listTasks({
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 100,
+        pageToken: '',
+        historyLength: 0,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      })
+    ).tasks;
+    const left = after.filter(
+      (task) => !before.some((b) => b.id === task.id) && task.status?.state !== TaskState.TASK_STATE_CANCELED,
+    );
+    assert.deepEqual(
+      left.map((t) => t.id),
+      [],
+      'every task the kit created is canceled',
+    );
   });
 });
 
@@ -80,7 +143,15 @@ describe('tiny-harness conform against deliberately wrong servers', () => {
       const faulty = await startFaultyServer(h.harness.url, defect());
       try {
         const { code, report } = await conform([...(allowModel ? ['--allow-model'] : []), faulty.url]);
-        assert.deepEqual(failedRules(report), breaks, JSON.stringify(report.results.filter((r) => r.outcome === 'fail'), null, 1));
+        assert.deepEqual(
+          failedRules(report),
+          breaks,
+          JSON.stringify(
+            report.results.filter((r) => r.outcome === 'fail'),
+            null,
+            1,
+          ),
+        );
         assert.equal(code, CONFORM_EXIT.failed);
         for (const failure of report.results.filter((r) => r.outcome === 'fail')) {
           assert.ok(failure.detail, 'says what was seen');
@@ -121,6 +192,12 @@ describe('tiny-harness conform against what is not a Commands server', () => {
 describe('the rules the kit quotes', () => {
   it('reads every rule of spec/behaviour.md, each on one line', () => {
     const rules = parseRules('## x\n\n- **CMD-1** A message is\n  a command.\n- **CMD-2** Two.\n\n## y\n');
-    assert.deepEqual([...rules.entries()], [['CMD-1', 'A message is a command.'], ['CMD-2', 'Two.']]);
+    assert.deepEqual(
+      [...rules.entries()],
+      [
+        ['CMD-1', 'A message is a command.'],
+        ['CMD-2', 'Two.'],
+      ],
+    );
   });
 });

@@ -40,7 +40,9 @@ export async function startFaultyServer(upstream: string, defect: Defect): Promi
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.url?.startsWith('/.well-known/agent-card.json')) {
       const card = (await (await fetch(`${upstream}/.well-known/agent-card.json`)).json()) as Json;
-      card.supportedInterfaces = [{ url: `${self}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }];
+      card.supportedInterfaces = [
+        { url: `${self}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+      ];
       defect.card?.(card);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(card));
       return;
@@ -49,12 +51,18 @@ export async function startFaultyServer(upstream: string, defect: Defect): Promi
     defect.request?.(request.method, request.params ?? {});
     const forwarded: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string' && !['host', 'content-length', 'connection'].includes(name)) forwarded[name] = value;
+      if (typeof value === 'string' && !['host', 'content-length', 'connection'].includes(name))
+        forwarded[name] = value;
     }
-    const answer = await fetch(`${upstream}/a2a/jsonrpc`, { method: 'POST', headers: forwarded, body: JSON.stringify(request) });
+    const answer = await fetch(`${upstream}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: forwarded,
+      body: JSON.stringify(request),
+    });
     const headers: Record<string, string> = {};
     answer.headers.forEach((value, name) => {
-      if (!['content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(name)) headers[name] = value;
+      if (!['content-length', 'transfer-encoding', 'connection', 'content-encoding'].includes(name))
+        headers[name] = value;
     });
     defect.headers?.(headers);
     res.writeHead(answer.status, headers);
@@ -125,8 +133,10 @@ export const DEFECTS: Record<string, { defect: () => Defect; breaks: string[]; a
           const task = result.task ?? (method === 'GetTask' ? result : undefined);
           if (method === 'SendMessage' && task && !known.has(task.id)) return void known.add(task.id);
           // A command on a task that existed moves it to WORKING, and it stays there.
-          if (method === 'GetTask' && known.has(result.id) && result.status.state === 'TASK_STATE_INPUT_REQUIRED') result.status.state = 'TASK_STATE_WORKING';
-          if (result.statusUpdate && known.has(result.statusUpdate.taskId)) result.statusUpdate.status.state = 'TASK_STATE_WORKING';
+          if (method === 'GetTask' && known.has(result.id) && result.status.state === 'TASK_STATE_INPUT_REQUIRED')
+            result.status.state = 'TASK_STATE_WORKING';
+          if (result.statusUpdate && known.has(result.statusUpdate.taskId))
+            result.statusUpdate.status.state = 'TASK_STATE_WORKING';
         },
       };
     },

@@ -13,10 +13,19 @@ describe('serve with tokens', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-auth-cli-'));
     const server = await startServerProcess(['--data-dir', dataDir], { TINY_HARNESS_TOKENS: `alice:${TOKEN}` });
     try {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: '/model' }] } } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: '/model' }] } },
+      });
       const headers = { 'content-type': 'application/json', 'a2a-version': '1.0' };
       assert.equal((await fetch(`${server.url}/a2a/jsonrpc`, { method: 'POST', headers, body })).status, 401);
-      const ok = await fetch(`${server.url}/a2a/jsonrpc`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${TOKEN}` }, body });
+      const ok = await fetch(`${server.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${TOKEN}` },
+        body,
+      });
       assert.equal(ok.status, 200);
       assert.ok((await ok.json()).result);
       assert.equal((await fetch(`${server.url}/.well-known/agent-card.json`)).status, 200);

@@ -6,7 +6,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { collect, createClient, dataOf, eventually, send, startTestHarness, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import {
+  collect,
+  createClient,
+  dataOf,
+  eventually,
+  send,
+  startTestHarness,
+  TRANSPORTS,
+  userMessage,
+  type TestHarness,
+} from './support.js';
 
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdef00';
@@ -18,10 +28,20 @@ let h: TestHarness;
 before(async () => {
   h = await startTestHarness({
     script: {
-      reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slowly') ? Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') : 'Hello from the fixture model.'),
+      reply: (body) =>
+        JSON.stringify(body.messages.at(-1)).includes('slowly')
+          ? Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ')
+          : 'Hello from the fixture model.',
       chunkDelayMs: 10,
     },
-    harness: { auth: { tokens: new Map([[ALICE, 'alice'], [BOB, 'bob']]) } },
+    harness: {
+      auth: {
+        tokens: new Map([
+          [ALICE, 'alice'],
+          [BOB, 'bob'],
+        ]),
+      },
+    },
   });
 });
 
@@ -30,16 +50,28 @@ after(async () => {
 });
 
 const notFound = (error: any) => /not found/i.test(String(error?.message)) || error?.name === 'TaskNotFoundError';
-const refused = (error: any) => /401|unauthenticated|authentication required/i.test(`${error?.message} ${error?.code} ${error?.name}`);
+const refused = (error: any) =>
+  /401|unauthenticated|authentication required/i.test(`${error?.message} ${error?.code} ${error?.name}`);
 
 function list(client: Client, contextId = '') {
-  return client.listTasks({ tenant: '', contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+  return client.listTasks({
+    tenant: '',
+    contextId,
+    status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageSize: 100,
+    pageToken: '',
+    historyLength: 0,
+    statusTimestampAfter: undefined,
+    includeArtifacts: false,
+  });
 }
 
 async function ended(client: Client, id: string): Promise<Task> {
   return eventually(async () => {
     const task = await client.getTask({ tenant: '', id, historyLength: 0 });
-    return [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED].includes(task.status!.state) ? task : undefined;
+    return [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED].includes(task.status!.state)
+      ? task
+      : undefined;
   }, 20000);
 }
 
@@ -48,7 +80,14 @@ describe('the public parts', () => {
     const response = await fetch(`${h.harness.url}/.well-known/agent-card.json`);
     assert.equal(response.status, 200);
     const card = await response.json();
-    assert.deepEqual(card.securitySchemes, { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: card.securitySchemes.bearer.httpAuthSecurityScheme.description } } });
+    assert.deepEqual(card.securitySchemes, {
+      bearer: {
+        httpAuthSecurityScheme: {
+          scheme: 'Bearer',
+          description: card.securitySchemes.bearer.httpAuthSecurityScheme.description,
+        },
+      },
+    });
     assert.equal(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme, 'Bearer');
     assert.deepEqual(card.securityRequirements, [{ schemes: { bearer: { list: [] } } }]);
   });
@@ -60,11 +99,24 @@ describe('the public parts', () => {
 });
 
 describe('refused without a valid token', () => {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: '/model' }] } } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendMessage',
+    params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: '/model' }] } },
+  });
 
-  for (const [label, headers] of [['no token', {}], ['a wrong token', as(WRONG)], ['another scheme', { authorization: `Basic ${ALICE}` }]] as const) {
+  for (const [label, headers] of [
+    ['no token', {}],
+    ['a wrong token', as(WRONG)],
+    ['another scheme', { authorization: `Basic ${ALICE}` }],
+  ] as const) {
     it(`JSON-RPC with ${label}: 401, WWW-Authenticate: Bearer, a JSON-RPC error`, async () => {
-      const response = await fetch(`${h.harness.url}/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers }, body });
+      const response = await fetch(`${h.harness.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+        body,
+      });
       assert.equal(response.status, 401);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer\b/);
       const json = await response.json();
@@ -75,7 +127,9 @@ describe('refused without a valid token', () => {
     });
 
     it(`HTTP+JSON with ${label}: 401 JSON`, async () => {
-      const response = await fetch(`${h.harness.url}/a2a/rest/tasks/some-task`, { headers: { 'a2a-version': '1.0', ...headers } });
+      const response = await fetch(`${h.harness.url}/a2a/rest/tasks/some-task`, {
+        headers: { 'a2a-version': '1.0', ...headers },
+      });
       assert.equal(response.status, 401);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer\b/);
       assert.equal((await response.json()).error.status, 'UNAUTHENTICATED');
@@ -88,15 +142,29 @@ describe('refused without a valid token', () => {
         const client = await createClient(h.harness.url, transport, headers);
         await assert.rejects(send(client, '/model'), refused);
         await assert.rejects(list(client), refused);
-        await assert.rejects(collect(client.sendMessageStream({ tenant: '', message: userMessage('hi'), configuration: undefined, metadata: {} })), refused);
+        await assert.rejects(
+          collect(
+            client.sendMessageStream({
+              tenant: '',
+              message: userMessage('hi'),
+              configuration: undefined,
+              metadata: {},
+            }),
+          ),
+          refused,
+        );
       }
     });
   }
 
   it('gRPC answers UNAUTHENTICATED (code 16), unary and streaming', async () => {
     const client = await createClient(h.harness.url, 'GRPC', as(WRONG));
-    await assert.rejects(send(client, 'hi'), (error: any) => /UNAUTHENTICATED|\b16\b/.test(`${error?.code} ${error?.message} ${error?.cause?.code}`));
-    await assert.rejects(collect(client.resubscribeTask({ tenant: '', id: 'x' })), (error: any) => /UNAUTHENTICATED|\b16\b/.test(`${error?.code} ${error?.message} ${error?.cause?.code}`));
+    await assert.rejects(send(client, 'hi'), (error: any) =>
+      /UNAUTHENTICATED|\b16\b/.test(`${error?.code} ${error?.message} ${error?.cause?.code}`),
+    );
+    await assert.rejects(collect(client.resubscribeTask({ tenant: '', id: 'x' })), (error: any) =>
+      /UNAUTHENTICATED|\b16\b/.test(`${error?.code} ${error?.message} ${error?.cause?.code}`),
+    );
   });
 });
 
@@ -125,7 +193,10 @@ for (const transport of TRANSPORTS) {
       assert.equal(status.id, task.id);
     });
 
-    for (const [which, id] of [['task', () => task.id], ['sub-task', () => subtaskId]] as const) {
+    for (const [which, id] of [
+      ['task', () => task.id],
+      ['sub-task', () => subtaskId],
+    ] as const) {
       it(`another user finds neither alice's ${which} nor a trace of it`, async () => {
         await assert.rejects(bob.getTask({ tenant: '', id: id(), historyLength: 0 }), notFound);
         await assert.rejects(send(bob, 'Hijack', { taskId: id() }), notFound);
@@ -138,13 +209,31 @@ for (const transport of TRANSPORTS) {
     }
 
     it("while alice's turn runs, bob's message to her task reads as not found (not as busy)", async () => {
-      const stream = alice.sendMessageStream({ tenant: '', message: userMessage('answer slowly'), configuration: undefined, metadata: {} });
+      const stream = alice.sendMessageStream({
+        tenant: '',
+        message: userMessage('answer slowly'),
+        configuration: undefined,
+        metadata: {},
+      });
       const first = await stream.next();
       const running = first.value as any;
       const id: string = running?.payload?.value?.id ?? running?.payload?.value?.taskId;
       assert.ok(id, 'the stream names its task');
-      await assert.rejects(send(bob, 'Let me in', { taskId: id }), (error: any) => notFound(error) && !/still being written/.test(error.message));
-      await assert.rejects(collect(bob.sendMessageStream({ tenant: '', message: userMessage('Let me in', { taskId: id }), configuration: undefined, metadata: {} })), notFound);
+      await assert.rejects(
+        send(bob, 'Let me in', { taskId: id }),
+        (error: any) => notFound(error) && !/still being written/.test(error.message),
+      );
+      await assert.rejects(
+        collect(
+          bob.sendMessageStream({
+            tenant: '',
+            message: userMessage('Let me in', { taskId: id }),
+            configuration: undefined,
+            metadata: {},
+          }),
+        ),
+        notFound,
+      );
       await alice.cancelTask({ tenant: '', id, metadata: {} });
       await collect(stream);
     });
@@ -179,7 +268,11 @@ for (const transport of TRANSPORTS) {
       await send(alice, '/model fixture:large', { taskId: task.id });
       const bobs = await send(bob, '/model', { contextId });
       assert.notEqual(bobs.id, task.id);
-      assert.equal(dataOf(bobs.status?.message).current, 'fixture:small', "bob's new task there starts with the default, not alice's choice");
+      assert.equal(
+        dataOf(bobs.status?.message).current,
+        'fixture:small',
+        "bob's new task there starts with the default, not alice's choice",
+      );
       await send(bob, '/model builtin:echo', { contextId });
       const next = await send(alice, 'A new task in my context', { contextId });
       assert.equal(h.chatRequests().at(-1).model, 'large', "alice's next task runs on her choice");

@@ -49,7 +49,10 @@ interface Reply {
   json: any;
 }
 
-async function request(path: string, init: { method?: string; body?: BodyInit; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function request(
+  path: string,
+  init: { method?: string; body?: BodyInit; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await fetch(`${h.harness.url}${path}`, {
     method: init.method ?? 'POST',
     headers: init.headers ?? HEADERS,
@@ -67,8 +70,10 @@ async function request(path: string, init: { method?: string; body?: BodyInit; h
 }
 
 const jsonRpc = (body: BodyInit, headers?: Record<string, string>) => request('/a2a/jsonrpc', { body, headers });
-const rpc = (method: string, params: unknown, headers?: Record<string, string>) => jsonRpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), headers);
-const rest = (path: string, init: { method?: string; body?: BodyInit; headers?: Record<string, string> } = {}) => request(`/a2a/rest${path}`, init);
+const rpc = (method: string, params: unknown, headers?: Record<string, string>) =>
+  jsonRpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), headers);
+const rest = (path: string, init: { method?: string; body?: BodyInit; headers?: Record<string, string> } = {}) =>
+  request(`/a2a/rest${path}`, init);
 
 function message(text: string, extra: Record<string, unknown> = {}) {
   return { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra };
@@ -86,17 +91,29 @@ function withInvalidUtf8(before: string, bytes: number[], after: string): Uint8A
 
 /** JSON, and nothing of the server's insides: no stack frame, no file path, no raw runtime error. */
 function assertClean(reply: Reply): void {
-  assert.match(reply.contentType, /json/, `not JSON (${reply.status} ${reply.contentType}): ${reply.text.slice(0, 300)}`);
+  assert.match(
+    reply.contentType,
+    /json/,
+    `not JSON (${reply.status} ${reply.contentType}): ${reply.text.slice(0, 300)}`,
+  );
   assert.notEqual(reply.json, undefined, `the body does not parse as JSON: ${reply.text.slice(0, 300)}`);
   for (const leak of [/\n\s*at\s/, /\bat .+:\d+:\d+/, /\/work\//, /node_modules/, /file:\/\//, /\.[cm]?[jt]s:\d+/]) {
     assert.doesNotMatch(reply.text, leak, `the body leaks internals: ${reply.text.slice(0, 500)}`);
   }
   assert.ok(!reply.text.includes(process.cwd()), 'the body names the working directory');
-  assert.doesNotMatch(reply.text, /\b(RangeError|TypeError|ReferenceError|SyntaxError)\b|Maximum call stack/, `a raw runtime error: ${reply.text.slice(0, 300)}`);
+  assert.doesNotMatch(
+    reply.text,
+    /\b(RangeError|TypeError|ReferenceError|SyntaxError)\b|Maximum call stack/,
+    `a raw runtime error: ${reply.text.slice(0, 300)}`,
+  );
 }
 
 /** A JSON-RPC error response whose code is one of `codes`; returns the error. */
-function assertRpcError(reply: Reply, codes: number | number[], options: { status?: number; id?: unknown } = {}): { code: number; message: string } {
+function assertRpcError(
+  reply: Reply,
+  codes: number | number[],
+  options: { status?: number; id?: unknown } = {},
+): { code: number; message: string } {
   assertClean(reply);
   const wanted = Array.isArray(codes) ? codes : [codes];
   assert.equal(reply.status, options.status ?? 200, `HTTP status: ${reply.text.slice(0, 300)}`);
@@ -105,7 +122,10 @@ function assertRpcError(reply: Reply, codes: number | number[], options: { statu
   const error = reply.json.error;
   assert.equal(typeof error?.code, 'number', `no error code: ${reply.text.slice(0, 300)}`);
   assert.equal(typeof error.message, 'string');
-  assert.ok(wanted.includes(error.code), `error code ${error.code}, expected ${wanted.join(' or ')}: ${reply.text.slice(0, 300)}`);
+  assert.ok(
+    wanted.includes(error.code),
+    `error code ${error.code}, expected ${wanted.join(' or ')}: ${reply.text.slice(0, 300)}`,
+  );
   if ('id' in options) assert.equal(reply.json.id, options.id);
   return error;
 }
@@ -142,7 +162,10 @@ describe('bad input over JSON-RPC', () => {
   });
 
   it('a batch is an invalid request (-32600), as JSON-RPC 2.0 says, not invalid params', async () => {
-    for (const body of ['[]', JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message('/help') } }])]) {
+    for (const body of [
+      '[]',
+      JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message('/help') } }]),
+    ]) {
       const error = assertRpcError(await jsonRpc(body), INVALID_REQUEST, { id: null });
       assert.match(error.message, /Batch requests are not supported/);
     }
@@ -150,15 +173,29 @@ describe('bad input over JSON-RPC', () => {
   });
 
   it('an envelope without jsonrpc "2.0", with an id of the wrong type, or without a method is -32600', async () => {
-    for (const envelope of [{ id: 1, method: 'GetTask' }, { jsonrpc: '2.0', id: { a: 1 }, method: 'GetTask' }, { jsonrpc: '2.0', id: 'x'.repeat(200), method: 'GetTask' }, { jsonrpc: '2.0', id: 1 }]) {
-      const error = assertRpcError(await jsonRpc(JSON.stringify({ ...envelope, params: { id: 'x' } })), INVALID_REQUEST, { id: null });
+    for (const envelope of [
+      { id: 1, method: 'GetTask' },
+      { jsonrpc: '2.0', id: { a: 1 }, method: 'GetTask' },
+      { jsonrpc: '2.0', id: 'x'.repeat(200), method: 'GetTask' },
+      { jsonrpc: '2.0', id: 1 },
+    ]) {
+      const error = assertRpcError(
+        await jsonRpc(JSON.stringify({ ...envelope, params: { id: 'x' } })),
+        INVALID_REQUEST,
+        { id: null },
+      );
       assert.match(error.message, /^(jsonrpc|id|method) /);
     }
     await assertAlive();
   });
 
   it('a body over the limit is answered 413 with a JSON-RPC error', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message('x'.repeat(5 * 1024 * 1024)) } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: message('x'.repeat(5 * 1024 * 1024)) },
+    });
     assertRpcError(await jsonRpc(body), INVALID_REQUEST, { status: 413, id: null });
     await assertAlive();
   });
@@ -170,14 +207,19 @@ describe('bad input over JSON-RPC', () => {
   });
 
   it('a request without the A2A-Version header is a JSON-RPC error, not a crash', async () => {
-    const error = assertRpcError(await rpc('SendMessage', { message: message('/help') }, { 'content-type': 'application/json' }), [VERSION_NOT_SUPPORTED, INVALID_REQUEST]);
+    const error = assertRpcError(
+      await rpc('SendMessage', { message: message('/help') }, { 'content-type': 'application/json' }),
+      [VERSION_NOT_SUPPORTED, INVALID_REQUEST],
+    );
     assert.notEqual(error.code, INTERNAL_ERROR);
     await assertAlive();
   });
 
   describe('params of the wrong type are invalid params (-32602)', () => {
     it('message.parts a string', async () => {
-      assertRpcError(await rpc('SendMessage', { message: message('hello', { parts: 'hello' }) }), INVALID_PARAMS, { id: 1 });
+      assertRpcError(await rpc('SendMessage', { message: message('hello', { parts: 'hello' }) }), INVALID_PARAMS, {
+        id: 1,
+      });
       await assertAlive();
     });
 
@@ -195,13 +237,21 @@ describe('bad input over JSON-RPC', () => {
     });
 
     it('a part whose text is an object, not stored as "[object Object]"', async () => {
-      const error = assertRpcError(await rpc('SendMessage', { message: message('hello', { parts: [{ text: { a: 1 } }] }) }), INVALID_PARAMS, { id: 1 });
+      const error = assertRpcError(
+        await rpc('SendMessage', { message: message('hello', { parts: [{ text: { a: 1 } }] }) }),
+        INVALID_PARAMS,
+        { id: 1 },
+      );
       assert.equal(error.message, 'message.parts[0].text must be a string.');
       await assertAlive();
     });
 
     it('a numeric messageId', async () => {
-      const error = assertRpcError(await rpc('SendMessage', { message: message('/help', { messageId: 42 }) }), INVALID_PARAMS, { id: 1 });
+      const error = assertRpcError(
+        await rpc('SendMessage', { message: message('/help', { messageId: 42 }) }),
+        INVALID_PARAMS,
+        { id: 1 },
+      );
       assert.match(error.message, /^message\.messageId must be a string/);
       await assertAlive();
     });
@@ -212,7 +262,11 @@ describe('bad input over JSON-RPC', () => {
         const error = assertRpcError(await rpc('GetTask', { id: task.id, historyLength }), INVALID_PARAMS, { id: 1 });
         assert.match(error.message, /^historyLength must be a whole number from 0 to 2147483647/);
       }
-      assert.equal((await rpc('GetTask', { id: task.id, historyLength: '1' })).json.result.history.length, 1, 'a number in a string is ProtoJSON');
+      assert.equal(
+        (await rpc('GetTask', { id: task.id, historyLength: '1' })).json.result.history.length,
+        1,
+        'a number in a string is ProtoJSON',
+      );
       await assertAlive();
     });
 
@@ -244,7 +298,9 @@ describe('bad input over JSON-RPC', () => {
 
   it('a message to an unknown taskId is TaskNotFound (-32001), command or not', async () => {
     for (const text of ['/help', 'hello']) {
-      assertRpcError(await rpc('SendMessage', { message: message(text, { taskId: randomUUID() }) }), TASK_NOT_FOUND, { id: 1 });
+      assertRpcError(await rpc('SendMessage', { message: message(text, { taskId: randomUUID() }) }), TASK_NOT_FOUND, {
+        id: 1,
+      });
     }
     await assertAlive();
   });
@@ -266,7 +322,10 @@ describe('bad input over JSON-RPC', () => {
     // background would have reached the model before this one.
     const marker = await rpc('SendMessage', { message: message('after the refusal') });
     assert.equal(marker.json?.result?.task?.status?.state, 'TASK_STATE_INPUT_REQUIRED', marker.text.slice(0, 300));
-    const sent = h.chatRequests().slice(calls).map((body) => JSON.stringify(body.messages.at(-1)));
+    const sent = h
+      .chatRequests()
+      .slice(calls)
+      .map((body) => JSON.stringify(body.messages.at(-1)));
     assert.equal(sent.length, 1, `the model was called for a request that was refused (${reply.text.slice(0, 200)})`);
     assert.match(sent[0]!, /after the refusal/);
     const error = assertRpcError(reply, [PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS]);
@@ -276,13 +335,25 @@ describe('bad input over JSON-RPC', () => {
 
   it('invalid UTF-8 bytes are no crash: inside a string they are replaced, between tokens they are a parse error', async () => {
     const bytes = (before: string, after: string) => withInvalidUtf8(before, [0xff, 0xfe, 0xc3, 0x28], after);
-    const inString = await jsonRpc(bytes(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"${randomUUID()}","role":"ROLE_USER","parts":[{"text":"/help `, '"}]}}}'));
+    const inString = await jsonRpc(
+      bytes(
+        `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"${randomUUID()}","role":"ROLE_USER","parts":[{"text":"/help `,
+        '"}]}}}',
+      ),
+    );
     assertClean(inString);
     assert.equal(inString.status, 200, inString.text.slice(0, 300));
     assert.equal(inString.json.jsonrpc, '2.0');
     if (inString.json.error) assert.notEqual(inString.json.error.code, INTERNAL_ERROR, inString.text.slice(0, 300));
-    else assert.deepEqual(inString.json.result?.task?.status?.message?.metadata, { command: 'help' }, 'a reply to /help with a garbled argument');
-    assertRpcError(await jsonRpc(bytes('{"jsonrpc":"2.0","id":1,', '"method":"SendMessage"}')), PARSE_ERROR, { id: null });
+    else
+      assert.deepEqual(
+        inString.json.result?.task?.status?.message?.metadata,
+        { command: 'help' },
+        'a reply to /help with a garbled argument',
+      );
+    assertRpcError(await jsonRpc(bytes('{"jsonrpc":"2.0","id":1,', '"method":"SendMessage"}')), PARSE_ERROR, {
+      id: null,
+    });
     await assertAlive();
   });
 });
@@ -299,23 +370,38 @@ describe('bad input over HTTP+JSON', () => {
   });
 
   it('a body over the limit is 413 with a JSON body', async () => {
-    assertRestError(await rest('/message:send', { body: JSON.stringify({ message: message('x'.repeat(5 * 1024 * 1024)) }) }), 413);
+    assertRestError(
+      await rest('/message:send', { body: JSON.stringify({ message: message('x'.repeat(5 * 1024 * 1024)) }) }),
+      413,
+    );
     await assertAlive();
   });
 
   it('a request without the A2A-Version header is a 4xx JSON error', async () => {
-    assertRestError(await rest('/message:send', { body: JSON.stringify({ message: message('/help') }), headers: { 'content-type': 'application/json' } }), 400);
+    assertRestError(
+      await rest('/message:send', {
+        body: JSON.stringify({ message: message('/help') }),
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
     await assertAlive();
   });
 
   describe('params of the wrong type are 400', () => {
     it('message.parts a string', async () => {
-      assertRestError(await rest('/message:send', { body: JSON.stringify({ message: message('hello', { parts: 'hello' }) }) }), 400);
+      assertRestError(
+        await rest('/message:send', { body: JSON.stringify({ message: message('hello', { parts: 'hello' }) }) }),
+        400,
+      );
       await assertAlive();
     });
 
     it('message.role a number out of range', async () => {
-      assertRestError(await rest('/message:send', { body: JSON.stringify({ message: message('hello', { role: 99 }) }) }), 400);
+      assertRestError(
+        await rest('/message:send', { body: JSON.stringify({ message: message('hello', { role: 99 }) }) }),
+        400,
+      );
       await assertAlive();
     });
 
@@ -354,7 +440,10 @@ describe('bad input over HTTP+JSON', () => {
 
   it('a task id that is not valid percent-encoding is a 400 about the path, not about JSON', async () => {
     for (const path of ['/tasks/%ff', '/tasks/%ff:cancel']) {
-      const reply = await rest(path, { method: path.endsWith(':cancel') ? 'POST' : 'GET', body: path.endsWith(':cancel') ? '{}' : undefined });
+      const reply = await rest(path, {
+        method: path.endsWith(':cancel') ? 'POST' : 'GET',
+        body: path.endsWith(':cancel') ? '{}' : undefined,
+      });
       assertRestError(reply, 400);
       assert.match(reply.json.error.message, /path is not valid percent-encoding/);
     }
@@ -376,7 +465,10 @@ describe('bad input over HTTP+JSON', () => {
 
   it('a message to an unknown taskId is 404', async () => {
     for (const text of ['/help', 'hello']) {
-      assertRestError(await rest('/message:send', { body: JSON.stringify({ message: message(text, { taskId: randomUUID() }) }) }), 404);
+      assertRestError(
+        await rest('/message:send', { body: JSON.stringify({ message: message(text, { taskId: randomUUID() }) }) }),
+        404,
+      );
     }
     await assertAlive();
   });
@@ -421,7 +513,13 @@ async function assertAliveOn(client: Client): Promise<void> {
 }
 
 function sendParams(message: Partial<Message>, extra: Partial<SendMessageRequest> = {}): SendMessageRequest {
-  return { tenant: '', message: { ...userMessage('hello'), ...message }, configuration: undefined, metadata: {}, ...extra };
+  return {
+    tenant: '',
+    message: { ...userMessage('hello'), ...message },
+    configuration: undefined,
+    metadata: {},
+    ...extra,
+  };
 }
 
 /** `{a: {a: ... 1}}`, `levels` objects deep. */
@@ -439,24 +537,123 @@ const long = (n: number) => 'x'.repeat(n);
  * One table, sent with the SDK's own client over JSON-RPC, HTTP+JSON and gRPC.
  */
 const INVALID: Array<{ name: string; field: RegExp; call: (client: Client) => Promise<unknown> }> = [
-  { name: 'a message at the parts bound + 1 (101 parts)', field: /message\.parts must hold at most 100 parts/, call: (c) => c.sendMessage(sendParams({ parts: parts(101) })) },
-  { name: 'the same, streamed', field: /message\.parts must hold at most 100 parts/, call: (c) => collect(c.sendMessageStream(sendParams({ parts: parts(101) }))) },
-  { name: 'more than 1,000,000 characters of text', field: /message\.parts hold 1000001 characters/, call: (c) => c.sendMessage(sendParams({ parts: [textPart(long(600_000)), textPart(long(400_001))] })) },
-  { name: 'no parts', field: /message\.parts is required: an array of parts/, call: (c) => c.sendMessage(sendParams({ parts: [] })) },
-  { name: 'a part with no content', field: /message\.parts\[0\] must hold one of text/, call: (c) => c.sendMessage(sendParams({ parts: [{ content: undefined, metadata: {}, filename: '', mediaType: '' }] })) },
-  { name: 'an agent message', field: /message\.role must be "ROLE_USER"/, call: (c) => c.sendMessage(sendParams({ role: Role.ROLE_AGENT })) },
-  { name: 'a messageId of 129 characters', field: /message\.messageId must be at most 128/, call: (c) => c.sendMessage(sendParams({ messageId: long(129) })) },
-  { name: 'a contextId of 129 characters', field: /message\.contextId must be at most 128/, call: (c) => c.sendMessage(sendParams({ contextId: long(129) })) },
-  { name: '33 extensions', field: /message\.extensions must list at most 32/, call: (c) => c.sendMessage(sendParams({ extensions: Array.from({ length: 33 }, (_, i) => `urn:x:${i}`) })) },
-  { name: '101 reference task ids', field: /message\.referenceTaskIds must list at most 100/, call: (c) => c.sendMessage(sendParams({ referenceTaskIds: Array.from({ length: 101 }, () => randomUUID()) })) },
-  { name: 'metadata of 10,001 values', field: /holds more than 10000 JSON values/, call: (c) => c.sendMessage(sendParams({ metadata: Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, i])) })) },
-  { name: 'metadata nested 150 levels deep', field: /more than 100 levels deep/, call: (c) => c.sendMessage(sendParams({ metadata: deepObject(150) })) },
-  { name: 'historyLength -1 on SendMessage', field: /configuration\.historyLength must be a whole number/, call: (c) => c.sendMessage(sendParams({}, { configuration: { acceptedOutputModes: [], historyLength: -1, returnImmediately: false, taskPushNotificationConfig: undefined } })) },
-  { name: 'historyLength -1 on GetTask', field: /historyLength must be a whole number/, call: (c) => c.getTask({ tenant: '', id: randomUUID(), historyLength: -1 }) },
-  { name: 'GetTask of an id of 129 characters', field: /id .*must be at most 128/, call: (c) => c.getTask({ tenant: '', id: long(129) }) },
-  { name: 'CancelTask of an id of 129 characters', field: /id .*must be at most 128/, call: (c) => c.cancelTask({ tenant: '', id: long(129), metadata: {} }) },
-  { name: 'SubscribeToTask of an id of 129 characters', field: /id .*must be at most 128/, call: (c) => collect(c.resubscribeTask({ tenant: '', id: long(129) })) },
-  { name: 'ListTasks of 101 a page', field: /pageSize must be a whole number from 1 to 100/, call: (c) => c.listTasks({ tenant: '', contextId: '', status: 0, pageSize: 101, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: undefined }) },
+  {
+    name: 'a message at the parts bound + 1 (101 parts)',
+    field: /message\.parts must hold at most 100 parts/,
+    call: (c) => c.sendMessage(sendParams({ parts: parts(101) })),
+  },
+  {
+    name: 'the same, streamed',
+    field: /message\.parts must hold at most 100 parts/,
+    call: (c) => collect(c.sendMessageStream(sendParams({ parts: parts(101) }))),
+  },
+  {
+    name: 'more than 1,000,000 characters of text',
+    field: /message\.parts hold 1000001 characters/,
+    call: (c) => c.sendMessage(sendParams({ parts: [textPart(long(600_000)), textPart(long(400_001))] })),
+  },
+  {
+    name: 'no parts',
+    field: /message\.parts is required: an array of parts/,
+    call: (c) => c.sendMessage(sendParams({ parts: [] })),
+  },
+  {
+    name: 'a part with no content',
+    field: /message\.parts\[0\] must hold one of text/,
+    call: (c) =>
+      c.sendMessage(sendParams({ parts: [{ content: undefined, metadata: {}, filename: '', mediaType: '' }] })),
+  },
+  {
+    name: 'an agent message',
+    field: /message\.role must be "ROLE_USER"/,
+    call: (c) => c.sendMessage(sendParams({ role: Role.ROLE_AGENT })),
+  },
+  {
+    name: 'a messageId of 129 characters',
+    field: /message\.messageId must be at most 128/,
+    call: (c) => c.sendMessage(sendParams({ messageId: long(129) })),
+  },
+  {
+    name: 'a contextId of 129 characters',
+    field: /message\.contextId must be at most 128/,
+    call: (c) => c.sendMessage(sendParams({ contextId: long(129) })),
+  },
+  {
+    name: '33 extensions',
+    field: /message\.extensions must list at most 32/,
+    call: (c) => c.sendMessage(sendParams({ extensions: Array.from({ length: 33 }, (_, i) => `urn:x:${i}`) })),
+  },
+  {
+    name: '101 reference task ids',
+    field: /message\.referenceTaskIds must list at most 100/,
+    call: (c) => c.sendMessage(sendParams({ referenceTaskIds: Array.from({ length: 101 }, () => randomUUID()) })),
+  },
+  {
+    name: 'metadata of 10,001 values',
+    field: /holds more than 10000 JSON values/,
+    call: (c) =>
+      c.sendMessage(
+        sendParams({ metadata: Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`k${i}`, i])) }),
+      ),
+  },
+  {
+    name: 'metadata nested 150 levels deep',
+    field: /more than 100 levels deep/,
+    call: (c) => c.sendMessage(sendParams({ metadata: deepObject(150) })),
+  },
+  {
+    name: 'historyLength -1 on SendMessage',
+    field: /configuration\.historyLength must be a whole number/,
+    call: (c) =>
+      c.sendMessage(
+        sendParams(
+          {},
+          {
+            configuration: {
+              acceptedOutputModes: [],
+              historyLength: -1,
+              returnImmediately: false,
+              taskPushNotificationConfig: undefined,
+            },
+          },
+        ),
+      ),
+  },
+  {
+    name: 'historyLength -1 on GetTask',
+    field: /historyLength must be a whole number/,
+    call: (c) => c.getTask({ tenant: '', id: randomUUID(), historyLength: -1 }),
+  },
+  {
+    name: 'GetTask of an id of 129 characters',
+    field: /id .*must be at most 128/,
+    call: (c) => c.getTask({ tenant: '', id: long(129) }),
+  },
+  {
+    name: 'CancelTask of an id of 129 characters',
+    field: /id .*must be at most 128/,
+    call: (c) => c.cancelTask({ tenant: '', id: long(129), metadata: {} }),
+  },
+  {
+    name: 'SubscribeToTask of an id of 129 characters',
+    field: /id .*must be at most 128/,
+    call: (c) => collect(c.resubscribeTask({ tenant: '', id: long(129) })),
+  },
+  {
+    name: 'ListTasks of 101 a page',
+    field: /pageSize must be a whole number from 1 to 100/,
+    call: (c) =>
+      c.listTasks({
+        tenant: '',
+        contextId: '',
+        status: 0,
+        pageSize: 101,
+        pageToken: '',
+        historyLength: undefined,
+        statusTimestampAfter: undefined,
+        includeArtifacts: undefined,
+      }),
+  },
 ];
 
 for (const transport of TRANSPORTS) {
@@ -465,7 +662,10 @@ for (const transport of TRANSPORTS) {
       it(bad.name, async () => {
         const client = await h.client(transport);
         await assert.rejects(bad.call(client), (error: unknown) => {
-          assert.ok(error instanceof RequestMalformedError, `not a RequestMalformedError: ${String(error).slice(0, 300)}`);
+          assert.ok(
+            error instanceof RequestMalformedError,
+            `not a RequestMalformedError: ${String(error).slice(0, 300)}`,
+          );
           assert.match(error.message, bad.field);
           assert.ok(error.message.length < 500, `a long message: ${error.message.slice(0, 100)}…`);
           return true;

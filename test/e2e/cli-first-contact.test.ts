@@ -39,7 +39,10 @@ describe('the command line, first contact', () => {
     try {
       const result = await runCli(['serve', '--port', String(taken), '--data-dir', dataDir]);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, new RegExp(`the port ${taken} is already in use; choose another with --port or --grpc-port`));
+      assert.match(
+        result.stderr,
+        new RegExp(`the port ${taken} is already in use; choose another with --port or --grpc-port`),
+      );
     } finally {
       blocker.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -52,14 +55,22 @@ describe('the command line, first contact', () => {
       writeFileSync(join(dataDir, 'a-file'), 'not a folder');
       const blocked = await runCli(['serve', '--port', '0', '--data-dir', join(dataDir, 'a-file', 'data')]);
       assert.equal(blocked.code, 1);
-      assert.equal(blocked.stderr.trim(), `tiny-harness: Cannot use the data folder ${join(dataDir, 'a-file', 'data')}: a file stands where a folder is needed. Choose another folder with --data-dir.`);
+      assert.equal(
+        blocked.stderr.trim(),
+        `tiny-harness: Cannot use the data folder ${join(dataDir, 'a-file', 'data')}: a file stands where a folder is needed. Choose another folder with --data-dir.`,
+      );
 
       const other = join(dataDir, 'other');
       mkdirSync(other);
       writeFileSync(join(other, DATABASE_FILE_NAME), 'these are notes, not a database; '.repeat(200));
       const notDatabase = await runCli(['serve', '--port', '0', '--data-dir', other]);
       assert.equal(notDatabase.code, 1);
-      assert.match(notDatabase.stderr, new RegExp(`^tiny-harness: Cannot open the database file ${join(other, DATABASE_FILE_NAME).replace(/[.]/g, '\\.')}: it is not a SQLite database .*--data-dir\\.\n$`));
+      assert.match(
+        notDatabase.stderr,
+        new RegExp(
+          `^tiny-harness: Cannot open the database file ${join(other, DATABASE_FILE_NAME).replace(/[.]/g, '\\.')}: it is not a SQLite database .*--data-dir\\.\n$`,
+        ),
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
@@ -72,7 +83,10 @@ describe('the command line, first contact', () => {
       const ready = await new Promise<Record<string, string>>((resolve, reject) => {
         const started = Date.now();
         const look = () => {
-          const line = server.stderr().split('\n').find((l) => l.includes('"msg":"ready"'));
+          const line = server
+            .stderr()
+            .split('\n')
+            .find((l) => l.includes('"msg":"ready"'));
           if (line) resolve(JSON.parse(line));
           else if (Date.now() - started > 10_000) reject(new Error(`no ready line: ${server.stderr()}`));
           else setImmediate(look);

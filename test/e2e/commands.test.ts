@@ -2,7 +2,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import { COMMANDS_EXTENSION_URI, CommandUsageError } from '../../src/commands/index.js';
-import { collect, dataOf, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import {
+  collect,
+  dataOf,
+  send,
+  startTestHarness,
+  textOf,
+  TRANSPORTS,
+  userMessage,
+  type TestHarness,
+} from './support.js';
 
 let h: TestHarness;
 let countedRuns = 0;
@@ -28,7 +37,11 @@ before(async () => {
             return { text: `ok ${args}` };
           },
         });
-        registry.register({ name: 'count', description: 'Counts its runs', handler: () => ({ text: `run ${++countedRuns}` }) });
+        registry.register({
+          name: 'count',
+          description: 'Counts its runs',
+          handler: () => ({ text: `run ${++countedRuns}` }),
+        });
       },
     },
   });
@@ -60,8 +73,18 @@ for (const transport of TRANSPORTS) {
     it('CMD-8: SendStreamingMessage yields the task, then the reply status update, then closes', async () => {
       const client = await h.client(transport);
       const task = await send(client, 'Start');
-      const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('/help model', { taskId: task.id }), configuration: undefined, metadata: {} }));
-      assert.deepEqual(events.map((e) => e.payload?.$case), ['task', 'statusUpdate']);
+      const events = await collect(
+        client.sendMessageStream({
+          tenant: '',
+          message: userMessage('/help model', { taskId: task.id }),
+          configuration: undefined,
+          metadata: {},
+        }),
+      );
+      assert.deepEqual(
+        events.map((e) => e.payload?.$case),
+        ['task', 'statusUpdate'],
+      );
       const update = events[1]!.payload!.value as any;
       assert.equal(update.taskId, task.id);
       assert.deepEqual(update.metadata, { command: 'help' });
@@ -104,7 +127,9 @@ for (const transport of TRANSPORTS) {
       const client = await h.client(transport);
       const task = await send(client, 'Soon canceled');
       await client.cancelTask({ tenant: '', id: task.id, metadata: {} });
-      await assert.rejects(send(client, '/status', { taskId: task.id }), (error: Error) => /terminal state/.test(error.message));
+      await assert.rejects(send(client, '/status', { taskId: task.id }), (error: Error) =>
+        /terminal state/.test(error.message),
+      );
       const stored = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
       assert.equal(stored.status?.state, TaskState.TASK_STATE_CANCELED);
       assert.ok(!stored.history.some((m) => m.metadata?.command === 'status'));
@@ -146,7 +171,12 @@ for (const transport of TRANSPORTS) {
       const task = await send(client, '/nosuch thing');
       await send(client, '/status', { taskId: task.id });
       const two = userMessage('/status');
-      two.parts.push({ content: { $case: 'text', value: 'and more' }, mediaType: 'text/plain', filename: '', metadata: {} });
+      two.parts.push({
+        content: { $case: 'text', value: 'and more' },
+        mediaType: 'text/plain',
+        filename: '',
+        metadata: {},
+      });
       two.taskId = task.id;
       await client.sendMessage({ tenant: '', message: two, configuration: undefined, metadata: {} });
       const last = h.chatRequests().at(-1);
@@ -166,10 +196,20 @@ describe('commands on the card', () => {
     const entries = card.capabilities.extensions.filter((e: any) => e.uri === COMMANDS_EXTENSION_URI);
     assert.equal(entries.length, 1);
     assert.equal(entries[0].required, false);
-    assert.deepEqual(entries[0].params.commands.map((c: any) => c.name), ['help', 'model', 'status', 'stop', 'spawn', 'explode', 'strict', 'count']);
-    assert.deepEqual(entries[0].params.commands[1], { name: 'model', description: "Show or choose this task's model", argument_hint: '[<model>]' });
+    assert.deepEqual(
+      entries[0].params.commands.map((c: any) => c.name),
+      ['help', 'model', 'status', 'stop', 'spawn', 'explode', 'strict', 'count'],
+    );
+    assert.deepEqual(entries[0].params.commands[1], {
+      name: 'model',
+      description: "Show or choose this task's model",
+      argument_hint: '[<model>]',
+    });
     for (const iface of card.supportedInterfaces) assert.equal(iface.protocolVersion, '1.0');
-    assert.deepEqual(card.supportedInterfaces.map((i: any) => i.protocolBinding), ['JSONRPC', 'HTTP+JSON', 'GRPC']);
+    assert.deepEqual(
+      card.supportedInterfaces.map((i: any) => i.protocolBinding),
+      ['JSONRPC', 'HTTP+JSON', 'GRPC'],
+    );
     assert.equal(card.capabilities.streaming, true);
   });
 

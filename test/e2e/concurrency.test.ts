@@ -24,7 +24,9 @@ function holdReplies(): () => void {
 }
 
 before(async () => {
-  h = await startTestHarness({ script: { reply: REPLY, chunkDelayMs: 5, hold: () => ({ afterChunks: HELD_AFTER, until: held }) } });
+  h = await startTestHarness({
+    script: { reply: REPLY, chunkDelayMs: 5, hold: () => ({ afterChunks: HELD_AFTER, until: held }) },
+  });
 });
 
 after(async () => {
@@ -45,7 +47,12 @@ for (const transport of TRANSPORTS) {
       const other = await h.client(transport);
       const task = await send(other, '/model fixture:small');
       const letGo = holdReplies();
-      const turnStream = client.sendMessageStream({ tenant: '', message: userMessage('Tell me forty words', { taskId: task.id }), configuration: undefined, metadata: {} });
+      const turnStream = client.sendMessageStream({
+        tenant: '',
+        message: userMessage('Tell me forty words', { taskId: task.id }),
+        configuration: undefined,
+        metadata: {},
+      });
       const turnEvents: StreamResponse[] = [];
       let streaming!: () => void;
       const isStreaming = new Promise<void>((resolve) => (streaming = resolve));
@@ -55,18 +62,31 @@ for (const transport of TRANSPORTS) {
           if (event.payload?.$case === 'artifactUpdate') streaming();
         }
       })();
-      const ended = () => turnEvents.some((e) => e.payload?.$case === 'statusUpdate' && e.payload.value.status?.message && !e.payload.value.metadata?.['command']);
+      const ended = () =>
+        turnEvents.some(
+          (e) =>
+            e.payload?.$case === 'statusUpdate' &&
+            e.payload.value.status?.message &&
+            !e.payload.value.metadata?.['command'],
+        );
       // Once the turn streams, subscribe; the subscription's first event (the task) comes once it
       // listens to the task's events. Then send commands while the fixture holds the reply.
       await within(Promise.race([isStreaming, turnDone]), 10_000, 'the turn starting to stream');
-      assert.ok(turnEvents.some((e) => e.payload?.$case === 'artifactUpdate'), 'the turn streamed');
+      assert.ok(
+        turnEvents.some((e) => e.payload?.$case === 'artifactUpdate'),
+        'the turn streamed',
+      );
       const subscription = other.resubscribeTask({ tenant: '', id: task.id });
       const first = await within(subscription.next(), 10_000, 'the subscription attaching');
       assert.equal(first.value?.payload?.$case, 'task', 'a subscription starts with the task');
       const subscribed = collect(subscription);
       const replies = [];
       for (let i = 0; i < 3; i++) {
-        const replied = await within(send(other, '/status', { taskId: task.id }), 10_000, 'a command during a held turn');
+        const replied = await within(
+          send(other, '/status', { taskId: task.id }),
+          10_000,
+          'a command during a held turn',
+        );
         replies.push(replied);
         assert.equal(replied.status?.state, TaskState.TASK_STATE_WORKING, 'the reply carries the running state');
         assert.match(textOf(replied.status?.message), /Turn running: yes/);
@@ -105,11 +125,19 @@ for (const transport of TRANSPORTS) {
     it('a second ordinary message during a turn is refused clearly, and the turn goes on', async () => {
       const client = await h.client(transport);
       const letGo = holdReplies();
-      const stream = client.sendMessageStream({ tenant: '', message: userMessage('Slow one'), configuration: undefined, metadata: {} });
+      const stream = client.sendMessageStream({
+        tenant: '',
+        message: userMessage('Slow one'),
+        configuration: undefined,
+        metadata: {},
+      });
       const first = await stream.next();
       const taskId = (first.value as any).payload.value.id;
       // The busy error leaves as A2A's UnsupportedOperation on every transport (src/server/a2a-errors.ts).
-      await assert.rejects(send(client, 'Interrupting', { taskId }), (error) => error instanceof UnsupportedOperationError && /still being written/.test(error.message));
+      await assert.rejects(
+        send(client, 'Interrupting', { taskId }),
+        (error) => error instanceof UnsupportedOperationError && /still being written/.test(error.message),
+      );
       letGo();
       const rest = await collect(stream);
       const final = rest.at(-1)!.payload!.value as any;

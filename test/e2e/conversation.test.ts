@@ -21,7 +21,15 @@ before(async () => {
   writeFileSync(join(dir, 'aware.md'), '---\ndescription: Knows the conversation\n---\naware: $ARGUMENTS\n');
   h = await startTestHarness({
     script: { reply: (body) => `noted ${body.messages.length}` },
-    harness: { commandsDir: dir, auth: { tokens: new Map([['alice-token', 'alice'], ['bob-token', 'bob']]) } },
+    harness: {
+      commandsDir: dir,
+      auth: {
+        tokens: new Map([
+          ['alice-token', 'alice'],
+          ['bob-token', 'bob'],
+        ]),
+      },
+    },
   });
 });
 
@@ -30,8 +38,13 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const userTexts = (request: any): string[] => request.messages.filter((m: any) => m.role === 'user').map((m: any) => String(m.content));
-const requestWith = (text: string) => h.chatRequests().filter((r: any) => JSON.stringify(r.messages).includes(text)).at(-1);
+const userTexts = (request: any): string[] =>
+  request.messages.filter((m: any) => m.role === 'user').map((m: any) => String(m.content));
+const requestWith = (text: string) =>
+  h
+    .chatRequests()
+    .filter((r: any) => JSON.stringify(r.messages).includes(text))
+    .at(-1);
 
 describe('a conversation across tasks (CMD-35)', () => {
   it('CMD-35: a new task in a context is sent the earlier tasks of that context, oldest first, commands left out', async () => {
@@ -45,11 +58,14 @@ describe('a conversation across tasks (CMD-35)', () => {
     assert.notEqual(second.id, first.id, 'a new task');
     const request = requestWith('what is my name?');
     assert.deepEqual(userTexts(request), ['my name is Ada', 'I like tea', 'what is my name?']);
-    assert.ok(request.messages.some((m: any) => m.role === 'assistant' && String(m.content).startsWith('noted')), 'with the earlier replies');
+    assert.ok(
+      request.messages.some((m: any) => m.role === 'assistant' && String(m.content).startsWith('noted')),
+      'with the earlier replies',
+    );
     assert.ok(!JSON.stringify(request.messages).includes('/status'), 'commands stay out (CMD-7)');
   });
 
-  it('CMD-35: another user\'s tasks in the same context id are not sent', async () => {
+  it("CMD-35: another user's tasks in the same context id are not sent", async () => {
     const alice = await h.client('JSONRPC', { Authorization: 'Bearer alice-token' });
     const bob = await h.client('JSONRPC', { Authorization: 'Bearer bob-token' });
     const contextId = randomUUID();
@@ -63,7 +79,12 @@ describe('a conversation across tasks (CMD-35)', () => {
     const parent = await send(alice, 'the secret is 42');
     const started = await send(alice, '/aware summarize', { taskId: parent.id });
     const child = started.status?.message?.metadata?.task_ref as string;
-    await eventually(async () => ((await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state === TaskState.TASK_STATE_COMPLETED ? true : undefined));
+    await eventually(async () =>
+      (await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state ===
+      TaskState.TASK_STATE_COMPLETED
+        ? true
+        : undefined,
+    );
     assert.deepEqual(userTexts(requestWith('aware: summarize')), ['the secret is 42', 'aware: summarize']);
   });
 
@@ -72,7 +93,12 @@ describe('a conversation across tasks (CMD-35)', () => {
     const parent = await send(alice, 'the other secret is 43');
     const started = await send(alice, '/clean summarize', { taskId: parent.id });
     const child = started.status?.message?.metadata?.task_ref as string;
-    await eventually(async () => ((await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state === TaskState.TASK_STATE_COMPLETED ? true : undefined));
+    await eventually(async () =>
+      (await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state ===
+      TaskState.TASK_STATE_COMPLETED
+        ? true
+        : undefined,
+    );
     assert.deepEqual(userTexts(requestWith('clean: summarize')), ['clean: summarize']);
   });
 });

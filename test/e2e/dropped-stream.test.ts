@@ -23,24 +23,42 @@ after(async () => {
 
 /** Starts a streamed turn over raw JSON-RPC, waits for its first artifact update, destroys the socket. */
 function streamAndDrop(message: ReturnType<typeof userMessage>): Promise<void> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: { messageId: message.messageId, taskId: message.taskId, role: 'ROLE_USER', parts: [{ text: 'Say thirty words', mediaType: 'text/plain' }] } } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendStreamingMessage',
+    params: {
+      message: {
+        messageId: message.messageId,
+        taskId: message.taskId,
+        role: 'ROLE_USER',
+        parts: [{ text: 'Say thirty words', mediaType: 'text/plain' }],
+      },
+    },
+  });
   return new Promise((resolve, reject) => {
-    const req = request(`${h.harness.url}/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } }, (res) => {
-      let seen = '';
-      res.on('data', (chunk: Buffer) => {
-        seen += chunk.toString();
-        if (!seen.includes('artifactUpdate')) return;
-        req.destroy();
-        resolve();
-      });
-    });
+    const req = request(
+      `${h.harness.url}/a2a/jsonrpc`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } },
+      (res) => {
+        let seen = '';
+        res.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (!seen.includes('artifactUpdate')) return;
+          req.destroy();
+          resolve();
+        });
+      },
+    );
     req.once('error', (error) => (req.destroyed ? undefined : reject(error)));
     req.end(body);
   });
 }
 
 function artifactText(task: Task): string {
-  return task.artifacts.flatMap((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : ''))).join('');
+  return task.artifacts
+    .flatMap((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')))
+    .join('');
 }
 
 describe('a streamed turn whose client goes away', () => {
@@ -63,8 +81,15 @@ describe('a streamed turn whose client goes away', () => {
     const task = await send(client, '/status');
     const message = userMessage('Say thirty words', { taskId: task.id });
     const abort = new AbortController();
-    const stream = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal: abort.signal });
-    for (let next = await stream.next(); !next.done && next.value.payload?.$case !== 'artifactUpdate'; next = await stream.next());
+    const stream = client.sendMessageStream(
+      { tenant: '', message, configuration: undefined, metadata: {} },
+      { signal: abort.signal },
+    );
+    for (
+      let next = await stream.next();
+      !next.done && next.value.payload?.$case !== 'artifactUpdate';
+      next = await stream.next()
+    );
     abort.abort();
     await stream.return(undefined).catch(() => undefined);
     const resent = await send(client, 'Say thirty words', { taskId: task.id, messageId: message.messageId });

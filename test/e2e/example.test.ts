@@ -16,7 +16,11 @@ after(async () => {
 describe('the README example command', () => {
   it('is registered after the built-ins, answers, and explains a bad argument', async () => {
     const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
-    assert.deepEqual(card.capabilities.extensions[0].params.commands.at(-1), { name: 'roll', description: 'Roll a die on the harness', argument_hint: '[<sides>]' });
+    assert.deepEqual(card.capabilities.extensions[0].params.commands.at(-1), {
+      name: 'roll',
+      description: 'Roll a die on the harness',
+      argument_hint: '[<sides>]',
+    });
     const client = await h.client('JSONRPC');
     const rolled = await send(client, '/roll 20');
     const { sides, value } = dataOf(rolled.status?.message);

@@ -18,15 +18,28 @@ after(async () => {
 function jsonRpc(method: string, text: string, extensions?: string) {
   return fetch(`${h.harness.url}/a2a/jsonrpc`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(extensions ? { 'a2a-extensions': extensions } : {}) },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text }] } } }),
+    headers: {
+      'content-type': 'application/json',
+      'a2a-version': '1.0',
+      ...(extensions ? { 'a2a-extensions': extensions } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text }] } },
+    }),
   });
 }
 
 function rest(path: string, text: string, extensions?: string) {
   return fetch(`${h.harness.url}/a2a/rest/${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(extensions ? { 'a2a-extensions': extensions } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      'a2a-version': '1.0',
+      ...(extensions ? { 'a2a-extensions': extensions } : {}),
+    },
     body: JSON.stringify({ message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text }] } }),
   });
 }
@@ -40,8 +53,10 @@ async function grpcHeaders(text: string, extensions?: string): Promise<string[]>
   try {
     return await new Promise<string[]>((resolve, reject) => {
       let headers: string[] = [];
-      const call = client.sendMessage({ tenant: '', message: userMessage(text), configuration: undefined, metadata: {} }, metadata, (error: Error | null) =>
-        error ? reject(error) : resolve(headers),
+      const call = client.sendMessage(
+        { tenant: '', message: userMessage(text), configuration: undefined, metadata: {} },
+        metadata,
+        (error: Error | null) => (error ? reject(error) : resolve(headers)),
       );
       call.on('metadata', (received: Metadata) => (headers = received.get('a2a-extensions').map(String)));
     });

@@ -19,10 +19,16 @@ async function cardCommands(): Promise<Array<{ name: string; description: string
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-commands-'));
-  writeFileSync(join(dir, 'review.md'), '---\ndescription: Review a file for bugs\nargument-hint: <file> [focus]\n---\nReview $1, focusing on $2.\nAll: $ARGUMENTS\n');
+  writeFileSync(
+    join(dir, 'review.md'),
+    '---\ndescription: Review a file for bugs\nargument-hint: <file> [focus]\n---\nReview $1, focusing on $2.\nAll: $ARGUMENTS\n',
+  );
   writeFileSync(join(dir, 'Bad Name.md'), '---\ndescription: never loaded\n---\nx\n');
   writeFileSync(join(dir, 'help.md'), '---\ndescription: would replace a built-in\n---\nx\n');
-  writeFileSync(join(dir, 'echoed.md'), '---\ndescription: Runs on the offline model\nmodel: builtin:echo\n---\nSay $ARGUMENTS\n');
+  writeFileSync(
+    join(dir, 'echoed.md'),
+    '---\ndescription: Runs on the offline model\nmodel: builtin:echo\n---\nSay $ARGUMENTS\n',
+  );
   writeFileSync(join(dir, 'repeat.md'), `---\ndescription: Says it twenty times\n---\n${'$ARGUMENTS\n'.repeat(20)}`);
   // Opening a named pipe for reading waits for a writer: it must be skipped, not opened.
   makeFifo(join(dir, 'x.md'));
@@ -36,8 +42,15 @@ after(async () => {
 
 describe('commands written in files', () => {
   it('load after the built-ins in file-name order; bad files are skipped, the rest load', async () => {
-    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'stop', 'spawn', 'echoed', 'repeat', 'review']);
-    assert.deepEqual((await cardCommands()).at(-1), { name: 'review', description: 'Review a file for bugs', argument_hint: '<file> [focus]' });
+    assert.deepEqual(
+      (await cardCommands()).map((c) => c.name),
+      ['help', 'model', 'status', 'stop', 'spawn', 'echoed', 'repeat', 'review'],
+    );
+    assert.deepEqual((await cardCommands()).at(-1), {
+      name: 'review',
+      description: 'Review a file for bugs',
+      argument_hint: '<file> [focus]',
+    });
   });
 
   it('/help ends with the command files that were skipped and why, naming no path outside the folder', async () => {
@@ -47,7 +60,7 @@ describe('commands written in files', () => {
     assert.match(skipped, /^- Bad Name\.md: /m);
     assert.match(skipped, /^- help\.md: /m);
     assert.match(skipped, /^- x\.md: /m);
-    assert.ok(!help.includes(dir), 'the folder\'s path stays in the log');
+    assert.ok(!help.includes(dir), "the folder's path stays in the log");
   });
 
   for (const transport of TRANSPORTS) {
@@ -62,7 +75,9 @@ describe('commands written in files', () => {
         return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
       });
       assert.equal(textOf(child.history[0]), 'Review src/cli.ts, focusing on flags.\nAll: src/cli.ts flags');
-      const asked = h.chatRequests().find((body) => JSON.stringify(body.messages).includes('Review src/cli.ts, focusing on flags.'));
+      const asked = h
+        .chatRequests()
+        .find((body) => JSON.stringify(body.messages).includes('Review src/cli.ts, focusing on flags.'));
       assert.ok(asked, 'the fixture model was asked with the expanded prompt');
       assert.equal(asked.model, 'small', "the parent's model");
 
@@ -79,19 +94,40 @@ describe('commands written in files', () => {
   it('CMD-16: adding, changing and removing a file updates the served card within seconds, without a restart', async () => {
     writeFileSync(join(dir, 'deploy.md'), '---\ndescription: Deploy it\n---\nDeploy $1\n');
     await eventually(async () => (await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
-    writeFileSync(join(dir, 'deploy.md'), '---\ndescription: Deploy it carefully\nargument-hint: <env>\n---\nDeploy $1\n');
-    await eventually(async () => (await cardCommands()).find((c) => c.name === 'deploy')?.description === 'Deploy it carefully' || undefined, 5000);
-    assert.deepEqual((await cardCommands()).map((c) => c.name), ['help', 'model', 'status', 'stop', 'spawn', 'deploy', 'echoed', 'repeat', 'review']);
+    writeFileSync(
+      join(dir, 'deploy.md'),
+      '---\ndescription: Deploy it carefully\nargument-hint: <env>\n---\nDeploy $1\n',
+    );
+    await eventually(
+      async () =>
+        (await cardCommands()).find((c) => c.name === 'deploy')?.description === 'Deploy it carefully' || undefined,
+      5000,
+    );
+    assert.deepEqual(
+      (await cardCommands()).map((c) => c.name),
+      ['help', 'model', 'status', 'stop', 'spawn', 'deploy', 'echoed', 'repeat', 'review'],
+    );
     unlinkSync(join(dir, 'deploy.md'));
     await eventually(async () => !(await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
     const client = await h.client('JSONRPC');
     const task = await send(client, 'Hi');
     const replied = await send(client, '/deploy prod', { taskId: task.id });
-    assert.equal(replied.status!.message!.metadata?.command, undefined, 'a removed command is an ordinary message again');
+    assert.equal(
+      replied.status!.message!.metadata?.command,
+      undefined,
+      'a removed command is an ordinary message again',
+    );
   });
 
   it('a named pipe in the folder is skipped with a warning naming it: the server starts, and later files still load', async () => {
-    assert.ok(log.lines.some((line) => line.startsWith(`warn command file skipped: ${join(dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`)), log.lines.join('\n'));
+    assert.ok(
+      log.lines.some((line) =>
+        line.startsWith(
+          `warn command file skipped: ${join(dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`,
+        ),
+      ),
+      log.lines.join('\n'),
+    );
     makeFifo(join(dir, 'y.md'));
     writeFileSync(join(dir, 'after-pipe.md'), '---\ndescription: Written after a pipe\n---\nDo $1\n');
     await eventually(async () => (await cardCommands()).some((c) => c.name === 'after-pipe') || undefined, 5000);
@@ -112,7 +148,12 @@ describe('commands written in files', () => {
       // 20 × 10,000 characters and 19 line breaks (the template is trimmed).
       '/repeat with these arguments would make a prompt of 200,019 characters, over the limit of 200,000: give shorter arguments.',
     );
-    assert.ok(log.lines.some((line) => line.startsWith('warn file command refused') && line.includes('"file":"repeat.md"') && !line.includes('aaaa')));
+    assert.ok(
+      log.lines.some(
+        (line) =>
+          line.startsWith('warn file command refused') && line.includes('"file":"repeat.md"') && !line.includes('aaaa'),
+      ),
+    );
   });
 });
 
@@ -123,13 +164,23 @@ describe('the command line with a named pipe in the commands folder', () => {
       const commands = join(root, 'commands');
       const config = join(root, 'config.json');
       writeFileSync(config, JSON.stringify({ detectOllama: false }));
-      const server = await startServerProcess(['--data-dir', join(root, 'data'), '--commands-dir', commands, '--config', config]);
+      const server = await startServerProcess([
+        '--data-dir',
+        join(root, 'data'),
+        '--commands-dir',
+        commands,
+        '--config',
+        config,
+      ]);
       try {
         makeFifo(join(commands, 'x.md'));
         writeFileSync(join(commands, 'later.md'), '---\ndescription: After the pipe\n---\nDo it\n');
         await eventually(async () => {
           const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
-          return card.capabilities.extensions[0].params.commands.some((c: { name: string }) => c.name === 'later') || undefined;
+          return (
+            card.capabilities.extensions[0].params.commands.some((c: { name: string }) => c.name === 'later') ||
+            undefined
+          );
         }, 5000);
         assert.match(server.stderr(), /command file skipped: [^"]*x\.md: not a regular file/);
       } finally {

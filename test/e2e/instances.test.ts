@@ -89,7 +89,12 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const key = randomUUID().replaceAll('-', '');
     holdUntilReleased(key);
     const text = `HOLD-${key} please write`;
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage(text, { taskId, messageId }), configuration: undefined, metadata: {} });
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage(text, { taskId, messageId }),
+      configuration: undefined,
+      metadata: {},
+    });
     const first = await stream.next();
     const payload = (first.value as StreamResponse).payload;
     const id = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
@@ -109,12 +114,15 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
   it('one turn per task across instances: a message to a task whose turn runs on another instance is refused', async () => {
     const [a, b] = clients as [Client, Client];
     const turn = await heldTurn(a);
-    await assert.rejects(send(b, 'Interrupting', { taskId: turn.taskId }), (error) => error instanceof UnsupportedOperationError && /still being written/.test(error.message));
+    await assert.rejects(
+      send(b, 'Interrupting', { taskId: turn.taskId }),
+      (error) => error instanceof UnsupportedOperationError && /still being written/.test(error.message),
+    );
     turn.release();
     await turn.ended;
   });
 
-  it('CMD-8, CMD-9 across instances: a command to B during a turn on A answers WORKING at once, and its reply reaches A\'s stream once, in order', async () => {
+  it("CMD-8, CMD-9 across instances: a command to B during a turn on A answers WORKING at once, and its reply reaches A's stream once, in order", async () => {
     const [a, b] = clients as [Client, Client];
     const turn = await heldTurn(a);
     const answer = await send(b, '/status', { taskId: turn.taskId });
@@ -139,8 +147,20 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     turn.release();
     const seen: StreamResponse[] = [];
     for await (const event of subscription) seen.push(event);
-    const text = seen.flatMap((event) => (event.payload?.$case === 'artifactUpdate' ? event.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')) : [])).join('');
-    const whole = (await turn.ended).flatMap((event) => (event.payload?.$case === 'artifactUpdate' ? event.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')) : [])).join('');
+    const text = seen
+      .flatMap((event) =>
+        event.payload?.$case === 'artifactUpdate'
+          ? event.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
+          : [],
+      )
+      .join('');
+    const whole = (await turn.ended)
+      .flatMap((event) =>
+        event.payload?.$case === 'artifactUpdate'
+          ? event.payload.value.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : ''))
+          : [],
+      )
+      .join('');
     // What C saw after it subscribed is the end of what A streamed, in order, nothing twice.
     assert.ok(whole.endsWith(text) && text.length > 0, `C saw "${text}", A streamed "${whole}"`);
     assert.equal(statusUpdates(seen).at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -163,7 +183,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const turn = await heldTurn(a);
     const reply = await send(b, '/stop', { taskId: turn.taskId });
     assert.match(textOf(reply.status?.message), /^Stopping the turn/);
-    assert.equal(reply.status?.state, TaskState.TASK_STATE_WORKING, 'the reply leaves the running turn\'s state');
+    assert.equal(reply.status?.state, TaskState.TASK_STATE_WORKING, "the reply leaves the running turn's state");
     await model.waitForAborted(aborted + 1);
     const events = await turn.ended;
     const final = statusUpdates(events).at(-1)!;
@@ -186,7 +206,11 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     holds.get(noteKey)!();
     let note: TaskStatusUpdateEvent | undefined;
     for await (const event of watch) {
-      if (event.payload?.$case === 'statusUpdate' && textOf(event.payload.value.status?.message).includes(`Sub-task ${ref}`)) note = event.payload.value;
+      if (
+        event.payload?.$case === 'statusUpdate' &&
+        textOf(event.payload.value.status?.message).includes(`Sub-task ${ref}`)
+      )
+        note = event.payload.value;
     }
     assert.match(textOf(note?.status?.message), /completed/);
 
@@ -213,19 +237,36 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     assert.equal(stored.history.filter((message) => message.messageId === messageId).length, 1);
   });
 
-  it('CMD-34 across instances: a streaming resend of a turn\'s message to another instance follows that turn to its end; the turn runs once', async () => {
+  it("CMD-34 across instances: a streaming resend of a turn's message to another instance follows that turn to its end; the turn runs once", async () => {
     const [a, b] = clients as [Client, Client];
     const messageId = randomUUID();
     const turn = await heldTurn(a, undefined, messageId);
-    const resend = b.sendMessageStream({ tenant: '', message: userMessage(turn.text, { messageId }), configuration: undefined, metadata: {} });
+    const resend = b.sendMessageStream({
+      tenant: '',
+      message: userMessage(turn.text, { messageId }),
+      configuration: undefined,
+      metadata: {},
+    });
     const first = await resend.next();
-    assert.equal(((first.value as StreamResponse).payload?.value as Task).id, turn.taskId, 'the task the first send made');
+    assert.equal(
+      ((first.value as StreamResponse).payload?.value as Task).id,
+      turn.taskId,
+      'the task the first send made',
+    );
     turn.release();
     const rest: StreamResponse[] = [];
     for await (const event of resend) rest.push(event);
-    assert.equal(statusUpdates(rest).at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'followed to the end of the turn');
+    assert.equal(
+      statusUpdates(rest).at(-1)?.status?.state,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      'followed to the end of the turn',
+    );
     await turn.ended;
-    assert.equal(model.requests.filter((request) => promptOf(request.body).includes(`HOLD-${turn.key}`)).length, 1, 'one model request');
+    assert.equal(
+      model.requests.filter((request) => promptOf(request.body).includes(`HOLD-${turn.key}`)).length,
+      1,
+      'one model request',
+    );
   });
 
   it('a turn whose instance is killed (kill -9) ends as interrupted on another instance, and nothing acknowledged is lost', async () => {
@@ -244,7 +285,10 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
       assert.equal(end?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.match(textOf(end?.status?.message), /interrupted/);
       const stored = await b.getTask({ tenant: '', id: turn.taskId });
-      assert.ok(stored.history.some((message) => textOf(message) === 'Remember this'), 'the acknowledged first message is kept');
+      assert.ok(
+        stored.history.some((message) => textOf(message) === 'Remember this'),
+        'the acknowledged first message is kept',
+      );
       turn.release();
     } finally {
       await doomed.stop('SIGKILL');

@@ -48,7 +48,10 @@ describe('the built-in model command', () => {
       'every offered model, in the order /model lists them',
     );
     const help = (entry?.params?.arguments as any[]).find((a) => a.command === 'help');
-    assert.ok(help.values.some((v: any) => v.value === 'model'), '/help completes the command names');
+    assert.ok(
+      help.values.some((v: any) => v.value === 'model'),
+      '/help completes the command names',
+    );
   });
 
   it('CMD-21: /model <id> sets the task model and the next model request goes to it', async () => {

@@ -15,7 +15,11 @@ export interface ServerProcess {
 }
 
 /** `program`: how node runs the command line; the TypeScript sources by default. */
-export async function startServerProcess(args: string[], env: Record<string, string> = {}, program: string[] = ['--import', 'tsx', CLI]): Promise<ServerProcess> {
+export async function startServerProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  program: string[] = ['--import', 'tsx', CLI],
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...program, 'serve', '--port', '0', ...args], {
     env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +59,11 @@ export function writeFixtureConfig(dir: string, baseURL: string): string {
   const file = join(dir, 'config.json');
   writeFileSync(
     file,
-    JSON.stringify({ defaultModel: 'fixture:small', detectOllama: false, providers: { fixture: { type: 'openai-compatible', baseURL, models: ['small', 'large'] } } }),
+    JSON.stringify({
+      defaultModel: 'fixture:small',
+      detectOllama: false,
+      providers: { fixture: { type: 'openai-compatible', baseURL, models: ['small', 'large'] } },
+    }),
   );
   return file;
 }

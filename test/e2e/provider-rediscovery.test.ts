@@ -48,11 +48,17 @@ describe('a provider down at start-up', () => {
     h = await startTestHarness({ config: withLate(late) });
     const client = await h.client('JSONRPC');
     const before = await send(client, '/model');
-    assert.deepEqual(dataOf(before.status?.message).models.map((m: { id: string }) => m.id), ['builtin:echo', 'builtin:stats', 'fixture:small']);
+    assert.deepEqual(
+      dataOf(before.status?.message).models.map((m: { id: string }) => m.id),
+      ['builtin:echo', 'builtin:stats', 'fixture:small'],
+    );
 
     script.modelsFailure = undefined;
     const after = await send(client, '/model', { taskId: before.id });
-    assert.deepEqual(dataOf(after.status?.message).models.map((m: { id: string }) => m.id), ['builtin:echo', 'builtin:stats', 'fixture:small', 'late:tiny']);
+    assert.deepEqual(
+      dataOf(after.status?.message).models.map((m: { id: string }) => m.id),
+      ['builtin:echo', 'builtin:stats', 'fixture:small', 'late:tiny'],
+    );
     const chosen = await send(client, '/model late:tiny', { taskId: before.id });
     assert.match(textOf(chosen.status?.message), /now uses late:tiny/);
   });
@@ -75,7 +81,10 @@ describe('a provider down at start-up', () => {
     client = await h.client('JSONRPC');
     const answered = await send(client, 'are you there?', { taskId: task.id });
     assert.equal(textOf(answered.status?.message), 'Answered by the late server.');
-    assert.ok(lines.some((line) => JSON.parse(line).msg === 'models: late answers again; offered now: late:tiny'), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => JSON.parse(line).msg === 'models: late answers again; offered now: late:tiny'),
+      lines.join('\n'),
+    );
   });
 
   it('is asked again on a timer, and the log says when it is back', async () => {

@@ -19,13 +19,17 @@ interface CardInterface {
 }
 
 async function interfacesOf(base: string): Promise<Record<string, string>> {
-  const card = (await (await fetch(`${base}/.well-known/agent-card.json`)).json()) as { supportedInterfaces: CardInterface[] };
+  const card = (await (await fetch(`${base}/.well-known/agent-card.json`)).json()) as {
+    supportedInterfaces: CardInterface[];
+  };
   return Object.fromEntries(card.supportedInterfaces.map((entry) => [entry.protocolBinding, entry.url]));
 }
 
 describe('the public address on the card', () => {
   it('config publicUrl and publicGrpcAddress: the card names them, the harness still serves where it listens', async () => {
-    const h = await startTestHarness({ config: { publicUrl: 'https://agent.example.com/team/', publicGrpcAddress: 'grpc.example.com:443' } });
+    const h = await startTestHarness({
+      config: { publicUrl: 'https://agent.example.com/team/', publicGrpcAddress: 'grpc.example.com:443' },
+    });
     try {
       assert.deepEqual(await interfacesOf(h.harness.url), {
         JSONRPC: 'https://agent.example.com/team/a2a/jsonrpc',
@@ -44,7 +48,10 @@ describe('the public address on the card', () => {
   });
 
   it('the publicUrl option wins over the config key; without publicGrpcAddress, gRPC keeps the address it listens on', async () => {
-    const h = await startTestHarness({ config: { publicUrl: 'https://from-config.example' }, harness: { publicUrl: 'https://from-flag.example' } });
+    const h = await startTestHarness({
+      config: { publicUrl: 'https://from-config.example' },
+      harness: { publicUrl: 'https://from-flag.example' },
+    });
     try {
       assert.deepEqual(await interfacesOf(h.harness.url), {
         JSONRPC: 'https://from-flag.example/a2a/jsonrpc',
@@ -61,7 +68,14 @@ describe('the public address on the card', () => {
     try {
       const config = join(dir, 'config.json');
       writeFileSync(config, JSON.stringify({ detectOllama: false, publicUrl: 'https://from-config.example' }));
-      const server = await startServerProcess(['--data-dir', join(dir, 'data'), '--config', config, '--public-url', 'https://agent.example.com/']);
+      const server = await startServerProcess([
+        '--data-dir',
+        join(dir, 'data'),
+        '--config',
+        config,
+        '--public-url',
+        'https://agent.example.com/',
+      ]);
       try {
         assert.deepEqual(await interfacesOf(server.url), {
           JSONRPC: 'https://agent.example.com/a2a/jsonrpc',
@@ -77,12 +91,19 @@ describe('the public address on the card', () => {
 
   it('serve --public-url with a value that is not an http(s) root stops at start-up with a usage error', () => {
     const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0', '--public-url', 'https://agent.example.com/?tenant=a'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', cli, 'serve', '--port', '0', '--public-url', 'https://agent.example.com/?tenant=a'],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     assert.equal(run.status, 2);
-    assert.equal(run.stderr, 'tiny-harness: --public-url must not have a query (?...) or a fragment (#...): give the address of the harness root.\n');
+    assert.equal(
+      run.stderr,
+      'tiny-harness: --public-url must not have a query (?...) or a fragment (#...): give the address of the harness root.\n',
+    );
     assert.equal(run.stdout, '', 'it never listened');
   });
 });

@@ -8,7 +8,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { collect, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness, type TransportName } from './support.js';
+import {
+  collect,
+  send,
+  startTestHarness,
+  textOf,
+  TRANSPORTS,
+  userMessage,
+  type TestHarness,
+  type TransportName,
+} from './support.js';
 
 const REPLY = Array.from({ length: 12 }, (_, i) => `w${i}`).join(' ');
 
@@ -42,7 +51,16 @@ function agentRepliesTo(task: Task, messageId: string): number {
 }
 
 async function taskCount(client: Client): Promise<number> {
-  const page = await client.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+  const page = await client.listTasks({
+    tenant: '',
+    contextId: '',
+    status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageSize: 100,
+    pageToken: '',
+    historyLength: 0,
+    statusTimestampAfter: undefined,
+    includeArtifacts: false,
+  });
   return page.totalSize;
 }
 
@@ -53,11 +71,17 @@ function concurrentAndRetried(transport: TransportName, copies: number) {
     const task = await send(client, '/status');
     const messageId = randomUUID();
     const before = turnsRun();
-    const answers = await Promise.all(Array.from({ length: copies }, () => send(client, 'Tell me twelve words', { taskId: task.id, messageId })));
+    const answers = await Promise.all(
+      Array.from({ length: copies }, () => send(client, 'Tell me twelve words', { taskId: task.id, messageId })),
+    );
     assert.equal(turnsRun(), before + 1, 'one model request');
     assert.deepEqual(new Set(answers.map((a) => a.id)), new Set([task.id]), 'every answer names the task');
     for (const answer of answers) {
-      assert.equal(answer.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'each answer is the task once the turn has ended');
+      assert.equal(
+        answer.status?.state,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        'each answer is the task once the turn has ended',
+      );
       assert.equal(textOf(answer.status?.message), REPLY);
     }
     const stored = await history(client, task.id);
@@ -67,7 +91,11 @@ function concurrentAndRetried(transport: TransportName, copies: number) {
     const retried = await send(client, 'Tell me twelve words', { taskId: task.id, messageId });
     assert.equal(turnsRun(), before + 1, 'the retry ran no turn');
     assert.equal(retried.id, task.id);
-    assert.equal(retried.status?.message?.messageId, answers[0]!.status?.message?.messageId, 'the retry gets the task as it stands: the same reply');
+    assert.equal(
+      retried.status?.message?.messageId,
+      answers[0]!.status?.message?.messageId,
+      'the retry gets the task as it stands: the same reply',
+    );
     assert.equal((await history(client, task.id)).history.length, stored.history.length, 'nothing was added');
   });
 }
@@ -83,16 +111,35 @@ describe('resending a message over JSON-RPC', () => {
     const before = await history(client, task.id);
     const turns = turnsRun();
     await assert.rejects(send(client, 'Some other text', { taskId: task.id, messageId }), conflict);
-    await assert.rejects(collect(client.sendMessageStream({ tenant: '', message: userMessage('Other again', { taskId: task.id, messageId }), configuration: undefined, metadata: {} })), conflict);
-    await assert.rejects(send(client, '/status', { taskId: task.id, messageId }), conflict, 'a command with a used id is refused too');
+    await assert.rejects(
+      collect(
+        client.sendMessageStream({
+          tenant: '',
+          message: userMessage('Other again', { taskId: task.id, messageId }),
+          configuration: undefined,
+          metadata: {},
+        }),
+      ),
+      conflict,
+    );
+    await assert.rejects(
+      send(client, '/status', { taskId: task.id, messageId }),
+      conflict,
+      'a command with a used id is refused too',
+    );
     assert.equal(turnsRun(), turns);
     assert.deepEqual(await history(client, task.id), before, 'the task is unchanged');
     const raw = await fetch(`${h.harness.url}/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId, taskId: task.id, role: 'ROLE_USER', parts: [{ text: 'changed' }] } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'SendMessage',
+        params: { message: { messageId, taskId: task.id, role: 'ROLE_USER', parts: [{ text: 'changed' }] } },
+      }),
     }).then((r) => r.json());
-    assert.equal(raw.error.code, -32602, 'the protocol\'s invalid-params error');
+    assert.equal(raw.error.code, -32602, "the protocol's invalid-params error");
     assert.match(raw.error.message, /messageId was already used for a message with other content/);
   });
 
@@ -101,7 +148,11 @@ describe('resending a message over JSON-RPC', () => {
     const tasksBefore = await taskCount(client);
     const turns = turnsRun();
     const message = userMessage('A new conversation');
-    const answers = await Promise.all(Array.from({ length: 20 }, () => client.sendMessage({ tenant: '', message, configuration: undefined, metadata: {} })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        client.sendMessage({ tenant: '', message, configuration: undefined, metadata: {} }),
+      ),
+    );
     const ids = new Set(answers.map((a) => (a as Task).id));
     assert.equal(ids.size, 1, 'every answer names one task');
     assert.equal(await taskCount(client), tasksBefore + 1, 'one task was made');
@@ -120,7 +171,10 @@ describe('resending a message over JSON-RPC', () => {
     const first = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} });
     const opening = await first.next();
     assert.equal(opening.value?.payload?.$case, 'task');
-    const [rest, resent] = await Promise.all([collect(first), collect(client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }))]);
+    const [rest, resent] = await Promise.all([
+      collect(first),
+      collect(client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} })),
+    ]);
     assert.equal(turnsRun(), turns + 1, 'one model request');
     assert.equal(resent[0]?.payload?.$case, 'task', 'the resend starts with the task as it stands');
     const last = (events: StreamResponse[]) => events.at(-1)?.payload?.value as any;
@@ -130,7 +184,7 @@ describe('resending a message over JSON-RPC', () => {
     assert.equal(agentRepliesTo(stored, message.messageId), 1);
   });
 
-  it('CMD-34: a command resent with its id is not run again, and the id is one user\'s record for turns as for commands', async () => {
+  it("CMD-34: a command resent with its id is not run again, and the id is one user's record for turns as for commands", async () => {
     const client = await h.client('JSONRPC');
     const messageId = randomUUID();
     const first = await send(client, '/status', { messageId });
@@ -148,7 +202,9 @@ for (const transport of TRANSPORTS.filter((t) => t !== 'JSONRPC')) {
       const client = await h.client(transport);
       const messageId = randomUUID();
       const task = await send(client, 'The original text', { messageId });
-      await assert.rejects(send(client, 'Other text', { messageId }), (error: any) => /already used/.test(error?.message));
+      await assert.rejects(send(client, 'Other text', { messageId }), (error: any) =>
+        /already used/.test(error?.message),
+      );
       assert.equal((await history(client, task.id)).history.filter((m) => textOf(m) === 'Other text').length, 0);
     });
   });

@@ -21,7 +21,10 @@ async function start(): Promise<ServerProcess> {
 
 before(async () => {
   model = await startModelServer({
-    reply: (body) => (JSON.stringify(body.messages).includes('long story') ? Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ') : `answer from ${body.model}`),
+    reply: (body) =>
+      JSON.stringify(body.messages).includes('long story')
+        ? Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ')
+        : `answer from ${body.model}`,
     chunkDelayMs: 20,
   });
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-restart-'));
@@ -47,13 +50,19 @@ describe('a restart on the same data dir', () => {
     const second = await start();
     const again = await createClient(second.url, 'HTTP+JSON');
     const after = await again.getTask({ tenant: '', id: task.id, historyLength: undefined });
-    assert.deepEqual(after.history.map((m) => m.messageId), before.history.map((m) => m.messageId));
+    assert.deepEqual(
+      after.history.map((m) => m.messageId),
+      before.history.map((m) => m.messageId),
+    );
     assert.deepEqual(after.artifacts, before.artifacts);
     assert.equal(after.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const status = await send(again, '/status', { taskId: task.id });
     const report = dataOf(status.status?.message);
     assert.equal(report.model, 'fixture:large');
-    assert.deepEqual(report.usage.map((u: any) => u.model), ['fixture:small', 'fixture:large']);
+    assert.deepEqual(
+      report.usage.map((u: any) => u.model),
+      ['fixture:small', 'fixture:large'],
+    );
     await send(again, 'Third', { taskId: task.id });
     assert.equal(model.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)!.body.model, 'large');
     await second.stop('SIGTERM');
@@ -63,8 +72,13 @@ describe('a restart on the same data dir', () => {
     const first = await start();
     const client = await createClient(first.url, 'GRPC');
     const parent = await send(client, 'Parent task');
-    const ref = (await send(client, '/spawn note the date', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
-    await eventually(async () => (await client.getTask({ tenant: '', id: ref, historyLength: 0 })).status?.state === TaskState.TASK_STATE_COMPLETED || undefined);
+    const ref = (await send(client, '/spawn note the date', { taskId: parent.id })).status!.message!.metadata!
+      .task_ref as string;
+    await eventually(
+      async () =>
+        (await client.getTask({ tenant: '', id: ref, historyLength: 0 })).status?.state ===
+          TaskState.TASK_STATE_COMPLETED || undefined,
+    );
     const before = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
     await first.stop('SIGTERM');
 
@@ -82,7 +96,12 @@ describe('a restart on the same data dir', () => {
   it('a turn cut short by a crash is set back to input-required with a message saying so', async () => {
     const first = await start();
     const client = await createClient(first.url, 'JSONRPC');
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage('tell me a long story'), configuration: undefined, metadata: {} });
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage('tell me a long story'),
+      configuration: undefined,
+      metadata: {},
+    });
     const opening = await stream.next();
     const taskId = (opening.value as any).payload.value.id;
     for (let i = 0; i < 3; i++) await stream.next();

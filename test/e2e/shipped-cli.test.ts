@@ -24,7 +24,10 @@ describe('the shipped command line (dist/bundle)', () => {
 
   before(async () => {
     ensureBundle();
-    const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts/bundle-cli.mjs'), '--outdir', outdir], { cwd: ROOT, encoding: 'utf8' });
+    const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts/bundle-cli.mjs'), '--outdir', outdir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     assert.equal(bundled.status, 0, bundled.stdout + bundled.stderr);
     server = await startServerProcess(['--data-dir', dataDir], {}, [cli]);
   });
@@ -44,7 +47,10 @@ describe('the shipped command line (dist/bundle)', () => {
   });
 
   it('answers a command over JSON-RPC and runs the conformance kit, its spec files found', () => {
-    const result = spawnSync(process.execPath, [cli, 'conform', '--transport', 'jsonrpc', server!.url], { encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, [cli, 'conform', '--transport', 'jsonrpc', server!.url], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(result.status, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /PASS {2}CMD-14 {2}the params are valid against commands-extension-v1\.schema\.json/);
   });

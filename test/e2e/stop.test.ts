@@ -24,7 +24,10 @@ before(async () => {
     script: {
       reply: (body) => (lastMessage(body).role === 'tool' ? 'after the tool' : REPLY),
       hold: (body) => (lastMessage(body).content.includes('hold on') ? { afterChunks: 2, until: never } : undefined),
-      toolCalls: (body): ScriptedToolCall[] | undefined => (lastMessage(body).role === 'user' && lastMessage(body).content.includes('please hang') ? [{ name: 'web_hang', arguments: {} }] : undefined),
+      toolCalls: (body): ScriptedToolCall[] | undefined =>
+        lastMessage(body).role === 'user' && lastMessage(body).content.includes('please hang')
+          ? [{ name: 'web_hang', arguments: {} }]
+          : undefined,
     },
     config: { mcpServers: { web: { url: web.url } } },
   });
@@ -36,8 +39,18 @@ after(async () => {
 });
 
 /** Starts a streamed turn; resolves once `ready` says enough has arrived, with the task id and the rest of the stream. */
-async function startTurn(client: Awaited<ReturnType<TestHarness['client']>>, text: string, ready: (events: StreamResponse[]) => boolean, taskId?: string) {
-  const stream = client.sendMessageStream({ tenant: '', message: userMessage(text, { taskId }), configuration: undefined, metadata: {} });
+async function startTurn(
+  client: Awaited<ReturnType<TestHarness['client']>>,
+  text: string,
+  ready: (events: StreamResponse[]) => boolean,
+  taskId?: string,
+) {
+  const stream = client.sendMessageStream({
+    tenant: '',
+    message: userMessage(text, { taskId }),
+    configuration: undefined,
+    metadata: {},
+  });
   const events: StreamResponse[] = [];
   let resolveReady!: () => void;
   const isReady = new Promise<void>((resolve) => (resolveReady = resolve));
@@ -63,20 +76,35 @@ describe('/stop (CMD-32)', () => {
       const aborted = h.model.aborted;
       const turn = await startTurn(client, 'please hold on', (events) => chunks(events) >= 1);
       const reply = await send(client, '/stop', { taskId: turn.taskId });
-      assert.equal(textOf(reply.status?.message), 'Stopping the turn. What the model wrote so far is kept, marked as stopped.');
+      assert.equal(
+        textOf(reply.status?.message),
+        'Stopping the turn. What the model wrote so far is kept, marked as stopped.',
+      );
       assert.equal(reply.status?.state, TaskState.TASK_STATE_WORKING, 'state unchanged: the turn was running');
       await h.model.waitForAborted(aborted + 1);
       const events = await turn.ended;
       const final = (events.at(-1)!.payload!.value as any).status;
-      assert.equal(final.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the task waits for the next message, not canceled');
+      assert.equal(
+        final.state,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        'the task waits for the next message, not canceled',
+      );
       assert.equal(textOf(final.message), 'alpha beta\n\n[stopped by the user]');
-      const stopAt = events.findIndex((e) => e.payload?.$case === 'statusUpdate' && e.payload.value.status?.message?.metadata?.command === 'stop');
-      assert.ok(stopAt > 0 && stopAt < events.length - 1, 'the reply reached the turn\'s stream before its end');
+      const stopAt = events.findIndex(
+        (e) => e.payload?.$case === 'statusUpdate' && e.payload.value.status?.message?.metadata?.command === 'stop',
+      );
+      assert.ok(stopAt > 0 && stopAt < events.length - 1, "the reply reached the turn's stream before its end");
 
       await send(client, 'and then?', { taskId: turn.taskId });
       const sent = h.chatRequests().at(-1).messages;
-      assert.ok(sent.some((m: any) => m.role === 'user' && m.content === 'please hold on'), 'the conversation is kept');
-      assert.ok(sent.some((m: any) => m.role === 'assistant' && m.content === 'alpha beta\n\n[stopped by the user]'), 'with the partial reply, marked');
+      assert.ok(
+        sent.some((m: any) => m.role === 'user' && m.content === 'please hold on'),
+        'the conversation is kept',
+      );
+      assert.ok(
+        sent.some((m: any) => m.role === 'assistant' && m.content === 'alpha beta\n\n[stopped by the user]'),
+        'with the partial reply, marked',
+      );
       assert.ok(!JSON.stringify(sent).includes('/stop'), 'the command is not sent to the model');
     });
   }

@@ -2,7 +2,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { collect, dataOf, eventually, send, startTestHarness, textOf, TRANSPORTS, type TestHarness } from './support.js';
+import {
+  collect,
+  dataOf,
+  eventually,
+  send,
+  startTestHarness,
+  textOf,
+  TRANSPORTS,
+  type TestHarness,
+} from './support.js';
 
 const SUBTASKS_KEY = 'tiny-harness/subtasks';
 let h: TestHarness;
@@ -14,11 +23,15 @@ before(async () => {
       reply: (body) => {
         const last = JSON.stringify(body.messages.at(-1));
         if (last.includes('slowly')) return Array.from({ length: 100 }, (_, i) => `step${i}`).join(' ');
-        if (last.includes('a while')) return `Done after a while: ${Array.from({ length: 15 }, (_, i) => `w${i}`).join(' ')}`;
+        if (last.includes('a while'))
+          return `Done after a while: ${Array.from({ length: 15 }, (_, i) => `w${i}`).join(' ')}`;
         return `Done: ${last.length} chars considered.`;
       },
       chunkDelayMs: 30,
-      fail: (body) => (JSON.stringify(body.messages.at(-1)).includes('impossible') ? { kind: 'status', status: 500, message: 'model crashed' } : undefined),
+      fail: (body) =>
+        JSON.stringify(body.messages.at(-1)).includes('impossible')
+          ? { kind: 'status', status: 500, message: 'model crashed' }
+          : undefined,
     },
     config: { modelTimeoutMs: 5000 },
   });
@@ -31,7 +44,11 @@ after(async () => {
 async function ended(client: Client, id: string): Promise<Task> {
   return eventually(async () => {
     const task = await client.getTask({ tenant: '', id, historyLength: undefined });
-    return [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED].includes(task.status!.state) ? task : undefined;
+    return [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED].includes(
+      task.status!.state,
+    )
+      ? task
+      : undefined;
   }, 20000);
 }
 
@@ -59,8 +76,20 @@ for (const transport of TRANSPORTS) {
 
       const stored = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
       assert.deepEqual(stored.metadata?.[SUBTASKS_KEY], { children: [ref] });
-      assert.ok(!('command' in (stored.metadata ?? {})) && !('task_ref' in (stored.metadata ?? {})), 'CMD-6 holds for task_ref');
-      const listed = await client.listTasks({ tenant: '', contextId: parent.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 50, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
+      assert.ok(
+        !('command' in (stored.metadata ?? {})) && !('task_ref' in (stored.metadata ?? {})),
+        'CMD-6 holds for task_ref',
+      );
+      const listed = await client.listTasks({
+        tenant: '',
+        contextId: parent.contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 50,
+        pageToken: '',
+        historyLength: 0,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      });
       assert.deepEqual(new Set(listed.tasks.map((t) => t.id)), new Set([parent.id, ref]));
     });
 
@@ -87,19 +116,29 @@ for (const transport of TRANSPORTS) {
       assert.match(sent, new RegExp(`Sub-task ${ref}`), "the note reaches the parent's model");
       assert.doesNotMatch(sent, /\/spawn count/, 'the command itself does not');
       const events = await subscription;
-      const notes = events.filter((e) => e.payload?.$case === 'statusUpdate' && textOf((e.payload.value as any).status.message).startsWith(`Sub-task ${ref}`));
+      const notes = events.filter(
+        (e) =>
+          e.payload?.$case === 'statusUpdate' &&
+          textOf((e.payload.value as any).status.message).startsWith(`Sub-task ${ref}`),
+      );
       assert.equal(notes.length, 1, 'the subscriber saw the note as a status update');
     });
 
     it('CMD-31: canceling a parent cancels its unfinished sub-tasks; SubscribeToTask and CancelTask work on a sub-task', async () => {
       const client = await h.client(transport);
       const parent = await send(client, 'Parent');
-      const first = (await send(client, '/spawn work slowly on part one', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
-      const second = (await send(client, '/spawn work slowly on part two', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
-      const third = (await send(client, '/spawn work slowly on part three', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
+      const first = (await send(client, '/spawn work slowly on part one', { taskId: parent.id })).status!.message!
+        .metadata!.task_ref as string;
+      const second = (await send(client, '/spawn work slowly on part two', { taskId: parent.id })).status!.message!
+        .metadata!.task_ref as string;
+      const third = (await send(client, '/spawn work slowly on part three', { taskId: parent.id })).status!.message!
+        .metadata!.task_ref as string;
       const watching = collect(client.resubscribeTask({ tenant: '', id: first }), 20000);
       await client.cancelTask({ tenant: '', id: third, metadata: {} });
-      assert.equal((await client.getTask({ tenant: '', id: third, historyLength: 0 })).status!.state, TaskState.TASK_STATE_CANCELED);
+      assert.equal(
+        (await client.getTask({ tenant: '', id: third, historyLength: 0 })).status!.state,
+        TaskState.TASK_STATE_CANCELED,
+      );
       const canceled = await client.cancelTask({ tenant: '', id: parent.id, metadata: {} });
       assert.equal(canceled.status!.state, TaskState.TASK_STATE_CANCELED);
       for (const id of [first, second]) {
@@ -131,7 +170,8 @@ describe('a sub-task that fails', () => {
   it('CMD-30: ends FAILED with a clear message, and the parent hears it', async () => {
     const client = await h.client('HTTP+JSON');
     const parent = await send(client, 'Parent');
-    const ref = (await send(client, '/spawn do the impossible', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
+    const ref = (await send(client, '/spawn do the impossible', { taskId: parent.id })).status!.message!.metadata!
+      .task_ref as string;
     const child = await ended(client, ref);
     assert.equal(child.status!.state, TaskState.TASK_STATE_FAILED);
     assert.match(textOf(child.status!.message), /fixture:small/);

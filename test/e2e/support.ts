@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { parseConfig } from '../../src/config/load.js';
 import type { HarnessConfigInput } from '../../src/config/schema.js';
@@ -52,7 +58,15 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
       ...(typeof options.config === 'function' ? options.config(model.baseURL) : options.config),
     }),
   );
-  const harness = await startHarness({ config, dataDir, host: '127.0.0.1', port: 0, grpcPort: 0, env: {}, ...options.harness });
+  const harness = await startHarness({
+    config,
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    grpcPort: 0,
+    env: {},
+    ...options.harness,
+  });
   const clients: Client[] = [];
   return {
     harness,
@@ -77,7 +91,11 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
  * receives, the card included, is checked against A2A 1.0 on the wire (`test/support/`): one
  * that breaks the specification fails the call with the field and the rule.
  */
-export async function createClient(url: string, transport: TransportName, headers?: Record<string, string>): Promise<Client> {
+export async function createClient(
+  url: string,
+  transport: TransportName,
+  headers?: Record<string, string>,
+): Promise<Client> {
   const fetchImpl = checkingFetch();
   const factory = new ClientFactory({
     transports: [
@@ -105,7 +123,10 @@ export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
 }
 
-export function userMessage(text: string, ids: { taskId?: string; contextId?: string; messageId?: string } = {}): Message {
+export function userMessage(
+  text: string,
+  ids: { taskId?: string; contextId?: string; messageId?: string } = {},
+): Message {
   return {
     messageId: ids.messageId ?? randomUUID(),
     taskId: ids.taskId ?? '',
@@ -119,16 +140,30 @@ export function userMessage(text: string, ids: { taskId?: string; contextId?: st
 }
 
 /** Sends a blocking message and returns the task it produced. */
-export async function send(client: Client, text: string, ids: { taskId?: string; contextId?: string; messageId?: string } = {}): Promise<Task> {
-  const result = await client.sendMessage({ tenant: '', message: userMessage(text, ids), configuration: undefined, metadata: {} });
+export async function send(
+  client: Client,
+  text: string,
+  ids: { taskId?: string; contextId?: string; messageId?: string } = {},
+): Promise<Task> {
+  const result = await client.sendMessage({
+    tenant: '',
+    message: userMessage(text, ids),
+    configuration: undefined,
+    metadata: {},
+  });
   if (!('status' in result)) throw new Error('expected a task, got a message');
   return result as Task;
 }
 
 /** Collects a stream's events, bounded by a timeout so a test never hangs. */
-export async function collect(stream: AsyncGenerator<StreamResponse, void, undefined>, timeoutMs = 15000): Promise<StreamResponse[]> {
+export async function collect(
+  stream: AsyncGenerator<StreamResponse, void, undefined>,
+  timeoutMs = 15000,
+): Promise<StreamResponse[]> {
   const events: StreamResponse[] = [];
-  const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`stream did not end within ${timeoutMs} ms`)), timeoutMs).unref());
+  const timer = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`stream did not end within ${timeoutMs} ms`)), timeoutMs).unref(),
+  );
   await Promise.race([
     (async () => {
       for await (const event of stream) events.push(event);
@@ -148,7 +183,10 @@ export function dataOf(message: Message | undefined): any {
 }
 
 /** Resolves when `condition` holds, polling; rejects after `timeoutMs`. */
-export async function eventually<T>(condition: () => Promise<T | undefined> | T | undefined, timeoutMs = 10000): Promise<T> {
+export async function eventually<T>(
+  condition: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await condition();

@@ -13,7 +13,17 @@ import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { assertValidToolCallParts, toolCallsViolation } from '../support/tool-calls-schema.js';
-import { collect, dataOf, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import {
+  collect,
+  dataOf,
+  eventually,
+  send,
+  startTestHarness,
+  textOf,
+  TRANSPORTS,
+  userMessage,
+  type TestHarness,
+} from './support.js';
 
 /** The user's words choose the calls; a tool result is answered with text quoting it. */
 function toolCalls(body: any): ScriptedToolCall[] | undefined {
@@ -37,18 +47,22 @@ function toolCalls(body: any): ScriptedToolCall[] | undefined {
 
 const reply = (body: any) => {
   const last = lastMessage(body);
-  return last.role === 'tool' ? `tool said: ${last.content.slice(0, 200)}` : `plain answer to ${last.content.slice(0, 60)}`;
+  return last.role === 'tool'
+    ? `tool said: ${last.content.slice(0, 200)}`
+    : `plain answer to ${last.content.slice(0, 60)}`;
 };
 
 const statusMessages = (events: StreamResponse[]): (Message | undefined)[] =>
   events.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined));
-const states = (events: StreamResponse[]) => events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.status?.state] : []));
+const states = (events: StreamResponse[]) =>
+  events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.status?.state] : []));
 /** The calls reported among `messages`, each checked against the tool-calls extension's schema. */
 const callsIn = (messages: (Message | undefined)[]): ToolCallData[] => {
   assertValidToolCallParts(messages);
   return messages.flatMap((m) => toolCallsOf(m?.parts));
 };
-const finalOf = (events: StreamResponse[]) => (events.at(-1)!.payload!.value as any).status as { state: TaskState; message: Message };
+const finalOf = (events: StreamResponse[]) =>
+  (events.at(-1)!.payload!.value as any).status as { state: TaskState; message: Message };
 
 /** The tool results the model was sent in its latest request. */
 function toolResultsSent(h: TestHarness): string[] {
@@ -74,10 +88,22 @@ after(async () => {
 
 /** Sends a message whose model asks for calls that need approval; returns the paused turn's events. */
 async function pause(client: Awaited<ReturnType<TestHarness['client']>>, text: string, taskId?: string) {
-  const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage(text, { taskId }), configuration: undefined, metadata: {} }));
+  const events = await collect(
+    client.sendMessageStream({
+      tenant: '',
+      message: userMessage(text, { taskId }),
+      configuration: undefined,
+      metadata: {},
+    }),
+  );
   const final = finalOf(events);
   assert.equal(final.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the turn waits for an answer');
-  return { events, final, taskId: (events.at(-1)!.payload!.value as any).taskId as string, waiting: toolCallsOf(final.message.parts) };
+  return {
+    events,
+    final,
+    taskId: (events.at(-1)!.payload!.value as any).taskId as string,
+    waiting: toolCallsOf(final.message.parts),
+  };
 }
 
 describe('tool calls that need approval (CMD-33)', () => {
@@ -90,7 +116,11 @@ describe('tool calls that need approval (CMD-33)', () => {
         [['fx_echo', 'awaiting-approval']],
         'the status message shows the waiting call',
       );
-      assert.match(textOf(paused.final.message), /fx_echo.*\/approve/s, 'and says how to answer it, in text any client reads');
+      assert.match(
+        textOf(paused.final.message),
+        /fx_echo.*\/approve/s,
+        'and says how to answer it, in text any client reads',
+      );
       assert.deepEqual(
         callsIn(statusMessages(paused.events)).map((c) => c.status),
         ['awaiting-approval', 'awaiting-approval'],
@@ -98,13 +128,26 @@ describe('tool calls that need approval (CMD-33)', () => {
       );
       const requestsBefore = h.chatRequests().length;
 
-      const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('/approve', { taskId: paused.taskId }), configuration: undefined, metadata: {} }));
+      const events = await collect(
+        client.sendMessageStream({
+          tenant: '',
+          message: userMessage('/approve', { taskId: paused.taskId }),
+          configuration: undefined,
+          metadata: {},
+        }),
+      );
       const updates = statusMessages(events);
       const replyIndex = updates.findIndex((m) => m?.metadata?.command === 'approve');
       assert.equal(replyIndex, 1, 'the reply comes first, after the task');
       assert.equal(states(events)[0], TaskState.TASK_STATE_INPUT_REQUIRED, 'the reply leaves the state unchanged');
-      assert.deepEqual(dataOf(updates[replyIndex]).calls, [{ id: paused.waiting[0]!.id, tool: 'fx_echo', decision: 'approved' }]);
-      assert.equal(toolCallsViolation(dataOf(updates[replyIndex])), undefined, 'the answers are valid against the extension schema');
+      assert.deepEqual(dataOf(updates[replyIndex]).calls, [
+        { id: paused.waiting[0]!.id, tool: 'fx_echo', decision: 'approved' },
+      ]);
+      assert.equal(
+        toolCallsViolation(dataOf(updates[replyIndex])),
+        undefined,
+        'the answers are valid against the extension schema',
+      );
       assert.ok(assertValidToolCallParts([paused.final.message]) === 1, 'the pause holds the waiting call, valid');
       assert.equal(states(events)[1], TaskState.TASK_STATE_WORKING, 'then the turn resumes');
       assert.deepEqual(
@@ -120,7 +163,9 @@ describe('tool calls that need approval (CMD-33)', () => {
       assert.equal(h.chatRequests().length, requestsBefore + 1, 'one model request resumed the turn');
       const sent = h.chatRequests().at(-1).messages;
       assert.ok(
-        sent.every((m: any) => !String(m.content ?? '').includes('approve') && !String(m.content ?? '').includes('resumes')),
+        sent.every(
+          (m: any) => !String(m.content ?? '').includes('approve') && !String(m.content ?? '').includes('resumes'),
+        ),
         'the model is sent neither the command nor the harness notices',
       );
 
@@ -134,10 +179,16 @@ describe('tool calls that need approval (CMD-33)', () => {
     const client = await h.client('JSONRPC');
     const paused = await pause(client, 'please echo secret');
     const answered = await send(client, '/deny not that one', { taskId: paused.taskId });
-    assert.equal(answered.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'a blocking send returns the reply, state unchanged');
+    assert.equal(
+      answered.status?.state,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      'a blocking send returns the reply, state unchanged',
+    );
     assert.match(textOf(answered.status?.message), /Denied fx_echo\. The turn resumes\./);
     const task = await waitForTurn(client, paused.taskId, answered);
-    const ended = callsIn(task.history).filter((c) => c.id === paused.waiting[0]!.id).at(-1)!;
+    const ended = callsIn(task.history)
+      .filter((c) => c.id === paused.waiting[0]!.id)
+      .at(-1)!;
     assert.equal(ended.status, 'canceled');
     assert.equal(ended.output, 'The user denied this call. Reason: not that one');
     assert.deepEqual(toolResultsSent(h), ['The user denied this call. Reason: not that one']);
@@ -150,11 +201,16 @@ describe('tool calls that need approval (CMD-33)', () => {
     const next = await send(client, 'something else instead', { taskId: paused.taskId });
     assert.equal(next.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const task = await client.getTask({ tenant: '', id: paused.taskId, historyLength: undefined });
-    const ended = callsIn(task.history).filter((c) => c.id === paused.waiting[0]!.id).at(-1)!;
+    const ended = callsIn(task.history)
+      .filter((c) => c.id === paused.waiting[0]!.id)
+      .at(-1)!;
     assert.equal(ended.status, 'canceled');
     assert.match(ended.output ?? '', /sent a new message instead/);
     const sent = h.chatRequests().at(-1).messages;
-    assert.ok(sent.some((m: any) => m.role === 'user' && m.content === 'something else instead'), 'the model is sent the new message');
+    assert.ok(
+      sent.some((m: any) => m.role === 'user' && m.content === 'something else instead'),
+      'the model is sent the new message',
+    );
     assert.match(textOf(next.status?.message), /^tool said: The user denied this call/);
   });
 
@@ -175,7 +231,11 @@ describe('tool calls that need approval (CMD-33)', () => {
     assert.equal(newest.get(one!.id)?.status, 'succeeded');
     assert.equal(newest.get(one!.id)?.output, 'echo: one');
     assert.equal(newest.get(two!.id)?.status, 'canceled');
-    assert.deepEqual(toolResultsSent(h), ['echo: one', 'The user denied this call.'], 'the model gets both results, in the order it asked');
+    assert.deepEqual(
+      toolResultsSent(h),
+      ['echo: one', 'The user denied this call.'],
+      'the model gets both results, in the order it asked',
+    );
   });
 
   it('CMD-33: a call that needs no approval runs at once; the one that does waits', async () => {
@@ -205,7 +265,11 @@ describe('tool calls that need approval (CMD-33)', () => {
     const paused = await pause(client, 'please echo x', task.id);
     const wrong = await send(client, '/deny 00000000-0000-4000-8000-000000000000', { taskId: paused.taskId });
     assert.match(textOf(wrong.status?.message), /No call 0{8}-.* is waiting for approval\. Waiting: fx_echo \(id /);
-    assert.equal(unanswered(await client.getTask({ tenant: '', id: paused.taskId, historyLength: undefined })), 1, 'the call still waits');
+    assert.equal(
+      unanswered(await client.getTask({ tenant: '', id: paused.taskId, historyLength: undefined })),
+      1,
+      'the call still waits',
+    );
   });
 
   it('CMD-33: CancelTask on a task whose calls wait cancels it and closes the calls as canceled', async () => {
@@ -226,7 +290,8 @@ describe('tool calls that need approval (CMD-33)', () => {
     const parent = await send(client, 'a parent');
     const spawned = await send(client, '/spawn please echo child', { taskId: parent.id });
     const child = spawned.status!.message!.metadata!.task_ref as string;
-    const notes = (task: Task) => task.history.filter((m) => m.metadata?.['tiny-harness/subtask-note'] !== undefined).map((m) => textOf(m));
+    const notes = (task: Task) =>
+      task.history.filter((m) => m.metadata?.['tiny-harness/subtask-note'] !== undefined).map((m) => textOf(m));
     const told = await eventually(async () => {
       const now = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
       return notes(now).length > 0 ? notes(now) : undefined;
@@ -250,7 +315,8 @@ describe('tool calls that need approval (CMD-33)', () => {
 
   it('CMD-33: the card lists /approve and /deny, with their argument hints', async () => {
     const card = await (await h.client('JSONRPC')).getAgentCard();
-    const commands = card.capabilities?.extensions?.find((e) => e.uri.includes('/commands/'))?.params?.commands as any[];
+    const commands = card.capabilities?.extensions?.find((e) => e.uri.includes('/commands/'))?.params
+      ?.commands as any[];
     const byName = new Map(commands.map((c) => [c.name, c]));
     assert.equal(byName.get('approve')?.argument_hint, '[call-id]');
     assert.equal(byName.get('deny')?.argument_hint, '[call-id] [reason]');
@@ -261,7 +327,11 @@ describe('approval across a restart (CMD-33)', () => {
   it('CMD-33: calls that waited when the server stopped are answered after it starts again, and the turn resumes', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-approval-'));
     const start = () =>
-      startTestHarness({ dataDir, script: { toolCalls, reply }, config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } } });
+      startTestHarness({
+        dataDir,
+        script: { toolCalls, reply },
+        config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
+      });
     try {
       const first = await start();
       let taskId: string;
@@ -273,7 +343,14 @@ describe('approval across a restart (CMD-33)', () => {
       const second = await start();
       try {
         const client = await second.client('JSONRPC');
-        const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('/approve', { taskId }), configuration: undefined, metadata: {} }));
+        const events = await collect(
+          client.sendMessageStream({
+            tenant: '',
+            message: userMessage('/approve', { taskId }),
+            configuration: undefined,
+            metadata: {},
+          }),
+        );
         assert.equal(textOf(finalOf(events).message), 'tool said: echo: later');
       } finally {
         await second.close();
@@ -290,7 +367,14 @@ describe('approval and users (CMD-33)', () => {
     authed = await startTestHarness({
       script: { toolCalls, reply },
       config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: 'always' } } },
-      harness: { auth: { tokens: new Map([['alice-token', 'alice'], ['bob-token', 'bob']]) } },
+      harness: {
+        auth: {
+          tokens: new Map([
+            ['alice-token', 'alice'],
+            ['bob-token', 'bob'],
+          ]),
+        },
+      },
     });
   });
   after(async () => {
@@ -303,7 +387,11 @@ describe('approval and users (CMD-33)', () => {
     const paused = await pause(alice, 'please echo mine');
     await assert.rejects(send(bob, '/approve', { taskId: paused.taskId }), /not found/i);
     await assert.rejects(bob.getTask({ tenant: '', id: paused.taskId, historyLength: undefined }), /not found/i);
-    assert.equal(unanswered(await alice.getTask({ tenant: '', id: paused.taskId, historyLength: undefined })), 1, 'the call still waits for its owner');
+    assert.equal(
+      unanswered(await alice.getTask({ tenant: '', id: paused.taskId, historyLength: undefined })),
+      1,
+      'the call still waits for its owner',
+    );
   });
 });
 
@@ -314,12 +402,19 @@ function unanswered(task: Task): number {
 }
 
 /** The task once the turn that `answer` resumed has ended: its final status follows the reply. */
-async function waitForTurn(client: Awaited<ReturnType<TestHarness['client']>>, taskId: string, answer: Task): Promise<Task> {
+async function waitForTurn(
+  client: Awaited<ReturnType<TestHarness['client']>>,
+  taskId: string,
+  answer: Task,
+): Promise<Task> {
   const replyId = answer.status?.message?.messageId;
   return eventually(async () => {
     const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     const message = task.status?.message;
-    const ended = task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED && message?.messageId !== replyId && message?.metadata?.command === undefined;
+    const ended =
+      task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED &&
+      message?.messageId !== replyId &&
+      message?.metadata?.command === undefined;
     return ended ? task : undefined;
   });
 }

@@ -33,8 +33,14 @@ let h: TestHarness;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-tool-commands-'));
-  writeFileSync(join(dir, 'only-echo.md'), '---\ndescription: May call fx_echo only\nallowed-tools: fx_echo\n---\n$ARGUMENTS\n');
-  writeFileSync(join(dir, 'fx-all.md'), '---\ndescription: May call every fx tool\nallowed-tools:\n  - "fx:*"\n---\n$ARGUMENTS\n');
+  writeFileSync(
+    join(dir, 'only-echo.md'),
+    '---\ndescription: May call fx_echo only\nallowed-tools: fx_echo\n---\n$ARGUMENTS\n',
+  );
+  writeFileSync(
+    join(dir, 'fx-all.md'),
+    '---\ndescription: May call every fx tool\nallowed-tools:\n  - "fx:*"\n---\n$ARGUMENTS\n',
+  );
   writeFileSync(join(dir, 'no-tools.md'), '---\ndescription: May call nothing\nallowed-tools: []\n---\n$ARGUMENTS\n');
   h = await startTestHarness({
     script: { toolCalls, reply },
@@ -59,7 +65,9 @@ async function finished(client: Awaited<ReturnType<TestHarness['client']>>, answ
   assert.ok(id, `the command started a sub-task: ${textOf(answer.status?.message)}`);
   return eventually(async () => {
     const task = await client.getTask({ tenant: '', id, historyLength: undefined });
-    return task.status?.state === TaskState.TASK_STATE_COMPLETED || task.status?.state === TaskState.TASK_STATE_FAILED ? task : undefined;
+    return task.status?.state === TaskState.TASK_STATE_COMPLETED || task.status?.state === TaskState.TASK_STATE_FAILED
+      ? task
+      : undefined;
   });
 }
 
@@ -67,7 +75,11 @@ describe('MCP prompts as commands', () => {
   it('CMD-14: each prompt is a command on the card, its name by the extension rule, its description and arguments from the server; a taken name is skipped', async () => {
     const commands = await cardCommands();
     const byName = new Map(commands.map((c) => [c.name, c]));
-    assert.deepEqual(byName.get('review'), { name: 'review', description: 'Review a file. (fx)', argument_hint: '<file> [focus]' });
+    assert.deepEqual(byName.get('review'), {
+      name: 'review',
+      description: 'Review a file. (fx)',
+      argument_hint: '<file> [focus]',
+    });
     assert.equal(byName.get('summarize-notes')?.description, 'Summarize the notes. (fx)');
     assert.equal(byName.get('help')?.description, 'List the commands, or describe one', 'the built-in keeps its name');
     assert.equal(commands.filter((c) => c.name === 'help').length, 1);
@@ -91,7 +103,7 @@ describe('MCP prompts as commands', () => {
     assert.equal(answer.status?.message?.metadata?.task_ref, undefined);
   });
 
-  it('CMD-16: the card follows the server\'s prompts/list_changed', async () => {
+  it("CMD-16: the card follows the server's prompts/list_changed", async () => {
     const client = await h.client('JSONRPC');
     assert.ok(!(await cardCommands()).some((c) => c.name === 'later'));
     await send(client, 'please add prompt');
@@ -103,9 +115,15 @@ describe('allowed-tools in command files (TOOL-3)', () => {
   it('TOOL-3: the sub-task is offered only the tools the file allows, and may call them', async () => {
     const client = await h.client('JSONRPC');
     const child = await finished(client, await send(client, '/only-echo please echo'));
-    const offered = h.chatRequests().find((r: any) => JSON.stringify(r.messages).includes('please echo') && r.tools)?.tools.map((t: any) => t.function.name);
+    const offered = h
+      .chatRequests()
+      .find((r: any) => JSON.stringify(r.messages).includes('please echo') && r.tools)
+      ?.tools.map((t: any) => t.function.name);
     assert.deepEqual(offered, ['fx_echo']);
-    assert.deepEqual(toolCallsOf(child.history.at(-2)?.parts).map((c) => [c.tool, c.status]), [['fx_echo', 'succeeded']]);
+    assert.deepEqual(
+      toolCallsOf(child.history.at(-2)?.parts).map((c) => [c.tool, c.status]),
+      [['fx_echo', 'succeeded']],
+    );
     assert.equal(textOf(child.status?.message), 'tool said: echo: allowed');
   });
 
@@ -113,7 +131,10 @@ describe('allowed-tools in command files (TOOL-3)', () => {
     const client = await h.client('JSONRPC');
     const child = await finished(client, await send(client, '/only-echo please fail'));
     assert.equal(child.history.flatMap((m) => toolCallsOf(m.parts)).length, 0, 'no call was made');
-    const result = h.chatRequests().at(-1).messages.find((m: any) => m.role === 'tool');
+    const result = h
+      .chatRequests()
+      .at(-1)
+      .messages.find((m: any) => m.role === 'tool');
     assert.match(String(result?.content), /fx_fail/, 'the model is told the tool is not available');
     assert.doesNotMatch(String(result?.content), /failed on purpose/, 'the fixture tool never ran');
   });
@@ -121,8 +142,18 @@ describe('allowed-tools in command files (TOOL-3)', () => {
   it('TOOL-3: "server:*" allows every tool of that server; an empty list allows none', async () => {
     const client = await h.client('JSONRPC');
     await finished(client, await send(client, '/fx-all please echo'));
-    const all = h.chatRequests().find((r: any) => JSON.stringify(r.messages).includes('/fx-all') === false && JSON.stringify(r.messages).includes('please echo') && r.tools?.length > 1);
-    assert.ok(all?.tools.some((t: any) => t.function.name === 'fx_fail'), 'every fx tool is offered');
+    const all = h
+      .chatRequests()
+      .find(
+        (r: any) =>
+          JSON.stringify(r.messages).includes('/fx-all') === false &&
+          JSON.stringify(r.messages).includes('please echo') &&
+          r.tools?.length > 1,
+      );
+    assert.ok(
+      all?.tools.some((t: any) => t.function.name === 'fx_fail'),
+      'every fx tool is offered',
+    );
     const none = await finished(client, await send(client, '/no-tools please echo'));
     assert.equal(none.history.flatMap((m) => toolCallsOf(m.parts)).length, 0);
   });

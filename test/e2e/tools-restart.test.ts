@@ -36,7 +36,9 @@ function newestById(history: Message[]): ToolCallData[] {
 }
 
 before(async () => {
-  model = await startModelServer({ toolCalls: (body) => (lastMessage(body).role === 'user' ? [{ name: 'web_hang', arguments: {} }] : undefined) });
+  model = await startModelServer({
+    toolCalls: (body) => (lastMessage(body).role === 'user' ? [{ name: 'web_hang', arguments: {} }] : undefined),
+  });
   web = await startMcpHttpServer();
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-tools-restart-'));
   configFile = writeFixtureConfig(dir, model.baseURL);
@@ -60,12 +62,18 @@ describe('a stop in the middle of a tool call', () => {
     it(`TOOL-4: after ${how}, the turn is interrupted and no call shows as running`, async () => {
       const first = await start();
       const client = await createClient(first.url, 'JSONRPC');
-      const stream = client.sendMessageStream({ tenant: '', message: userMessage('hang on'), configuration: undefined, metadata: {} });
+      const stream = client.sendMessageStream({
+        tenant: '',
+        message: userMessage('hang on'),
+        configuration: undefined,
+        metadata: {},
+      });
       const taskId = ((await stream.next()).value as any).payload.value.id as string;
       // The running call is stored before it is streamed: once seen, a kill cannot lose it.
       for (let next = await stream.next(); ; next = await stream.next()) {
         assert.equal(next.done, false, 'the stream showed the call running');
-        const message = next.value?.payload?.$case === 'statusUpdate' ? next.value.payload.value.status?.message : undefined;
+        const message =
+          next.value?.payload?.$case === 'statusUpdate' ? next.value.payload.value.status?.message : undefined;
         if (toolCallsOf(message?.parts).some((c) => c.status === 'running')) break;
       }
       await web.hangStarted(++hangs);
@@ -77,7 +85,10 @@ describe('a stop in the middle of a tool call', () => {
       const task = await again.getTask({ tenant: '', id: taskId, historyLength: undefined });
       assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       const calls = newestById(task.history);
-      assert.deepEqual(calls.map((c) => [c.tool, c.status]), [['web_hang', 'canceled']]);
+      assert.deepEqual(
+        calls.map((c) => [c.tool, c.status]),
+        [['web_hang', 'canceled']],
+      );
       await second.stop('SIGTERM');
     });
   }

@@ -14,16 +14,31 @@ import { TOOL_CALLS_EXTENSION_URI, toolCallsOf, type ToolCallData } from '../../
 import { lastMessage, unusedBaseURL, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { startMcpHttpServer, STDIO_FIXTURE, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
 import { assertValidToolCallParts } from '../support/tool-calls-schema.js';
-import { collect, dataOf, eventually, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import {
+  collect,
+  dataOf,
+  eventually,
+  send,
+  startTestHarness,
+  textOf,
+  TRANSPORTS,
+  userMessage,
+  type TestHarness,
+} from './support.js';
 
-const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-filesystem/dist/index.js',
+);
 const NOTES = 'The launch code is 4711.';
 
 /** What the scripted model does: a call chosen by the user's words, then a reply that quotes the result. */
 function toolCalls(folder: string) {
   return (body: any): ScriptedToolCall[] | undefined => {
     const last = lastMessage(body);
-    if (last.role === 'tool') return last.content.includes('stopped during the call') ? [{ name: 'fx_echo', arguments: { text: 'again' } }] : undefined;
+    if (last.role === 'tool')
+      return last.content.includes('stopped during the call')
+        ? [{ name: 'fx_echo', arguments: { text: 'again' } }]
+        : undefined;
     if (last.role !== 'user') return undefined;
     const words: Record<string, ScriptedToolCall> = {
       'read notes': { name: 'fs_read_text_file', arguments: { path: join(folder, 'notes.txt') } },
@@ -48,7 +63,8 @@ function callsIn(messages: (Message | undefined)[]): ToolCallData[] {
   assertValidToolCallParts(messages);
   return messages.flatMap((m) => toolCallsOf(m?.parts));
 }
-const statusMessages = (events: StreamResponse[]) => events.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined));
+const statusMessages = (events: StreamResponse[]) =>
+  events.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined));
 
 /** The newest report of each call in a history. */
 function newestById(history: Message[]): Map<string, ToolCallData> {
@@ -89,17 +105,33 @@ describe('tools in the model loop', () => {
   for (const transport of TRANSPORTS) {
     it(`TOOL-1 (${transport}): a turn reads a file through the filesystem server and answers with it; the call is streamed and kept`, async () => {
       const client = await h.client(transport);
-      const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('read notes please'), configuration: undefined, metadata: {} }));
+      const events = await collect(
+        client.sendMessageStream({
+          tenant: '',
+          message: userMessage('read notes please'),
+          configuration: undefined,
+          metadata: {},
+        }),
+      );
       const final = events.at(-1)!.payload!.value as any;
       assert.equal(final.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.match(textOf(final.status.message), /4711/, 'the final reply is text quoting the file');
       const streamed = callsIn(statusMessages(events));
-      assert.deepEqual(streamed.map((c) => c.status), ['running', 'succeeded']);
+      assert.deepEqual(
+        streamed.map((c) => c.status),
+        ['running', 'succeeded'],
+      );
       assert.equal(streamed[0]!.tool, 'fs_read_text_file');
       assert.equal(streamed[0]!.server, 'fs');
       assert.equal(streamed[1]!.output, NOTES);
-      const offered = h.chatRequests().at(-1).tools.map((t: any) => t.function.name);
-      assert.ok(offered.includes('fs_read_text_file') && offered.includes('fx_echo') && offered.includes('web_hang'), `every connected server's tools are offered: ${offered}`);
+      const offered = h
+        .chatRequests()
+        .at(-1)
+        .tools.map((t: any) => t.function.name);
+      assert.ok(
+        offered.includes('fs_read_text_file') && offered.includes('fx_echo') && offered.includes('web_hang'),
+        `every connected server's tools are offered: ${offered}`,
+      );
 
       const task = await client.getTask({ tenant: '', id: final.taskId, historyLength: undefined });
       assert.deepEqual(
@@ -112,23 +144,29 @@ describe('tools in the model loop', () => {
       const messages = h.chatRequests().at(-1).messages;
       const toolMessage = messages.find((m: any) => m.role === 'tool');
       assert.equal(toolMessage?.content, NOTES);
-      assert.ok(messages.some((m: any) => m.role === 'assistant' && m.tool_calls?.[0]?.function?.name === 'fs_read_text_file'));
+      assert.ok(
+        messages.some((m: any) => m.role === 'assistant' && m.tool_calls?.[0]?.function?.name === 'fs_read_text_file'),
+      );
     });
   }
 
   it('TOOL-1: a sub-task runs the same loop with the same tools', async () => {
     const client = await h.client('JSONRPC');
     const parent = await send(client, 'a parent task');
-    const ref = (await send(client, '/spawn read notes in a sub-task', { taskId: parent.id })).status!.message!.metadata!.task_ref as string;
+    const ref = (await send(client, '/spawn read notes in a sub-task', { taskId: parent.id })).status!.message!
+      .metadata!.task_ref as string;
     const child = await eventually(async () => {
       const task = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
       return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
     });
     assert.match(textOf(child.status?.message), /4711/);
-    assert.deepEqual(callsIn(child.history).map((c) => [c.tool, c.status]), [
-      ['fs_read_text_file', 'running'],
-      ['fs_read_text_file', 'succeeded'],
-    ]);
+    assert.deepEqual(
+      callsIn(child.history).map((c) => [c.tool, c.status]),
+      [
+        ['fs_read_text_file', 'running'],
+        ['fs_read_text_file', 'succeeded'],
+      ],
+    );
   });
 
   it('/tools lists each server, connected or why not, and its tools one line each; an unreachable server leaves the others working', async () => {
@@ -141,8 +179,19 @@ describe('tools in the model loop', () => {
     assert.match(text, /^ {2}fs_read_text_file - /m);
     assert.match(text, /^gone: not connected \(.+\); tried again on next use$/m);
     const servers = dataOf(reply.status?.message).servers;
-    assert.deepEqual(servers.map((s: any) => [s.name, s.connected]), [['fs', true], ['fx', true], ['web', true], ['gone', false]]);
-    assert.deepEqual(servers[1].tools.map((t: any) => t.name), ['fx_echo', 'fx_fail', 'fx_throw', 'fx_hang', 'fx_grow', 'fx_huge', 'fx_add_prompt', 'fx_crash']);
+    assert.deepEqual(
+      servers.map((s: any) => [s.name, s.connected]),
+      [
+        ['fs', true],
+        ['fx', true],
+        ['web', true],
+        ['gone', false],
+      ],
+    );
+    assert.deepEqual(
+      servers[1].tools.map((t: any) => t.name),
+      ['fx_echo', 'fx_fail', 'fx_throw', 'fx_hang', 'fx_grow', 'fx_huge', 'fx_add_prompt', 'fx_crash'],
+    );
   });
 
   it('TOOL-2: a tool that fails gives the model an error result and the turn goes on', async () => {
@@ -152,7 +201,10 @@ describe('tools in the model loop', () => {
       assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.match(textOf(task.status?.message), /^tool said: .*fixture tool (failed|threw)/);
       const full = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
-      assert.deepEqual(callsIn(full.history).map((c) => c.status), ['running', 'failed']);
+      assert.deepEqual(
+        callsIn(full.history).map((c) => c.status),
+        ['running', 'failed'],
+      );
     }
   });
 
@@ -160,12 +212,15 @@ describe('tools in the model loop', () => {
     const client = await h.client('HTTP+JSON');
     const task = await send(client, 'please crash');
     const calls = callsIn((await client.getTask({ tenant: '', id: task.id, historyLength: undefined })).history);
-    assert.deepEqual(calls.map((c) => [c.tool, c.status]), [
-      ['fx_crash', 'running'],
-      ['fx_crash', 'failed'],
-      ['fx_echo', 'running'],
-      ['fx_echo', 'succeeded'],
-    ]);
+    assert.deepEqual(
+      calls.map((c) => [c.tool, c.status]),
+      [
+        ['fx_crash', 'running'],
+        ['fx_crash', 'failed'],
+        ['fx_echo', 'running'],
+        ['fx_echo', 'succeeded'],
+      ],
+    );
     assert.match(calls[1]!.output!, /stopped during the call/);
     assert.equal(calls[3]!.output, 'echo: again');
     assert.match(textOf(task.status?.message), /echo: again/);
@@ -173,19 +228,35 @@ describe('tools in the model loop', () => {
 
   it('TOOL-2: output over the bound is cut for the model and the report, with a note; the whole of it is an artifact the report points to', async () => {
     const client = await h.client('GRPC');
-    const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('please huge'), configuration: undefined, metadata: {} }));
+    const events = await collect(
+      client.sendMessageStream({
+        tenant: '',
+        message: userMessage('please huge'),
+        configuration: undefined,
+        metadata: {},
+      }),
+    );
     const taskId = (events[0]!.payload!.value as any).id as string;
     const stored = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     const done = callsIn(stored.history).at(-1)!;
     assert.equal(done.status, 'succeeded');
     assert.match(done.output!, /\[output cut: the first 5000 of 50000 characters are shown\]$/);
-    const sent = h.chatRequests().at(-1).messages.find((m: any) => m.role === 'tool');
+    const sent = h
+      .chatRequests()
+      .at(-1)
+      .messages.find((m: any) => m.role === 'tool');
     assert.ok(sent.content.length < 5200);
     assert.ok(done.outputArtifactId, 'the report points to the whole output');
     const artifact = stored.artifacts.find((a) => a.artifactId === done.outputArtifactId);
     assert.equal(textOf({ parts: artifact?.parts } as Message), 'x'.repeat(50_000), 'GetTask holds the whole output');
-    const streamedAt = events.findIndex((e) => e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.artifactId === done.outputArtifactId);
-    const reportedAt = events.findIndex((e) => e.payload?.$case === 'statusUpdate' && toolCallsOf(e.payload.value.status?.message?.parts).some((c) => c.outputArtifactId));
+    const streamedAt = events.findIndex(
+      (e) => e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.artifactId === done.outputArtifactId,
+    );
+    const reportedAt = events.findIndex(
+      (e) =>
+        e.payload?.$case === 'statusUpdate' &&
+        toolCallsOf(e.payload.value.status?.message?.parts).some((c) => c.outputArtifactId),
+    );
     assert.ok(streamedAt >= 0 && streamedAt < reportedAt, 'the artifact is streamed before the report that names it');
   });
 
@@ -198,7 +269,12 @@ describe('tools in the model loop', () => {
   it('TOOL-4: CancelTask aborts the running tool call (MCP cancellation); no call is left running', async () => {
     const client = await h.client('JSONRPC');
     const cancelledBefore = (await web.hangCancelled(0), 0);
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage('please hang'), configuration: undefined, metadata: {} });
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage('please hang'),
+      configuration: undefined,
+      metadata: {},
+    });
     const first = await stream.next();
     const taskId = (first.value as any).payload.value.id;
     await web.hangStarted(1);
@@ -208,7 +284,10 @@ describe('tools in the model loop', () => {
     for await (const event of stream) rest.push(event);
     const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     assert.equal(task.status?.state, TaskState.TASK_STATE_CANCELED);
-    assert.deepEqual([...newestById(task.history).values()].map((c) => c.status), ['canceled']);
+    assert.deepEqual(
+      [...newestById(task.history).values()].map((c) => c.status),
+      ['canceled'],
+    );
   });
 });
 
@@ -218,7 +297,10 @@ describe('tool timeouts', () => {
   before(async () => {
     hanging = await startMcpHttpServer();
     short = await startTestHarness({
-      script: { toolCalls: (body) => (lastMessage(body).role === 'user' ? [{ name: 'web_hang', arguments: {} }] : undefined), reply },
+      script: {
+        toolCalls: (body) => (lastMessage(body).role === 'user' ? [{ name: 'web_hang', arguments: {} }] : undefined),
+        reply,
+      },
       config: { toolTimeoutMs: 300, mcpServers: { web: { url: hanging.url } } },
     });
   });
@@ -234,6 +316,9 @@ describe('tool timeouts', () => {
     assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.match(textOf(task.status?.message), /tool said: .*did not answer within 300 ms/);
     const calls = callsIn((await client.getTask({ tenant: '', id: task.id, historyLength: undefined })).history);
-    assert.deepEqual(calls.map((c) => c.status), ['running', 'failed']);
+    assert.deepEqual(
+      calls.map((c) => c.status),
+      ['running', 'failed'],
+    );
   });
 });

@@ -8,11 +8,20 @@ let h: TestHarness;
 before(async () => {
   h = await startTestHarness({
     script: {
-      reply: (body) => (JSON.stringify(body.messages.at(-1)).includes('slow') ? 'one two three four five six seven eight nine ten' : 'fine'),
+      reply: (body) =>
+        JSON.stringify(body.messages.at(-1)).includes('slow')
+          ? 'one two three four five six seven eight nine ten'
+          : 'fine',
       chunkDelayMs: 40,
-      fail: (body) => (JSON.stringify(body.messages.at(-1)).includes('please fail') ? { kind: 'status', status: 401, message: 'bad key sk-secret123456' } : undefined),
+      fail: (body) =>
+        JSON.stringify(body.messages.at(-1)).includes('please fail')
+          ? { kind: 'status', status: 401, message: 'bad key sk-secret123456' }
+          : undefined,
       // A turn to be canceled streams two chunks, then waits for ever: only CancelTask can end it.
-      hold: (body) => (JSON.stringify(body.messages.at(-1)).includes('to be canceled') ? { afterChunks: 2, until: new Promise(() => {}) } : undefined),
+      hold: (body) =>
+        JSON.stringify(body.messages.at(-1)).includes('to be canceled')
+          ? { afterChunks: 2, until: new Promise(() => {}) }
+          : undefined,
     },
   });
 });
@@ -24,7 +33,14 @@ after(async () => {
 describe('model turns', () => {
   it('streams the reply as artifact updates and ends waiting for input with the whole reply', async () => {
     const client = await h.client('JSONRPC');
-    const events = await collect(client.sendMessageStream({ tenant: '', message: userMessage('a slow answer please'), configuration: undefined, metadata: {} }));
+    const events = await collect(
+      client.sendMessageStream({
+        tenant: '',
+        message: userMessage('a slow answer please'),
+        configuration: undefined,
+        metadata: {},
+      }),
+    );
     const kinds = events.map((e) => e.payload?.$case);
     assert.equal(kinds[0], 'task');
     assert.ok(kinds.filter((k) => k === 'artifactUpdate').length >= 10);
@@ -51,7 +67,12 @@ describe('model turns', () => {
   it('CancelTask aborts the running turn and the provider request', async () => {
     const client = await h.client('GRPC');
     const abortedBefore = h.model.aborted;
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage('slow, to be canceled'), configuration: undefined, metadata: {} });
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage('slow, to be canceled'),
+      configuration: undefined,
+      metadata: {},
+    });
     const first = await stream.next();
     const taskId = (first.value as any).payload.value.id;
     // Cancel once the model is streaming: the provider request is open.
@@ -78,13 +99,25 @@ describe('model turns', () => {
     const task = await send(client, 'listed');
     const got = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
     assert.equal(got.id, task.id);
-    const listed = await client.listTasks({ tenant: '', contextId: task.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 10, pageToken: '', historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: true });
-    assert.deepEqual(listed.tasks.map((t) => t.id), [task.id]);
+    const listed = await client.listTasks({
+      tenant: '',
+      contextId: task.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 10,
+      pageToken: '',
+      historyLength: undefined,
+      statusTimestampAfter: undefined,
+      includeArtifacts: true,
+    });
+    assert.deepEqual(
+      listed.tasks.map((t) => t.id),
+      [task.id],
+    );
   });
 });
 
 describe('a conversation longer than the context budget', () => {
-  it('sends the model only the newest messages that fit its provider\'s contextChars, with the system prompt', async () => {
+  it("sends the model only the newest messages that fit its provider's contextChars, with the system prompt", async () => {
     const small = await startTestHarness({
       config: (baseURL) => ({
         contextChars: 100_000, // the provider's own budget wins
@@ -97,7 +130,8 @@ describe('a conversation longer than the context budget', () => {
       const client = await small.client('JSONRPC');
       const words = (n: number) => `message ${n} ${'x'.repeat(290)}`; // 300 characters each
       let task = await send(client, words(1));
-      for (let n = 2; n <= 6; n += 1) task = await send(client, words(n), { taskId: task.id, contextId: task.contextId });
+      for (let n = 2; n <= 6; n += 1)
+        task = await send(client, words(n), { taskId: task.id, contextId: task.contextId });
       const sent = small.chatRequests().at(-1).messages as Array<{ role: string; content: string }>;
       assert.equal(sent[0]?.role, 'system');
       const conversation = sent.slice(1);

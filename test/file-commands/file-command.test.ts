@@ -41,7 +41,11 @@ describe('running a file command', () => {
     assert.equal(result.taskRef, 'sub-1');
     assert.deepEqual(result.data, { taskId: 'sub-1' });
     assert.match(result.text, /^Started sub-task sub-1 for \/review on builtin:stats\./);
-    assert.doesNotMatch(result.text, /SubscribeToTask|GetTask|CancelTask/, 'a reply meant for a person names no protocol method');
+    assert.doesNotMatch(
+      result.text,
+      /SubscribeToTask|GetTask|CancelTask/,
+      'a reply meant for a person names no protocol method',
+    );
   });
 
   it("without a model in the file, no model is passed: the sub-task runs on the parent's", async () => {
@@ -73,13 +77,21 @@ describe('running a file command', () => {
     const starter = new RecordingStarter();
     starter.failWith = new HarnessError('store_failed', 'disk full');
     const registry = registryWith(review, starter);
-    await assert.rejects(invoke(registry, 'review', 'a.ts'), (error: Error) => error instanceof HarnessError && error.code === 'store_failed');
+    await assert.rejects(
+      invoke(registry, 'review', 'a.ts'),
+      (error: Error) => error instanceof HarnessError && error.code === 'store_failed',
+    );
   });
 
   it('CMD-12: a prompt that would pass the limit is refused in the conversation and logged naming the file, never the arguments', async () => {
     const starter = new RecordingStarter();
     const log = recordingLogger();
-    const repeated: FileCommand = { ...review, name: 'repeat', fileName: 'repeat.md', template: Array.from({ length: 20 }, () => '$ARGUMENTS').join('\n') };
+    const repeated: FileCommand = {
+      ...review,
+      name: 'repeat',
+      fileName: 'repeat.md',
+      template: Array.from({ length: 20 }, () => '$ARGUMENTS').join('\n'),
+    };
     const registry = new CommandRegistry();
     registry.register(fileCommandDefinition(repeated, starter, log));
 

@@ -3,15 +3,31 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommandRegistry, type RegisteredCommand } from '../../src/commands/index.js';
-import { CommandFolder, loadCommandFiles, type LoadCommandFilesOptions, type LoadedCommandFiles } from '../../src/file-commands/index.js';
-import { commandFile, invoke, makeFifo, recordingLogger, RecordingStarter, tempFolder, waitUntil, writeCommand } from './support.js';
+import {
+  CommandFolder,
+  loadCommandFiles,
+  type LoadCommandFilesOptions,
+  type LoadedCommandFiles,
+} from '../../src/file-commands/index.js';
+import {
+  commandFile,
+  invoke,
+  makeFifo,
+  recordingLogger,
+  RecordingStarter,
+  tempFolder,
+  waitUntil,
+  writeCommand,
+} from './support.js';
 
 const handler = () => ({ text: 'built-in' });
 
 /** A registry holding stand-ins for the built-ins, registered before any file command. */
 function registryWithBuiltins(): { registry: CommandRegistry; builtins: RegisteredCommand[] } {
   const registry = new CommandRegistry();
-  const builtins = ['help', 'model', 'status'].map((name) => registry.register({ name, description: `The ${name} built-in`, handler }));
+  const builtins = ['help', 'model', 'status'].map((name) =>
+    registry.register({ name, description: `The ${name} built-in`, handler }),
+  );
   return { registry, builtins };
 }
 
@@ -50,7 +66,13 @@ describe('a commands folder', () => {
     writeCommand(temp.dir, 'later.md', 'Reserved for a command registered later');
     writeFileSync(join(temp.dir, 'broken.md'), commandFile(['descripton: typo']));
     writeCommand(temp.dir, 'ok.md', 'Fine');
-    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), log, reservedNames: ['later'] });
+    const folder = new CommandFolder({
+      dir: temp.dir,
+      registry,
+      starter: new RecordingStarter(),
+      log,
+      reservedNames: ['later'],
+    });
     try {
       await folder.load();
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'ok']);
@@ -58,7 +80,10 @@ describe('a commands folder', () => {
       const warnings = log.lines.filter((line) => line.startsWith('warn '));
       assert.equal(warnings.length, 3, log.lines.join('\n'));
       for (const file of ['broken.md', 'help.md', 'later.md']) {
-        assert.ok(warnings.some((line) => line.includes(`command file skipped: ${join(temp.dir, file)}: `)), `a warning naming ${file}`);
+        assert.ok(
+          warnings.some((line) => line.includes(`command file skipped: ${join(temp.dir, file)}: `)),
+          `a warning naming ${file}`,
+        );
       }
       assert.ok(log.lines.some((line) => line.startsWith('info command files loaded') && line.includes('/ok')));
     } finally {
@@ -84,13 +109,22 @@ describe('a commands folder', () => {
 
       // Changed in place.
       writeCommand(temp.dir, 'review.md', 'Review a file, thoroughly');
-      await waitUntil(() => registry.get('review')?.description === 'Review a file, thoroughly', "/review's new description shows");
+      await waitUntil(
+        () => registry.get('review')?.description === 'Review a file, thoroughly',
+        "/review's new description shows",
+      );
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
 
       // Changed the way many editors save: write a temporary file, rename it over the old one.
-      writeFileSync(join(temp.dir, 'explain.md.tmp'), commandFile(['description: Explain code simply', 'argument-hint: <file>']));
+      writeFileSync(
+        join(temp.dir, 'explain.md.tmp'),
+        commandFile(['description: Explain code simply', 'argument-hint: <file>']),
+      );
       renameSync(join(temp.dir, 'explain.md.tmp'), join(temp.dir, 'explain.md'));
-      await waitUntil(() => registry.get('explain')?.argumentHint === '<file>', "/explain's saved-by-rename version shows");
+      await waitUntil(
+        () => registry.get('explain')?.argumentHint === '<file>',
+        "/explain's saved-by-rename version shows",
+      );
       assert.equal(registry.get('explain')?.description, 'Explain code simply');
 
       // Broken by an edit: reported and dropped; fixed again: back in its place.
@@ -147,7 +181,12 @@ describe('a commands folder', () => {
     // A second folder still watching the same files: once it has reloaded, the closed one would
     // have too, had it still been watching.
     const control = registryWithBuiltins();
-    const watching = new CommandFolder({ dir: temp.dir, registry: control.registry, starter: new RecordingStarter(), debounceMs: 10 });
+    const watching = new CommandFolder({
+      dir: temp.dir,
+      registry: control.registry,
+      starter: new RecordingStarter(),
+      debounceMs: 10,
+    });
     await watching.load();
     await watching.watch();
     try {
@@ -170,14 +209,28 @@ describe('a commands folder', () => {
     try {
       await folder.load();
       assert.deepEqual(folder.names, ['review']);
-      assert.ok(log.lines.some((line) => line.startsWith(`warn command file skipped: ${join(temp.dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`)), log.lines.join('\n'));
+      assert.ok(
+        log.lines.some((line) =>
+          line.startsWith(
+            `warn command file skipped: ${join(temp.dir, 'x.md')}: not a regular file (it is a named pipe (FIFO))`,
+          ),
+        ),
+        log.lines.join('\n'),
+      );
 
       await folder.watch();
-      assert.equal(log.lines.filter((line) => line.includes('x.md')).length, 1, 'watching starts without repeating the warnings of load()');
+      assert.equal(
+        log.lines.filter((line) => line.includes('x.md')).length,
+        1,
+        'watching starts without repeating the warnings of load()',
+      );
       makeFifo(join(temp.dir, 'y.md'));
       writeCommand(temp.dir, 'after.md', 'Written after a second pipe');
       await waitUntil(() => registry.has('after'), '/after is registered');
-      await waitUntil(() => log.lines.some((line) => line.includes(`${join(temp.dir, 'y.md')}: not a regular file`)), 'a warning names y.md');
+      await waitUntil(
+        () => log.lines.some((line) => line.includes(`${join(temp.dir, 'y.md')}: not a regular file`)),
+        'a warning names y.md',
+      );
       assert.deepEqual(folder.names, ['after', 'review']);
     } finally {
       await folder.close();
@@ -190,9 +243,17 @@ describe('a commands folder', () => {
     const log = recordingLogger();
     const { registry } = registryWithBuiltins();
     let stuck = false;
-    const read = (dir: string, options: LoadCommandFilesOptions): Promise<LoadedCommandFiles> => (stuck ? new Promise(() => {}) : loadCommandFiles(dir, options));
+    const read = (dir: string, options: LoadCommandFilesOptions): Promise<LoadedCommandFiles> =>
+      stuck ? new Promise(() => {}) : loadCommandFiles(dir, options);
     writeCommand(temp.dir, 'first.md', 'First');
-    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), log, reloadTimeoutMs: 50, read });
+    const folder = new CommandFolder({
+      dir: temp.dir,
+      registry,
+      starter: new RecordingStarter(),
+      log,
+      reloadTimeoutMs: 50,
+      read,
+    });
     try {
       await folder.load();
       assert.deepEqual(folder.names, ['first']);
@@ -201,7 +262,12 @@ describe('a commands folder', () => {
       stuck = true;
       await folder.reload();
       assert.deepEqual(folder.names, ['first'], 'the previous set stays');
-      assert.ok(log.lines.some((line) => line.startsWith('warn reading the commands folder took longer than 50 ms and was abandoned')), log.lines.join('\n'));
+      assert.ok(
+        log.lines.some((line) =>
+          line.startsWith('warn reading the commands folder took longer than 50 ms and was abandoned'),
+        ),
+        log.lines.join('\n'),
+      );
 
       stuck = false;
       await folder.reload();
@@ -216,7 +282,13 @@ describe('a commands folder', () => {
     const temp = tempFolder();
     const { registry } = registryWithBuiltins();
     // An hour: if close() waited for the reload, the test would run into its own timeout.
-    const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), reloadTimeoutMs: 3_600_000, read: () => new Promise(() => {}) });
+    const folder = new CommandFolder({
+      dir: temp.dir,
+      registry,
+      starter: new RecordingStarter(),
+      reloadTimeoutMs: 3_600_000,
+      read: () => new Promise(() => {}),
+    });
     const reloading = folder.reload();
     await folder.close();
     await reloading;
@@ -238,7 +310,11 @@ describe('a commands folder', () => {
 
       renameSync(dir, join(temp.dir, 'moved-away'));
       writeFileSync(dir, 'a file where the folder was');
-      await waitUntil(() => log.lines.some((line) => line.startsWith('warn the commands folder cannot be read (it is not a directory)')), 'a warning about the folder');
+      await waitUntil(
+        () =>
+          log.lines.some((line) => line.startsWith('warn the commands folder cannot be read (it is not a directory)')),
+        'a warning about the folder',
+      );
       assert.deepEqual(folder.names, ['old'], 'the commands stay');
 
       rmSync(dir);
@@ -261,9 +337,15 @@ describe('a commands folder', () => {
       await folder.watch();
       mkdirSync(join(temp.dir, 'frontend'));
       writeCommand(join(temp.dir, 'frontend'), 'component.md', 'Review a component');
-      await waitUntil(() => registry.get('component')?.description === 'Review a component (frontend)', 'a file in a new subfolder loads');
+      await waitUntil(
+        () => registry.get('component')?.description === 'Review a component (frontend)',
+        'a file in a new subfolder loads',
+      );
       writeCommand(join(temp.dir, 'frontend'), 'component.md', 'Review it again');
-      await waitUntil(() => registry.get('component')?.description === 'Review it again (frontend)', 'a change in the subfolder shows');
+      await waitUntil(
+        () => registry.get('component')?.description === 'Review it again (frontend)',
+        'a change in the subfolder shows',
+      );
       rmSync(join(temp.dir, 'frontend'), { recursive: true });
       await waitUntil(() => !registry.has('component'), 'the subfolder removed, its command goes');
     } finally {

@@ -16,17 +16,32 @@ function fails(text: string, ...expected: RegExp[]): void {
 
 describe('command file front matter', () => {
   it('reads description, argument-hint, model and the trimmed body', () => {
-    const text = commandFile(['description: Review a file for bugs', 'argument-hint: <file> [focus]', 'model: builtin:stats'], '\n\nReview $1 carefully.\n\nThen $2.\n\n');
+    const text = commandFile(
+      ['description: Review a file for bugs', 'argument-hint: <file> [focus]', 'model: builtin:stats'],
+      '\n\nReview $1 carefully.\n\nThen $2.\n\n',
+    );
     assert.deepEqual(parseCommandFile(text), {
       ok: true,
-      content: { description: 'Review a file for bugs', argumentHint: '<file> [focus]', model: 'builtin:stats', template: 'Review $1 carefully.\n\nThen $2.' },
+      content: {
+        description: 'Review a file for bugs',
+        argumentHint: '<file> [focus]',
+        model: 'builtin:stats',
+        template: 'Review $1 carefully.\n\nThen $2.',
+      },
     });
   });
 
   it('optional keys may be left out or left empty; CRLF and a byte-order mark are fine', () => {
-    assert.deepEqual(parseCommandFile(commandFile(['description: Just this'], 'Go.')), { ok: true, content: { description: 'Just this', template: 'Go.' } });
-    const crlf = '\uFEFF---\r\ndescription: "Quoted: with a colon"\r\nmodel:\r\nargument-hint: ""\r\n---\r\nline 1\r\nline 2\r\n';
-    assert.deepEqual(parseCommandFile(crlf), { ok: true, content: { description: 'Quoted: with a colon', template: 'line 1\nline 2' } });
+    assert.deepEqual(parseCommandFile(commandFile(['description: Just this'], 'Go.')), {
+      ok: true,
+      content: { description: 'Just this', template: 'Go.' },
+    });
+    const crlf =
+      '\uFEFF---\r\ndescription: "Quoted: with a colon"\r\nmodel:\r\nargument-hint: ""\r\n---\r\nline 1\r\nline 2\r\n';
+    assert.deepEqual(parseCommandFile(crlf), {
+      ok: true,
+      content: { description: 'Quoted: with a colon', template: 'line 1\nline 2' },
+    });
   });
 
   it('a model id may hold more colons after the provider', () => {
@@ -43,14 +58,20 @@ describe('command file front matter', () => {
     fails(commandFile(['description: 42']), /"description" must be a string, not the number 42 \(quote the value/);
   });
 
-  it('an unknown key fails, naming the key; Claude Code\'s disable-model-invocation is accepted', () => {
-    fails(commandFile(['description: d', 'modle: builtin:stats']), /unknown front-matter key "modle" \(the keys are description, argument-hint, model, allowed-tools, context and disable-model-invocation\)/);
+  it("an unknown key fails, naming the key; Claude Code's disable-model-invocation is accepted", () => {
+    fails(
+      commandFile(['description: d', 'modle: builtin:stats']),
+      /unknown front-matter key "modle" \(the keys are description, argument-hint, model, allowed-tools, context and disable-model-invocation\)/,
+    );
     fails(commandFile(['description: d', 'a: 1', 'b: 2']), /unknown front-matter keys "a", "b"/);
     assert.ok(parseCommandFile(commandFile(['description: d', 'disable-model-invocation: true'])).ok);
   });
 
   it('wrong types fail, each named; a model may be named without its provider', () => {
-    fails(commandFile(['description: d', 'argument-hint: [file]']), /"argument-hint" must be a string, not a list \(quote the value/);
+    fails(
+      commandFile(['description: d', 'argument-hint: [file]']),
+      /"argument-hint" must be a string, not a list \(quote the value/,
+    );
     fails(commandFile(['description: d', 'model: 7']), /"model" must be a string, not the number 7/);
     const bare = parseCommandFile(commandFile(['description: d', 'model: claude-haiku-4-5']));
     assert.ok(bare.ok && bare.content.model === 'claude-haiku-4-5');
@@ -58,16 +79,28 @@ describe('command file front matter', () => {
 
   it('a YAML error names the line and column in the file', () => {
     fails(commandFile(['description: Review: the file']), /not valid YAML \(line 2, column \d+\): Nested mappings/);
-    fails(commandFile(['description: d', 'description: e']), /not valid YAML \(line 3, column 1\): Map keys must be unique/);
+    fails(
+      commandFile(['description: d', 'description: e']),
+      /not valid YAML \(line 3, column 1\): Map keys must be unique/,
+    );
     fails(commandFile(['description: "unclosed']), /not valid YAML \(line 2, column \d+\)/);
     fails(commandFile(['description: d', 'model: *nowhere']), /not valid YAML/);
   });
 
   it('a file without front matter is all prompt (Claude Code files as they are); unclosed or non-mapping front matter fails', () => {
-    assert.deepEqual(parseCommandFile('Review $1\n'), { ok: true, content: { description: 'Review $1', template: 'Review $1' } });
-    assert.deepEqual(parseCommandFile('\n---\ndescription: d\n---\nbody\n'), { ok: true, content: { description: '---', template: '---\ndescription: d\n---\nbody' } });
+    assert.deepEqual(parseCommandFile('Review $1\n'), {
+      ok: true,
+      content: { description: 'Review $1', template: 'Review $1' },
+    });
+    assert.deepEqual(parseCommandFile('\n---\ndescription: d\n---\nbody\n'), {
+      ok: true,
+      content: { description: '---', template: '---\ndescription: d\n---\nbody' },
+    });
     fails('---\ndescription: d\nbody\n', /front matter is not closed/);
-    assert.deepEqual(parseCommandFile('---\n---\nbody\n'), { ok: true, content: { description: 'body', template: 'body' } });
+    assert.deepEqual(parseCommandFile('---\n---\nbody\n'), {
+      ok: true,
+      content: { description: 'body', template: 'body' },
+    });
     fails('---\n- description\n---\nbody\n', /must be "key: value" lines, not a list/);
     fails('   \n', /the file is empty/);
   });
@@ -80,10 +113,14 @@ describe('command file front matter', () => {
 
 describe('allowed-tools in the front matter (TOOL-3)', () => {
   it('TOOL-3: a list, or one line of names separated by commas as Claude Code writes it', () => {
-    const list = parseCommandFile(['---', 'description: d', 'allowed-tools:', '  - fs_read_text_file', '  - "web:*"', '---', 'body'].join('\n'));
+    const list = parseCommandFile(
+      ['---', 'description: d', 'allowed-tools:', '  - fs_read_text_file', '  - "web:*"', '---', 'body'].join('\n'),
+    );
     assert.ok(list.ok);
     assert.deepEqual(list.content.allowedTools, ['fs_read_text_file', 'web:*']);
-    const line = parseCommandFile(['---', 'description: d', 'allowed-tools: fs_read_text_file, web:*', '---', 'body'].join('\n'));
+    const line = parseCommandFile(
+      ['---', 'description: d', 'allowed-tools: fs_read_text_file, web:*', '---', 'body'].join('\n'),
+    );
     assert.ok(line.ok);
     assert.deepEqual(line.content.allowedTools, ['fs_read_text_file', 'web:*']);
     const none = parseCommandFile(['---', 'description: d', '---', 'body'].join('\n'));
@@ -100,7 +137,14 @@ describe('allowed-tools in the front matter (TOOL-3)', () => {
 
 describe('Claude Code command files, as they are', () => {
   it('the README example loads unchanged: its allowed-tools line read as a list', () => {
-    const text = ['---', 'allowed-tools: Bash(git diff:*), fs_read_text_file', 'description: Review the staged changes', '---', 'Review the staged changes for bugs and unclear names. Focus on: $ARGUMENTS', ''].join('\n');
+    const text = [
+      '---',
+      'allowed-tools: Bash(git diff:*), fs_read_text_file',
+      'description: Review the staged changes',
+      '---',
+      'Review the staged changes for bugs and unclear names. Focus on: $ARGUMENTS',
+      '',
+    ].join('\n');
     const parsed = parseCommandFile(text);
     assert.ok(parsed.ok, JSON.stringify(parsed));
     assert.deepEqual(parsed.content.allowedTools, ['Bash(git diff:*)', 'fs_read_text_file']);

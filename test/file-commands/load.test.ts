@@ -13,7 +13,8 @@ describe('loading a commands folder', () => {
   it('loads every *.md file in file-name order (code-unit sort), named after the file', async () => {
     const folder = tempFolder();
     try {
-      for (const name of ['zeta', 'b-2', 'a', 'b-10', 'a1']) writeCommand(folder.dir, `${name}.md`, `The ${name} command`);
+      for (const name of ['zeta', 'b-2', 'a', 'b-10', 'a1'])
+        writeCommand(folder.dir, `${name}.md`, `The ${name} command`);
       writeFileSync(join(folder.dir, 'notes.txt'), 'not a command');
       writeFileSync(join(folder.dir, '.hidden.md'), 'an editor swap or lock file');
       mkdirSync(join(folder.dir, 'frontend'));
@@ -28,10 +29,26 @@ describe('loading a commands folder', () => {
         ['a', 'a1', 'b-10', 'b-2', 'deep', 'zeta'],
         'subfolders are read; in path order, a file of a name taken already is skipped',
       );
-      assert.equal(commands.find((c) => c.name === 'deep')?.description, 'Review a component (frontend)', 'the folder shows in the description');
-      assert.equal(commands.find((c) => c.name === 'zeta')?.fileName, join('frontend', 'zeta.md'), '"frontend/zeta.md" comes before "zeta.md"');
-      assert.deepEqual(problems, [`${join(folder.dir, 'zeta.md')}: /zeta comes from ${join('frontend', 'zeta.md')} already, first in path order; rename one of them`]);
-      assert.deepEqual(commands[0], { name: 'a', path: join(folder.dir, 'a.md'), fileName: 'a.md', description: 'The a command', template: 'Do $ARGUMENTS.' });
+      assert.equal(
+        commands.find((c) => c.name === 'deep')?.description,
+        'Review a component (frontend)',
+        'the folder shows in the description',
+      );
+      assert.equal(
+        commands.find((c) => c.name === 'zeta')?.fileName,
+        join('frontend', 'zeta.md'),
+        '"frontend/zeta.md" comes before "zeta.md"',
+      );
+      assert.deepEqual(problems, [
+        `${join(folder.dir, 'zeta.md')}: /zeta comes from ${join('frontend', 'zeta.md')} already, first in path order; rename one of them`,
+      ]);
+      assert.deepEqual(commands[0], {
+        name: 'a',
+        path: join(folder.dir, 'a.md'),
+        fileName: 'a.md',
+        description: 'The a command',
+        template: 'Do $ARGUMENTS.',
+      });
     } finally {
       folder.dispose();
     }
@@ -48,7 +65,11 @@ describe('loading a commands folder', () => {
       writeCommand(folder.dir, 'later.md', 'Also works');
 
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => c.name), ['good', 'later', 'no-description'], 'a file without a description is described by its prompt');
+      assert.deepEqual(
+        commands.map((c) => c.name),
+        ['good', 'later', 'no-description'],
+        'a file without a description is described by its prompt',
+      );
       assert.deepEqual(
         problems.map((p) => p.slice(0, p.indexOf(': '))),
         ['bad-yaml.md', 'empty.md', 'typo.md'].map((f) => join(folder.dir, f)),
@@ -64,10 +85,14 @@ describe('loading a commands folder', () => {
   it('a file name that is not a valid command name is reported and skipped', async () => {
     const folder = tempFolder();
     try {
-      for (const name of ['Review', '1st', 'with space', 'under_score', '-dash', 'ok']) writeCommand(folder.dir, `${name}.md`, 'd');
+      for (const name of ['Review', '1st', 'with space', 'under_score', '-dash', 'ok'])
+        writeCommand(folder.dir, `${name}.md`, 'd');
       writeCommand(folder.dir, 'UPPER.MD', 'not *.md, not read');
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => c.name), ['ok']);
+      assert.deepEqual(
+        commands.map((c) => c.name),
+        ['ok'],
+      );
       assert.equal(problems.length, 5);
       for (const name of ['-dash', '1st', 'Review', 'under_score', 'with space']) {
         const problem = problems.find((p) => p.startsWith(`${join(folder.dir, `${name}.md`)}: `));
@@ -86,7 +111,10 @@ describe('loading a commands folder', () => {
       writeCommand(folder.dir, 'model.md', 'Would shadow /model');
       writeCommand(folder.dir, 'review.md', 'Fine');
       const { commands, problems } = await loadCommandFiles(folder.dir, { reservedNames: ['help', 'model', 'status'] });
-      assert.deepEqual(commands.map((c) => c.name), ['review']);
+      assert.deepEqual(
+        commands.map((c) => c.name),
+        ['review'],
+      );
       assert.deepEqual(problems, [
         `${join(folder.dir, 'help.md')}: /help is already a built-in or registered command, which a file cannot replace; rename the file`,
         `${join(folder.dir, 'model.md')}: /model is already a built-in or registered command, which a file cannot replace; rename the file`,
@@ -103,7 +131,10 @@ describe('loading a commands folder', () => {
       symlinkSync(join(folder.dir, 'nowhere'), join(folder.dir, 'dangling.md'));
       writeCommand(folder.dir, 'fine.md', 'Fine');
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => c.name), ['fine']);
+      assert.deepEqual(
+        commands.map((c) => c.name),
+        ['fine'],
+      );
       assert.deepEqual(problems, [
         `${join(folder.dir, 'dangling.md')}: cannot be read (it does not exist, or is a link to nothing)`,
         `${join(folder.dir, 'folder.md')}: not a regular file (it is a directory); a command is a regular *.md file`,
@@ -134,7 +165,13 @@ describe('loading a commands folder', () => {
       writeCommand(folder.dir, 'plain.md', 'Plain');
 
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => [c.name, c.description]), [['linked', 'A regular file behind a link'], ['plain', 'Plain']]);
+      assert.deepEqual(
+        commands.map((c) => [c.name, c.description]),
+        [
+          ['linked', 'A regular file behind a link'],
+          ['plain', 'Plain'],
+        ],
+      );
       assert.deepEqual(problems, [
         `${join(folder.dir, 'pipe.md')}: not a regular file (it is a named pipe (FIFO)); ${ONLY_REGULAR}`,
         `${join(folder.dir, 'to-device.md')}: not a regular file (it is a link to a character device); ${ONLY_REGULAR}`,
@@ -150,14 +187,23 @@ describe('loading a commands folder', () => {
     const folder = tempFolder();
     try {
       const header = commandFile(['description: Exactly at the limit'], '');
-      writeFileSync(join(folder.dir, 'at-limit.md'), header + 'x'.repeat(MAX_COMMAND_FILE_BYTES - Buffer.byteLength(header)));
-      writeFileSync(join(folder.dir, 'over-limit.md'), header + 'x'.repeat(MAX_COMMAND_FILE_BYTES + 1 - Buffer.byteLength(header)));
+      writeFileSync(
+        join(folder.dir, 'at-limit.md'),
+        header + 'x'.repeat(MAX_COMMAND_FILE_BYTES - Buffer.byteLength(header)),
+      );
+      writeFileSync(
+        join(folder.dir, 'over-limit.md'),
+        header + 'x'.repeat(MAX_COMMAND_FILE_BYTES + 1 - Buffer.byteLength(header)),
+      );
       // 50 MB without writing them: a sparse file. It is refused on its size, before any reading.
       writeCommand(folder.dir, 'huge.md', 'Huge');
       truncateSync(join(folder.dir, 'huge.md'), 50 * 1024 * 1024);
 
       const { commands, problems } = await loadCommandFiles(folder.dir);
-      assert.deepEqual(commands.map((c) => c.name), ['at-limit']);
+      assert.deepEqual(
+        commands.map((c) => c.name),
+        ['at-limit'],
+      );
       assert.equal(commands[0]!.template.length, MAX_COMMAND_FILE_BYTES - Buffer.byteLength(header));
       assert.deepEqual(problems, [
         `${join(folder.dir, 'huge.md')}: 52428800 bytes, over the limit of 65536 bytes (64 KiB) for a command file; make the prompt shorter`,
@@ -205,7 +251,11 @@ describe('loading a commands folder', () => {
       for (const name of ['a', 'b', 'c']) writeCommand(folder.dir, `${name}.md`, name);
       const aborted = new AbortController();
       aborted.abort();
-      assert.deepEqual(await loadCommandFiles(folder.dir, { signal: aborted.signal }), { commands: [], problems: [], folders: [] });
+      assert.deepEqual(await loadCommandFiles(folder.dir, { signal: aborted.signal }), {
+        commands: [],
+        problems: [],
+        folders: [],
+      });
     } finally {
       folder.dispose();
     }
@@ -226,7 +276,10 @@ async function loadAsUnprivileged(dir: string): Promise<{ commands: string[]; pr
     const { loadCommandFiles } = await import(${JSON.stringify(LOAD_MODULE)});
     const { commands, problems } = await loadCommandFiles(${JSON.stringify(dir)});
     process.stdout.write(JSON.stringify({ commands: commands.map((c) => c.name), problems }));`;
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { uid: NOBODY, gid: NOBODY });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    uid: NOBODY,
+    gid: NOBODY,
+  });
   return JSON.parse(stdout) as { commands: string[]; problems: string[] };
 }
 

@@ -74,7 +74,12 @@ export function parentTask(): Task {
 }
 
 /** Runs registered command `name` as if `/<name> <args>` had been sent on `task`. */
-export async function invoke(registry: CommandRegistry, name: string, args: string, task: Task = parentTask()): Promise<CommandResult> {
+export async function invoke(
+  registry: CommandRegistry,
+  name: string,
+  args: string,
+  task: Task = parentTask(),
+): Promise<CommandResult> {
   const command = registry.get(name);
   if (!command) throw new Error(`/${name} is not registered`);
   const message: Message = {
@@ -82,12 +87,20 @@ export async function invoke(registry: CommandRegistry, name: string, args: stri
     contextId: task.contextId,
     taskId: task.id,
     role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: `/${name} ${args}` }, mediaType: 'text/plain', filename: '', metadata: {} }],
+    parts: [
+      { content: { $case: 'text', value: `/${name} ${args}` }, mediaType: 'text/plain', filename: '', metadata: {} },
+    ],
     metadata: {},
     extensions: [],
     referenceTaskIds: [],
   };
-  const invocation: CommandInvocation = { name, args, task, message, callContext: new ServerCallContext({ requestedVersion: '1.0' }) };
+  const invocation: CommandInvocation = {
+    name,
+    args,
+    task,
+    message,
+    callContext: new ServerCallContext({ requestedVersion: '1.0' }),
+  };
   return command.handler(invocation);
 }
 

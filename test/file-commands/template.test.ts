@@ -5,7 +5,10 @@ import { argumentWords, expandedLength, expandTemplate } from '../../src/file-co
 
 describe('file command templates', () => {
   it('$ARGUMENTS is the whole argument text, every time it appears', () => {
-    assert.equal(expandTemplate('Review $ARGUMENTS. Then $ARGUMENTS again.', 'src/a.ts for leaks'), 'Review src/a.ts for leaks. Then src/a.ts for leaks again.');
+    assert.equal(
+      expandTemplate('Review $ARGUMENTS. Then $ARGUMENTS again.', 'src/a.ts for leaks'),
+      'Review src/a.ts for leaks. Then src/a.ts for leaks again.',
+    );
     assert.equal(expandTemplate('[$ARGUMENTS]', ''), '[]');
   });
 
@@ -29,7 +32,10 @@ describe('file command templates', () => {
 
   it('$10 is $1 followed by 0; nothing else is special', () => {
     assert.equal(expandTemplate('$10', 'a b c d e f g h i j'), 'a0');
-    assert.equal(expandTemplate('$0 $$ $$1 ${1} ${2:-anything} $name $arguments $', 'x y'), '$0 $$ $x ${1} ${2:-anything} $name $arguments $');
+    assert.equal(
+      expandTemplate('$0 $$ $$1 ${1} ${2:-anything} $name $arguments $', 'x y'),
+      '$0 $$ $x ${1} ${2:-anything} $name $arguments $',
+    );
   });
 
   it('arguments are inserted once, never expanded again', () => {
@@ -43,7 +49,9 @@ describe('file command templates', () => {
   it('expandedLength is the length of the expansion, computed without building it', () => {
     const piece = fc.constantFrom('$ARGUMENTS', '$1', '$2', '$9', '$10', '$$', '$', 'ARGUMENTS', ' ', '\n', 'text');
     const template = fc.array(piece, { maxLength: 30 }).map((pieces) => pieces.join(''));
-    const args = fc.array(fc.constantFrom('a', 'bc', ' ', '\t', '\n', '$1', '$ARGUMENTS'), { maxLength: 20 }).map((pieces) => pieces.join(''));
+    const args = fc
+      .array(fc.constantFrom('a', 'bc', ' ', '\t', '\n', '$1', '$ARGUMENTS'), { maxLength: 20 })
+      .map((pieces) => pieces.join(''));
     fc.assert(fc.property(template, args, (t, a) => expandedLength(t, a) === expandTemplate(t, a).length));
   });
 });

@@ -19,14 +19,21 @@ describe('createLogger', () => {
     assert.equal(lines.length, 2);
     const first = JSON.parse(lines[0]!);
     assert.match(first.time, /^\d{4}-\d\d-\d\dT/);
-    assert.deepEqual({ ...first, time: undefined }, { time: undefined, level: 'warn', msg: 'model turn failed', task: 't-1', error: 'Error: boom' });
+    assert.deepEqual(
+      { ...first, time: undefined },
+      { time: undefined, level: 'warn', msg: 'model turn failed', task: 't-1', error: 'Error: boom' },
+    );
     assert.ok(!lines[0]!.includes('\n'));
     assert.equal(JSON.parse(lines[1]!).msg, 'plain');
   });
 
   it('a field cannot replace time, level or msg; an error value is described', () => {
     const lines: string[] = [];
-    createLogger((line) => lines.push(line)).error('x', { level: 'fake', msg: 'fake', error: new Error('bad\n at /home/me/secret/file.js') });
+    createLogger((line) => lines.push(line)).error('x', {
+      level: 'fake',
+      msg: 'fake',
+      error: new Error('bad\n at /home/me/secret/file.js'),
+    });
     const entry = JSON.parse(lines[0]!);
     assert.equal(entry.level, 'error');
     assert.equal(entry.msg, 'x');
@@ -55,13 +62,22 @@ describe('request logs of an authenticated harness', () => {
   let h: TestHarness;
 
   before(async () => {
-    h = await startTestHarness({ harness: { auth: { tokens: new Map([[TOKEN, 'alice']]) }, log: createLogger((line) => lines.push(line)) } });
+    h = await startTestHarness({
+      harness: { auth: { tokens: new Map([[TOKEN, 'alice']]) }, log: createLogger((line) => lines.push(line)) },
+    });
     for (const transport of ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const) {
-      const client = await createClient(h.harness.url, transport, { authorization: `Bearer ${TOKEN}`, 'x-request-id': `req-${transport.replace('+', '')}` });
+      const client = await createClient(h.harness.url, transport, {
+        authorization: `Bearer ${TOKEN}`,
+        'x-request-id': `req-${transport.replace('+', '')}`,
+      });
       const task = await send(client, SECRET_TEXT);
       await send(client, `/model ${SECRET_TEXT}`, { taskId: task.id }).catch(() => undefined);
     }
-    await fetch(`${h.harness.url}/a2a/jsonrpc`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}x`, 'x-request-id': 'bad id with spaces' }, body: '{}' });
+    await fetch(`${h.harness.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}x`, 'x-request-id': 'bad id with spaces' },
+      body: '{}',
+    });
     const wrong = await createClient(h.harness.url, 'GRPC', { authorization: `Bearer ${TOKEN}x` });
     await send(wrong, SECRET_TEXT).catch(() => undefined);
     await h.close();
@@ -101,7 +117,12 @@ describe('request logs of an authenticated harness', () => {
     const sent = requests.filter((entry) => entry.requestId === 'req-JSONRPC' && entry.rpc === 'SendMessage');
     assert.equal(sent.length, 2);
     assert.ok(sent.every((entry) => entry.user === 'alice' && entry.status === 200 && entry.path === '/a2a/jsonrpc'));
-    assert.ok(requests.some((entry) => entry.requestId === 'req-HTTPJSON' && entry.user === 'alice' && entry.path === '/a2a/rest/message:send'));
+    assert.ok(
+      requests.some(
+        (entry) =>
+          entry.requestId === 'req-HTTPJSON' && entry.user === 'alice' && entry.path === '/a2a/rest/message:send',
+      ),
+    );
     const refused = requests.find((entry) => entry.status === 401);
     assert.ok(refused, 'the refused request is logged');
     assert.equal(refused.user, undefined);
@@ -110,14 +131,24 @@ describe('request logs of an authenticated harness', () => {
 
   it('gRPC calls are logged the same way', () => {
     const calls = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'grpc call');
-    assert.ok(calls.some((entry) => entry.requestId === 'req-GRPC' && entry.method === 'sendMessage' && entry.code === 'OK' && entry.user === 'alice'));
+    assert.ok(
+      calls.some(
+        (entry) =>
+          entry.requestId === 'req-GRPC' &&
+          entry.method === 'sendMessage' &&
+          entry.code === 'OK' &&
+          entry.user === 'alice',
+      ),
+    );
     assert.ok(calls.some((entry) => entry.code === 'UNAUTHENTICATED' && entry.user === undefined));
   });
 
   it('the HTTP response echoes the request id', async () => {
     const h2 = await startTestHarness();
     try {
-      const response = await fetch(`${h2.harness.url}/.well-known/agent-card.json`, { headers: { 'x-request-id': 'abc-123' } });
+      const response = await fetch(`${h2.harness.url}/.well-known/agent-card.json`, {
+        headers: { 'x-request-id': 'abc-123' },
+      });
       assert.equal(response.headers.get('x-request-id'), 'abc-123');
       const fresh = await fetch(`${h2.harness.url}/.well-known/agent-card.json`);
       assert.match(fresh.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
@@ -128,7 +159,9 @@ describe('request logs of an authenticated harness', () => {
 
   it('--log-content adds the text of the message sent, and only that', async () => {
     const captured: string[] = [];
-    const h3 = await startTestHarness({ harness: { logContent: true, log: createLogger((line) => captured.push(line)) } });
+    const h3 = await startTestHarness({
+      harness: { logContent: true, log: createLogger((line) => captured.push(line)) },
+    });
     try {
       await send(await h3.client('JSONRPC'), SECRET_TEXT);
     } finally {

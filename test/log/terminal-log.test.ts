@@ -26,17 +26,24 @@ describe('the log of serve', () => {
   });
 
   it('on a terminal: human lines, no JSON', needs(TMUX), async () => {
-    pane = await tmux.cli(['serve', '--port', '0', '--grpc-port', '0', '--data-dir', join(dataDir, 'tty')], 'listening');
+    pane = await tmux.cli(
+      ['serve', '--port', '0', '--grpc-port', '0', '--data-dir', join(dataDir, 'tty')],
+      'listening',
+    );
     const screen = await pane.waitFor((s) => /\] INFO: /.test(s));
     assert.match(screen, /^\[\d\d:\d\d:\d\d\] INFO: /m);
     assert.doesNotMatch(screen, /\{"level"/);
   });
 
   it('into a pipe: one JSON object per line', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--grpc-port', '0', '--data-dir', join(dataDir, 'pipe')], {
-      env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', CLI, 'serve', '--port', '0', '--grpc-port', '0', '--data-dir', join(dataDir, 'pipe')],
+      {
+        env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     try {
       let stderr = '';
       await new Promise<void>((resolve, reject) => {

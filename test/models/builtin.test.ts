@@ -27,7 +27,8 @@ describe('builtin:echo', () => {
     const text = chunks.join('');
     assert.match(text, /^You said: Repeat this please\n/);
     assert.match(text, /built-in offline model.*not an AI/);
-    for (const hint of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'Ollama', 'config file']) assert.ok(text.includes(hint), hint);
+    for (const hint of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'Ollama', 'config file'])
+      assert.ok(text.includes(hint), hint);
   });
 
   it('is deterministic, chunk for chunk', async () => {
@@ -36,7 +37,10 @@ describe('builtin:echo', () => {
 
   it('counts usage in words, through the harness helper', async () => {
     const model = new BuiltinModel('echo');
-    const { text, inputTokens, outputTokens, finishReason } = await replyText(model, { system: 'Be kind.', messages: conversation });
+    const { text, inputTokens, outputTokens, finishReason } = await replyText(model, {
+      system: 'Be kind.',
+      messages: conversation,
+    });
     assert.equal(inputTokens, 2 + 2 + 5 + 3); // system + three messages
     assert.equal(outputTokens, text.split(/\s+/).filter(Boolean).length);
     assert.equal(finishReason, 'stop');
@@ -45,7 +49,10 @@ describe('builtin:echo', () => {
   it('answers through doGenerate too', async () => {
     const model = new BuiltinModel('echo');
     const result = await model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'ping' }] }] });
-    assert.deepEqual(result.content[0], { type: 'text', text: model.reply([{ role: 'user', content: [{ type: 'text', text: 'ping' }] }]) });
+    assert.deepEqual(result.content[0], {
+      type: 'text',
+      text: model.reply([{ role: 'user', content: [{ type: 'text', text: 'ping' }] }]),
+    });
     assert.equal(result.usage.inputTokens.total, 1);
   });
 });

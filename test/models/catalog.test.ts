@@ -42,11 +42,15 @@ describe('chooseDefaultModel', () => {
 
   it('refuses a configured model that is not offered, listing what is and why', () => {
     assert.throws(
-      () => chooseDefaultModel([...builtin, ...local], 'remote:big', { remote: 'the server at http://h/v1 refused the connection' }),
+      () =>
+        chooseDefaultModel([...builtin, ...local], 'remote:big', {
+          remote: 'the server at http://h/v1 refused the connection',
+        }),
       (error: unknown) =>
         error instanceof HarnessError &&
         error.code === 'config_invalid' &&
-        error.message === 'defaultModel "remote:big" is not offered (the server at http://h/v1 refused the connection). Offered: builtin:echo, builtin:stats, local:llama3.2:3b, local:qwen.',
+        error.message ===
+          'defaultModel "remote:big" is not offered (the server at http://h/v1 refused the connection). Offered: builtin:echo, builtin:stats, local:llama3.2:3b, local:qwen.',
     );
   });
 });
@@ -55,7 +59,10 @@ describe('ModelCatalog', () => {
   const catalog = new ModelCatalog({ entries: [...builtin, ...local, local[0]!], providers, notes: ['a note'] });
 
   it('lists each offered model once, in order, and knows them', () => {
-    assert.deepEqual(catalog.list().map((entry) => entry.id), ['builtin:echo', 'builtin:stats', 'local:llama3.2:3b', 'local:qwen']);
+    assert.deepEqual(
+      catalog.list().map((entry) => entry.id),
+      ['builtin:echo', 'builtin:stats', 'local:llama3.2:3b', 'local:qwen'],
+    );
     assert.equal(catalog.has('local:llama3.2:3b'), true);
     assert.equal(catalog.has('local:llama3.2'), false);
     assert.equal(catalog.defaultModel, 'local:llama3.2:3b');
@@ -76,7 +83,8 @@ describe('ModelCatalog', () => {
         (error: unknown) =>
           error instanceof HarnessError &&
           error.code === 'model_unknown' &&
-          error.message === `Unknown model "${id}". Choose one of: builtin:echo, builtin:stats, local:llama3.2:3b, local:qwen.`,
+          error.message ===
+            `Unknown model "${id}". Choose one of: builtin:echo, builtin:stats, local:llama3.2:3b, local:qwen.`,
       );
     }
   });
@@ -89,6 +97,9 @@ describe('ModelCatalog', () => {
   });
 
   it('needs a provider object for each provider it offers', () => {
-    assert.throws(() => new ModelCatalog({ entries: local, providers: { builtin: providers.builtin } }), /no provider object for "local"/);
+    assert.throws(
+      () => new ModelCatalog({ entries: local, providers: { builtin: providers.builtin } }),
+      /no provider object for "local"/,
+    );
   });
 });

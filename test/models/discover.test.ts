@@ -9,7 +9,12 @@ import { configSchema, type HarnessConfigInput } from '../../src/config/schema.j
 import { HarnessError } from '../../src/errors.js';
 import { buildCatalog, DEFAULT_ANTHROPIC_MODELS, DEFAULT_OPENAI_MODELS } from '../../src/models/discover.js';
 import { replyText } from './reply-text.js';
-import { startModelServer, unusedBaseURL, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
+import {
+  startModelServer,
+  unusedBaseURL,
+  type ModelServerScript,
+  type RunningModelServer,
+} from '../fixtures/model-server.js';
 import { within } from '../reliability/support.js';
 
 const SECRET = 'sk-discover-SECRET-42';
@@ -31,8 +36,12 @@ function fakeOllamaFetch(models: string[] | undefined, forwardTo?: string) {
     const url = String(input instanceof Request ? input.url : input);
     urls.push(url);
     if (!url.startsWith('http://127.0.0.1:11434/')) throw new Error(`unexpected fetch ${url}`);
-    if (!models) throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
-    if (url.endsWith('/v1/models')) return Response.json({ object: 'list', data: models.length ? models.map((id) => ({ id })) : null });
+    if (!models)
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+    if (url.endsWith('/v1/models'))
+      return Response.json({ object: 'list', data: models.length ? models.map((id) => ({ id })) : null });
     if (forwardTo) return globalThis.fetch(url.replace('http://127.0.0.1:11434', forwardTo), init);
     throw new Error(`unexpected fetch ${url}`);
   };
@@ -49,13 +58,18 @@ describe('buildCatalog', () => {
   it('asks an OpenAI-compatible server for its models, with the key from the environment', async () => {
     server = await startModelServer({ models: ['small', 'large'] });
     const catalog = await buildCatalog(
-      config({ providers: { local: { type: 'openai-compatible', baseURL: server.baseURL, apiKeyEnv: 'LOCAL_API_KEY' } } }),
+      config({
+        providers: { local: { type: 'openai-compatible', baseURL: server.baseURL, apiKeyEnv: 'LOCAL_API_KEY' } },
+      }),
       { LOCAL_API_KEY: SECRET },
       { log: assert.fail },
     );
     assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats', 'local:small', 'local:large']);
     assert.equal(catalog.defaultModel, 'local:small');
-    assert.deepEqual(server.requests.map((r) => [r.method, r.path, r.authorization]), [['GET', '/v1/models', `Bearer ${SECRET}`]]);
+    assert.deepEqual(
+      server.requests.map((r) => [r.method, r.path, r.authorization]),
+      [['GET', '/v1/models', `Bearer ${SECRET}`]],
+    );
 
     const { text } = await replyText(catalog.resolve('local:large'), ask);
     assert.equal(text, 'Hello from large.');
@@ -66,7 +80,10 @@ describe('buildCatalog', () => {
   it('takes the models from the config without asking, and honours defaultModel', async () => {
     server = await startModelServer();
     const catalog = await buildCatalog(
-      config({ defaultModel: 'builtin:stats', providers: { local: { type: 'openai-compatible', baseURL: server.baseURL, models: ['a:1', 'b'] } } }),
+      config({
+        defaultModel: 'builtin:stats',
+        providers: { local: { type: 'openai-compatible', baseURL: server.baseURL, models: ['a:1', 'b'] } },
+      }),
       {},
       { log: assert.fail },
     );
@@ -78,10 +95,16 @@ describe('buildCatalog', () => {
   it('does not stop for a server that does not answer, and says so', async () => {
     const lines: string[] = [];
     const dead = await unusedBaseURL();
-    const catalog = await buildCatalog(config({ providers: { local: { type: 'openai-compatible', baseURL: dead } } }), {}, { log: (line) => lines.push(line) });
+    const catalog = await buildCatalog(
+      config({ providers: { local: { type: 'openai-compatible', baseURL: dead } } }),
+      {},
+      { log: (line) => lines.push(line) },
+    );
     assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats']);
     assert.equal(catalog.defaultModel, 'builtin:echo');
-    assert.deepEqual(lines, [`models: local: the server at ${dead} refused the connection (is the server running?); it is asked again every minute, and when a model of it is asked for`]);
+    assert.deepEqual(lines, [
+      `models: local: the server at ${dead} refused the connection (is the server running?); it is asked again every minute, and when a model of it is asked for`,
+    ]);
     assert.match(catalog.summary(), /Notes:\n {2}- local: the server at .* refused the connection/);
   });
 
@@ -89,7 +112,11 @@ describe('buildCatalog', () => {
     const script: ModelServerScript = { modelsFailure: { kind: 'status', status: 503 } };
     server = await startModelServer(script);
     const lines: string[] = [];
-    const catalog = await buildCatalog(config({ providers: { local: { type: 'openai-compatible', baseURL: server.baseURL } } }), {}, { log: (line) => lines.push(line) });
+    const catalog = await buildCatalog(
+      config({ providers: { local: { type: 'openai-compatible', baseURL: server.baseURL } } }),
+      {},
+      { log: (line) => lines.push(line) },
+    );
     assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats']);
     assert.deepEqual(catalog.waitingFor, ['local']);
 
@@ -114,7 +141,11 @@ describe('buildCatalog', () => {
     const lines: string[] = [];
     // The server never answers: only the probe timeout lets the catalog be built, as the log says.
     const catalog = await within(
-      buildCatalog(config({ providers: { slow: { type: 'openai-compatible', baseURL: server.baseURL } } }), {}, { log: (line) => lines.push(line), probeTimeoutMs: 200 }),
+      buildCatalog(
+        config({ providers: { slow: { type: 'openai-compatible', baseURL: server.baseURL } } }),
+        {},
+        { log: (line) => lines.push(line), probeTimeoutMs: 200 },
+      ),
       10_000,
       'building the catalog with a server that hangs',
     );
@@ -125,7 +156,11 @@ describe('buildCatalog', () => {
   it('says when the server refuses the key', async () => {
     server = await startModelServer({ modelsFailure: { kind: 'status', status: 401, message: `bad key ${SECRET}` } });
     const lines: string[] = [];
-    await buildCatalog(config({ providers: { local: { type: 'openai-compatible', baseURL: server.baseURL, apiKeyEnv: 'K' } } }), { K: SECRET }, { log: (line) => lines.push(line) });
+    await buildCatalog(
+      config({ providers: { local: { type: 'openai-compatible', baseURL: server.baseURL, apiKeyEnv: 'K' } } }),
+      { K: SECRET },
+      { log: (line) => lines.push(line) },
+    );
     assert.match(lines[0] ?? '', /answered HTTP 401 \(check its API key\)/);
     assert.doesNotMatch(lines.join('\n'), /SECRET/);
   });
@@ -133,16 +168,26 @@ describe('buildCatalog', () => {
   it('refuses a default model that is not offered, saying why', async () => {
     const dead = await unusedBaseURL();
     await assert.rejects(
-      buildCatalog(config({ defaultModel: 'local:small', providers: { local: { type: 'openai-compatible', baseURL: dead } } }), {}, { log: () => {} }),
+      buildCatalog(
+        config({ defaultModel: 'local:small', providers: { local: { type: 'openai-compatible', baseURL: dead } } }),
+        {},
+        { log: () => {} },
+      ),
       (error: unknown) =>
         error instanceof HarnessError &&
         error.code === 'config_invalid' &&
-        /^defaultModel "local:small" is not offered \(the server at .* refused the connection.*\)\. Offered: builtin:echo, builtin:stats\.$/.test(error.message),
+        /^defaultModel "local:small" is not offered \(the server at .* refused the connection.*\)\. Offered: builtin:echo, builtin:stats\.$/.test(
+          error.message,
+        ),
     );
   });
 
   it('offers openai and anthropic when their keys are set, with the documented lists', async () => {
-    const catalog = await buildCatalog(config(), { OPENAI_API_KEY: SECRET, ANTHROPIC_API_KEY: `${SECRET}-2` }, { log: assert.fail });
+    const catalog = await buildCatalog(
+      config(),
+      { OPENAI_API_KEY: SECRET, ANTHROPIC_API_KEY: `${SECRET}-2` },
+      { log: assert.fail },
+    );
     assert.deepEqual(ids(catalog), [
       'builtin:echo',
       'builtin:stats',
@@ -156,19 +201,33 @@ describe('buildCatalog', () => {
 
   it('hands the key from the environment to an openai provider, and only there', async () => {
     server = await startModelServer();
-    const catalog = await buildCatalog(config({ providers: { work: { type: 'openai', baseURL: server.baseURL, apiKeyEnv: 'WORK_KEY', models: ['gpt-x'] } } }), { WORK_KEY: SECRET }, { log: assert.fail });
+    const catalog = await buildCatalog(
+      config({
+        providers: { work: { type: 'openai', baseURL: server.baseURL, apiKeyEnv: 'WORK_KEY', models: ['gpt-x'] } },
+      }),
+      { WORK_KEY: SECRET },
+      { log: assert.fail },
+    );
     // The fixture does not speak OpenAI's Responses API: the call fails, but shows what was sent.
     await assert.rejects(replyText(catalog.resolve('work:gpt-x'), { ...ask, modelName: 'work:gpt-x' }), {
       code: 'provider_failed',
       message: /^Model work:gpt-x failed: the provider does not know this model \(HTTP 404\)/,
     });
-    assert.deepEqual(server.requests.map((r) => [r.path, r.authorization, r.body.model]), [['/v1/responses', `Bearer ${SECRET}`, 'gpt-x']]);
+    assert.deepEqual(
+      server.requests.map((r) => [r.path, r.authorization, r.body.model]),
+      [['/v1/responses', `Bearer ${SECRET}`, 'gpt-x']],
+    );
   });
 
   it('lets the config choose models and key variables for openai and anthropic', async () => {
     const lines: string[] = [];
     const catalog = await buildCatalog(
-      config({ providers: { openai: { type: 'openai', models: ['gpt-x'] }, claude: { type: 'anthropic', apiKeyEnv: 'WORK_CLAUDE_KEY' } } }),
+      config({
+        providers: {
+          openai: { type: 'openai', models: ['gpt-x'] },
+          claude: { type: 'anthropic', apiKeyEnv: 'WORK_CLAUDE_KEY' },
+        },
+      }),
       { OPENAI_API_KEY: SECRET },
       { log: (line) => lines.push(line) },
     );
@@ -200,8 +259,15 @@ describe('Ollama detection', () => {
 
   it('says when Ollama runs without models', async () => {
     const lines: string[] = [];
-    await buildCatalog(config({ detectOllama: true }), {}, { fetch: fakeOllamaFetch([]).fetch, log: (line) => lines.push(line) });
-    assert.match(lines[0] ?? '', /^models: ollama: an Ollama server answers on 127\.0\.0\.1:11434 but has no models; pull one/);
+    await buildCatalog(
+      config({ detectOllama: true }),
+      {},
+      { fetch: fakeOllamaFetch([]).fetch, log: (line) => lines.push(line) },
+    );
+    assert.match(
+      lines[0] ?? '',
+      /^models: ollama: an Ollama server answers on 127\.0\.0\.1:11434 but has no models; pull one/,
+    );
   });
 
   it('does not probe when turned off, or when a configured provider already points there', async () => {
@@ -211,7 +277,10 @@ describe('Ollama detection', () => {
 
     const configured = fakeOllamaFetch(['x']);
     const catalog = await buildCatalog(
-      config({ detectOllama: true, providers: { local: { type: 'openai-compatible', baseURL: 'http://localhost:11434/v1', models: ['small'] } } }),
+      config({
+        detectOllama: true,
+        providers: { local: { type: 'openai-compatible', baseURL: 'http://localhost:11434/v1', models: ['small'] } },
+      }),
       {},
       { fetch: configured.fetch, log: assert.fail },
     );

@@ -24,7 +24,10 @@ describe('fixture model server', () => {
   it('lists its models and answers 404 elsewhere', async () => {
     const server = await startModelServer({ models: ['m1'] });
     try {
-      assert.deepEqual(await (await fetch(`${server.baseURL}/models`)).json(), { object: 'list', data: [{ id: 'm1', object: 'model', owned_by: 'fixture' }] });
+      assert.deepEqual(await (await fetch(`${server.baseURL}/models`)).json(), {
+        object: 'list',
+        data: [{ id: 'm1', object: 'model', owned_by: 'fixture' }],
+      });
       assert.equal((await fetch(`${server.url}/other`)).status, 404);
     } finally {
       await server.close();
@@ -33,7 +36,10 @@ describe('fixture model server', () => {
 
   it('ends open connections on close, counting them as aborted', async () => {
     const server = await startModelServer({ fail: { kind: 'hang' } });
-    const pending = fetch(`${server.baseURL}/chat/completions`, { method: 'POST', body: '{"model":"x","stream":true}' }).then(
+    const pending = fetch(`${server.baseURL}/chat/completions`, {
+      method: 'POST',
+      body: '{"model":"x","stream":true}',
+    }).then(
       () => 'answered',
       (error: unknown) => error,
     );
@@ -48,7 +54,10 @@ describe('fixture model server', () => {
     const until = new Promise<void>((resolve) => (letGo = resolve));
     const server = await startModelServer({ reply: 'one two three four', hold: { afterChunks: 2, until } });
     try {
-      const response = await fetch(`${server.baseURL}/chat/completions`, { method: 'POST', body: '{"model":"x","stream":true}' });
+      const response = await fetch(`${server.baseURL}/chat/completions`, {
+        method: 'POST',
+        body: '{"model":"x","stream":true}',
+      });
       const seen: string[] = [];
       const decoder = new TextDecoder();
       let buffer = '';

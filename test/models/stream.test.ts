@@ -9,7 +9,12 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { HarnessError } from '../../src/errors.js';
 import { isAbortError, streamReply, type StreamReplyOptions } from '../../src/models/stream.js';
 import { replyText } from './reply-text.js';
-import { startModelServer, unusedBaseURL, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
+import {
+  startModelServer,
+  unusedBaseURL,
+  type ModelServerScript,
+  type RunningModelServer,
+} from '../fixtures/model-server.js';
 
 const SECRET = 'sk-test-SECRET-0123456789abcdef';
 let server: RunningModelServer | undefined;
@@ -20,11 +25,21 @@ afterEach(async () => {
 
 async function modelOn(script: ModelServerScript, model = 'small') {
   server = await startModelServer(script);
-  const provider = createOpenAICompatible({ name: 'local', baseURL: server.baseURL, apiKey: SECRET, includeUsage: true });
+  const provider = createOpenAICompatible({
+    name: 'local',
+    baseURL: server.baseURL,
+    apiKey: SECRET,
+    includeUsage: true,
+  });
   return provider(model);
 }
 
-const ask: StreamReplyOptions = { system: 'You are terse.', messages: [{ role: 'user', content: 'Say hello' }], modelName: 'local:small', maxRetries: 0 };
+const ask: StreamReplyOptions = {
+  system: 'You are terse.',
+  messages: [{ role: 'user', content: 'Say hello' }],
+  modelName: 'local:small',
+  maxRetries: 0,
+};
 
 /** Runs a reply to its end and returns the provider_failed error it must throw. */
 async function failure(options: Partial<StreamReplyOptions> & { script: ModelServerScript }): Promise<HarnessError> {
@@ -71,18 +86,34 @@ describe('streamReply with an OpenAI-compatible server', () => {
   });
 
   it('reports a rejected key (401) without the key the provider quoted back', async () => {
-    const error = await failure({ script: { fail: { kind: 'status', status: 401, message: `Incorrect API key provided: ${SECRET}` } } });
+    const error = await failure({
+      script: { fail: { kind: 'status', status: 401, message: `Incorrect API key provided: ${SECRET}` } },
+    });
     assert.equal(error.message, 'Model local:small failed: the provider rejected the API key (HTTP 401).');
   });
 
-  it('reports an unknown model (404) with the provider\'s sanitized reason', async () => {
-    const error = await failure({ script: { fail: { kind: 'status', status: 404, message: `The model small does not exist (key ${SECRET}, see https://user:pw@docs.example/x)` } } });
-    assert.match(error.message, /the provider does not know this model \(HTTP 404\): The model small does not exist \(key \[redacted\], see \[url\]/);
+  it("reports an unknown model (404) with the provider's sanitized reason", async () => {
+    const error = await failure({
+      script: {
+        fail: {
+          kind: 'status',
+          status: 404,
+          message: `The model small does not exist (key ${SECRET}, see https://user:pw@docs.example/x)`,
+        },
+      },
+    });
+    assert.match(
+      error.message,
+      /the provider does not know this model \(HTTP 404\): The model small does not exist \(key \[redacted\], see \[url\]/,
+    );
   });
 
   it('reports a server error after its retries', async () => {
     const error = await failure({ maxRetries: 1, script: { fail: { kind: 'status', status: 503 } } });
-    assert.equal(error.message, 'Model local:small failed: the provider had a server error (HTTP 503), after 2 attempts.');
+    assert.equal(
+      error.message,
+      'Model local:small failed: the provider had a server error (HTTP 503), after 2 attempts.',
+    );
     assert.equal(server!.requests.length, 2);
   });
 
@@ -93,7 +124,11 @@ describe('streamReply with an OpenAI-compatible server', () => {
       async () => {
         for await (const delta of streamReply(model, ask)) received.push(delta);
       },
-      { name: 'HarnessError', code: 'provider_failed', message: 'Model local:small failed: the connection closed before the reply was complete.' },
+      {
+        name: 'HarnessError',
+        code: 'provider_failed',
+        message: 'Model local:small failed: the connection closed before the reply was complete.',
+      },
     );
     assert.deepEqual(received, ['part0 ', 'part1 ']);
   });
@@ -126,7 +161,10 @@ describe('streamReply with an OpenAI-compatible server', () => {
 
   it('times out a reply that is too slow as a whole', async () => {
     // Two chunks come, then the rest never does: the reply as a whole misses the timeout.
-    const error = await failure({ timeoutMs: 250, script: { reply: 'a b c d e f g h', hold: { afterChunks: 2, until: new Promise(() => {}) } } });
+    const error = await failure({
+      timeoutMs: 250,
+      script: { reply: 'a b c d e f g h', hold: { afterChunks: 2, until: new Promise(() => {}) } },
+    });
     assert.match(error.message, /timed out/);
     await server!.waitForAborted(1);
   });

@@ -28,7 +28,15 @@ import { startHarness, type RunningHarness } from '../../src/harness.js';
 import { createLogger } from '../../src/log.js';
 import { INTERRUPTED_TEXT } from '../../src/runtime/turn-end.js';
 import { startServerProcess, writeFixtureConfig, type ServerProcess } from '../e2e/process.js';
-import { collect, createClient, send, startTestHarness, textOf, userMessage, type TestHarness } from '../e2e/support.js';
+import {
+  collect,
+  createClient,
+  send,
+  startTestHarness,
+  textOf,
+  userMessage,
+  type TestHarness,
+} from '../e2e/support.js';
 import { startModelServer, type Failure, type RunningModelServer } from '../fixtures/model-server.js';
 import {
   artifactText,
@@ -84,7 +92,8 @@ describe('kill -9 during streamed turns and command replies', () => {
     model = await startModelServer({
       reply: (body) => (lastUserText(body).includes('long story') ? LONG : SHORT),
       chunkDelayMs: CHUNK_DELAY_MS,
-      hold: (body) => (lastUserText(body).includes('long story') ? { afterChunks: LONG_HELD_AFTER, until: forever } : undefined),
+      hold: (body) =>
+        lastUserText(body).includes('long story') ? { afterChunks: LONG_HELD_AFTER, until: forever } : undefined,
     });
     dir = mkdtempSync(join(tmpdir(), 'tiny-harness-faults-'));
     configFile = writeFixtureConfig(dir, model.baseURL);
@@ -155,7 +164,12 @@ describe('kill -9 during streamed turns and command replies', () => {
     };
 
     const startTurn = async (taskId?: string) => {
-      const stream = client.sendMessageStream({ tenant: '', message: userMessage('tell me a long story', { taskId }), configuration: undefined, metadata: {} });
+      const stream = client.sendMessageStream({
+        tenant: '',
+        message: userMessage('tell me a long story', { taskId }),
+        configuration: undefined,
+        metadata: {},
+      });
       const first = await within(stream.next(), 10_000, 'the first event of a turn');
       const payload = (first.value as StreamResponse | undefined)?.payload;
       assert.equal(payload?.$case, 'task', 'a turn starts with its task');
@@ -178,7 +192,10 @@ describe('kill -9 during streamed turns and command replies', () => {
     try {
       const idle: string[] = [];
       for (let i = 0; i < plan.commandTasks; i++) idle.push((await command('/model fixture:small')).id);
-      await Promise.all([...Array.from({ length: plan.freshTurns }, () => startTurn()), ...plan.continuedTurns.map((id) => startTurn(id))]);
+      await Promise.all([
+        ...Array.from({ length: plan.freshTurns }, () => startTurn()),
+        ...plan.continuedTurns.map((id) => startTurn(id)),
+      ]);
       for (const parent of idle.slice(0, plan.spawns ?? 0)) {
         const reply = (await command('/spawn tell me a long story', parent)).status?.message;
         ledger.subtasks.push({ id: String(reply?.metadata?.task_ref), parent });
@@ -218,9 +235,22 @@ describe('kill -9 during streamed turns and command replies', () => {
     await within(Promise.allSettled(background), 10_000, 'the clients noticing the kill');
 
     assert.deepEqual(unexpected, [], 'nothing failed before the kill');
-    const seen = turns.map((t) => `${t.taskId}: ${t.chunks} chunks, ${t.finals.map((f) => `${TaskState[f.state]} "${f.text.slice(0, 60)}"`).join(' ') || 'no final'}`);
-    assert.ok(turns.some((t) => t.finals.length === 0), `the kill came in the middle of a turn:\n${seen.join('\n')}`);
-    return { turns, replies: ledger.replies.length - repliesBefore, killedAfterMs, cutCommands, commandP50: percentile(latencies, 50), commandMax: percentile(latencies, 100) };
+    const seen = turns.map(
+      (t) =>
+        `${t.taskId}: ${t.chunks} chunks, ${t.finals.map((f) => `${TaskState[f.state]} "${f.text.slice(0, 60)}"`).join(' ') || 'no final'}`,
+    );
+    assert.ok(
+      turns.some((t) => t.finals.length === 0),
+      `the kill came in the middle of a turn:\n${seen.join('\n')}`,
+    );
+    return {
+      turns,
+      replies: ledger.replies.length - repliesBefore,
+      killedAfterMs,
+      cutCommands,
+      commandP50: percentile(latencies, 50),
+      commandMax: percentile(latencies, 100),
+    };
   }
 
   /** The store right after a kill: intact, with the killed turns still WORKING in it. */
@@ -236,22 +266,43 @@ describe('kill -9 during streamed turns and command replies', () => {
   async function checkAfterRestart(server: ServerProcess, round: RoundResult): Promise<void> {
     const client = await createClient(server.url, 'JSONRPC');
     for (const status of [TASK_STATE_SUBMITTED, TASK_STATE_WORKING]) {
-      const listed = await client.listTasks({ tenant: '', contextId: '', status, pageSize: 100, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: false });
-      assert.deepEqual(listed.tasks.map((task) => task.id), [], `no task left ${TaskState[status]}`);
+      const listed = await client.listTasks({
+        tenant: '',
+        contextId: '',
+        status,
+        pageSize: 100,
+        pageToken: '',
+        historyLength: 0,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      });
+      assert.deepEqual(
+        listed.tasks.map((task) => task.id),
+        [],
+        `no task left ${TaskState[status]}`,
+      );
     }
     const tasks = new Map<string, Task>();
     for (const id of ledger.tasks) tasks.set(id, await client.getTask({ tenant: '', id, historyLength: undefined }));
-    for (const [id, task] of tasks) assert.equal(task.status?.state, TASK_STATE_INPUT_REQUIRED, `task ${id} waits for input`);
+    for (const [id, task] of tasks)
+      assert.equal(task.status?.state, TASK_STATE_INPUT_REQUIRED, `task ${id} waits for input`);
     for (const turn of round.turns) {
       const task = tasks.get(turn.taskId)!;
       assert.equal(turn.appendFlags[0], false, 'the first chunk starts the artifact');
       assert.ok(turn.appendFlags.slice(1).every(Boolean), 'later chunks append');
       assert.ok(LONG.startsWith(turn.text), `the stream of ${turn.taskId} was in order, each chunk once`);
       const stored = artifactText(task.artifacts.find((a) => a.artifactId === turn.artifactId));
-      assert.ok(stored.startsWith(turn.text), `every chunk streamed was stored first (${turn.text.length} streamed, ${stored.length} stored)`);
+      assert.ok(
+        stored.startsWith(turn.text),
+        `every chunk streamed was stored first (${turn.text.length} streamed, ${stored.length} stored)`,
+      );
       assert.ok(LONG.startsWith(stored), 'the stored artifact is a prefix of the reply');
       if (turn.finals.length === 0) {
-        assert.equal(messageText(task.status?.message), INTERRUPTED_TEXT, `the cut turn of ${turn.taskId} says it was interrupted`);
+        assert.equal(
+          messageText(task.status?.message),
+          INTERRUPTED_TEXT,
+          `the cut turn of ${turn.taskId} says it was interrupted`,
+        );
       } else {
         assert.equal(turn.finals[0]!.text, LONG);
         assert.equal(stored, LONG);
@@ -266,11 +317,16 @@ describe('kill -9 during streamed turns and command replies', () => {
     }
     for (const { taskId, commandId, replyId, text } of ledger.replies.slice(-5)) {
       const again = await send(client, text, { taskId, messageId: commandId });
-      assert.equal(again.status?.message?.messageId, replyId, 'a command resent after the restart gets its first reply');
+      assert.equal(
+        again.status?.message?.messageId,
+        replyId,
+        'a command resent after the restart gets its first reply',
+      );
     }
     for (const id of ledger.tasks) tasks.set(id, await client.getTask({ tenant: '', id, historyLength: undefined }));
     for (const [id, task] of tasks) {
-      for (const [messageId, count] of historyCounts(task)) assert.equal(count, 1, `message ${messageId} is ${count} times in the history of ${id}`);
+      for (const [messageId, count] of historyCounts(task))
+        assert.equal(count, 1, `message ${messageId} is ${count} times in the history of ${id}`);
     }
     for (const { taskId, commandId, replyId } of ledger.replies) {
       const counts = historyCounts(tasks.get(taskId)!);
@@ -295,26 +351,51 @@ describe('kill -9 during streamed turns and command replies', () => {
   let second: ServerProcess | undefined;
   let streamedTasks: string[] = [];
 
-  it('loses nothing acknowledged: every task is there, none in flight, every returned reply stored once, and the server serves them', { timeout: 60_000 }, async (t) => {
-    const first = await start();
-    const round = await crashRound(first, { freshTurns: 4, continuedTurns: [], commandTasks: 4, workers: 4, killAfterReplies: 20 });
-    t.diagnostic(`round 1: ${round.turns.length} turns killed ${round.killedAfterMs} ms into streaming, ${round.replies} command replies acknowledged (p50 ${round.commandP50} ms, max ${round.commandMax} ms), ${ledger.tasks.size} tasks`);
-    checkAfterKill(t);
-    second = await start();
-    await checkAfterRestart(second, round);
-    streamedTasks = round.turns.map((turn) => turn.taskId);
-  });
+  it(
+    'loses nothing acknowledged: every task is there, none in flight, every returned reply stored once, and the server serves them',
+    { timeout: 60_000 },
+    async (t) => {
+      const first = await start();
+      const round = await crashRound(first, {
+        freshTurns: 4,
+        continuedTurns: [],
+        commandTasks: 4,
+        workers: 4,
+        killAfterReplies: 20,
+      });
+      t.diagnostic(
+        `round 1: ${round.turns.length} turns killed ${round.killedAfterMs} ms into streaming, ${round.replies} command replies acknowledged (p50 ${round.commandP50} ms, max ${round.commandMax} ms), ${ledger.tasks.size} tasks`,
+      );
+      checkAfterKill(t);
+      second = await start();
+      await checkAfterRestart(second, round);
+      streamedTasks = round.turns.map((turn) => turn.taskId);
+    },
+  );
 
   let third: ServerProcess | undefined;
 
-  it('a second kill, during a burst of commands, continued turns and sub-tasks, loses nothing either', { timeout: 60_000 }, async (t) => {
-    assert.ok(second, 'the first round ran');
-    const round = await crashRound(second, { freshTurns: 2, continuedTurns: streamedTasks, commandTasks: 2, workers: 8, spawns: 2, killAfterReplies: 10 + Math.floor(Math.random() * 40) });
-    t.diagnostic(`round 2: ${round.turns.length} turns killed ${round.killedAfterMs} ms into streaming, ${round.replies} command replies acknowledged (p50 ${round.commandP50} ms, max ${round.commandMax} ms), ${round.cutCommands.length} cut by the kill, ${ledger.tasks.size} tasks`);
-    checkAfterKill(t);
-    third = await start();
-    await checkAfterRestart(third, round);
-  });
+  it(
+    'a second kill, during a burst of commands, continued turns and sub-tasks, loses nothing either',
+    { timeout: 60_000 },
+    async (t) => {
+      assert.ok(second, 'the first round ran');
+      const round = await crashRound(second, {
+        freshTurns: 2,
+        continuedTurns: streamedTasks,
+        commandTasks: 2,
+        workers: 8,
+        spawns: 2,
+        killAfterReplies: 10 + Math.floor(Math.random() * 40),
+      });
+      t.diagnostic(
+        `round 2: ${round.turns.length} turns killed ${round.killedAfterMs} ms into streaming, ${round.replies} command replies acknowledged (p50 ${round.commandP50} ms, max ${round.commandMax} ms), ${round.cutCommands.length} cut by the kill, ${ledger.tasks.size} tasks`,
+      );
+      checkAfterKill(t);
+      third = await start();
+      await checkAfterRestart(third, round);
+    },
+  );
 
   it(
     'a sub-task cut short by a kill ends FAILED saying it was interrupted, and its parent hears of it, as after a clean stop',
@@ -325,23 +406,33 @@ describe('kill -9 during streamed turns and command replies', () => {
       const client = await createClient(third.url, 'JSONRPC');
       for (const { id, parent } of ledger.subtasks) {
         const subtask = await client.getTask({ tenant: '', id, historyLength: undefined });
-        assert.equal(TaskState[subtask.status?.state ?? 0], 'TASK_STATE_FAILED', `sub-task ${id}: ${messageText(subtask.status?.message)}`);
+        assert.equal(
+          TaskState[subtask.status?.state ?? 0],
+          'TASK_STATE_FAILED',
+          `sub-task ${id}: ${messageText(subtask.status?.message)}`,
+        );
         assert.match(messageText(subtask.status?.message), /interrupted/);
-        const notes = (await client.getTask({ tenant: '', id: parent, historyLength: undefined })).history.filter((m) => m.metadata?.['tiny-harness/subtask-note']?.id === id);
+        const notes = (await client.getTask({ tenant: '', id: parent, historyLength: undefined })).history.filter(
+          (m) => m.metadata?.['tiny-harness/subtask-note']?.id === id,
+        );
         assert.equal(notes.length, 1, `the parent ${parent} has one note about ${id}`);
       }
     },
   );
 
-  it('a clean stop afterwards exits 0 and leaves the file intact with nothing in flight', { timeout: 20_000 }, async (t) => {
-    assert.ok(third, 'the second round ran');
-    assert.equal(await third.stop('SIGTERM'), 0, 'a clean stop exits 0');
-    const check = checkDatabaseFile(databaseFile());
-    assert.deepEqual(check.integrity, ['ok']);
-    assert.equal(check.foreignKeyProblems, 0);
-    assert.equal(check.tasksInFlight, 0);
-    t.diagnostic(`${ledger.tasks.size} tasks and ${ledger.replies.length} command replies verified across two kills`);
-  });
+  it(
+    'a clean stop afterwards exits 0 and leaves the file intact with nothing in flight',
+    { timeout: 20_000 },
+    async (t) => {
+      assert.ok(third, 'the second round ran');
+      assert.equal(await third.stop('SIGTERM'), 0, 'a clean stop exits 0');
+      const check = checkDatabaseFile(databaseFile());
+      assert.deepEqual(check.integrity, ['ok']);
+      assert.equal(check.foreignKeyProblems, 0);
+      assert.equal(check.tasksInFlight, 0);
+      t.diagnostic(`${ledger.tasks.size} tasks and ${ledger.replies.length} command replies verified across two kills`);
+    },
+  );
 });
 
 describe('a model server that misbehaves', () => {
@@ -365,17 +456,30 @@ describe('a model server that misbehaves', () => {
   const logLines: string[] = [];
 
   before(async () => {
-    model = await startModelServer({ reply: 'all good here', chunkDelayMs: 5, fail: (body) => FAILURES[lastUserText(body)] });
+    model = await startModelServer({
+      reply: 'all good here',
+      chunkDelayMs: 5,
+      fail: (body) => FAILURES[lastUserText(body)],
+    });
     dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-model-faults-'));
     const config = parseConfig(
       JSON.stringify({
         defaultModel: 'fixture:small',
         detectOllama: false,
         modelTimeoutMs: TIMEOUT_MS,
-        providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, apiKeyEnv: 'FIXTURE_KEY', models: ['small'] } },
+        providers: {
+          fixture: { type: 'openai-compatible', baseURL: model.baseURL, apiKeyEnv: 'FIXTURE_KEY', models: ['small'] },
+        },
       }),
     );
-    harness = await startHarness({ config, dataDir, host: '127.0.0.1', port: 0, env: { FIXTURE_KEY: SECRET }, log: createLogger((line) => logLines.push(line)) });
+    harness = await startHarness({
+      config,
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      env: { FIXTURE_KEY: SECRET },
+      log: createLogger((line) => logLines.push(line)),
+    });
     client = await createClient(harness.url, 'JSONRPC');
   });
 
@@ -388,7 +492,12 @@ describe('a model server that misbehaves', () => {
   /** A streamed turn that must end INPUT_REQUIRED with a message naming the model and `kind`, in time. */
   async function failingTurn(t: TestContext, text: string, kind: RegExp): Promise<string> {
     const started = Date.now();
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage(text), configuration: undefined, metadata: {} });
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage(text),
+      configuration: undefined,
+      metadata: {},
+    });
     let taskId = '';
     let record: StreamRecord | undefined;
     await within(
@@ -446,7 +555,10 @@ describe('a model server that misbehaves', () => {
     // The model never answers: the reply can only come from the timeout, which closed the request.
     await model.waitForAborted(aborted + 1);
     assert.equal(task.status?.state, TASK_STATE_INPUT_REQUIRED);
-    assert.match(messageText(task.status?.message), /^Model fixture:small failed: no complete reply within 1000 ms \(timed out\)/);
+    assert.match(
+      messageText(task.status?.message),
+      /^Model fixture:small failed: no complete reply within 1000 ms \(timed out\)/,
+    );
     assertNoLeak(messageText(task.status?.message), [SECRET, model.url]);
     await assertServing(task.id);
   });
@@ -456,7 +568,9 @@ describe('a model server that misbehaves', () => {
   });
 
   it('a model whose stream ends cleanly but unfinished: the turn says the reply stream ended early', async (t) => {
-    await assertServing(await failingTurn(t, 'please close gracefully', /reply stream ended before the model finished/));
+    await assertServing(
+      await failingTurn(t, 'please close gracefully', /reply stream ended before the model finished/),
+    );
   });
 
   it('a model that answers garbage: the turn ends at once saying the reply was not valid', async (t) => {
@@ -465,24 +579,21 @@ describe('a model server that misbehaves', () => {
 
   // Retried failures: the AI SDK waits 2 s and 4 s before its retries. The harness allows only the
   // retries that fit in the model timeout, so a short timeout still reports the real failure.
-  it(
-    'a model that answers HTTP 500, with a timeout shorter than the retry back-off: the message still says HTTP 500',
-    async (t) => {
-      await assertServing(await failingTurn(t, 'please fail 500', /server error \(HTTP 500\)/));
-    },
-  );
+  it('a model that answers HTTP 500, with a timeout shorter than the retry back-off: the message still says HTTP 500', async (t) => {
+    await assertServing(await failingTurn(t, 'please fail 500', /server error \(HTTP 500\)/));
+  });
 
-  it(
-    'a model that resets the connection before answering, with a short timeout: the message says the connection closed',
-    async (t) => {
-      await assertServing(await failingTurn(t, 'please reset', /closed the connection|connection closed/));
-    },
-  );
+  it('a model that resets the connection before answering, with a short timeout: the message says the connection closed', async (t) => {
+    await assertServing(await failingTurn(t, 'please reset', /closed the connection|connection closed/));
+  });
 
   it('no provider key reaches the log', () => {
     assert.ok(logLines.length > 0, 'the harness logged');
     for (const line of logLines) assert.ok(!line.includes(SECRET), `a log line holds the key: ${line}`);
-    assert.ok(model.requests.some((r) => r.authorization === `Bearer ${SECRET}`), 'the key did reach the model server, where it belongs');
+    assert.ok(
+      model.requests.some((r) => r.authorization === `Bearer ${SECRET}`),
+      'the key did reach the model server, where it belongs',
+    );
   });
 });
 
@@ -492,7 +603,12 @@ describe('while a model request hangs', () => {
   let h: TestHarness;
 
   before(async () => {
-    h = await startTestHarness({ script: { reply: 'all good here', fail: (body) => (lastUserText(body) === 'please hang' ? { kind: 'hang' } : undefined) } });
+    h = await startTestHarness({
+      script: {
+        reply: 'all good here',
+        fail: (body) => (lastUserText(body) === 'please hang' ? { kind: 'hang' } : undefined),
+      },
+    });
   });
 
   after(async () => {
@@ -501,7 +617,12 @@ describe('while a model request hangs', () => {
 
   it('other turns and commands are served, the hanging turn says it is running, and CancelTask ends it and its request', async () => {
     const client = await h.client('JSONRPC');
-    const stream = client.sendMessageStream({ tenant: '', message: userMessage('please hang'), configuration: undefined, metadata: {} });
+    const stream = client.sendMessageStream({
+      tenant: '',
+      message: userMessage('please hang'),
+      configuration: undefined,
+      metadata: {},
+    });
     const first = await within(stream.next(), 10_000, 'the first event of the hanging turn');
     assert.equal(first.value?.payload?.$case, 'task');
     const taskId = (first.value.payload.value as Task).id;

@@ -113,7 +113,16 @@ export function historyCounts(task: Task): Map<string, number> {
 
 /** Nothing of the server's insides in a text meant for a person: no stack, no path, no URL, no secret. */
 export function assertNoLeak(text: string, secrets: readonly string[] = []): void {
-  for (const leak of [/\n\s*at\s/, /\bat .+:\d+:\d+/, /\/work\//, /node_modules/, /file:\/\//, /\.[cm]?[jt]s:\d+/, /https?:\/\//, /\b(RangeError|TypeError|ReferenceError|SyntaxError)\b/]) {
+  for (const leak of [
+    /\n\s*at\s/,
+    /\bat .+:\d+:\d+/,
+    /\/work\//,
+    /node_modules/,
+    /file:\/\//,
+    /\.[cm]?[jt]s:\d+/,
+    /https?:\/\//,
+    /\b(RangeError|TypeError|ReferenceError|SyntaxError)\b/,
+  ]) {
     assert.doesNotMatch(text, leak, `the message leaks internals: ${text}`);
   }
   assert.ok(!text.includes(process.cwd()), `the message names the working directory: ${text}`);
@@ -121,12 +130,17 @@ export function assertNoLeak(text: string, secrets: readonly string[] = []): voi
 }
 
 /** `PRAGMA integrity_check` and `foreign_key_check` on the database file, opened read-only. */
-export function checkDatabaseFile(file: string): { integrity: string[]; foreignKeyProblems: number; tasksInFlight: number } {
+export function checkDatabaseFile(file: string): {
+  integrity: string[];
+  foreignKeyProblems: number;
+  tasksInFlight: number;
+} {
   const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   try {
     const integrity = (db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check);
     const foreignKeyProblems = (db.pragma('foreign_key_check') as unknown[]).length;
-    const tasksInFlight = (db.prepare('SELECT COUNT(*) AS n FROM tasks WHERE state IN (1, 2)').get() as { n: number }).n;
+    const tasksInFlight = (db.prepare('SELECT COUNT(*) AS n FROM tasks WHERE state IN (1, 2)').get() as { n: number })
+      .n;
     return { integrity, foreignKeyProblems, tasksInFlight };
   } finally {
     db.close();

@@ -14,7 +14,12 @@ import { callContext, message, textPart } from '../store/helpers.js';
  * against the SDK's own blocking path on the same executor, so that clients see no difference.
  */
 
-const card = { name: 't', description: 't', version: '1', capabilities: { streaming: true, pushNotifications: false, extensions: [] } } as never;
+const card = {
+  name: 't',
+  description: 't',
+  version: '1',
+  capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+} as never;
 
 /** An agent that streams three chunks into an artifact, then waits for input; `hello` gets a bare message. */
 const executor: AgentExecutor = {
@@ -26,24 +31,57 @@ const executor: AgentExecutor = {
       return;
     }
     const now = new Date().toISOString();
-    bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now }, history: task ? [] : [userMessage], artifacts: [], metadata: {} }));
+    bus.publish(
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
+        history: task ? [] : [userMessage],
+        artifacts: [],
+        metadata: {},
+      }),
+    );
     const artifactId = randomUUID();
     ['one ', 'two ', 'three'].forEach((chunk, i) =>
-      bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId, name: 'r', description: '', parts: [textPart(chunk)], metadata: {}, extensions: [] }, append: i > 0, lastChunk: i === 2, metadata: {} })),
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId, name: 'r', description: '', parts: [textPart(chunk)], metadata: {}, extensions: [] },
+          append: i > 0,
+          lastChunk: i === 2,
+          metadata: {},
+        }),
+      ),
     );
     const reply = message(taskId, contextId, Role.ROLE_AGENT, `reply to ${text}`);
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now }, metadata: {} }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
+        metadata: {},
+      }),
+    );
     bus.finished();
   },
   async cancelTask() {},
 };
 
-function send(text: string, options: { taskId?: string; contextId?: string; historyLength?: number; returnImmediately?: boolean } = {}): SendMessageRequest {
+function send(
+  text: string,
+  options: { taskId?: string; contextId?: string; historyLength?: number; returnImmediately?: boolean } = {},
+): SendMessageRequest {
   const msg: Message = message(options.taskId ?? '', options.contextId ?? '', Role.ROLE_USER, text);
   return {
     tenant: '',
     message: msg,
-    configuration: { acceptedOutputModes: [], historyLength: options.historyLength, returnImmediately: options.returnImmediately ?? false, taskPushNotificationConfig: undefined },
+    configuration: {
+      acceptedOutputModes: [],
+      historyLength: options.historyLength,
+      returnImmediately: options.returnImmediately ?? false,
+      taskPushNotificationConfig: undefined,
+    },
     metadata: {},
   } as SendMessageRequest;
 }
@@ -53,15 +91,23 @@ function shape(task: Task) {
   return {
     state: task.status?.state,
     statusText: task.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join(''),
-    history: task.history.map((m) => [m.role, m.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')]),
-    artifacts: task.artifacts.map((a) => a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')),
+    history: task.history.map((m) => [
+      m.role,
+      m.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join(''),
+    ]),
+    artifacts: task.artifacts.map((a) =>
+      a.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join(''),
+    ),
   };
 }
 
 async function conversation(handler: { sendMessage: DefaultRequestHandler['sendMessage'] }, historyLength?: number) {
   const context = callContext();
   const first = (await handler.sendMessage(send('first'), context)) as Task;
-  const second = (await handler.sendMessage(send('second', { taskId: first.id, contextId: first.contextId, historyLength }), context)) as Task;
+  const second = (await handler.sendMessage(
+    send('second', { taskId: first.id, contextId: first.contextId, historyLength }),
+    context,
+  )) as Task;
   return { first: shape(first), second: shape(second) };
 }
 
@@ -69,7 +115,10 @@ describe('BlockingSendAsStream (a blocking send run as a stream)', () => {
   for (const historyLength of [undefined, 1, 0, 10]) {
     it(`answers a blocking send as the SDK's own blocking path does, but for the history's default (historyLength ${historyLength ?? 'unset'})`, async () => {
       const sdk = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-      const ours = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor), () => {});
+      const ours = new BlockingSendAsStream(
+        new DefaultRequestHandler(card, new InMemoryTaskStore(), executor),
+        () => {},
+      );
       const expected = await conversation(sdk, historyLength);
       const actual = await conversation(ours, historyLength);
       if (historyLength === undefined) {
@@ -95,20 +144,32 @@ describe('BlockingSendAsStream (a blocking send run as a stream)', () => {
     const handler = new BlockingSendAsStream(inner, () => {});
     const done = (await handler.sendMessage(send('first'), callContext())) as Task;
     assert.equal(done.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    const early = (await handler.sendMessage(send('second', { taskId: done.id, contextId: done.contextId, returnImmediately: true }), callContext())) as Task;
+    const early = (await handler.sendMessage(
+      send('second', { taskId: done.id, contextId: done.contextId, returnImmediately: true }),
+      callContext(),
+    )) as Task;
     assert.equal(early.id, done.id);
     assert.deepEqual(calls, []);
   });
 
   it('answers with the message when the agent answers with one', async () => {
-    const handler = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor), () => {});
+    const handler = new BlockingSendAsStream(
+      new DefaultRequestHandler(card, new InMemoryTaskStore(), executor),
+      () => {},
+    );
     const reply = (await handler.sendMessage(send('hello'), callContext())) as Message;
     assert.equal(reply.parts[0]?.content?.$case === 'text' && reply.parts[0].content.value, 'hi');
   });
 
   it('fails with the SDK words when the agent publishes nothing', async () => {
     const silent: AgentExecutor = { execute: async (_context, bus) => bus.finished(), cancelTask: async () => {} };
-    const handler = new BlockingSendAsStream(new DefaultRequestHandler(card, new InMemoryTaskStore(), silent), () => {});
-    await assert.rejects(handler.sendMessage(send('x'), callContext()), (error: unknown) => error instanceof A2AError && /without a result/.test(error.message));
+    const handler = new BlockingSendAsStream(
+      new DefaultRequestHandler(card, new InMemoryTaskStore(), silent),
+      () => {},
+    );
+    await assert.rejects(
+      handler.sendMessage(send('x'), callContext()),
+      (error: unknown) => error instanceof A2AError && /without a result/.test(error.message),
+    );
   });
 });

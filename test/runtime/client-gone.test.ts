@@ -10,8 +10,20 @@ import { EventEmitter, getEventListeners } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
-import { CommandRegistry, CommandsRequestHandler, sdkTaskPort, withCommandsExtension } from '../../src/commands/index.js';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  ServerCallContext,
+  type AgentExecutor,
+  type ExecutionEventBus,
+} from '@a2a-js/sdk/server';
+import {
+  CommandRegistry,
+  CommandsRequestHandler,
+  sdkTaskPort,
+  withCommandsExtension,
+} from '../../src/commands/index.js';
 import { TaskEngine } from '../../src/runtime/engine.js';
 import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 import { Subscriptions } from '../../src/runtime/subscriptions.js';
@@ -47,16 +59,25 @@ class ObservedBusManager extends TaskBuses {
   /** What listens to the task's bus now: 0 when it has none. */
   listeners(taskId: string): number {
     const bus = this.getByTaskId(taskId, new ServerCallContext());
-    return bus ? getEventListeners(bus as unknown as EventTarget, 'event').length + getEventListeners(bus as unknown as EventTarget, 'finished').length : 0;
+    return bus
+      ? getEventListeners(bus as unknown as EventTarget, 'event').length +
+          getEventListeners(bus as unknown as EventTarget, 'finished').length
+      : 0;
   }
   /** Resolves once `listeners(taskId)` is `count`, checked whenever a listener leaves. */
   whenListeners(taskId: string, count: number): Promise<void> {
-    return this.when(() => this.listeners(taskId) === count, () => `the bus of ${taskId} kept ${this.listeners(taskId)} listeners, not ${count}`);
+    return this.when(
+      () => this.listeners(taskId) === count,
+      () => `the bus of ${taskId} kept ${this.listeners(taskId)} listeners, not ${count}`,
+    );
   }
 
   /** Resolves once the task has no bus, checked whenever a listener or a bus leaves. */
   whenReleased(taskId: string): Promise<void> {
-    return this.when(() => !this.getByTaskId(taskId, new ServerCallContext()), () => `the bus of ${taskId} was kept, with ${this.listeners(taskId)} listeners`);
+    return this.when(
+      () => !this.getByTaskId(taskId, new ServerCallContext()),
+      () => `the bus of ${taskId} was kept, with ${this.listeners(taskId)} listeners`,
+    );
   }
 
   private when(condition: () => boolean, failure: () => string, timeoutMs = 5000): Promise<void> {
@@ -84,9 +105,25 @@ class ObservedBusManager extends TaskBuses {
 const executor: AgentExecutor = {
   async execute({ taskId, contextId, userMessage, task }, bus) {
     const now = new Date().toISOString();
-    bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now }, history: task ? [] : [userMessage], artifacts: [], metadata: {} }));
+    bus.publish(
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
+        history: task ? [] : [userMessage],
+        artifacts: [],
+        metadata: {},
+      }),
+    );
     const reply = message(taskId, contextId, Role.ROLE_AGENT, 'done');
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now }, metadata: {} }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
+        metadata: {},
+      }),
+    );
   },
   async cancelTask() {},
 };
@@ -107,9 +144,22 @@ before(async () => {
   const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: 'http://127.0.0.1:0' };
   const card = () => baseAgentCard({ ...endpoints, version: 'test' });
   const taskStore = new InMemoryTaskStore();
-  const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')), awaitWritesUnderWay: () => Promise.resolve() }, buses, onError: () => {} });
+  const engine = new TaskEngine({
+    coordination,
+    store: {
+      save: () => Promise.reject(new Error('unused')),
+      modify: () => Promise.reject(new Error('unused')),
+      awaitWritesUnderWay: () => Promise.resolve(),
+    },
+    buses,
+    onError: () => {},
+  });
   const sdk = new DefaultRequestHandler(withCommandsExtension(card(), registry), taskStore, executor, buses);
-  const handler = new CommandsRequestHandler(new Subscriptions(sdk, { taskStore, engine }), { registry, port: sdkTaskPort(taskStore, buses), baseCard: card });
+  const handler = new CommandsRequestHandler(new Subscriptions(sdk, { taskStore, engine }), {
+    registry,
+    port: sdkTaskPort(taskStore, buses),
+    baseCard: card,
+  });
   grpc = await startGrpcServer(handler, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
@@ -129,16 +179,24 @@ after(async () => {
 function subscribeAndDropHttp(transport: 'JSONRPC' | 'HTTP+JSON', taskId: string): Promise<void> {
   const [path, method, body] =
     transport === 'JSONRPC'
-      ? ['/a2a/jsonrpc', 'POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } })]
+      ? [
+          '/a2a/jsonrpc',
+          'POST',
+          JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: taskId } }),
+        ]
       : [`/a2a/rest/tasks/${taskId}:subscribe`, 'GET', undefined];
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${path}`, { method, headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } }, (res) => {
-      res.once('data', (chunk: Buffer) => {
-        if (!chunk.toString().includes(taskId)) reject(new Error(`unexpected first event: ${chunk}`));
-        req.destroy();
-        resolve();
-      });
-    });
+    const req = request(
+      `${url}${path}`,
+      { method, headers: { 'content-type': 'application/json', 'a2a-version': '1.0' } },
+      (res) => {
+        res.once('data', (chunk: Buffer) => {
+          if (!chunk.toString().includes(taskId)) reject(new Error(`unexpected first event: ${chunk}`));
+          req.destroy();
+          resolve();
+        });
+      },
+    );
     req.once('error', (error) => (req.destroyed ? undefined : reject(error)));
     req.end(body);
   });
@@ -172,14 +230,21 @@ describe('a client that goes away', () => {
         else await subscribeAndDropHttp(transport, task.id);
         await buses.whenReleased(task.id); // no listener left, and the idle task's bus let go
       }
-      assert.deepEqual(warnings.map((w) => w.name), [], 'no MaxListenersExceededWarning (nor any other)');
+      assert.deepEqual(
+        warnings.map((w) => w.name),
+        [],
+        'no MaxListenersExceededWarning (nor any other)',
+      );
 
       // A subscriber that stays still hears the task's next event.
       const client = await createClient(url, transport);
       const live = client.resubscribeTask({ tenant: '', id: task.id });
       assert.equal(((await live.next()).value?.payload?.value as Task).id, task.id);
       const reply = await send(client, '/ping', { taskId: task.id });
-      assert.equal(reply.status?.message?.parts[0]?.content?.$case === 'text' && reply.status.message.parts[0].content.value, 'pong');
+      assert.equal(
+        reply.status?.message?.parts[0]?.content?.$case === 'text' && reply.status.message.parts[0].content.value,
+        'pong',
+      );
       const rest = await collect(live);
       assert.equal((rest.at(-1)?.payload?.value as any)?.status?.message?.metadata?.command, 'ping');
       await buses.whenReleased(task.id);

@@ -1,4 +1,3 @@
-
 import { TaskEngine, type EngineTaskStore } from '../../src/runtime/engine.js';
 import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 
@@ -10,7 +9,9 @@ const noStore: EngineTaskStore = {
 };
 
 /** A task engine of one process, on `store` (by default one that stores nothing). */
-export function localEngine(store: EngineTaskStore = noStore, onError: (error: unknown) => void = () => {}): TaskEngine {
+export function localEngine(
+  store: EngineTaskStore = noStore,
+  onError: (error: unknown) => void = () => {},
+): TaskEngine {
   return new TaskEngine({ coordination: new LocalCoordination(), store, onError });
 }
-

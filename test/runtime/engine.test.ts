@@ -46,21 +46,39 @@ describe('the task engine', () => {
     const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
 
     assert.equal(await engine.reserve(task.id), true);
-    const during = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message(task.id, task.contextId, Role.ROLE_AGENT, 'a turn is running'));
+    const during = statusUpdate(
+      task.id,
+      task.contextId,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      message(task.id, task.contextId, Role.ROLE_AGENT, 'a turn is running'),
+    );
     const stored = await engine.post(during, alice, { message: command });
     assert.equal(during.status?.state, TaskState.TASK_STATE_WORKING);
-    assert.deepEqual(stored.history.slice(-2).map((m) => m.messageId), [command.messageId, during.status!.message!.messageId], 'the command, then its reply');
+    assert.deepEqual(
+      stored.history.slice(-2).map((m) => m.messageId),
+      [command.messageId, during.status!.message!.messageId],
+      'the command, then its reply',
+    );
     // The turn never begins (its message was refused): the task waits for input again, reply kept.
     await engine.release(task.id, alice);
     const released = await temp.store.tasks.load(task.id, alice);
     assert.equal(released?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.equal(released?.status?.message?.messageId, during.status!.message!.messageId);
 
-    const idle = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_WORKING, message(task.id, task.contextId, Role.ROLE_AGENT, 'idle'));
+    const idle = statusUpdate(
+      task.id,
+      task.contextId,
+      TaskState.TASK_STATE_WORKING,
+      message(task.id, task.contextId, Role.ROLE_AGENT, 'idle'),
+    );
     await engine.post(idle, alice);
     assert.equal(idle.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'an idle task keeps its state');
     const after = await temp.store.tasks.load(task.id, alice);
-    assert.equal(after?.history.filter((m) => m.messageId === command.messageId).length, 1, 'the command is stored once');
+    assert.equal(
+      after?.history.filter((m) => m.messageId === command.messageId).length,
+      1,
+      'the command is stored once',
+    );
   });
 
   it('posts to every bus of the task on this instance, in the order the posts were stored', async () => {
@@ -72,7 +90,14 @@ describe('the task engine', () => {
     bus.on('event', (event) => {
       if (event.kind === 'statusUpdate') seen.push(event.data.status!.message!.messageId);
     });
-    const updates = [1, 2, 3, 4, 5].map((n) => statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message(task.id, task.contextId, Role.ROLE_AGENT, `note ${n}`)));
+    const updates = [1, 2, 3, 4, 5].map((n) =>
+      statusUpdate(
+        task.id,
+        task.contextId,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        message(task.id, task.contextId, Role.ROLE_AGENT, `note ${n}`),
+      ),
+    );
     await Promise.all(updates.map((update) => engine.post(update, alice)));
     const stored = await temp.store.tasks.load(task.id, alice);
     const storedOrder = stored!.history.slice(-5).map((m) => m.messageId);
@@ -85,14 +110,28 @@ describe('the task engine', () => {
     await temp.store.tasks.save(task, alice);
     const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
     const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'State: waiting');
-    await engine.post(statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply), alice, { message: command });
+    await engine.post(statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply), alice, {
+      message: command,
+    });
     // A resend: copies of the same command and reply, as decoded from a request and the reply log.
     const again = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, structuredClone(reply));
     const stored = await engine.post(again, alice, { message: structuredClone(command) });
     const ids = [task.history[0]!.messageId, command.messageId, reply.messageId];
-    assert.deepEqual(stored.history.map((m) => m.messageId), ids);
-    await engine.settle(task.id, alice, (current) => ({ taskId: task.id, contextId: task.contextId, status: { ...current.status!, state: TaskState.TASK_STATE_INPUT_REQUIRED }, metadata: {} }));
-    assert.deepEqual((await temp.store.tasks.load(task.id, alice))!.history.map((m) => m.messageId), ids, 'a settle keeping the status message adds it no second time');
+    assert.deepEqual(
+      stored.history.map((m) => m.messageId),
+      ids,
+    );
+    await engine.settle(task.id, alice, (current) => ({
+      taskId: task.id,
+      contextId: task.contextId,
+      status: { ...current.status!, state: TaskState.TASK_STATE_INPUT_REQUIRED },
+      metadata: {},
+    }));
+    assert.deepEqual(
+      (await temp.store.tasks.load(task.id, alice))!.history.map((m) => m.messageId),
+      ids,
+      'a settle keeping the status message adds it no second time',
+    );
   });
 
   it('drain ends running turns as interrupted and resolves only once their streams have ended', async () => {
@@ -149,11 +188,20 @@ describe('the task engine across instances', () => {
       },
       requestCancel: (taskId: string) => {
         requests += 1;
-        if (requests === 2) followers.get(taskId)?.(AgentEvent.statusUpdate(statusUpdate(taskId, 'ctx', TaskState.TASK_STATE_CANCELED)));
+        if (requests === 2)
+          followers.get(taskId)?.(AgentEvent.statusUpdate(statusUpdate(taskId, 'ctx', TaskState.TASK_STATE_CANCELED)));
         return Promise.resolve();
       },
     });
-    const engine = new TaskEngine({ coordination, store: { save: () => Promise.reject(new Error('unused')), modify: () => Promise.reject(new Error('unused')), awaitWritesUnderWay: () => Promise.resolve() }, onError: () => {} });
+    const engine = new TaskEngine({
+      coordination,
+      store: {
+        save: () => Promise.reject(new Error('unused')),
+        modify: () => Promise.reject(new Error('unused')),
+        awaitWritesUnderWay: () => Promise.resolve(),
+      },
+      onError: () => {},
+    });
     await engine.cancelElsewhere('t-elsewhere', callContext());
     assert.equal(requests, 2);
   });

@@ -1,7 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState } from '@a2a-js/sdk';
-import { DefaultExecutionEventBus, RequestContext, ServerCallContext, type AgentExecutionEvent } from '@a2a-js/sdk/server';
+import {
+  DefaultExecutionEventBus,
+  RequestContext,
+  ServerCallContext,
+  type AgentExecutionEvent,
+} from '@a2a-js/sdk/server';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
 import { STORE_FAILURE_TEXT } from '../../src/runtime/turn-end.js';
 import type { ModelGateway } from '../../src/runtime/model-gateway.js';
@@ -34,8 +39,22 @@ describe('executor: a store that fails while a turn ends', () => {
       taskOf: async () => ({ contextId: 'ctx', history: [] }),
       onTurnError: (error, taskId) => reported.push([error, taskId]),
     });
-    const message = { messageId: 'm1', taskId: 't1', contextId: 'ctx', role: Role.ROLE_USER, parts: [textPart('Hi')], metadata: {}, extensions: [], referenceTaskIds: [] };
-    const context = new RequestContext({ tenant: '', message, configuration: undefined, metadata: {} }, 't1', 'ctx', new ServerCallContext());
+    const message = {
+      messageId: 'm1',
+      taskId: 't1',
+      contextId: 'ctx',
+      role: Role.ROLE_USER,
+      parts: [textPart('Hi')],
+      metadata: {},
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    const context = new RequestContext(
+      { tenant: '', message, configuration: undefined, metadata: {} },
+      't1',
+      'ctx',
+      new ServerCallContext(),
+    );
     const bus = new DefaultExecutionEventBus();
     const events: AgentExecutionEvent[] = [];
     bus.on('event', (event) => events.push(event));
@@ -46,7 +65,10 @@ describe('executor: a store that fails while a turn ends', () => {
     assert.equal(last.kind, 'statusUpdate');
     const status = last.kind === 'statusUpdate' ? last.data.status : undefined;
     assert.equal(status?.state, TaskState.TASK_STATE_FAILED);
-    assert.equal(status?.message?.parts[0]?.content?.$case === 'text' && status.message.parts[0].content.value, STORE_FAILURE_TEXT);
+    assert.equal(
+      status?.message?.parts[0]?.content?.$case === 'text' && status.message.parts[0].content.value,
+      STORE_FAILURE_TEXT,
+    );
     assert.deepEqual(reported, [[failure, 't1']]);
   });
 });

@@ -60,13 +60,17 @@ async function turn(gateway: ModelGateway): Promise<AgentExecutionEvent[]> {
   return events;
 }
 
-const chunks = (events: AgentExecutionEvent[]): TaskArtifactUpdateEvent[] => events.flatMap((e) => (e.kind === 'artifactUpdate' ? [e.data] : []));
-const textOf = (chunk: TaskArtifactUpdateEvent) => chunk.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+const chunks = (events: AgentExecutionEvent[]): TaskArtifactUpdateEvent[] =>
+  events.flatMap((e) => (e.kind === 'artifactUpdate' ? [e.data] : []));
+const textOf = (chunk: TaskArtifactUpdateEvent) =>
+  chunk.artifact!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 
 /** Every event as a client would receive it, checked against the A2A 1.0 schemas. */
 function assertValid(events: AgentExecutionEvent[]): void {
   for (const event of events) {
-    const json = StreamResponse.toJSON({ payload: { $case: event.kind, value: event.data } as StreamResponse['payload'] });
+    const json = StreamResponse.toJSON({
+      payload: { $case: event.kind, value: event.data } as StreamResponse['payload'],
+    });
     assert.deepEqual(violations(StreamResponseSchema, json, event.kind), []);
   }
 }
@@ -77,7 +81,10 @@ describe('a turn streamed as artifact chunks', () => {
     assertValid(events);
     const updates = chunks(events);
     assert.ok(updates.length >= 2, 'the pieces stream as they arrive');
-    assert.ok(updates.every((update) => update.artifact!.parts.length === 1), 'no update has an artifact without a part');
+    assert.ok(
+      updates.every((update) => update.artifact!.parts.length === 1),
+      'no update has an artifact without a part',
+    );
     assert.deepEqual(
       updates.map((update) => update.lastChunk),
       updates.map((_, i) => i === updates.length - 1),
@@ -96,7 +103,10 @@ describe('a turn streamed as artifact chunks', () => {
     assertValid(events);
     const updates = chunks(events);
     assert.equal(updates.length, 1);
-    assert.deepEqual({ text: textOf(updates[0]!), append: updates[0]!.append, lastChunk: updates[0]!.lastChunk }, { text: 'all at once', append: false, lastChunk: true });
+    assert.deepEqual(
+      { text: textOf(updates[0]!), append: updates[0]!.append, lastChunk: updates[0]!.lastChunk },
+      { text: 'all at once', append: false, lastChunk: true },
+    );
   });
 
   it('an empty reply publishes no artifact, and the final status says the model returned no text', async () => {
@@ -106,6 +116,9 @@ describe('a turn streamed as artifact chunks', () => {
     const final = events.at(-1);
     assert.equal(final?.kind, 'statusUpdate');
     assert.equal(final.kind === 'statusUpdate' && final.data.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    assert.match(final.kind === 'statusUpdate' ? (final.data.status?.message?.parts[0]?.content?.value as string) : '', /returned no text/);
+    assert.match(
+      final.kind === 'statusUpdate' ? (final.data.status?.message?.parts[0]?.content?.value as string) : '',
+      /returned no text/,
+    );
   });
 });

@@ -6,9 +6,23 @@ import { NOTICE_KEY } from '../../src/wire.js';
 
 let n = 0;
 function message(role: Role, parts: Part[], metadata: Record<string, unknown> = {}): Message {
-  return { messageId: `m${++n}`, taskId: 't', contextId: 'c', role, parts, metadata, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: `m${++n}`,
+    taskId: 't',
+    contextId: 'c',
+    role,
+    parts,
+    metadata,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
-const text = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: {} });
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  mediaType: 'text/plain',
+  filename: '',
+  metadata: {},
+});
 
 describe('the history a turn sends to its model', () => {
   it('CMD-7: leaves out command messages and their replies, and the harness notices', () => {
@@ -30,8 +44,18 @@ describe('the history a turn sends to its model', () => {
   });
 
   it('joins a message’s parts, shows data as JSON and files by name, and skips empty messages', () => {
-    const data: Part = { content: { $case: 'data', value: { a: 1 } }, mediaType: 'application/json', filename: '', metadata: {} };
-    const file: Part = { content: { $case: 'url', value: 'https://example.test/f.pdf' }, mediaType: 'application/pdf', filename: 'f.pdf', metadata: {} };
+    const data: Part = {
+      content: { $case: 'data', value: { a: 1 } },
+      mediaType: 'application/json',
+      filename: '',
+      metadata: {},
+    };
+    const file: Part = {
+      content: { $case: 'url', value: 'https://example.test/f.pdf' },
+      mediaType: 'application/pdf',
+      filename: 'f.pdf',
+      metadata: {},
+    };
     assert.deepEqual(modelHistory([message(Role.ROLE_USER, [text('look'), data, file]), message(Role.ROLE_USER, [])]), [
       { role: 'user', content: 'look\n{"a":1}\n[file f.pdf]' },
     ]);
@@ -47,9 +71,14 @@ describe('the history a turn sends to its model', () => {
       message(Role.ROLE_AGENT, [text('State: ' + 'e'.repeat(500))], { command: 'status' }),
       message(Role.ROLE_USER, [text('u3')]),
     ];
-    const roles = (budget: number) => modelHistory(history, budget).map((m) => (m.role === 'tool' ? m.call.id : m.content.slice(0, 2)));
+    const roles = (budget: number) =>
+      modelHistory(history, budget).map((m) => (m.role === 'tool' ? m.call.id : m.content.slice(0, 2)));
     assert.deepEqual(roles(Infinity), ['u1', 'a1', 'u2', 'a2', 'u3'], 'no budget: everything, commands left out');
-    assert.deepEqual(roles(1000), ['u1', 'a1', 'u2', 'a2', 'u3'], 'the command reply does not count against the budget');
+    assert.deepEqual(
+      roles(1000),
+      ['u1', 'a1', 'u2', 'a2', 'u3'],
+      'the command reply does not count against the budget',
+    );
     assert.deepEqual(roles(135), ['u2', 'a2', 'u3'], 'cut after a2 and u2 would leave a1 first: a1 is dropped too');
     assert.deepEqual(roles(50), ['u3'], 'a2 alone does not fit with u3; a conversation cut short starts with the user');
     assert.deepEqual(roles(1), ['u3'], 'the newest message always goes, whatever its size');

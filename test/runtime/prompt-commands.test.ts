@@ -4,7 +4,12 @@ import assert from 'node:assert/strict';
 import { CommandUsageError } from '../../src/commands/index.js';
 import { argumentHintOf, commandNameOf, promptArguments } from '../../src/runtime/prompt-commands.js';
 
-const review = { arguments: [{ name: 'file', required: true }, { name: 'focus', required: false }] };
+const review = {
+  arguments: [
+    { name: 'file', required: true },
+    { name: 'focus', required: false },
+  ],
+};
 
 describe('prompt commands', () => {
   it('a prompt name becomes a command name by the extension rule, or nothing', () => {
@@ -25,7 +30,11 @@ describe('prompt commands', () => {
   it('$ARGUMENTS go one word to each argument, the last taking the rest; a missing required one is named', () => {
     assert.deepEqual(promptArguments(review, 'a.ts names and tests'), { file: 'a.ts', focus: 'names and tests' });
     assert.deepEqual(promptArguments(review, 'a.ts'), { file: 'a.ts' });
-    assert.throws(() => promptArguments(review, '  '), (error: unknown) => error instanceof CommandUsageError && /Missing argument: file\. Usage: <file> \[focus\]/.test(error.message));
+    assert.throws(
+      () => promptArguments(review, '  '),
+      (error: unknown) =>
+        error instanceof CommandUsageError && /Missing argument: file\. Usage: <file> \[focus\]/.test(error.message),
+    );
     assert.deepEqual(promptArguments({ arguments: [] }, 'ignored'), {});
   });
 });

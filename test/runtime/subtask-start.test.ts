@@ -42,6 +42,9 @@ describe('CMD-30: a sub-task that cannot be started', () => {
     assert.ok(childId, 'the sub-task was stored and linked');
     const child = await temp.store.tasks.load(childId, alice);
     assert.equal(child?.status?.state, TaskState.TASK_STATE_FAILED);
-    assert.match(child?.status?.message?.parts[0]?.content?.$case === 'text' ? child.status.message.parts[0].content.value : '', /could not be started/);
+    assert.match(
+      child?.status?.message?.parts[0]?.content?.$case === 'text' ? child.status.message.parts[0].content.value : '',
+      /could not be started/,
+    );
   });
 });

@@ -8,7 +8,14 @@ import type { TaskLinks } from '../../src/runtime/task-state.js';
 import { localEngine } from './engine-support.js';
 
 function task(id: string, state: TaskState): Task {
-  return { id, contextId: 'ctx', status: { state, message: undefined, timestamp: '' }, history: [], artifacts: [], metadata: {} };
+  return {
+    id,
+    contextId: 'ctx',
+    status: { state, message: undefined, timestamp: '' },
+    history: [],
+    artifacts: [],
+    metadata: {},
+  };
 }
 
 describe('CMD-31: canceling a parent cancels its sub-tasks', () => {
@@ -28,9 +35,17 @@ describe('CMD-31: canceling a parent cancels its sub-tasks', () => {
       },
     } as unknown as A2ARequestHandler;
     const reported: Array<[unknown, string]> = [];
-    const handler = new TaskCancellation(inner, localEngine(), { getLinks: async (id) => links[id] ?? { children: [] } }, (error, child) => reported.push([error, child]));
+    const handler = new TaskCancellation(
+      inner,
+      localEngine(),
+      { getLinks: async (id) => links[id] ?? { children: [] } },
+      (error, child) => reported.push([error, child]),
+    );
 
-    const result = await handler.cancelTask({ tenant: '', id: 'parent', metadata: {} } as never, new ServerCallContext());
+    const result = await handler.cancelTask(
+      { tenant: '', id: 'parent', metadata: {} } as never,
+      new ServerCallContext(),
+    );
 
     assert.equal(result.status?.state, TaskState.TASK_STATE_CANCELED);
     assert.deepEqual(canceled, ['parent', 'running']);

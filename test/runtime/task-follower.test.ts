@@ -15,15 +15,30 @@ const task: Task = {
   id: 't1',
   contextId: 'c1',
   status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() },
-  history: [{ messageId: 'm1', taskId: 't1', contextId: 'c1', role: Role.ROLE_USER, parts: [], metadata: {}, extensions: [], referenceTaskIds: [] }],
+  history: [
+    {
+      messageId: 'm1',
+      taskId: 't1',
+      contextId: 'c1',
+      role: Role.ROLE_USER,
+      parts: [],
+      metadata: {},
+      extensions: [],
+      referenceTaskIds: [],
+    },
+  ],
   artifacts: [],
   metadata: {},
 };
 
-const store: TaskStore = { load: async () => structuredClone(task), save: async () => {}, list: async () => ({ tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 }) } as unknown as TaskStore;
+const store: TaskStore = {
+  load: async () => structuredClone(task),
+  save: async () => {},
+  list: async () => ({ tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 }),
+} as unknown as TaskStore;
 
 describe('following a task as its turn ends', () => {
-  it('CMD-8: a subscriber that joined a turn\'s bus after its final status gets the reply posted next', async () => {
+  it("CMD-8: a subscriber that joined a turn's bus after its final status gets the reply posted next", async () => {
     const engine = localEngine();
     const context = new ServerCallContext();
     const turnBus = engine.buses.createOrGetByTaskId(task.id, context); // the turn's, its final status sent already
@@ -37,7 +52,12 @@ describe('following a task as its turn ends', () => {
       assert.ok(turns < 1000, 'the follower joins the task again');
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const reply = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(task.id, task.contextId, 'a later reply'));
+    const reply = statusUpdate(
+      task.id,
+      task.contextId,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      agentMessage(task.id, task.contextId, 'a later reply'),
+    );
     engine.buses.deliverHere(task.id, AgentEvent.statusUpdate(reply));
     const got = await next;
     assert.equal(got.value?.payload?.$case, 'statusUpdate');

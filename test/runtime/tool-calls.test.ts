@@ -29,11 +29,23 @@ const state: TaskStateStore = {
 };
 
 function entry(name: string, call: (signal: AbortSignal) => Promise<ToolOutcome>): ToolEntry {
-  return { name: `fx_${name}`, server: 'fx', tool: name, description: name, inputSchema: { type: 'object' }, needsApproval: false, call: (_input, signal) => call(signal) };
+  return {
+    name: `fx_${name}`,
+    server: 'fx',
+    tool: name,
+    description: name,
+    inputSchema: { type: 'object' },
+    needsApproval: false,
+    call: (_input, signal) => call(signal),
+  };
 }
 
 /** Runs one turn with `tools` and `gateway`; returns its events, and a way to cancel it once started. */
-async function turn(tools: ToolEntry[], gateway: ModelGateway, whileRunning?: (cancel: () => Promise<void>) => void): Promise<AgentExecutionEvent[]> {
+async function turn(
+  tools: ToolEntry[],
+  gateway: ModelGateway,
+  whileRunning?: (cancel: () => Promise<void>) => void,
+): Promise<AgentExecutionEvent[]> {
   const executor = new HarnessExecutor({
     engine: localEngine(),
     models: new TaskModels({ list: () => [], has: () => true, defaultModel: 'fixture:small' }, state),
@@ -47,11 +59,18 @@ async function turn(tools: ToolEntry[], gateway: ModelGateway, whileRunning?: (c
   const contextId = randomUUID();
   const events: AgentExecutionEvent[] = [];
   const bus = { publish: (event: AgentExecutionEvent) => events.push(event) } as unknown as ExecutionEventBus;
-  const request = { tenant: '', message: message(taskId, contextId, Role.ROLE_USER, 'hello'), configuration: undefined, metadata: {} };
+  const request = {
+    tenant: '',
+    message: message(taskId, contextId, Role.ROLE_USER, 'hello'),
+    configuration: undefined,
+    metadata: {},
+  };
   whileRunning?.(() => executor.cancelTask(taskId, bus));
   await executor.execute(new RequestContext(request, taskId, contextId, callContext()), bus);
   for (const event of events) {
-    const json = StreamResponse.toJSON({ payload: { $case: event.kind, value: event.data } as StreamResponse['payload'] });
+    const json = StreamResponse.toJSON({
+      payload: { $case: event.kind, value: event.data } as StreamResponse['payload'],
+    });
     assert.deepEqual(violations(StreamResponseSchema, json, event.kind), []);
   }
   return events;
@@ -60,7 +79,8 @@ async function turn(tools: ToolEntry[], gateway: ModelGateway, whileRunning?: (c
 /** What the stream shows, in order: `text` for reply chunks with text, `<tool>:<status>` for calls, the final state. */
 function timeline(events: AgentExecutionEvent[]): string[] {
   return events.flatMap((event) => {
-    if (event.kind === 'artifactUpdate') return event.data.artifact!.parts.some((p) => p.content?.$case === 'text' && p.content.value) ? ['text'] : [];
+    if (event.kind === 'artifactUpdate')
+      return event.data.artifact!.parts.some((p) => p.content?.$case === 'text' && p.content.value) ? ['text'] : [];
     if (event.kind !== 'statusUpdate') return [];
     const calls = toolCallsOf(event.data.status?.message?.parts).map((c) => `${c.tool}:${c.status}`);
     return calls.length ? calls : [TaskState[event.data.status!.state]];
@@ -78,7 +98,14 @@ describe('tool calls in a turn', () => {
       },
     };
     const events = await turn([entry('echo', async () => ({ status: 'succeeded', output: 'it' }))], gateway);
-    assert.deepEqual(timeline(events), ['TASK_STATE_WORKING', 'text', 'fx_echo:running', 'fx_echo:succeeded', 'text', 'TASK_STATE_INPUT_REQUIRED']);
+    assert.deepEqual(timeline(events), [
+      'TASK_STATE_WORKING',
+      'text',
+      'fx_echo:running',
+      'fx_echo:succeeded',
+      'text',
+      'TASK_STATE_INPUT_REQUIRED',
+    ]);
   });
 
   it('TOOL-2: a failed call rejects with the text the model reads as the error result', async () => {
@@ -101,24 +128,52 @@ describe('tool calls in a turn', () => {
       async complete(request: ModelRequest) {
         // A model request that ends as soon as the turn is aborted, before the tool has answered.
         void request.tools![0]!.execute({}, request.abortSignal).catch(() => undefined);
-        await new Promise((_resolve, reject) => request.abortSignal.addEventListener('abort', () => reject(request.abortSignal.reason)));
+        await new Promise((_resolve, reject) =>
+          request.abortSignal.addEventListener('abort', () => reject(request.abortSignal.reason)),
+        );
         return { text: '', inputTokens: 0, outputTokens: 0 };
       },
     };
     const hang = entry('hang', (signal) => {
       started();
-      return new Promise((resolve) => signal.addEventListener('abort', () => setImmediate(() => resolve({ status: 'canceled', output: 'late' }))));
+      return new Promise((resolve) =>
+        signal.addEventListener('abort', () => setImmediate(() => resolve({ status: 'canceled', output: 'late' }))),
+      );
     });
     const events = await turn([hang], gateway, (cancel) => void callStarted.then(cancel));
-    assert.deepEqual(timeline(events), ['TASK_STATE_WORKING', 'fx_hang:running', 'fx_hang:canceled', 'TASK_STATE_CANCELED']);
+    assert.deepEqual(timeline(events), [
+      'TASK_STATE_WORKING',
+      'fx_hang:running',
+      'fx_hang:canceled',
+      'TASK_STATE_CANCELED',
+    ]);
   });
 
   it('TOOL-4: the calls a history left open are found and closed as canceled', () => {
     const running = toolCallMessage('t', 'c', { id: 'a', tool: 'fx_hang', server: 'fx', input: {}, status: 'running' });
-    const doneRunning = toolCallMessage('t', 'c', { id: 'b', tool: 'fx_echo', server: 'fx', input: {}, status: 'running' });
-    const done = toolCallMessage('t', 'c', { id: 'b', tool: 'fx_echo', server: 'fx', input: {}, status: 'succeeded', output: 'x' });
+    const doneRunning = toolCallMessage('t', 'c', {
+      id: 'b',
+      tool: 'fx_echo',
+      server: 'fx',
+      input: {},
+      status: 'running',
+    });
+    const done = toolCallMessage('t', 'c', {
+      id: 'b',
+      tool: 'fx_echo',
+      server: 'fx',
+      input: {},
+      status: 'succeeded',
+      output: 'x',
+    });
     const open = openToolCalls([running, doneRunning, done]);
-    assert.deepEqual(open.map((c) => c.id), ['a']);
-    assert.deepEqual(toolCallsOf(closingParts(open)).map((c) => [c.id, c.status]), [['a', 'canceled']]);
+    assert.deepEqual(
+      open.map((c) => c.id),
+      ['a'],
+    );
+    assert.deepEqual(
+      toolCallsOf(closingParts(open)).map((c) => [c.id, c.status]),
+      [['a', 'canceled']],
+    );
   });
 });

@@ -7,12 +7,24 @@ import { TurnOpening } from '../../src/runtime/turn-opening.js';
 import { statusUpdate } from '../../src/runtime/events.js';
 
 const working = AgentEvent.statusUpdate(statusUpdate('t1', 'c1', TaskState.TASK_STATE_WORKING));
-const task = AgentEvent.task({ id: 't1', contextId: 'c1', status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: '' }, history: [], artifacts: [], metadata: {} });
+const task = AgentEvent.task({
+  id: 't1',
+  contextId: 'c1',
+  status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: '' },
+  history: [],
+  artifacts: [],
+  metadata: {},
+});
 const failed = AgentEvent.statusUpdate(statusUpdate('t1', 'c1', TaskState.TASK_STATE_FAILED));
 
 function recorder(): { bus: { publish(event: AgentExecutionEvent): void }; kinds: string[] } {
   const kinds: string[] = [];
-  return { bus: { publish: (event) => kinds.push(event.kind === 'statusUpdate' ? `status ${event.data.status?.state}` : event.kind) }, kinds };
+  return {
+    bus: {
+      publish: (event) => kinds.push(event.kind === 'statusUpdate' ? `status ${event.data.status?.state}` : event.kind),
+    },
+    kinds,
+  };
 }
 
 describe('TurnOpening', () => {
@@ -31,6 +43,10 @@ describe('TurnOpening', () => {
     opening.publish(failed);
     await nextTurn();
     opening.open();
-    assert.deepEqual(kinds, ['task', `status ${TaskState.TASK_STATE_WORKING}`, `status ${TaskState.TASK_STATE_FAILED}`]);
+    assert.deepEqual(kinds, [
+      'task',
+      `status ${TaskState.TASK_STATE_WORKING}`,
+      `status ${TaskState.TASK_STATE_FAILED}`,
+    ]);
   });
 });

@@ -5,7 +5,16 @@ import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperatio
 import { HarnessError, type HarnessErrorCode } from '../../src/errors.js';
 import { A2AErrorMapping, INTERNAL_ERROR_MESSAGE, toA2AError } from '../../src/server/a2a-errors.js';
 
-const CODES: HarnessErrorCode[] = ['config_invalid', 'config_unreadable', 'model_unknown', 'provider_failed', 'store_failed', 'turn_in_progress', 'message_conflict', 'tokens_invalid'];
+const CODES: HarnessErrorCode[] = [
+  'config_invalid',
+  'config_unreadable',
+  'model_unknown',
+  'provider_failed',
+  'store_failed',
+  'turn_in_progress',
+  'message_conflict',
+  'tokens_invalid',
+];
 
 /** A handler whose every call fails with `error`, synchronously or not, as a real one may. */
 function failingHandler(error: unknown): A2ARequestHandler {
@@ -49,7 +58,10 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
   });
 
   it('keeps the message of errors meant for the client, and A2A errors as they are', () => {
-    assert.equal(toA2AError(new HarnessError('turn_in_progress', 'Wait for the reply.')).error.message, 'Wait for the reply.');
+    assert.equal(
+      toA2AError(new HarnessError('turn_in_progress', 'Wait for the reply.')).error.message,
+      'Wait for the reply.',
+    );
     const notFound = new TaskNotFoundError('Task not found: x');
     assert.equal(toA2AError(notFound).error, notFound);
   });
@@ -58,11 +70,14 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     const leaky = new Error('ENOENT: /srv/secret/path/db.sqlite with api_key=sk-abcdefghijkl');
     const reported: Array<[unknown, string]> = [];
     const handler = new A2AErrorMapping(failingHandler(leaky), (error, method) => reported.push([error, method]));
-    await assert.rejects(handler.getTask({ tenant: '', id: 'x', historyLength: undefined }, context), (error: unknown) => {
-      assert.ok(error instanceof A2AError && !(error instanceof TaskNotFoundError));
-      assert.equal((error as Error).message, INTERNAL_ERROR_MESSAGE);
-      return true;
-    });
+    await assert.rejects(
+      handler.getTask({ tenant: '', id: 'x', historyLength: undefined }, context),
+      (error: unknown) => {
+        assert.ok(error instanceof A2AError && !(error instanceof TaskNotFoundError));
+        assert.equal((error as Error).message, INTERNAL_ERROR_MESSAGE);
+        return true;
+      },
+    );
     await assert.rejects(handler.sendMessageStream({} as never, context).next(), { message: INTERNAL_ERROR_MESSAGE });
     assert.throws(() => handler.resubscribe({ tenant: '', id: 'x' }, context), { message: INTERNAL_ERROR_MESSAGE });
     assert.deepEqual(
@@ -79,7 +94,9 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     const reported: unknown[] = [];
     const failure = new HarnessError('store_failed', 'database is locked at /var/lib/x.db');
     const handler = new A2AErrorMapping(failingHandler(failure), (error) => reported.push(error));
-    await assert.rejects(handler.cancelTask({ tenant: '', id: 'x' } as never, context), { message: INTERNAL_ERROR_MESSAGE });
+    await assert.rejects(handler.cancelTask({ tenant: '', id: 'x' } as never, context), {
+      message: INTERNAL_ERROR_MESSAGE,
+    });
     assert.deepEqual(reported, [failure]);
   });
 });

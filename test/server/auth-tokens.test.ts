@@ -34,7 +34,13 @@ describe('token sources', () => {
 
   it('the environment: comma-separated user:token pairs, spaces trimmed', async () => {
     const table = await loadTokens({ env: { [TOKENS_ENV]: ` alice:${A} , bob:${B},` } });
-    assert.deepEqual([...table!], [[A, 'alice'], [B, 'bob']]);
+    assert.deepEqual(
+      [...table!],
+      [
+        [A, 'alice'],
+        [B, 'bob'],
+      ],
+    );
   });
 
   it('a file: one pair a line, comments and blank lines ignored; merged with the environment', async () => {
@@ -46,7 +52,13 @@ describe('token sources', () => {
 
   it('a token may hold colons; a user may have two tokens', () => {
     const entries = parseTokenEnv(`alice:${A}:x,alice:${B}`);
-    assert.deepEqual(entries.map((e) => [e.user, e.token]), [['alice', `${A}:x`], ['alice', B]]);
+    assert.deepEqual(
+      entries.map((e) => [e.user, e.token]),
+      [
+        ['alice', `${A}:x`],
+        ['alice', B],
+      ],
+    );
   });
 
   it('a malformed line names the file and the line, never the token', async () => {
@@ -73,7 +85,10 @@ describe('token sources', () => {
   });
 
   it('a missing file is named', async () => {
-    await refuses({ file: join(tmpdir(), 'no-such-tokens-file') }, /Cannot read the tokens file ".*no-such-tokens-file": no such file/);
+    await refuses(
+      { file: join(tmpdir(), 'no-such-tokens-file') },
+      /Cannot read the tokens file ".*no-such-tokens-file": no such file/,
+    );
   });
 
   it('parseTokenFile reports line numbers counting comments and blanks', () => {
@@ -82,13 +97,28 @@ describe('token sources', () => {
 });
 
 describe('TokenAuthenticator', () => {
-  const auth = new TokenAuthenticator(new Map([[A, 'alice'], [B, 'bob']]));
+  const auth = new TokenAuthenticator(
+    new Map([
+      [A, 'alice'],
+      [B, 'bob'],
+    ]),
+  );
 
   it('knows each token and only those', () => {
     assert.equal(auth.authenticate(`Bearer ${A}`)?.userName, 'alice');
     assert.equal(auth.authenticate(`bearer ${B}`)?.userName, 'bob');
     assert.equal(auth.authenticate(`Bearer ${B}`)?.isAuthenticated, true);
-    for (const header of [undefined, '', 'Bearer', `Bearer ${A}x`, `Bearer ${A.slice(0, -1)}`, `Basic ${A}`, A, `Bearer ${A} ${B}`, [`Bearer ${A}`, `Bearer ${B}`]]) {
+    for (const header of [
+      undefined,
+      '',
+      'Bearer',
+      `Bearer ${A}x`,
+      `Bearer ${A.slice(0, -1)}`,
+      `Basic ${A}`,
+      A,
+      `Bearer ${A} ${B}`,
+      [`Bearer ${A}`, `Bearer ${B}`],
+    ]) {
       assert.equal(auth.authenticate(header), undefined, String(header));
     }
   });

@@ -11,7 +11,12 @@ import { protoNestsDeeperThan } from '../../src/server/proto-nesting.js';
 import { MAX_PROTO_NESTING } from '../../src/server/grpc-edge.js';
 import { deepMetadataRequest } from '../fixtures/raw-grpc.js';
 
-const message = (extra: Record<string, unknown> = {}) => ({ messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'hello' }], ...extra });
+const message = (extra: Record<string, unknown> = {}) => ({
+  messageId: 'm-1',
+  role: 'ROLE_USER',
+  parts: [{ text: 'hello' }],
+  ...extra,
+});
 const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
 const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
 
@@ -28,32 +33,88 @@ describe('edge schema: what it accepts', () => {
   it('the requests the SDK client sends, the proto field names and null for "not set"', () => {
     const accepted: Array<[EdgeMethod, unknown]> = [
       ['SendMessage', { message: message() }],
-      ['SendStreamingMessage', { message: message({ contextId: 'ctx', taskId: '', metadata: {}, extensions: [], referenceTaskIds: [] }), configuration: { historyLength: 3, returnImmediately: false }, metadata: {} }],
-      ['SendMessage', { message: { message_id: 'm-1', role: 1, parts: [{ data: { a: [1, 2] }, media_type: 'application/json' }], reference_task_ids: ['t'] } }],
-      ['SendMessage', { message: message({ parts: [{ raw: 'aGVsbG8=', filename: 'a.txt' }, { url: 'https://example.com/a' }] }), configuration: { historyLength: '7' } }],
+      [
+        'SendStreamingMessage',
+        {
+          message: message({ contextId: 'ctx', taskId: '', metadata: {}, extensions: [], referenceTaskIds: [] }),
+          configuration: { historyLength: 3, returnImmediately: false },
+          metadata: {},
+        },
+      ],
+      [
+        'SendMessage',
+        {
+          message: {
+            message_id: 'm-1',
+            role: 1,
+            parts: [{ data: { a: [1, 2] }, media_type: 'application/json' }],
+            reference_task_ids: ['t'],
+          },
+        },
+      ],
+      [
+        'SendMessage',
+        {
+          message: message({ parts: [{ raw: 'aGVsbG8=', filename: 'a.txt' }, { url: 'https://example.com/a' }] }),
+          configuration: { historyLength: '7' },
+        },
+      ],
       ['SendMessage', { message: message({ contextId: null, metadata: null }), configuration: null }],
-      ['SendMessage', { message: message({ parts: Array.from({ length: EDGE_LIMITS.parts }, () => ({ text: 'x' })) }) }],
+      [
+        'SendMessage',
+        { message: message({ parts: Array.from({ length: EDGE_LIMITS.parts }, () => ({ text: 'x' })) }) },
+      ],
       ['SendMessage', { message: message({ parts: [{ text: 'x'.repeat(EDGE_LIMITS.textChars) }] }) }],
       ['SendMessage', { message: message({ metadata: { deep: nested(EDGE_LIMITS.depth - 3) } }) }],
       ['SendMessage', { message: message({ kind: 'message', unknownKey: { anything: true } }) }],
       ['GetTask', { id: 'b3b1c0de-0000-4000-8000-000000000000', historyLength: 0 }],
       ['ListTasks', {}],
-      ['ListTasks', { contextId: 'c', status: 'TASK_STATE_WORKING', pageSize: 100, pageToken: 'abc', historyLength: 2, statusTimestampAfter: '2026-01-31T12:00:00Z', includeArtifacts: true }],
+      [
+        'ListTasks',
+        {
+          contextId: 'c',
+          status: 'TASK_STATE_WORKING',
+          pageSize: 100,
+          pageToken: 'abc',
+          historyLength: 2,
+          statusTimestampAfter: '2026-01-31T12:00:00Z',
+          includeArtifacts: true,
+        },
+      ],
       ['ListTasks', { status: 6, page_size: '5' }],
       ['CancelTask', { id: 't', metadata: { reason: 'done' } }],
       ['SubscribeToTask', { id: 't', tenant: 'acme' }],
     ];
-    for (const [index, [method, params]] of accepted.entries()) assert.equal(refusal(method, params), undefined, `case ${index} (${method})`);
+    for (const [index, [method, params]] of accepted.entries())
+      assert.equal(refusal(method, params), undefined, `case ${index} (${method})`);
   });
 });
 
 describe('edge schema: wrong types are refused, not coerced', () => {
-  it('a part whose text is not a string', () => refused('SendMessage', { message: message({ parts: [{ text: { a: 1 } }] }) }, 'message.parts[0].text', /must be a string/));
-  it('a numeric messageId', () => refused('SendMessage', { message: message({ messageId: 42 }) }, 'message.messageId', /must be a string of 1 to 128/));
-  it('a historyLength that is no number', () => refused('GetTask', { id: 't', historyLength: 'x' }, 'historyLength', /whole number from 0 to/));
+  it('a part whose text is not a string', () =>
+    refused(
+      'SendMessage',
+      { message: message({ parts: [{ text: { a: 1 } }] }) },
+      'message.parts[0].text',
+      /must be a string/,
+    ));
+  it('a numeric messageId', () =>
+    refused(
+      'SendMessage',
+      { message: message({ messageId: 42 }) },
+      'message.messageId',
+      /must be a string of 1 to 128/,
+    ));
+  it('a historyLength that is no number', () =>
+    refused('GetTask', { id: 't', historyLength: 'x' }, 'historyLength', /whole number from 0 to/));
   it('a negative historyLength, on GetTask and on SendMessage', () => {
     refused('GetTask', { id: 't', historyLength: -1 }, 'historyLength', /whole number from 0 to/);
-    refused('SendMessage', { message: message(), configuration: { historyLength: -1 } }, 'configuration.historyLength', /whole number/);
+    refused(
+      'SendMessage',
+      { message: message(), configuration: { historyLength: -1 } },
+      'configuration.historyLength',
+      /whole number/,
+    );
   });
   it('a fractional or huge historyLength', () => {
     refused('GetTask', { id: 't', historyLength: 1.5 }, 'historyLength', /whole number/);
@@ -62,11 +123,22 @@ describe('edge schema: wrong types are refused, not coerced', () => {
   it('parts not a list, empty, a part with no content or two', () => {
     refused('SendMessage', { message: message({ parts: 'hello' }) }, 'message.parts', /an array of parts/);
     refused('SendMessage', { message: message({ parts: [] }) }, 'message.parts', /at least one part/);
-    refused('SendMessage', { message: message({ parts: [{ metadata: {} }] }) }, 'message.parts[0]', /one of text, raw, url or data/);
-    refused('SendMessage', { message: message({ parts: [{ text: 'a', data: {} }] }) }, 'message.parts[0]', /only one of/);
+    refused(
+      'SendMessage',
+      { message: message({ parts: [{ metadata: {} }] }) },
+      'message.parts[0]',
+      /one of text, raw, url or data/,
+    );
+    refused(
+      'SendMessage',
+      { message: message({ parts: [{ text: 'a', data: {} }] }) },
+      'message.parts[0]',
+      /only one of/,
+    );
   });
   it('a role other than ROLE_USER', () => {
-    for (const role of [99, 'ROLE_AGENT', 'user', undefined]) refused('SendMessage', { message: message({ role }) }, 'message.role', /ROLE_USER/);
+    for (const role of [99, 'ROLE_AGENT', 'user', undefined])
+      refused('SendMessage', { message: message({ role }) }, 'message.role', /ROLE_USER/);
   });
   it('a message or an id that is missing', () => {
     refused('SendMessage', {}, 'message', /is required/);
@@ -75,11 +147,17 @@ describe('edge schema: wrong types are refused, not coerced', () => {
     refused('CancelTask', { id: '' }, 'id', /must not be empty/);
   });
   it('params that are not an object', () => {
-    for (const params of [[], 'x', 7, undefined]) assert.match(refusal('GetTask', params) ?? '', /^params (must be|is required)/);
+    for (const params of [[], 'x', 7, undefined])
+      assert.match(refusal('GetTask', params) ?? '', /^params (must be|is required)/);
   });
   it('metadata that is not an object, flags that are not booleans, unknown states, bad times, bad base64', () => {
     refused('CancelTask', { id: 't', metadata: [1] }, 'metadata', /JSON object/);
-    refused('SendMessage', { message: message(), configuration: { returnImmediately: 'yes' } }, 'configuration.returnImmediately', /true or false/);
+    refused(
+      'SendMessage',
+      { message: message(), configuration: { returnImmediately: 'yes' } },
+      'configuration.returnImmediately',
+      /true or false/,
+    );
     refused('ListTasks', { includeArtifacts: 'true' }, 'includeArtifacts', /true or false/);
     refused('ListTasks', { status: 'DONE' }, 'status', /TASK_STATE_COMPLETED/);
     refused('ListTasks', { statusTimestampAfter: 'yesterday' }, 'statusTimestampAfter', /ISO 8601/);
@@ -91,12 +169,22 @@ describe('edge schema: wrong types are refused, not coerced', () => {
 describe('edge schema: bounds', () => {
   it('a message holds at most 100 parts', () => {
     const parts = (n: number) => Array.from({ length: n }, () => ({ text: '' }));
-    refused('SendMessage', { message: message({ parts: parts(EDGE_LIMITS.parts + 1) }) }, 'message.parts', /at most 100 parts \(it holds 101\)/);
+    refused(
+      'SendMessage',
+      { message: message({ parts: parts(EDGE_LIMITS.parts + 1) }) },
+      'message.parts',
+      /at most 100 parts \(it holds 101\)/,
+    );
     refused('SendMessage', { message: message({ parts: parts(340_000) }) }, 'message.parts', /at most 100 parts/);
   });
   it('a message holds at most 1,000,000 characters of text, all parts together', () => {
     const half = { text: 'x'.repeat(EDGE_LIMITS.textChars / 2) };
-    refused('SendMessage', { message: message({ parts: [half, half, { text: 'x' }] }) }, 'message.parts', /1000001 characters of text; a message holds at most 1000000/);
+    refused(
+      'SendMessage',
+      { message: message({ parts: [half, half, { text: 'x' }] }) },
+      'message.parts',
+      /1000001 characters of text; a message holds at most 1000000/,
+    );
   });
   it('ids of at most 128 characters, and never repeated back', () => {
     const long = 'x'.repeat(100_000);
@@ -123,8 +211,18 @@ describe('edge schema: bounds', () => {
   it('lists: 32 extensions, 32 output modes, 100 reference task ids', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `e${i}`);
     refused('SendMessage', { message: message({ extensions: list(33) }) }, 'message.extensions', /at most 32/);
-    refused('SendMessage', { message: message(), configuration: { acceptedOutputModes: list(33) } }, 'configuration.acceptedOutputModes', /at most 32/);
-    refused('SendMessage', { message: message({ referenceTaskIds: list(101) }) }, 'message.referenceTaskIds', /at most 100/);
+    refused(
+      'SendMessage',
+      { message: message(), configuration: { acceptedOutputModes: list(33) } },
+      'configuration.acceptedOutputModes',
+      /at most 32/,
+    );
+    refused(
+      'SendMessage',
+      { message: message({ referenceTaskIds: list(101) }) },
+      'message.referenceTaskIds',
+      /at most 100/,
+    );
   });
   it('at most 10,000 JSON values in metadata and data together', () => {
     assert.equal(refusal('SendMessage', { message: message({ metadata: keys(9_000) }) }), undefined);
@@ -137,8 +235,18 @@ describe('edge schema: bounds', () => {
     }
   });
   it('nesting: 100 levels of objects and arrays in the params, the field named, long keys cut', () => {
-    refused('SendMessage', { message: message({ metadata: { deep: nested(200) } }) }, 'message.metadata.deep[0]', /more than 100 levels deep/);
-    refused('CancelTask', { id: 't', metadata: { [`${'k'.repeat(5000)}`]: nested(10_000) } }, `metadata["${'k'.repeat(40)}…"][0][0]`, /flatten it/);
+    refused(
+      'SendMessage',
+      { message: message({ metadata: { deep: nested(200) } }) },
+      'message.metadata.deep[0]',
+      /more than 100 levels deep/,
+    );
+    refused(
+      'CancelTask',
+      { id: 't', metadata: { [`${'k'.repeat(5000)}`]: nested(10_000) } },
+      `metadata["${'k'.repeat(40)}…"][0][0]`,
+      /flatten it/,
+    );
   });
 });
 
@@ -154,8 +262,18 @@ describe('bounds on JSON and protobuf before decoding', () => {
     assert.equal(exceedsJsonText(text('{"a":[{"b":"[[[[{{{{\\"]]]"}]}'), bounds), undefined);
     assert.equal(exceedsJsonText(text('{"a":[{"b":[1]}]}'), bounds), 'depth');
     assert.equal(exceedsJsonText(text(JSON.stringify(keys(25))), bounds), 'values');
-    assert.match(bodyTextRefusal(text(JSON.stringify({ params: { parts: Array.from({ length: 40_000 }, () => ({ text: '' })) } }))) ?? '', /at most 100 parts/);
-    assert.equal(bodyTextRefusal(text(JSON.stringify({ jsonrpc: '2.0', params: { message: message({ metadata: keys(9_000) }) } }))), undefined);
+    assert.match(
+      bodyTextRefusal(
+        text(JSON.stringify({ params: { parts: Array.from({ length: 40_000 }, () => ({ text: '' })) } })),
+      ) ?? '',
+      /at most 100 parts/,
+    );
+    assert.equal(
+      bodyTextRefusal(
+        text(JSON.stringify({ jsonrpc: '2.0', params: { message: message({ metadata: keys(9_000) }) } })),
+      ),
+      undefined,
+    );
   });
   it('protobuf nesting is found in the bytes, within the bound and past it', () => {
     // Each level of metadata is three protobuf levels: Struct, its entry, the Value.
@@ -170,7 +288,10 @@ describe('bounds on JSON and protobuf before decoding', () => {
     assert.equal(protoNestsDeeperThan(Buffer.from(field(10, field(10, field(10, [8, 1])))), 2), true);
     assert.equal(protoNestsDeeperThan(Buffer.from(field(10, field(10, field(10, [8, 1])))), 3), false);
     // A field whose bytes stop parsing is skipped whole, and its parent goes on after it.
-    assert.equal(protoNestsDeeperThan(Buffer.from([...field(10, [0x0a, 0x7f]), ...field(18, field(10, [8, 1]))]), 1), true);
+    assert.equal(
+      protoNestsDeeperThan(Buffer.from([...field(10, [0x0a, 0x7f]), ...field(18, field(10, [8, 1]))]), 1),
+      true,
+    );
     assert.equal(protoNestsDeeperThan(Buffer.from([0xff, 0xff]), 0), false, 'not protobuf: the decoder says so');
   });
 });

@@ -19,10 +19,14 @@ import { tempSchema } from '../support/postgres.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const UNREACHABLE = 'postgres://app:s3cret@127.0.0.1:1/harness';
-const REFUSED = 'tiny-harness: Cannot use the PostgreSQL database postgres://127.0.0.1:1/harness: the connection was refused (is the server running, on that port?).\n';
+const REFUSED =
+  'tiny-harness: Cannot use the PostgreSQL database postgres://127.0.0.1:1/harness: the connection was refused (is the server running, on that port?).\n';
 
 /** Runs `tiny-harness serve` until it exits on its own. */
-function serveUntilExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function serveUntilExit(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-cli-db-'));
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dir, ...args], {
     env: { ...process.env, TINY_HARNESS_DATABASE_URL: '', ...env },
@@ -57,15 +61,25 @@ describe('serve --database', () => {
       assert.equal(code, 1, stderr);
       assert.deepEqual(plainLines(stderr), [REFUSED.trim()]);
       assert.doesNotMatch(stdout + stderr, /s3cret|app@|\bat .*\.(?:ts|js):\d+/);
-      const logged = stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-      assert.ok(logged.some((entry) => entry.msg === 'storing in PostgreSQL' && entry.database === 'postgres://127.0.0.1:1/harness'), stderr);
+      const logged = stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line));
+      assert.ok(
+        logged.some(
+          (entry) => entry.msg === 'storing in PostgreSQL' && entry.database === 'postgres://127.0.0.1:1/harness',
+        ),
+        stderr,
+      );
     }
   });
 
   it('refuses a URL that is not PostgreSQL without echoing it', async () => {
     const { code, stdout, stderr } = await serveUntilExit(['--database', 'mysql://root:s3cret@127.0.0.1/db']);
     assert.equal(code, 1);
-    assert.deepEqual(plainLines(stderr), ['tiny-harness: The database URL must be a PostgreSQL URL such as postgres://user@host:5432/database.']);
+    assert.deepEqual(plainLines(stderr), [
+      'tiny-harness: The database URL must be a PostgreSQL URL such as postgres://user@host:5432/database.',
+    ]);
     assert.doesNotMatch(stdout + stderr, /s3cret/);
   });
 
@@ -75,13 +89,20 @@ describe('serve --database', () => {
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ detectOllama: false, defaultModel: 'builtin:echo' }));
     try {
-      const server = await startServerProcess(['--data-dir', dir, '--config', config], { TINY_HARNESS_DATABASE_URL: schema.url });
+      const server = await startServerProcess(['--data-dir', dir, '--config', config], {
+        TINY_HARNESS_DATABASE_URL: schema.url,
+      });
       let taskId: string;
       try {
         const response = await fetch(`${server.url}/a2a/jsonrpc`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'SendMessage',
+            params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+          }),
         });
         const body = (await response.json()) as { result: { task: { id: string } } };
         taskId = body.result.task.id;
@@ -91,7 +112,9 @@ describe('serve --database', () => {
       assert.doesNotMatch(server.stderr(), /search_path|options=/, 'the URL is logged without its query');
       const store = await openStore({ databaseUrl: schema.url });
       try {
-        const history = (await store.tasks.loadUnscoped(taskId))?.history.map((m) => String(m.parts[0]?.content?.value));
+        const history = (await store.tasks.loadUnscoped(taskId))?.history.map((m) =>
+          String(m.parts[0]?.content?.value),
+        );
         assert.equal(history?.[0], 'hi');
         assert.match(history?.[1] ?? '', /^You said: hi/);
       } finally {

@@ -12,7 +12,11 @@ describe('openSqliteDatabase', () => {
     const folder = mkdtempSync(join(tmpdir(), 'th-db-'));
     try {
       // PRAGMA synchronous reads 1 for NORMAL, 2 for FULL; the journal is WAL either way.
-      for (const [durability, expected] of [[undefined, 1], ['normal', 1], ['full', 2]] as const) {
+      for (const [durability, expected] of [
+        [undefined, 1],
+        ['normal', 1],
+        ['full', 2],
+      ] as const) {
         const db = openSqliteDatabase(join(folder, `${durability ?? 'default'}.db`), durability);
         try {
           const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(db);
@@ -23,7 +27,10 @@ describe('openSqliteDatabase', () => {
           await db.destroy();
         }
       }
-      assert.throws(() => openSqliteDatabase(join(folder, 'x.db'), 'paranoid' as 'full'), /Unknown durability "paranoid"/);
+      assert.throws(
+        () => openSqliteDatabase(join(folder, 'x.db'), 'paranoid' as 'full'),
+        /Unknown durability "paranoid"/,
+      );
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
@@ -32,7 +39,10 @@ describe('openSqliteDatabase', () => {
   it('is opened by the store with the durability it is given', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'th-db-'));
     try {
-      for (const [durability, expected] of [[undefined, 1], ['full', 2]] as const) {
+      for (const [durability, expected] of [
+        [undefined, 1],
+        ['full', 2],
+      ] as const) {
         const store = await openStore({ dataDir: folder, durability });
         try {
           const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
@@ -60,11 +70,17 @@ describe('openSqliteDatabase', () => {
       }
       // One text run many times with different parameters: the cached statement binds anew each time.
       for (let i = 0; i < 50; i += 1) {
-        await db.insertInto('task_settings').values({ task_id: `t${i}`, model: `m${i}` }).execute();
+        await db
+          .insertInto('task_settings')
+          .values({ task_id: `t${i}`, model: `m${i}` })
+          .execute();
       }
       const models = await db.selectFrom('task_settings').select(['task_id', 'model']).orderBy('task_id').execute();
       assert.equal(models.length, 50);
-      assert.deepEqual(models.find((row) => row.task_id === 't7'), { task_id: 't7', model: 'm7' });
+      assert.deepEqual(
+        models.find((row) => row.task_id === 't7'),
+        { task_id: 't7', model: 'm7' },
+      );
     } finally {
       await db.destroy();
       rmSync(folder, { recursive: true, force: true });

@@ -24,7 +24,11 @@ const CACHE_BYTES = 16_000_000;
 const MESSAGES = 60;
 const TEXT_CHARS = 990_000;
 
-async function rpc(url: string, method: string, params: unknown): Promise<{ result?: any; error?: { code: number; message: string } }> {
+async function rpc(
+  url: string,
+  method: string,
+  params: unknown,
+): Promise<{ result?: any; error?: { code: number; message: string } }> {
   const response = await fetch(`${url}/a2a/jsonrpc`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
@@ -37,13 +41,20 @@ describe('memory under large messages', () => {
   it(`keeps serving with a ${HEAP_MB} MB heap after ${MESSAGES} messages of ${TEXT_CHARS / 1e6} MB each (cacheBytes ${CACHE_BYTES / 1e6} MB)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-heap-'));
     const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ detectOllama: false, defaultModel: 'builtin:echo', cacheBytes: CACHE_BYTES }));
-    const server = await startServerProcess(['--data-dir', join(dir, 'data'), '--config', config], { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` });
+    writeFileSync(
+      config,
+      JSON.stringify({ detectOllama: false, defaultModel: 'builtin:echo', cacheBytes: CACHE_BYTES }),
+    );
+    const server = await startServerProcess(['--data-dir', join(dir, 'data'), '--config', config], {
+      NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}`,
+    });
     try {
       const ids: string[] = [];
       for (let i = 0; i < MESSAGES; i++) {
         const text = `${i} ${'a'.repeat(TEXT_CHARS)}`;
-        const sent = await rpc(server.url, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] } }).catch((error: Error) => {
+        const sent = await rpc(server.url, 'SendMessage', {
+          message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] },
+        }).catch((error: Error) => {
           throw new Error(`message ${i} failed (${error.message}); server log: ${server.stderr().slice(-2000)}`);
         });
         assert.equal(sent.error, undefined, `message ${i}: ${sent.error?.message}`);
@@ -55,7 +66,9 @@ describe('memory under large messages', () => {
       assert.equal(first.error, undefined);
       assert.equal(first.result.id, ids[0]);
       assert.ok(first.result.history[0].parts[0].text.startsWith('You said: 0 aaa'));
-      const status = await rpc(server.url, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ids.at(-1), parts: [{ text: '/status' }] } });
+      const status = await rpc(server.url, 'SendMessage', {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ids.at(-1), parts: [{ text: '/status' }] },
+      });
       assert.equal(status.error, undefined);
       assert.equal(server.child.exitCode, null);
       assert.doesNotMatch(server.stderr(), /heap out of memory/i);

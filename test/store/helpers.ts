@@ -6,7 +6,14 @@ import { Role, TaskState, type Artifact, type Message, type Part, type Task } fr
 import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { migrateToLatest, openStore, type Database, type OpenStoreOptions, type SqlTaskStateStore, type Store } from '../../src/store/index.js';
+import {
+  migrateToLatest,
+  openStore,
+  type Database,
+  type OpenStoreOptions,
+  type SqlTaskStateStore,
+  type Store,
+} from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { QueryTemplate } from '../../src/store/query-template.js';
 import { needs } from '../needs.js';
@@ -88,7 +95,10 @@ export interface TempStore {
 }
 
 /** A store on a new, empty database of `backend` (SQLite by default). */
-export async function tempStore(backend: StoreBackend = SQLITE, options: Omit<OpenStoreOptions, 'dataDir' | 'databaseUrl'> = {}): Promise<TempStore> {
+export async function tempStore(
+  backend: StoreBackend = SQLITE,
+  options: Omit<OpenStoreOptions, 'dataDir' | 'databaseUrl'> = {},
+): Promise<TempStore> {
   const database = await backend.create();
   const others: Store[] = [];
   let store: Store;
@@ -137,21 +147,42 @@ export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
 }
 
-export function message(taskId: string, contextId: string, role: Role, text: string, messageId: string = randomUUID()): Message {
-  return { messageId, contextId, taskId, role, parts: [textPart(text)], metadata: {}, extensions: [], referenceTaskIds: [] };
+export function message(
+  taskId: string,
+  contextId: string,
+  role: Role,
+  text: string,
+  messageId: string = randomUUID(),
+): Message {
+  return {
+    messageId,
+    contextId,
+    taskId,
+    role,
+    parts: [textPart(text)],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 export function artifact(artifactId: string, parts: Part[], name = ''): Artifact {
   return { artifactId, name, description: '', parts, metadata: {}, extensions: [] };
 }
 
-export function newTask(options: { id?: string; contextId?: string; state?: TaskState; timestamp?: string; history?: Message[] } = {}): Task {
+export function newTask(
+  options: { id?: string; contextId?: string; state?: TaskState; timestamp?: string; history?: Message[] } = {},
+): Task {
   const id = options.id ?? randomUUID();
   const contextId = options.contextId ?? randomUUID();
   return {
     id,
     contextId,
-    status: { state: options.state ?? TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: options.timestamp ?? new Date().toISOString() },
+    status: {
+      state: options.state ?? TaskState.TASK_STATE_SUBMITTED,
+      message: undefined,
+      timestamp: options.timestamp ?? new Date().toISOString(),
+    },
     artifacts: [],
     history: options.history ?? [message(id, contextId, Role.ROLE_USER, 'hello')],
     metadata: {},
@@ -178,7 +209,10 @@ export async function emptyDatabase(
   try {
     const db = url
       ? await openPostgresDatabase(url, { log })
-      : new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(join(database.dir!, 'test.db')) }), log });
+      : new Kysely<Database>({
+          dialect: new SqliteDialect({ database: new BetterSqlite3(join(database.dir!, 'test.db')) }),
+          log,
+        });
     return {
       db,
       url,
@@ -198,7 +232,9 @@ export async function emptyDatabase(
  * (and what it reads on a cache hit). SQLite's is a plain connection, without the statement
  * cache; PostgreSQL's the store's own pool on a new schema.
  */
-export async function recordingDatabase(backend: StoreBackend = SQLITE): Promise<{ db: Kysely<Database>; queries: RecordedQuery[]; dispose(): Promise<void> }> {
+export async function recordingDatabase(
+  backend: StoreBackend = SQLITE,
+): Promise<{ db: Kysely<Database>; queries: RecordedQuery[]; dispose(): Promise<void> }> {
   const queries: RecordedQuery[] = [];
   const { db, dispose } = await emptyDatabase(backend, (event) => {
     if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: event.query.parameters });
@@ -209,6 +245,12 @@ export async function recordingDatabase(backend: StoreBackend = SQLITE): Promise
 }
 
 /** Links `childId` to `parentId` as a sub-task start does, without storing the child task itself. */
-export function linkSubtask(state: SqlTaskStateStore, db: Kysely<Database>, parentId: string, childId: string, model = 'builtin:echo'): Promise<void> {
+export function linkSubtask(
+  state: SqlTaskStateStore,
+  db: Kysely<Database>,
+  parentId: string,
+  childId: string,
+  model = 'builtin:echo',
+): Promise<void> {
   return state.writeSubtask(parentId, childId, model, (writes) => db.transaction().execute(writes));
 }

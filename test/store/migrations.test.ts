@@ -9,7 +9,17 @@ import { tempSchema } from '../support/postgres.js';
 /** Upgrading databases written by earlier versions, on each backend; instances migrating together (PostgreSQL). */
 
 const task = (id: string, owner: string, contextId: string) => ({
-  id, context_id: contextId, tenant: '', owner, state: 6, status_json: null, metadata_json: '{}', status_timestamp: '', status_time_ms: null, created_at: '', updated_at: '',
+  id,
+  context_id: contextId,
+  tenant: '',
+  owner,
+  state: 6,
+  status_json: null,
+  metadata_json: '{}',
+  status_timestamp: '',
+  status_time_ms: null,
+  created_at: '',
+  updated_at: '',
 });
 
 for (const backend of storeBackends) {
@@ -20,19 +30,45 @@ for (const backend of storeBackends) {
       try {
         const { error } = await (await createMigrator(db)).migrateTo('0003_task_links');
         assert.equal(error, undefined);
-        await db.insertInto('tasks').values([task('ta', 'alice', 'shared'), task('tb', 'bob', 'shared'), task('tc', 'carol', 'hers')]).execute();
-        await db.insertInto('command_replies').values([
-          { task_id: 'ta', message_id: 'm1', reply_json: '{"taskId":"ta"}' },
-          { task_id: 'gone', message_id: 'm2', reply_json: '{}' }, // a reply whose task is not stored
-        ]).execute();
+        await db
+          .insertInto('tasks')
+          .values([task('ta', 'alice', 'shared'), task('tb', 'bob', 'shared'), task('tc', 'carol', 'hers')])
+          .execute();
+        await db
+          .insertInto('command_replies')
+          .values([
+            { task_id: 'ta', message_id: 'm1', reply_json: '{"taskId":"ta"}' },
+            { task_id: 'gone', message_id: 'm2', reply_json: '{}' }, // a reply whose task is not stored
+          ])
+          .execute();
         // Alice chose `large` in the shared context; bob's task there kept the default; carol chose `small`.
-        await db.insertInto('task_settings').values([{ task_id: 'ta', model: 'p:large' }, { task_id: 'tc', model: 'p:small' }]).execute();
-        await db.insertInto('context_settings').values([{ context_id: 'shared', model: 'p:large' }, { context_id: 'hers', model: 'p:small' }]).execute();
+        await db
+          .insertInto('task_settings')
+          .values([
+            { task_id: 'ta', model: 'p:large' },
+            { task_id: 'tc', model: 'p:small' },
+          ])
+          .execute();
+        await db
+          .insertInto('context_settings')
+          .values([
+            { context_id: 'shared', model: 'p:large' },
+            { context_id: 'hers', model: 'p:small' },
+          ])
+          .execute();
 
         await migrateToLatest(db);
 
         assert.deepEqual(await db.selectFrom('message_claims').selectAll().execute(), [
-          { tenant: '', owner: 'alice', message_id: 'm1', digest: '', task_id: 'ta', reply_json: '{"taskId":"ta"}', claimant: null },
+          {
+            tenant: '',
+            owner: 'alice',
+            message_id: 'm1',
+            digest: '',
+            task_id: 'ta',
+            reply_json: '{"taskId":"ta"}',
+            claimant: null,
+          },
         ]);
         assert.deepEqual(await db.selectFrom('context_models').selectAll().orderBy('owner').execute(), [
           { tenant: '', owner: 'alice', context_id: 'shared', model: 'p:large' },
@@ -49,7 +85,10 @@ for (const backend of storeBackends) {
       const { db, dispose } = await emptyDatabase(backend);
       try {
         assert.equal((await (await createMigrator(db)).migrateTo('0005_message_claims')).error, undefined);
-        await (db as Kysely<any>).insertInto('tasks').values(task('old', 'alice', 'c')).execute();
+        await (db as Kysely<any>)
+          .insertInto('tasks')
+          .values(task('old', 'alice', 'c'))
+          .execute();
         await migrateToLatest(db);
         assert.deepEqual(await db.selectFrom('tasks').select(['id', 'version']).execute(), [{ id: 'old', version: 0 }]);
 
@@ -58,10 +97,18 @@ for (const backend of storeBackends) {
         const fresh = newTask();
         await store.save(fresh, alice);
         for (let i = 0; i < 3; i++) await store.save({ ...fresh, metadata: { round: i } }, alice);
-        const version = await db.selectFrom('tasks').select('version').where('id', '=', fresh.id).executeTakeFirstOrThrow();
+        const version = await db
+          .selectFrom('tasks')
+          .select('version')
+          .where('id', '=', fresh.id)
+          .executeTakeFirstOrThrow();
         assert.equal(version.version, 3);
         await store.save({ ...fresh, metadata: { round: 2 } }, alice);
-        assert.equal((await db.selectFrom('tasks').select('version').where('id', '=', fresh.id).executeTakeFirstOrThrow()).version, 3, 'a save that changes nothing writes nothing');
+        assert.equal(
+          (await db.selectFrom('tasks').select('version').where('id', '=', fresh.id).executeTakeFirstOrThrow()).version,
+          3,
+          'a save that changes nothing writes nothing',
+        );
       } finally {
         await dispose();
       }
@@ -77,7 +124,10 @@ describe('migrations on PostgreSQL, several instances', POSTGRESQL.needs, () => 
       try {
         await Promise.all([migrateToLatest(a), migrateToLatest(b)]);
         const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(a);
-        assert.deepEqual(applied.rows.map((row) => row.name), Object.keys(migrations).sort());
+        assert.deepEqual(
+          applied.rows.map((row) => row.name),
+          Object.keys(migrations).sort(),
+        );
         assert.deepEqual(await b.selectFrom('tasks').select('id').execute(), []);
       } finally {
         await Promise.all([a.destroy(), b.destroy()]);
@@ -93,9 +143,19 @@ describe('migrations on PostgreSQL, several instances', POSTGRESQL.needs, () => 
     try {
       await migrateToLatest(a);
       await migrateToLatest(b);
-      for (const [db, schema] of [[a, first], [b, second]] as const) {
-        const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = ${schema.schema} and table_name like 'kysely%' order by table_name`.execute(db);
-        assert.deepEqual(rows.map((row) => row.table_name), ['kysely_migration', 'kysely_migration_lock']);
+      for (const [db, schema] of [
+        [a, first],
+        [b, second],
+      ] as const) {
+        const { rows } = await sql<{
+          table_name: string;
+        }>`select table_name from information_schema.tables where table_schema = ${schema.schema} and table_name like 'kysely%' order by table_name`.execute(
+          db,
+        );
+        assert.deepEqual(
+          rows.map((row) => row.table_name),
+          ['kysely_migration', 'kysely_migration_lock'],
+        );
       }
     } finally {
       await Promise.all([a.destroy(), b.destroy()]);
@@ -107,8 +167,13 @@ describe('migrations on PostgreSQL, several instances', POSTGRESQL.needs, () => 
     const { db, dispose } = await emptyDatabase(POSTGRESQL);
     try {
       await migrateToLatest(db);
-      const { rows } = await sql<{ column_name: string; collation_name: string }>`select column_name, collation_name from information_schema.columns
-        where table_schema = current_schema() and table_name = 'tasks' and column_name in ('id', 'status_timestamp') order by column_name`.execute(db);
+      const { rows } = await sql<{
+        column_name: string;
+        collation_name: string;
+      }>`select column_name, collation_name from information_schema.columns
+        where table_schema = current_schema() and table_name = 'tasks' and column_name in ('id', 'status_timestamp') order by column_name`.execute(
+        db,
+      );
       assert.deepEqual(rows, [
         { column_name: 'id', collation_name: 'C' },
         { column_name: 'status_timestamp', collation_name: 'C' },

@@ -60,10 +60,16 @@ interface Cluster {
 }
 
 function openDb(url: string): Kysely<Database> {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 4 }) }) });
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 4 }) }),
+  });
 }
 
-async function withCluster(count: number, options: { leaseMs?: number }, body: (cluster: Cluster) => Promise<void>): Promise<void> {
+async function withCluster(
+  count: number,
+  options: { leaseMs?: number },
+  body: (cluster: Cluster) => Promise<void>,
+): Promise<void> {
   const schema = await tempSchema();
   const admin = openDb(schema.url);
   const instances: Instance[] = [];
@@ -76,7 +82,14 @@ async function withCluster(count: number, options: { leaseMs?: number }, body: (
       const errors = new Inbox<{ error: unknown; what: string }>();
       const instanceId = randomUUID();
       const events = new TaskEventLog(db, instanceId, await schemaChannel(db, 'events'));
-      const coordination = new PostgresCoordination({ db, url: startOptions.url ?? schema.url, events, instanceId, leaseMs: options.leaseMs, onError: (error, what) => errors.put({ error, what }) });
+      const coordination = new PostgresCoordination({
+        db,
+        url: startOptions.url ?? schema.url,
+        events,
+        instanceId,
+        leaseMs: options.leaseMs,
+        onError: (error, what) => errors.put({ error, what }),
+      });
       const instance = { coordination, db, errors };
       instances.push(instance);
       await coordination.start();
@@ -86,12 +99,20 @@ async function withCluster(count: number, options: { leaseMs?: number }, body: (
   try {
     // The migration tables named in the schema: kysely otherwise takes any schema's
     // `kysely_migration` (another test's) for this one's and skips creating its own.
-    const { error } = await new Migrator({ db: admin, provider: new InCodeMigrationProvider(), migrationTableSchema: schema.schema }).migrateToLatest();
+    const { error } = await new Migrator({
+      db: admin,
+      provider: new InCodeMigrationProvider(),
+      migrationTableSchema: schema.schema,
+    }).migrateToLatest();
     assert.equal(error, undefined);
     for (let i = 0; i < count; i++) await cluster.start();
     await body(cluster);
     for (const instance of instances.filter((i) => !i.failsOnPurpose)) {
-      assert.deepEqual(instance.errors.items.map((e) => `${e.what}: ${String(e.error)}`), [], 'no instance reported a failure');
+      assert.deepEqual(
+        instance.errors.items.map((e) => `${e.what}: ${String(e.error)}`),
+        [],
+        'no instance reported a failure',
+      );
     }
   } finally {
     for (const instance of instances) {
@@ -116,7 +137,12 @@ function publishNow(coordination: PostgresCoordination, taskId: string, event: A
 function numbered(taskId: string, from: string, n: number): AgentExecutionEvent {
   return {
     kind: 'statusUpdate',
-    data: TaskStatusUpdateEvent.fromJSON({ taskId, contextId: 'ctx', status: { state: 'TASK_STATE_WORKING' }, metadata: { from, n } }),
+    data: TaskStatusUpdateEvent.fromJSON({
+      taskId,
+      contextId: 'ctx',
+      status: { state: 'TASK_STATE_WORKING' },
+      metadata: { from, n },
+    }),
   };
 }
 
@@ -144,7 +170,11 @@ function range(to: number, from = 0): number[] {
 describe('PostgresCoordination: several instances on one PostgreSQL database', needs(POSTGRES), () => {
   it('one turn per task across instances: exactly one instance takes a task, and it is free again once released', async () => {
     await withCluster(3, {}, async ({ instances }) => {
-      const [a, b, c] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination, PostgresCoordination];
+      const [a, b, c] = instances.map((i) => i.coordination) as [
+        PostgresCoordination,
+        PostgresCoordination,
+        PostgresCoordination,
+      ];
       assert.equal(await a.acquireTurn('t1'), true);
       assert.equal(await b.acquireTurn('t1'), false, 'held elsewhere');
       assert.equal(await a.acquireTurn('t1'), false, 'held here');
@@ -164,7 +194,11 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
 
   it('events cross instances in order and once: two publishers on one task, hundreds of events, followed on a third instance', async () => {
     await withCluster(3, {}, async ({ instances }) => {
-      const [a, b, c] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination, PostgresCoordination];
+      const [a, b, c] = instances.map((i) => i.coordination) as [
+        PostgresCoordination,
+        PostgresCoordination,
+        PostgresCoordination,
+      ];
       const onA = new Inbox<AgentExecutionEvent>();
       const onC = new Inbox<AgentExecutionEvent>();
       await a.follow('t', onA.put);
@@ -185,8 +219,16 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       await onC.until((events) => label(events.at(-1)!) === 'end0');
       await onA.until((events) => label(events.at(-1)!) === 'end0');
 
-      assert.deepEqual(byPublisher(onC.items), { a: range(perPublisher), b: range(perPublisher), end: [0] }, 'every event once, each publisher in order');
-      assert.deepEqual(byPublisher(onA.items), { b: range(perPublisher), end: [0] }, 'nothing of its own comes back to the publisher');
+      assert.deepEqual(
+        byPublisher(onC.items),
+        { a: range(perPublisher), b: range(perPublisher), end: [0] },
+        'every event once, each publisher in order',
+      );
+      assert.deepEqual(
+        byPublisher(onA.items),
+        { b: range(perPublisher), end: [0] },
+        'nothing of its own comes back to the publisher',
+      );
     });
   });
 
@@ -211,13 +253,41 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
       const task = newTask({ id: 't' });
       const reply = message('t', task.contextId, Role.ROLE_AGENT, 'done');
-      reply.parts.push({ content: { $case: 'raw', value: Buffer.from([0, 1, 254, 255]) }, mediaType: 'application/octet-stream', filename: 'b.bin', metadata: {} });
-      reply.parts.push({ content: { $case: 'data', value: { nested: { list: [1, 'two', true] } } }, mediaType: 'application/json', filename: '', metadata: { k: 'v' } });
+      reply.parts.push({
+        content: { $case: 'raw', value: Buffer.from([0, 1, 254, 255]) },
+        mediaType: 'application/octet-stream',
+        filename: 'b.bin',
+        metadata: {},
+      });
+      reply.parts.push({
+        content: { $case: 'data', value: { nested: { list: [1, 'two', true] } } },
+        mediaType: 'application/json',
+        filename: '',
+        metadata: { k: 'v' },
+      });
       const events: AgentExecutionEvent[] = [
         { kind: 'task', data: task },
         { kind: 'message', data: reply },
-        { kind: 'statusUpdate', data: { taskId: 't', contextId: task.contextId, status: { state: 5, message: reply, timestamp: '2025-01-01T00:00:00.000Z' }, metadata: { a: 1 } } },
-        { kind: 'artifactUpdate', data: { taskId: 't', contextId: task.contextId, artifact: artifact('art', [textPart('chunk')], 'out'), append: true, lastChunk: false, metadata: {} } },
+        {
+          kind: 'statusUpdate',
+          data: {
+            taskId: 't',
+            contextId: task.contextId,
+            status: { state: 5, message: reply, timestamp: '2025-01-01T00:00:00.000Z' },
+            metadata: { a: 1 },
+          },
+        },
+        {
+          kind: 'artifactUpdate',
+          data: {
+            taskId: 't',
+            contextId: task.contextId,
+            artifact: artifact('art', [textPart('chunk')], 'out'),
+            append: true,
+            lastChunk: false,
+            metadata: {},
+          },
+        },
       ];
       const received = new Inbox<AgentExecutionEvent>();
       await b.follow('t', received.put);
@@ -246,7 +316,10 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       stopEarly();
       publishNow(a, 't', numbered('t', 'a', 6));
       await late.count(2);
-      assert.deepEqual(early.items.map(label), range(6).map((n) => `a${n}`));
+      assert.deepEqual(
+        early.items.map(label),
+        range(6).map((n) => `a${n}`),
+      );
       stopLate();
     });
   });
@@ -291,7 +364,9 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       assert.equal(await doomed.coordination.acquireTurn('t2'), true);
       const calls = new Inbox<{ on: string; taskIds: string[] }>();
       for (const survivor of survivors) {
-        survivor.coordination.onOrphanedTurns(async (taskIds) => calls.put({ on: survivor.coordination.instanceId, taskIds: [...taskIds].sort() }));
+        survivor.coordination.onOrphanedTurns(async (taskIds) =>
+          calls.put({ on: survivor.coordination.instanceId, taskIds: [...taskIds].sort() }),
+        );
       }
       assert.equal(await survivors[0].coordination.turnHeld('t1'), true);
 
@@ -303,7 +378,11 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       assert.deepEqual(calls.items[0]!.taskIds, ['t1', 't2']);
       assert.equal(await survivors[0].coordination.turnHeld('t1'), false, 'released before the handler was called');
       const left = await admin.selectFrom('instances').select('id').execute();
-      assert.deepEqual(left.map((row) => row.id).sort(), survivors.map((s) => s.coordination.instanceId).sort(), 'the dead row is gone: no survivor can take it again');
+      assert.deepEqual(
+        left.map((row) => row.id).sort(),
+        survivors.map((s) => s.coordination.instanceId).sort(),
+        'the dead row is gone: no survivor can take it again',
+      );
       assert.equal(calls.items.length, 1);
       assert.equal(await survivors[1].coordination.acquireTurn('t1'), true, 'the task can be taken again');
     });
@@ -314,19 +393,40 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     await withCluster(3, { leaseMs }, async ({ instances, admin }) => {
       // Rows as killed instances leave them: a heartbeat long past, leases still held.
       const dead = range(12).map((i) => `dead-${i}`);
-      await admin.insertInto('instances').values(dead.map((id) => ({ id, heartbeat: sql<number>`(extract(epoch from now()) * 1000)::bigint - 60000` }))).execute();
-      await admin.insertInto('turn_leases').values(dead.flatMap((id) => [{ task_id: `${id}-x`, instance_id: id }, { task_id: `${id}-y`, instance_id: id }])).execute();
+      await admin
+        .insertInto('instances')
+        .values(dead.map((id) => ({ id, heartbeat: sql<number>`(extract(epoch from now()) * 1000)::bigint - 60000` })))
+        .execute();
+      await admin
+        .insertInto('turn_leases')
+        .values(
+          dead.flatMap((id) => [
+            { task_id: `${id}-x`, instance_id: id },
+            { task_id: `${id}-y`, instance_id: id },
+          ]),
+        )
+        .execute();
 
       const calls = new Inbox<{ on: string; taskIds: string[] }>();
       for (const { coordination } of instances) {
-        coordination.onOrphanedTurns(async (taskIds) => calls.put({ on: coordination.instanceId, taskIds: [...taskIds].sort() }));
+        coordination.onOrphanedTurns(async (taskIds) =>
+          calls.put({ on: coordination.instanceId, taskIds: [...taskIds].sort() }),
+        );
       }
       await calls.count(dead.length);
 
       const handed = calls.items.map((call) => call.taskIds.join(' ')).sort();
-      assert.deepEqual(handed, dead.map((id) => `${id}-x ${id}-y`).sort(), "each dead instance's turns handed once, together");
+      assert.deepEqual(
+        handed,
+        dead.map((id) => `${id}-x ${id}-y`).sort(),
+        "each dead instance's turns handed once, together",
+      );
       assert.deepEqual(await admin.selectFrom('turn_leases').select('task_id').execute(), []);
-      assert.equal((await admin.selectFrom('instances').select('id').execute()).length, instances.length, 'only the living remain');
+      assert.equal(
+        (await admin.selectFrom('instances').select('id').execute()).length,
+        instances.length,
+        'only the living remain',
+      );
     });
   });
 
@@ -348,7 +448,9 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
 
         // The connection is killed, and every attempt to reconnect is refused for a while.
         await sql`alter role ${sql.id(role)} nologin`.execute(admin);
-        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${`tiny-harness ${follower.coordination.instanceId}`}`.execute(admin);
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${`tiny-harness ${follower.coordination.instanceId}`}`.execute(
+          admin,
+        );
         await follower.errors.until((errors) => errors.some((e) => e.what === 'reconnecting the LISTEN connection'));
 
         // Published and committed while nobody listens on the follower's side: the wake-ups are lost.
@@ -358,7 +460,10 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
         await sql`alter role ${sql.id(role)} login`.execute(admin);
         await received.count(50);
         assert.deepEqual(byPublisher(received.items), { a: range(50) });
-        assert.ok(follower.errors.items.some((e) => e.what === 'the LISTEN connection was lost; reconnecting'), 'the loss was reported');
+        assert.ok(
+          follower.errors.items.some((e) => e.what === 'the LISTEN connection was lost; reconnecting'),
+          'the loss was reported',
+        );
       } finally {
         for (const instance of instances) await instance.coordination.close().catch(() => undefined);
         await sql`drop role if exists ${sql.id(role)}`.execute(admin);
@@ -381,11 +486,14 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
         (await admin.selectFrom('instances').select('id').execute()).map((row) => row.id),
         [b.instanceId],
       );
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name = ${`tiny-harness ${a.instanceId}`}`.execute(admin);
+      const { rows } = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where application_name = ${`tiny-harness ${a.instanceId}`}`.execute(
+        admin,
+      );
       assert.equal(rows[0]!.n, 0, 'the LISTEN connection is closed');
       await received.count(100);
       assert.deepEqual(byPublisher(received.items), { a: range(100) });
     });
   });
 });
-

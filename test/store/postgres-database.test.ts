@@ -10,7 +10,10 @@ import { POSTGRESQL, tempStore } from './helpers.js';
 
 describe('the PostgreSQL database URL', () => {
   it('is shown as postgres://host:port/db at most: no user, password, query or socket folder', () => {
-    assert.equal(describeDatabaseUrl('postgres://app:s3cret@db.example.com:5433/harness?sslmode=require'), 'postgres://db.example.com:5433/harness');
+    assert.equal(
+      describeDatabaseUrl('postgres://app:s3cret@db.example.com:5433/harness?sslmode=require'),
+      'postgres://db.example.com:5433/harness',
+    );
     assert.equal(describeDatabaseUrl('postgresql://app@127.0.0.1/test'), 'postgres://127.0.0.1/test');
     assert.equal(describeDatabaseUrl('postgres://%2Fvar%2Frun%2Fpostgresql/test'), 'postgres://(socket)/test');
     assert.equal(describeDatabaseUrl('postgres:///test'), 'postgres://localhost/test');
@@ -32,11 +35,17 @@ describe('the PostgreSQL database URL', () => {
 
   it('names the database, not the URL, when the server cannot be reached at start-up', async () => {
     // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
-    await assert.rejects(openStore({ databaseUrl: 'postgres://app:s3cret@127.0.0.1:1/harness' }), (error: Error & { code?: string }) => {
-      assert.equal(error.code, 'store_failed');
-      assert.equal(error.message, 'Cannot use the PostgreSQL database postgres://127.0.0.1:1/harness: the connection was refused (is the server running, on that port?).');
-      return true;
-    });
+    await assert.rejects(
+      openStore({ databaseUrl: 'postgres://app:s3cret@127.0.0.1:1/harness' }),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'store_failed');
+        assert.equal(
+          error.message,
+          'Cannot use the PostgreSQL database postgres://127.0.0.1:1/harness: the connection was refused (is the server running, on that port?).',
+        );
+        return true;
+      },
+    );
   });
   it('gives up on a server that accepts the connection but never answers, within the connect timeout', async () => {
     const sockets: Socket[] = [];
@@ -44,10 +53,13 @@ describe('the PostgreSQL database URL', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as { port: number };
     try {
-      await assert.rejects(openPostgresDatabase(`postgres://app:s3cret@127.0.0.1:${port}/harness`, { connectTimeoutMs: 200 }), {
-        code: 'store_failed',
-        message: `Cannot use the PostgreSQL database postgres://127.0.0.1:${port}/harness: the server did not answer in time.`,
-      });
+      await assert.rejects(
+        openPostgresDatabase(`postgres://app:s3cret@127.0.0.1:${port}/harness`, { connectTimeoutMs: 200 }),
+        {
+          code: 'store_failed',
+          message: `Cannot use the PostgreSQL database postgres://127.0.0.1:${port}/harness: the server did not answer in time.`,
+        },
+      );
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
@@ -59,7 +71,10 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
   it('reads bigint columns and counts as numbers, as SQLite does', async () => {
     const temp = await tempStore(POSTGRESQL);
     try {
-      const { rows } = await sql<{ big: unknown; counted: unknown }>`select 6000000000::bigint as big, count(*) as counted from tasks`.execute(temp.store.db);
+      const { rows } = await sql<{
+        big: unknown;
+        counted: unknown;
+      }>`select 6000000000::bigint as big, count(*) as counted from tasks`.execute(temp.store.db);
       assert.deepEqual(rows, [{ big: 6_000_000_000, counted: 0 }]);
       assert.equal(temp.store.shared, true);
     } finally {
@@ -97,9 +112,15 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
     const base = new URL(process.env.TINY_HARNESS_TEST_DATABASE_URL!);
     const missing = new URL(base);
     missing.pathname = '/th_no_such_database';
-    await assert.rejects(openPostgresDatabase(missing.toString()), /Cannot use the PostgreSQL database postgres:\/\/.*\/th_no_such_database: the database does not exist\./);
+    await assert.rejects(
+      openPostgresDatabase(missing.toString()),
+      /Cannot use the PostgreSQL database postgres:\/\/.*\/th_no_such_database: the database does not exist\./,
+    );
     const noSchema = new URL(base);
     noSchema.searchParams.set('options', '-c search_path=th_no_such_schema');
-    await assert.rejects(openStore({ databaseUrl: noSchema.toString() }), { code: 'store_failed', message: /search path names no schema that exists/ });
+    await assert.rejects(openStore({ databaseUrl: noSchema.toString() }), {
+      code: 'store_failed',
+      message: /search path names no schema that exists/,
+    });
   });
 });

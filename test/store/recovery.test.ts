@@ -59,18 +59,32 @@ for (const backend of storeBackends) {
       const first = newTask({ state: TaskState.TASK_STATE_WORKING });
       await temp.store.tasks.save(first, alice);
       assert.equal(await temp.store.tasks.recoverInterrupted('Send it again, please.'), 1);
-      assert.equal((await temp.store.tasks.load(first.id, alice))?.status?.message?.parts[0]?.content?.value, 'Send it again, please.');
+      assert.equal(
+        (await temp.store.tasks.load(first.id, alice))?.status?.message?.parts[0]?.content?.value,
+        'Send it again, please.',
+      );
 
       const second = newTask({ state: TaskState.TASK_STATE_WORKING });
       await temp.store.tasks.save(second, alice);
       let seen = '';
       const count = await temp.store.tasks.recoverInterrupted((task) => {
         seen = task.id;
-        return { messageId: 'custom-1', contextId: task.contextId, taskId: task.id, role: Role.ROLE_AGENT, parts: [], metadata: { why: 'restart' }, extensions: [], referenceTaskIds: [] };
+        return {
+          messageId: 'custom-1',
+          contextId: task.contextId,
+          taskId: task.id,
+          role: Role.ROLE_AGENT,
+          parts: [],
+          metadata: { why: 'restart' },
+          extensions: [],
+          referenceTaskIds: [],
+        };
       });
       assert.equal(count, 1);
       assert.equal(seen, second.id);
-      assert.deepStrictEqual((await temp.store.tasks.load(second.id, alice))?.history.at(-1)?.metadata, { why: 'restart' });
+      assert.deepStrictEqual((await temp.store.tasks.load(second.id, alice))?.history.at(-1)?.metadata, {
+        why: 'restart',
+      });
     });
 
     it('keeps the recovery status even when the stored status lies in the future', async () => {
@@ -90,7 +104,10 @@ for (const backend of storeBackends) {
       const recent = newTask({ state: TaskState.TASK_STATE_WORKING });
       await store.tasks.save(recent, alice);
       now += 10_000;
-      assert.deepStrictEqual((await store.tasks.listInterrupted({ unchangedForMs: 30_000 })).map((t) => t.id), [old.id]);
+      assert.deepStrictEqual(
+        (await store.tasks.listInterrupted({ unchangedForMs: 30_000 })).map((t) => t.id),
+        [old.id],
+      );
       assert.equal((await store.tasks.listInterrupted({ unchangedForMs: 0 })).length, 2);
       assert.equal(await store.tasks.recoverInterrupted(INTERRUPTED, undefined, { unchangedForMs: 30_000 }), 1);
       assert.equal((await store.tasks.load(old.id, alice))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -102,11 +119,26 @@ for (const backend of storeBackends) {
       const [a, b, c] = [1, 2, 3].map(() => newTask({ state: TaskState.TASK_STATE_WORKING }));
       const ended = newTask({ state: TaskState.TASK_STATE_COMPLETED });
       for (const task of [a!, b!, c!, ended]) await temp.store.tasks.save(task, alice);
-      assert.deepStrictEqual((await temp.store.tasks.listInterrupted({ taskIds: [b!.id, ended.id] })).map((t) => t.id), [b!.id]);
+      assert.deepStrictEqual(
+        (await temp.store.tasks.listInterrupted({ taskIds: [b!.id, ended.id] })).map((t) => t.id),
+        [b!.id],
+      );
       assert.deepStrictEqual(await temp.store.tasks.listInterrupted({ taskIds: [] }), []);
-      assert.equal(await temp.store.tasks.recoverInterrupted(INTERRUPTED, undefined, { taskIds: [a!.id, b!.id, ended.id, 'no-such-task'] }), 2);
-      const states = await Promise.all([a, b, c, ended].map(async (t) => (await temp.store.tasks.load(t!.id, alice))?.status?.state));
-      assert.deepStrictEqual(states, [TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+      assert.equal(
+        await temp.store.tasks.recoverInterrupted(INTERRUPTED, undefined, {
+          taskIds: [a!.id, b!.id, ended.id, 'no-such-task'],
+        }),
+        2,
+      );
+      const states = await Promise.all(
+        [a, b, c, ended].map(async (t) => (await temp.store.tasks.load(t!.id, alice))?.status?.state),
+      );
+      assert.deepStrictEqual(states, [
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_WORKING,
+        TaskState.TASK_STATE_COMPLETED,
+      ]);
     });
   });
 }

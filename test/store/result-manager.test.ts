@@ -5,7 +5,15 @@ import { AgentEvent, ResultManager, ServerCallContext } from '@a2a-js/sdk/server
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/index.js';
 import { SqlTaskStore } from '../../src/store/index.js';
-import { artifact, message, newTask, recordingDatabase, storeBackends, textPart, type RecordedQuery } from './helpers.js';
+import {
+  artifact,
+  message,
+  newTask,
+  recordingDatabase,
+  storeBackends,
+  textPart,
+  type RecordedQuery,
+} from './helpers.js';
 
 /**
  * The store driven by the SDK's own ResultManager, the way the request handler drives it:
@@ -20,7 +28,12 @@ function writes(queries: RecordedQuery[]): string[] {
 }
 
 function statusUpdate(taskId: string, contextId: string, state: TaskState, reply: Message) {
-  return AgentEvent.statusUpdate({ taskId, contextId, status: { state, message: reply, timestamp: new Date().toISOString() }, metadata: undefined });
+  return AgentEvent.statusUpdate({
+    taskId,
+    contextId,
+    status: { state, message: reply, timestamp: new Date().toISOString() },
+    metadata: undefined,
+  });
 }
 
 for (const backend of storeBackends) {
@@ -44,7 +57,9 @@ for (const backend of storeBackends) {
       queries.length = 0;
 
       const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'a command reply');
-      await new ResultManager(store, ctx).processEvent(statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply));
+      await new ResultManager(store, ctx).processEvent(
+        statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply),
+      );
       const sql = writes(queries);
       assert.deepStrictEqual(
         sql.map((s) => s.split(' ').slice(0, 3).join(' ')),
@@ -74,7 +89,14 @@ for (const backend of storeBackends) {
       const rm = new ResultManager(store, ctx);
       await rm.processEvent(AgentEvent.task(task));
       const chunk = (text: string, append: boolean, name = '') =>
-        AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: artifact('answer', [textPart(text)], name), append, lastChunk: false, metadata: undefined });
+        AgentEvent.artifactUpdate({
+          taskId: task.id,
+          contextId: task.contextId,
+          artifact: artifact('answer', [textPart(text)], name),
+          append,
+          lastChunk: false,
+          metadata: undefined,
+        });
 
       await rm.processEvent(chunk('Hel', false));
       for (const piece of ['lo', ', ', 'world']) {
@@ -87,7 +109,10 @@ for (const backend of storeBackends) {
       }
       queries.length = 0;
       await rm.processEvent(chunk('!', true, 'Answer'));
-      assert.ok(queries.some((q) => q.sql.startsWith('update "task_artifacts"')), 'a header change is written');
+      assert.ok(
+        queries.some((q) => q.sql.startsWith('update "task_artifacts"')),
+        'a header change is written',
+      );
 
       const texts = (t: typeof task | undefined) => t?.artifacts[0]?.parts.map((p) => p.content?.value);
       let loaded = await store.load(task.id, ctx);
@@ -110,9 +135,23 @@ for (const backend of storeBackends) {
       const rm = new ResultManager(store, ctx);
       await rm.processEvent(AgentEvent.task(task));
       await rm.processEvent(
-        AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: artifact('a', [textPart('one'), textPart('two')]), append: false, lastChunk: true, metadata: undefined }),
+        AgentEvent.artifactUpdate({
+          taskId: task.id,
+          contextId: task.contextId,
+          artifact: artifact('a', [textPart('one'), textPart('two')]),
+          append: false,
+          lastChunk: true,
+          metadata: undefined,
+        }),
       );
-      await rm.processEvent(statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message(task.id, task.contextId, Role.ROLE_AGENT, 'done')));
+      await rm.processEvent(
+        statusUpdate(
+          task.id,
+          task.contextId,
+          TaskState.TASK_STATE_INPUT_REQUIRED,
+          message(task.id, task.contextId, Role.ROLE_AGENT, 'done'),
+        ),
+      );
 
       // The next turn: the handler appended the user's message, the executor republishes the task.
       const next = new ResultManager(store, ctx);
@@ -120,12 +159,28 @@ for (const backend of storeBackends) {
       next.setContext(user);
       const fresh = (await store.load(task.id, ctx))!;
       queries.length = 0;
-      await next.processEvent(AgentEvent.task({ ...fresh, history: [], status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() } }));
-      assert.equal(queries.filter((q) => q.sql.startsWith('insert into "artifact_parts"')).length, 0, 'equal parts are not rewritten');
+      await next.processEvent(
+        AgentEvent.task({
+          ...fresh,
+          history: [],
+          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
+        }),
+      );
+      assert.equal(
+        queries.filter((q) => q.sql.startsWith('insert into "artifact_parts"')).length,
+        0,
+        'equal parts are not rewritten',
+      );
       const loaded = (await store.load(task.id, ctx))!;
       assert.equal(loaded.status?.state, TaskState.TASK_STATE_WORKING);
-      assert.deepStrictEqual(loaded.artifacts[0]?.parts.map((p) => p.content?.value), ['one', 'two']);
-      assert.deepStrictEqual(loaded.history.map((m) => m.parts[0]?.content?.value), ['hello', 'done', 'again']);
+      assert.deepStrictEqual(
+        loaded.artifacts[0]?.parts.map((p) => p.content?.value),
+        ['one', 'two'],
+      );
+      assert.deepStrictEqual(
+        loaded.history.map((m) => m.parts[0]?.content?.value),
+        ['hello', 'done', 'again'],
+      );
     });
 
     it('merges event metadata into the task metadata', async () => {
@@ -133,7 +188,12 @@ for (const backend of storeBackends) {
       const rm = new ResultManager(store, ctx);
       await rm.processEvent(AgentEvent.task({ ...task, metadata: { a: 1 } }));
       await rm.processEvent(
-        AgentEvent.statusUpdate({ taskId: task.id, contextId: task.contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() }, metadata: { b: 2 } }),
+        AgentEvent.statusUpdate({
+          taskId: task.id,
+          contextId: task.contextId,
+          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
+          metadata: { b: 2 },
+        }),
       );
       store.clearCache();
       assert.deepStrictEqual((await store.load(task.id, ctx))?.metadata, { a: 1, b: 2 });

@@ -7,7 +7,17 @@ import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
 import { sql } from 'kysely';
 import { seqOf } from '../../src/event-seq.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { artifact, callContext, linkSubtask, message, newTask, POSTGRESQL, tempStore, textPart, type TempStore } from './helpers.js';
+import {
+  artifact,
+  callContext,
+  linkSubtask,
+  message,
+  newTask,
+  POSTGRESQL,
+  tempStore,
+  textPart,
+  type TempStore,
+} from './helpers.js';
 
 /**
  * Several harness instances on one PostgreSQL database: each opens its own store (its own pool
@@ -23,7 +33,14 @@ function texts(messages: readonly Message[]): string[] {
 
 function statusWith(task: Task, state: TaskState, text: string): { task: Task; reply: Message } {
   const reply = message(task.id, task.contextId, Role.ROLE_AGENT, text);
-  return { task: { ...task, status: { state, message: reply, timestamp: new Date().toISOString() }, history: [...task.history, reply] }, reply };
+  return {
+    task: {
+      ...task,
+      status: { state, message: reply, timestamp: new Date().toISOString() },
+      history: [...task.history, reply],
+    },
+    reply,
+  };
 }
 
 describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, () => {
@@ -45,7 +62,11 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     assert.deepStrictEqual(await b.tasks.load(task.id, alice), task);
 
     // B writes a reply on the task A keeps in memory.
-    const fromB = statusWith((await b.tasks.load(task.id, alice))!, TaskState.TASK_STATE_INPUT_REQUIRED, 'reply from B');
+    const fromB = statusWith(
+      (await b.tasks.load(task.id, alice))!,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      'reply from B',
+    );
     await b.tasks.save(fromB.task, alice);
     let seen = (await a.tasks.load(task.id, alice))!;
     assert.deepStrictEqual(texts(seen.history), ['hello', 'reply from B']);
@@ -60,14 +81,27 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     onB.artifacts[0]!.parts.push(textPart('two'));
     await b.tasks.save(onB, alice);
     seen = (await a.tasks.load(task.id, alice))!;
-    assert.deepStrictEqual(seen.artifacts[0]?.parts.map((p) => p.content?.value), ['one', 'two']);
+    assert.deepStrictEqual(
+      seen.artifacts[0]?.parts.map((p) => p.content?.value),
+      ['one', 'two'],
+    );
 
     // The status is the last one saved, whichever instance saved it.
     await a.tasks.save(statusWith(seen, TaskState.TASK_STATE_WORKING, 'A works').task, alice);
     assert.equal((await b.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_WORKING);
     await b.tasks.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, '/status'), alice);
 
-    const listed = await a.tasks.list({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined, includeArtifacts: true }, alice);
+    const listed = await a.tasks.list(
+      {
+        tenant: '',
+        contextId: '',
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageToken: '',
+        statusTimestampAfter: undefined,
+        includeArtifacts: true,
+      },
+      alice,
+    );
     const stored = (await (await temp.another()).tasks.load(task.id, alice))!;
     assert.deepStrictEqual(listed.tasks, [stored]);
     assert.deepStrictEqual(await a.tasks.load(task.id, alice), stored);
@@ -87,20 +121,36 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
       await turn.processEvent(AgentEvent.task((await a.tasks.load(task.id, alice))!));
       for (let i = 0; i < CHUNKS; i++) {
         const chunk = artifact('answer', [textPart(`chunk ${i}`)]);
-        await turn.processEvent(AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: chunk, append: i > 0, lastChunk: i === CHUNKS - 1, metadata: undefined }));
+        await turn.processEvent(
+          AgentEvent.artifactUpdate({
+            taskId: task.id,
+            contextId: task.contextId,
+            artifact: chunk,
+            append: i > 0,
+            lastChunk: i === CHUNKS - 1,
+            metadata: undefined,
+          }),
+        );
       }
     })();
     // B: command messages and replies, each read-decide-write.
     const commands = (async () => {
       for (let i = 0; i < COMMANDS; i++) {
         await b.tasks.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, `/cmd ${i}`), alice);
-        await b.tasks.modify(task.id, alice, (current) => statusWith(current, TaskState.TASK_STATE_WORKING, `reply ${i}`).task);
+        await b.tasks.modify(
+          task.id,
+          alice,
+          (current) => statusWith(current, TaskState.TASK_STATE_WORKING, `reply ${i}`).task,
+        );
       }
     })();
     await Promise.all([streaming, commands]);
 
     const stored = (await (await temp.another()).tasks.load(task.id, alice))!;
-    assert.deepStrictEqual(stored.artifacts[0]?.parts.map((p) => p.content?.value), Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`));
+    assert.deepStrictEqual(
+      stored.artifacts[0]?.parts.map((p) => p.content?.value),
+      Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`),
+    );
     const history = texts(stored.history);
     assert.equal(new Set(stored.history.map((m) => m.messageId)).size, history.length, 'each message once');
     assert.deepStrictEqual(
@@ -121,7 +171,14 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     // A: a turn's events, each queued as its bus hands it on, then stored by the result manager.
     const streaming = (async () => {
       for (let i = 0; i < CHUNKS; i++) {
-        const event = AgentEvent.artifactUpdate({ taskId: task.id, contextId: task.contextId, artifact: artifact('answer', [textPart(`chunk ${i}`)]), append: i > 0, lastChunk: i === CHUNKS - 1, metadata: undefined });
+        const event = AgentEvent.artifactUpdate({
+          taskId: task.id,
+          contextId: task.contextId,
+          artifact: artifact('answer', [textPart(`chunk ${i}`)]),
+          append: i > 0,
+          lastChunk: i === CHUNKS - 1,
+          metadata: undefined,
+        });
         a.events!.queue(task.id, event);
         await turn.processEvent(event);
       }
@@ -131,26 +188,56 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     const onB = (async () => {
       for (let i = 0; i < 10; i++) {
         const reply = message(task.id, task.contextId, Role.ROLE_AGENT, `reply ${i}`);
-        const update = { taskId: task.id, contextId: task.contextId, status: { state: TaskState.TASK_STATE_WORKING, message: reply, timestamp: new Date().toISOString() }, metadata: {} };
-        await b.tasks.modify(task.id, alice, (current) => ({ ...current, status: update.status, history: [...current.history, reply] }), () => [AgentEvent.statusUpdate(update)]);
+        const update = {
+          taskId: task.id,
+          contextId: task.contextId,
+          status: { state: TaskState.TASK_STATE_WORKING, message: reply, timestamp: new Date().toISOString() },
+          metadata: {},
+        };
+        await b.tasks.modify(
+          task.id,
+          alice,
+          (current) => ({ ...current, status: update.status, history: [...current.history, reply] }),
+          () => [AgentEvent.statusUpdate(update)],
+        );
         snapshots.push((await b.tasks.load(task.id, alice))!);
       }
     })();
     await Promise.all([streaming, onB]);
     await a.events!.handOnQueued(task.id);
 
-    const rows = await b.db.selectFrom('task_events').select(['seq', 'event_json']).where('task_id', '=', task.id).orderBy('seq').execute();
-    const events = rows.map((row) => ({ seq: Number(row.seq), event: JSON.parse(row.event_json) as { artifactUpdate?: { artifact: { parts: { text: string }[] } }; statusUpdate?: { status: { message: { parts: { text: string }[] } } } } }));
+    const rows = await b.db
+      .selectFrom('task_events')
+      .select(['seq', 'event_json'])
+      .where('task_id', '=', task.id)
+      .orderBy('seq')
+      .execute();
+    const events = rows.map((row) => ({
+      seq: Number(row.seq),
+      event: JSON.parse(row.event_json) as {
+        artifactUpdate?: { artifact: { parts: { text: string }[] } };
+        statusUpdate?: { status: { message: { parts: { text: string }[] } } };
+      },
+    }));
     assert.equal(events.length, CHUNKS + 10, 'every event handed on once');
     const chunks = Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`);
     for (const snapshot of snapshots) {
       const since = seqOf(snapshot);
       assert.ok(since !== undefined, 'a task read from the store is marked');
       const later = events.filter((e) => e.seq > since);
-      const text = [...(snapshot.artifacts[0]?.parts.map((p) => String(p.content?.value)) ?? []), ...later.flatMap((e) => e.event.artifactUpdate?.artifact.parts.map((p) => p.text) ?? [])];
+      const text = [
+        ...(snapshot.artifacts[0]?.parts.map((p) => String(p.content?.value)) ?? []),
+        ...later.flatMap((e) => e.event.artifactUpdate?.artifact.parts.map((p) => p.text) ?? []),
+      ];
       assert.deepStrictEqual(text, chunks, 'the chunks in the task read, then the later events: each once, in order');
-      const replies = [...texts(snapshot.history).filter((t) => t.startsWith('reply')), ...later.flatMap((e) => (e.event.statusUpdate ? [e.event.statusUpdate.status.message.parts[0]!.text] : []))];
-      assert.deepStrictEqual(replies, Array.from({ length: 10 }, (_, i) => `reply ${i}`));
+      const replies = [
+        ...texts(snapshot.history).filter((t) => t.startsWith('reply')),
+        ...later.flatMap((e) => (e.event.statusUpdate ? [e.event.statusUpdate.status.message.parts[0]!.text] : [])),
+      ];
+      assert.deepStrictEqual(
+        replies,
+        Array.from({ length: 10 }, (_, i) => `reply ${i}`),
+      );
     }
   });
 
@@ -158,17 +245,36 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     const task = { ...newTask(), metadata: { count: 0 } };
     await a.tasks.save(task, alice);
     const increment = (store: Store) =>
-      store.tasks.modify(task.id, alice, (current) => ({ ...current, metadata: { count: (current.metadata?.count as number) + 1 } }));
+      store.tasks.modify(task.id, alice, (current) => ({
+        ...current,
+        metadata: { count: (current.metadata?.count as number) + 1 },
+      }));
     const saved = await Promise.all(Array.from({ length: 40 }, (_, i) => increment(i % 2 === 0 ? a : b)));
-    assert.deepStrictEqual(saved.map((t) => t?.metadata?.count).sort((x, y) => Number(x) - Number(y)), Array.from({ length: 40 }, (_, i) => i + 1));
+    assert.deepStrictEqual(
+      saved.map((t) => t?.metadata?.count).sort((x, y) => Number(x) - Number(y)),
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
     assert.deepStrictEqual((await b.tasks.load(task.id, alice))?.metadata, { count: 40 });
     assert.deepStrictEqual((await a.tasks.load(task.id, alice))?.metadata, { count: 40 });
 
-    const { version } = await a.db.selectFrom('tasks').select('version').where('id', '=', task.id).executeTakeFirstOrThrow();
+    const { version } = await a.db
+      .selectFrom('tasks')
+      .select('version')
+      .where('id', '=', task.id)
+      .executeTakeFirstOrThrow();
     assert.equal(await b.tasks.modify(task.id, alice, () => undefined), undefined, 'nothing to save');
-    assert.equal((await a.db.selectFrom('tasks').select('version').where('id', '=', task.id).executeTakeFirstOrThrow()).version, version);
-    await assert.rejects(b.tasks.modify(task.id, callContext('bob'), (t) => t), /Task not found/);
-    await assert.rejects(b.tasks.modify(randomUUID(), alice, (t) => t), /Task not found/);
+    assert.equal(
+      (await a.db.selectFrom('tasks').select('version').where('id', '=', task.id).executeTakeFirstOrThrow()).version,
+      version,
+    );
+    await assert.rejects(
+      b.tasks.modify(task.id, callContext('bob'), (t) => t),
+      /Task not found/,
+    );
+    await assert.rejects(
+      b.tasks.modify(randomUUID(), alice, (t) => t),
+      /Task not found/,
+    );
     await assert.rejects(
       b.tasks.modify(task.id, alice, () => {
         throw new Error('the change failed');
@@ -204,7 +310,7 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     assert.deepStrictEqual(await b.state.getLinks('t1'), { parent: undefined, children: ['child'] });
   });
 
-  it("start-up recovery leaves alone a turn another instance wrote within unchangedForMs", async () => {
+  it('start-up recovery leaves alone a turn another instance wrote within unchangedForMs', async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING });
     await a.tasks.save(task, alice);
     assert.equal(await b.tasks.recoverInterrupted('interrupted', undefined, { unchangedForMs: 60_000 }), 0);
@@ -228,12 +334,19 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
       const newTurn = b.tasks.modify(task.id, alice, async (current) => {
         entered();
         await released;
-        return { ...current, history: [...current.history, message(task.id, task.contextId, Role.ROLE_USER, 'a new turn')] };
+        return {
+          ...current,
+          history: [...current.history, message(task.id, task.contextId, Role.ROLE_USER, 'a new turn')],
+        };
       });
       await holding;
       const recovery = c.tasks.recoverInterrupted('interrupted', undefined, { taskIds: [task.id] });
       await waitFor(async () => {
-        const { rows } = await sql<{ waiting: number }>`select count(*) as waiting from pg_stat_activity where application_name = ${name} and wait_event_type = 'Lock'`.execute(a.db);
+        const { rows } = await sql<{
+          waiting: number;
+        }>`select count(*) as waiting from pg_stat_activity where application_name = ${name} and wait_event_type = 'Lock'`.execute(
+          a.db,
+        );
         return rows[0]!.waiting > 0;
       }, 'instance C waits for the row lock');
       release();

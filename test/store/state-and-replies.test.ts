@@ -62,14 +62,21 @@ for (const backend of storeBackends) {
         { model: 'zeta', inputTokens: 1110, outputTokens: 111 },
         { model: 'alpha', inputTokens: 5, outputTokens: 2 },
       ]);
-      assert.deepStrictEqual(await reopened.getUsage('t2'), [{ model: 'alpha', inputTokens: 6_000_000_000, outputTokens: 2 }]);
+      assert.deepStrictEqual(await reopened.getUsage('t2'), [
+        { model: 'alpha', inputTokens: 6_000_000_000, outputTokens: 2 },
+      ]);
     });
 
     it('answers from memory what the database holds, with reads and writes running together', async () => {
       const { state } = temp.store;
       for (let round = 0; round < 20; round += 1) {
         // A read started before each write, one after, and reads after both.
-        const pending = [state.getTaskModel('t1'), state.getContextModel(c1), state.getUsage('t1'), state.getLinks('p1')];
+        const pending = [
+          state.getTaskModel('t1'),
+          state.getContextModel(c1),
+          state.getUsage('t1'),
+          state.getLinks('p1'),
+        ];
         const writes = [
           state.setTaskModel('t1', c1, `m${round}`),
           state.addUsage('t1', { model: `m${round % 3}`, inputTokens: 1, outputTokens: 2 }),
@@ -103,13 +110,19 @@ for (const backend of storeBackends) {
     });
 
     const alice = { tenant: '', owner: 'alice' };
-    const claimsShared = (store: { db: TempStore['store']['db'] }) => new SqlMessageClaimStore(store.db, 'instance-a', { shared: true });
+    const claimsShared = (store: { db: TempStore['store']['db'] }) =>
+      new SqlMessageClaimStore(store.db, 'instance-a', { shared: true });
     const bob = { tenant: '', owner: 'bob' };
 
     function reply(text: string): TaskStatusUpdateEvent {
       const answer = message('t1', 'c1', Role.ROLE_AGENT, text);
       answer.metadata = { command: 'status' };
-      answer.parts.push({ content: { $case: 'raw', value: Buffer.from('bytes') }, mediaType: 'application/octet-stream', filename: 'b', metadata: {} });
+      answer.parts.push({
+        content: { $case: 'raw', value: Buffer.from('bytes') },
+        mediaType: 'application/octet-stream',
+        filename: 'b',
+        metadata: {},
+      });
       return {
         taskId: 't1',
         contextId: 'c1',
@@ -121,7 +134,8 @@ for (const backend of storeBackends) {
     for (const shared of [true, false]) {
       // Shared (other instances on the database) a claim is recorded first; alone, only once accepted.
       const mode = shared ? 'shared' : 'alone';
-      const claimsOn = (store: { db: TempStore['store']['db'] }) => new SqlMessageClaimStore(store.db, 'instance-a', { shared });
+      const claimsOn = (store: { db: TempStore['store']['db'] }) =>
+        new SqlMessageClaimStore(store.db, 'instance-a', { shared });
 
       it(`CMD-34 (${mode}): a claim is new once per user and id; once accepted it answers with its outcome, the first kept, after a restart too`, async () => {
         const claims = claimsOn(temp.store);
@@ -136,14 +150,22 @@ for (const backend of storeBackends) {
         await claimsOn(temp.store).accept(alice, 'm2', 'd3', { taskId: 't3' });
         const m2 = await claimsOn(temp.store).claim(alice, 'm2', 'd3');
         if (shared) assert.equal(m2, undefined, 'shared, accepting an id never claimed records nothing');
-        else assert.deepStrictEqual(m2, { digest: 'd3', outcome: { taskId: 't3', reply: undefined } }, 'alone, the claim is recorded as it is accepted');
+        else
+          assert.deepStrictEqual(
+            m2,
+            { digest: 'd3', outcome: { taskId: 't3', reply: undefined } },
+            'alone, the claim is recorded as it is accepted',
+          );
       });
 
       it(`CMD-34 (${mode}): an ordinary message has no reply; a released or never accepted claim frees its id`, async () => {
         const claims = claimsOn(temp.store);
         await claims.claim(alice, 'turn', 'd1');
         await claims.accept(alice, 'turn', 'd1', { taskId: 't1' });
-        assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), { digest: 'd1', outcome: { taskId: 't1', reply: undefined } });
+        assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), {
+          digest: 'd1',
+          outcome: { taskId: 't1', reply: undefined },
+        });
         await claims.claim(alice, 'refused', 'd1');
         await claims.release(alice, 'refused');
         assert.equal(await claims.claim(alice, 'refused', 'd2'), undefined);
@@ -153,7 +175,11 @@ for (const backend of storeBackends) {
         await reopened.accept(alice, 'cut', 'd2', { taskId: 't9' });
         assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
         await reopened.release(alice, 'turn');
-        assert.equal((await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId, 't1', 'an accepted claim is never released');
+        assert.equal(
+          (await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId,
+          't1',
+          'an accepted claim is never released',
+        );
       });
     }
 
@@ -162,7 +188,10 @@ for (const backend of storeBackends) {
       const alone = new SqlMessageClaimStore(temp.store.db, 'instance-b', { shared: false });
       assert.equal(await alone.claim(alice, 'old', 'd2'), undefined);
       await alone.accept(alice, 'old', 'd2', { taskId: 't2' });
-      assert.deepStrictEqual(await alone.claim(alice, 'old', 'd1'), { digest: 'd2', outcome: { taskId: 't2', reply: undefined } });
+      assert.deepStrictEqual(await alone.claim(alice, 'old', 'd1'), {
+        digest: 'd2',
+        outcome: { taskId: 't2', reply: undefined },
+      });
     });
 
     it('CMD-13, CMD-34: a claim not yet accepted is pending for another instance while its claimant lives, and taken over once it is gone', async () => {
@@ -171,10 +200,18 @@ for (const backend of storeBackends) {
       // Instance a is alive: it has a row in `instances`, as its coordination keeps one.
       await temp.store.db.insertInto('instances').values({ id: 'instance-a', heartbeat: 0 }).execute();
       assert.equal(await here.claim(alice, 'slow', 'd1'), undefined);
-      assert.deepStrictEqual(await there.claim(alice, 'slow', 'd1'), { digest: 'd1', pending: true }, 'still going on a');
+      assert.deepStrictEqual(
+        await there.claim(alice, 'slow', 'd1'),
+        { digest: 'd1', pending: true },
+        'still going on a',
+      );
       await temp.store.db.deleteFrom('instances').where('id', '=', 'instance-a').execute();
       assert.equal(await there.claim(alice, 'slow', 'd1'), undefined, 'a is gone: b takes it over');
-      assert.deepStrictEqual(await here.claim(alice, 'slow', 'd1'), undefined, 'b is not in `instances` either: the claim is free to take');
+      assert.deepStrictEqual(
+        await here.claim(alice, 'slow', 'd1'),
+        undefined,
+        'b is not in `instances` either: the claim is free to take',
+      );
     });
   });
 }

@@ -4,7 +4,18 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ByteLru } from '../../src/store/byte-lru.js';
 import { SqlTaskStateStore, SqlTaskStore } from '../../src/store/index.js';
-import { artifact, callContext, linkSubtask, message, newTask, recordingDatabase, storeBackends, tempStore, textPart, type TempStore } from './helpers.js';
+import {
+  artifact,
+  callContext,
+  linkSubtask,
+  message,
+  newTask,
+  recordingDatabase,
+  storeBackends,
+  tempStore,
+  textPart,
+  type TempStore,
+} from './helpers.js';
 
 /**
  * The store's memory: caches bounded by the bytes they hold (not by a count, which let 500
@@ -22,7 +33,10 @@ describe('ByteLru', () => {
     cache.set('d', 'D', 200);
     assert.ok(cache.bytes <= 1000, `${cache.bytes} bytes held`);
     assert.equal(cache.peek('b'), undefined);
-    assert.deepEqual(['a', 'c', 'd'].map((key) => cache.peek(key)), ['A', 'C', 'D']);
+    assert.deepEqual(
+      ['a', 'c', 'd'].map((key) => cache.peek(key)),
+      ['A', 'C', 'D'],
+    );
   });
 
   it('weighs an entry again when it is put again, and drops it when it alone passes the bound', () => {
@@ -69,7 +83,14 @@ for (const backend of storeBackends) {
         task.history.push(message(task.id, task.contextId, Role.ROLE_USER, `${i} ${'x'.repeat(100_000)}`));
         await store.save(task, alice);
         const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'y'.repeat(50_000));
-        await store.save({ ...task, history: [...task.history, reply], status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() } }, alice);
+        await store.save(
+          {
+            ...task,
+            history: [...task.history, reply],
+            status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() },
+          },
+          alice,
+        );
         tasks.push(task);
         const usage = store.cacheUsage();
         assert.ok(usage.bytes <= maxBytes, `after ${i + 1} tasks the cache holds ${usage.bytes} of ${maxBytes} bytes`);
@@ -98,7 +119,10 @@ for (const backend of storeBackends) {
       assert.equal((await store.load(small.id, alice))?.id, small.id);
       loaded.history.push(message(large.id, large.contextId, Role.ROLE_AGENT, 'and more'));
       await store.save(loaded, alice);
-      assert.deepEqual((await store.load(large.id, alice))?.history.map((m) => m.parts[0]?.content?.value.toString().length), [600_000, 8]);
+      assert.deepEqual(
+        (await store.load(large.id, alice))?.history.map((m) => m.parts[0]?.content?.value.toString().length),
+        [600_000, 8],
+      );
       assert.equal(store.cacheUsage().tasks, 1);
     });
 
@@ -116,7 +140,11 @@ for (const backend of storeBackends) {
       loaded.artifacts[1] = artifact('other', [textPart('shorter')]);
       const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'done '.repeat(100));
       loaded.history.push(reply);
-      loaded.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() };
+      loaded.status = {
+        state: TaskState.TASK_STATE_INPUT_REQUIRED,
+        message: reply,
+        timestamp: new Date().toISOString(),
+      };
       loaded.metadata = { model: 'builtin:echo', note: 'n'.repeat(300) };
       await store.save(loaded, alice);
       const built = store.cacheUsage().bytes;
@@ -150,15 +178,27 @@ describe('SqlTaskStore scope', () => {
       assert.equal(foreign, undefined);
       assert.equal(missing, undefined);
       assert.ok(foreignQueries.length > 0, 'a database read, not the cached image');
-      assert.deepEqual(foreignQueries.map((q) => q.sql), missingQueries.map((q) => q.sql));
-      assert.deepEqual(foreignQueries[0]!.parameters.slice(1), ['', 'bob'], 'the read is made in bob\'s scope');
+      assert.deepEqual(
+        foreignQueries.map((q) => q.sql),
+        missingQueries.map((q) => q.sql),
+      );
+      assert.deepEqual(foreignQueries[0]!.parameters.slice(1), ['', 'bob'], "the read is made in bob's scope");
       assert.equal(store.cacheUsage().tasks, 1, 'nothing is cached for bob');
 
       // The same for the other scoped paths that reach the store.
-      await assert.rejects(store.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob), /not found/);
+      await assert.rejects(
+        store.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob),
+        /not found/,
+      );
       const appendQueries = queries.splice(0);
-      await assert.rejects(store.appendMessage(randomUUID(), message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob), /not found/);
-      assert.deepEqual(appendQueries.map((q) => q.sql), queries.splice(0).map((q) => q.sql));
+      await assert.rejects(
+        store.appendMessage(randomUUID(), message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob),
+        /not found/,
+      );
+      assert.deepEqual(
+        appendQueries.map((q) => q.sql),
+        queries.splice(0).map((q) => q.sql),
+      );
     } finally {
       await dispose();
     }
@@ -183,7 +223,9 @@ for (const backend of storeBackends) {
             assert.deepEqual(await state.getLinks(children[5]!), { parent, children: [] });
             assert.equal(await state.getTaskModel(parent), 'builtin:echo');
             assert.equal(await state.getContextModel(CONTEXT), 'builtin:echo');
-            assert.deepEqual(await state.getUsage(parent), [{ model: 'builtin:echo', inputTokens: 3, outputTokens: 4 }]);
+            assert.deepEqual(await state.getUsage(parent), [
+              { model: 'builtin:echo', inputTokens: 3, outputTokens: 4 },
+            ]);
           }
         }
       } finally {

@@ -14,7 +14,14 @@ const alice = callContext('alice');
 const SOME_TASKS_BYTES = 16 * 1024;
 
 function params(partial: Partial<ListTasksRequest>): ListTasksRequest {
-  return { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '', statusTimestampAfter: undefined, ...partial };
+  return {
+    tenant: '',
+    contextId: '',
+    status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageToken: '',
+    statusTimestampAfter: undefined,
+    ...partial,
+  };
 }
 
 function summary(response: ListTasksResponse) {
@@ -37,7 +44,11 @@ for (const backend of storeBackends) {
     before(async () => {
       temp = await tempStore(backend, { cacheBytes: SOME_TASKS_BYTES });
       const contexts = ['ctx-a', 'ctx-b'];
-      const states = [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_INPUT_REQUIRED];
+      const states = [
+        TaskState.TASK_STATE_WORKING,
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+      ];
       for (let i = 0; i < 9; i++) {
         // Two pairs share a timestamp, so the id breaks the tie.
         const task = newTask({

@@ -1,7 +1,17 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { artifact, at, callContext, message, newTask, storeBackends, tempStore, textPart, type TempStore } from './helpers.js';
+import {
+  artifact,
+  at,
+  callContext,
+  message,
+  newTask,
+  storeBackends,
+  tempStore,
+  textPart,
+  type TempStore,
+} from './helpers.js';
 
 /** SqlTaskStore on its own, on each backend: round trips, copies, scoping, several writers, restarts. */
 
@@ -20,9 +30,24 @@ function fullTask(): Task {
       description: 'all the parts',
       parts: [
         textPart('line one'),
-        { content: { $case: 'data', value: { rows: [1, 2, 3], ok: true } }, mediaType: 'application/json', filename: '', metadata: { kind: 'table' } },
-        { content: { $case: 'raw', value: Buffer.from([0, 1, 2, 250, 255]) }, mediaType: 'application/octet-stream', filename: 'bytes.bin', metadata: {} },
-        { content: { $case: 'url', value: 'https://example.com/x.png' }, mediaType: 'image/png', filename: 'x.png', metadata: {} },
+        {
+          content: { $case: 'data', value: { rows: [1, 2, 3], ok: true } },
+          mediaType: 'application/json',
+          filename: '',
+          metadata: { kind: 'table' },
+        },
+        {
+          content: { $case: 'raw', value: Buffer.from([0, 1, 2, 250, 255]) },
+          mediaType: 'application/octet-stream',
+          filename: 'bytes.bin',
+          metadata: {},
+        },
+        {
+          content: { $case: 'url', value: 'https://example.com/x.png' },
+          mediaType: 'image/png',
+          filename: 'x.png',
+          metadata: {},
+        },
       ],
       metadata: { source: 'test' },
       extensions: [],
@@ -127,14 +152,21 @@ for (const backend of storeBackends) {
       // A status built earlier but saved later still wins: saves arrive in event order.
       const late = message(task.id, task.contextId, Role.ROLE_AGENT, 'final reply');
       await temp.store.tasks.save(
-        { ...task, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: late, timestamp: at(9) }, history: [...task.history, late] },
+        {
+          ...task,
+          status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: late, timestamp: at(9) },
+          history: [...task.history, late],
+        },
         alice,
       );
       let loaded = (await temp.store.tasks.load(task.id, alice))!;
       assert.equal(loaded.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.equal(loaded.status?.timestamp, at(9));
       assert.equal(loaded.history.at(-1)?.messageId, late.messageId);
-      await temp.store.tasks.save({ ...task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } }, alice);
+      await temp.store.tasks.save(
+        { ...task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } },
+        alice,
+      );
       loaded = (await (await temp.reopen()).tasks.load(task.id, alice))!;
       assert.equal(loaded.status?.state, TaskState.TASK_STATE_WORKING);
       assert.equal(loaded.status?.timestamp, undefined);
@@ -163,9 +195,15 @@ for (const backend of storeBackends) {
           }),
         ),
       );
-      assert.deepStrictEqual(saved.map((t) => t?.metadata?.count), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepStrictEqual(
+        saved.map((t) => t?.metadata?.count),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
       saved[9]!.history.push(message(task.id, task.contextId, Role.ROLE_USER, 'not saved')); // a copy
-      assert.deepStrictEqual(await (await temp.reopen()).tasks.load(task.id, alice), { ...task, metadata: { count: 10 } });
+      assert.deepStrictEqual(await (await temp.reopen()).tasks.load(task.id, alice), {
+        ...task,
+        metadata: { count: 10 },
+      });
 
       const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'reply');
       const replied = await temp.store.tasks.modify(task.id, alice, (current) => {
@@ -177,9 +215,18 @@ for (const backend of storeBackends) {
       assert.equal(replied?.history.length, 2);
 
       assert.equal(await temp.store.tasks.modify(task.id, alice, () => undefined), undefined);
-      await assert.rejects(temp.store.tasks.modify(task.id, alice, () => Promise.reject(new Error('no'))), /no/);
-      await assert.rejects(temp.store.tasks.modify(task.id, alice, (current) => ({ ...current, id: 'other' })), { code: 'store_failed' });
-      await assert.rejects(temp.store.tasks.modify(task.id, callContext('bob'), (current) => current), /Task not found/);
+      await assert.rejects(
+        temp.store.tasks.modify(task.id, alice, () => Promise.reject(new Error('no'))),
+        /no/,
+      );
+      await assert.rejects(
+        temp.store.tasks.modify(task.id, alice, (current) => ({ ...current, id: 'other' })),
+        { code: 'store_failed' },
+      );
+      await assert.rejects(
+        temp.store.tasks.modify(task.id, callContext('bob'), (current) => current),
+        /Task not found/,
+      );
       assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), replied);
     });
 

@@ -32,7 +32,8 @@ const ErrorInfo = z.strictObject({
   metadata: z.record(z.string(), z.string()).optional(),
 });
 
-const isErrorInfo = (detail: unknown): boolean => typeof detail === 'object' && detail !== null && (detail as Record<string, unknown>)['@type'] === ERROR_INFO_TYPE;
+const isErrorInfo = (detail: unknown): boolean =>
+  typeof detail === 'object' && detail !== null && (detail as Record<string, unknown>)['@type'] === ERROR_INFO_TYPE;
 
 /** The JSON-RPC 2.0 error object; an A2A error (spec 5.4) carries its ErrorInfo in `data` (spec 9.5). */
 const JsonRpcError = z
@@ -59,12 +60,29 @@ export const JsonRpcResponse = z
     result: z.unknown().optional(),
     error: JsonRpcError.optional(),
   })
-  .refine((response) => (response.result !== undefined) !== (response.error !== undefined), 'must hold exactly one of result, error (JSON-RPC 2.0)');
+  .refine(
+    (response) => (response.result !== undefined) !== (response.error !== undefined),
+    'must hold exactly one of result, error (JSON-RPC 2.0)',
+  );
 
 /** google.rpc.Code names, for `error.status` of the HTTP+JSON error body. */
 const RPC_CODES = [
-  'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
 ] as const;
 
 /**
@@ -74,7 +92,10 @@ const RPC_CODES = [
 export function restError(httpStatus?: number) {
   return z.strictObject({
     error: z.strictObject({
-      code: httpStatus === undefined ? z.number().int() : z.literal(httpStatus, { error: `must be the HTTP status, ${httpStatus} (spec 11.6)` }),
+      code:
+        httpStatus === undefined
+          ? z.number().int()
+          : z.literal(httpStatus, { error: `must be the HTTP status, ${httpStatus} (spec 11.6)` }),
       status: z.enum(RPC_CODES, {
         error: (issue) =>
           issue.input === undefined
@@ -83,7 +104,14 @@ export function restError(httpStatus?: number) {
       }),
       message: z.string(),
       // Any details; an ErrorInfo among them well-formed (spec 11.6).
-      details: z.array(z.union([ErrorInfo, Any.refine((detail) => !isErrorInfo(detail), 'is not a well-formed google.rpc.ErrorInfo (spec 11.6)')])).optional(),
+      details: z
+        .array(
+          z.union([
+            ErrorInfo,
+            Any.refine((detail) => !isErrorInfo(detail), 'is not a well-formed google.rpc.ErrorInfo (spec 11.6)'),
+          ]),
+        )
+        .optional(),
     }),
   });
 }

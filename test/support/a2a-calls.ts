@@ -73,22 +73,34 @@ export function answerViolations(call: A2ACall, value: unknown, root: string, bi
   const answer = value as Json;
   const { historyLength, includeArtifacts, pageSize } = call.params;
   const tasks: [string, Json][] =
-    call.method === 'ListTasks' ? (answer.tasks ?? []).map((task: Json, i: number) => [`${root}.tasks[${i}]`, task]) : call.method === 'SendMessage' ? (answer.task ? [[`${root}.task`, answer.task]] : []) : [[root, answer]];
+    call.method === 'ListTasks'
+      ? (answer.tasks ?? []).map((task: Json, i: number) => [`${root}.tasks[${i}]`, task])
+      : call.method === 'SendMessage'
+        ? answer.task
+          ? [[`${root}.task`, answer.task]]
+          : []
+        : [[root, answer]];
   if (call.method === 'SendMessage' || call.method === 'GetTask' || call.method === 'ListTasks') {
     for (const [path, task] of tasks) {
       // "The server MUST NOT return more messages than the provided value" (a2a.proto history_length).
       if (historyLength !== undefined && (task.history?.length ?? 0) > historyLength) {
-        problems.push(`${path}.history: ${task.history.length} messages, more than historyLength ${historyLength} (a2a.proto history_length: "MUST NOT return more")`);
+        problems.push(
+          `${path}.history: ${task.history.length} messages, more than historyLength ${historyLength} (a2a.proto history_length: "MUST NOT return more")`,
+        );
       }
     }
   }
   if (call.method === 'ListTasks') {
     const limit = Math.min(pageSize ?? 50, 100);
-    if (tasks.length > limit) problems.push(`${root}.tasks: ${tasks.length} tasks, more than the page size ${limit} (a2a.proto ListTasksRequest.page_size)`);
+    if (tasks.length > limit)
+      problems.push(
+        `${root}.tasks: ${tasks.length} tasks, more than the page size ${limit} (a2a.proto ListTasksRequest.page_size)`,
+      );
     if (includeArtifacts !== true) {
       for (const [path, task] of tasks) {
         // Spec 3.1.4: without includeArtifacts "the artifacts field MUST be omitted entirely".
-        if (task.artifacts !== undefined) problems.push(`${path}.artifacts: must be omitted when includeArtifacts is not true (spec 3.1.4)`);
+        if (task.artifacts !== undefined)
+          problems.push(`${path}.artifacts: must be omitted when includeArtifacts is not true (spec 3.1.4)`);
       }
     }
   }
@@ -119,22 +131,36 @@ export class StreamCheck {
     const problems = violations(StreamResponse, value, root);
     if (problems.length > 0) return problems;
     const event = value as Json;
-    if (this.messageOnly) return [`${root}: an event after the Message of a message-only stream (spec 3.1.2: "exactly one Message object and then close")`];
+    if (this.messageOnly)
+      return [
+        `${root}: an event after the Message of a message-only stream (spec 3.1.2: "exactly one Message object and then close")`,
+      ];
     if (this.count === 1) {
       if (event.message && this.call.method === 'SendStreamingMessage') {
         this.messageOnly = true;
         return [];
       }
-      if (!event.task) return [`${root}: the first event must be a Task (spec ${this.call.method === 'SubscribeToTask' ? '3.1.6' : '3.1.2'}); got ${Object.keys(event).join(', ')}`];
+      if (!event.task)
+        return [
+          `${root}: the first event must be a Task (spec ${this.call.method === 'SubscribeToTask' ? '3.1.6' : '3.1.2'}); got ${Object.keys(event).join(', ')}`,
+        ];
     }
-    if (event.message) return [`${root}: a Message in a task's stream, where only status and artifact updates follow the Task (spec 3.1.2)`];
+    if (event.message)
+      return [
+        `${root}: a Message in a task's stream, where only status and artifact updates follow the Task (spec 3.1.2)`,
+      ];
     if (event.task) for (const artifact of event.task.artifacts ?? []) this.artifacts.add(artifact.artifactId);
     const update = event.artifactUpdate;
     if (update) {
       const id = update.artifact.artifactId;
-      if (this.closed.has(id)) problems.push(`${root}.artifactUpdate: artifact ${id} updated after its lastChunk (a2a.proto TaskArtifactUpdateEvent.last_chunk: "the final chunk")`);
+      if (this.closed.has(id))
+        problems.push(
+          `${root}.artifactUpdate: artifact ${id} updated after its lastChunk (a2a.proto TaskArtifactUpdateEvent.last_chunk: "the final chunk")`,
+        );
       if (update.append && !this.artifacts.has(id)) {
-        problems.push(`${root}.artifactUpdate.append: appends to artifact ${id}, which was not sent before (a2a.proto TaskArtifactUpdateEvent.append: "appended to a previously sent artifact with the same ID")`);
+        problems.push(
+          `${root}.artifactUpdate.append: appends to artifact ${id}, which was not sent before (a2a.proto TaskArtifactUpdateEvent.append: "appended to a previously sent artifact with the same ID")`,
+        );
       }
       this.artifacts.add(id);
       if (update.lastChunk) this.closed.add(id);

@@ -72,26 +72,50 @@ const OAuthFlows = z
     password: struct.optional(),
     deviceCode: struct.optional(),
   })
-  .refine((flows) => Object.values(flows).filter((flow) => flow !== undefined).length === 1, { message: 'must hold exactly one flow (a2a.proto OAuthFlows.flow oneof)', ...always });
+  .refine((flows) => Object.values(flows).filter((flow) => flow !== undefined).length === 1, {
+    message: 'must hold exactly one flow (a2a.proto OAuthFlows.flow oneof)',
+    ...always,
+  });
 
 // message SecurityScheme { oneof scheme { ... } }
 const SecurityScheme = z
   .strictObject({
     apiKeySecurityScheme: z
-      .strictObject({ description: z.string().optional(), location: requiredString('APIKeySecurityScheme.location'), name: requiredString('APIKeySecurityScheme.name') })
+      .strictObject({
+        description: z.string().optional(),
+        location: requiredString('APIKeySecurityScheme.location'),
+        name: requiredString('APIKeySecurityScheme.name'),
+      })
       .optional(),
     httpAuthSecurityScheme: z
-      .strictObject({ description: z.string().optional(), scheme: requiredString('HTTPAuthSecurityScheme.scheme'), bearerFormat: z.string().optional() })
+      .strictObject({
+        description: z.string().optional(),
+        scheme: requiredString('HTTPAuthSecurityScheme.scheme'),
+        bearerFormat: z.string().optional(),
+      })
       .optional(),
-    oauth2SecurityScheme: withRequired(z.strictObject({ description: z.string().optional(), flows: OAuthFlows.optional(), oauth2MetadataUrl: z.string().optional() }), {
-      flows: 'OAuth2SecurityScheme.flows',
-    }).optional(),
+    oauth2SecurityScheme: withRequired(
+      z.strictObject({
+        description: z.string().optional(),
+        flows: OAuthFlows.optional(),
+        oauth2MetadataUrl: z.string().optional(),
+      }),
+      {
+        flows: 'OAuth2SecurityScheme.flows',
+      },
+    ).optional(),
     openIdConnectSecurityScheme: z
-      .strictObject({ description: z.string().optional(), openIdConnectUrl: requiredString('OpenIdConnectSecurityScheme.open_id_connect_url') })
+      .strictObject({
+        description: z.string().optional(),
+        openIdConnectUrl: requiredString('OpenIdConnectSecurityScheme.open_id_connect_url'),
+      })
       .optional(),
     mtlsSecurityScheme: z.strictObject({ description: z.string().optional() }).optional(),
   })
-  .refine((scheme) => Object.values(scheme).filter((member) => member !== undefined).length === 1, { message: 'must hold exactly one scheme (a2a.proto SecurityScheme.scheme oneof)', ...always });
+  .refine((scheme) => Object.values(scheme).filter((member) => member !== undefined).length === 1, {
+    message: 'must hold exactly one scheme (a2a.proto SecurityScheme.scheme oneof)',
+    ...always,
+  });
 
 // message AgentCard
 export const AgentCard = withRequired(

@@ -12,7 +12,14 @@
  * back until the message being intercepted has been passed on.)
  */
 import { InterceptingCall, Metadata, status as GrpcStatus, type Interceptor } from '@grpc/grpc-js';
-import { AgentCard, ListTasksResponse, SendMessageResponse, StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
+import {
+  AgentCard,
+  ListTasksResponse,
+  SendMessageResponse,
+  StreamResponse,
+  Task,
+  TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
 import { answerViolations, StreamCheck, STREAMING_METHODS, type A2ACall, type A2AMethod } from './a2a-calls.js';
 import { violation } from './a2a-violations.js';
 
@@ -38,7 +45,14 @@ export const checkingGrpcInterceptor: Interceptor = (options, nextCall) => {
   let count = 0;
   const intercepting: InterceptingCall = new InterceptingCall(nextCall(options), {
     sendMessage(request, next) {
-      call = { method, params: { historyLength: request?.configuration?.historyLength ?? request?.historyLength, pageSize: request?.pageSize, includeArtifacts: request?.includeArtifacts } };
+      call = {
+        method,
+        params: {
+          historyLength: request?.configuration?.historyLength ?? request?.historyLength,
+          pageSize: request?.pageSize,
+          includeArtifacts: request?.includeArtifacts,
+        },
+      };
       if (STREAMING_METHODS.has(method)) stream = new StreamCheck(call, ' (gRPC)');
       next(request);
     },
@@ -52,14 +66,20 @@ export const checkingGrpcInterceptor: Interceptor = (options, nextCall) => {
           let problems: string[];
           try {
             const json = toJSON(message);
-            problems = stream ? stream.event(json) : answerViolations(call, json, `${method} (gRPC) message ${++count}`, true);
+            problems = stream
+              ? stream.event(json)
+              : answerViolations(call, json, `${method} (gRPC) message ${++count}`, true);
           } catch (error) {
             // An exception here would be swallowed by grpc-js and leave the call hanging.
             problems = [`${method} (gRPC): the check could not read the message: ${String(error)}`];
           }
           if (problems.length === 0) return nextMessage(message);
           failed = true;
-          caller.onReceiveStatus({ code: GrpcStatus.INTERNAL, details: violation(problems).message, metadata: new Metadata() });
+          caller.onReceiveStatus({
+            code: GrpcStatus.INTERNAL,
+            details: violation(problems).message,
+            metadata: new Metadata(),
+          });
           intercepting.cancelWithStatus(GrpcStatus.CANCELLED, 'the answer broke A2A 1.0');
         },
         onReceiveStatus(status, nextStatus) {

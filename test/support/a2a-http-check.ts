@@ -39,38 +39,60 @@ export function checkingFetch(options: CheckingFetchOptions = {}): typeof fetch 
     const described = describe(url, verb, body);
     if (!described) {
       if (options.unknown === 'pass') return inner(input, init);
-      throw violation([`${verb} ${url.pathname}: not an A2A 1.0 call this check knows, so its answer would go unchecked`]);
+      throw violation([
+        `${verb} ${url.pathname}: not an A2A 1.0 call this check knows, so its answer would go unchecked`,
+      ]);
     }
     const response = await inner(input, init);
     const { binding, call } = described;
     const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (isStream && response.body) {
-      if (!STREAMING_METHODS.has(call.method)) throw violation([`${call.method}: answered with an event stream, but it is not a streaming method`]);
+      if (!STREAMING_METHODS.has(call.method))
+        throw violation([`${call.method}: answered with an event stream, but it is not a streaming method`]);
       const events = new StreamCheck(call, ` (${binding})`);
       const checked = checkEvents(response.body, (type, data) => eventViolations(binding, call, events, type, data));
-      return new Response(checked, { status: response.status, statusText: response.statusText, headers: response.headers });
+      return new Response(checked, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     }
     const text = await response.text();
     const problems = answerTextViolations(binding, call, response.status, text);
     if (problems.length > 0) throw violation(problems);
-    return new Response(text === '' ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(text === '' ? null : text, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 
 /** Which call a request is, from the JSON-RPC method or the HTTP+JSON route (spec 11.3). */
 function describe(url: URL, verb: string, body: string | undefined): { binding: Binding; call: A2ACall } | undefined {
-  if (url.pathname.endsWith('/.well-known/agent-card.json')) return { binding: 'card', call: { method: 'AgentCard', params: {} } };
+  if (url.pathname.endsWith('/.well-known/agent-card.json'))
+    return { binding: 'card', call: { method: 'AgentCard', params: {} } };
   // The MCP servers of the tool tests speak JSON-RPC too, at `/mcp`: not A2A.
   if (url.pathname.endsWith('/mcp')) return undefined;
   const json = parse(body);
   if (json?.jsonrpc !== undefined) {
     const params = json.params ?? {};
     const historyLength = params.configuration?.historyLength ?? params.historyLength;
-    return { binding: 'JSON-RPC', call: { method: json.method, params: { historyLength, pageSize: params.pageSize, includeArtifacts: params.includeArtifacts } } };
+    return {
+      binding: 'JSON-RPC',
+      call: {
+        method: json.method,
+        params: { historyLength, pageSize: params.pageSize, includeArtifacts: params.includeArtifacts },
+      },
+    };
   }
   const query = url.searchParams;
   const number = (name: string) => (query.has(name) ? Number(query.get(name)) : undefined);
-  const params = { historyLength: number('historyLength') ?? json?.configuration?.historyLength, pageSize: number('pageSize'), includeArtifacts: query.has('includeArtifacts') ? query.get('includeArtifacts') === 'true' : undefined };
+  const params = {
+    historyLength: number('historyLength') ?? json?.configuration?.historyLength,
+    pageSize: number('pageSize'),
+    includeArtifacts: query.has('includeArtifacts') ? query.get('includeArtifacts') === 'true' : undefined,
+  };
   const routes: [string, RegExp, A2AMethod][] = [
     ['POST', /\/message:send$/, 'SendMessage'],
     ['POST', /\/message:stream$/, 'SendStreamingMessage'],
@@ -106,7 +128,7 @@ function answerTextViolations(binding: Binding, call: A2ACall, status: number, t
 
 /** The problems of one Server-Sent Event of a stream. */
 function eventViolations(binding: Binding, call: A2ACall, events: StreamCheck, type: string, data: string): string[] {
-  const root = `${call.method} (${binding}) event`;  // for problems with the envelope
+  const root = `${call.method} (${binding}) event`; // for problems with the envelope
   const json = parse(data);
   if (json === undefined) return [`${root}: the data is not JSON: ${data.slice(0, 120)}`];
   if (binding === 'JSON-RPC') {
@@ -123,7 +145,10 @@ function eventViolations(binding: Binding, call: A2ACall, events: StreamCheck, t
  * up to a blank line) before the bytes that end it go on; a bad event errors the stream, so
  * the SDK never yields it.
  */
-function checkEvents(body: ReadableStream<Uint8Array>, check: (type: string, data: string) => string[]): ReadableStream<Uint8Array> {
+function checkEvents(
+  body: ReadableStream<Uint8Array>,
+  check: (type: string, data: string) => string[],
+): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   let buffer = '';
   return body.pipeThrough(

@@ -11,17 +11,37 @@ import { listTasksResponse, ListTasksResponse, SendMessageResponse, StreamRespon
  */
 
 const textPart = (text: string) => ({ text, mediaType: 'text/plain' });
-const agentMessage = { messageId: 'm-2', contextId: 'c-1', taskId: 't-1', role: 'ROLE_AGENT', parts: [textPart('Where to?')] };
+const agentMessage = {
+  messageId: 'm-2',
+  contextId: 'c-1',
+  taskId: 't-1',
+  role: 'ROLE_AGENT',
+  parts: [textPart('Where to?')],
+};
 const task = {
   id: 't-1',
   contextId: 'c-1',
   status: { state: 'TASK_STATE_INPUT_REQUIRED', message: agentMessage, timestamp: '2025-10-28T10:30:00.000Z' },
   artifacts: [{ artifactId: 'a-1', name: 'response', parts: [textPart('Hello')] }],
-  history: [{ messageId: 'm-1', contextId: 'c-1', taskId: 't-1', role: 'ROLE_USER', parts: [textPart('Book me a flight')] }, agentMessage],
+  history: [
+    { messageId: 'm-1', contextId: 'c-1', taskId: 't-1', role: 'ROLE_USER', parts: [textPart('Book me a flight')] },
+    agentMessage,
+  ],
   metadata: { any: ['json'] },
 };
-const artifactUpdate = { taskId: 't-1', contextId: 'c-1', artifact: { artifactId: 'a-1', parts: [textPart(' world')] }, append: true, lastChunk: true };
-const statusUpdate = { taskId: 't-1', contextId: 'c-1', status: { state: 'TASK_STATE_COMPLETED' }, metadata: { command: 'status' } };
+const artifactUpdate = {
+  taskId: 't-1',
+  contextId: 'c-1',
+  artifact: { artifactId: 'a-1', parts: [textPart(' world')] },
+  append: true,
+  lastChunk: true,
+};
+const statusUpdate = {
+  taskId: 't-1',
+  contextId: 'c-1',
+  status: { state: 'TASK_STATE_COMPLETED' },
+  metadata: { command: 'status' },
+};
 
 /** `sample` with the value at `path` replaced (`undefined` deletes it). */
 function changed<T>(sample: T, path: (string | number)[], value: unknown): T {
@@ -47,7 +67,13 @@ describe('the A2A 1.0 checks of the test clients', () => {
         id: 'task-uuid',
         contextId: 'context-uuid',
         status: { state: 'TASK_STATE_COMPLETED' },
-        artifacts: [{ artifactId: 'artifact-uuid', name: 'Weather Report', parts: [{ text: 'Today will be sunny with a high of 75°F' }] }],
+        artifacts: [
+          {
+            artifactId: 'artifact-uuid',
+            name: 'Weather Report',
+            parts: [{ text: 'Today will be sunny with a high of 75°F' }],
+          },
+        ],
       },
     };
     assert.deepEqual(violations(SendMessageResponse, example, 'answer'), []);
@@ -55,24 +81,53 @@ describe('the A2A 1.0 checks of the test clients', () => {
     for (const event of [{ task }, { statusUpdate }, { artifactUpdate }, { message: agentMessage }]) {
       assert.deepEqual(violations(StreamResponse, event, 'event'), []);
     }
-    const parts = [{ raw: 'aGVsbG8=', mediaType: 'application/octet-stream', filename: 'a.bin' }, { url: 'https://example.com/a.png' }, { data: null }, { text: '' }];
-    assert.deepEqual(violations(StreamResponse, changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], parts), 'event'), []);
-    assert.deepEqual(violations(ListTasksResponse, { tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 }, 'list'), []);
+    const parts = [
+      { raw: 'aGVsbG8=', mediaType: 'application/octet-stream', filename: 'a.bin' },
+      { url: 'https://example.com/a.png' },
+      { data: null },
+      { text: '' },
+    ];
+    assert.deepEqual(
+      violations(StreamResponse, changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], parts), 'event'),
+      [],
+    );
+    assert.deepEqual(
+      violations(ListTasksResponse, { tasks: [], nextPageToken: '', pageSize: 50, totalSize: 0 }, 'list'),
+      [],
+    );
   });
 
   it('report an artifact with no parts, at the field, citing the proto', () => {
-    const problems = violations(StreamResponse, changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], []), 'event');
+    const problems = violations(
+      StreamResponse,
+      changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], []),
+      'event',
+    );
     assertReported(problems, 'event.artifactUpdate.artifact.parts');
     assert.match(problems.join('\n'), /Artifact\.parts/);
-    assertReported(violations(SendMessageResponse, changed({ task }, ['task', 'artifacts', 0, 'parts'], []), 'answer'), 'answer.task.artifacts[0].parts');
+    assertReported(
+      violations(SendMessageResponse, changed({ task }, ['task', 'artifacts', 0, 'parts'], []), 'answer'),
+      'answer.task.artifacts[0].parts',
+    );
   });
 
   it('report a status with an unknown state, the unset state, or a state given as a number', () => {
     for (const state of ['TASK_STATE_DONE', 'TASK_STATE_UNSPECIFIED', 'completed', 3, undefined]) {
-      const problems = violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'status', 'state'], state), 'event');
+      const problems = violations(
+        StreamResponse,
+        changed({ statusUpdate }, ['statusUpdate', 'status', 'state'], state),
+        'event',
+      );
       assertReported(problems, 'event.statusUpdate.status.state');
     }
-    assert.match(violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'status', 'state'], 'TASK_STATE_DONE'), 'e').join(''), /"TASK_STATE_DONE" is not a value of enum TaskState/);
+    assert.match(
+      violations(
+        StreamResponse,
+        changed({ statusUpdate }, ['statusUpdate', 'status', 'state'], 'TASK_STATE_DONE'),
+        'e',
+      ).join(''),
+      /"TASK_STATE_DONE" is not a value of enum TaskState/,
+    );
   });
 
   it('report missing or empty REQUIRED fields of messages, tasks and events', () => {
@@ -86,7 +141,10 @@ describe('the A2A 1.0 checks of the test clients', () => {
       [changed({ statusUpdate }, ['statusUpdate', 'contextId'], ''), 'event.statusUpdate.contextId'],
       [changed({ statusUpdate }, ['statusUpdate', 'taskId'], undefined), 'event.statusUpdate.taskId'],
       [changed({ artifactUpdate }, ['artifactUpdate', 'artifact'], undefined), 'event.artifactUpdate.artifact'],
-      [changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'artifactId'], ''), 'event.artifactUpdate.artifact.artifactId'],
+      [
+        changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'artifactId'], ''),
+        'event.artifactUpdate.artifact.artifactId',
+      ],
     ];
     for (const [sample, field] of cases) assertReported(violations(StreamResponse, sample, 'event'), field);
   });
@@ -94,21 +152,57 @@ describe('the A2A 1.0 checks of the test clients', () => {
   it('report a oneof holding two members or none, an unknown or snake_case field, and a timestamp with an offset', () => {
     assertReported(violations(StreamResponse, { task, statusUpdate }, 'event'), 'event');
     assertReported(violations(StreamResponse, {}, 'event'), 'event');
-    assertReported(violations(StreamResponse, changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], [{ text: 'a', data: {} }]), 'event'), 'event.artifactUpdate.artifact.parts[0]');
-    assertReported(violations(StreamResponse, changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], [{ mediaType: 'text/plain' }]), 'event'), 'event.artifactUpdate.artifact.parts[0]');
-    assert.match(violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'final'], true), 'event').join(''), /event\.statusUpdate: final is not a field/);
-    assertReported(violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'context_id'], 'c-1'), 'event'), 'event.statusUpdate');
-    assertReported(violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'status', 'timestamp'], '2025-10-28T11:30:00+01:00'), 'event'), 'event.statusUpdate.status.timestamp');
+    assertReported(
+      violations(
+        StreamResponse,
+        changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], [{ text: 'a', data: {} }]),
+        'event',
+      ),
+      'event.artifactUpdate.artifact.parts[0]',
+    );
+    assertReported(
+      violations(
+        StreamResponse,
+        changed({ artifactUpdate }, ['artifactUpdate', 'artifact', 'parts'], [{ mediaType: 'text/plain' }]),
+        'event',
+      ),
+      'event.artifactUpdate.artifact.parts[0]',
+    );
+    assert.match(
+      violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'final'], true), 'event').join(''),
+      /event\.statusUpdate: final is not a field/,
+    );
+    assertReported(
+      violations(StreamResponse, changed({ statusUpdate }, ['statusUpdate', 'context_id'], 'c-1'), 'event'),
+      'event.statusUpdate',
+    );
+    assertReported(
+      violations(
+        StreamResponse,
+        changed({ statusUpdate }, ['statusUpdate', 'status', 'timestamp'], '2025-10-28T11:30:00+01:00'),
+        'event',
+      ),
+      'event.statusUpdate.status.timestamp',
+    );
   });
 
   it('ListTasksResponse: every field present on JSON, where the binary form cannot carry an empty token or a zero', () => {
-    assertReported(violations(ListTasksResponse, { tasks: [], pageSize: 50, totalSize: 0 }, 'list'), 'list.nextPageToken');
-    assertReported(violations(ListTasksResponse, { nextPageToken: '', pageSize: 50, totalSize: 0 }, 'list'), 'list.tasks');
+    assertReported(
+      violations(ListTasksResponse, { tasks: [], pageSize: 50, totalSize: 0 }, 'list'),
+      'list.nextPageToken',
+    );
+    assertReported(
+      violations(ListTasksResponse, { nextPageToken: '', pageSize: 50, totalSize: 0 }, 'list'),
+      'list.tasks',
+    );
     assert.deepEqual(violations(listTasksResponse(false), { pageSize: 50 }, 'list'), []);
   });
 
   it('hold an answer to what its request asked: historyLength, and no artifacts in a list unless asked for', () => {
-    assertReported(answerViolations({ method: 'GetTask', params: { historyLength: 1 } }, task, 'answer'), 'answer.history');
+    assertReported(
+      answerViolations({ method: 'GetTask', params: { historyLength: 1 } }, task, 'answer'),
+      'answer.history',
+    );
     assert.deepEqual(answerViolations({ method: 'GetTask', params: { historyLength: 2 } }, task, 'answer'), []);
     const list = { tasks: [task], nextPageToken: '', pageSize: 50, totalSize: 1 };
     assertReported(answerViolations({ method: 'ListTasks', params: {} }, list, 'answer'), 'answer.tasks[0].artifacts');
@@ -118,13 +212,22 @@ describe('the A2A 1.0 checks of the test clients', () => {
   it('hold a stream to its order: a Task first, no Message after it, appends only onto a sent artifact, nothing after lastChunk', () => {
     const good = new StreamCheck({ method: 'SendStreamingMessage', params: {} });
     const first = changed({ artifactUpdate }, ['artifactUpdate', 'append'], false);
-    for (const event of [{ task: changed(task, ['artifacts'], undefined) }, { statusUpdate }, changed(first, ['artifactUpdate', 'lastChunk'], false), { artifactUpdate }, { statusUpdate }]) {
+    for (const event of [
+      { task: changed(task, ['artifacts'], undefined) },
+      { statusUpdate },
+      changed(first, ['artifactUpdate', 'lastChunk'], false),
+      { artifactUpdate },
+      { statusUpdate },
+    ]) {
       assert.deepEqual(good.event(event), []);
     }
     const messageOnly = new StreamCheck({ method: 'SendStreamingMessage', params: {} });
     assert.deepEqual(messageOnly.event({ message: agentMessage }), []);
     assertReported(messageOnly.event({ statusUpdate }), 'SendStreamingMessage event 2');
-    assertReported(new StreamCheck({ method: 'SubscribeToTask', params: {} }).event({ statusUpdate }), 'SubscribeToTask event 1');
+    assertReported(
+      new StreamCheck({ method: 'SubscribeToTask', params: {} }).event({ statusUpdate }),
+      'SubscribeToTask event 1',
+    );
     const afterTask = new StreamCheck({ method: 'SendStreamingMessage', params: {} });
     afterTask.event({ task });
     assertReported(afterTask.event({ message: agentMessage }), 'SendStreamingMessage event 2');
@@ -135,14 +238,48 @@ describe('the A2A 1.0 checks of the test clients', () => {
   });
 
   it('check the JSON-RPC envelope, the ErrorInfo of an A2A error, and the HTTP+JSON error body', () => {
-    const errorInfo = { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' };
-    assert.deepEqual(violations(JsonRpcResponse, { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Task not found', data: [errorInfo] } }, 'rpc'), []);
-    assertReported(violations(JsonRpcResponse, { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Task not found' } }, 'rpc'), 'rpc.error.data');
-    assertReported(violations(JsonRpcResponse, { jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'x', data: [errorInfo] } }, 'rpc'), 'rpc.error.data');
+    const errorInfo = {
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: 'TASK_NOT_FOUND',
+      domain: 'a2a-protocol.org',
+    };
+    assert.deepEqual(
+      violations(
+        JsonRpcResponse,
+        { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Task not found', data: [errorInfo] } },
+        'rpc',
+      ),
+      [],
+    );
+    assertReported(
+      violations(JsonRpcResponse, { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Task not found' } }, 'rpc'),
+      'rpc.error.data',
+    );
+    assertReported(
+      violations(
+        JsonRpcResponse,
+        { jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'x', data: [errorInfo] } },
+        'rpc',
+      ),
+      'rpc.error.data',
+    );
     assertReported(violations(JsonRpcResponse, { jsonrpc: '2.0', id: 1 }, 'rpc'), 'rpc');
-    assert.deepEqual(violations(restError(404), { error: { code: 404, status: 'NOT_FOUND', message: 'Task not found', details: [errorInfo] } }, 'rest'), []);
-    assertReported(violations(restError(404), { error: { code: 400, status: 'NOT_FOUND', message: 'x' } }, 'rest'), 'rest.error.code');
-    assertReported(violations(restError(400), { error: { code: 400, message: 'The request body is not valid JSON.' } }, 'rest'), 'rest.error.status');
+    assert.deepEqual(
+      violations(
+        restError(404),
+        { error: { code: 404, status: 'NOT_FOUND', message: 'Task not found', details: [errorInfo] } },
+        'rest',
+      ),
+      [],
+    );
+    assertReported(
+      violations(restError(404), { error: { code: 400, status: 'NOT_FOUND', message: 'x' } }, 'rest'),
+      'rest.error.code',
+    );
+    assertReported(
+      violations(restError(400), { error: { code: 400, message: 'The request body is not valid JSON.' } }, 'rest'),
+      'rest.error.status',
+    );
     assertReported(violations(restError(404), { message: 'Task not found' }, 'rest'), 'rest');
   });
 
@@ -150,7 +287,9 @@ describe('the A2A 1.0 checks of the test clients', () => {
     const card = {
       name: 'agent',
       description: 'An agent',
-      supportedInterfaces: [{ url: 'http://127.0.0.1:1/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      supportedInterfaces: [
+        { url: 'http://127.0.0.1:1/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      ],
       version: '1.0.0',
       capabilities: { streaming: true, extensions: [{ uri: 'https://example.com/ext', required: false }] },
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
@@ -161,8 +300,14 @@ describe('the A2A 1.0 checks of the test clients', () => {
     };
     assert.deepEqual(violations(AgentCard, card, 'card'), []);
     assertReported(violations(AgentCard, changed(card, ['skills'], []), 'card'), 'card.skills');
-    assertReported(violations(AgentCard, changed(card, ['supportedInterfaces', 0, 'protocolVersion'], undefined), 'card'), 'card.supportedInterfaces[0].protocolVersion');
+    assertReported(
+      violations(AgentCard, changed(card, ['supportedInterfaces', 0, 'protocolVersion'], undefined), 'card'),
+      'card.supportedInterfaces[0].protocolVersion',
+    );
     assertReported(violations(AgentCard, changed(card, ['capabilities'], undefined), 'card'), 'card.capabilities');
-    assertReported(violations(AgentCard, changed(card, ['securitySchemes', 'bearer'], {}), 'card'), 'card.securitySchemes.bearer');
+    assertReported(
+      violations(AgentCard, changed(card, ['securitySchemes', 'bearer'], {}), 'card'),
+      'card.securitySchemes.bearer',
+    );
   });
 });

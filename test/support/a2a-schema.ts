@@ -22,10 +22,13 @@ import { z } from 'zod';
 
 /** Where a REQUIRED field comes from, for the message of the rule it breaks. */
 export const required = (field: string) => `is REQUIRED and must be set (a2a.proto ${field})`;
-export const nonEmptyList = (field: string) => `is REQUIRED and must hold at least one element (a2a.proto ${field}; spec 5.7)`;
+export const nonEmptyList = (field: string) =>
+  `is REQUIRED and must hold at least one element (a2a.proto ${field}; spec 5.7)`;
 
 /** Runs a refinement even when other fields have issues, so that every problem is reported at once. */
-export const always = { when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null };
+export const always = {
+  when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null,
+};
 
 /**
  * The REQUIRED fields of a message whose type is itself a message: `fields` maps each key to
@@ -35,7 +38,12 @@ export const always = { when: (payload: { value: unknown }) => typeof payload.va
 export function withRequired<T extends z.ZodType>(schema: T, fields: Record<string, string>, presenceOnly = false) {
   return schema.superRefine((value: any, ctx) => {
     for (const [key, field] of Object.entries(fields)) {
-      if (value[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: presenceOnly ? `is REQUIRED and must be present (a2a.proto ${field})` : required(field) });
+      if (value[key] === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: presenceOnly ? `is REQUIRED and must be present (a2a.proto ${field})` : required(field),
+        });
     }
   }, always);
 }
@@ -43,12 +51,15 @@ export function withRequired<T extends z.ZodType>(schema: T, fields: Record<stri
 /** A REQUIRED string: present and not empty. */
 export const requiredString = (field: string) => z.string({ error: required(field) }).min(1, required(field));
 /** A REQUIRED repeated field: present, with at least one element. */
-export const requiredList = <T extends z.ZodType>(item: T, field: string) => z.array(item, { error: nonEmptyList(field) }).min(1, nonEmptyList(field));
+export const requiredList = <T extends z.ZodType>(item: T, field: string) =>
+  z.array(item, { error: nonEmptyList(field) }).min(1, nonEmptyList(field));
 
 /** google.protobuf.Struct: a JSON object. */
 export const struct = z.record(z.string(), z.unknown(), { error: 'must be a JSON object (google.protobuf.Struct)' });
 /** google.protobuf.Timestamp in JSON: ISO 8601, UTC, `Z` suffix (spec 5.6.1). */
-const timestamp = z.iso.datetime({ error: 'must be an ISO 8601 UTC timestamp ending in Z (google.protobuf.Timestamp; spec 5.6.1)' });
+const timestamp = z.iso.datetime({
+  error: 'must be an ISO 8601 UTC timestamp ending in Z (google.protobuf.Timestamp; spec 5.6.1)',
+});
 /** An int32 field: ProtoJSON emits a JSON number. */
 const int32 = z.number().int();
 
@@ -83,7 +94,10 @@ function exactlyOne(keys: readonly string[], oneof: string) {
     (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
       const present = keys.filter((key) => value[key] !== undefined);
       if (present.length !== 1) {
-        ctx.addIssue({ code: 'custom', message: `must hold exactly one of ${keys.join(', ')} (a2a.proto ${oneof} oneof); found ${present.length ? present.join(', ') : 'none'}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must hold exactly one of ${keys.join(', ')} (a2a.proto ${oneof} oneof); found ${present.length ? present.join(', ') : 'none'}`,
+        });
       }
     },
     always,
@@ -95,7 +109,10 @@ export const Part = z
   .strictObject({
     text: z.string().optional(),
     // bytes in ProtoJSON: base64 (standard or URL-safe alphabet, padding optional).
-    raw: z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64 (a2a.proto Part.raw is bytes)').optional(),
+    raw: z
+      .string()
+      .regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64 (a2a.proto Part.raw is bytes)')
+      .optional(),
     url: z.string().optional(),
     // google.protobuf.Value: any JSON value, null included.
     data: z.unknown().optional(),
@@ -120,7 +137,12 @@ export const Message = z
   })
   .superRefine((message, ctx) => {
     if (message.role === 'ROLE_AGENT' && !message.contextId) {
-      ctx.addIssue({ code: 'custom', path: ['contextId'], message: 'must be set on a message from the server (a2a.proto Message: "For server messages, `context_id` must be provided")' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['contextId'],
+        message:
+          'must be set on a message from the server (a2a.proto Message: "For server messages, `context_id` must be provided")',
+      });
     }
   }, always);
 
@@ -225,7 +247,9 @@ export const TaskPushNotificationConfig = z.strictObject({
   taskId: z.string().optional(),
   url: requiredString('TaskPushNotificationConfig.url'),
   token: z.string().optional(),
-  authentication: z.strictObject({ scheme: requiredString('AuthenticationInfo.scheme'), credentials: z.string().optional() }).optional(),
+  authentication: z
+    .strictObject({ scheme: requiredString('AuthenticationInfo.scheme'), credentials: z.string().optional() })
+    .optional(),
 });
 
 /** The schemas' issues as one line each: `<path>: <rule>`, the path rooted at `root`. */
@@ -233,7 +257,11 @@ export function violations(schema: z.ZodType, value: unknown, root: string): str
   const result = schema.safeParse(value);
   if (result.success) return [];
   return result.error.issues.map((issue) => {
-    const path = [root, ...issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : String(key)))].join('.').replace(/\.\[/g, '[');
-    return issue.code === 'unrecognized_keys' ? `${path}: ${issue.keys.join(', ')} ${issue.keys.length > 1 ? 'are not fields' : 'is not a field'} of this message in a2a.proto` : `${path}: ${issue.message}`;
+    const path = [root, ...issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : String(key)))]
+      .join('.')
+      .replace(/\.\[/g, '[');
+    return issue.code === 'unrecognized_keys'
+      ? `${path}: ${issue.keys.join(', ')} ${issue.keys.length > 1 ? 'are not fields' : 'is not a field'} of this message in a2a.proto`
+      : `${path}: ${issue.message}`;
   });
 }

@@ -22,12 +22,38 @@ const executor: AgentExecutor = {
   async execute({ taskId, contextId, userMessage: message }, bus) {
     const text = message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
     const now = new Date().toISOString();
-    bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now }, history: [message], artifacts: [], metadata: {} }));
-    const parts = text === 'bad' ? [] : [{ content: { $case: 'text' as const, value: 'fine' }, mediaType: 'text/plain', filename: '', metadata: {} }];
     bus.publish(
-      AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: 'a-1', name: 'reply', description: '', parts, metadata: {}, extensions: [] }, append: false, lastChunk: true, metadata: {} }),
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now },
+        history: [message],
+        artifacts: [],
+        metadata: {},
+      }),
     );
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now }, metadata: {} }));
+    const parts =
+      text === 'bad'
+        ? []
+        : [{ content: { $case: 'text' as const, value: 'fine' }, mediaType: 'text/plain', filename: '', metadata: {} }];
+    bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId,
+        contextId,
+        artifact: { artifactId: 'a-1', name: 'reply', description: '', parts, metadata: {}, extensions: [] },
+        append: false,
+        lastChunk: true,
+        metadata: {},
+      }),
+    );
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now },
+        metadata: {},
+      }),
+    );
   },
   async cancelTask() {},
 };
@@ -54,12 +80,33 @@ before(async () => {
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
-    skills: [{ id: 'echo', name: 'Echo', description: 'Answers', tags: ['test'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    skills: [
+      {
+        id: 'echo',
+        name: 'Echo',
+        description: 'Answers',
+        tags: ['test'],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
     signatures: [],
   };
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-  grpc.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: async () => ({ isAuthenticated: false, userName: '' }) }) as unknown as UntypedServiceImplementation);
-  const grpcPort = await new Promise<number>((resolve, reject) => grpc.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))));
+  grpc.addService(
+    A2AService,
+    grpcService({
+      requestHandler: handler,
+      userBuilder: async () => ({ isAuthenticated: false, userName: '' }),
+    }) as unknown as UntypedServiceImplementation,
+  );
+  const grpcPort = await new Promise<number>((resolve, reject) =>
+    grpc.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
+  );
   card.supportedInterfaces.push(
     { url: `${url}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
     { url: `${url}/a2a/rest`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
@@ -85,8 +132,14 @@ for (const transport of TRANSPORTS) {
   describe(`the A2A 1.0 checks of the test clients over ${transport}`, () => {
     it('a stream event whose artifact has no parts fails the stream, naming the field', async () => {
       const client = await createClient(url, transport);
-      await assert.rejects(collect(client.sendMessageStream(send('bad'))), /event 2\.artifactUpdate\.artifact\.parts: is REQUIRED and must hold at least one element/);
-      assert.ok(seenViolations().some((problem) => problem.includes('artifactUpdate.artifact.parts')), 'the violation is recorded too');
+      await assert.rejects(
+        collect(client.sendMessageStream(send('bad'))),
+        /event 2\.artifactUpdate\.artifact\.parts: is REQUIRED and must hold at least one element/,
+      );
+      assert.ok(
+        seenViolations().some((problem) => problem.includes('artifactUpdate.artifact.parts')),
+        'the violation is recorded too',
+      );
     });
 
     it('an answer holding such an artifact fails the call, naming the field', async () => {

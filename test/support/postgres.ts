@@ -40,7 +40,8 @@ export async function tempSchema(options: { baseUrl?: string; prefix?: string } 
   return {
     schema,
     url: url.toString(),
-    drop: () => withClient(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined),
+    drop: () =>
+      withClient(base, (client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)).then(() => undefined),
   };
 }
 

@@ -7,7 +7,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Message, Part } from '@a2a-js/sdk';
 import { TOOL_CALL_KEY } from '../../src/wire.js';
 
-const schema = JSON.parse(readFileSync(new URL('../../spec/tool-calls-extension-v1.schema.json', import.meta.url), 'utf8'));
+const schema = JSON.parse(
+  readFileSync(new URL('../../spec/tool-calls-extension-v1.schema.json', import.meta.url), 'utf8'),
+);
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 const validateAny = ajv.compile(schema);
 const validateCall = ajv.compile({ $ref: `${schema.$id}#/$defs/ToolCall` });
@@ -23,7 +25,9 @@ export function toolCallViolation(data: unknown): string | undefined {
 }
 
 function dataParts(parts: readonly Part[] | undefined): Record<string, unknown>[] {
-  return (parts ?? []).flatMap((part) => (part.content?.$case === 'data' ? [part.content.value as Record<string, unknown>] : []));
+  return (parts ?? []).flatMap((part) =>
+    part.content?.$case === 'data' ? [part.content.value as Record<string, unknown>] : [],
+  );
 }
 
 /**
@@ -37,7 +41,8 @@ export function assertValidToolCallParts(messages: readonly (Message | undefined
     if (!message) continue;
     if (message.metadata?.[TOOL_CALL_KEY] !== undefined) {
       const kinds = message.parts.map((part) => part.content?.$case).join(',');
-      if (kinds !== 'text,data') throw new Error(`a tool-call report must hold a text part then a data part, not ${kinds}`);
+      if (kinds !== 'text,data')
+        throw new Error(`a tool-call report must hold a text part then a data part, not ${kinds}`);
     }
     for (const data of dataParts(message.parts)) {
       if (typeof data.status !== 'string' || typeof data.tool !== 'string') continue;

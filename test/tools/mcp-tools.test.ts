@@ -12,7 +12,13 @@ let tools: McpTools;
 
 before(async () => {
   server = await startMcpHttpServer();
-  tools = new McpTools({ servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } }, env: {}, toolTimeoutMs: 60_000, toolOutputChars: 1000, log: silentLogger });
+  tools = new McpTools({
+    servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } },
+    env: {},
+    toolTimeoutMs: 60_000,
+    toolOutputChars: 1000,
+    log: silentLogger,
+  });
   await tools.start();
 });
 
@@ -32,7 +38,7 @@ describe('McpTools', () => {
     assert.deepEqual(await extra.call({}, new AbortController().signal), { status: 'succeeded', output: 'extra' });
   });
 
-  it('leaves no listener on the turn\'s signal, however many calls it carries', async () => {
+  it("leaves no listener on the turn's signal, however many calls it carries", async () => {
     const echo = (await find('fx_echo'))!;
     const turn = new AbortController();
     for (let i = 0; i < 20; i++) assert.equal((await echo.call({ text: String(i) }, turn.signal)).status, 'succeeded');
@@ -50,11 +56,17 @@ describe('McpTools', () => {
     const names = () => tools.prompts().map((p) => p.name);
     assert.deepEqual(names().slice(0, 3), ['review', 'Summarize_Notes', 'help']);
     const review = tools.prompts().find((p) => p.name === 'review')!;
-    assert.deepEqual(review.arguments.map((a) => [a.name, a.required]), [
-      ['file', true],
-      ['focus', false],
-    ]);
-    assert.equal(await tools.getPrompt('fx', 'review', { file: 'a.ts', focus: 'names' }), 'Review a.ts with a focus on names.');
+    assert.deepEqual(
+      review.arguments.map((a) => [a.name, a.required]),
+      [
+        ['file', true],
+        ['focus', false],
+      ],
+    );
+    assert.equal(
+      await tools.getPrompt('fx', 'review', { file: 'a.ts', focus: 'names' }),
+      'Review a.ts with a focus on names.',
+    );
     assert.equal(await tools.getPrompt('fx', 'Summarize_Notes', {}), 'Summarize the notes.\n\nKeep it short.');
     let told = 0;
     tools.onPromptsChanged(() => (told += 1));
@@ -68,8 +80,19 @@ describe('what a tool call logs', () => {
   for (const logContent of [false, true]) {
     it(`logs each call's server, tool, status and time; its input and output ${logContent ? 'too, with --log-content' : 'never, without --log-content'}`, async () => {
       const lines: Record<string, unknown>[] = [];
-      const log = { info: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, ...fields }), warn: () => {}, error: () => {} };
-      const own = new McpTools({ servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } }, env: {}, toolTimeoutMs: 60_000, toolOutputChars: 1000, log, logContent });
+      const log = {
+        info: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, ...fields }),
+        warn: () => {},
+        error: () => {},
+      };
+      const own = new McpTools({
+        servers: { fx: { type: 'http', url: server.url, headers: {}, approve: 'never' } },
+        env: {},
+        toolTimeoutMs: 60_000,
+        toolOutputChars: 1000,
+        log,
+        logContent,
+      });
       try {
         await own.start();
         const echo = (await own.list()).find((e) => e.name === 'fx_echo')!;

@@ -20,7 +20,10 @@ describe('tool output', () => {
 
   it('TOOL-2: output over the bound is cut, with a note that says how much', () => {
     assert.equal(boundOutput('short', 10), 'short');
-    assert.equal(boundOutput('x'.repeat(25), 10), `${'x'.repeat(10)}\n[output cut: the first 10 of 25 characters are shown]`);
+    assert.equal(
+      boundOutput('x'.repeat(25), 10),
+      `${'x'.repeat(10)}\n[output cut: the first 10 of 25 characters are shown]`,
+    );
   });
 });
 
@@ -31,7 +34,10 @@ describe('${VAR} expansion', () => {
     assert.equal(expandEnv('no variables', {}, 'h'), 'no variables');
     assert.throws(
       () => expandEnv('Bearer ${MISSING}', { OTHER: 'x' }, 'mcpServers.s.headers.Authorization'),
-      (error: unknown) => error instanceof HarnessError && error.code === 'config_invalid' && /mcpServers\.s\.headers\.Authorization names the environment variable MISSING/.test(error.message),
+      (error: unknown) =>
+        error instanceof HarnessError &&
+        error.code === 'config_invalid' &&
+        /mcpServers\.s\.headers\.Authorization names the environment variable MISSING/.test(error.message),
     );
   });
 });

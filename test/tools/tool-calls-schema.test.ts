@@ -8,7 +8,13 @@ import { CALL_LEFT_TEXT, closingParts, toolCallMessage } from '../../src/runtime
 import type { ToolCallAnswer, ToolCallData } from '../../src/wire.js';
 import { assertValidToolCallParts, toolCallViolation, toolCallsViolation } from '../support/tool-calls-schema.js';
 
-const base: ToolCallData = { id: 'c1', tool: 'fs_read_text_file', server: 'fs', input: { path: '/x' }, status: 'running' };
+const base: ToolCallData = {
+  id: 'c1',
+  tool: 'fs_read_text_file',
+  server: 'fs',
+  input: { path: '/x' },
+  status: 'running',
+};
 
 describe('the tool-calls extension schema (TOOL-1)', () => {
   it('TOOL-1: each report the harness builds is valid, for every status', () => {
@@ -22,7 +28,11 @@ describe('the tool-calls extension schema (TOOL-1)', () => {
     ];
     const messages = shapes.map((call) => toolCallMessage('t', 'c', call));
     assert.equal(assertValidToolCallParts(messages), shapes.length);
-    const closing = { ...messages[0]!, metadata: {}, parts: [...messages[0]!.parts.slice(0, 1), ...closingParts([base])] };
+    const closing = {
+      ...messages[0]!,
+      metadata: {},
+      parts: [...messages[0]!.parts.slice(0, 1), ...closingParts([base])],
+    };
     assert.equal(assertValidToolCallParts([closing]), 1, 'the parts that close open calls are valid calls');
   });
 
@@ -38,7 +48,10 @@ describe('the tool-calls extension schema (TOOL-1)', () => {
     assert.ok(toolCallViolation({ ...base, extra: 1 }));
     assert.ok(toolCallViolation({ ...base, status: 'done' }));
     assert.ok(toolCallViolation({ ...base, status: 'succeeded' }));
-    assert.ok(toolCallViolation({ ...base, status: 'running', outputArtifactId: 'a' }), 'a pointer comes with the summary');
+    assert.ok(
+      toolCallViolation({ ...base, status: 'running', outputArtifactId: 'a' }),
+      'a pointer comes with the summary',
+    );
     assert.ok(toolCallsViolation({ calls: [{ id: 'c', tool: 't', decision: 'maybe' }] }));
   });
 });

@@ -32,7 +32,10 @@ export interface BrowserPage {
   close(): Promise<void>;
 }
 
-export async function openBrowserPage(options: { waitMs: number; viewport?: { width: number; height: number } }): Promise<BrowserPage> {
+export async function openBrowserPage(options: {
+  waitMs: number;
+  viewport?: { width: number; height: number };
+}): Promise<BrowserPage> {
   const profile = mkdtempSync(join(tmpdir(), 'tiny-harness-chromium-'));
   const problems: string[] = [];
   try {
@@ -72,7 +75,10 @@ export async function loadPage(page: Page, url: string, waitMs: number): Promise
 }
 
 /** A browser with the chat page at `url` loaded and ready. */
-export async function openChatPage(url: string, options: { waitMs: number; viewport?: { width: number; height: number } }): Promise<BrowserPage> {
+export async function openChatPage(
+  url: string,
+  options: { waitMs: number; viewport?: { width: number; height: number } },
+): Promise<BrowserPage> {
   const browser = await openBrowserPage(options);
   try {
     await loadPage(browser.page, url, options.waitMs);

@@ -28,9 +28,15 @@ function newestSource(): number {
 export function ensureBundle(): { built: boolean } {
   const index = join(WEB_DIR, 'index.html');
   if (existsSync(index) && statSync(index).mtimeMs >= newestSource()) return { built: false };
-  const result = spawnSync(process.execPath, [join(ROOT, 'web', 'build.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const result = spawnSync(process.execPath, [join(ROOT, 'web', 'build.mjs')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   if (result.status !== 0) {
-    throw new Error(`building the page failed (node web/build.mjs, exit ${result.status ?? result.signal}):\n${result.stdout}${result.stderr}`);
+    throw new Error(
+      `building the page failed (node web/build.mjs, exit ${result.status ?? result.signal}):\n${result.stdout}${result.stderr}`,
+    );
   }
   return { built: true };
 }

@@ -7,7 +7,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type AgentCard, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { activateCommands, besidePage, Conversation, harnessRoot, interpret, newId, type ChatEvent } from '../../web/src/chat.js';
+import {
+  activateCommands,
+  besidePage,
+  Conversation,
+  harnessRoot,
+  interpret,
+  newId,
+  type ChatEvent,
+} from '../../web/src/chat.js';
 import { COMMANDS_EXTENSION_URI, stateName } from '../../src/wire.js';
 import { textPart } from '../e2e/support.js';
 
@@ -26,20 +34,51 @@ function task(id: string, state: TaskState, statusText?: string): StreamResponse
   return {
     payload: {
       $case: 'task',
-      value: { id, contextId: 'c1', status: { state, message: statusText ? agentMessage(statusText) : undefined, timestamp: '' }, artifacts: [], history: [], metadata: {} },
+      value: {
+        id,
+        contextId: 'c1',
+        status: { state, message: statusText ? agentMessage(statusText) : undefined, timestamp: '' },
+        artifacts: [],
+        history: [],
+        metadata: {},
+      },
     },
   } as StreamResponse;
 }
 
-function status(taskId: string, state: TaskState, message?: ReturnType<typeof agentMessage>, metadata: Record<string, unknown> = {}): StreamResponse {
-  return { payload: { $case: 'statusUpdate', value: { taskId, contextId: 'c1', status: { state, message, timestamp: '' }, metadata } } } as StreamResponse;
+function status(
+  taskId: string,
+  state: TaskState,
+  message?: ReturnType<typeof agentMessage>,
+  metadata: Record<string, unknown> = {},
+): StreamResponse {
+  return {
+    payload: {
+      $case: 'statusUpdate',
+      value: { taskId, contextId: 'c1', status: { state, message, timestamp: '' }, metadata },
+    },
+  } as StreamResponse;
 }
 
 function chunk(text: string, append: boolean): StreamResponse {
   return {
     payload: {
       $case: 'artifactUpdate',
-      value: { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a1', name: 'response', description: '', parts: text ? [textPart(text)] : [], metadata: {}, extensions: [] }, append, lastChunk: false, metadata: {} },
+      value: {
+        taskId: 't1',
+        contextId: 'c1',
+        artifact: {
+          artifactId: 'a1',
+          name: 'response',
+          description: '',
+          parts: text ? [textPart(text)] : [],
+          metadata: {},
+          extensions: [],
+        },
+        append,
+        lastChunk: false,
+        metadata: {},
+      },
     },
   } as StreamResponse;
 }
@@ -54,34 +93,51 @@ describe('reading stream events', () => {
   });
 
   it('artifact updates are the reply streaming; empty ones (the last chunk) are nothing', () => {
-    assert.deepEqual(interpret(chunk('Hello ', false)), [{ kind: 'chunk', artifactId: 'a1', text: 'Hello ', append: false }]);
-    assert.deepEqual(interpret(chunk('world', true)), [{ kind: 'chunk', artifactId: 'a1', text: 'world', append: true }]);
+    assert.deepEqual(interpret(chunk('Hello ', false)), [
+      { kind: 'chunk', artifactId: 'a1', text: 'Hello ', append: false },
+    ]);
+    assert.deepEqual(interpret(chunk('world', true)), [
+      { kind: 'chunk', artifactId: 'a1', text: 'world', append: true },
+    ]);
     assert.deepEqual(interpret(chunk('', true)), []);
   });
 
   it('a status message with metadata.command is a command reply, with its sub-task from task_ref', () => {
     const reply = agentMessage('This task uses fixture:small.', { command: 'model' });
-    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, reply, { command: 'model' }))), [
-      { kind: 'state', taskId: 't1', contextId: 'c1', state: TaskState.TASK_STATE_INPUT_REQUIRED },
-      { kind: 'command', messageId: '-', command: 'model', text: 'This task uses fixture:small.' },
-    ]);
+    assert.deepEqual(
+      withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, reply, { command: 'model' }))),
+      [
+        { kind: 'state', taskId: 't1', contextId: 'c1', state: TaskState.TASK_STATE_INPUT_REQUIRED },
+        { kind: 'command', messageId: '-', command: 'model', text: 'This task uses fixture:small.' },
+      ],
+    );
     const spawned = agentMessage('Started sub-task s1.', { command: 'spawn', task_ref: 's1' }, ['s1']);
-    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, spawned, { command: 'spawn', task_ref: 's1' }))).at(1), {
-      kind: 'command',
-      messageId: '-',
-      command: 'spawn',
-      text: 'Started sub-task s1.',
-      taskRef: 's1',
-    });
+    assert.deepEqual(
+      withoutIds(
+        interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, spawned, { command: 'spawn', task_ref: 's1' })),
+      ).at(1),
+      {
+        kind: 'command',
+        messageId: '-',
+        command: 'spawn',
+        text: 'Started sub-task s1.',
+        taskRef: 's1',
+      },
+    );
   });
 
   it('a status message without a command is the reply; a sub-task note is a note', () => {
-    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('Hello world')))).at(1), {
-      kind: 'reply',
-      messageId: '-',
-      text: 'Hello world',
+    assert.deepEqual(
+      withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('Hello world')))).at(1),
+      {
+        kind: 'reply',
+        messageId: '-',
+        text: 'Hello world',
+      },
+    );
+    const note = agentMessage('Sub-task s1 (/spawn) completed.', {
+      'tiny-harness/subtask-note': { id: 's1', state: 'completed' },
     });
-    const note = agentMessage('Sub-task s1 (/spawn) completed.', { 'tiny-harness/subtask-note': { id: 's1', state: 'completed' } });
     assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, note))).at(1), {
       kind: 'note',
       messageId: '-',
@@ -118,9 +174,15 @@ async function drain(conversation: Conversation, text: string): Promise<ChatEven
 describe('the conversation', () => {
   it('stays on one task, and after a terminal state starts a new task in the same context', async () => {
     const { client, sent } = scriptedClient([
-      [task('t1', TaskState.TASK_STATE_SUBMITTED), status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('one'))],
+      [
+        task('t1', TaskState.TASK_STATE_SUBMITTED),
+        status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('one')),
+      ],
       [task('t1', TaskState.TASK_STATE_WORKING), status('t1', TaskState.TASK_STATE_COMPLETED, agentMessage('two'))],
-      [task('t2', TaskState.TASK_STATE_SUBMITTED), status('t2', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('three'))],
+      [
+        task('t2', TaskState.TASK_STATE_SUBMITTED),
+        status('t2', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('three')),
+      ],
     ]);
     const conversation = new Conversation(client);
     await drain(conversation, 'first');
@@ -173,9 +235,17 @@ describe("the page's addresses", () => {
     ] as const) {
       const moved = besidePage(card, page);
       assert.equal(moved.supportedInterfaces[0]!.url, expected, page);
-      assert.equal(moved.supportedInterfaces[1]!.url, 'https://public.example/a2a/rest', 'only the transport the page uses');
+      assert.equal(
+        moved.supportedInterfaces[1]!.url,
+        'https://public.example/a2a/rest',
+        'only the transport the page uses',
+      );
     }
-    assert.equal(card.supportedInterfaces[0]!.url, 'https://public.example/a2a/jsonrpc', 'the card itself is left alone');
+    assert.equal(
+      card.supportedInterfaces[0]!.url,
+      'https://public.example/a2a/jsonrpc',
+      'the card itself is left alone',
+    );
   });
 
   it('the card is read from the folder the page was served from', () => {

@@ -8,7 +8,11 @@ import { COMMANDS_EXTENSION_URI as SERVER_URI } from '../../src/commands/index.j
 import { COMMAND_ARGUMENTS_EXTENSION_URI, COMMANDS_EXTENSION_URI } from '../../src/wire.js';
 import { Completion, commandsFromCard, type CommandInfo } from '../../web/src/completion.js';
 
-const command = (name: string, argumentHint = '', description = `does ${name}`): CommandInfo => ({ name, description, argumentHint });
+const command = (name: string, argumentHint = '', description = `does ${name}`): CommandInfo => ({
+  name,
+  description,
+  argumentHint,
+});
 
 function card(commands: unknown, uri = COMMANDS_EXTENSION_URI): unknown {
   return {
@@ -16,7 +20,10 @@ function card(commands: unknown, uri = COMMANDS_EXTENSION_URI): unknown {
     capabilities: {
       streaming: true,
       extensions: [
-        { uri: 'https://example.test/other', params: { commands: [{ name: 'decoy', description: 'not ours', argument_hint: '' }] } },
+        {
+          uri: 'https://example.test/other',
+          params: { commands: [{ name: 'decoy', description: 'not ours', argument_hint: '' }] },
+        },
         { uri, required: false, params: { commands } },
       ],
     },
@@ -24,7 +31,13 @@ function card(commands: unknown, uri = COMMANDS_EXTENSION_URI): unknown {
 }
 
 /** A card's commands in a deliberately non-alphabetical order. */
-const COMMANDS = [command('status'), command('model', '[<model>]'), command('spawn', '<instruction>'), command('help', '[<command>]'), command('summary')];
+const COMMANDS = [
+  command('status'),
+  command('model', '[<model>]'),
+  command('spawn', '<instruction>'),
+  command('help', '[<command>]'),
+  command('summary'),
+];
 
 function typed(text: string, commands: readonly CommandInfo[] = COMMANDS): Completion {
   const completion = new Completion(commands);
@@ -55,7 +68,16 @@ describe('the commands on the card', () => {
   });
 
   it('skips malformed entries and fills in what is missing', () => {
-    const found = commandsFromCard(card([null, 'model', { description: 'no name' }, { name: '' }, { name: 'ok' }, { name: 'hinted', argument_hint: 7 }]));
+    const found = commandsFromCard(
+      card([
+        null,
+        'model',
+        { description: 'no name' },
+        { name: '' },
+        { name: 'ok' },
+        { name: 'hinted', argument_hint: 7 },
+      ]),
+    );
     assert.deepEqual(found, [command('ok', '', ''), command('hinted', '', '')]);
   });
 
@@ -70,7 +92,10 @@ describe('the commands on the card', () => {
   });
 
   it('a card without the extension gives no list, whatever is typed', () => {
-    const completion = typed('/', commandsFromCard({ name: 'agent', capabilities: { extensions: [{ uri: 'https://example.test/other' }] } }));
+    const completion = typed(
+      '/',
+      commandsFromCard({ name: 'agent', capabilities: { extensions: [{ uri: 'https://example.test/other' }] } }),
+    );
     assert.equal(completion.isOpen, false);
     assert.deepEqual(completion.items, []);
     assert.deepEqual(completion.key('Enter'), { handled: false });
@@ -195,7 +220,11 @@ describe('the keyboard', () => {
 });
 
 describe('completing arguments (the command-arguments extension)', () => {
-  const MODELS = [{ value: 'builtin:echo', description: 'Says it back' }, { value: 'fixture:small' }, { value: 'fixture:large' }];
+  const MODELS = [
+    { value: 'builtin:echo', description: 'Says it back' },
+    { value: 'fixture:small' },
+    { value: 'fixture:large' },
+  ];
   const withValues: CommandInfo[] = [{ ...command('model', '[<model>]'), argumentValues: [MODELS] }, command('status')];
 
   it('reads the values from the card beside the commands', () => {
@@ -203,8 +232,14 @@ describe('completing arguments (the command-arguments extension)', () => {
       name: 'agent',
       capabilities: {
         extensions: [
-          { uri: COMMANDS_EXTENSION_URI, params: { commands: [{ name: 'model', description: 'd', argument_hint: '' }] } },
-          { uri: COMMAND_ARGUMENTS_EXTENSION_URI, params: { arguments: [{ command: 'model', position: 0, values: MODELS }] } },
+          {
+            uri: COMMANDS_EXTENSION_URI,
+            params: { commands: [{ name: 'model', description: 'd', argument_hint: '' }] },
+          },
+          {
+            uri: COMMAND_ARGUMENTS_EXTENSION_URI,
+            params: { arguments: [{ command: 'model', position: 0, values: MODELS }] },
+          },
         ],
       },
     });
@@ -222,6 +257,10 @@ describe('completing arguments (the command-arguments extension)', () => {
 
   it('Enter with nothing of the argument typed sends the command as it is', () => {
     assert.deepEqual(typed('/model ', withValues).key('Enter'), { handled: false });
-    assert.deepEqual(typed('/model fixture:large', withValues).key('Enter'), { handled: false }, 'a value typed out in full is sent');
+    assert.deepEqual(
+      typed('/model fixture:large', withValues).key('Enter'),
+      { handled: false },
+      'a value typed out in full is sent',
+    );
   });
 });

@@ -80,7 +80,11 @@ describe('replies as Markdown on the chat page', needs(CHROMIUM), () => {
     assert.equal(await link.getAttribute('target'), '_blank');
     const clickMe = reply.locator('a', { hasText: 'click me' });
     assert.equal(await clickMe.getAttribute('href'), null, 'the javascript: address is gone');
-    assert.equal(await reply.locator('a', { hasText: 'tracker' }).getAttribute('href'), 'https://example.com/pixel.png', 'an image is a link, not loaded');
+    assert.equal(
+      await reply.locator('a', { hasText: 'tracker' }).getAttribute('href'),
+      'https://example.com/pixel.png',
+      'an image is a link, not loaded',
+    );
     await clickMe.click();
     await link.hover();
     assert.equal(await page.evaluate(() => (window as unknown as { pwned?: string }).pwned), undefined);

@@ -42,7 +42,10 @@ async function noHorizontalOverflow(width: number): Promise<void> {
 async function within(selector: string, width: number): Promise<void> {
   const box = await page.locator(selector).boundingBox();
   assert.ok(box, `${selector} is shown`);
-  assert.ok(box.x >= 0 && box.x + box.width <= width + 0.5, `${selector} spans ${box.x}..${box.x + box.width}, outside 0..${width}`);
+  assert.ok(
+    box.x >= 0 && box.x + box.width <= width + 0.5,
+    `${selector} spans ${box.x}..${box.x + box.width}, outside 0..${width}`,
+  );
 }
 
 describe('the chat page in Chromium', needs(CHROMIUM), () => {
@@ -93,7 +96,8 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     assert.equal(await input().inputValue(), '', 'the input is cleared');
     const headers = await Promise.all(rpcHeaders);
     assert.ok(headers.length > 0, 'the page talked JSON-RPC');
-    for (const sent of headers) assert.equal(sent['a2a-extensions'], COMMANDS_EXTENSION_URI, 'the extension is activated on every call');
+    for (const sent of headers)
+      assert.equal(sent['a2a-extensions'], COMMANDS_EXTENSION_URI, 'the extension is activated on every call');
   });
 
   it('a question streams its answer into one bubble, on the same task', async () => {
@@ -113,7 +117,11 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     await page.locator('.msg.agent:not(.streaming)').waitFor({ timeout: WAIT_MS });
     assert.equal(await page.locator('.msg.agent').count(), 1);
     assert.equal((await page.locator('.msg.agent').innerText()).trim(), ANSWER);
-    assert.equal(await page.locator('#task-info').getAttribute('title'), taskBefore, 'the conversation stays in one task');
+    assert.equal(
+      await page.locator('#task-info').getAttribute('title'),
+      taskBefore,
+      'the conversation stays in one task',
+    );
     assert.equal(h!.chatRequests().length, 1, 'the model was asked once, and never about /model');
     assert.ok(!JSON.stringify(h!.chatRequests()).includes('/model'));
   });
@@ -126,7 +134,9 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     assert.match((await link.locator('.task-ref-link').textContent()) ?? '', /^↳ sub-task [0-9a-f]{8}$/);
     await page.waitForSelector('.task-ref[data-state="completed"]', { timeout: WAIT_MS });
     await link.locator('.task-ref-link').click();
-    await page.waitForFunction((answer) => document.querySelector('.task-ref-detail')?.textContent === answer, ANSWER, { timeout: WAIT_MS });
+    await page.waitForFunction((answer) => document.querySelector('.task-ref-detail')?.textContent === answer, ANSWER, {
+      timeout: WAIT_MS,
+    });
   });
 
   it('keyboard: arrows move through the list, Escape closes it, Enter on a full name sends', async () => {
@@ -170,7 +180,11 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     await type('fixture:large');
     await page.locator('#send').click();
     const switched = page.locator('.msg.command[data-command="model"]').last();
-    await page.waitForFunction(() => document.querySelectorAll('.msg.command[data-command="model"]').length === 2, undefined, { timeout: WAIT_MS });
+    await page.waitForFunction(
+      () => document.querySelectorAll('.msg.command[data-command="model"]').length === 2,
+      undefined,
+      { timeout: WAIT_MS },
+    );
     assert.match((await switched.textContent()) ?? '', /fixture:large/);
     await noHorizontalOverflow(375);
   });

@@ -35,7 +35,13 @@ function startProxy(target: URL): Promise<Server> {
       return;
     }
     const upstream = request(
-      { host: target.hostname, port: target.port, method: req.method, path: `/${req.url.slice(PREFIX.length)}`, headers: { ...req.headers, host: target.host } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: `/${req.url.slice(PREFIX.length)}`,
+        headers: { ...req.headers, host: target.host },
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
@@ -50,7 +56,10 @@ function startProxy(target: URL): Promise<Server> {
 describe('the chat page behind a proxy, under a path', needs(CHROMIUM), () => {
   before(async () => {
     ensureBundle();
-    h = await startTestHarness({ script: { reply: 'Answered through the proxy.' }, harness: { publicUrl: UNREACHABLE_PUBLIC_URL } });
+    h = await startTestHarness({
+      script: { reply: 'Answered through the proxy.' },
+      harness: { publicUrl: UNREACHABLE_PUBLIC_URL },
+    });
     proxy = await startProxy(new URL(h.harness.url));
     proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     browser = await openBrowserPage({ waitMs: WAIT_MS });
@@ -79,9 +88,16 @@ describe('the chat page behind a proxy, under a path', needs(CHROMIUM), () => {
     await page.locator('.msg.command[data-command="status"]').waitFor({ timeout: WAIT_MS });
     await page.locator('#input').pressSequentially('Hello?', { delay: 5 });
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('.msg.agent:not(.streaming)')?.textContent?.trim() === 'Answered through the proxy.', undefined, { timeout: WAIT_MS });
+    await page.waitForFunction(
+      () => document.querySelector('.msg.agent:not(.streaming)')?.textContent?.trim() === 'Answered through the proxy.',
+      undefined,
+      { timeout: WAIT_MS },
+    );
 
-    assert.ok(requested.some((url) => url === `${proxyUrl}${PREFIX}a2a/jsonrpc`), 'JSON-RPC went through the proxy');
+    assert.ok(
+      requested.some((url) => url === `${proxyUrl}${PREFIX}a2a/jsonrpc`),
+      'JSON-RPC went through the proxy',
+    );
     assert.deepEqual(
       requested.filter((url) => !url.startsWith(`${proxyUrl}${PREFIX}`) && !url.startsWith('data:')),
       [],

@@ -32,7 +32,10 @@ async function serve(webDir: string | undefined): Promise<string> {
 
 before(() => {
   mkdirSync(built);
-  writeFileSync(join(built, 'index.html'), '<!doctype html><title>chat</title><script type="module" src="./main-ABCDEF12.js"></script>');
+  writeFileSync(
+    join(built, 'index.html'),
+    '<!doctype html><title>chat</title><script type="module" src="./main-ABCDEF12.js"></script>',
+  );
   writeFileSync(join(built, 'main-ABCDEF12.js'), 'console.log(1)');
   writeFileSync(join(built, 'main-ABCDEF12.js.map'), '{}');
 });
@@ -71,14 +74,23 @@ describe('the chat page', () => {
     // Not fetch: with a conditional header it also sends `cache-control: no-cache`, as browsers do on a reload.
     const etag = (await fetch(`${url}/`)).headers.get('etag')!;
     const status = await new Promise<number | undefined>((resolve, reject) =>
-      get(`${url}/`, { headers: { 'if-none-match': etag } }, (res) => (res.resume(), resolve(res.statusCode))).on('error', reject),
+      get(`${url}/`, { headers: { 'if-none-match': etag } }, (res) => (res.resume(), resolve(res.statusCode))).on(
+        'error',
+        reject,
+      ),
     );
     assert.equal(status, 304, 'index.html is revalidated, not sent again');
   });
 
   it('leaves every other path to the JSON 404, and other methods too', async () => {
     const url = await serve(built);
-    for (const [method, path] of [['GET', '/nosuch'], ['GET', '/main.js'], ['GET', '/.hidden'], ['POST', '/'], ['DELETE', '/index.html']] as const) {
+    for (const [method, path] of [
+      ['GET', '/nosuch'],
+      ['GET', '/main.js'],
+      ['GET', '/.hidden'],
+      ['POST', '/'],
+      ['DELETE', '/index.html'],
+    ] as const) {
       const response = await fetch(url + path, { method });
       assert.equal(response.status, 404, `${method} ${path}`);
       assert.deepEqual((await response.json()).error.code, 404);
@@ -90,7 +102,11 @@ describe('the chat page', () => {
     const response = await fetch(`${url}/.well-known/agent-card.json`);
     assert.equal(response.status, 200);
     assert.equal((await response.json()).name, 'stand-in');
-    const rpc = await fetch(`${url}/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    const rpc = await fetch(`${url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{not json',
+    });
     assert.equal((await rpc.json()).error.code, -32700);
   });
 
@@ -112,8 +128,14 @@ describe('the chat page', () => {
 
   it('is found at <package root>/dist/web from the sources and from the compiled files', () => {
     const root = join(folder, 'pkg');
-    assert.equal(bundledWebDir(pathToFileURL(join(root, 'src', 'server', 'web-page.ts')).href), join(root, 'dist', 'web'));
-    assert.equal(bundledWebDir(pathToFileURL(join(root, 'dist', 'src', 'server', 'web-page.js')).href), join(root, 'dist', 'web'));
+    assert.equal(
+      bundledWebDir(pathToFileURL(join(root, 'src', 'server', 'web-page.ts')).href),
+      join(root, 'dist', 'web'),
+    );
+    assert.equal(
+      bundledWebDir(pathToFileURL(join(root, 'dist', 'src', 'server', 'web-page.js')).href),
+      join(root, 'dist', 'web'),
+    );
     assert.match(bundledWebDir(), /[/\\]dist[/\\]web$/);
   });
 });

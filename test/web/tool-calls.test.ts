@@ -37,7 +37,8 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
           if (last.content.includes('please echo')) return [{ name: 'fx_echo', arguments: { text: 'from the page' } }];
           return undefined;
         },
-        reply: (body) => (lastMessage(body).role === 'tool' ? `done: ${lastMessage(body).content.slice(0, 60)}` : 'plain'),
+        reply: (body) =>
+          lastMessage(body).role === 'tool' ? `done: ${lastMessage(body).content.slice(0, 60)}` : 'plain',
       },
       config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
     });
@@ -60,7 +61,10 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     await row.locator('summary').click();
     assert.equal(await row.locator('.tool-output').textContent(), 'the fixture tool failed on purpose');
     await page.locator('.msg.agent:not(.streaming)').waitFor({ timeout: WAIT_MS });
-    assert.match((await page.locator('.msg.agent').last().textContent()) ?? '', /^done: the fixture tool failed on purpose/);
+    assert.match(
+      (await page.locator('.msg.agent').last().textContent()) ?? '',
+      /^done: the fixture tool failed on purpose/,
+    );
   });
 
   it('CMD-33: a call waiting for approval opens with Approve and Deny; Approve sends /approve <id> and the turn resumes', async () => {
@@ -72,9 +76,14 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     await page.locator('.msg.note', { hasText: 'Answer with /approve' }).waitFor({ timeout: WAIT_MS });
     await row.getByRole('button', { name: 'Approve' }).click();
     await page.locator('.msg.command[data-command="approve"]').waitFor({ timeout: WAIT_MS });
-    await page.locator(`details.tool-call[data-call-id="${id}"][data-status="succeeded"]`).waitFor({ timeout: WAIT_MS });
+    await page
+      .locator(`details.tool-call[data-call-id="${id}"][data-status="succeeded"]`)
+      .waitFor({ timeout: WAIT_MS });
     await page.locator('.msg.agent', { hasText: 'done: echo: from the page' }).waitFor({ timeout: WAIT_MS });
-    assert.ok(await page.locator('.msg.user', { hasText: `/approve ${id}` }).count(), 'the button sent /approve with the call id');
+    assert.ok(
+      await page.locator('.msg.user', { hasText: `/approve ${id}` }).count(),
+      'the button sent /approve with the call id',
+    );
   });
 
   it('showed no script errors and broke no Content-Security-Policy rule', () => {

@@ -65,7 +65,14 @@ export function interpret(event: StreamResponse): ChatEvent[] {
   switch (payload?.$case) {
     case 'task': {
       const task = payload.value;
-      return [{ kind: 'task', taskId: task.id, contextId: task.contextId, state: task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED }];
+      return [
+        {
+          kind: 'task',
+          taskId: task.id,
+          contextId: task.contextId,
+          state: task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED,
+        },
+      ];
     }
     case 'artifactUpdate': {
       const { artifact, append } = payload.value;
@@ -96,17 +103,34 @@ function readStatusMessage(message: Message, updateMetadata: Record<string, unkn
   if (command) {
     const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
     const model = command === 'model' ? currentModelOf(message) : undefined;
-    return [{ kind: 'command', messageId: message.messageId, command, text, ...(taskRef ? { taskRef } : {}), ...(model ? { model } : {}) }];
+    return [
+      {
+        kind: 'command',
+        messageId: message.messageId,
+        command,
+        text,
+        ...(taskRef ? { taskRef } : {}),
+        ...(model ? { model } : {}),
+      },
+    ];
   }
   const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown } | undefined;
   if (note && typeof note === 'object') {
-    return [typeof note.id === 'string' ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id } : { kind: 'note', messageId: message.messageId, text }];
+    return [
+      typeof note.id === 'string'
+        ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id }
+        : { kind: 'note', messageId: message.messageId, text },
+    ];
   }
   if (metadata[TOOL_CALL_KEY] !== undefined) return toolCallsOf(message.parts).map((call) => ({ kind: 'tool', call }));
   const notice = metadata[NOTICE_KEY];
-  if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice)) return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
+  if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice))
+    return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
   if (notice === AWAITING_APPROVAL_NOTICE) {
-    return [{ kind: 'notice', messageId: message.messageId, text }, ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call }))];
+    return [
+      { kind: 'notice', messageId: message.messageId, text },
+      ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call })),
+    ];
   }
   const model = stringAt(metadata, MODEL_KEY);
   return [{ kind: 'reply', messageId: message.messageId, text, ...(model ? { model } : {}) }];
@@ -115,7 +139,8 @@ function readStatusMessage(message: Message, updateMetadata: Record<string, unkn
 /** The task's model after a `/model` reply: its data part's `current`. */
 function currentModelOf(message: Message): string | undefined {
   for (const part of message.parts) {
-    const current = part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>)['current'] : undefined;
+    const current =
+      part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>)['current'] : undefined;
     if (typeof current === 'string' && current) return current;
   }
   return undefined;
@@ -159,12 +184,14 @@ export const activateCommands: CallInterceptor = {
   async before(args) {
     args.options = {
       ...args.options,
-      serviceParameters: ServiceParameters.createFrom(args.options?.serviceParameters, withA2AExtensions(COMMANDS_EXTENSION_URI)),
+      serviceParameters: ServiceParameters.createFrom(
+        args.options?.serviceParameters,
+        withA2AExtensions(COMMANDS_EXTENSION_URI),
+      ),
     };
   },
   async after() {},
 };
-
 
 /**
  * The harness's root as the browser reaches it: the folder the page was loaded from. The page
@@ -185,7 +212,9 @@ export function besidePage(card: AgentCard, pageUrl: string): AgentCard {
   return {
     ...card,
     supportedInterfaces: (card.supportedInterfaces ?? []).map((entry) =>
-      entry.protocolBinding.toUpperCase() === 'JSONRPC' ? { ...entry, url: new URL(JSONRPC_PATH.slice(1), harnessRoot(pageUrl)).href } : entry,
+      entry.protocolBinding.toUpperCase() === 'JSONRPC'
+        ? { ...entry, url: new URL(JSONRPC_PATH.slice(1), harnessRoot(pageUrl)).href }
+        : entry,
     ),
   };
 }
@@ -219,7 +248,10 @@ export class Conversation {
   /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
   async *send(text: string, signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
     const message = userMessage(text, this.taskId, this.contextId);
-    const stream = this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal });
+    const stream = this.client.sendMessageStream(
+      { tenant: '', message, configuration: undefined, metadata: {} },
+      { signal },
+    );
     for await (const event of stream) {
       for (const item of interpret(event)) {
         this.track(item);
@@ -241,11 +273,15 @@ export class Conversation {
     this.model = undefined;
     const events: ChatEvent[] = [];
     for (const message of task.history) {
-      if (message.role === Role.ROLE_USER) events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
+      if (message.role === Role.ROLE_USER)
+        events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
       else events.push(...readStatusMessage(message, undefined));
     }
     for (const event of events) this.track(event);
-    return { events, running: this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED };
+    return {
+      events,
+      running: this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED,
+    };
   }
 
   /** The events of the turn running on the current task, from now on (a reload in the middle of a turn). */

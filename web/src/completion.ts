@@ -38,7 +38,11 @@ export function commandsFromCard(card: unknown): CommandInfo[] {
   const entry = extensions.find((e): e is { params?: unknown } => isObject(e) && e['uri'] === COMMANDS_EXTENSION_URI);
   const commands = isObject(entry?.params) ? entry.params['commands'] : undefined;
   if (!Array.isArray(commands)) return [];
-  const values = argumentValuesOf(extensions.filter((e): e is { uri: string; params?: Record<string, unknown> } => isObject(e) && typeof e['uri'] === 'string'));
+  const values = argumentValuesOf(
+    extensions.filter(
+      (e): e is { uri: string; params?: Record<string, unknown> } => isObject(e) && typeof e['uri'] === 'string',
+    ),
+  );
   const found: CommandInfo[] = [];
   for (const command of commands) {
     if (!isObject(command) || typeof command['name'] !== 'string' || !command['name']) continue;
@@ -193,7 +197,13 @@ export class Completion {
     const typed = match[1]!.toLowerCase();
     return this.commands
       .filter((c) => c.name.toLowerCase().startsWith(typed))
-      .map((c) => ({ name: c.name, label: `/${c.name}`, hint: c.argumentHint, description: c.description, text: `/${c.name} ` }));
+      .map((c) => ({
+        name: c.name,
+        label: `/${c.name}`,
+        hint: c.argumentHint,
+        description: c.description,
+        text: `/${c.name} `,
+      }));
   }
 
   /** After a command's name: the values the card lists for the argument being typed. */
@@ -206,6 +216,12 @@ export class Completion {
     const values = command.argumentValues[words.length - 1] ?? [];
     const head = this.text.slice(0, this.text.length - typed.length);
     this.argumentTyped = typed;
-    return matchingValues(values, typed).map((v) => ({ name: v.value, label: v.value, hint: '', description: v.description ?? '', text: `${head}${v.value} ` }));
+    return matchingValues(values, typed).map((v) => ({
+      name: v.value,
+      label: v.value,
+      hint: '',
+      description: v.description ?? '',
+      text: `${head}${v.value} `,
+    }));
   }
 }

@@ -78,7 +78,9 @@ async function main(): Promise<void> {
   };
   const showTask = () => {
     const model = conversation.model ? ` · ${conversation.model}` : '';
-    taskInfo.textContent = conversation.taskId ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}${model}` : model.slice(3);
+    taskInfo.textContent = conversation.taskId
+      ? `task ${conversation.taskId.slice(0, 8)} · ${stateName(conversation.state)}${model}`
+      : model.slice(3);
     taskInfo.title = conversation.taskId ?? '';
     taskInfo.dataset['model'] = conversation.model ?? '';
   };
@@ -87,7 +89,10 @@ async function main(): Promise<void> {
   function saveConversation(): void {
     try {
       if (conversation.taskId || conversation.contextId) {
-        localStorage.setItem(STORED_CONVERSATION, JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId }));
+        localStorage.setItem(
+          STORED_CONVERSATION,
+          JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId }),
+        );
       } else {
         localStorage.removeItem(STORED_CONVERSATION);
       }
@@ -142,7 +147,10 @@ async function main(): Promise<void> {
   /** Opens another of the user's conversations in place of this one. */
   async function reopen(taskId: string): Promise<void> {
     if (streams > 0 || turnRunning) {
-      showError(errorLine, 'A turn is still running here: stop it, or wait for it to end, before opening another conversation.');
+      showError(
+        errorLine,
+        'A turn is still running here: stop it, or wait for it to end, before opening another conversation.',
+      );
       return;
     }
     recent.close();
@@ -217,7 +225,10 @@ async function main(): Promise<void> {
     const text = input.value.trim();
     if (!text) return;
     // CMD-3 would send an unknown /name to the model: a typo is asked about first, the text kept.
-    const question = unknownCommandQuestion(text, completion.all.map((c) => c.name));
+    const question = unknownCommandQuestion(
+      text,
+      completion.all.map((c) => c.name),
+    );
     if (question && confirmedUnknown !== text) {
       confirmedUnknown = text;
       showError(errorLine, `${question} Press Enter again to send it to the model anyway.`);
@@ -255,7 +266,12 @@ async function main(): Promise<void> {
         answered = true;
         view.handle(event);
         if (event.kind === 'state' && event.state === TaskState.TASK_STATE_WORKING) turnRunning = true;
-        else if (event.kind === 'state' && event.state !== TaskState.TASK_STATE_WORKING && event.state !== TaskState.TASK_STATE_SUBMITTED) turnRunning = false;
+        else if (
+          event.kind === 'state' &&
+          event.state !== TaskState.TASK_STATE_WORKING &&
+          event.state !== TaskState.TASK_STATE_SUBMITTED
+        )
+          turnRunning = false;
         showStop();
         showTask();
       }

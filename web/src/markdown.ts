@@ -26,9 +26,33 @@ function escapeHtml(text: string): string {
 }
 
 const ALLOWED_TAGS = [
-  'p', 'br', 'hr', 'strong', 'em', 'del', 's', 'code', 'pre', 'blockquote',
-  'ul', 'ol', 'li', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6',
-  'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input',
+  'p',
+  'br',
+  'hr',
+  'strong',
+  'em',
+  'del',
+  's',
+  'code',
+  'pre',
+  'blockquote',
+  'ul',
+  'ol',
+  'li',
+  'a',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'input',
 ];
 /** `input` only as the checkbox of a task list item, which marked renders disabled. */
 const ALLOWED_ATTR = ['href', 'title', 'start', 'type', 'checked', 'disabled', 'align'];
@@ -40,7 +64,12 @@ const sanitizer = DOMPurify(window);
 /** Renders `text` as sanitized Markdown into `el`, replacing what it held; code blocks get a copy button. */
 export function renderMarkdown(el: HTMLElement, text: string): void {
   const html = markdown.parse(text) as string;
-  const fragment = sanitizer.sanitize(html, { ALLOWED_TAGS, ALLOWED_ATTR, ALLOWED_URI_REGEXP, RETURN_DOM_FRAGMENT: true });
+  const fragment = sanitizer.sanitize(html, {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR,
+    ALLOWED_URI_REGEXP,
+    RETURN_DOM_FRAGMENT: true,
+  });
   for (const link of fragment.querySelectorAll('a')) {
     link.target = '_blank';
     link.rel = 'noopener noreferrer';

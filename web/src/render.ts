@@ -10,7 +10,11 @@ import type { ChatEvent, RecentTask } from './chat.js';
 import type { Completion } from './completion.js';
 import { renderMarkdown } from './markdown.js';
 
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   if (className) el.className = className;
   if (text !== undefined) el.textContent = text;
@@ -217,7 +221,12 @@ class ToolRow {
     this.name.textContent = call.tool;
     this.status.textContent = call.status.replace('-', ' ');
     this.input.textContent = bounded(JSON.stringify(call.input ?? {}, null, 2));
-    const output = call.output === undefined ? '' : call.outputArtifactId ? `${call.output}\n(the whole output is the task's artifact ${call.outputArtifactId})` : call.output;
+    const output =
+      call.output === undefined
+        ? ''
+        : call.outputArtifactId
+          ? `${call.output}\n(the whole output is the task's artifact ${call.outputArtifactId})`
+          : call.output;
     this.output.textContent = bounded(output);
     this.output.hidden = call.output === undefined;
     const waiting = call.status === 'awaiting-approval';
@@ -282,7 +291,9 @@ export class TurnView {
         return;
       case 'state':
         if (isTerminal(event.state) && stateName(event.state) !== 'completed') {
-          t.note(`The task ended (${stateName(event.state)}). Your next message starts a new task in this conversation.`);
+          t.note(
+            `The task ended (${stateName(event.state)}). Your next message starts a new task in this conversation.`,
+          );
         }
         return;
       case 'task':
@@ -389,7 +400,10 @@ export class RecentList {
       button.title = `Open task ${task.id}`;
       if (task.id === currentId) button.setAttribute('aria-current', 'true');
       const when = task.updated ? ` · ${new Date(task.updated).toLocaleString()}` : '';
-      button.append(element('span', 'recent-text', task.text || '(no messages)'), element('span', 'recent-meta', `${stateName(task.state)}${when}`));
+      button.append(
+        element('span', 'recent-text', task.text || '(no messages)'),
+        element('span', 'recent-meta', `${stateName(task.state)}${when}`),
+      );
       button.addEventListener('click', () => this.onOpen(task.id));
       const item = element('li');
       item.append(button);

@@ -12,7 +12,10 @@ export function approveCommand(approvals: ToolApprovalControl): CommandDefinitio
       const waiting = approvals.unanswered(invocation.task);
       if (waiting.length === 0) return { text: NOTHING_WAITING };
       const id = invocation.args.split(/\s+/)[0] ?? '';
-      if (id && invocation.args !== id) throw new CommandUsageError(`/approve takes one call id, or none for every waiting call. ${waitingList(waiting)}`);
+      if (id && invocation.args !== id)
+        throw new CommandUsageError(
+          `/approve takes one call id, or none for every waiting call. ${waitingList(waiting)}`,
+        );
       return answer(approvals, invocation, waiting, choose(waiting, id), 'approved');
     },
   };
@@ -22,7 +25,8 @@ export function approveCommand(approvals: ToolApprovalControl): CommandDefinitio
 export function denyCommand(approvals: ToolApprovalControl): CommandDefinition {
   return {
     name: DENY_COMMAND,
-    description: 'Refuse a tool call waiting for approval (all of them without an id), with a reason for the model; the turn then resumes',
+    description:
+      'Refuse a tool call waiting for approval (all of them without an id), with a reason for the model; the turn then resumes',
     argumentHint: '[call-id] [reason]',
     handler: (invocation) => {
       const waiting = approvals.unanswered(invocation.task);
@@ -66,9 +70,15 @@ function answer(
   decision: ToolCallAnswer['decision'],
   reason?: string,
 ): CommandResult {
-  const calls: ToolCallAnswer[] = chosen.map((call) => ({ id: call.id, tool: call.tool, decision, ...(reason ? { reason } : {}) }));
+  const calls: ToolCallAnswer[] = chosen.map((call) => ({
+    id: call.id,
+    tool: call.tool,
+    decision,
+    ...(reason ? { reason } : {}),
+  }));
   const left = waiting.filter((call) => !chosen.includes(call));
   const done = `${decision === 'approved' ? 'Approved' : 'Denied'} ${chosen.map((call) => call.tool).join(', ')}.`;
-  if (left.length > 0) return { text: `${done} The turn resumes once every call has an answer. ${waitingList(left)}`, data: { calls } };
+  if (left.length > 0)
+    return { text: `${done} The turn resumes once every call has an answer. ${waitingList(left)}`, data: { calls } };
   return { text: `${done} The turn resumes.`, data: { calls }, followUp: () => approvals.resume(task, callContext) };
 }

@@ -14,26 +14,36 @@ export function helpCommand(registry: CommandRegistry, skipped: () => readonly s
     name: 'help',
     description: 'List the commands, or describe one',
     argumentHint: '[<command>]',
-    argumentValues: () => [registry.list().map((command) => ({ value: command.name, description: command.description }))],
+    argumentValues: () => [
+      registry.list().map((command) => ({ value: command.name, description: command.description })),
+    ],
     handler: ({ args }) => {
       const commands = registry.list();
       if (args) {
         const wanted = args.replace(/^\//, '');
         const command = registry.get(wanted);
         if (!command) {
-          throw new CommandUsageError(`There is no command "${args}". The commands are: ${commands.map((c) => `/${c.name}`).join(', ')}.`);
+          throw new CommandUsageError(
+            `There is no command "${args}". The commands are: ${commands.map((c) => `/${c.name}`).join(', ')}.`,
+          );
         }
         return {
           text: `${usage(command)}\n${command.description}`,
-          data: { commands: [{ name: command.name, description: command.description, argument_hint: command.argumentHint }] },
+          data: {
+            commands: [{ name: command.name, description: command.description, argument_hint: command.argumentHint }],
+          },
         };
       }
       const lines = commands.map((command) => `${usage(command)} - ${command.description}`);
       const files = skipped();
-      const skippedText = files.length ? `\n\nCommand files skipped (fix them and they load by themselves):\n${files.map((file) => `- ${file}`).join('\n')}` : '';
+      const skippedText = files.length
+        ? `\n\nCommand files skipped (fix them and they load by themselves):\n${files.map((file) => `- ${file}`).join('\n')}`
+        : '';
       return {
         text: `Commands (send one as the whole message):\n${lines.join('\n')}${skippedText}`,
-        data: { commands: commands.map((c) => ({ name: c.name, description: c.description, argument_hint: c.argumentHint })) },
+        data: {
+          commands: commands.map((c) => ({ name: c.name, description: c.description, argument_hint: c.argumentHint })),
+        },
       };
     },
   };

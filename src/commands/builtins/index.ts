@@ -2,13 +2,31 @@ import type { CommandRegistry } from '../registry.js';
 import { approveCommand, denyCommand } from './approve.js';
 import { helpCommand } from './help.js';
 import { modelCommand } from './model.js';
-import type { ModelControl, SubtaskControl, TaskReporter, ToolApprovalControl, ToolDirectory, TurnControl } from './ports.js';
+import type {
+  ModelControl,
+  SubtaskControl,
+  TaskReporter,
+  ToolApprovalControl,
+  ToolDirectory,
+  TurnControl,
+} from './ports.js';
 import { spawnCommand } from './spawn.js';
 import { statusCommand } from './status.js';
 import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
-export type { ModelChoice, ModelControl, SubtaskControl, TaskReport, TaskReporter, ToolApprovalControl, ToolDirectory, ToolServerReport, TurnControl, UsageLine } from './ports.js';
+export type {
+  ModelChoice,
+  ModelControl,
+  SubtaskControl,
+  TaskReport,
+  TaskReporter,
+  ToolApprovalControl,
+  ToolDirectory,
+  ToolServerReport,
+  TurnControl,
+  UsageLine,
+} from './ports.js';
 
 /**
  * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then

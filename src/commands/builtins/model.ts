@@ -4,7 +4,10 @@ import { fullModelId } from '../../wire.js';
 
 function listing(current: string, choices: ModelChoice[]): string {
   return choices
-    .map((choice) => `${choice.id === current ? '* ' : '  '}${choice.id}${choice.description ? ` - ${choice.description}` : ''}`)
+    .map(
+      (choice) =>
+        `${choice.id === current ? '* ' : '  '}${choice.id}${choice.description ? ` - ${choice.description}` : ''}`,
+    )
     .join('\n');
 }
 
@@ -14,13 +17,26 @@ export function modelCommand(models: ModelControl): CommandDefinition {
     name: 'model',
     description: "Show or choose this task's model",
     argumentHint: '[<model>]',
-    argumentValues: () => [models.offered().map((choice) => ({ value: choice.id, ...(choice.description ? { description: choice.description } : {}) }))],
+    argumentValues: () => [
+      models
+        .offered()
+        .map((choice) => ({ value: choice.id, ...(choice.description ? { description: choice.description } : {}) })),
+    ],
     handler: async ({ args: typed, task, callContext }) => {
       const { current, choices } = await models.describe(task, callContext);
-      const args = fullModelId(typed, choices.map((choice) => choice.id));
-      const data = (now: string) => ({ current: now, models: choices.map((choice) => ({ ...choice, current: choice.id === now })) });
+      const args = fullModelId(
+        typed,
+        choices.map((choice) => choice.id),
+      );
+      const data = (now: string) => ({
+        current: now,
+        models: choices.map((choice) => ({ ...choice, current: choice.id === now })),
+      });
       if (!args) {
-        return { text: `This task uses ${current}. Models you can choose (current marked *):\n${listing(current, choices)}\nSend /model <model> to switch.`, data: data(current) };
+        return {
+          text: `This task uses ${current}. Models you can choose (current marked *):\n${listing(current, choices)}\nSend /model <model> to switch.`,
+          data: data(current),
+        };
       }
       if (!(await models.choose(task, args, callContext))) {
         return {

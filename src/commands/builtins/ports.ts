@@ -45,7 +45,11 @@ export interface TaskReporter {
 
 export interface SubtaskControl {
   /** Starts a sub-task of `parent` working on `instruction` with the parent's model; returns its id at once. */
-  start(parent: Task, instruction: string, options: { callContext: ServerCallContext; label?: string }): Promise<string>;
+  start(
+    parent: Task,
+    instruction: string,
+    options: { callContext: ServerCallContext; label?: string },
+  ): Promise<string>;
 }
 
 /** One tool server as `/tools` shows it. */

@@ -24,7 +24,11 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
         `Tokens used:`,
         usage,
         `Sub-tasks:`,
-        report.subtasks.length ? report.subtasks.map((sub) => `  ${sub.id}: ${stateName(TaskState[sub.state as keyof typeof TaskState])}`).join('\n') : '  none',
+        report.subtasks.length
+          ? report.subtasks
+              .map((sub) => `  ${sub.id}: ${stateName(TaskState[sub.state as keyof typeof TaskState])}`)
+              .join('\n')
+          : '  none',
       ].join('\n');
       return { text, data: { taskId: task.id, ...report } };
     },
