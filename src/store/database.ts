@@ -1,5 +1,5 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
 import { HarnessError } from '../errors.js';
@@ -189,7 +189,7 @@ export function openSqliteDatabase(file: string, durability: Durability = 'norma
     throw new HarnessError('store_failed', `Unknown durability "${String(durability)}": use "normal" or "full".`);
   const folder = dirname(file);
   try {
-    mkdirSync(folder, { recursive: true });
+    makeFolder(folder);
     accessSync(folder, constants.W_OK);
   } catch (error) {
     throw new HarnessError('data_unusable', `Cannot use the data folder ${folder}: ${whyUnusable(error)}.`, {
@@ -215,6 +215,30 @@ export function openSqliteDatabase(file: string, durability: Durability = 'norma
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
+/**
+ * Creates `folder` and its missing parents one level at a time, from the nearest one that
+ * exists. Not `mkdir` with `recursive`: where a folder cannot be created although its parent
+ * exists (under /proc, mkdir answers ENOENT) Node's recursive mkdir retries forever.
+ */
+export function makeFolder(folder: string): void {
+  const missing: string[] = [];
+  let at = resolve(folder);
+  let found = statSync(at, { throwIfNoEntry: false });
+  for (; !found; found = statSync(at, { throwIfNoEntry: false })) {
+    missing.unshift(at);
+    at = dirname(at);
+  }
+  if (!found.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (error) {
+      // Another process (a second instance starting) may have made it meanwhile.
+      if ((error as { code?: unknown }).code !== 'EEXIST' || !statSync(level).isDirectory()) throw error;
+    }
+  }
+}
+
 /** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */
 function whyUnusable(error: unknown): string {
   switch ((error as { code?: unknown }).code) {
@@ -234,6 +258,8 @@ function whyUnusable(error: unknown): string {
       return 'the disk is full';
     case 'EISDIR':
       return 'a folder stands where the file is needed';
+    case 'ENOENT':
+      return 'no folder can be created there';
     default:
       return describeError(error);
   }

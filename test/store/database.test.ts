@@ -1,10 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, openStore } from '../../src/store/index.js';
+import { makeFolder } from '../../src/store/database.js';
 
 /** The SQLite connection: its durability setting, its prepared-statement cache. About SQLite itself, so SQLite only. */
 describe('openSqliteDatabase', () => {
@@ -86,4 +87,46 @@ describe('openSqliteDatabase', () => {
       rmSync(folder, { recursive: true, force: true });
     }
   });
+});
+
+/** Issue 22, item 2: a data folder is made one level at a time, so a place where none can be made fails at once. */
+describe('makeFolder', () => {
+  it('makes every missing level, and accepts a folder that exists', () => {
+    const root = mkdtempSync(join(tmpdir(), 'th-folder-'));
+    try {
+      const deep = join(root, 'a', 'b', 'c');
+      makeFolder(deep);
+      assert.ok(statSync(deep).isDirectory());
+      makeFolder(deep);
+      makeFolder(root);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a file where a folder or one of its parents should be', () => {
+    const root = mkdtempSync(join(tmpdir(), 'th-folder-'));
+    try {
+      const file = join(root, 'a-file');
+      writeFileSync(file, 'not a folder');
+      assert.throws(() => makeFolder(file), { code: 'ENOTDIR' });
+      assert.throws(() => makeFolder(join(file, 'data', 'deeper')), { code: 'ENOTDIR' });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it(
+    'fails where mkdir answers ENOENT under an existing parent (procfs), instead of retrying forever',
+    {
+      skip: process.platform !== 'linux' && 'procfs is Linux only',
+    },
+    () => {
+      assert.throws(() => makeFolder('/proc/nonexistent/x'), { code: 'ENOENT' });
+      assert.throws(() => openSqliteDatabase('/proc/nonexistent/x/tasks.db'), {
+        code: 'data_unusable',
+        message: 'Cannot use the data folder /proc/nonexistent/x: no folder can be created there.',
+      });
+    },
+  );
 });
