@@ -506,6 +506,26 @@ describe('bad input over gRPC', () => {
   });
 });
 
+describe('what the harness does not support, over gRPC, as A2A 1.0.1 section 5.4 maps it (issue 22, item 3)', () => {
+  // 1.0.0's table said UNIMPLEMENTED for both; 1.0.1 says FAILED_PRECONDITION (test/server/a2a-errors.test.ts).
+  it('a push-notification call while push is off is FAILED_PRECONDITION', async () => {
+    const { code, details } = await rawUnaryCall(
+      h.harness.grpcAddress!,
+      'CreateTaskPushNotificationConfig',
+      Buffer.alloc(0),
+    );
+    assert.equal(code, grpcStatus.FAILED_PRECONDITION, details);
+    assert.equal(details, 'Push Notification is not supported');
+  });
+
+  it('an unsupported protocol version is FAILED_PRECONDITION, naming the versions supported', async () => {
+    const getTask = Buffer.from([18, 1, 120]); // GetTaskRequest { id: "x" }
+    const { code, details } = await rawUnaryCall(h.harness.grpcAddress!, 'GetTask', getTask, '0.9');
+    assert.equal(code, grpcStatus.FAILED_PRECONDITION, details);
+    assert.match(details, /version '0\.9' is not supported\. Supported versions: 1\.0/);
+  });
+});
+
 /** The server still works on this client's transport. */
 async function assertAliveOn(client: Client): Promise<void> {
   const task = await send(client, '/help');

@@ -1,7 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import * as errors from '@a2a-js/sdk/errors';
 import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
+import { status } from '@grpc/grpc-js';
 import { HarnessError, type HarnessErrorCode } from '../../src/errors.js';
 import { A2AErrorMapping, INTERNAL_ERROR_MESSAGE, toA2AError } from '../../src/server/a2a-errors.js';
 
@@ -99,4 +102,35 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     });
     assert.deepEqual(reported, [failure]);
   });
+});
+
+/**
+ * The table of A2A 1.0.1, section 5.4 ("Error Code Mappings"), row by row: JSON-RPC code, gRPC
+ * status, HTTP status. 1.0.1 changed the gRPC status of the three "not supported" errors from
+ * 1.0.0's UNIMPLEMENTED to FAILED_PRECONDITION (and some HTTP statuses to 400/500); the official
+ * TCK's GRPC-ERR-002 still grades against 1.0.0's table. Issue 22, item 3. The last row is not
+ * in the table: the SDK's RequestMalformedError, JSON-RPC's invalid params.
+ */
+const SPEC_5_4: Array<[keyof typeof errors, number, keyof typeof status, number]> = [
+  ['TaskNotFoundError', -32001, 'NOT_FOUND', 404],
+  ['TaskNotCancelableError', -32002, 'FAILED_PRECONDITION', 400],
+  ['PushNotificationNotSupportedError', -32003, 'FAILED_PRECONDITION', 400],
+  ['UnsupportedOperationError', -32004, 'FAILED_PRECONDITION', 400],
+  ['ContentTypeNotSupportedError', -32005, 'INVALID_ARGUMENT', 400],
+  ['InvalidAgentResponseError', -32006, 'INTERNAL', 500],
+  ['ExtendedAgentCardNotConfiguredError', -32007, 'FAILED_PRECONDITION', 400],
+  ['ExtensionSupportRequiredError', -32008, 'FAILED_PRECONDITION', 400],
+  ['VersionNotSupportedError', -32009, 'FAILED_PRECONDITION', 400],
+  ['RequestMalformedError', -32602, 'INVALID_ARGUMENT', 400],
+];
+
+describe('A2A errors on each transport, as A2A 1.0.1 section 5.4 maps them', () => {
+  for (const [name, jsonRpc, grpc, http] of SPEC_5_4) {
+    it(`${name}: JSON-RPC ${jsonRpc}, gRPC ${grpc}, HTTP ${http}`, () => {
+      const error = new (errors[name] as new (message: string) => A2AError)('x');
+      assert.equal(errors.toJsonRpcError(error).code, jsonRpc);
+      assert.equal(status[grpcStatusFor(error)], grpc);
+      assert.equal(errors.restStatusFor(error), http);
+    });
+  }
 });
