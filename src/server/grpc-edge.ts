@@ -19,19 +19,33 @@ import { protoNestsDeeperThan } from './proto-nesting.js';
  */
 export const MAX_PROTO_NESTING = 3 * EDGE_LIMITS.depth + 16;
 
-/** What a request too deep to decode becomes instead of a decoded request; {@link grpcRefusal} refuses it. */
-class TooDeepRequest {}
+const TOO_DEEP = `The request nests more than ${EDGE_LIMITS.depth} levels deep (in its metadata or data); flatten it.`;
+
+/** What a request that must not or cannot be decoded becomes; {@link grpcRefusal} refuses it with `reason`. */
+class UndecodedRequest {
+  constructor(readonly reason: string) {}
+}
 
 /**
- * The service definition with each request's nesting checked before it is decoded: a request
- * nested past {@link MAX_PROTO_NESTING} is not decoded at all (a decoder that throws would
- * end the call as INTERNAL, so it becomes a {@link TooDeepRequest} for the call to refuse).
+ * The service definition with each request checked before and while it is decoded. A decoder
+ * that throws ends the call as INTERNAL "Error deserializing request" (grpc-js ignores the
+ * error's code), so a request nested past {@link MAX_PROTO_NESTING} is not decoded at all and
+ * one that does not decode (garbage, truncated bytes) is caught: each becomes an
+ * {@link UndecodedRequest}, which the call refuses as INVALID_ARGUMENT, as a malformed request
+ * is on the other transports.
  */
 export function boundedDefinition(definition: ServiceDefinition): ServiceDefinition {
   const bounded = Object.entries(definition).map(([name, method]) => {
     const decode = method.requestDeserialize;
-    const requestDeserialize = (bytes: Buffer) =>
-      protoNestsDeeperThan(bytes, MAX_PROTO_NESTING) ? new TooDeepRequest() : decode(bytes);
+    const rpc = method.path.slice(method.path.lastIndexOf('/') + 1);
+    const requestDeserialize = (bytes: Buffer) => {
+      if (protoNestsDeeperThan(bytes, MAX_PROTO_NESTING)) return new UndecodedRequest(TOO_DEEP);
+      try {
+        return decode(bytes);
+      } catch {
+        return new UndecodedRequest(`The ${rpc} request is not valid protobuf (malformed or truncated bytes).`);
+      }
+    };
     return [name, { ...method, requestDeserialize }];
   });
   return Object.fromEntries(bounded) as ServiceDefinition;
@@ -66,8 +80,8 @@ export interface GrpcRefusal {
  */
 export function grpcRefusal(name: string, request: unknown): GrpcRefusal | undefined {
   let reason: string | undefined;
-  if (request instanceof TooDeepRequest) {
-    reason = `The request nests more than ${EDGE_LIMITS.depth} levels deep (in its metadata or data); flatten it.`;
+  if (request instanceof UndecodedRequest) {
+    reason = request.reason;
   } else {
     const known = METHODS[name];
     reason = known ? refusal(known.method, known.toJSON(request), 'the request') : undefined;

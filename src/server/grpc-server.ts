@@ -33,7 +33,7 @@ export async function startGrpcServer(
     userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
     contextBuilder: clientGoneContextBuilder,
   });
-  // Requests are checked for nesting before they are decoded, then against the edge schema.
+  // Requests are checked for nesting before they are decoded, for bytes that do not decode, then against the edge schema.
   server.addService(
     boundedDefinition(A2AService),
     guardCalls(A2AService, service as unknown as UntypedServiceImplementation, {

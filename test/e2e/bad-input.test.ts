@@ -497,6 +497,21 @@ describe('bad input over gRPC', () => {
     await assertAliveOn(await h.client('GRPC'));
   });
 
+  it('bytes that are not protobuf, or are cut short, are INVALID_ARGUMENT, not INTERNAL (issue 22, item 8)', async () => {
+    const malformed: Array<[string, string, Buffer]> = [
+      ['garbage', 'SendMessage', Buffer.from([0xff, 0xff, 0xff, 0x01, 0x02])],
+      ['a truncated SendMessageRequest', 'SendMessage', deepMetadataRequest(3).subarray(0, 20)],
+      ['a message field promising 64 bytes and holding 1', 'SendStreamingMessage', Buffer.from([0x12, 0x40, 0x0a])],
+      ['a truncated GetTaskRequest', 'GetTask', Buffer.from([0x12, 0x05, 0x78])],
+    ];
+    for (const [what, method, bytes] of malformed) {
+      const { code, details } = await rawUnaryCall(h.harness.grpcAddress!, method, bytes);
+      assert.equal(code, grpcStatus.INVALID_ARGUMENT, `${what}: ${code} ${details}`);
+      assert.equal(details, `The ${method} request is not valid protobuf (malformed or truncated bytes).`);
+    }
+    await assertAliveOn(await h.client('GRPC'));
+  });
+
   it('metadata just past the bound, decoded, is refused with the field named', async () => {
     // message.metadata is at level 2 of the request; 98 levels below it reach level 100.
     const { code, details } = await rawUnaryCall(h.harness.grpcAddress!, 'SendMessage', deepMetadataRequest(98));
