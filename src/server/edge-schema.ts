@@ -17,7 +17,7 @@
  */
 import { TaskState } from '@a2a-js/sdk';
 import { z } from 'zod';
-import { exceedsJson, exceedsJsonText, formatPath, type JsonPath } from './json-shape.js';
+import { exceedsJson, exceedsJsonText, formatPath, jsonTextChars, type JsonPath } from './json-shape.js';
 
 export const EDGE_LIMITS = {
   /** Parts in one message. */
@@ -26,6 +26,11 @@ export const EDGE_LIMITS = {
   textChars: 1_000_000,
   /** Characters of an id or tenant. Task ids are UUIDs (36); message and context ids are the client's choice. */
   idChars: 128,
+  /**
+   * Characters in the keys and strings of a request's metadata, all of it together: the
+   * request's, the message's, its parts' and a push-notification config. Bounded as the text is.
+   */
+  metadataChars: 100_000,
   /** Levels of objects and arrays in a request's params (protobuf's own JSON recursion limit). */
   depth: 100,
   /** JSON values in a request's params: every object, array, string, number, boolean and null. */
@@ -272,7 +277,35 @@ export function refusal(method: EdgeMethod, value: unknown, root = 'params'): st
     const issue = result.error.issues[0]!;
     return `${formatPath(issue.path as JsonPath, root)} ${issue.message}.`;
   }
-  return jsonRefusal(value, root);
+  return jsonRefusal(value, root) ?? metadataRefusal(result.data, root);
+}
+
+/**
+ * Why the metadata of params the schema accepted is refused for its size, naming the object
+ * that takes it past {@link EDGE_LIMITS.metadataChars}; or undefined. Runs after the JSON
+ * bounds, so every object it reads is already small in values and depth.
+ */
+function metadataRefusal(params: FreeForm, root: string): string | undefined {
+  const objects: Array<[JsonPath, unknown]> = [[['metadata'], params.metadata]];
+  if (params.message) {
+    objects.push([['message', 'metadata'], params.message.metadata]);
+    params.message.parts?.forEach((p, i) => objects.push([['message', 'parts', i, 'metadata'], p.metadata]));
+  }
+  objects.push([['configuration', 'taskPushNotificationConfig'], params.configuration?.taskPushNotificationConfig]);
+  let chars = 0;
+  for (const [path, object] of objects) {
+    chars += jsonTextChars(object ?? {}, L.metadataChars - chars);
+    if (chars > L.metadataChars)
+      return `${formatPath(path, root)} takes the request's metadata past ${L.metadataChars} characters (keys and strings, all metadata together); put content in parts, not metadata.`;
+  }
+  return undefined;
+}
+
+/** The free-form objects of the params {@link METHODS} accept, where they have them. */
+interface FreeForm {
+  metadata?: unknown;
+  message?: { metadata?: unknown; parts?: Array<{ metadata?: unknown }> };
+  configuration?: { taskPushNotificationConfig?: unknown } | null;
 }
 
 /** Why `value` is refused for its nesting or size alone, or undefined; for requests the schema does not describe. */

@@ -59,6 +59,27 @@ export function exceedsJson(root: unknown, bounds: JsonBounds): JsonExcess {
 }
 
 /**
+ * Characters in the keys and strings of `root`, counted without recursion; the count stops
+ * once it passes `max` (so the answer is then some number above `max`).
+ */
+export function jsonTextChars(root: unknown, max: number): number {
+  const pending: unknown[] = [root];
+  let chars = 0;
+  while (pending.length > 0 && chars <= max) {
+    const node = pending.pop();
+    if (typeof node === 'string') chars += node.length;
+    else if (Array.isArray(node)) for (const child of node) pending.push(child);
+    else if (typeof node === 'object' && node !== null) {
+      for (const key in node) {
+        chars += key.length;
+        pending.push((node as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return chars;
+}
+
+/**
  * The path of the first container at `maxDepth` in the order {@link exceedsJson} walks. Paths
  * cost an allocation per container, so they are built only once a value is known too deep.
  */

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { bodyTextRefusal, EDGE_LIMITS, refusal, type EdgeMethod } from '../../src/server/edge-schema.js';
-import { exceedsJson, exceedsJsonText } from '../../src/server/json-shape.js';
+import { exceedsJson, exceedsJsonText, jsonTextChars } from '../../src/server/json-shape.js';
 import { protoNestsDeeperThan } from '../../src/server/proto-nesting.js';
 import { MAX_PROTO_NESTING } from '../../src/server/grpc-edge.js';
 import { deepMetadataRequest } from '../fixtures/raw-grpc.js';
@@ -186,6 +186,41 @@ describe('edge schema: bounds', () => {
       /1000001 characters of text; a message holds at most 1000000/,
     );
   });
+  it('at most 100,000 characters in the keys and strings of all metadata together (issue 22, item 6)', () => {
+    const max = EDGE_LIMITS.metadataChars;
+    const sized = (chars: number) => ({ k: 'x'.repeat(chars - 1) }); // the key counts too
+    const part = (metadata: unknown) => ({ text: 'hi', metadata });
+    assert.equal(refusal('SendMessage', { message: message({ metadata: sized(max) }) }), undefined);
+    const accepted = {
+      message: message({ metadata: sized(max / 2), parts: [part(sized(max / 4))] }),
+      metadata: sized(max / 4),
+    };
+    assert.equal(refusal('SendMessage', accepted), undefined);
+    const advice =
+      /takes the request's metadata past 100000 characters \(keys and strings, all metadata together\); put content in parts/;
+    refused(
+      'SendMessage',
+      { message: message({ metadata: { k: 'x'.repeat(3_000_000) } }) },
+      'message.metadata',
+      advice,
+    );
+    refused('SendMessage', { message: message(), metadata: sized(max + 1) }, 'metadata', advice);
+    refused(
+      'SendStreamingMessage',
+      { message: message({ parts: [part(sized(max / 2)), part(sized(max / 2)), part({ a: 1 })] }) },
+      'message.parts[2].metadata',
+      advice,
+    );
+    refused(
+      'SendMessage',
+      { message: message(), configuration: { task_push_notification_config: { url: 'x'.repeat(max) } } },
+      'configuration.taskPushNotificationConfig',
+      advice,
+    );
+    refused('CancelTask', { id: 't', metadata: { ['k'.repeat(max + 1)]: 1 } }, 'metadata', advice);
+    // Data parts are content, not metadata: they are bounded by the values and body size.
+    assert.equal(refusal('SendMessage', { message: message({ parts: [{ data: sized(max + 1) }] }) }), undefined);
+  });
   it('ids of at most 128 characters, and never repeated back', () => {
     const long = 'x'.repeat(100_000);
     for (const [method, params, field] of [
@@ -255,6 +290,16 @@ describe('bounds on JSON and protobuf before decoding', () => {
     assert.deepEqual(exceedsJson(nested(100_000), { maxDepth: 100, maxValues: 1e9 }), { tooDeepAt: [0, 0, 0, 0] });
     assert.deepEqual(exceedsJson({ a: keys(50) }, { maxDepth: 100, maxValues: 50 }), { tooMany: true });
     assert.equal(exceedsJson({ a: keys(48) }, { maxDepth: 100, maxValues: 50 }), undefined);
+  });
+  it('characters of keys and strings are counted without recursion, and the count stops past its bound', () => {
+    assert.equal(jsonTextChars({ ab: ['cd', 1, true, null, { e: 'fgh' }] }, 100), 8);
+    assert.equal(jsonTextChars(nested(100_000), 100), 0);
+    assert.ok(
+      jsonTextChars(
+        Array.from({ length: 1000 }, () => 'x'.repeat(1000)),
+        5000,
+      ) <= 6000,
+    );
   });
   it('the body text is read for depth and size without parsing, strings skipped', () => {
     const bounds = { maxDepth: 3, maxValues: 20 };
