@@ -11,10 +11,11 @@
  * be read (removed, replaced by a file), until it is back. Either way later reloads still run,
  * and `close()` never waits for a read to finish.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { CommandRegistry, RegisteredCommand } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
+import { makeFolder } from '../make-folder.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
 import type { SubtaskStarter } from '../runtime/subtask-starter.js';
 import { fileCommandDefinition } from './file-command.js';
@@ -99,7 +100,7 @@ export class CommandFolder {
    */
   async load(): Promise<void> {
     try {
-      await mkdir(this.dir, { recursive: true });
+      makeFolder(this.dir);
     } catch (error) {
       throw new HarnessError(
         'config_unreadable',

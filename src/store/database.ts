@@ -1,9 +1,10 @@
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
+import { makeFolder } from '../make-folder.js';
 import { isPostgres } from './dialect.js';
 import { InCodeMigrationProvider } from './migrations.js';
 
@@ -213,30 +214,6 @@ export function openSqliteDatabase(file: string, durability: Durability = 'norma
     throw new HarnessError('data_unusable', `Cannot open the database file ${file}: ${why}.`, { cause: error });
   }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-}
-
-/**
- * Creates `folder` and its missing parents one level at a time, from the nearest one that
- * exists. Not `mkdir` with `recursive`: where a folder cannot be created although its parent
- * exists (under /proc, mkdir answers ENOENT) Node's recursive mkdir retries forever.
- */
-export function makeFolder(folder: string): void {
-  const missing: string[] = [];
-  let at = resolve(folder);
-  let found = statSync(at, { throwIfNoEntry: false });
-  for (; !found; found = statSync(at, { throwIfNoEntry: false })) {
-    missing.unshift(at);
-    at = dirname(at);
-  }
-  if (!found.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
-  for (const level of missing) {
-    try {
-      mkdirSync(level);
-    } catch (error) {
-      // Another process (a second instance starting) may have made it meanwhile.
-      if ((error as { code?: unknown }).code !== 'EEXIST' || !statSync(level).isDirectory()) throw error;
-    }
-  }
 }
 
 /** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, openStore } from '../../src/store/index.js';
-import { makeFolder } from '../../src/store/database.js';
+import { makeFolder } from '../../src/make-folder.js';
 
 /** The SQLite connection: its durability setting, its prepared-statement cache. About SQLite itself, so SQLite only. */
 describe('openSqliteDatabase', () => {
