@@ -3,14 +3,11 @@
  * whose output and exit code are collected, `chat` in a tmux pane on a private socket whose
  * screen is read back. Every wait is bounded; everything started is stopped by `close()`.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { program } from '../needs.js';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { cliProgram, ROOT, spawnGroup, TMUX_SOCKET_PREFIX } from '../support/processes.js';
 
 export interface CliResult {
   code: number | null;
@@ -32,10 +29,9 @@ function clientEnv(): NodeJS.ProcessEnv {
 /** Runs `tiny-harness <args>` to its end (killed after `timeoutMs`). */
 export function runCli(args: string[], timeoutMs = 30000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawnGroup(process.execPath, [...cliProgram(), ...args], {
       cwd: ROOT,
       env: clientEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: string[] = [];
     let stderr = '';
@@ -75,9 +71,12 @@ export const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
 
 export const TMUX = program('tmux', 'apt-get install -y tmux');
 
-/** A private tmux server (its own socket), so a test never touches the user's sessions. */
+/**
+ * A private tmux server (its own socket), so a test never touches the user's sessions. The
+ * socket's name starts with the run's prefix: scripts/run-tests.mjs finds what a cancelled file left.
+ */
 export class Tmux {
-  readonly socket = `tiny-harness-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  readonly socket = `${TMUX_SOCKET_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`;
   private count = 0;
 
   async run(...args: string[]): Promise<string> {
@@ -96,7 +95,7 @@ export class Tmux {
   /** Starts `tiny-harness <args>` in a 120x40 pane (a terminal) and waits until the screen shows `ready`. */
   async cli(args: string[], ready: string): Promise<ChatPane> {
     const name = `${args[0] ?? 'cli'}-${++this.count}`;
-    const command = [process.execPath, '--import', 'tsx', CLI, ...args]
+    const command = [process.execPath, ...cliProgram(), ...args]
       .map((word) => `'${word.replace(/'/g, `'\\''`)}'`)
       .join(' ');
     // The shell around the program writes its exit status on the screen; remain-on-exit keeps

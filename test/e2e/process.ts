@@ -1,10 +1,8 @@
 /** Runs the real command line in a child process, as a user would, for restart and crash tests. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { cliProgram, spawnGroup } from '../support/processes.js';
 
 export interface ServerProcess {
   url: string;
@@ -14,23 +12,22 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `program`: how node runs the command line; the TypeScript sources by default. */
+/** `program`: how node runs the command line; the built bundle by default. */
 export async function startServerProcess(
   args: string[],
   env: Record<string, string> = {},
-  program: string[] = ['--import', 'tsx', CLI],
+  program: string[] = cliProgram(),
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...program, 'serve', '--port', '0', ...args], {
+  const child = spawnGroup(process.execPath, [...program, 'serve', '--port', '0', ...args], {
     env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20000);
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
       if (match) {

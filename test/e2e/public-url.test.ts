@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cliProgram } from '../support/processes.js';
 import { startServerProcess } from './process.js';
 import { startTestHarness } from './support.js';
 
@@ -90,10 +90,9 @@ describe('the public address on the card', () => {
   });
 
   it('serve --public-url with a value that is not an http(s) root stops at start-up with a usage error', () => {
-    const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
     const run = spawnSync(
       process.execPath,
-      ['--import', 'tsx', cli, 'serve', '--port', '0', '--public-url', 'https://agent.example.com/?tenant=a'],
+      [...cliProgram(), 'serve', '--port', '0', '--public-url', 'https://agent.example.com/?tenant=a'],
       {
         encoding: 'utf8',
         timeout: 30_000,

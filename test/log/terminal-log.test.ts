@@ -4,15 +4,12 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { needs } from '../needs.js';
 import { TMUX, Tmux, type ChatPane } from '../client/support.js';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { cliProgram, spawnGroup } from '../support/processes.js';
 
 describe('the log of serve', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-log-'));
@@ -36,12 +33,11 @@ describe('the log of serve', () => {
   });
 
   it('into a pipe: one JSON object per line', async () => {
-    const child = spawn(
+    const child = spawnGroup(
       process.execPath,
-      ['--import', 'tsx', CLI, 'serve', '--port', '0', '--grpc-port', '0', '--data-dir', join(dataDir, 'pipe')],
+      [...cliProgram(), 'serve', '--port', '0', '--grpc-port', '0', '--data-dir', join(dataDir, 'pipe')],
       {
         env: { ...process.env, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
     try {

@@ -1,15 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/index.js';
 import { startServerProcess } from '../e2e/process.js';
 import { POSTGRESQL } from './helpers.js';
 import { tempSchema } from '../support/postgres.js';
+import { cliProgram, spawnGroup } from '../support/processes.js';
 
 /**
  * The command line's way to the PostgreSQL store: `serve --database URL` or
@@ -17,7 +16,6 @@ import { tempSchema } from '../support/postgres.js';
  * the terminal or the log; a database that cannot be used stops start-up with one clear line.
  */
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const UNREACHABLE = 'postgres://app:s3cret@127.0.0.1:1/harness';
 const REFUSED =
   'tiny-harness: Cannot use the PostgreSQL database postgres://127.0.0.1:1/harness: the connection was refused (is the server running, on that port?).\n';
@@ -28,9 +26,8 @@ function serveUntilExit(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-cli-db-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dir, ...args], {
+  const child = spawnGroup(process.execPath, [...cliProgram(), 'serve', '--port', '0', '--data-dir', dir, ...args], {
     env: { ...process.env, TINY_HARNESS_DATABASE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Requirement } from '../needs.js';
+import { SCHEMA_PREFIX } from './processes.js';
 
 /**
  * PostgreSQL for the tests: the server named by `TINY_HARNESS_TEST_DATABASE_URL`, where every
@@ -28,12 +29,13 @@ export interface TempSchema {
 
 /**
  * A new, empty schema in the test database, or in the database at `options.baseUrl` (the
- * benchmarks' own: bench/lib/postgres.ts), named `<prefix>_<random>`.
+ * benchmarks' own: bench/lib/postgres.ts), named `<prefix>_<random>`; by default the prefix
+ * names the test run, whose runner drops what a cancelled file left.
  */
 export async function tempSchema(options: { baseUrl?: string; prefix?: string } = {}): Promise<TempSchema> {
   const base = options.baseUrl ?? process.env[TEST_DATABASE_URL_VARIABLE];
   if (!base) throw new Error(`${TEST_DATABASE_URL_VARIABLE} is not set`);
-  const schema = `${options.prefix ?? 'th_test'}_${randomBytes(6).toString('hex')}`;
+  const schema = `${options.prefix ?? SCHEMA_PREFIX}_${randomBytes(6).toString('hex')}`;
   await withClient(base, (client) => client.query(`CREATE SCHEMA ${schema}`));
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
