@@ -35,7 +35,8 @@ serve options:
   --public-url URL
                   the address clients reach the harness at through a proxy, e.g. https://agent.example.com;
                   the agent card names it instead of the listening address (or "publicUrl" in the config)
-  --log-content   also log the text of each message sent (debugging; or TINY_HARNESS_LOG_CONTENT=1)
+  --log-content   also log the text of each message sent (debugging; or TINY_HARNESS_LOG_CONTENT=1);
+                  TINY_HARNESS_LOG_LEVEL=debug logs more (e.g. a messageId reused for another message)
 
 chat: talk to an A2A agent at <url> (e.g. http://127.0.0.1:8080) in the terminal. / and Tab
   list the agent's commands; Ctrl+C stops a running turn (twice: leaves), or exits at an empty
@@ -106,7 +107,7 @@ async function serve(args: string[]): Promise<void> {
     if ('problem' in checked) throw new UsageError(`--public-url ${checked.problem}.`);
     publicUrl = checked.value;
   }
-  const log = createLogger();
+  const log = createLogger({ level: process.env.TINY_HARNESS_LOG_LEVEL === 'debug' ? 'debug' : 'info' });
   routeConsoleToLog(log);
   const config = await loadConfig(values.config);
   const tokens = await loadTokens({

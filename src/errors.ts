@@ -19,8 +19,6 @@ export type HarnessErrorCode =
   | 'data_unusable'
   /** A message for a task whose turn is still running. */
   | 'turn_in_progress'
-  /** A message id already used by this user, sent again with other content (CMD-34). */
-  | 'message_conflict'
   /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid';
 

@@ -96,8 +96,10 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     databaseUrl: options.databaseUrl,
     cacheBytes: config.cacheBytes,
     durability: config.durability,
+    messageIdRetentionMs: config.messageIdRetentionMs,
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+    onPruneError: (error) => log.warn('pruning old message ids failed', { error: describeError(error) }),
   });
   let coordination: Coordination | undefined;
   let tools: McpTools | undefined;
@@ -167,8 +169,11 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         toolCalls: tools?.configured,
       });
     const registry = new CommandRegistry();
-    // One record of the message ids each user sent, for commands and turns alike (CMD-34).
-    const claims = new MessageClaims(store.claims);
+    // One record of the messages each user sent, for commands and turns alike (CMD-34).
+    const claims = new MessageClaims(store.claims, {
+      onReusedId: (messageId) =>
+        log.debug('a messageId came again with other content: handled as a new message', { messageId }),
+    });
     const turnPath = buildTurnPath({
       engine,
       executor,

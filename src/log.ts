@@ -10,6 +10,8 @@ import { pino, stdTimeFunctions, type Logger as Pino } from 'pino';
 import { createRequire } from 'node:module';
 
 export interface Logger {
+  /** Written only when the log's level is `debug` (`TINY_HARNESS_LOG_LEVEL=debug` for the command line). */
+  debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
@@ -22,6 +24,8 @@ export interface LogOptions {
   pretty?: boolean;
   /** Colors in human lines; by default, unless `NO_COLOR` is set. */
   colors?: boolean;
+  /** The least level written: `info` by default, `debug` for more. */
+  level?: 'info' | 'debug';
 }
 
 /** The keys pino writes itself: a field of the same name is dropped, not allowed to replace them. */
@@ -33,6 +37,7 @@ export function createLogger(options: LogOptions | ((line: string) => void) = {}
     write = (line: string) => process.stderr.write(`${line}\n`),
     pretty = process.stderr.isTTY === true,
     colors = !process.env.NO_COLOR,
+    level = 'info',
   } = typeof options === 'function' ? { write: options } : options;
   const human = pretty
     ? loadPrettyFactory()({
@@ -47,21 +52,23 @@ export function createLogger(options: LogOptions | ((line: string) => void) = {}
   const destination = { write: (line: string) => write((human ? human(line) : line).trimEnd()) };
   const logger: Pino = pino(
     {
+      level,
       base: null,
       timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
     destination,
   );
-  const emit = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
+  const emit = (at: 'debug' | 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
     const entry: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(fields ?? {})) {
       if (value === undefined || OWN_KEYS.has(key)) continue;
       entry[key] = value instanceof Error ? describeError(value) : value;
     }
-    logger[level](entry, message);
+    logger[at](entry, message);
   };
   return {
+    debug: (message, fields) => emit('debug', message, fields),
     info: (message, fields) => emit('info', message, fields),
     warn: (message, fields) => emit('warn', message, fields),
     error: (message, fields) => emit('error', message, fields),
@@ -74,7 +81,7 @@ function loadPrettyFactory(): typeof import('pino-pretty').prettyFactory {
 }
 
 /** A logger that drops everything: for tests and embedding. */
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 const PATH_PATTERN = /(?:[A-Za-z]:)?(?:\/[\w.@+-]+){2,}\/?/g;
 const SECRET_PATTERN = /\b(sk-[\w-]{8,}|(?:api[_-]?key|token|secret|password)=\S+)/gi;

@@ -14,57 +14,65 @@ export interface ClaimOutcome {
   reply?: TaskStatusUpdateEvent;
 }
 
-/** A claim as stored: the content it was made with and, once accepted, its outcome. */
-export interface StoredClaim {
-  digest: string;
-  outcome?: ClaimOutcome;
+/** What the store holds for one message (its id and content digest). */
+export type StoredClaim =
+  /** Nothing: a new message. `idReused`: the id came before with other content. */
+  | { kind: 'new'; idReused: boolean }
+  /** Handled: a resend gets `outcome`. */
+  | { kind: 'accepted'; outcome: ClaimOutcome }
   /** Not accepted yet, and its request is still going on another instance sharing the store. */
-  pending?: boolean;
-}
+  | { kind: 'pending' };
 
 /**
- * The durable side of message claims (CMD-34): one record per user and message id, written
- * before the message is processed (or, by a store no other process shares, as it is accepted).
- * Its unique key is what makes a claim atomic across processes and restarts; `MessageClaims`
- * adds the in-process side.
+ * The durable side of message claims (CMD-34): one record per user, message id and content
+ * digest, so that two messages sent with one id each have their own, written before the
+ * message is processed (or, by a store no other process shares, as it is accepted). Its
+ * unique key is what makes a claim atomic across processes and restarts; `MessageClaims` adds
+ * the in-process side. Records are kept for a retention time, then pruned.
  */
 export interface MessageClaimStore {
   /**
-   * Records a claim of `messageId` with the content digest `digest` (or, alone, only checks it
-   * is free), unless an accepted one is stored: then returns that one and changes nothing. An
-   * unaccepted record whose request is still going on another instance is returned as
+   * Records a claim of the message (`messageId` with content digest `digest`), or, alone, only
+   * checks it is free, unless an accepted one is stored: then returns that one and changes
+   * nothing. An unaccepted record whose request is still going on another instance is
    * `pending`; one whose request is gone (cut short by a crash) is taken over.
    */
-  claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined>;
+  claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim>;
   /**
-   * Records what the claimed message, with the content digest `digest`, went to; from then on
-   * the claim answers resends. A store no other process shares may record the claim only here.
+   * Records what the claimed message went to; from then on the claim answers resends. A store
+   * no other process shares may record the claim only here.
    */
   accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void>;
   /** Forgets an unaccepted claim: its message was refused before anything was stored. */
-  release(scope: ClaimScope, messageId: string): Promise<void>;
+  release(scope: ClaimScope, messageId: string, digest: string): Promise<void>;
 }
 
 /** A claim store that lives as long as the process (tests, and embedding without a database). */
 export class InMemoryMessageClaimStore implements MessageClaimStore {
-  private readonly claims = new Map<string, StoredClaim>();
+  /** By user and id, then by digest: undefined until accepted. */
+  private readonly claims = new Map<string, Map<string, ClaimOutcome | undefined>>();
 
-  async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined> {
+  async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim> {
     const key = claimKey(scope, messageId);
-    const stored = this.claims.get(key);
-    if (stored?.outcome) return structuredClone(stored);
-    this.claims.set(key, { digest });
-    return undefined;
+    const byDigest = this.claims.get(key) ?? new Map<string, ClaimOutcome | undefined>();
+    this.claims.set(key, byDigest);
+    const outcome = byDigest.get(digest);
+    if (outcome) return { kind: 'accepted', outcome: structuredClone(outcome) };
+    byDigest.set(digest, undefined);
+    return { kind: 'new', idReused: byDigest.size > 1 };
   }
 
-  async accept(scope: ClaimScope, messageId: string, _digest: string, outcome: ClaimOutcome): Promise<void> {
-    const stored = this.claims.get(claimKey(scope, messageId));
-    if (stored && !stored.outcome) stored.outcome = structuredClone(outcome);
+  async accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void> {
+    const byDigest = this.claims.get(claimKey(scope, messageId));
+    if (byDigest?.has(digest) && !byDigest.get(digest)) byDigest.set(digest, structuredClone(outcome));
   }
 
-  async release(scope: ClaimScope, messageId: string): Promise<void> {
+  async release(scope: ClaimScope, messageId: string, digest: string): Promise<void> {
     const key = claimKey(scope, messageId);
-    if (!this.claims.get(key)?.outcome) this.claims.delete(key);
+    const byDigest = this.claims.get(key);
+    if (!byDigest || byDigest.get(digest)) return;
+    byDigest.delete(digest);
+    if (byDigest.size === 0) this.claims.delete(key);
   }
 }
 

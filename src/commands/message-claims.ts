@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Part, type Message } from '@a2a-js/sdk';
 import { resolveUserScope, type OwnerResolver, type ServerCallContext } from '@a2a-js/sdk/server';
-import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { claimKey, type ClaimOutcome, type ClaimScope, type MessageClaimStore } from './message-claim-store.js';
 
-/** The message id is new for this user: process the message, then `accept` or `release`. */
+/** The message is new for this user: process it, then `accept` or `release`. */
 export interface FirstClaim {
   kind: 'first';
   /** The message was accepted (stored on its task): resends get `outcome` from now on. */
@@ -15,7 +15,7 @@ export interface FirstClaim {
   finish(): void;
 }
 
-/** The message id was handled before, with the same content: answer with what it went to. */
+/** The message (its id and content) was handled before: answer with what it went to. */
 export interface RepeatClaim {
   kind: 'repeat';
   outcome: ClaimOutcome;
@@ -31,55 +31,52 @@ export interface RepeatClaim {
 export type Claim = FirstClaim | RepeatClaim;
 
 /**
- * Makes sending a message idempotent by its `messageId`, per user, for commands and turns alike
- * (CMD-13, CMD-34): the first send of an id is processed, a resend with the same content gets
- * what the first went to, and a resend with other content is refused. The check and the claim
- * are one step: an in-process map makes concurrent sends of one id wait for the first, and the
- * store's unique key keeps the claim across restarts (and, later, across processes).
+ * Makes sending a message idempotent, per user, for commands and turns alike (CMD-13, CMD-34):
+ * a message is its `messageId` and its content (`contentDigest`). The first send is processed;
+ * a resend (same id, same content) gets what the first went to. The same id with other content
+ * is another message, processed as new: A2A lets clients reuse ids, and the official TCK does.
+ * The check and the claim are one step: an in-process map makes concurrent sends of one message
+ * wait for the first, and the store's unique key keeps the claim across restarts and processes.
  */
 export class MessageClaims {
-  /** Claims whose request is still going, by user and id; each is removed when it finishes. */
+  /** Claims whose request is still going, by user, id and digest; each is removed when it finishes. */
   private readonly live = new Map<string, LiveClaim>();
 
   constructor(
     private readonly store: MessageClaimStore,
-    private readonly ownerOf: OwnerResolver = resolveUserScope,
+    private readonly options: {
+      ownerOf?: OwnerResolver;
+      /** Told when a message comes with an id this user already sent with other content. */
+      onReusedId?: (messageId: string) => void;
+    } = {},
   ) {}
 
-  /** Claims the message's id for the caller; throws the protocol's invalid-params error on a conflict. */
+  /** Claims the message for the caller; throws only when its first send is still going on another instance. */
   async claim(message: Message, context: ServerCallContext): Promise<Claim> {
-    const scope: ClaimScope = { tenant: context.tenant ?? '', owner: this.ownerOf(context) };
+    const scope: ClaimScope = {
+      tenant: context.tenant ?? '',
+      owner: (this.options.ownerOf ?? resolveUserScope)(context),
+    };
     const digest = contentDigest(message);
-    const key = claimKey(scope, message.messageId);
+    const key = `${claimKey(scope, message.messageId)}\0${digest}`;
     for (;;) {
       const live = this.live.get(key);
       if (live) {
-        if (live.digest !== digest) throw conflict();
         const outcome = await live.accepted;
-        if (outcome)
-          return {
-            kind: 'repeat',
-            outcome: sameTask(message, outcome),
-            inFlight: !live.finished,
-            firstDone: live.done,
-          };
+        if (outcome) return { kind: 'repeat', outcome, inFlight: !live.finished, firstDone: live.done };
         continue; // the first send was refused: this one is processed in its place
       }
-      const mine = new LiveClaim(digest);
+      const mine = new LiveClaim();
       this.live.set(key, mine);
       try {
         const stored = await this.store.claim(scope, message.messageId, digest);
-        if (stored?.pending) throw stored.digest === digest ? stillGoing() : conflict();
-        if (!stored?.outcome) return this.first(scope, message.messageId, key, mine);
-        // Handled by an earlier process: '' is a claim recorded before digests were kept.
-        if (stored.digest !== digest && stored.digest !== '') throw conflict();
+        if (stored.kind === 'pending') throw stillGoing();
+        if (stored.kind === 'new') {
+          if (stored.idReused) this.options.onReusedId?.(message.messageId);
+          return this.first(scope, message.messageId, digest, key, mine);
+        }
         this.finish(key, mine, { outcome: stored.outcome });
-        return {
-          kind: 'repeat',
-          outcome: sameTask(message, stored.outcome),
-          inFlight: false,
-          firstDone: Promise.resolve(),
-        };
+        return { kind: 'repeat', outcome: stored.outcome, inFlight: false, firstDone: Promise.resolve() };
       } catch (error) {
         this.finish(key, mine, { error });
         throw error;
@@ -87,18 +84,18 @@ export class MessageClaims {
     }
   }
 
-  private first(scope: ClaimScope, messageId: string, key: string, mine: LiveClaim): FirstClaim {
+  private first(scope: ClaimScope, messageId: string, digest: string, key: string, mine: LiveClaim): FirstClaim {
     return {
       kind: 'first',
       accept: async (outcome) => {
         mine.settle({ outcome }); // waiting resends go on at once; the record follows
-        await this.store.accept(scope, messageId, mine.digest, outcome);
+        await this.store.accept(scope, messageId, digest, outcome);
       },
       release: async () => {
         if (mine.settled) return;
         // The record goes first: a resend waiting on `mine` then claims afresh, in the store too.
         try {
-          await this.store.release(scope, messageId);
+          await this.store.release(scope, messageId, digest);
         } finally {
           this.finish(key, mine, {});
         }
@@ -127,7 +124,7 @@ class LiveClaim {
   private resolve!: (outcome: ClaimOutcome | undefined) => void;
   private reject!: (error: unknown) => void;
 
-  constructor(readonly digest: string) {
+  constructor() {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.accepted = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -153,27 +150,18 @@ class LiveClaim {
 type Settlement = { outcome?: ClaimOutcome } | { error: unknown };
 
 /**
- * What makes two sends "the same message": its context and its parts (the task is checked
- * against where the first went, by `sameTask`),
- * in the protocol's JSON form, which leaves out fields at their defaults (so a part sent with
- * `"metadata": {}` and one sent without are the same). The message's own metadata is left out,
- * so a client that stamps a retry count or a time on each attempt is not refused.
+ * What makes two sends of one id the same message: its parts, and the task and context as the
+ * client gave them (CMD-34), in the protocol's JSON form, which leaves out fields at their
+ * defaults (so a part sent with `"metadata": {}` and one sent without are the same). The
+ * message's own metadata is left out, so a client that stamps a retry count or a time on each
+ * attempt still resends.
  */
 export function contentDigest(message: Message): string {
   const parts = (message.parts ?? []).map((part) =>
     Part.toJSON({ ...part, metadata: isEmpty(part.metadata) ? undefined : part.metadata }),
   );
-  const content = JSON.stringify([message.contextId ?? '', parts]);
+  const content = JSON.stringify([message.taskId ?? '', message.contextId ?? '', parts]);
   return createHash('sha256').update(content).digest('hex');
-}
-
-/**
- * A resend may name the task its first send went to, which a client learns only from the first
- * answer (a first send without a task made one); naming another task is other content.
- */
-function sameTask(resend: Message, outcome: ClaimOutcome): ClaimOutcome {
-  if (resend.taskId && resend.taskId !== outcome.taskId) throw conflict();
-  return outcome;
 }
 
 function isEmpty(value: object | undefined): boolean {
@@ -184,11 +172,5 @@ function isEmpty(value: object | undefined): boolean {
 function stillGoing(): UnsupportedOperationError {
   return new UnsupportedOperationError(
     'This message is still being handled by another instance of the server. Send it again, unchanged, in a moment to get its answer.',
-  );
-}
-
-function conflict(): RequestMalformedError {
-  return new RequestMalformedError(
-    'This messageId was already used for a message with other content. Give every new message its own messageId; resend a message only unchanged.',
   );
 }

@@ -114,6 +114,9 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** About 5,000 tokens: enough for a page of a file, small enough that a few calls fit a context. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000;
 
+/** 24 h, as payment APIs keep idempotency keys (the store's own default; a test keeps the two equal). */
+export const DEFAULT_MESSAGE_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /** 10 s: a lost instance's turns end within about that; renewing every 3.3 s costs one small write. */
 export const DEFAULT_INSTANCE_LEASE_MS = 10_000;
 
@@ -166,6 +169,17 @@ export const configSchema = strictObject({
     .min(500, 'must be at least 500')
     .max(600_000)
     .default(DEFAULT_INSTANCE_LEASE_MS),
+  /**
+   * How long, in milliseconds, a handled message is remembered: the same message (id and
+   * content) sent again within it is a resend, answered with what the first went to and not
+   * run again (CMD-34). Older records are pruned.
+   */
+  messageIdRetentionMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(60_000, 'must be at least 60000 (a minute): retries come later than that')
+    .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
+    .default(DEFAULT_MESSAGE_ID_RETENTION_MS),
   /** MCP servers whose tools every turn's model may call (README, "Tools (MCP)"). */
   mcpServers: mcpServersSchema.default({}),
   /** The most model-and-tool steps in one turn; the last one's reply ends the turn. */

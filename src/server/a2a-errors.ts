@@ -27,7 +27,6 @@ const A2A_ERROR_FOR: Record<HarnessErrorCode, ((message: string) => A2AError) | 
   // A2A has no "busy" error; UnsupportedOperation is its "not in this state" (gRPC and REST
   // FAILED_PRECONDITION), as the SDK answers a message to a finished task.
   turn_in_progress: (message) => new UnsupportedOperationError(message),
-  message_conflict: (message) => new RequestMalformedError(message),
   model_unknown: (message) => new RequestMalformedError(message),
   provider_failed: 'internal',
   store_failed: 'internal',

@@ -93,14 +93,15 @@ export interface TaskUsageTable {
 }
 
 /**
- * One message id a user sent (CMD-34): recorded before the message is processed when instances
- * share the database, as it is accepted when one process has it (`SqlMessageClaimStore`).
+ * One message a user sent (CMD-34), by id and content: recorded before the message is processed
+ * when instances share the database, as it is accepted when one process has it
+ * (`SqlMessageClaimStore`); pruned once older than the retention time.
  */
 export interface MessageClaimsTable {
   tenant: string;
   owner: string;
   message_id: string;
-  /** SHA-256 of the message's content (`contentDigest`); '' for claims from before digests. */
+  /** SHA-256 of the message's content (`contentDigest`). */
   digest: string;
   /** The task the message went to; null until the message is accepted. */
   task_id: string | null;
@@ -108,6 +109,8 @@ export interface MessageClaimsTable {
   reply_json: string | null;
   /** The instance that made the claim (`Coordination.instanceId`); null for claims from before 0008. */
   claimant: string | null;
+  /** When the claim was made (ms since the epoch, the instance's clock): what pruning goes by. */
+  created_ms: Counter;
 }
 
 export interface TaskLinksTable {

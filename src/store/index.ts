@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
+import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
 import type { SubtaskRecords } from '../runtime/task-state.js';
 import { schemaChannel } from './channels.js';
@@ -20,6 +21,9 @@ export const DATABASE_FILE_NAME = 'tiny-harness.db';
 
 /** The memory the store's caches may take together by default: 64 MiB. */
 export const DEFAULT_CACHE_BYTES = 64 * 2 ** 20;
+
+/** 24 hours, as payment APIs keep idempotency keys: a retry comes within that (`config/schema.ts` keeps the same). */
+export const DEFAULT_MESSAGE_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes' | 'shared'> {
   /** Folder for the SQLite database file, created when missing; not used with `databaseUrl`. */
@@ -44,6 +48,10 @@ export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'
   durability?: Durability;
   /** PostgreSQL: told when an idle connection fails (the pool replaces it); see `PostgresDatabaseOptions`. */
   onConnectionError?: (error: Error) => void;
+  /** How long handled messages are remembered, for resends (CMD-34); default `DEFAULT_MESSAGE_ID_RETENTION_MS`. */
+  messageIdRetentionMs?: number;
+  /** Told when a pass pruning old message claims fails (the next pass tries again). */
+  onPruneError?: (error: unknown) => void;
 }
 
 export interface Store {
@@ -72,6 +80,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     cacheBytes = DEFAULT_CACHE_BYTES,
     durability,
     onConnectionError,
+    messageIdRetentionMs = DEFAULT_MESSAGE_ID_RETENTION_MS,
+    onPruneError = () => undefined,
     ...taskOptions
   } = options;
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0)
@@ -99,18 +109,24 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   }
   const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes, shared, eventLog: events });
   const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
+  const claims = new SqlMessageClaimStore(db, id, { shared });
+  const pruning = new ClaimPruning({ claims, retentionMs: messageIdRetentionMs, onError: onPruneError });
+  pruning.start();
   return {
     db,
     shared,
     tasks,
     events,
     state,
-    claims: new SqlMessageClaimStore(db, id, { shared }),
+    claims,
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await pruning.stop();
+      await db.destroy();
+    },
   };
 }
 
@@ -127,6 +143,7 @@ export {
   type TaskScope,
 } from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
-export { SqlMessageClaimStore } from './message-claim-store.js';
+export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './message-claim-store.js';
+export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskEventLog } from './task-event-log.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -4,13 +4,31 @@ import type { ClaimOutcome, ClaimScope, MessageClaimStore, StoredClaim } from '.
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
 
+export interface SqlMessageClaimStoreOptions {
+  /**
+   * `shared`: other instances use the database (PostgreSQL), so a claim is recorded before its
+   * message is processed, and its unique key keeps two instances from processing one message.
+   * Alone (SQLite), see `accept`.
+   */
+  shared: boolean;
+  /**
+   * The clock claims are dated and pruned by, in ms since the epoch (default `Date.now`). Each
+   * instance's own: a few seconds between instances' clocks matter nothing against a retention
+   * of hours, and tests can move it.
+   */
+  now?: () => number;
+}
+
 /**
- * The durable `MessageClaimStore` (CMD-13, CMD-34): a message resent with the same `messageId`
- * after a restart still gets what it went to instead of running again. The table's primary key
- * (tenant, owner, message id) is what makes a claim atomic. Replies are stored with the SDK's
- * codec, so the state enum and any raw bytes in the reply message read back as they were.
+ * The durable `MessageClaimStore` (CMD-13, CMD-34): a message resent unchanged after a restart
+ * still gets what it went to instead of running again. The table's primary key (tenant, owner,
+ * message id, content digest) is what makes a claim atomic, and lets one id carry several
+ * messages. Replies are stored with the SDK's codec, so the state enum and any raw bytes in the
+ * reply message read back as they were. Records are dated, and `prune` removes old ones.
  */
 export class SqlMessageClaimStore implements MessageClaimStore {
+  private readonly now: () => number;
+
   constructor(
     private readonly db: Kysely<Database>,
     /**
@@ -19,24 +37,34 @@ export class SqlMessageClaimStore implements MessageClaimStore {
      * in `instances` (is alive, when instances share PostgreSQL), and takes it over otherwise.
      */
     private readonly claimant: string,
-    /**
-     * `shared`: other instances use the database (PostgreSQL), so a claim is recorded before its
-     * message is processed, and its unique key keeps two instances from processing one id. Alone
-     * (SQLite), see `accept`.
-     */
-    private readonly options: { shared: boolean } = { shared: true },
-  ) {}
+    private readonly options: SqlMessageClaimStoreOptions = { shared: true },
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
-  async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim | undefined> {
-    const key = { tenant: scope.tenant, owner: scope.owner, message_id: messageId };
-    if (!this.options.shared) return this.acceptedClaim(key);
+  async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim> {
+    const key = { tenant: scope.tenant, owner: scope.owner, message_id: messageId, digest };
+    if (!this.options.shared) return this.readClaim(key);
     const inserted = await this.db
       .insertInto('message_claims')
-      .values({ ...key, digest, task_id: null, reply_json: null, claimant: this.claimant })
-      .onConflict((oc) => oc.columns(['tenant', 'owner', 'message_id']).doNothing())
-      .returning('message_id')
+      .values({ ...key, task_id: null, reply_json: null, claimant: this.claimant, created_ms: this.now() })
+      .onConflict((oc) => oc.columns(['tenant', 'owner', 'message_id', 'digest']).doNothing())
+      // The subquery sees the table as it was before this row went in.
+      .returning((eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('message_claims as other')
+              .select('other.digest')
+              .where('other.tenant', '=', key.tenant)
+              .where('other.owner', '=', key.owner)
+              .where('other.message_id', '=', messageId)
+              .where('other.digest', '<>', digest),
+          )
+          .as('id_reused'),
+      )
       .executeTakeFirst();
-    if (inserted) return undefined;
+    if (inserted) return { kind: 'new', idReused: Boolean(inserted.id_reused) };
     const row = await this.db
       .selectFrom('message_claims')
       .select((eb) => [
@@ -53,46 +81,45 @@ export class SqlMessageClaimStore implements MessageClaimStore {
       .where('tenant', '=', key.tenant)
       .where('owner', '=', key.owner)
       .where('message_id', '=', messageId)
+      .where('digest', '=', digest)
       .executeTakeFirst();
     const accepted = row && acceptedOutcome(row);
-    if (accepted) return accepted;
+    if (accepted) return { kind: 'accepted', outcome: accepted };
     if (row && row.claimant !== null && row.claimant !== this.claimant && Boolean(row.claimant_alive))
-      return { digest: row.digest, pending: true };
+      return { kind: 'pending' };
     // Never accepted (its message was cut short): this claim takes its place.
     await this.db
       .updateTable('message_claims')
-      .set({ digest, claimant: this.claimant })
+      .set({ claimant: this.claimant, created_ms: this.now() })
       .where('tenant', '=', key.tenant)
       .where('owner', '=', key.owner)
       .where('message_id', '=', messageId)
+      .where('digest', '=', digest)
       .where('task_id', 'is', null)
       .execute();
-    return undefined;
+    return { kind: 'new', idReused: false };
   }
 
-  /** Alone: the accepted claim of the id, if any; a record never accepted is free to take. */
-  private async acceptedClaim(key: {
-    tenant: string;
-    owner: string;
-    message_id: string;
-  }): Promise<StoredClaim | undefined> {
-    const { rows } = await READ_CLAIM.run(this.db, [key.tenant, key.owner, key.message_id]);
-    return rows[0] && acceptedOutcome(rows[0]);
+  /** Alone: the message's accepted claim, if any; a record never accepted is free to take. */
+  private async readClaim(key: { tenant: string; owner: string; message_id: string; digest: string }) {
+    const { rows } = await READ_CLAIMS.run(this.db, [key.tenant, key.owner, key.message_id]);
+    const same = rows.find((row) => row.digest === key.digest);
+    const outcome = same && acceptedOutcome(same);
+    if (outcome) return { kind: 'accepted', outcome } satisfies StoredClaim;
+    return { kind: 'new', idReused: rows.some((row) => row.digest !== key.digest) } satisfies StoredClaim;
   }
 
   /**
-   * Alone, nothing else can claim the id meanwhile (`MessageClaims` keeps concurrent sends of one
-   * id apart in this process), so the claim is recorded only here, already accepted: one write
-   * per message instead of two. A message cut short by a crash leaves no record, which is what a
-   * record never accepted amounts to (the next send of its id takes it over).
+   * Alone, nothing else can claim the message meanwhile (`MessageClaims` keeps concurrent sends
+   * of one apart in this process), so the claim is recorded only here, already accepted: one
+   * write per message instead of two. A message cut short by a crash leaves no record, which is
+   * what a record never accepted amounts to (the next send of it takes it over).
    */
   async accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void> {
-    const accepted = {
-      task_id: outcome.taskId,
-      reply_json: outcome.reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(outcome.reply)) : null,
-    };
+    const taskId = outcome.taskId;
+    const replyJson = outcome.reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(outcome.reply)) : null;
     if (this.options.shared)
-      await ACCEPT_CLAIMED.run(this.db, [scope.tenant, scope.owner, messageId, accepted.task_id, accepted.reply_json]);
+      await ACCEPT_CLAIMED.run(this.db, [scope.tenant, scope.owner, messageId, digest, taskId, replyJson]);
     else
       await RECORD_ACCEPTED.run(this.db, [
         scope.tenant,
@@ -100,25 +127,51 @@ export class SqlMessageClaimStore implements MessageClaimStore {
         messageId,
         digest,
         this.claimant,
-        accepted.task_id,
-        accepted.reply_json,
+        taskId,
+        replyJson,
+        this.now(),
       ]);
   }
 
-  async release(scope: ClaimScope, messageId: string): Promise<void> {
+  async release(scope: ClaimScope, messageId: string, digest: string): Promise<void> {
     if (!this.options.shared) return; // nothing is recorded before `accept`
     await this.db
       .deleteFrom('message_claims')
       .where('tenant', '=', scope.tenant)
       .where('owner', '=', scope.owner)
       .where('message_id', '=', messageId)
+      .where('digest', '=', digest)
       .where('task_id', 'is', null)
       .execute();
   }
+
+  /**
+   * Removes at most `limit` claims made more than `retentionMs` ago, oldest first (a bounded
+   * statement, however many have expired); returns how many went.
+   */
+  async prune(retentionMs: number, limit: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('message_claims')
+      .where((eb) =>
+        eb(
+          eb.refTuple('tenant', 'owner', 'message_id', 'digest'),
+          'in',
+          eb
+            .selectFrom('message_claims as old')
+            .select(['old.tenant', 'old.owner', 'old.message_id', 'old.digest'])
+            .where('old.created_ms', '<', this.now() - retentionMs)
+            .orderBy('old.created_ms')
+            .limit(limit)
+            .$asTuple('tenant', 'owner', 'message_id', 'digest'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
 }
 
-/** The claim of (tenant, owner, message id), as `acceptedOutcome` reads it. */
-const READ_CLAIM = new QueryTemplate<Database, readonly [string, string, string], ClaimRow>(
+/** Every claim of (tenant, owner, message id): one per content sent with that id. */
+const READ_CLAIMS = new QueryTemplate<Database, readonly [string, string, string], ClaimRow>(
   3,
   (db, tenant, owner, messageId) =>
     db
@@ -130,34 +183,44 @@ const READ_CLAIM = new QueryTemplate<Database, readonly [string, string, string]
 );
 
 /** Shared: the claim recorded by `claim` gets its outcome (task id, reply), unless it has one. */
-const ACCEPT_CLAIMED = new QueryTemplate<Database, readonly [string, string, string, string, string | null]>(
-  5,
-  (db, tenant, owner, messageId, taskId, replyJson) =>
+const ACCEPT_CLAIMED = new QueryTemplate<Database, readonly [string, string, string, string, string, string | null]>(
+  6,
+  (db, tenant, owner, messageId, digest, taskId, replyJson) =>
     db
       .updateTable('message_claims')
       .set({ task_id: taskId, reply_json: replyJson })
       .where('tenant', '=', tenant)
       .where('owner', '=', owner)
       .where('message_id', '=', messageId)
+      .where('digest', '=', digest)
       .where('task_id', 'is', null),
 );
 
 /** Alone: the claim is recorded with its outcome, over a record never accepted (an earlier process's). */
 const RECORD_ACCEPTED = new QueryTemplate<
   Database,
-  readonly [string, string, string, string, string, string, string | null]
->(7, (db, tenant, owner, messageId, digest, claimant, taskId, replyJson) =>
+  readonly [string, string, string, string, string, string, string | null, number]
+>(8, (db, tenant, owner, messageId, digest, claimant, taskId, replyJson, createdMs) =>
   db
     .insertInto('message_claims')
-    .values({ tenant, owner, message_id: messageId, digest, claimant, task_id: taskId, reply_json: replyJson })
+    .values({
+      tenant,
+      owner,
+      message_id: messageId,
+      digest,
+      claimant,
+      task_id: taskId,
+      reply_json: replyJson,
+      created_ms: createdMs,
+    })
     .onConflict((oc) =>
       oc
-        .columns(['tenant', 'owner', 'message_id'])
+        .columns(['tenant', 'owner', 'message_id', 'digest'])
         .doUpdateSet((eb) => ({
-          digest: eb.ref('excluded.digest'),
           claimant: eb.ref('excluded.claimant'),
           task_id: eb.ref('excluded.task_id'),
           reply_json: eb.ref('excluded.reply_json'),
+          created_ms: eb.ref('excluded.created_ms'),
         }))
         .where('message_claims.task_id', 'is', null),
     ),
@@ -170,8 +233,8 @@ interface ClaimRow {
 }
 
 /** A claim row read back: its outcome once accepted, else undefined. */
-function acceptedOutcome(row: ClaimRow): StoredClaim | undefined {
+function acceptedOutcome(row: ClaimRow): ClaimOutcome | undefined {
   if (row.task_id === null) return undefined;
   const reply = row.reply_json === null ? undefined : TaskStatusUpdateEvent.fromJSON(JSON.parse(row.reply_json));
-  return { digest: row.digest, outcome: { taskId: row.task_id, reply } };
+  return { taskId: row.task_id, reply };
 }

@@ -2,9 +2,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { configSchema, DEFAULT_CACHE_BYTES, defaultConfig } from '../../src/config/schema.js';
+import {
+  configSchema,
+  DEFAULT_CACHE_BYTES,
+  DEFAULT_MESSAGE_ID_RETENTION_MS,
+  defaultConfig,
+} from '../../src/config/schema.js';
 import { HarnessError } from '../../src/errors.js';
-import { DEFAULT_CACHE_BYTES as STORE_DEFAULT_CACHE_BYTES } from '../../src/store/index.js';
+import {
+  DEFAULT_CACHE_BYTES as STORE_DEFAULT_CACHE_BYTES,
+  DEFAULT_MESSAGE_ID_RETENTION_MS as STORE_DEFAULT_MESSAGE_ID_RETENTION_MS,
+} from '../../src/store/index.js';
 
 /** The config_invalid message for a config object. */
 function problems(config: unknown): string {
@@ -32,6 +40,7 @@ describe('config schema', () => {
       cacheBytes: 64 * 2 ** 20,
       durability: 'normal',
       instanceLeaseMs: 10000,
+      messageIdRetentionMs: 86_400_000,
       mcpServers: {},
       maxSteps: 20,
       toolTimeoutMs: 60000,
@@ -45,6 +54,15 @@ describe('config schema', () => {
     assert.equal(DEFAULT_CACHE_BYTES, STORE_DEFAULT_CACHE_BYTES);
     assert.equal(parseConfig(JSON.stringify({ cacheBytes: 0 })).cacheBytes, 0);
     assert.equal(parseConfig(JSON.stringify({ cacheBytes: 8_000_000 })).cacheBytes, 8_000_000);
+  });
+
+  it('CMD-34: remembers handled messages for 24 hours unless told, as the store does when used alone; a minute at least', () => {
+    assert.equal(DEFAULT_MESSAGE_ID_RETENTION_MS, 24 * 60 * 60 * 1000);
+    assert.equal(DEFAULT_MESSAGE_ID_RETENTION_MS, STORE_DEFAULT_MESSAGE_ID_RETENTION_MS);
+    assert.equal(parseConfig(JSON.stringify({ messageIdRetentionMs: 3_600_000 })).messageIdRetentionMs, 3_600_000);
+    assert.match(problems({ messageIdRetentionMs: 1000 }), /messageIdRetentionMs: must be at least 60000/);
+    assert.match(problems({ messageIdRetentionMs: 60_000.5 }), /messageIdRetentionMs: must be a whole number/);
+    assert.match(problems({ messageIdRetentionMs: '24h' }), /messageIdRetentionMs: /);
   });
 
   it('takes durability "normal" or "full" and nothing else', () => {

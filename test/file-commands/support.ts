@@ -110,7 +110,7 @@ export function recordingLogger(): Logger & { lines: string[] } {
   const emit = (level: string) => (message: string, fields?: Record<string, unknown>) => {
     lines.push(`${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
   };
-  return { lines, info: emit('info'), warn: emit('warn'), error: emit('error') };
+  return { lines, debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 
 /** Polls until `condition` holds; fails after `timeoutMs`, saying what it waited for. */

@@ -15,7 +15,6 @@ const CODES: HarnessErrorCode[] = [
   'provider_failed',
   'store_failed',
   'turn_in_progress',
-  'message_conflict',
   'tokens_invalid',
 ];
 
@@ -54,9 +53,8 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     }
   });
 
-  it('a busy task is UnsupportedOperation; a reused message id and an unknown model are malformed requests', () => {
+  it('a busy task is UnsupportedOperation; an unknown model is a malformed request', () => {
     assert.ok(toA2AError(new HarnessError('turn_in_progress', 'busy')).error instanceof UnsupportedOperationError);
-    assert.ok(toA2AError(new HarnessError('message_conflict', 'reused')).error instanceof RequestMalformedError);
     assert.ok(toA2AError(new HarnessError('model_unknown', 'no such model')).error instanceof RequestMalformedError);
   });
 

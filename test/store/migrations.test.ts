@@ -57,7 +57,7 @@ for (const backend of storeBackends) {
           ])
           .execute();
 
-        await migrateToLatest(db);
+        assert.equal((await (await createMigrator(db)).migrateTo('0009_task_event_seq')).error, undefined);
 
         assert.deepEqual(await db.selectFrom('message_claims').selectAll().execute(), [
           {
@@ -76,6 +76,44 @@ for (const backend of storeBackends) {
         ]);
         await assert.rejects(db.selectFrom('command_replies').selectAll().execute(), 'the old tables are gone');
         await assert.rejects(db.selectFrom('context_settings').selectAll().execute());
+      } finally {
+        await dispose();
+      }
+    });
+
+    it('CMD-34 (0010): claims are keyed by content too and dated as of the upgrade; those of unknown content are dropped', async () => {
+      const { db: typed, dispose } = await emptyDatabase(backend);
+      const db = typed as Kysely<any>;
+      try {
+        assert.equal((await (await createMigrator(db)).migrateTo('0009_task_event_seq')).error, undefined);
+        const claim = { tenant: '', owner: 'alice', task_id: 't1', reply_json: null, claimant: 'i1' };
+        await db
+          .insertInto('message_claims')
+          .values([
+            { ...claim, message_id: 'm1', digest: 'd1' },
+            { ...claim, message_id: 'old', digest: '' },
+          ])
+          .execute();
+        const before = Date.now();
+        await migrateToLatest(db);
+        const rows = await db.selectFrom('message_claims').selectAll().execute();
+        assert.deepEqual(
+          rows.map(({ created_ms: _created, ...row }) => row),
+          [{ ...claim, message_id: 'm1', digest: 'd1' }],
+        );
+        assert.ok(Number(rows[0]!.created_ms) >= before, 'dated as of the upgrade');
+        await db
+          .insertInto('message_claims')
+          .values({ ...claim, message_id: 'm1', digest: 'd2', created_ms: before })
+          .execute();
+        assert.equal((await db.selectFrom('message_claims').selectAll().execute()).length, 2, 'one id, two messages');
+        await assert.rejects(
+          db
+            .insertInto('message_claims')
+            .values({ ...claim, message_id: 'm1', digest: 'd2', created_ms: before })
+            .execute(),
+          'but one claim per message',
+        );
       } finally {
         await dispose();
       }

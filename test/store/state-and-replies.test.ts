@@ -131,67 +131,98 @@ for (const backend of storeBackends) {
       };
     }
 
+    const accepted = (taskId: string, reply?: TaskStatusUpdateEvent) => ({
+      kind: 'accepted',
+      outcome: { taskId, reply },
+    });
+    const isNew = (idReused = false) => ({ kind: 'new', idReused });
+
     for (const shared of [true, false]) {
       // Shared (other instances on the database) a claim is recorded first; alone, only once accepted.
       const mode = shared ? 'shared' : 'alone';
-      const claimsOn = (store: { db: TempStore['store']['db'] }) =>
-        new SqlMessageClaimStore(store.db, 'instance-a', { shared });
+      const claimsOn = (store: { db: TempStore['store']['db'] }, now?: () => number) =>
+        new SqlMessageClaimStore(store.db, 'instance-a', { shared, now });
 
-      it(`CMD-34 (${mode}): a claim is new once per user and id; once accepted it answers with its outcome, the first kept, after a restart too`, async () => {
+      it(`CMD-34 (${mode}): a message (id and content) is new once per user; once accepted it answers with its outcome, the first kept, after a restart too`, async () => {
         const claims = claimsOn(temp.store);
-        assert.equal(await claims.claim(alice, 'm1', 'd1'), undefined, 'a new id');
+        assert.deepStrictEqual(await claims.claim(alice, 'm1', 'd1'), isNew(), 'a new id');
         const first = reply('first');
         await claims.accept(alice, 'm1', 'd1', { taskId: 't1', reply: first });
-        await claims.accept(alice, 'm1', 'd2', { taskId: 't2', reply: reply('second') });
-        assert.equal(await claims.claim(bob, 'm1', 'd1'), undefined, "bob's m1 is not alice's");
-        const again = await claimsOn(await temp.reopen()).claim(alice, 'm1', 'd2');
-        assert.deepStrictEqual(again, { digest: 'd1', outcome: { taskId: 't1', reply: first } });
-        assert.equal(again?.outcome?.reply?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+        await claims.accept(alice, 'm1', 'd1', { taskId: 't2', reply: reply('second') });
+        assert.deepStrictEqual(await claims.claim(bob, 'm1', 'd1'), isNew(), "bob's m1 is not alice's");
+        const again = await claimsOn(await temp.reopen()).claim(alice, 'm1', 'd1');
+        assert.deepStrictEqual(again, accepted('t1', first));
+        assert.equal(
+          again.kind === 'accepted' && again.outcome.reply?.status?.state,
+          TaskState.TASK_STATE_INPUT_REQUIRED,
+        );
         await claimsOn(temp.store).accept(alice, 'm2', 'd3', { taskId: 't3' });
         const m2 = await claimsOn(temp.store).claim(alice, 'm2', 'd3');
-        if (shared) assert.equal(m2, undefined, 'shared, accepting an id never claimed records nothing');
-        else
-          assert.deepStrictEqual(
-            m2,
-            { digest: 'd3', outcome: { taskId: 't3', reply: undefined } },
-            'alone, the claim is recorded as it is accepted',
-          );
+        if (shared) assert.deepStrictEqual(m2, isNew(), 'shared, accepting a message never claimed records nothing');
+        else assert.deepStrictEqual(m2, accepted('t3'), 'alone, the claim is recorded as it is accepted');
       });
 
-      it(`CMD-34 (${mode}): an ordinary message has no reply; a released or never accepted claim frees its id`, async () => {
+      it(`CMD-34 (${mode}): one id with other content is another message, with its own claim; an unchanged resend of each gets its own outcome`, async () => {
+        const claims = claimsOn(temp.store);
+        await claims.claim(alice, 'm1', 'd1');
+        await claims.accept(alice, 'm1', 'd1', { taskId: 't1' });
+        assert.deepStrictEqual(
+          await claims.claim(alice, 'm1', 'd2'),
+          isNew(true),
+          'new, its id known with other content',
+        );
+        await claims.accept(alice, 'm1', 'd2', { taskId: 't2' });
+        const reopened = claimsOn(await temp.reopen());
+        assert.deepStrictEqual(await reopened.claim(alice, 'm1', 'd1'), accepted('t1'));
+        assert.deepStrictEqual(await reopened.claim(alice, 'm1', 'd2'), accepted('t2'));
+        assert.deepStrictEqual(await reopened.claim(bob, 'm1', 'd3'), isNew(false), "alice's ids are not bob's");
+      });
+
+      it(`CMD-34 (${mode}): an ordinary message has no reply; a released or never accepted claim frees its message`, async () => {
         const claims = claimsOn(temp.store);
         await claims.claim(alice, 'turn', 'd1');
         await claims.accept(alice, 'turn', 'd1', { taskId: 't1' });
-        assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), {
-          digest: 'd1',
-          outcome: { taskId: 't1', reply: undefined },
-        });
+        assert.deepStrictEqual(await claims.claim(alice, 'turn', 'd1'), accepted('t1'));
         await claims.claim(alice, 'refused', 'd1');
-        await claims.release(alice, 'refused');
-        assert.equal(await claims.claim(alice, 'refused', 'd2'), undefined);
+        await claims.release(alice, 'refused', 'd1');
+        assert.deepStrictEqual(await claims.claim(alice, 'refused', 'd1'), isNew());
         await claims.claim(alice, 'cut', 'd1'); // and the process stops before it is accepted
         const reopened = claimsOn(await temp.reopen());
-        assert.equal(await reopened.claim(alice, 'cut', 'd2'), undefined, 'taken over, with its new content');
-        await reopened.accept(alice, 'cut', 'd2', { taskId: 't9' });
-        assert.equal((await reopened.claim(alice, 'cut', 'd1'))?.digest, 'd2');
-        await reopened.release(alice, 'turn');
-        assert.equal(
-          (await reopened.claim(alice, 'turn', 'd1'))?.outcome?.taskId,
-          't1',
+        assert.deepStrictEqual(await reopened.claim(alice, 'cut', 'd1'), isNew(), 'taken over');
+        await reopened.accept(alice, 'cut', 'd1', { taskId: 't9' });
+        assert.deepStrictEqual(await reopened.claim(alice, 'cut', 'd1'), accepted('t9'));
+        await reopened.release(alice, 'turn', 'd1');
+        assert.deepStrictEqual(
+          await reopened.claim(alice, 'turn', 'd1'),
+          accepted('t1'),
           'an accepted claim is never released',
         );
+      });
+
+      it(`CMD-34 (${mode}): claims older than the retention time are pruned, oldest first, a bounded batch a pass`, async () => {
+        let now = 1_000_000;
+        const claims = claimsOn(temp.store, () => now);
+        for (const id of ['a', 'b', 'c']) {
+          await claims.claim(alice, id, 'd1');
+          await claims.accept(alice, id, 'd1', { taskId: `t-${id}` });
+          now += 1000;
+        }
+        // a at 1,000,000, b at 1,001,000, c at 1,002,000; the retention is 10 s.
+        now = 1_011_500;
+        assert.equal(await claims.prune(10_000, 1), 1, 'one a pass');
+        assert.equal(await claims.prune(10_000, 100), 1, 'b too; c is younger than 10 s');
+        assert.equal(await claims.prune(10_000, 100), 0);
+        assert.deepStrictEqual(await claims.claim(alice, 'a', 'd1'), isNew(), 'a is forgotten: sent again, it is new');
+        assert.deepStrictEqual(await claims.claim(alice, 'c', 'd1'), accepted('t-c'), 'c is still a resend');
       });
     }
 
     it('CMD-34: alone, a claim an earlier process recorded but never accepted is taken over at acceptance', async () => {
       await claimsShared(temp.store).claim(alice, 'old', 'd1');
       const alone = new SqlMessageClaimStore(temp.store.db, 'instance-b', { shared: false });
-      assert.equal(await alone.claim(alice, 'old', 'd2'), undefined);
-      await alone.accept(alice, 'old', 'd2', { taskId: 't2' });
-      assert.deepStrictEqual(await alone.claim(alice, 'old', 'd1'), {
-        digest: 'd2',
-        outcome: { taskId: 't2', reply: undefined },
-      });
+      assert.deepStrictEqual(await alone.claim(alice, 'old', 'd1'), isNew());
+      await alone.accept(alice, 'old', 'd1', { taskId: 't2' });
+      assert.deepStrictEqual(await alone.claim(alice, 'old', 'd1'), accepted('t2'));
     });
 
     it('CMD-13, CMD-34: a claim not yet accepted is pending for another instance while its claimant lives, and taken over once it is gone', async () => {
@@ -199,17 +230,14 @@ for (const backend of storeBackends) {
       const there = new SqlMessageClaimStore(temp.store.db, 'instance-b', { shared: true });
       // Instance a is alive: it has a row in `instances`, as its coordination keeps one.
       await temp.store.db.insertInto('instances').values({ id: 'instance-a', heartbeat: 0 }).execute();
-      assert.equal(await here.claim(alice, 'slow', 'd1'), undefined);
-      assert.deepStrictEqual(
-        await there.claim(alice, 'slow', 'd1'),
-        { digest: 'd1', pending: true },
-        'still going on a',
-      );
+      assert.deepStrictEqual(await here.claim(alice, 'slow', 'd1'), isNew());
+      assert.deepStrictEqual(await there.claim(alice, 'slow', 'd1'), { kind: 'pending' }, 'still going on a');
+      assert.deepStrictEqual(await there.claim(alice, 'slow', 'd2'), isNew(true), 'other content is not held up');
       await temp.store.db.deleteFrom('instances').where('id', '=', 'instance-a').execute();
-      assert.equal(await there.claim(alice, 'slow', 'd1'), undefined, 'a is gone: b takes it over');
+      assert.deepStrictEqual(await there.claim(alice, 'slow', 'd1'), isNew(), 'a is gone: b takes it over');
       assert.deepStrictEqual(
         await here.claim(alice, 'slow', 'd1'),
-        undefined,
+        isNew(),
         'b is not in `instances` either: the claim is free to take',
       );
     });

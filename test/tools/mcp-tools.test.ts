@@ -81,6 +81,7 @@ describe('what a tool call logs', () => {
     it(`logs each call's server, tool, status and time; its input and output ${logContent ? 'too, with --log-content' : 'never, without --log-content'}`, async () => {
       const lines: Record<string, unknown>[] = [];
       const log = {
+        debug: () => {},
         info: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, ...fields }),
         warn: () => {},
         error: () => {},
