@@ -24,3 +24,22 @@ export function makeFolder(folder: string): void {
     }
   }
 }
+
+/** Why a folder could not be made or used, in words, for the file system's usual refusals. */
+export function whyNoFolder(error: unknown): string | undefined {
+  switch ((error as { code?: unknown }).code) {
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return 'a file stands where a folder is needed';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'the file system is read-only';
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'ENOENT':
+      return 'no folder can be created there';
+  }
+  return undefined;
+}

@@ -15,7 +15,7 @@ import { stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { CommandRegistry, RegisteredCommand } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
-import { makeFolder } from '../make-folder.js';
+import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
 import type { SubtaskStarter } from '../runtime/subtask-starter.js';
 import { fileCommandDefinition } from './file-command.js';
@@ -104,7 +104,7 @@ export class CommandFolder {
     } catch (error) {
       throw new HarnessError(
         'config_unreadable',
-        `Cannot create the commands folder "${this.dir}": ${describeError(error)}. Choose another folder.`,
+        `Cannot create the commands folder "${this.dir}": ${whyNoFolder(error) ?? describeError(error)}. Choose another folder.`,
         { cause: error },
       );
     }

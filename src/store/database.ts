@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
-import { makeFolder } from '../make-folder.js';
+import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { isPostgres } from './dialect.js';
 import { InCodeMigrationProvider } from './migrations.js';
 
@@ -222,26 +222,16 @@ export function openSqliteDatabase(file: string, durability: Durability = 'norma
 /** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */
 function whyUnusable(error: unknown): string {
   switch ((error as { code?: unknown }).code) {
-    case 'ENOTDIR':
-    case 'EEXIST':
-      return 'a file stands where a folder is needed';
-    case 'EACCES':
-    case 'EPERM':
     case 'SQLITE_CANTOPEN':
     case 'SQLITE_READONLY':
     case 'SQLITE_PERM':
       return 'permission denied';
-    case 'EROFS':
-      return 'the file system is read-only';
-    case 'ENOSPC':
     case 'SQLITE_FULL':
       return 'the disk is full';
     case 'EISDIR':
       return 'a folder stands where the file is needed';
-    case 'ENOENT':
-      return 'no folder can be created there';
     default:
-      return describeError(error);
+      return whyNoFolder(error) ?? describeError(error);
   }
 }
 

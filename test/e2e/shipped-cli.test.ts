@@ -43,7 +43,7 @@ describe('the shipped command line (dist/bundle)', () => {
     assert.equal(card.version, VERSION);
     const page = await fetch(`${server!.url}/`);
     assert.equal(page.status, 200);
-    assert.match(await page.text(), /<textarea id="input"/);
+    assert.match(await page.text(), /<textarea\s+id="input"/);
   });
 
   it('answers a command over JSON-RPC and runs the conformance kit, its spec files found', () => {
