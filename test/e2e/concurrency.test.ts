@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { within } from '../support/wait.js';
+import { nextMatching, within } from '../support/wait.js';
 import { collect, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
@@ -54,14 +54,6 @@ for (const transport of TRANSPORTS) {
         metadata: {},
       });
       const turnEvents: StreamResponse[] = [];
-      let streaming!: () => void;
-      const isStreaming = new Promise<void>((resolve) => (streaming = resolve));
-      const turnDone = (async () => {
-        for await (const event of turnStream) {
-          turnEvents.push(event);
-          if (event.payload?.$case === 'artifactUpdate') streaming();
-        }
-      })();
       const ended = () =>
         turnEvents.some(
           (e) =>
@@ -71,11 +63,13 @@ for (const transport of TRANSPORTS) {
         );
       // Once the turn streams, subscribe; the subscription's first event (the task) comes once it
       // listens to the task's events. Then send commands while the fixture holds the reply.
-      await within('the turn starting to stream', Promise.race([isStreaming, turnDone]));
-      assert.ok(
-        turnEvents.some((e) => e.payload?.$case === 'artifactUpdate'),
-        'the turn streamed',
-      );
+      await nextMatching('the turn starting to stream', turnStream, (event) => {
+        turnEvents.push(event);
+        return event.payload?.$case === 'artifactUpdate';
+      });
+      const turnDone = (async () => {
+        for await (const event of turnStream) turnEvents.push(event);
+      })();
       const subscription = other.resubscribeTask({ tenant: '', id: task.id });
       const first = await within('the subscription attaching', subscription.next());
       assert.equal(first.value?.payload?.$case, 'task', 'a subscription starts with the task');
