@@ -53,10 +53,9 @@ import {
   newStreamRecord,
   percentile,
   recordEvent,
-  until,
-  within,
   type StreamRecord,
 } from '../test/reliability/support.js';
+import { within } from '../test/support/wait.js';
 
 const { TASK_STATE_SUBMITTED, TASK_STATE_WORKING, TASK_STATE_INPUT_REQUIRED, TASK_STATE_CANCELED } = TaskState;
 
@@ -135,12 +134,15 @@ class Failure extends Error {}
 function consume(stream: AsyncGenerator<StreamResponse, void, undefined>, problems: string[]) {
   let firstChunk!: () => void;
   const chunked = new Promise<void>((resolve) => (firstChunk = resolve));
+  let firstEvent!: () => void;
+  const started = new Promise<void>((resolve) => (firstEvent = resolve));
   let record: StreamRecord | undefined;
   let first: StreamResponse | undefined;
   const done = (async () => {
     for await (const event of stream) {
       if (!first) {
         first = event;
+        firstEvent();
         if (event.payload?.$case !== 'task') problems.push(`a stream began with ${event.payload?.$case}, not the task`);
         record = newStreamRecord(event.payload?.$case === 'task' ? event.payload.value.id : '?');
         continue;
@@ -149,12 +151,14 @@ function consume(stream: AsyncGenerator<StreamResponse, void, undefined>, proble
       if (problem) problems.push(problem);
       if (event.payload?.$case === 'artifactUpdate') firstChunk();
     }
-    firstChunk(); // a turn with no chunk at all: whoever waits for one goes on
+    // A turn with no chunk (or no event) at all: whoever waits for one goes on.
+    firstChunk();
+    firstEvent();
     if (!record) throw new Failure('a stream ended without any event');
     return record;
   })();
-  done.catch(() => firstChunk());
-  return { chunked, done, first: () => first };
+  done.catch(() => (firstChunk(), firstEvent()));
+  return { chunked, started, done, first: () => first };
 }
 
 class SoakWorker {
@@ -208,7 +212,7 @@ class SoakWorker {
       }
       const started = performance.now();
       try {
-        await within(this.operation(kind, random), OP_TIMEOUT_MS, `${kind} (worker ${this.index})`);
+        await within(`${kind} (worker ${this.index})`, this.operation(kind, random), { timeoutMs: OP_TIMEOUT_MS });
         this.stats.record(kind, performance.now() - started);
       } catch (error) {
         this.stats.record(kind, performance.now() - started);
@@ -422,7 +426,7 @@ class SoakWorker {
   private async subscribeIdle(task: OwnedTask): Promise<void> {
     const subscription = consume(this.client.resubscribeTask({ tenant: '', id: task.id }), this.stats.inconsistencies);
     // The subscription is attached once its first event (the task) arrived.
-    await until(() => subscription.first() !== undefined, 10_000, 'the first event of a subscription');
+    await within('the first event of a subscription', subscription.started);
     const replyId = await this.command(task, '/status');
     const watched = await subscription.done;
     this.check(

@@ -52,7 +52,9 @@ export class TerminalMarkdown {
     while (i < text.length) {
       if (this.atLineStart) {
         const rest = text.slice(i);
-        const fence = FENCE.exec(rest) ?? (final ? /^[ \t]{0,3}(```|~~~)[^\n]*$/.exec(rest) : null);
+        // At the end, a last line without its newline still closes a fence; it opens none, as
+        // nothing follows it: it is then a line of text like any other.
+        const fence = FENCE.exec(rest) ?? (final && this.inFence ? /^[ \t]{0,3}(```|~~~)[^\n]*$/.exec(rest) : null);
         if (fence && (!this.inFence || fence[1] === this.fenceMarker)) {
           // The fence line itself is not printed: the block's color shows where it is.
           this.inFence = !this.inFence;

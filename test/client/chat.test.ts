@@ -122,7 +122,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.waitFor((s) => s.includes('word2 '));
     await pane.keys('C-c');
     await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
-    await h.model.waitForAborted(aborted + 1, 5000);
+    await h.model.waitForAborted(aborted + 1);
     assert.doesNotMatch(await pane.screen(), /word99/);
 
     await pane.type('still there?');

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { program } from '../needs.js';
 import { cliProgram, ROOT, spawnGroup, TMUX_SOCKET_PREFIX } from '../support/processes.js';
+import { poll } from '../support/wait.js';
 
 export interface CliResult {
   code: number | null;
@@ -121,7 +122,7 @@ export class Tmux {
       'on',
     );
     const pane = new ChatPane(this, name);
-    await pane.waitFor((screen) => screen.includes(ready), 30000);
+    await pane.waitFor((screen) => screen.includes(ready));
     return pane;
   }
 
@@ -151,22 +152,17 @@ export class ChatPane {
     return this.tmux.run('capture-pane', '-p', ...(options.escapes ? ['-e'] : []), '-t', this.name);
   }
 
-  /** Polls the screen until `test` holds; fails after `timeoutMs` showing the screen. */
-  async waitFor(test: (screen: string) => boolean, timeoutMs = 15000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
+  /** Polls the screen (tmux announces no change) until `test` holds; a failure shows the screen. */
+  async waitFor(test: (screen: string) => boolean): Promise<string> {
     let screen = '';
-    for (;;) {
-      screen = await this.screen();
-      if (test(screen)) return screen;
-      if (Date.now() > deadline)
-        throw new Error(`the screen did not show what was expected within ${timeoutMs} ms:\n${screen}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const shows = async () => test((screen = await this.screen()));
+    await poll('the screen to show what was expected', shows, { seen: () => `\n${screen}` });
+    return screen;
   }
 
   /** Resolves with the chat's exit status once it has exited (the pane stays, showing it). */
-  async exited(timeoutMs = 10000): Promise<number> {
-    const screen = await this.waitFor((s) => /\[exited \d+\]/.test(s), timeoutMs);
+  async exited(): Promise<number> {
+    const screen = await this.waitFor((s) => /\[exited \d+\]/.test(s));
     return Number(/\[exited (\d+)\]/.exec(screen)![1]);
   }
 

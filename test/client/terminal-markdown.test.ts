@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
 import fc from 'fast-check';
 import { TerminalMarkdown } from '../../src/client/terminal-markdown.js';
+import { checkProperty } from '../support/property.js';
 
 const BOLD = '\x1b[1m';
 const UNBOLD = '\x1b[22m';
@@ -52,15 +53,28 @@ describe('terminal Markdown', () => {
     assert.equal(render('a `b'), `a ${CODE}b${UNCODE}`);
   });
 
+  it('a last line that would open a fence, with nothing after it, is printed as a line of text', () => {
+    // Nothing follows it, so it opens no block: it is read as any other line, streamed or not.
+    assert.equal(render('~~~ a b'), '~~~ a b');
+    assert.equal(stripVTControlCharacters(render('```python')), 'python');
+    assert.equal(render('```python'), render('``', '`python'));
+    assert.equal(stripVTControlCharacters(render('x\n```end')), 'x\nend');
+    assert.equal(render('x\n```end'), render('x\n', '```', 'end'));
+    // A fence that is closed on the last line still closes, and one opened by a full line still opens.
+    assert.equal(render('```\ncode\n```'), `${CODE}code\n${UNCODE}`);
+    assert.equal(render('```ts\n'), `${CODE}${UNCODE}`);
+  });
+
   it('text streams as it comes: a word at the start of a line is not held back', () => {
     const md = new TerminalMarkdown();
     assert.equal(md.push('Hello'), 'Hello');
     assert.equal(md.push(' there\nNext'), ' there\nNext');
   });
 
-  it('however the chunks fall, the output is the same as in one piece', () => {
+  it('however the chunks fall, the output is the same as in one piece, and no letter is lost', () => {
     const alphabet = fc.constantFrom('a', ' ', '*', '`', '-', '#', '\n', '~', 'b');
-    fc.assert(
+    checkProperty(
+      'chunking changes nothing and drops only markers',
       fc.property(fc.array(alphabet, { maxLength: 40 }), fc.array(fc.nat(40), { maxLength: 6 }), (chars, cuts) => {
         const text = chars.join('');
         const points = [...new Set(cuts.map((c) => Math.min(c, text.length)))].sort((a, b) => a - b);
@@ -75,6 +89,8 @@ describe('terminal Markdown', () => {
         // Only markers are ever dropped: the letters all get through.
         assert.equal(stripVTControlCharacters(render(text)).replace(/[^ab]/g, ''), text.replace(/[^ab]/g, ''));
       }),
+      // 67738575: a last line "~~~a" (a fence opener with nothing after it) was dropped.
+      { pinnedSeeds: [67738575] },
     );
   });
 });

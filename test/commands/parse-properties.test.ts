@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Role, type Message, type Part } from '@a2a-js/sdk';
 import { parseCommand, parseCommandText, type ParsedCommand } from '../../src/commands/parse.js';
+import { checkProperty } from '../support/property.js';
 
 const RUNS = { numRuns: 300 } as const;
 
@@ -117,7 +118,8 @@ const isIn = (registered: readonly string[]) => (candidate: string) => registere
 
 describe('command recognition, for any input', () => {
   it('CMD-1: /<name><space or tab><args> parses to that name and the args trimmed, multi-line and tabs included', () => {
-    fc.assert(
+    checkProperty(
+      'a command parses to its name and its trimmed arguments',
       fc.property(commandCase, ({ registered, name, separator, args }) => {
         const parsed = parseCommandText(`/${name}${separator}${args}`, isIn(registered));
         assert.deepEqual(parsed, { name, args: args.trim() });
@@ -146,7 +148,8 @@ describe('command recognition, for any input', () => {
             ),
         }),
       );
-    fc.assert(
+    checkProperty(
+      'the parser agrees with the rule',
       fc.property(near, ({ registered, text: value }) => {
         assert.deepEqual(parseCommandText(value, isIn(registered)), expected(value, registered), JSON.stringify(value));
         assert.deepEqual(parseCommand(message([text(value)]), isIn(registered)), expected(value, registered));
@@ -163,7 +166,8 @@ describe('command recognition, for any input', () => {
       })),
       fc.record({ registered: names, value: anyText }),
     );
-    fc.assert(
+    checkProperty(
+      'trailing white space never matters',
       fc.property(input, whiteSpace, ({ registered, value }, trailing) => {
         assert.deepEqual(
           parseCommandText(`${value}${trailing}`, isIn(registered)),
@@ -175,7 +179,8 @@ describe('command recognition, for any input', () => {
   });
 
   it('CMD-1: only the registry decides which names are commands', () => {
-    fc.assert(
+    checkProperty(
+      'only the registry decides',
       fc.property(commandCase, ({ registered, name, separator, args }) => {
         const others = registered.filter((n) => n !== name);
         assert.equal(parseCommandText(`/${name}${separator}${args}`, isIn(others)), undefined);
@@ -196,7 +201,8 @@ describe('command recognition, for any input', () => {
       ),
       { minLength: 2, maxLength: 4 },
     );
-    fc.assert(
+    checkProperty(
+      'several parts, or a part not text, never parse',
       fc.property(names, parts, nonTextPart, (registered, many, single) => {
         const all = () => true; // even a registry that accepts every name
         assert.equal(parseCommand(message(many), all), undefined);
@@ -223,7 +229,8 @@ describe('command recognition, for any input', () => {
         unregistered: commandName.filter((n) => !registered.includes(n)),
       });
     });
-    fc.assert(
+    checkProperty(
+      'near misses never parse',
       fc.property(misses, ({ registered, name, rest, upper, afterColon, leading, unregistered }) => {
         const misshapen = [
           `/${upper}${rest}`,

@@ -10,13 +10,13 @@ import {
   collect,
   createClient,
   dataOf,
-  eventually,
   send,
   startTestHarness,
   TRANSPORTS,
   userMessage,
   type TestHarness,
 } from './support.js';
+import { poll } from '../support/wait.js';
 
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdef00';
@@ -67,12 +67,12 @@ function list(client: Client, contextId = '') {
 }
 
 async function ended(client: Client, id: string): Promise<Task> {
-  return eventually(async () => {
+  return poll(`the end of task ${id}`, async () => {
     const task = await client.getTask({ tenant: '', id, historyLength: 0 });
     return [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED].includes(task.status!.state)
       ? task
       : undefined;
-  }, 20000);
+  });
 }
 
 describe('the public parts', () => {

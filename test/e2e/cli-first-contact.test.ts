@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { DATABASE_FILE_NAME } from '../../src/store/index.js';
 import { runCli } from '../client/support.js';
 import { startServerProcess } from './process.js';
+import { waitFor } from '../support/wait.js';
 
 describe('the command line, first contact', () => {
   for (const sub of ['serve', 'chat', 'send']) {
@@ -80,19 +81,19 @@ describe('the command line, first contact', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-ready-'));
     const server = await startServerProcess(['--data-dir', dataDir]);
     try {
-      const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-        const started = Date.now();
-        const look = () => {
-          const line = server
+      const line = await waitFor(
+        'the ready log line',
+        server.child.stderr!,
+        'data',
+        () =>
+          server
             .stderr()
             .split('\n')
-            .find((l) => l.includes('"msg":"ready"'));
-          if (line) resolve(JSON.parse(line));
-          else if (Date.now() - started > 10_000) reject(new Error(`no ready line: ${server.stderr()}`));
-          else setImmediate(look);
-        };
-        look();
-      });
+            .slice(0, -1) // whole lines only
+            .find((l) => l.includes('"msg":"ready"')),
+        { seen: () => server.stderr() },
+      );
+      const ready = JSON.parse(line) as Record<string, string>;
       assert.equal(ready.page, `${server.url}/`);
       assert.equal(ready.chat, `tiny-harness chat ${server.url}`);
       assert.equal(ready.commandsDir, join(dataDir, 'commands'));

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { within } from '../reliability/support.js';
+import { nextMatching, within } from '../support/wait.js';
 import { collect, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
@@ -54,14 +54,6 @@ for (const transport of TRANSPORTS) {
         metadata: {},
       });
       const turnEvents: StreamResponse[] = [];
-      let streaming!: () => void;
-      const isStreaming = new Promise<void>((resolve) => (streaming = resolve));
-      const turnDone = (async () => {
-        for await (const event of turnStream) {
-          turnEvents.push(event);
-          if (event.payload?.$case === 'artifactUpdate') streaming();
-        }
-      })();
       const ended = () =>
         turnEvents.some(
           (e) =>
@@ -71,22 +63,20 @@ for (const transport of TRANSPORTS) {
         );
       // Once the turn streams, subscribe; the subscription's first event (the task) comes once it
       // listens to the task's events. Then send commands while the fixture holds the reply.
-      await within(Promise.race([isStreaming, turnDone]), 10_000, 'the turn starting to stream');
-      assert.ok(
-        turnEvents.some((e) => e.payload?.$case === 'artifactUpdate'),
-        'the turn streamed',
-      );
+      await nextMatching('the turn starting to stream', turnStream, (event) => {
+        turnEvents.push(event);
+        return event.payload?.$case === 'artifactUpdate';
+      });
+      const turnDone = (async () => {
+        for await (const event of turnStream) turnEvents.push(event);
+      })();
       const subscription = other.resubscribeTask({ tenant: '', id: task.id });
-      const first = await within(subscription.next(), 10_000, 'the subscription attaching');
+      const first = await within('the subscription attaching', subscription.next());
       assert.equal(first.value?.payload?.$case, 'task', 'a subscription starts with the task');
       const subscribed = collect(subscription);
       const replies = [];
       for (let i = 0; i < 3; i++) {
-        const replied = await within(
-          send(other, '/status', { taskId: task.id }),
-          10_000,
-          'a command during a held turn',
-        );
+        const replied = await within('a command during a held turn', send(other, '/status', { taskId: task.id }));
         replies.push(replied);
         assert.equal(replied.status?.state, TaskState.TASK_STATE_WORKING, 'the reply carries the running state');
         assert.match(textOf(replied.status?.message), /Turn running: yes/);
@@ -94,7 +84,7 @@ for (const transport of TRANSPORTS) {
       // The turn could not end before the fixture let its reply go: the commands did not wait for it.
       assert.equal(ended(), false, 'the turn was still running when the commands were answered');
       letGo();
-      await within(turnDone, 20_000, 'the turn ending once its reply is let go');
+      await within('the turn ending once its reply is let go', turnDone);
 
       // The turn's own stream: every chunk once, in order, the replies among them, then the end state.
       assert.equal(artifactText(turnEvents), `${REPLY}`);

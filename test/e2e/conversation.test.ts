@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { TaskState } from '@a2a-js/sdk';
-import { eventually, send, startTestHarness, type TestHarness } from './support.js';
+import { send, startTestHarness, type TestHarness } from './support.js';
+import { poll } from '../support/wait.js';
 
 let dir: string;
 let h: TestHarness;
@@ -79,11 +80,11 @@ describe('a conversation across tasks (CMD-35)', () => {
     const parent = await send(alice, 'the secret is 42');
     const started = await send(alice, '/aware summarize', { taskId: parent.id });
     const child = started.status?.message?.metadata?.task_ref as string;
-    await eventually(async () =>
-      (await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state ===
-      TaskState.TASK_STATE_COMPLETED
-        ? true
-        : undefined,
+    await poll(
+      'the sub-task completed',
+      async () =>
+        (await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state ===
+        TaskState.TASK_STATE_COMPLETED,
     );
     assert.deepEqual(userTexts(requestWith('aware: summarize')), ['the secret is 42', 'aware: summarize']);
   });
@@ -93,11 +94,11 @@ describe('a conversation across tasks (CMD-35)', () => {
     const parent = await send(alice, 'the other secret is 43');
     const started = await send(alice, '/clean summarize', { taskId: parent.id });
     const child = started.status?.message?.metadata?.task_ref as string;
-    await eventually(async () =>
-      (await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state ===
-      TaskState.TASK_STATE_COMPLETED
-        ? true
-        : undefined,
+    await poll(
+      'the sub-task completed',
+      async () =>
+        (await alice.getTask({ tenant: '', id: child, historyLength: 0 })).status?.state ===
+        TaskState.TASK_STATE_COMPLETED,
     );
     assert.deepEqual(userTexts(requestWith('clean: summarize')), ['clean: summarize']);
   });

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { makeFifo, recordingLogger } from '../file-commands/support.js';
 import { startServerProcess } from './process.js';
-import { eventually, send, startTestHarness, textOf, TRANSPORTS, type TestHarness } from './support.js';
+import { send, startTestHarness, textOf, TRANSPORTS, type TestHarness } from './support.js';
+import { poll } from '../support/wait.js';
 
 let h: TestHarness;
 let dir: string;
@@ -70,7 +71,7 @@ describe('commands written in files', () => {
       const replied = await send(client, '/review src/cli.ts flags', { taskId: parent.id });
       const ref = replied.status!.message!.metadata!.task_ref as string;
       assert.deepEqual(replied.status!.message!.metadata, { command: 'review', task_ref: ref });
-      const child = await eventually(async () => {
+      const child = await poll('the sub-task completed', async () => {
         const task = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
         return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
       });
@@ -83,7 +84,7 @@ describe('commands written in files', () => {
 
       const echoed = await send(client, '/echoed hello there', { taskId: parent.id });
       const echoRef = echoed.status!.message!.metadata!.task_ref as string;
-      const echoChild = await eventually(async () => {
+      const echoChild = await poll('the echoed sub-task completed', async () => {
         const task = await client.getTask({ tenant: '', id: echoRef, historyLength: 0 });
         return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
       });
@@ -93,22 +94,21 @@ describe('commands written in files', () => {
 
   it('CMD-16: adding, changing and removing a file updates the served card within seconds, without a restart', async () => {
     writeFileSync(join(dir, 'deploy.md'), '---\ndescription: Deploy it\n---\nDeploy $1\n');
-    await eventually(async () => (await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
+    await poll('/deploy on the card', async () => (await cardCommands()).some((c) => c.name === 'deploy'));
     writeFileSync(
       join(dir, 'deploy.md'),
       '---\ndescription: Deploy it carefully\nargument-hint: <env>\n---\nDeploy $1\n',
     );
-    await eventually(
-      async () =>
-        (await cardCommands()).find((c) => c.name === 'deploy')?.description === 'Deploy it carefully' || undefined,
-      5000,
+    await poll(
+      "/deploy's new description on the card",
+      async () => (await cardCommands()).find((c) => c.name === 'deploy')?.description === 'Deploy it carefully',
     );
     assert.deepEqual(
       (await cardCommands()).map((c) => c.name),
       ['help', 'model', 'status', 'stop', 'spawn', 'deploy', 'echoed', 'repeat', 'review'],
     );
     unlinkSync(join(dir, 'deploy.md'));
-    await eventually(async () => !(await cardCommands()).some((c) => c.name === 'deploy') || undefined, 5000);
+    await poll('/deploy gone from the card', async () => !(await cardCommands()).some((c) => c.name === 'deploy'));
     const client = await h.client('JSONRPC');
     const task = await send(client, 'Hi');
     const replied = await send(client, '/deploy prod', { taskId: task.id });
@@ -130,11 +130,14 @@ describe('commands written in files', () => {
     );
     makeFifo(join(dir, 'y.md'));
     writeFileSync(join(dir, 'after-pipe.md'), '---\ndescription: Written after a pipe\n---\nDo $1\n');
-    await eventually(async () => (await cardCommands()).some((c) => c.name === 'after-pipe') || undefined, 5000);
+    await poll('/after-pipe on the card', async () => (await cardCommands()).some((c) => c.name === 'after-pipe'));
     assert.ok(log.lines.some((line) => line.includes(`${join(dir, 'y.md')}: not a regular file`)));
     unlinkSync(join(dir, 'y.md'));
     unlinkSync(join(dir, 'after-pipe.md'));
-    await eventually(async () => !(await cardCommands()).some((c) => c.name === 'after-pipe') || undefined, 5000);
+    await poll(
+      '/after-pipe gone from the card',
+      async () => !(await cardCommands()).some((c) => c.name === 'after-pipe'),
+    );
   });
 
   it('CMD-12: a file command whose prompt would pass the limit says so in the conversation and starts nothing', async () => {
@@ -175,13 +178,10 @@ describe('the command line with a named pipe in the commands folder', () => {
       try {
         makeFifo(join(commands, 'x.md'));
         writeFileSync(join(commands, 'later.md'), '---\ndescription: After the pipe\n---\nDo it\n');
-        await eventually(async () => {
+        await poll('/later on the card', async () => {
           const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
-          return (
-            card.capabilities.extensions[0].params.commands.some((c: { name: string }) => c.name === 'later') ||
-            undefined
-          );
-        }, 5000);
+          return card.capabilities.extensions[0].params.commands.some((c: { name: string }) => c.name === 'later');
+        });
         assert.match(server.stderr(), /command file skipped: [^"]*x\.md: not a regular file/);
       } finally {
         assert.equal(await server.stop('SIGTERM'), 0, 'a clean shutdown exits 0');

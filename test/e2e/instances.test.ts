@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { TaskState, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
@@ -20,6 +21,7 @@ import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
 import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
 import { startServerProcess, type ServerProcess } from './process.js';
 import { createClient, send, textOf, userMessage } from './support.js';
+import { waitFor } from '../support/wait.js';
 
 /** How long an instance's lease lasts without a heartbeat, here: short, so the loss test ends soon. */
 const LEASE_MS = 1500;
@@ -100,12 +102,17 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const id = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
     await model.waitForRequest((request) => promptOf(request.body).includes(`HOLD-${key}`));
     const events: StreamResponse[] = [];
+    /** Emits `event` on each event that arrives. */
+    const arrivals = new EventEmitter();
     // A stream cut by its instance's death ends there; the test then looks at what arrived.
     const ended = (async () => {
-      for await (const event of stream) events.push(event);
+      for await (const event of stream) {
+        events.push(event);
+        arrivals.emit('event');
+      }
       return events;
     })().catch(() => events);
-    return { taskId: id, key, text, events, ended, release: () => holds.get(key)!() };
+    return { taskId: id, key, text, events, arrivals, ended, release: () => holds.get(key)!() };
   }
 
   const statusUpdates = (events: StreamResponse[]): TaskStatusUpdateEvent[] =>
@@ -130,7 +137,9 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const replyId = answer.status?.message?.messageId;
     assert.ok(replyId);
     // The reply reaches A's stream while the turn is still held, before its end.
-    await waitFor(() => statusUpdates(turn.events).some((update) => update.status?.message?.messageId === replyId));
+    await waitFor("the reply on A's stream", turn.arrivals, 'event', () =>
+      statusUpdates(turn.events).some((update) => update.status?.message?.messageId === replyId),
+    );
     turn.release();
     const events = await turn.ended;
     const updates = statusUpdates(events);
@@ -295,8 +304,3 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     }
   });
 });
-
-/** Waits for a condition that events make true; checked at each turn of the event loop. */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
-}

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../src/log.js';
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
-import { dataOf, eventually, send, startTestHarness, textOf, type TestHarness } from './support.js';
+import { dataOf, send, startTestHarness, textOf, type TestHarness } from './support.js';
+import { poll, waitFor } from '../support/wait.js';
 
 const DOWN = { kind: 'status', status: 503 } as const;
 
@@ -93,10 +94,10 @@ describe('a provider down at start-up', () => {
     const { lines, log } = logLines();
     h = await startTestHarness({ config: withLate(late), harness: { log, rediscoveryIntervalMs: 20 } });
     const probes = () => late!.requests.filter((r) => r.path.endsWith('/models')).length;
-    await eventually(() => probes() >= 3);
+    await waitFor('three probes of the late provider', late!.events, 'request', () => probes() >= 3);
     assert.equal(h.harness.catalog.has('late:tiny'), false);
     script.modelsFailure = undefined;
-    await eventually(() => h!.harness.catalog.has('late:tiny'));
+    await poll('late:tiny in the catalog', () => h!.harness.catalog.has('late:tiny'));
     assert.ok(lines.some((line) => JSON.parse(line).msg === 'models: late answers again; offered now: late:tiny'));
   });
 });

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
 import { startServerProcess, writeFixtureConfig, type ServerProcess } from './process.js';
-import { createClient, dataOf, eventually, send, textOf, userMessage } from './support.js';
+import { createClient, dataOf, send, textOf, userMessage } from './support.js';
+import { poll } from '../support/wait.js';
 
 let model: RunningModelServer;
 let dir: string;
@@ -74,10 +75,11 @@ describe('a restart on the same data dir', () => {
     const parent = await send(client, 'Parent task');
     const ref = (await send(client, '/spawn note the date', { taskId: parent.id })).status!.message!.metadata!
       .task_ref as string;
-    await eventually(
+    await poll(
+      'the sub-task completed',
       async () =>
         (await client.getTask({ tenant: '', id: ref, historyLength: 0 })).status?.state ===
-          TaskState.TASK_STATE_COMPLETED || undefined,
+        TaskState.TASK_STATE_COMPLETED,
     );
     const before = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
     await first.stop('SIGTERM');

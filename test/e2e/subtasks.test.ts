@@ -2,16 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import {
-  collect,
-  dataOf,
-  eventually,
-  send,
-  startTestHarness,
-  textOf,
-  TRANSPORTS,
-  type TestHarness,
-} from './support.js';
+import { collect, dataOf, send, startTestHarness, textOf, TRANSPORTS, type TestHarness } from './support.js';
+import { poll } from '../support/wait.js';
 
 const SUBTASKS_KEY = 'tiny-harness/subtasks';
 let h: TestHarness;
@@ -42,14 +34,14 @@ after(async () => {
 });
 
 async function ended(client: Client, id: string): Promise<Task> {
-  return eventually(async () => {
+  return poll(`the end of task ${id}`, async () => {
     const task = await client.getTask({ tenant: '', id, historyLength: undefined });
     return [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED].includes(
       task.status!.state,
     )
       ? task
       : undefined;
-  }, 20000);
+  });
 }
 
 for (const transport of TRANSPORTS) {
@@ -100,9 +92,9 @@ for (const transport of TRANSPORTS) {
       const ref = replied.status!.message!.metadata!.task_ref as string;
       // Subscribed to the idle parent, a client sees the note arrive (and the stream then closes,
       // as every subscription does after an INPUT_REQUIRED update).
-      const subscription = collect(client.resubscribeTask({ tenant: '', id: parent.id }), 20000);
+      const subscription = collect(client.resubscribeTask({ tenant: '', id: parent.id }));
       await ended(client, ref);
-      const note = await eventually(async () => {
+      const note = await poll('the sub-task note in the parent', async () => {
         const stored = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
         return stored.history.find((m) => (m.metadata?.['tiny-harness/subtask-note'] as any)?.id === ref);
       });
@@ -133,7 +125,7 @@ for (const transport of TRANSPORTS) {
         .metadata!.task_ref as string;
       const third = (await send(client, '/spawn work slowly on part three', { taskId: parent.id })).status!.message!
         .metadata!.task_ref as string;
-      const watching = collect(client.resubscribeTask({ tenant: '', id: first }), 20000);
+      const watching = collect(client.resubscribeTask({ tenant: '', id: first }));
       await client.cancelTask({ tenant: '', id: third, metadata: {} });
       assert.equal(
         (await client.getTask({ tenant: '', id: third, historyLength: 0 })).status!.state,
@@ -176,7 +168,7 @@ describe('a sub-task that fails', () => {
     assert.equal(child.status!.state, TaskState.TASK_STATE_FAILED);
     assert.match(textOf(child.status!.message), /fixture:small/);
     assert.doesNotMatch(textOf(child.status!.message), /\/model to switch/, 'a finished sub-task cannot switch models');
-    const note = await eventually(async () => {
+    const note = await poll('the sub-task note in the parent', async () => {
       const stored = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
       return stored.history.find((m) => (m.metadata?.['tiny-harness/subtask-note'] as any)?.id === ref);
     });

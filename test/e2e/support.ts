@@ -22,6 +22,7 @@ import { startHarness, type HarnessOptions, type RunningHarness } from '../../sr
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
 import { checkingGrpcInterceptor } from '../support/a2a-grpc-check.js';
 import { checkGlobalFetch, checkingFetch } from '../support/a2a-http-check.js';
+import { within } from '../support/wait.js';
 
 // The tests that talk to the harness with plain `fetch` are held to A2A 1.0 too.
 checkGlobalFetch();
@@ -155,21 +156,16 @@ export async function send(
   return result as Task;
 }
 
-/** Collects a stream's events, bounded by a timeout so a test never hangs. */
-export async function collect(
-  stream: AsyncGenerator<StreamResponse, void, undefined>,
-  timeoutMs = 15000,
-): Promise<StreamResponse[]> {
+/** Collects a stream's events until it ends (a wait, so a stream that never ends fails the test). */
+export async function collect(stream: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
   const events: StreamResponse[] = [];
-  const timer = new Promise<never>((_, reject) =>
-    setTimeout(() => reject(new Error(`stream did not end within ${timeoutMs} ms`)), timeoutMs).unref(),
-  );
-  await Promise.race([
+  await within(
+    'the end of the stream',
     (async () => {
       for await (const event of stream) events.push(event);
     })(),
-    timer,
-  ]);
+    { seen: () => events.at(-1) },
+  );
   return events;
 }
 
@@ -180,18 +176,4 @@ export function textOf(message: Message | undefined): string {
 export function dataOf(message: Message | undefined): any {
   const part = message?.parts.find((p) => p.content?.$case === 'data');
   return part?.content?.$case === 'data' ? part.content.value : undefined;
-}
-
-/** Resolves when `condition` holds, polling; rejects after `timeoutMs`. */
-export async function eventually<T>(
-  condition: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -16,7 +16,6 @@ import { assertValidToolCallParts, toolCallsViolation } from '../support/tool-ca
 import {
   collect,
   dataOf,
-  eventually,
   send,
   startTestHarness,
   textOf,
@@ -24,6 +23,7 @@ import {
   userMessage,
   type TestHarness,
 } from './support.js';
+import { poll } from '../support/wait.js';
 
 /** The user's words choose the calls; a tool result is answered with text quoting it. */
 function toolCalls(body: any): ScriptedToolCall[] | undefined {
@@ -185,7 +185,7 @@ describe('tool calls that need approval (CMD-33)', () => {
       'a blocking send returns the reply, state unchanged',
     );
     assert.match(textOf(answered.status?.message), /Denied fx_echo\. The turn resumes\./);
-    const task = await waitForTurn(client, paused.taskId, answered);
+    const task = await turnEnded(client, paused.taskId, answered);
     const ended = callsIn(task.history)
       .filter((c) => c.id === paused.waiting[0]!.id)
       .at(-1)!;
@@ -226,7 +226,7 @@ describe('tool calls that need approval (CMD-33)', () => {
     assert.match(textOf(again.status?.message), /No call .* is waiting/, 'an answered call is not waiting any more');
     const second = await send(client, `/deny ${two!.id}`, { taskId: paused.taskId });
     assert.match(textOf(second.status?.message), /Denied fx_echo\. The turn resumes\./);
-    const task = await waitForTurn(client, paused.taskId, second);
+    const task = await turnEnded(client, paused.taskId, second);
     const newest = new Map(callsIn(task.history).map((c) => [c.id, c]));
     assert.equal(newest.get(one!.id)?.status, 'succeeded');
     assert.equal(newest.get(one!.id)?.output, 'echo: one');
@@ -252,7 +252,7 @@ describe('tool calls that need approval (CMD-33)', () => {
       ['awaiting-approval', 'awaiting-approval'],
     );
     const answered = await send(client, '/approve', { taskId: paused.taskId });
-    const task = await waitForTurn(client, paused.taskId, answered);
+    const task = await turnEnded(client, paused.taskId, answered);
     assert.equal(textOf(task.status?.message), 'tool said: echo: after');
   });
 
@@ -292,7 +292,7 @@ describe('tool calls that need approval (CMD-33)', () => {
     const child = spawned.status!.message!.metadata!.task_ref as string;
     const notes = (task: Task) =>
       task.history.filter((m) => m.metadata?.['tiny-harness/subtask-note'] !== undefined).map((m) => textOf(m));
-    const told = await eventually(async () => {
+    const told = await poll('a note in the parent', async () => {
       const now = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
       return notes(now).length > 0 ? notes(now) : undefined;
     });
@@ -301,12 +301,12 @@ describe('tool calls that need approval (CMD-33)', () => {
     assert.equal(paused.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.equal(unanswered(paused), 1);
     await send(client, '/approve', { taskId: child });
-    const done = await eventually(async () => {
+    const done = await poll('the sub-task completed', async () => {
       const now = await client.getTask({ tenant: '', id: child, historyLength: undefined });
       return now.status?.state === TaskState.TASK_STATE_COMPLETED ? now : undefined;
     });
     assert.equal(textOf(done.status?.message), 'tool said: echo: child');
-    const after = await eventually(async () => {
+    const after = await poll('a second note in the parent', async () => {
       const now = notes(await client.getTask({ tenant: '', id: parent.id, historyLength: undefined }));
       return now.length > 1 ? now : undefined;
     });
@@ -402,13 +402,13 @@ function unanswered(task: Task): number {
 }
 
 /** The task once the turn that `answer` resumed has ended: its final status follows the reply. */
-async function waitForTurn(
+async function turnEnded(
   client: Awaited<ReturnType<TestHarness['client']>>,
   taskId: string,
   answer: Task,
 ): Promise<Task> {
   const replyId = answer.status?.message?.messageId;
-  return eventually(async () => {
+  return poll('the end of the resumed turn', async () => {
     const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     const message = task.status?.message;
     const ended =

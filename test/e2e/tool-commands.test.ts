@@ -12,7 +12,8 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import { COMMANDS_EXTENSION_URI, toolCallsOf } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
-import { eventually, send, startTestHarness, textOf, type TestHarness } from './support.js';
+import { send, startTestHarness, textOf, type TestHarness } from './support.js';
+import { poll } from '../support/wait.js';
 
 /** The model calls the tool the words name; a tool result is answered quoting it. */
 function toolCalls(body: any): ScriptedToolCall[] | undefined {
@@ -63,7 +64,7 @@ async function cardCommands(): Promise<Array<{ name: string; description: string
 async function finished(client: Awaited<ReturnType<TestHarness['client']>>, answer: Task): Promise<Task> {
   const id = answer.status?.message?.metadata?.task_ref as string;
   assert.ok(id, `the command started a sub-task: ${textOf(answer.status?.message)}`);
-  return eventually(async () => {
+  return poll(`the end of sub-task ${id}`, async () => {
     const task = await client.getTask({ tenant: '', id, historyLength: undefined });
     return task.status?.state === TaskState.TASK_STATE_COMPLETED || task.status?.state === TaskState.TASK_STATE_FAILED
       ? task
@@ -107,7 +108,7 @@ describe('MCP prompts as commands', () => {
     const client = await h.client('JSONRPC');
     assert.ok(!(await cardCommands()).some((c) => c.name === 'later'));
     await send(client, 'please add prompt');
-    await eventually(async () => (await cardCommands()).some((c) => c.name === 'later'));
+    await poll('/later on the card', async () => (await cardCommands()).some((c) => c.name === 'later'));
   });
 });
 

@@ -17,7 +17,6 @@ import { assertValidToolCallParts } from '../support/tool-calls-schema.js';
 import {
   collect,
   dataOf,
-  eventually,
   send,
   startTestHarness,
   textOf,
@@ -25,6 +24,7 @@ import {
   userMessage,
   type TestHarness,
 } from './support.js';
+import { poll } from '../support/wait.js';
 
 const FILESYSTEM_SERVER = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-filesystem/dist/index.js',
@@ -155,7 +155,7 @@ describe('tools in the model loop', () => {
     const parent = await send(client, 'a parent task');
     const ref = (await send(client, '/spawn read notes in a sub-task', { taskId: parent.id })).status!.message!
       .metadata!.task_ref as string;
-    const child = await eventually(async () => {
+    const child = await poll('the sub-task completed', async () => {
       const task = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
       return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
     });

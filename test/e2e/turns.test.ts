@@ -84,7 +84,7 @@ describe('model turns', () => {
     assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
     const events = await rest;
     assert.equal((events.at(-1)!.payload!.value as any).status.state, TaskState.TASK_STATE_CANCELED);
-    await h.model.waitForAborted(abortedBefore + 1, 5000);
+    await h.model.waitForAborted(abortedBefore + 1);
   });
 
   it('CancelTask on an idle task answers at once', async () => {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CommandRegistry, type RegisteredCommand } from '../../src/commands/index.js';
+import type { RegisteredCommand } from '../../src/commands/index.js';
 import {
   CommandFolder,
   loadCommandFiles,
@@ -16,22 +16,23 @@ import {
   recordingLogger,
   RecordingStarter,
   tempFolder,
-  waitUntil,
+  ObservedRegistry,
   writeCommand,
 } from './support.js';
+import { waitFor } from '../support/wait.js';
 
 const handler = () => ({ text: 'built-in' });
 
 /** A registry holding stand-ins for the built-ins, registered before any file command. */
-function registryWithBuiltins(): { registry: CommandRegistry; builtins: RegisteredCommand[] } {
-  const registry = new CommandRegistry();
+function registryWithBuiltins(): { registry: ObservedRegistry; builtins: RegisteredCommand[] } {
+  const registry = new ObservedRegistry();
   const builtins = ['help', 'model', 'status'].map((name) =>
     registry.register({ name, description: `The ${name} built-in`, handler }),
   );
   return { registry, builtins };
 }
 
-function names(registry: CommandRegistry): string[] {
+function names(registry: ObservedRegistry): string[] {
   return registry.list().map((c) => c.name);
 }
 
@@ -104,14 +105,16 @@ describe('a commands folder', () => {
 
       // Added: comes after the built-ins, in file-name order among the files.
       writeCommand(temp.dir, 'explain.md', 'Explain some code');
-      await waitUntil(() => registry.has('explain'), '/explain is registered');
+      await waitFor('/explain is registered', registry.changes, 'change', () => registry.has('explain'));
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
 
       // Changed in place.
       writeCommand(temp.dir, 'review.md', 'Review a file, thoroughly');
-      await waitUntil(
-        () => registry.get('review')?.description === 'Review a file, thoroughly',
+      await waitFor(
         "/review's new description shows",
+        registry.changes,
+        'change',
+        () => registry.get('review')?.description === 'Review a file, thoroughly',
       );
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
 
@@ -121,22 +124,24 @@ describe('a commands folder', () => {
         commandFile(['description: Explain code simply', 'argument-hint: <file>']),
       );
       renameSync(join(temp.dir, 'explain.md.tmp'), join(temp.dir, 'explain.md'));
-      await waitUntil(
-        () => registry.get('explain')?.argumentHint === '<file>',
+      await waitFor(
         "/explain's saved-by-rename version shows",
+        registry.changes,
+        'change',
+        () => registry.get('explain')?.argumentHint === '<file>',
       );
       assert.equal(registry.get('explain')?.description, 'Explain code simply');
 
       // Broken by an edit: reported and dropped; fixed again: back in its place.
       writeFileSync(join(temp.dir, 'explain.md'), commandFile(['description: one: two']));
-      await waitUntil(() => !registry.has('explain'), 'a broken /explain is dropped');
+      await waitFor('a broken /explain is dropped', registry.changes, 'change', () => !registry.has('explain'));
       writeCommand(temp.dir, 'explain.md', 'Explain again');
-      await waitUntil(() => registry.has('explain'), '/explain is back');
+      await waitFor('/explain is back', registry.changes, 'change', () => registry.has('explain'));
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain', 'review']);
 
       // Removed.
       rmSync(join(temp.dir, 'review.md'));
-      await waitUntil(() => !registry.has('review'), '/review is gone');
+      await waitFor('/review is gone', registry.changes, 'change', () => !registry.has('review'));
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'explain']);
 
       builtins.forEach((builtin) => assert.equal(registry.get(builtin.name), builtin, `/${builtin.name} untouched`));
@@ -158,7 +163,7 @@ describe('a commands folder', () => {
       starter.hold();
       const running = invoke(registry, 'long', 'it');
       rmSync(join(temp.dir, 'long.md'));
-      await waitUntil(() => !registry.has('long'), '/long is gone');
+      await waitFor('/long is gone', registry.changes, 'change', () => !registry.has('long'));
       starter.release();
       const result = await running;
       assert.equal(result.taskRef, 'sub-1');
@@ -176,7 +181,7 @@ describe('a commands folder', () => {
     await folder.load();
     await folder.watch();
     writeCommand(temp.dir, 'first.md', 'Seen while watching');
-    await waitUntil(() => registry.has('first'), '/first is registered');
+    await waitFor('/first is registered', registry.changes, 'change', () => registry.has('first'));
     await folder.close();
     // A second folder still watching the same files: once it has reloaded, the closed one would
     // have too, had it still been watching.
@@ -191,7 +196,9 @@ describe('a commands folder', () => {
     await watching.watch();
     try {
       writeCommand(temp.dir, 'second.md', 'Written after close');
-      await waitUntil(() => control.registry.has('second'), 'the folder still watching registers /second');
+      await waitFor('the folder still watching registers /second', control.registry.changes, 'change', () =>
+        control.registry.has('second'),
+      );
       assert.deepEqual(names(registry), ['help', 'model', 'status', 'first']);
     } finally {
       await watching.close();
@@ -226,10 +233,9 @@ describe('a commands folder', () => {
       );
       makeFifo(join(temp.dir, 'y.md'));
       writeCommand(temp.dir, 'after.md', 'Written after a second pipe');
-      await waitUntil(() => registry.has('after'), '/after is registered');
-      await waitUntil(
-        () => log.lines.some((line) => line.includes(`${join(temp.dir, 'y.md')}: not a regular file`)),
-        'a warning names y.md',
+      await waitFor('/after is registered', registry.changes, 'change', () => registry.has('after'));
+      await waitFor('a warning names y.md', log.events, 'line', () =>
+        log.lines.some((line) => line.includes(`${join(temp.dir, 'y.md')}: not a regular file`)),
       );
       assert.deepEqual(folder.names, ['after', 'review']);
     } finally {
@@ -306,24 +312,22 @@ describe('a commands folder', () => {
       await folder.load();
       writeCommand(dir, 'old.md', 'In the first folder');
       await folder.watch();
-      await waitUntil(() => registry.has('old'), '/old is registered');
+      await waitFor('/old is registered', registry.changes, 'change', () => registry.has('old'));
 
       renameSync(dir, join(temp.dir, 'moved-away'));
       writeFileSync(dir, 'a file where the folder was');
-      await waitUntil(
-        () =>
-          log.lines.some((line) => line.startsWith('warn the commands folder cannot be read (it is not a directory)')),
-        'a warning about the folder',
+      await waitFor('a warning about the folder', log.events, 'line', () =>
+        log.lines.some((line) => line.startsWith('warn the commands folder cannot be read (it is not a directory)')),
       );
       assert.deepEqual(folder.names, ['old'], 'the commands stay');
 
       rmSync(dir);
       mkdirSync(dir);
       writeCommand(dir, 'new.md', 'In the new folder');
-      await waitUntil(() => registry.has('new'), '/new from the new folder is registered');
+      await waitFor('/new from the new folder is registered', registry.changes, 'change', () => registry.has('new'));
       assert.deepEqual(folder.names, ['new']);
       writeCommand(dir, 'newer.md', 'Seen by the new watcher');
-      await waitUntil(() => registry.has('newer'), '/newer is registered');
+      await waitFor('/newer is registered', registry.changes, 'change', () => registry.has('newer'));
     } finally {
       await folder.close();
       temp.dispose();
@@ -331,23 +335,32 @@ describe('a commands folder', () => {
   });
   it('CMD-16: a command file added, changed or removed in a subfolder shows in the registry, the folder in its description', async () => {
     const temp = tempFolder();
-    const registry = new CommandRegistry();
+    const registry = new ObservedRegistry();
     const folder = new CommandFolder({ dir: temp.dir, registry, starter: new RecordingStarter(), debounceMs: 20 });
     try {
       await folder.watch();
       mkdirSync(join(temp.dir, 'frontend'));
       writeCommand(join(temp.dir, 'frontend'), 'component.md', 'Review a component');
-      await waitUntil(
-        () => registry.get('component')?.description === 'Review a component (frontend)',
+      await waitFor(
         'a file in a new subfolder loads',
+        registry.changes,
+        'change',
+        () => registry.get('component')?.description === 'Review a component (frontend)',
       );
       writeCommand(join(temp.dir, 'frontend'), 'component.md', 'Review it again');
-      await waitUntil(
-        () => registry.get('component')?.description === 'Review it again (frontend)',
+      await waitFor(
         'a change in the subfolder shows',
+        registry.changes,
+        'change',
+        () => registry.get('component')?.description === 'Review it again (frontend)',
       );
       rmSync(join(temp.dir, 'frontend'), { recursive: true });
-      await waitUntil(() => !registry.has('component'), 'the subfolder removed, its command goes');
+      await waitFor(
+        'the subfolder removed, its command goes',
+        registry.changes,
+        'change',
+        () => !registry.has('component'),
+      );
     } finally {
       await folder.close();
       temp.dispose();

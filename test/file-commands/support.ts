@@ -1,10 +1,17 @@
 import { execFileSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import type { CommandInvocation, CommandRegistry, CommandResult } from '../../src/commands/index.js';
+import {
+  CommandRegistry,
+  type CommandDefinition,
+  type CommandInvocation,
+  type CommandResult,
+  type RegisteredCommand,
+} from '../../src/commands/index.js';
 import type { Logger } from '../../src/log.js';
 import type { SubtaskOptions, SubtaskStarter } from '../../src/runtime/subtask-starter.js';
 
@@ -104,20 +111,30 @@ export async function invoke(
   return command.handler(invocation);
 }
 
-/** A logger that keeps its lines, `level message` with the fields as JSON. */
-export function recordingLogger(): Logger & { lines: string[] } {
+/** A logger that keeps its lines, `level message` with the fields as JSON, and emits `line` on each. */
+export function recordingLogger(): Logger & { lines: string[]; events: EventEmitter } {
   const lines: string[] = [];
+  const events = new EventEmitter();
   const emit = (level: string) => (message: string, fields?: Record<string, unknown>) => {
     lines.push(`${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
+    events.emit('line');
   };
-  return { lines, debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  return { lines, events, debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 
-/** Polls until `condition` holds; fails after `timeoutMs`, saying what it waited for. */
-export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+/** A registry that emits `change` whenever a command is registered or removed, for a test to wait on. */
+export class ObservedRegistry extends CommandRegistry {
+  readonly changes = new EventEmitter();
+
+  override register(definition: CommandDefinition): RegisteredCommand {
+    const registered = super.register(definition);
+    this.changes.emit('change');
+    return registered;
+  }
+
+  override unregister(name: string): boolean {
+    const removed = super.unregister(name);
+    this.changes.emit('change');
+    return removed;
   }
 }

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { argumentWords, expandedLength, expandTemplate } from '../../src/file-commands/index.js';
+import { checkProperty } from '../support/property.js';
 
 describe('file command templates', () => {
   it('$ARGUMENTS is the whole argument text, every time it appears', () => {
@@ -52,6 +53,9 @@ describe('file command templates', () => {
     const args = fc
       .array(fc.constantFrom('a', 'bc', ' ', '\t', '\n', '$1', '$ARGUMENTS'), { maxLength: 20 })
       .map((pieces) => pieces.join(''));
-    fc.assert(fc.property(template, args, (t, a) => expandedLength(t, a) === expandTemplate(t, a).length));
+    checkProperty(
+      "expandedLength is the expansion's length",
+      fc.property(template, args, (t, a) => expandedLength(t, a) === expandTemplate(t, a).length),
+    );
   });
 });

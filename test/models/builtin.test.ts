@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { streamText } from 'ai';
 import { BuiltinModel } from '../../src/models/builtin.js';
 import { isAbortError, streamReply } from '../../src/models/stream.js';
-import { within } from '../reliability/support.js';
+import { within } from '../support/wait.js';
 import { replyText } from './reply-text.js';
 
 const conversation = [
@@ -88,7 +88,7 @@ describe('builtin models and abort', () => {
     const controller = new AbortController();
     const first = streamReply(model, { messages: conversation, abortSignal: controller.signal }).next();
     controller.abort();
-    await within(assert.rejects(first, isAbortError), 10_000, 'the aborted reply');
+    await within('the aborted reply', assert.rejects(first, isAbortError));
   });
 
   it('refuse to start when already aborted', async () => {

@@ -15,7 +15,7 @@ import {
   type ModelServerScript,
   type RunningModelServer,
 } from '../fixtures/model-server.js';
-import { within } from '../reliability/support.js';
+import { within } from '../support/wait.js';
 
 const SECRET = 'sk-discover-SECRET-42';
 let server: RunningModelServer | undefined;
@@ -141,13 +141,12 @@ describe('buildCatalog', () => {
     const lines: string[] = [];
     // The server never answers: only the probe timeout lets the catalog be built, as the log says.
     const catalog = await within(
+      'building the catalog with a server that hangs',
       buildCatalog(
         config({ providers: { slow: { type: 'openai-compatible', baseURL: server.baseURL } } }),
         {},
         { log: (line) => lines.push(line), probeTimeoutMs: 200 },
       ),
-      10_000,
-      'building the catalog with a server that hangs',
     );
     assert.deepEqual(ids(catalog), ['builtin:echo', 'builtin:stats']);
     assert.match(lines[0] ?? '', /^models: slow: the server at .* did not answer in time;/);

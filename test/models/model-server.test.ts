@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText } from 'ai';
 import { startModelServer } from '../fixtures/model-server.js';
-import { within } from '../reliability/support.js';
+import { within } from '../support/wait.js';
 
 describe('fixture model server', () => {
   it('answers a non-streaming request with JSON and usage', async () => {
@@ -44,7 +44,7 @@ describe('fixture model server', () => {
       (error: unknown) => error,
     );
     await server.waitForRequest();
-    await within(server.close(), 10_000, 'close() with a request left hanging');
+    await within('close() with a request left hanging', server.close());
     assert.ok((await pending) instanceof TypeError, 'the client should see its connection closed');
     assert.equal(server.aborted, 1);
   });

@@ -18,9 +18,11 @@
 import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { parseConfig } from '../../src/config/load.js';
@@ -49,11 +51,9 @@ import {
   newStreamRecord,
   percentile,
   recordEvent,
-  sleep,
-  until,
-  within,
   type StreamRecord,
 } from './support.js';
+import { waitFor, within } from '../support/wait.js';
 
 const { TASK_STATE_SUBMITTED, TASK_STATE_WORKING, TASK_STATE_INPUT_REQUIRED } = TaskState;
 
@@ -141,6 +141,8 @@ describe('kill -9 during streamed turns and command replies', () => {
     const repliesBefore = ledger.replies.length;
     const latencies: number[] = [];
     const cutCommands: RoundResult['cutCommands'] = [];
+    /** Emits `change` on every command reply and stream event received. */
+    const progress = new EventEmitter();
     const report = (what: string) => (error: unknown) => {
       if (!killed) unexpected.push(`${what}: ${errorText(error)}`);
     };
@@ -160,6 +162,7 @@ describe('kill -9 during streamed turns and command replies', () => {
       if (typeof reply?.metadata?.command !== 'string') throw new Error(`not a command reply: ${messageText(reply)}`);
       ledger.tasks.add(task.id);
       ledger.replies.push({ taskId: task.id, commandId, replyId: reply.messageId, text });
+      progress.emit('change');
       return task;
     };
 
@@ -170,7 +173,7 @@ describe('kill -9 during streamed turns and command replies', () => {
         configuration: undefined,
         metadata: {},
       });
-      const first = await within(stream.next(), 10_000, 'the first event of a turn');
+      const first = await within('the first event of a turn', stream.next());
       const payload = (first.value as StreamResponse | undefined)?.payload;
       assert.equal(payload?.$case, 'task', 'a turn starts with its task');
       const id = (payload!.value as Task).id;
@@ -182,6 +185,7 @@ describe('kill -9 during streamed turns and command replies', () => {
           for await (const event of stream) {
             const problem = recordEvent(record, event);
             if (problem) unexpected.push(problem);
+            progress.emit('change');
           }
         })().catch(report(`the stream of ${id}`)),
       );
@@ -217,22 +221,27 @@ describe('kill -9 during streamed turns and command replies', () => {
         (async () => {
           while (!killed) {
             await command('/status').catch(report('a command on a new task'));
-            await sleep(10);
+            await delay(10); // paced, so the commands share the machine with the turns
           }
         })(),
       );
 
       streamingSince = Date.now();
-      await until(() => turns.every((t) => t.chunks >= 3), 20_000, 'every turn streaming');
+      await waitFor('every turn streaming', progress, 'change', () => turns.every((t) => t.chunks >= 3));
       const enough = ledger.replies.length + plan.killAfterReplies;
-      await until(() => ledger.replies.length >= enough, 20_000, `${plan.killAfterReplies} more command replies`);
+      await waitFor(
+        `${plan.killAfterReplies} more command replies`,
+        progress,
+        'change',
+        () => ledger.replies.length >= enough,
+      );
       killed = true;
       assert.equal(await server.stop('SIGKILL'), null, 'killed by the signal');
     } finally {
       killed = true;
     }
     const killedAfterMs = Date.now() - streamingSince;
-    await within(Promise.allSettled(background), 10_000, 'the clients noticing the kill');
+    await within('the clients noticing the kill', Promise.allSettled(background));
 
     assert.deepEqual(unexpected, [], 'nothing failed before the kill');
     const seen = turns.map(
@@ -437,8 +446,6 @@ describe('kill -9 during streamed turns and command replies', () => {
 
 describe('a model server that misbehaves', () => {
   const TIMEOUT_MS = 1000;
-  /** How long a turn may take before the test calls it hung: generous, only so a hang fails clearly. */
-  const WAIT_MS = 30_000;
   const SECRET = 'sk-fixture-0123456789abcdef0123456789';
   const FAILURES: Record<string, Failure> = {
     'please hang': { kind: 'hang' },
@@ -501,6 +508,7 @@ describe('a model server that misbehaves', () => {
     let taskId = '';
     let record: StreamRecord | undefined;
     await within(
+      `the turn "${text}"`,
       (async () => {
         for await (const event of stream) {
           if (event.payload?.$case === 'task') {
@@ -512,8 +520,6 @@ describe('a model server that misbehaves', () => {
           }
         }
       })(),
-      WAIT_MS,
-      `the turn "${text}"`,
     );
     const elapsed = Date.now() - started;
     t.diagnostic(`"${text}": the turn ended after ${elapsed} ms (timeout ${TIMEOUT_MS} ms)`);
@@ -550,7 +556,7 @@ describe('a model server that misbehaves', () => {
   it('a model that hangs, over a blocking SendMessage: the reply comes at the timeout', async (t) => {
     const aborted = model.aborted;
     const started = Date.now();
-    const task = await within(send(client, 'please hang'), WAIT_MS, 'a blocking turn on a hung model');
+    const task = await within('a blocking turn on a hung model', send(client, 'please hang'));
     t.diagnostic(`blocking "please hang": ${Date.now() - started} ms`);
     // The model never answers: the reply can only come from the timeout, which closed the request.
     await model.waitForAborted(aborted + 1);
@@ -598,7 +604,6 @@ describe('a model server that misbehaves', () => {
 });
 
 describe('while a model request hangs', () => {
-  const WAIT = 30_000;
   // The default model timeout (minutes): the hanging turn runs until the test cancels it.
   let h: TestHarness;
 
@@ -623,17 +628,17 @@ describe('while a model request hangs', () => {
       configuration: undefined,
       metadata: {},
     });
-    const first = await within(stream.next(), 10_000, 'the first event of the hanging turn');
+    const first = await within('the first event of the hanging turn', stream.next());
     assert.equal(first.value?.payload?.$case, 'task');
     const taskId = (first.value.payload.value as Task).id;
-    const rest = collect(stream, WAIT);
-    await h.model.waitForRequest((request) => lastUserText(request.body) === 'please hang', WAIT);
+    const rest = collect(stream);
+    await h.model.waitForRequest((request) => lastUserText(request.body) === 'please hang');
 
-    const other = await within(send(client, 'hello'), WAIT, 'a turn on another task');
+    const other = await within('a turn on another task', send(client, 'hello'));
     assert.equal(textOf(other.status?.message), 'all good here');
-    const list = await within(send(client, '/model'), WAIT, 'a command on a new task');
+    const list = await within('a command on a new task', send(client, '/model'));
     assert.equal(list.status?.message?.metadata?.command, 'model');
-    const status = await within(send(client, '/status', { taskId }), WAIT, 'a command on the hanging task');
+    const status = await within('a command on the hanging task', send(client, '/status', { taskId }));
     assert.equal(status.status?.state, TASK_STATE_WORKING, 'the hanging turn was still running all along');
     assert.match(textOf(status.status?.message), /Turn running: yes/);
 
@@ -643,6 +648,6 @@ describe('while a model request hangs', () => {
     const last = events.at(-1)?.payload;
     assert.equal(last?.$case, 'statusUpdate');
     assert.equal(last.value.status?.state, TaskState.TASK_STATE_CANCELED);
-    await h.model.waitForAborted(1, WAIT);
+    await h.model.waitForAborted(1);
   });
 });

@@ -1,35 +1,11 @@
 /**
- * What the reliability tests and the soak share: bounded waits, the text of streamed and
+ * What the reliability tests and the soak share: the text of streamed and
  * stored artifacts, the checks that a message leaks nothing, and a read-only integrity check
  * of the SQLite file.
  */
 import assert from 'node:assert/strict';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Artifact, Message, StreamResponse, Task } from '@a2a-js/sdk';
-
-/** Resolves with `promise`, or rejects after `ms` with a message naming `what`. */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` every few ms; rejects after `ms` (and stops polling) naming `what`. */
-export async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await sleep(5);
-  }
-}
 
 /** The text of a chat request's last user message, as the fixture model server received it. */
 export function lastUserText(body: any): string {

@@ -34,6 +34,7 @@ import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-s
 import { createHttpApp } from '../../src/server/http-app.js';
 import { collect, createClient, send, TRANSPORTS, type TransportName } from '../e2e/support.js';
 import { message } from '../store/helpers.js';
+import { waitFor } from '../support/wait.js';
 
 /** The engine's buses, whose buses say when a listener leaves. */
 class ObservedBusManager extends TaskBuses {
@@ -65,39 +66,29 @@ class ObservedBusManager extends TaskBuses {
       : 0;
   }
   /** Resolves once `listeners(taskId)` is `count`, checked whenever a listener leaves. */
-  whenListeners(taskId: string, count: number): Promise<void> {
-    return this.when(
+  whenListeners(taskId: string, count: number): Promise<unknown> {
+    return waitFor(
+      `${count} listeners on the bus of ${taskId}`,
+      this.changes,
+      'change',
       () => this.listeners(taskId) === count,
-      () => `the bus of ${taskId} kept ${this.listeners(taskId)} listeners, not ${count}`,
+      {
+        seen: () => `${this.listeners(taskId)} listeners`,
+      },
     );
   }
 
   /** Resolves once the task has no bus, checked whenever a listener or a bus leaves. */
-  whenReleased(taskId: string): Promise<void> {
-    return this.when(
+  whenReleased(taskId: string): Promise<unknown> {
+    return waitFor(
+      `the bus of ${taskId} let go`,
+      this.changes,
+      'change',
       () => !this.getByTaskId(taskId, new ServerCallContext()),
-      () => `the bus of ${taskId} was kept, with ${this.listeners(taskId)} listeners`,
+      {
+        seen: () => `the bus kept, with ${this.listeners(taskId)} listeners`,
+      },
     );
-  }
-
-  private when(condition: () => boolean, failure: () => string, timeoutMs = 5000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!condition()) return;
-        done();
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(failure()));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        this.changes.off('change', check);
-      };
-      this.changes.on('change', check);
-      check();
-    });
   }
 }
 

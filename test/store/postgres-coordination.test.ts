@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { Role, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
@@ -11,6 +12,7 @@ import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
 import { artifact, message, newTask, textPart } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * `PostgresCoordination`: several instances (each with a pool of its own, as separate processes
@@ -20,25 +22,19 @@ import { artifact, message, newTask, textPart } from './helpers.js';
 /** Collects what arrives and lets a test wait until what arrived satisfies a condition. */
 class Inbox<T> {
   readonly items: T[] = [];
-  private readonly waiters: { test: (items: T[]) => boolean; resolve: () => void }[] = [];
+  private readonly arrivals = new EventEmitter();
 
   readonly put = (item: T): void => {
     this.items.push(item);
-    for (const waiter of [...this.waiters]) {
-      if (waiter.test(this.items)) {
-        this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        waiter.resolve();
-      }
-    }
+    this.arrivals.emit('item');
   };
 
-  until(test: (items: T[]) => boolean): Promise<void> {
-    if (test(this.items)) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ test, resolve }));
+  until(what: string, test: (items: T[]) => boolean): Promise<unknown> {
+    return waitFor(what, this.arrivals, 'item', () => test(this.items), { seen: () => this.items });
   }
 
-  count(n: number): Promise<void> {
-    return this.until((items) => items.length >= n);
+  count(n: number): Promise<unknown> {
+    return this.until(`${n} items`, (items) => items.length >= n);
   }
 }
 
@@ -216,8 +212,8 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       await onA.count(perPublisher);
       // A marker after everything: a duplicate could only arrive before it, as delivery is in order.
       publishNow(b, 't', numbered('t', 'end', 0));
-      await onC.until((events) => label(events.at(-1)!) === 'end0');
-      await onA.until((events) => label(events.at(-1)!) === 'end0');
+      await onC.until('end0 on C', (events) => label(events.at(-1)!) === 'end0');
+      await onA.until('end0 on A', (events) => label(events.at(-1)!) === 'end0');
 
       assert.deepEqual(
         byPublisher(onC.items),
@@ -451,7 +447,9 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
         await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${`tiny-harness ${follower.coordination.instanceId}`}`.execute(
           admin,
         );
-        await follower.errors.until((errors) => errors.some((e) => e.what === 'reconnecting the LISTEN connection'));
+        await follower.errors.until('a reconnecting error', (errors) =>
+          errors.some((e) => e.what === 'reconnecting the LISTEN connection'),
+        );
 
         // Published and committed while nobody listens on the follower's side: the wake-ups are lost.
         for (const n of range(50, 1)) publishNow(publisher, 't', numbered('t', 'a', n));

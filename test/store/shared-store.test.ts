@@ -1,7 +1,6 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
 import { sql } from 'kysely';
@@ -18,6 +17,7 @@ import {
   textPart,
   type TempStore,
 } from './helpers.js';
+import { poll } from '../support/wait.js';
 
 /**
  * Several harness instances on one PostgreSQL database: each opens its own store (its own pool
@@ -341,14 +341,15 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
       });
       await holding;
       const recovery = c.tasks.recoverInterrupted('interrupted', undefined, { taskIds: [task.id] });
-      await waitFor(async () => {
+      // The database server announces no lock wait: polled.
+      await poll('instance C waits for the row lock', async () => {
         const { rows } = await sql<{
           waiting: number;
         }>`select count(*) as waiting from pg_stat_activity where application_name = ${name} and wait_event_type = 'Lock'`.execute(
           a.db,
         );
         return rows[0]!.waiting > 0;
-      }, 'instance C waits for the row lock');
+      });
       release();
       await newTurn;
       assert.equal(await recovery, 0);
@@ -360,12 +361,3 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     }
   });
 });
-
-/** Checks `condition` until it holds: for a state of the database server no event announces. */
-async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await delay(5);
-  }
-}

@@ -1,11 +1,11 @@
 /** McpTools against the fixture MCP server over Streamable HTTP, in this process. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { getEventListeners } from 'node:events';
+import { EventEmitter, getEventListeners } from 'node:events';
 import { silentLogger } from '../../src/log.js';
 import { McpTools, type ToolEntry } from '../../src/tools/index.js';
 import { startMcpHttpServer, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
-import { eventually } from '../e2e/support.js';
+import { poll, waitFor } from '../support/wait.js';
 
 let server: RunningMcpHttpServer;
 let tools: McpTools;
@@ -34,7 +34,7 @@ describe('McpTools', () => {
     assert.equal(await find('fx_extra'), undefined);
     const grow = (await find('fx_grow'))!;
     assert.deepEqual(await grow.call({}, new AbortController().signal), { status: 'succeeded', output: 'grown' });
-    const extra = await eventually(() => find('fx_extra'));
+    const extra = await poll('the added tool fx_extra', () => find('fx_extra'));
     assert.deepEqual(await extra.call({}, new AbortController().signal), { status: 'succeeded', output: 'extra' });
   });
 
@@ -69,9 +69,10 @@ describe('McpTools', () => {
     );
     assert.equal(await tools.getPrompt('fx', 'Summarize_Notes', {}), 'Summarize the notes.\n\nKeep it short.');
     let told = 0;
-    tools.onPromptsChanged(() => (told += 1));
+    const changes = new EventEmitter();
+    tools.onPromptsChanged(() => ((told += 1), changes.emit('change')));
     await (await find('fx_add_prompt'))!.call({}, new AbortController().signal);
-    await eventually(() => names().includes('later'));
+    await waitFor('the added prompt "later"', changes, 'change', () => names().includes('later'));
     assert.ok(told > 0, 'listeners hear of the change');
   });
 });

@@ -5,6 +5,7 @@
  * header; the list of recent conversations.
  */
 import { after, before, describe, it } from 'node:test';
+import { WAIT_MS } from '../support/wait.js';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
@@ -13,7 +14,6 @@ import { needs } from '../needs.js';
 import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
-const WAIT_MS = 10_000;
 const never = new Promise<void>(() => {});
 
 let h: TestHarness | undefined;

@@ -4,6 +4,7 @@
  * no `javascript:` link, no remote image.
  */
 import { after, before, describe, it } from 'node:test';
+import { WAIT_MS } from '../support/wait.js';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
@@ -11,7 +12,6 @@ import { needs } from '../needs.js';
 import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
-const WAIT_MS = 10_000;
 const REPLY = [
   'Here is **bold**, *emphasis* and `inline code`.',
   '',

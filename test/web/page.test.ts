@@ -8,6 +8,7 @@
  * Set TINY_HARNESS_SCREENSHOTS=<folder> to save a desktop and a phone screenshot there.
  */
 import { after, before, describe, it } from 'node:test';
+import { WAIT_MS } from '../support/wait.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -17,7 +18,6 @@ import { needs } from '../needs.js';
 import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
-const WAIT_MS = 10_000;
 const ANSWER = 'Streaming works one word at a time over server sent events, as promised.';
 const SCREENSHOTS = process.env['TINY_HARNESS_SCREENSHOTS'];
 

@@ -5,6 +5,7 @@
  * Chromium as in page.test.ts; every wait is bounded.
  */
 import { after, before, describe, it } from 'node:test';
+import { WAIT_MS } from '../support/wait.js';
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +15,6 @@ import { needs } from '../needs.js';
 import { CHROMIUM, loadPage, openBrowserPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
 
-const WAIT_MS = 10_000;
 const PREFIX = '/agent/';
 /** What the card names: nothing listens there (port 9, discard), so a page that followed it would fail. */
 const UNREACHABLE_PUBLIC_URL = 'http://127.0.0.1:9/elsewhere';

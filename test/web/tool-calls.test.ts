@@ -4,6 +4,7 @@
  * `/approve <id>` and `/deny <id>`. The fixture MCP server over stdio, `echo` needing approval.
  */
 import { after, before, describe, it } from 'node:test';
+import { WAIT_MS } from '../support/wait.js';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
@@ -12,8 +13,6 @@ import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { needs } from '../needs.js';
 import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
 import { ensureBundle } from './bundle.js';
-
-const WAIT_MS = 10_000;
 
 let h: TestHarness | undefined;
 let browser: BrowserPage | undefined;
