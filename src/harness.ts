@@ -328,6 +328,7 @@ async function sharedCoordination(
   // connections, durably.
   const db = await openPostgresDatabase(withSessionSetting(url, 'synchronous_commit', 'off'), {
     maxConnections: COORDINATION_CONNECTIONS,
+    instanceId,
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });

@@ -90,8 +90,11 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     throw new TypeError('openStore needs a dataDir or a databaseUrl');
   const shared = databaseUrl !== undefined;
   const stateBytes = shared ? 0 : Math.floor(cacheBytes / 16);
+  const id = instanceId ?? randomUUID();
   const db = shared
-    ? await (await import('./postgres-database.js')).openPostgresDatabase(databaseUrl, { onConnectionError })
+    ? await (
+        await import('./postgres-database.js')
+      ).openPostgresDatabase(databaseUrl, { onConnectionError, instanceId: id })
     : openSqliteDatabase(join(dataDir!, DATABASE_FILE_NAME), durability);
   try {
     await migrateToLatest(db);
@@ -99,7 +102,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
-  const id = instanceId ?? randomUUID();
   let events: TaskEventLog | undefined;
   try {
     if (shared) events = new TaskEventLog(db, id, await schemaChannel(db, 'events'));

@@ -7,6 +7,7 @@ import type { Database } from './database.js';
 import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
+import { applicationName } from './postgres-database.js';
 import { TaskEventFeeds } from './task-event-feeds.js';
 import type { TaskEventLog } from './task-event-log.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
@@ -116,7 +117,7 @@ export class PostgresCoordination implements Coordination {
     this.cancelChannel = await schemaChannel(this.db, 'cancel');
     this.listener = new NotificationListener({
       url: this.url,
-      applicationName: `tiny-harness ${this.instanceId}`,
+      applicationName: applicationName(this.instanceId),
       channels: [eventsChannel, this.cancelChannel],
       onNotification: (channel, payload) =>
         channel === eventsChannel ? this.wake(payload) : this.cancelRequested(payload),

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
+import { Kysely, PostgresDialect, sql, type LogConfig, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
 import type { Database } from './database.js';
@@ -16,6 +16,8 @@ import { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
 export interface PostgresDatabaseOptions {
   /** The most connections this process opens (pg's pool; default 10). */
   maxConnections?: number;
+  /** The instance the connections are for: `pg_stat_activity` shows `applicationName(instanceId)` (unless the URL sets `application_name`). */
+  instanceId?: string;
   /**
    * Called when an idle pooled connection fails (the server restarted, the network went away).
    * pg drops that connection and opens another for the next query; without a listener the
@@ -61,16 +63,24 @@ export async function openPostgresDatabase(
     );
   }
   const connectionTimeoutMillis = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  const application_name = options.instanceId && applicationName(options.instanceId);
   // The timeout goes to each connection, not to the pool: the pool would apply it to a query
   // waiting for a free connection too, which under load is a wait, not a failure.
   const Client = class extends pg.Client {
     constructor(config?: pg.ClientConfig) {
-      super({ ...config, connectionTimeoutMillis });
+      super({ ...config, connectionTimeoutMillis, application_name });
+      // A connection that fails while checked out (the server ended it, the network went away)
+      // emits 'error', which pg's pool listens for on idle connections only: unheard, it would
+      // end the process. Its statement fails with the error instead, and the pool drops it.
+      this.on('error', () => undefined);
     }
   };
   const pool = new pg.Pool({ connectionString: url, max: options.maxConnections, types, Client });
   pool.on('error', options.onConnectionError ?? (() => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: options.log });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: discardingFailedConnections(pool) }),
+    log: options.log,
+  });
   try {
     await sql`select 1`.execute(db);
   } catch (error) {
@@ -82,6 +92,51 @@ export async function openPostgresDatabase(
     );
   }
   return db;
+}
+
+/**
+ * The pool as kysely uses it, each checked-out connection wrapped: a statement whose connection
+ * failed (ended by the server or a pooler, cut by the network) rejects with a `store_failed`
+ * error that says so, and the connection is discarded when released (`release(true)`), never
+ * handed to the next statement. The server ends an open transaction with its connection.
+ */
+function discardingFailedConnections(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let failed = false;
+      const query = (text: string, parameters: readonly unknown[]) =>
+        client.query(text, [...parameters]).catch((error: unknown) => {
+          if (!isConnectionFailure(error)) throw error;
+          failed = true;
+          throw new HarnessError(
+            'store_failed',
+            `The PostgreSQL connection failed before the statement was answered: ${describeError(error)}`,
+            { cause: error },
+          );
+        });
+      // Only the (text, parameters) form: kysely passes a cursor only when configured with one.
+      return {
+        query: query as unknown as PostgresPoolClient['query'],
+        release: (destroy) => client.release(destroy || failed),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * An error that is not the server's answer to a statement (the socket closed, the client is no
+ * longer usable), or one of the server's about the connection itself: connection exceptions
+ * (class 08) and the server or an administrator ending it (57P01-57P03).
+ */
+function isConnectionFailure(error: unknown): boolean {
+  return !(error instanceof pg.DatabaseError) || /^(08|57P0[1-3])/.test(error.code ?? '');
+}
+
+/** What an instance's connections are called in `pg_stat_activity`, for whoever looks at (or ends) them. */
+export function applicationName(instanceId: string): string {
+  return `tiny-harness ${instanceId}`;
 }
 
 /** Why connecting failed, in words that say what to check. */

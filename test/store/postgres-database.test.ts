@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { HarnessError } from '../../src/errors.js';
 import { describeDatabaseUrl, isPostgresUrl, openStore } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { POSTGRESQL, tempStore } from './helpers.js';
@@ -122,5 +123,71 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
       code: 'store_failed',
       message: /search path names no schema that exists/,
     });
+  });
+});
+
+describe('a PostgreSQL connection ended while in use (issue 22)', POSTGRESQL.needs, () => {
+  /** The store's database on one connection, and another to end it from. */
+  async function openTwo(t: { after(fn: () => Promise<void>): void }) {
+    const temp = await tempStore(POSTGRESQL);
+    const db = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1, instanceId: 'issue-22' });
+    const admin = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1 });
+    t.after(async () => {
+      await db.destroy();
+      await admin.destroy();
+      await temp.dispose();
+    });
+    return { db, admin };
+  }
+
+  const backendPid = async (db: Kysely<any>) =>
+    (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+
+  /** Ends the connection whose backend is `pid`, as a database restart or an administrator would; resolves once it is gone. */
+  async function endBackend(admin: Kysely<any>, pid: number): Promise<void> {
+    await sql`select pg_terminate_backend(${pid})`.execute(admin);
+    // Nothing to await on the server's side: polled until the backend has left.
+    for (;;) {
+      const { rows } = await sql`select 1 from pg_stat_activity where pid = ${pid}`.execute(admin);
+      if (rows.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  const connectionFailed = (error: unknown) => {
+    assert.ok(error instanceof HarnessError, String(error));
+    assert.equal(error.code, 'store_failed');
+    assert.match(error.message, /^The PostgreSQL connection failed before the statement was answered: /);
+    return true;
+  };
+
+  it('inside a transaction: the next statement fails with store_failed saying so, the process lives, and the pool opens another connection', async (t) => {
+    const { db, admin } = await openTwo(t);
+    const { rows } = await sql<{ name: string }>`select application_name as name from pg_stat_activity
+      where pid = pg_backend_pid()`.execute(db);
+    assert.deepEqual(rows, [{ name: 'tiny-harness issue-22' }], 'the connection names its instance');
+    const first = await backendPid(db);
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await endBackend(admin, await backendPid(trx));
+        await sql`select 1`.execute(trx);
+      }),
+      connectionFailed,
+    );
+    assert.notEqual(await backendPid(db), first, 'a new connection');
+  });
+
+  it('during a statement: it fails with store_failed, and the statement waiting for the connection gets a new one', async (t) => {
+    const { db, admin } = await openTwo(t);
+    const first = await backendPid(db);
+    const sleeping = assert.rejects(sql`select pg_sleep(60)`.execute(db), connectionFailed);
+    const waiting = backendPid(db).then(
+      (pid) => ({ pid }),
+      (error: unknown) => ({ error }),
+    );
+    await endBackend(admin, first);
+    await sleeping;
+    const next = await waiting;
+    assert.ok('pid' in next && next.pid !== first, `not the ended connection: ${JSON.stringify(next)}`);
   });
 });
