@@ -1,0 +1,206 @@
+/**
+ * Issue 22: a PostgreSQL connection reset must not kill a busy instance. Three `serve --database`
+ * processes share a schema of their own under a load of turns, commands and subscriptions; then
+ * every backend of theirs is ended (`pg_terminate_backend`), as a database restart, a failover,
+ * a pooler restart or `idle_in_transaction_session_timeout` would. Every instance stays up, every
+ * turn and subscription ends with a final state, nothing acknowledged is lost, and the next
+ * requests are served on new connections. The instances' connections carry the schema's name as
+ * `application_name`, so only they are ended, never those of tests running beside this one.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { needs } from '../needs.js';
+import { POSTGRES, TEST_DATABASE_URL_VARIABLE, tempSchema, type TempSchema } from '../support/postgres.js';
+import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
+import { startServerProcess, type ServerProcess } from './process.js';
+import { createClient, send, userMessage } from './support.js';
+
+/** Times the connections are ended, each under a fresh load. */
+const ROUNDS = 3;
+/** Held turns each instance runs when the connections are ended. */
+const TURNS_PER_INSTANCE = 2;
+/** Commands and messages sent to each instance in the moment the connections are ended. */
+const BURST_PER_INSTANCE = 6;
+
+const FINAL_STATES = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_FAILED]);
+
+describe(
+  'instances on PostgreSQL whose database connections are all ended under load (issue 22)',
+  needs(POSTGRES),
+  () => {
+    let schema: TempSchema;
+    let model: RunningModelServer;
+    let dir: string;
+    let admin: pg.Client;
+    const instances: ServerProcess[] = [];
+    let clients: Client[] = [];
+    const holds = new Map<string, { until: Promise<void>; release: () => void }>();
+
+    before(async () => {
+      schema = await tempSchema();
+      dir = mkdtempSync(join(tmpdir(), 'tiny-harness-connection-loss-'));
+      model = await startModelServer({
+        reply: 'one two three four five six seven eight',
+        hold: (body) => {
+          const key = /HOLD-(\w+)/.exec(JSON.stringify(body?.messages ?? []))?.[1];
+          const hold = key ? holds.get(key) : undefined;
+          return hold ? { afterChunks: 0, until: hold.until } : undefined;
+        },
+      });
+      writeFileSync(
+        join(dir, 'config.json'),
+        JSON.stringify({
+          defaultModel: 'fixture:small',
+          detectOllama: false,
+          providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small'] } },
+        }),
+      );
+      const url = new URL(schema.url);
+      url.searchParams.set('application_name', schema.schema);
+      // One after another: each is stopped in `after` even when a later one fails to start.
+      for (const index of [0, 1, 2]) {
+        const dataDir = join(dir, `instance-${index}`);
+        instances.push(
+          await startServerProcess([
+            '--database',
+            url.toString(),
+            '--data-dir',
+            dataDir,
+            '--config',
+            join(dir, 'config.json'),
+          ]),
+        );
+      }
+      clients = await Promise.all(instances.map((instance) => createClient(instance.url, 'JSONRPC')));
+      admin = new pg.Client({ connectionString: process.env[TEST_DATABASE_URL_VARIABLE] });
+      await admin.connect();
+    });
+
+    after(async () => {
+      for (const hold of holds.values()) hold.release();
+      await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
+      await model?.close();
+      await admin?.end();
+      await schema?.drop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Ends every connection of this test's instances; resolves with how many there were. */
+    async function endConnections(): Promise<number> {
+      const { rows } = await admin.query<{ ended: boolean }>(
+        'select pg_terminate_backend(pid) as ended from pg_stat_activity where application_name = $1',
+        [schema.schema],
+      );
+      return rows.filter((row) => row.ended).length;
+    }
+
+    /** A streamed turn on `client` whose reply holds after two chunks until `release()`. */
+    async function heldTurn(client: Client) {
+      const key = randomUUID().replaceAll('-', '');
+      let release!: () => void;
+      const until = new Promise<void>((resolve) => (release = resolve));
+      holds.set(key, { until, release });
+      const message = userMessage(`HOLD-${key} please write`);
+      const stream = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} });
+      const first = (await stream.next()).value as StreamResponse;
+      const taskId = (first.payload?.value as Task).id;
+      await model.waitForRequest((request) => JSON.stringify(request.body).includes(`HOLD-${key}`));
+      const ended = lastState(stream);
+      return { taskId, messageId: message.messageId, ended, release };
+    }
+
+    /** Subscribes on `client` to a task; resolves, once the subscription's first event came, with its last state. */
+    async function follow(client: Client, taskId: string): Promise<{ ended: Promise<TaskState | undefined> }> {
+      const stream = client.resubscribeTask({ tenant: '', id: taskId });
+      await stream.next();
+      return { ended: lastState(stream) };
+    }
+
+    const alive = () => instances.filter((instance) => instance.child.exitCode === null && !instance.child.signalCode);
+
+    it('every instance stays up, every turn and subscription ends, nothing acknowledged is lost, and the next requests are served', async (t) => {
+      for (let round = 1; round <= ROUNDS; round++) {
+        const turns = await Promise.all(
+          clients.flatMap((client) => Array.from({ length: TURNS_PER_INSTANCE }, () => heldTurn(client))),
+        );
+        const followed = await Promise.all(
+          turns.map((turn, i) => follow(clients[(i + 1) % clients.length]!, turn.taskId)),
+        );
+        const tasks = await Promise.all(clients.map((client) => send(client, 'Hello')));
+
+        // The turns go on writing, and a burst of commands and messages arrives, as the connections end.
+        for (const turn of turns) turn.release();
+        const burst = clients.flatMap((client, i) =>
+          Array.from({ length: BURST_PER_INSTANCE }, (_, j) => {
+            const task = tasks[(i + j) % tasks.length]!;
+            const text = j % 2 ? '/status' : `note ${round}.${i}.${j}`;
+            const messageId = randomUUID();
+            return send(client, text, { taskId: j % 3 === 2 ? undefined : task.id, messageId }).then((answer) => ({
+              taskId: answer.id,
+              messageId,
+            }));
+          }),
+        );
+        // Ended once the first of the burst is answered, while the rest and the turns are at work.
+        await Promise.race(burst.map((answer) => answer.catch(() => undefined)));
+        const ended = await endConnections();
+        assert.ok(ended > 0, `round ${round}: some connections were ended`);
+
+        const outcomes = await Promise.allSettled(burst);
+        const failed = outcomes.filter((outcome) => outcome.status === 'rejected').length;
+        t.diagnostic(`round ${round}: ${ended} connections ended; ${failed} of ${burst.length} requests failed`);
+        const turnStates = await Promise.all(turns.map((turn) => turn.ended));
+        const followedStates = await Promise.all(followed.map((subscription) => subscription.ended));
+        assert.equal(alive().length, instances.length, `round ${round}: every instance is up`);
+        for (const [i, state] of turnStates.entries()) {
+          assert.ok(state !== undefined && FINAL_STATES.has(state), `round ${round}: turn ${i} ended in ${state}`);
+          const stored = await clients[i % clients.length]!.getTask({ tenant: '', id: turns[i]!.taskId });
+          assert.equal(stored.status?.state, state, `round ${round}: turn ${i} is stored as it ended`);
+        }
+        for (const [i, state] of followedStates.entries())
+          assert.ok(
+            state !== undefined && FINAL_STATES.has(state),
+            `round ${round}: subscription ${i} ended in ${state}`,
+          );
+
+        // Acknowledged: the turns' messages, the first messages, and whatever of the burst was answered.
+        const acknowledged = [
+          ...turns.map((turn) => ({ taskId: turn.taskId, messageId: turn.messageId })),
+          ...outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : [])),
+        ];
+        for (const [i, { taskId, messageId }] of acknowledged.entries()) {
+          const stored = await clients[i % clients.length]!.getTask({ tenant: '', id: taskId });
+          assert.ok(
+            stored.history.some((message) => message.messageId === messageId),
+            `round ${round}: acknowledged message ${messageId} of task ${taskId} is kept`,
+          );
+        }
+        // New connections serve the next requests on every instance.
+        for (const client of clients)
+          assert.equal((await send(client, '/status')).status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      }
+    });
+  },
+);
+
+/** The last state a stream told, once it ends; a stream cut by its instance's end tells what it had. */
+async function lastState(stream: AsyncGenerator<StreamResponse, void, undefined>): Promise<TaskState | undefined> {
+  let state: TaskState | undefined;
+  try {
+    for await (const event of stream) {
+      const payload = event.payload;
+      if (payload?.$case === 'statusUpdate') state = payload.value.status?.state;
+      else if (payload?.$case === 'task') state = payload.value.status?.state;
+    }
+  } catch {
+    // The stream was cut: what it told until then is the answer.
+  }
+  return state;
+}
