@@ -12,9 +12,6 @@ import { TaskEventFeeds } from './task-event-feeds.js';
 import type { TaskEventLog } from './task-event-log.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
 
-/** Waits before sending wake-ups again after a failed send; then they are given up. */
-const WAKE_UP_RETRY_DELAYS_MS = [100, 1000];
-
 /** How long an instance may go without a heartbeat before the others take it for dead. */
 export const DEFAULT_LEASE_MS = 10_000;
 
@@ -220,7 +217,7 @@ export class PostgresCoordination implements Coordination {
     await step(() => this.liveness.stop());
     await step(() => removeInstance(this.db, this.instanceId));
     await step(() => this.listener?.close());
-    await step(() => this.feeds.close());
+    await step(() => this.feeds.settled());
     if (this.ownsDb) await step(() => this.db.destroy());
     if (failure !== undefined)
       throw new HarnessError('store_failed', 'This instance could not leave the shared database cleanly.', {
@@ -239,26 +236,13 @@ export class PostgresCoordination implements Coordination {
   }
 
   private async sendWakeUps(): Promise<void> {
-    let failures = 0;
     try {
       while (this.wakeUps.size > 0) {
-        const wakeUps = [...this.wakeUps];
+        const payloads = [...this.wakeUps].map(([taskId, seq]) => `${seq} ${taskId}`);
         this.wakeUps.clear();
-        const payloads = wakeUps.map(([taskId, seq]) => `${seq} ${taskId}`);
-        try {
-          await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`.execute(
-            this.db,
-          );
-          failures = 0;
-        } catch (error) {
-          this.onError(error, 'waking the other instances');
-          // Sent again, on another connection, while a lost connection is the likely cause: a
-          // follower elsewhere that already read up to the previous wake-up waits for this one.
-          const delay = WAKE_UP_RETRY_DELAYS_MS[failures++];
-          if (delay === undefined) continue;
-          for (const [taskId, seq] of wakeUps) this.wakeUps.set(taskId, Math.max(seq, this.wakeUps.get(taskId) ?? 0));
-          await new Promise((resolve) => setTimeout(resolve, delay));
-        }
+        await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`
+          .execute(this.db)
+          .catch((error: unknown) => this.onError(error, 'waking the other instances'));
       }
     } finally {
       this.sendingWakeUps = undefined;

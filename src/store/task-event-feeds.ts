@@ -7,9 +7,6 @@ import { decodeAgentEvent } from './event-codec.js';
 /** Rows read from `task_events` by one query at most. */
 const READ_BATCH = 500;
 
-/** Waits before reading a task's events again after a failed read, longer after each failure in a row. */
-const RETRY_DELAYS_MS = [100, 500, 1000, 2000, 5000];
-
 interface Follower {
   /** The task's last seq when it started following: it is handed only events above. */
   readonly start: number;
@@ -73,9 +70,9 @@ export class TaskEventFeeds {
     for (const feed of this.feeds.values()) feed.wake();
   }
 
-  /** Stops retrying failed reads; resolves once the reads under way have ended. */
-  async close(): Promise<void> {
-    await Promise.all([...this.feeds.values()].map((feed) => feed.close()));
+  /** Resolves once the reads under way have ended. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.feeds.values()].map((feed) => feed.settled()));
   }
 }
 
@@ -87,9 +84,6 @@ class TaskFeed {
   private readQueued = false;
   /** Followers whose start is being read. */
   private joining = 0;
-  private retry: NodeJS.Timeout | undefined;
-  private failures = 0;
-  private closed = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -132,30 +126,13 @@ class TaskFeed {
       this.readQueued = false;
       try {
         await this.readNew();
-        this.failures = 0;
       } catch (error) {
         this.onError(error, `reading the events of task ${this.taskId}`);
-        this.retryLater();
       }
     });
   }
 
-  /**
-   * A failed read (its connection ended, the database restarting) is tried again: the wake-up
-   * that asked for it is spent, and the followers would otherwise wait for events already stored.
-   */
-  private retryLater(): void {
-    if (this.closed || this.retry || this.followers.size === 0) return;
-    const delay = RETRY_DELAYS_MS[Math.min(this.failures++, RETRY_DELAYS_MS.length - 1)]!;
-    this.retry = setTimeout(() => {
-      this.retry = undefined;
-      this.wake();
-    }, delay);
-  }
-
-  close(): Promise<unknown> {
-    this.closed = true;
-    clearTimeout(this.retry);
+  settled(): Promise<unknown> {
     return this.tail;
   }
 
