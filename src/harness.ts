@@ -188,6 +188,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
       onStreamError: (error) =>
         log.warn('a turn stream failed after its answer was sent', { error: describeError(error) }),
+      onTurnEndError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
     });
     const subtasks = new Subtasks({
       engine,

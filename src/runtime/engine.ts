@@ -6,6 +6,7 @@ import { isTerminal } from '../wire.js';
 import type { Coordination, TurnEnding } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
 import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
+import { untilDone } from './until-done.js';
 
 /** How often a cancel request for a turn on another instance is repeated until the turn ends. */
 const CANCEL_AGAIN_MS = 2000;
@@ -68,6 +69,8 @@ export class TaskEngine implements CommandTaskPort {
   readonly buses: TaskBuses;
   private readonly reserved = new Map<string, () => void>();
   private readonly running = new Map<string, RunningTurn>();
+  /** Turns ended here whose streams may still be storing their events (`turnOf`, `forget`). */
+  private readonly endedTurns = new Map<string, RunningTurn>();
   /** Cancel or stop requests for turns reserved here but not begun yet. */
   private readonly cancelBeforeBegin = new Map<string, TurnEnding>();
   /** Turn streams and posts under way: what `drain` waits for. */
@@ -192,8 +195,11 @@ export class TaskEngine implements CommandTaskPort {
       await this.options.coordination.acquireTurn(taskId);
       unwatch = await this.buses.watch(taskId);
     }
-    const turn: RunningTurn = { taskId, abort: new AbortController(), context, unwatch };
+    let endWith!: (final: TaskStatusUpdateEvent | undefined) => void;
+    const ended = new Promise<TaskStatusUpdateEvent | undefined>((resolve) => (endWith = resolve));
+    const turn: RunningTurn = { taskId, abort: new AbortController(), context, unwatch, ended, endWith };
     this.running.set(taskId, turn);
+    this.endedTurns.delete(taskId);
     if (this.draining) turn.abort.abort(new TurnInterrupted());
     else if (this.cancelBeforeBegin.has(taskId)) {
       turn.abort.abort(abortReason(this.cancelBeforeBegin.get(taskId)!));
@@ -207,28 +213,44 @@ export class TaskEngine implements CommandTaskPort {
     return this.running.get(taskId);
   }
 
+  /** The turn of a stream on the task: the one running here, or the last one ended here. */
+  turnOf(taskId: string): EndingTurn | undefined {
+    return this.running.get(taskId) ?? this.endedTurns.get(taskId);
+  }
+
+  /** The turn's stream has ended: nothing more of it to store. */
+  forget(turn: EndingTurn): void {
+    if (this.endedTurns.get(turn.taskId) === turn) this.endedTurns.delete(turn.taskId);
+  }
+
   /**
-   * Ends the turn: the lease goes first, then the caller publishes the final status. A reply
-   * stored between the two sees the turn's last WORKING state, which the final status replaces.
+   * Ends the turn: the lease goes first, then the caller publishes `final`, the final status. A
+   * reply stored between the two sees the turn's last WORKING state, which the final status replaces.
    */
-  async end(turn: Turn): Promise<void> {
+  async end(turn: Turn, final?: TaskStatusUpdateEvent): Promise<void> {
     const running = this.running.get(turn.taskId);
     if (running !== turn) return;
     this.running.delete(turn.taskId);
-    // Never throws: the final status must still go out. A lease left behind is swept with
-    // its instance at the latest.
+    this.endedTurns.set(turn.taskId, running);
+    // Never throws: the final status must still go out.
+    const retry = {
+      stop: () => this.draining,
+      onError: (error: unknown) => this.options.onError(error, 'ending a turn (trying again)', turn.taskId),
+    };
     try {
-      await this.options.coordination.releaseTurn(turn.taskId);
+      // Tried again until released: a lease left held would refuse every later turn of the task.
+      await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), retry);
       // A reply stored on another instance while the lease still held said WORKING: it reaches
       // the turn's streams before the final status does (CMD-8, CMD-9). Each such reply chose
       // its state under the task's row lock, so once the writes under way have committed,
       // reading the task's events catches every one of them.
-      await this.options.store.awaitWritesUnderWay(turn.taskId);
+      await untilDone(() => this.options.store.awaitWritesUnderWay(turn.taskId), retry);
       await this.options.coordination.caughtUp(turn.taskId);
     } catch (error) {
-      this.options.onError(error, 'releasing a turn', turn.taskId);
+      this.options.onError(error, 'ending a turn', turn.taskId);
     } finally {
       running.unwatch();
+      running.endWith(final);
     }
   }
 
@@ -313,36 +335,6 @@ export class TaskEngine implements CommandTaskPort {
   }
 
   /**
-   * Reads a turn's stream to its end for `drain`: a turn counts as under way until its last
-   * event is stored, which the SDK does while its stream is read.
-   */
-  trackStream<T>(
-    stream: AsyncGenerator<T, void, undefined>,
-    taskIdOf: (item: T) => string | undefined,
-  ): AsyncGenerator<T, void, undefined> {
-    const inFlight = this.inFlight;
-    const coordination = this.options.coordination;
-    return (async function* () {
-      // Counted from the first read: a stream nobody reads runs nothing.
-      let done!: () => void;
-      const finished = new Promise<void>((resolve) => (done = resolve));
-      inFlight.add(finished);
-      let taskId: string | undefined;
-      try {
-        for await (const item of stream) {
-          taskId ??= taskIdOf(item);
-          yield item;
-        }
-      } finally {
-        // What the SDK published but did not store still reaches the other instances.
-        if (taskId) await coordination.handOn(taskId);
-        inFlight.delete(finished);
-        done();
-      }
-    })();
-  }
-
-  /**
    * Stops: every turn here ends as interrupted, and this resolves once their streams and every
    * post under way are stored, then the coordination is closed. No new turn starts meanwhile.
    */
@@ -353,7 +345,13 @@ export class TaskEngine implements CommandTaskPort {
     await this.options.coordination.close();
   }
 
-  private track<T>(work: Promise<T>): Promise<T> {
+  /** Whether the engine is stopping (`drain`): no turn starts, and nothing is tried again. */
+  get stopping(): boolean {
+    return this.draining;
+  }
+
+  /** Counts `work` as under way until it settles: `drain` waits for it. */
+  track<T>(work: Promise<T>): Promise<T> {
     this.inFlight.add(work);
     const forget = () => this.inFlight.delete(work);
     work.then(forget, forget);
@@ -383,6 +381,12 @@ function abortReason(how: TurnEnding): Error {
   return how === 'stop' ? new TurnStopped() : new Error('canceled');
 }
 
-interface RunningTurn extends Turn {
+/** A turn as its stream knows it: `ended` resolves, once it has ended, with its final status. */
+export interface EndingTurn extends Turn {
+  readonly ended: Promise<TaskStatusUpdateEvent | undefined>;
+}
+
+interface RunningTurn extends EndingTurn {
   unwatch: () => void;
+  endWith: (final: TaskStatusUpdateEvent | undefined) => void;
 }

@@ -20,7 +20,7 @@ import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
-import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
+import { TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, STORE_FAILURE_TEXT, subtaskEnd, type TurnOutcome } from './turn-end.js';
 
@@ -144,9 +144,12 @@ export class HarnessExecutor implements AgentExecutor {
       return { kind: reply.stopped ? 'stopped' : 'replied', text: reply.text, model: modelId };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
+      if (turn.abort.signal.reason instanceof TurnUnwritten) return { kind: 'store-failure' };
       if (turn.abort.signal.reason instanceof TurnStopped) return { kind: 'stopped', text: '', model: modelId };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
       this.options.onTurnError?.(error, turn.taskId);
+      // The store failed under the turn (a task read, the usage written): no fault of the model.
+      if (isHarnessError(error) && error.code === 'store_failed') return { kind: 'store-failure' };
       const reason = isHarnessError(error)
         ? error.message
         : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
@@ -330,11 +333,13 @@ export class HarnessExecutor implements AgentExecutor {
 
   /**
    * Ends the turn, then publishes its final status: a command reply stored in between sees the
-   * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`).
+   * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`, which is
+   * told the status, to store it itself should the turn's stream fail to).
    */
   private async finish(turn: Turn, bus: TurnPublisher, state: TaskState, message: Message): Promise<void> {
-    await this.options.engine.end(turn);
-    bus.publish(AgentEvent.statusUpdate(statusUpdate(turn.taskId, message.contextId, state, message)));
+    const final = statusUpdate(turn.taskId, message.contextId, state, message);
+    await this.options.engine.end(turn, final);
+    bus.publish(AgentEvent.statusUpdate(final));
   }
 }
 

@@ -6,6 +6,7 @@ export type TurnOutcome =
   | { kind: 'stopped'; text: string; model: string }
   | { kind: 'canceled' }
   | { kind: 'interrupted' }
+  | { kind: 'store-failure' }
   | { kind: 'model-failure'; reason: string };
 
 /** The mark a stopped reply ends with: the person reading and the model in later turns both see it was cut (CMD-32). */
@@ -29,6 +30,13 @@ export const SUBTASK_INTERRUPTED_TEXT = 'The sub-task was interrupted because th
 export const STORE_FAILURE_TEXT =
   'This turn failed because the server could not read the task from its store. The failure is in the server log.';
 
+/** Said when a turn was cut short by its store failing under it (the database connection was lost). */
+export const STORE_INTERRUPTED_TEXT =
+  "This turn was interrupted because the server's database failed. Send your message again to continue.";
+
+/** The same, for a sub-task's one turn. */
+export const SUBTASK_STORE_INTERRUPTED_TEXT = "The sub-task was interrupted because the server's database failed.";
+
 /**
  * How a turn of a conversation ends: waiting for the next message (or COMPLETED, when the
  * harness is so configured), unless canceled.
@@ -43,6 +51,8 @@ export function conversationEnd(outcome: TurnOutcome, endState: TaskState): { st
       return { state: TaskState.TASK_STATE_CANCELED, text: 'The turn was canceled.' };
     case 'interrupted':
       return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: INTERRUPTED_TEXT };
+    case 'store-failure':
+      return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: STORE_INTERRUPTED_TEXT };
     case 'model-failure':
       return {
         state: TaskState.TASK_STATE_INPUT_REQUIRED,
@@ -62,6 +72,8 @@ export function subtaskEnd(outcome: TurnOutcome): { state: TaskState; text: stri
       return { state: TaskState.TASK_STATE_CANCELED, text: 'The sub-task was canceled.' };
     case 'interrupted':
       return { state: TaskState.TASK_STATE_FAILED, text: SUBTASK_INTERRUPTED_TEXT };
+    case 'store-failure':
+      return { state: TaskState.TASK_STATE_FAILED, text: SUBTASK_STORE_INTERRUPTED_TEXT };
     case 'model-failure':
       return { state: TaskState.TASK_STATE_FAILED, text: outcome.reason };
   }

@@ -23,6 +23,8 @@ export interface TurnPathOptions {
   onChildCancelError: (error: unknown, childId: string) => void;
   onClaimError: (error: unknown, taskId: string) => void;
   onStreamError: (error: unknown) => void;
+  /** Told of each failed try to store the end of a turn whose stream could not store it. */
+  onTurnEndError: (error: unknown, what: string, taskId: string) => void;
 }
 
 export interface TurnPath {
@@ -46,7 +48,12 @@ export function buildTurnPath(options: TurnPathOptions): TurnPath {
   const { engine, taskStore } = options;
   const sdk = new DefaultRequestHandler(options.card, taskStore, options.executor, engine.buses);
   const guarded = new SingleTurnGuard(
-    new TaskCancellation(new TrackedTurns(sdk, engine), engine, options.links, options.onChildCancelError),
+    new TaskCancellation(
+      new TrackedTurns(sdk, engine, options.onTurnEndError),
+      engine,
+      options.links,
+      options.onChildCancelError,
+    ),
     engine,
     async (id, context) => (await taskStore.load(id, context)) !== undefined,
   );

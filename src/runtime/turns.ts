@@ -9,6 +9,17 @@ export class TurnInterrupted extends Error {
 }
 
 /**
+ * The abort reason of a turn whose events could not be stored (the database connection was
+ * lost): it ends saying so, and the engine stores that end itself (`TaskEngine.endUnwritten`).
+ */
+export class TurnUnwritten extends Error {
+  constructor() {
+    super('The turn could not be stored.');
+    this.name = 'TurnUnwritten';
+  }
+}
+
+/**
  * The abort reason of a turn ended by `/stop` (CMD-32): the turn ends as a finished turn does,
  * its partial reply kept, rather than canceling the task.
  */

@@ -21,6 +21,7 @@ import { POSTGRES, TEST_DATABASE_URL_VARIABLE, tempSchema, type TempSchema } fro
 import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
 import { startServerProcess, type ServerProcess } from './process.js';
 import { createClient, send, userMessage } from './support.js';
+import { within } from '../support/wait.js';
 
 /** Times the connections are ended, each under a fresh load. */
 const ROUNDS = 3;
@@ -156,8 +157,14 @@ describe(
         const outcomes = await Promise.allSettled(burst);
         const failed = outcomes.filter((outcome) => outcome.status === 'rejected').length;
         t.diagnostic(`round ${round}: ${ended} connections ended; ${failed} of ${burst.length} requests failed`);
-        const turnStates = await Promise.all(turns.map((turn) => turn.ended));
-        const followedStates = await Promise.all(followed.map((subscription) => subscription.ended));
+        const turnStates = await within(
+          `round ${round}: the turns' streams end`,
+          Promise.all(turns.map((turn) => turn.ended)),
+        );
+        const followedStates = await within(
+          `round ${round}: the subscriptions end`,
+          Promise.all(followed.map((subscription) => subscription.ended)),
+        );
         assert.equal(alive().length, instances.length, `round ${round}: every instance is up`);
         for (const [i, state] of turnStates.entries()) {
           assert.ok(state !== undefined && FINAL_STATES.has(state), `round ${round}: turn ${i} ended in ${state}`);
