@@ -15,7 +15,7 @@ export interface EngineTaskStore {
   save(task: Task, context: ServerCallContext): Promise<void>;
   /**
    * Read, decide and write as one step, under the task's write lock (see `SqlTaskStore.modify`).
-   * A message of the history whose id is stored already is kept as stored, not added again: the
+   * A message of the history stored already (its id and content) is kept as stored, not added again: the
    * engine appends without looking, since a scan of the history on every post cost a command on a
    * 10,000-message task about 1 ms (a profile of bench/long-conversations.ts).
    */
@@ -267,7 +267,7 @@ export class TaskEngine implements CommandTaskPort {
         if (update.status)
           update.status.state =
             !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
-        // The command (a resend's is stored already) and the reply; the store keeps each id once (`EngineTaskStore`).
+        // The command (a resend's is stored already) and the reply; the store keeps each message once (`EngineTaskStore`).
         if (exchange.message) task.history.push(exchange.message);
         if (update.status?.message) task.history.push(update.status.message);
         if (update.status) task.status = update.status;
