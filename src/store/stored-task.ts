@@ -43,8 +43,11 @@ export interface StoredTask {
   task: Task;
   statusJson: string | null;
   metadataJson: string;
-  /** The messages of `history` by id: one id may carry several messages (CMD-34, see `isStoredMessage`). */
-  messagesById: Map<string, Message[]>;
+  /**
+   * The messages of `history` by id; an id reused for other content (CMD-34, see `isStoredMessage`)
+   * holds its messages in an array, so that the usual one message per id costs no array.
+   */
+  messagesById: Map<string, Message | Message[]>;
   artifacts: Map<string, StoredArtifact>;
   /** About how much memory the image holds, in bytes: an estimate, kept as it changes. */
   bytes: number;
@@ -125,8 +128,9 @@ export function addStoredMessage(stored: StoredTask, messageJson: string): void 
   const message = decodeMessage(messageJson);
   stored.task.history.push(message);
   const same = stored.messagesById.get(message.messageId);
-  if (same) same.push(message);
-  else stored.messagesById.set(message.messageId, [message]);
+  if (same === undefined) stored.messagesById.set(message.messageId, message);
+  else if (Array.isArray(same)) same.push(message);
+  else stored.messagesById.set(message.messageId, [same, message]);
   stored.bytes += WEIGHTS.message + messageJson.length;
 }
 
@@ -137,7 +141,9 @@ export function addStoredMessage(stored: StoredTask, messageJson: string): void 
  */
 export function isStoredMessage(stored: StoredTask, message: Message): boolean {
   const same = stored.messagesById.get(message.messageId);
-  return same !== undefined && same.some((other) => other === message || sameContent(other, message));
+  if (same === undefined) return false;
+  if (!Array.isArray(same)) return same === message || sameContent(same, message);
+  return same.some((other) => other === message || sameContent(other, message));
 }
 
 /**
