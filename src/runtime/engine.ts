@@ -15,7 +15,7 @@ export interface EngineTaskStore {
   save(task: Task, context: ServerCallContext): Promise<void>;
   /**
    * Read, decide and write as one step, under the task's write lock (see `SqlTaskStore.modify`).
-   * A message of the history whose id is stored already is kept as stored, not added again: the
+   * A message of the history stored already (its id and content) is kept as stored, not added again: the
    * engine appends without looking, since a scan of the history on every post cost a command on a
    * 10,000-message task about 1 ms (a profile of bench/long-conversations.ts).
    */
@@ -269,7 +269,7 @@ export class TaskEngine implements CommandTaskPort {
       context,
       async (task) => {
         const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
-        // The command (a resend's is stored already) and the reply; the store keeps each id once (`EngineTaskStore`).
+        // The command (a resend's is stored already) and the reply; the store keeps each message once (`EngineTaskStore`).
         if (exchange.message) task.history.push(exchange.message);
         update = 'decide' in given ? await given.decide(task) : given;
         if (update.status)
