@@ -27,7 +27,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: {
-    may: ['errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'],
+    may: ['errors.ts', 'event-seq.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
     typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
   },
   runtime: { may: ['commands', 'models', 'tools', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
@@ -35,7 +35,10 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
-  'file-commands': { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'], typeOnly: ['runtime/subtask-starter.ts'] },
+  'file-commands': {
+    may: ['commands', 'errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
+    typeOnly: ['runtime/subtask-starter.ts'],
+  },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: { may: ['commands', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   // The conformance kit: the SDK's client and the specification only, so that it could be published alone.
@@ -44,6 +47,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Where a task or an event stands in the events instances hand each other: set by the store, read by runtime.
   'event-seq.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
+  // Making a folder the user named (data, commands) without looping where none can be made.
+  'make-folder.ts': { may: [] },
   'version.ts': { may: [] },
   // The wire vocabulary, shared with the web page: the SDK's types and nothing else.
   'wire.ts': { may: [] },
@@ -280,7 +285,7 @@ describe('architecture', () => {
     assert.deepEqual(problems, [
       "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, event-seq.ts, log.ts, wire.ts, commands/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, event-seq.ts, log.ts, make-folder.ts, wire.ts, commands/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, tools, errors.ts, event-seq.ts, log.ts, wire.ts)",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",

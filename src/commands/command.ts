@@ -45,6 +45,12 @@ export interface CommandDefinition {
    * read each time the card is built. Leave out an argument whose values are not known.
    */
   argumentValues?: () => ReadonlyArray<readonly ArgumentValue[] | undefined>;
+  /**
+   * The handler reads the task as stored and its reply is stored in the same step, under the
+   * task's write lock (`DecidedUpdate`): for a command whose answer depends on what another
+   * command sent at once may change. Such a handler must be quick and must not change the task.
+   */
+  decidesUnderLock?: boolean;
   handler: CommandHandler;
 }
 

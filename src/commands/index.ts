@@ -29,7 +29,7 @@ export {
   type CommandsRequestHandlerOptions,
 } from './request-handler.js';
 export type { CommandOutcome } from './runner.js';
-export type { CommandTaskPort } from './port.js';
+export type { CommandTaskPort, DecidedUpdate } from './port.js';
 export { sdkTaskPort } from './sdk-port.js';
 export { MessageClaims, contentDigest, type Claim, type FirstClaim, type RepeatClaim } from './message-claims.js';
 export {

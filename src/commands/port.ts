@@ -20,5 +20,20 @@ export interface CommandTaskPort {
    * state used is set on `update.status.state`. The update then goes to every stream open on
    * the task (CMD-8). Resolves with the task as stored after the update.
    */
-  post(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange?: { message?: Message }): Promise<Task>;
+  post(
+    update: TaskStatusUpdateEvent | DecidedUpdate,
+    context: ServerCallContext,
+    exchange?: { message?: Message },
+  ): Promise<Task>;
+}
+
+/**
+ * An update decided from the task as stored, with the command already in its history, in the
+ * same step as it is stored: under the task's write lock, so that two commands sent at once
+ * each see the other's reply (the first `/approve` or `/deny` of a call wins). `decide` must not
+ * change the task, and should be quick: it holds the lock.
+ */
+export interface DecidedUpdate {
+  taskId: string;
+  decide: (task: Task) => Promise<TaskStatusUpdateEvent>;
 }

@@ -127,10 +127,23 @@ export class CommandRunner {
     command: ParsedCommand,
     context: ServerCallContext,
   ): Promise<CommandOutcome> {
-    const result = await this.invoke(task, message, command, context);
-    const reply = buildReply(task, task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
-    const after = await this.options.port.post(reply, context, { message });
-    return { taskBefore: task, task: after, reply, followUp: result.followUp };
+    const decide = async (seen: Task) => {
+      const result = await this.invoke(seen, message, command, context);
+      const reply = buildReply(seen, seen.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
+      return { result, reply };
+    };
+    if (!this.options.registry.get(command.name)?.decidesUnderLock) {
+      const { result, reply } = await decide(task);
+      const after = await this.options.port.post(reply, context, { message });
+      return { taskBefore: task, task: after, reply, followUp: result.followUp };
+    }
+    let decided!: Awaited<ReturnType<typeof decide>>;
+    const after = await this.options.port.post(
+      { taskId: task.id, decide: async (stored) => (decided = await decide(stored)).reply },
+      context,
+      { message },
+    );
+    return { taskBefore: task, task: after, reply: decided.reply, followUp: decided.result.followUp };
   }
 
   /** Runs the handler; whatever it throws becomes a reply that says what went wrong (CMD-12). */

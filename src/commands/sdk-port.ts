@@ -10,7 +10,8 @@ import type { CommandTaskPort } from './port.js';
  * state says a turn is in flight. A post is stored through the SDK's `ResultManager`, reading the state
  * from the stored task at that moment, then published on the task's bus for its open streams.
  * One process only, and without a per-task write lock, unlike the harness's engine: a reply
- * landing exactly as a turn ends may show WORKING on a task that has just stopped.
+ * landing exactly as a turn ends may show WORKING on a task that has just stopped, and an
+ * update decided from the task as stored (`DecidedUpdate`) is decided before it is stored, not with it.
  */
 export function sdkTaskPort(taskStore: TaskStore, eventBusManager: ExecutionEventBusManager): CommandTaskPort {
   const inFlight = (state: TaskState | undefined) =>
@@ -23,14 +24,18 @@ export function sdkTaskPort(taskStore: TaskStore, eventBusManager: ExecutionEven
       );
     },
     create: (task, context) => taskStore.save(task, context),
-    async post(update, context, exchange = {}) {
-      const stored = await taskStore.load(update.taskId, context);
-      if (!stored) throw new TaskNotFoundError(`Task not found: ${update.taskId}`);
+    async post(given, context, exchange = {}) {
+      const stored = await taskStore.load(given.taskId, context);
+      if (!stored) throw new TaskNotFoundError(`Task not found: ${given.taskId}`);
+      const message = exchange.message;
+      const update =
+        'decide' in given
+          ? await given.decide({ ...stored, history: message ? [...stored.history, message] : stored.history })
+          : given;
       const state = stored.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
       if (update.status)
         update.status.state =
           eventBusManager.getByTaskId(update.taskId, context) && inFlight(state) ? TaskState.TASK_STATE_WORKING : state;
-      const message = exchange.message;
       if (message && !stored.history.some((m) => m.messageId === message.messageId)) {
         await taskStore.save({ ...stored, history: [...stored.history, message] }, context);
       }

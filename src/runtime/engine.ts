@@ -1,7 +1,7 @@
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { AgentEvent, ExecutionEventQueue, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
-import type { CommandTaskPort } from '../commands/index.js';
+import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
 import { isTerminal } from '../wire.js';
 import type { Coordination, TurnEnding } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
@@ -16,7 +16,7 @@ export interface EngineTaskStore {
   save(task: Task, context: ServerCallContext): Promise<void>;
   /**
    * Read, decide and write as one step, under the task's write lock (see `SqlTaskStore.modify`).
-   * A message of the history whose id is stored already is kept as stored, not added again: the
+   * A message of the history stored already (its id and content) is kept as stored, not added again: the
    * engine appends without looking, since a scan of the history on every post cost a command on a
    * 10,000-message task about 1 ms (a profile of bench/long-conversations.ts).
    */
@@ -271,35 +271,41 @@ export class TaskEngine implements CommandTaskPort {
     return this.track(this.options.store.save(task, context));
   }
 
-  post(update: TaskStatusUpdateEvent, context: ServerCallContext, exchange: { message?: Message } = {}): Promise<Task> {
+  post(
+    update: TaskStatusUpdateEvent | DecidedUpdate,
+    context: ServerCallContext,
+    exchange: { message?: Message } = {},
+  ): Promise<Task> {
     return this.track(this.postNow(update, context, exchange));
   }
 
   private async postNow(
-    update: TaskStatusUpdateEvent,
+    given: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
     exchange: { message?: Message },
   ): Promise<Task> {
-    const event = AgentEvent.statusUpdate(update);
+    let update!: TaskStatusUpdateEvent;
+    let event: AgentExecutionEvent | undefined;
     const stored = await this.options.store.modify(
-      update.taskId,
+      given.taskId,
       context,
       async (task) => {
         const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
+        // The command (a resend's is stored already) and the reply; the store keeps each message once (`EngineTaskStore`).
+        if (exchange.message) task.history.push(exchange.message);
+        update = 'decide' in given ? await given.decide(task) : given;
         if (update.status)
           update.status.state =
             !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
-        // The command (a resend's is stored already) and the reply; the store keeps each id once (`EngineTaskStore`).
-        if (exchange.message) task.history.push(exchange.message);
         if (update.status?.message) task.history.push(update.status.message);
         if (update.status) task.status = update.status;
         return task;
       },
       // Handed to the other instances in the write's transaction: stored and sent as one.
-      () => [event],
+      () => [(event = AgentEvent.statusUpdate(update))],
     );
-    if (!stored) throw new TaskNotFoundError(`Task not found: ${update.taskId}`);
-    this.buses.deliverHere(update.taskId, event);
+    if (!stored) throw new TaskNotFoundError(`Task not found: ${given.taskId}`);
+    this.buses.deliverHere(given.taskId, event ?? AgentEvent.statusUpdate(update));
     return stored;
   }
 

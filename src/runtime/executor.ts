@@ -213,10 +213,11 @@ export class HarnessExecutor implements AgentExecutor {
           artifacts: [],
           metadata: {},
         };
+    // The SDK appends the message to a loaded task's history; an earlier one may have its id (CMD-34).
     const history = existing?.history ?? [];
     return {
       task,
-      history: history.some((m) => m.messageId === userMessage.messageId) ? history : [...history, userMessage],
+      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, userMessage],
     };
   }
 

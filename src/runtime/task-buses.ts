@@ -1,4 +1,4 @@
-import { getEventListeners } from 'node:events';
+import { getEventListeners, setMaxListeners } from 'node:events';
 import {
   DefaultExecutionEventBus,
   resolveUserScope,
@@ -144,10 +144,17 @@ interface Follow {
   stop: Promise<() => void>;
 }
 
-/** A bus whose own events are handed on to the other instances, and on which theirs are delivered. */
+/**
+ * A bus whose own events are handed on to the other instances, and on which theirs are delivered.
+ * Every stream open on the task listens to it, and nothing bounds how many clients follow one
+ * task: Node's leak warning (at 11 listeners) would count followers, not leaks. What bounds the
+ * listeners is that each stream takes its own off when it ends or its client goes away
+ * (`task-follower.ts`, counted in test/runtime/client-gone.test.ts).
+ */
 class TaskBus extends DefaultExecutionEventBus {
   constructor(private readonly handOn: (event: AgentExecutionEvent) => void) {
     super();
+    setMaxListeners(0, this);
   }
 
   override publish(event: AgentExecutionEvent): void {

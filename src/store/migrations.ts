@@ -324,6 +324,36 @@ const claimsByContent: Migration = {
   },
 };
 
+/**
+ * 0011: one id may carry several messages of a task's history (CMD-34: the same id with other
+ * content is a new message), so `task_messages` loses its unique key on the message id; the save
+ * plan tells stored messages by id and content (`save-plan.ts`). PostgreSQL drops the key;
+ * SQLite cannot drop a constraint, so the table is built anew and its rows copied.
+ */
+const messagesByContent: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    if (isPostgres(db)) {
+      await db.schema.alterTable('task_messages').dropConstraint('task_messages_message_id_key').execute();
+      return;
+    }
+    await db.schema.alterTable('task_messages').renameTo('task_messages_0010').execute();
+    await db.schema
+      .createTable('task_messages')
+      .addColumn('task_id', 'text', (c) => c.notNull().references('tasks.id').onDelete('cascade'))
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('message_id', 'text', (c) => c.notNull())
+      .addColumn('message_json', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('task_messages_pkey', ['task_id', 'seq'])
+      .execute();
+    await db
+      .insertInto('task_messages')
+      .columns(['task_id', 'seq', 'message_id', 'message_json'])
+      .expression(db.selectFrom('task_messages_0010').select(['task_id', 'seq', 'message_id', 'message_json']))
+      .execute();
+    await db.schema.dropTable('task_messages_0010').execute();
+  },
+};
+
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
@@ -336,6 +366,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0008_claimants': claimants,
   '0009_task_event_seq': taskEventSeq,
   '0010_claims_by_content': claimsByContent,
+  '0011_messages_by_content': messagesByContent,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

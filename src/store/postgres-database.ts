@@ -1,5 +1,15 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect, sql, type LogConfig, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type DatabaseIntrospector,
+  type LogConfig,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type SchemaMetadata,
+  type TableMetadata,
+} from 'kysely';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
 import type { Database } from './database.js';
@@ -78,7 +88,7 @@ export async function openPostgresDatabase(
   const pool = new pg.Pool({ connectionString: url, max: options.maxConnections, types, Client });
   pool.on('error', options.onConnectionError ?? (() => undefined));
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: discardingFailedConnections(pool) }),
+    dialect: new SearchPathDialect({ pool: discardingFailedConnections(pool) }),
     log: options.log,
   });
   try {
@@ -168,4 +178,36 @@ export function withSessionSetting(url: string, name: string, value: string): st
   const options = parsed.searchParams.get('options');
   parsed.searchParams.set('options', `${options ? `${options} ` : ''}-c ${name}=${value}`);
   return parsed.toString();
+}
+
+/**
+ * PostgreSQL as kysely speaks it, but introspecting only the schema of the search path. kysely's
+ * own introspector (which its migrator asks whether its tables exist, at every start) reads every
+ * table of every schema in the database, in one query that fails ("schema ... does not exist")
+ * when another schema is dropped meanwhile, and grows with the database's other schemas.
+ */
+class SearchPathDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SearchPathIntrospector(db);
+  }
+}
+
+class SearchPathIntrospector implements DatabaseIntrospector {
+  constructor(private readonly db: Kysely<unknown>) {}
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(this.db);
+    return rows;
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ schema: string; name: string; is_view: boolean }>`
+      select table_schema as schema, table_name as name, table_type = 'VIEW' as is_view
+      from information_schema.tables where table_schema = current_schema()`.execute(this.db);
+    return rows.map((row) => ({ schema: row.schema, name: row.name, isView: row.is_view, columns: [] }));
+  }
+
+  async getMetadata(): Promise<{ tables: TableMetadata[] }> {
+    return { tables: await this.getTables() };
+  }
 }

@@ -1,14 +1,15 @@
-import type { Artifact, Part, Task, TaskStatus } from '@a2a-js/sdk';
+import type { Artifact, Message, Part, Task, TaskStatus } from '@a2a-js/sdk';
 import { encodeArtifactHeader, encodeMessage, encodeMetadata, encodePart, encodeStatus } from './codec.js';
-import type { StoredTask } from './stored-task.js';
+import { isStoredMessage, sameContent, type StoredTask } from './stored-task.js';
 
 /**
  * Works out what one `save` must write, by comparing the incoming task with the stored image.
  * This is what keeps an event's cost flat as a task grows: the SDK's result manager saves the
  * whole task after every event, and only the few things that event changed are written.
  *
- * - History is append-only by `messageId`: unknown messages are appended, stored ones missing
- *   from the incoming history stay (another writer may have saved a task loaded earlier).
+ * - History is append-only: messages not stored (by id and content, CMD-34) are appended, in
+ *   their order; stored ones missing from the incoming history stay (another writer may have
+ *   saved a task loaded earlier, and the SDK saves a turn's task with only its new message).
  * - Status is replaced by every save that carries one. Writers of a task's status go through
  *   the SDK's per-task write lock in event order (the harness's command replies included), so
  *   the last save is the latest event; comparing timestamps instead would let a status built
@@ -81,21 +82,24 @@ export function planSave(stored: StoredTask | undefined, incoming: Task): SavePl
 /**
  * New messages of the incoming history. A message at the same position as the very same
  * stored object is known without a lookup: the SDK keeps the loaded history and appends to
- * it, so on a long task this skips thousands of set lookups per event.
+ * it, so on a long task this skips thousands of map lookups per event. Any other is looked up
+ * by id, and its content compared only when its id is stored (a turn's first save, once).
  */
 function planMessages(stored: StoredTask | undefined, incoming: Task): MessageWrite[] {
   const writes: MessageWrite[] = [];
-  const known = stored?.messageIds;
   const storedHistory = stored?.task.history ?? [];
   const history = incoming.history ?? [];
   let seq = storedHistory.length;
-  let planned: Set<string> | undefined;
+  let planned: Map<string, Message[]> | undefined;
   for (let i = 0; i < history.length; i++) {
     const message = history[i]!;
     if (message === storedHistory[i]) continue;
+    if (stored && isStoredMessage(stored, message)) continue;
     const id = message.messageId;
-    if (known?.has(id) || planned?.has(id)) continue;
-    (planned ??= new Set()).add(id);
+    const same = planned?.get(id);
+    if (same?.some((other) => sameContent(other, message))) continue;
+    if (same) same.push(message);
+    else (planned ??= new Map()).set(id, [message]);
     writes.push({ seq: seq++, messageId: id, json: encodeMessage(message) });
   }
   return writes;

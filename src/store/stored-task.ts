@@ -1,9 +1,16 @@
-import type { Artifact, Task } from '@a2a-js/sdk';
-import { decodeArtifactHeader, decodeMessage, decodeMetadata, decodePart, decodeStatus } from './codec.js';
+import type { Artifact, Message, Task } from '@a2a-js/sdk';
+import {
+  decodeArtifactHeader,
+  decodeMessage,
+  decodeMetadata,
+  decodePart,
+  decodeStatus,
+  encodeMessage,
+} from './codec.js';
 
 /**
  * The in-memory image of one stored task: exactly what its rows say, plus what a save needs
- * to find out cheaply what changed (the stored message ids, each artifact's stored header).
+ * to find out cheaply what changed (the stored messages by id, each artifact's stored header).
  *
  * The image owns its arrays and containers and the store mutates them in place as saves
  * commit (appending to `history` and to artifact `parts` costs nothing per stored item).
@@ -36,7 +43,11 @@ export interface StoredTask {
   task: Task;
   statusJson: string | null;
   metadataJson: string;
-  messageIds: Set<string>;
+  /**
+   * The messages of `history` by id; an id reused for other content (CMD-34, see `isStoredMessage`)
+   * holds its messages in an array, so that the usual one message per id costs no array.
+   */
+  messagesById: Map<string, Message | Message[]>;
   artifacts: Map<string, StoredArtifact>;
   /** About how much memory the image holds, in bytes: an estimate, kept as it changes. */
   bytes: number;
@@ -93,7 +104,7 @@ export function newStoredTask(head: StoredTaskHead): StoredTask {
     },
     statusJson: head.statusJson,
     metadataJson: head.metadataJson,
-    messageIds: new Set(),
+    messagesById: new Map(),
     artifacts: new Map(),
     bytes,
   };
@@ -116,8 +127,36 @@ export function setStoredMetadata(stored: StoredTask, metadataJson: string): voi
 export function addStoredMessage(stored: StoredTask, messageJson: string): void {
   const message = decodeMessage(messageJson);
   stored.task.history.push(message);
-  stored.messageIds.add(message.messageId);
+  const same = stored.messagesById.get(message.messageId);
+  if (same === undefined) stored.messagesById.set(message.messageId, message);
+  else if (Array.isArray(same)) same.push(message);
+  else stored.messagesById.set(message.messageId, [same, message]);
   stored.bytes += WEIGHTS.message + messageJson.length;
+}
+
+/**
+ * Whether the task's history holds this message already: one with its id and its content. A2A
+ * lets clients reuse ids, so the same id with other content is another message, stored in its
+ * place (CMD-34). Only messages whose id is stored are compared, by their encoding.
+ */
+export function isStoredMessage(stored: StoredTask, message: Message): boolean {
+  const same = stored.messagesById.get(message.messageId);
+  if (same === undefined) return false;
+  if (!Array.isArray(same)) return same === message || sameContent(same, message);
+  return same.some((other) => other === message || sameContent(other, message));
+}
+
+/**
+ * Whether two messages with one id are the same message. The task and context ids are left out:
+ * in a task's history they name that task, and a turn's copy of the user's message has them
+ * filled in where the stored one, as the client sent it, may not.
+ */
+export function sameContent(a: Message, b: Message): boolean {
+  return contentOf(a) === contentOf(b);
+}
+
+function contentOf(message: Message): string {
+  return encodeMessage({ ...message, taskId: '', contextId: '' });
 }
 
 function partsBytes(partJson: readonly string[]): number {

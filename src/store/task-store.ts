@@ -12,7 +12,7 @@ import { markSeq, seqOf } from '../event-seq.js';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, interruptedTurnMessage, type InterruptedTask } from './interrupted.js';
-import { copyTask } from './stored-task.js';
+import { copyTask, isStoredMessage } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
 import { TaskImages, type Alongside, type Decide } from './task-images.js';
 import { encoded, type TaskEventLog } from './task-event-log.js';
@@ -225,14 +225,14 @@ export class SqlTaskStore implements TaskStore {
 
   /**
    * Appends one message to a task's history and changes nothing else (status, metadata and
-   * artifacts stay as stored). A message whose id is already stored is left as it is. For
+   * artifacts stay as stored). A message stored already (its id and content) is not added. For
    * messages the harness keeps outside the SDK's event flow, e.g. a command message.
    */
   async appendMessage(taskId: string, message: Message, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
     await this.images.write(taskId, scope, (stored) => {
       if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
-      if (stored.messageIds.has(message.messageId)) return undefined;
+      if (isStoredMessage(stored, message)) return undefined;
       const task = copyTask(stored.task);
       task.history.push(message);
       return task;

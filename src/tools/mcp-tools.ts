@@ -10,7 +10,7 @@ import type { McpServerConfig } from '../config/mcp-servers.js';
 import type { Logger } from '../log.js';
 import { ToolNamer } from './names.js';
 import { boundOutput, resultText, splitOutput } from './output.js';
-import { ServerConnection, serverTarget } from './server-connection.js';
+import { MessageTooLarge, ServerConnection, serverTarget, STDIO_MESSAGE_LIMIT } from './server-connection.js';
 import type { ToolBox, ToolEntry, ToolOutcome } from './tool-box.js';
 
 export interface McpToolsOptions {
@@ -224,6 +224,9 @@ export class McpTools implements ToolBox {
     const server = connection.name;
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       return `The tool did not answer within ${this.options.toolTimeoutMs} ms; the call was canceled.`;
+    }
+    if (error instanceof MessageTooLarge) {
+      return `The tool's output was larger than ${STDIO_MESSAGE_LIMIT}, the most the harness reads from an MCP server over stdio; the call failed. The server "${server}" is started again on its next use (its connection cannot go on after such a message).`;
     }
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return `The MCP server "${server}" stopped during the call; it is started again on its next use.`;

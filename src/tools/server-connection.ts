@@ -44,6 +44,29 @@ export function serverTarget(
   };
 }
 
+/**
+ * The most bytes of one message read from a server over stdio: the MCP SDK's default, named
+ * here because past it the SDK drops the message and closes the connection, and the harness
+ * says so in these terms.
+ */
+export const STDIO_MESSAGE_MAX_BYTES = 10 * 1024 * 1024;
+
+/** The limit as people read it: "10 MiB". */
+export const STDIO_MESSAGE_LIMIT = `${STDIO_MESSAGE_MAX_BYTES / 1024 / 1024} MiB`;
+
+/** A call cut short because its server sent a message over `STDIO_MESSAGE_MAX_BYTES`: its output, most likely. */
+export class MessageTooLarge extends Error {
+  constructor(server: string) {
+    super(`The MCP server "${server}" sent a message larger than ${STDIO_MESSAGE_LIMIT}.`);
+    this.name = 'MessageTooLarge';
+  }
+}
+
+/** The SDK's stdio read buffer refusing a message over its limit (it then closes the connection). */
+function isOverReadLimit(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ReadBuffer exceeded maximum size');
+}
+
 export interface CallOptions {
   /** Aborting it cancels the call (`notifications/cancelled`). */
   signal: AbortSignal;
@@ -59,6 +82,8 @@ export class ServerConnection {
   private readonly promptListeners = new Set<() => void>();
   private lost = false;
   private closed = false;
+  /** Clients whose server sent a message over the limit, which closed them. */
+  private readonly overLimit = new WeakSet<Client>();
   /** Why the last attempt to connect failed, for `/tools` and the model. */
   lastFailure: string | undefined;
 
@@ -102,10 +127,16 @@ export class ServerConnection {
 
   async call(tool: string, input: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     const client = await this.ensure();
-    return (await client.callTool({ name: tool, arguments: input }, undefined, {
-      signal: options.signal,
-      timeout: options.timeoutMs,
-    })) as CallToolResult;
+    try {
+      return (await client.callTool({ name: tool, arguments: input }, undefined, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+      })) as CallToolResult;
+    } catch (error) {
+      // The oversized message was never read, so which call's it was is not known: the one in flight.
+      if (this.overLimit.has(client)) throw new MessageTooLarge(this.name);
+      throw error;
+    }
   }
 
   async close(): Promise<void> {
@@ -153,10 +184,20 @@ export class ServerConnection {
       if (client !== this.client) return;
       this.client = undefined;
       this.lost = true;
-      if (!this.closed)
+      if (this.closed) return;
+      if (this.overLimit.has(client))
+        this.options.log.warn(
+          `MCP server sent a message larger than ${STDIO_MESSAGE_LIMIT}; its connection is closed, and it is started again on next use`,
+          { server: this.name },
+        );
+      else
         this.options.log.warn('MCP server connection lost; it is connected again on next use', { server: this.name });
     };
-    client.onerror = () => undefined; // a failed request rejects its own promise; a lost connection calls onclose
+    // A failed request rejects its own promise and a lost connection calls onclose; a message
+    // over the limit is told here only, just before the SDK closes the connection because of it.
+    client.onerror = (error) => {
+      if (isOverReadLimit(error)) this.overLimit.add(client);
+    };
     try {
       await client.connect(this.transport(), { timeout: this.options.connectTimeoutMs });
       this.tools = await listAllTools(client, this.options.connectTimeoutMs);
@@ -191,6 +232,7 @@ export class ServerConnection {
       env: target.env,
       cwd: target.cwd,
       stderr: 'ignore',
+      maxBufferSize: STDIO_MESSAGE_MAX_BYTES,
     });
   }
 }

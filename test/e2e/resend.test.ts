@@ -80,9 +80,12 @@ function reusedIds(transport: TransportName) {
     assert.equal(followUp.id, first.id, 'the follow-up went to its task');
     assert.notEqual(another.id, first.id, 'a new message without a task makes its own');
     for (const answer of [first, followUp, another]) assert.equal(textOf(answer.status?.message), REPLY);
-    // The follow-up is not checked in the stored history: the task store keeps one message per
-    // id in a task's history, so one sent to the same task under a used id is not stored there.
     const stored = await history(client, first.id);
+    assert.deepEqual(
+      stored.history.map(textOf),
+      ['The original text', REPLY, 'A follow-up', REPLY],
+      'the follow-up under the used id is stored in its place, with its reply',
+    );
     const mine = await history(client, another.id);
     assert.deepEqual(
       mine.history.map(textOf),
@@ -112,6 +115,14 @@ function reusedIds(transport: TransportName) {
       'and resent, its first reply (CMD-13)',
     );
     assert.equal(turnsRun(), turns + 3);
+
+    await send(client, 'And one more', { taskId: first.id });
+    const sent = h.chatRequests().at(-1);
+    assert.deepEqual(
+      sent.messages.filter((m: any) => m.role === 'user').map((m: any) => String(m.content)),
+      ['The original text', 'A follow-up', 'And one more'],
+      "the model's next turn is sent both messages under the id",
+    );
   });
 }
 

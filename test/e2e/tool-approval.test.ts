@@ -8,11 +8,20 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
-import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { toolCallsOf } from '../../src/wire.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { assertValidToolCallParts, toolCallsViolation } from '../support/tool-calls-schema.js';
+import {
+  APPROVE_ECHO,
+  callsIn,
+  finalOf,
+  pause,
+  reply,
+  statusMessages,
+  toolCalls,
+  turnEnded,
+} from './approval-support.js';
 import {
   collect,
   dataOf,
@@ -25,45 +34,8 @@ import {
 } from './support.js';
 import { poll } from '../support/wait.js';
 
-/** The user's words choose the calls; a tool result is answered with text quoting it. */
-function toolCalls(body: any): ScriptedToolCall[] | undefined {
-  const last = lastMessage(body);
-  if (last.role !== 'user') return undefined;
-  if (last.content.includes('echo twice')) {
-    return [
-      { name: 'fx_echo', arguments: { text: 'one' } },
-      { name: 'fx_echo', arguments: { text: 'two' } },
-    ];
-  }
-  if (last.content.includes('echo and fail')) {
-    return [
-      { name: 'fx_fail', arguments: {} },
-      { name: 'fx_echo', arguments: { text: 'after' } },
-    ];
-  }
-  const echo = /please echo (\w+)/.exec(last.content);
-  return echo ? [{ name: 'fx_echo', arguments: { text: echo[1] } }] : undefined;
-}
-
-const reply = (body: any) => {
-  const last = lastMessage(body);
-  return last.role === 'tool'
-    ? `tool said: ${last.content.slice(0, 200)}`
-    : `plain answer to ${last.content.slice(0, 60)}`;
-};
-
-const statusMessages = (events: StreamResponse[]): (Message | undefined)[] =>
-  events.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined));
 const states = (events: StreamResponse[]) =>
   events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.status?.state] : []));
-/** The calls reported among `messages`, each checked against the tool-calls extension's schema. */
-const callsIn = (messages: (Message | undefined)[]): ToolCallData[] => {
-  assertValidToolCallParts(messages);
-  return messages.flatMap((m) => toolCallsOf(m?.parts));
-};
-const finalOf = (events: StreamResponse[]) =>
-  (events.at(-1)!.payload!.value as any).status as { state: TaskState; message: Message };
-
 /** The tool results the model was sent in its latest request. */
 function toolResultsSent(h: TestHarness): string[] {
   return h
@@ -78,33 +50,13 @@ let h: TestHarness;
 before(async () => {
   h = await startTestHarness({
     script: { toolCalls, reply },
-    config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
+    config: APPROVE_ECHO,
   });
 });
 
 after(async () => {
   await h?.close();
 });
-
-/** Sends a message whose model asks for calls that need approval; returns the paused turn's events. */
-async function pause(client: Awaited<ReturnType<TestHarness['client']>>, text: string, taskId?: string) {
-  const events = await collect(
-    client.sendMessageStream({
-      tenant: '',
-      message: userMessage(text, { taskId }),
-      configuration: undefined,
-      metadata: {},
-    }),
-  );
-  const final = finalOf(events);
-  assert.equal(final.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the turn waits for an answer');
-  return {
-    events,
-    final,
-    taskId: (events.at(-1)!.payload!.value as any).taskId as string,
-    waiting: toolCallsOf(final.message.parts),
-  };
-}
 
 describe('tool calls that need approval (CMD-33)', () => {
   for (const transport of TRANSPORTS) {
@@ -330,7 +282,7 @@ describe('approval across a restart (CMD-33)', () => {
       startTestHarness({
         dataDir,
         script: { toolCalls, reply },
-        config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd(), approve: ['echo'] } } },
+        config: APPROVE_ECHO,
       });
     try {
       const first = await start();
@@ -399,22 +351,4 @@ describe('approval and users (CMD-33)', () => {
 function unanswered(task: Task): number {
   const newest = new Map(callsIn(task.history).map((c) => [c.id, c.status]));
   return [...newest.values()].filter((status) => status === 'awaiting-approval').length;
-}
-
-/** The task once the turn that `answer` resumed has ended: its final status follows the reply. */
-async function turnEnded(
-  client: Awaited<ReturnType<TestHarness['client']>>,
-  taskId: string,
-  answer: Task,
-): Promise<Task> {
-  const replyId = answer.status?.message?.messageId;
-  return poll('the end of the resumed turn', async () => {
-    const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
-    const message = task.status?.message;
-    const ended =
-      task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED &&
-      message?.messageId !== replyId &&
-      message?.metadata?.command === undefined;
-    return ended ? task : undefined;
-  });
 }

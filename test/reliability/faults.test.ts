@@ -75,7 +75,9 @@ describe('kill -9 during streamed turns and command replies', () => {
   /** What the server acknowledged, across every round. */
   const ledger = {
     tasks: new Set<string>(),
-    replies: [] as { taskId: string; commandId: string; replyId: string; text: string }[],
+    // `sentTo`: the task the command was sent to, as sent (none when it started its task): a resend
+    // must say the same to be one (CMD-34).
+    replies: [] as { taskId: string; sentTo: string | undefined; commandId: string; replyId: string; text: string }[],
     /** Sub-tasks started by an acknowledged /spawn, with their parents. */
     subtasks: [] as { id: string; parent: string }[],
   };
@@ -161,7 +163,7 @@ describe('kill -9 during streamed turns and command replies', () => {
       const reply = task.status?.message;
       if (typeof reply?.metadata?.command !== 'string') throw new Error(`not a command reply: ${messageText(reply)}`);
       ledger.tasks.add(task.id);
-      ledger.replies.push({ taskId: task.id, commandId, replyId: reply.messageId, text });
+      ledger.replies.push({ taskId: task.id, sentTo: taskId, commandId, replyId: reply.messageId, text });
       progress.emit('change');
       return task;
     };
@@ -322,10 +324,10 @@ describe('kill -9 during streamed turns and command replies', () => {
     for (const { taskId, commandId, text } of round.cutCommands) {
       const retried = await send(client, text, { taskId, messageId: commandId });
       assert.equal(typeof retried.status?.message?.metadata?.command, 'string', 'a retried command is answered');
-      ledger.replies.push({ taskId, commandId, replyId: retried.status!.message!.messageId, text });
+      ledger.replies.push({ taskId, sentTo: taskId, commandId, replyId: retried.status!.message!.messageId, text });
     }
-    for (const { taskId, commandId, replyId, text } of ledger.replies.slice(-5)) {
-      const again = await send(client, text, { taskId, messageId: commandId });
+    for (const { sentTo, commandId, replyId, text } of ledger.replies.slice(-5)) {
+      const again = await send(client, text, { taskId: sentTo, messageId: commandId });
       assert.equal(
         again.status?.message?.messageId,
         replyId,
@@ -349,7 +351,13 @@ describe('kill -9 during streamed turns and command replies', () => {
         const status = await send(client, '/status', { taskId, messageId: commandId });
         assert.equal(status.status?.state, TASK_STATE_INPUT_REQUIRED);
         assert.equal(status.status?.message?.metadata?.command, 'status');
-        ledger.replies.push({ taskId, commandId, replyId: status.status!.message!.messageId, text: '/status' });
+        ledger.replies.push({
+          taskId,
+          sentTo: taskId,
+          commandId,
+          replyId: status.status!.message!.messageId,
+          text: '/status',
+        });
         const turn = await send(client, 'go on', { taskId });
         assert.equal(turn.status?.state, TASK_STATE_INPUT_REQUIRED);
         assert.equal(messageText(turn.status?.message), SHORT);

@@ -167,7 +167,13 @@ after(async () => {
 });
 
 /** Opens a subscription over raw HTTP, waits for its first event, and destroys the socket. */
-function subscribeAndDropHttp(transport: 'JSONRPC' | 'HTTP+JSON', taskId: string): Promise<void> {
+async function subscribeAndDropHttp(transport: 'JSONRPC' | 'HTTP+JSON', taskId: string): Promise<void> {
+  const drop = await subscribeHttp(transport, taskId);
+  drop();
+}
+
+/** Opens a subscription over raw HTTP and waits for its first event; resolves with what drops it (destroys the socket). */
+function subscribeHttp(transport: 'JSONRPC' | 'HTTP+JSON', taskId: string): Promise<() => void> {
   const [path, method, body] =
     transport === 'JSONRPC'
       ? [
@@ -183,8 +189,7 @@ function subscribeAndDropHttp(transport: 'JSONRPC' | 'HTTP+JSON', taskId: string
       (res) => {
         res.once('data', (chunk: Buffer) => {
           if (!chunk.toString().includes(taskId)) reject(new Error(`unexpected first event: ${chunk}`));
-          req.destroy();
-          resolve();
+          resolve(() => req.destroy());
         });
       },
     );
@@ -241,6 +246,23 @@ describe('a client that goes away', () => {
       await buses.whenReleased(task.id);
     });
   }
+
+  it('issue 22: 64 subscribers on one task at once, no MaxListenersExceededWarning; dropped, they leave no listener and the bus goes', async () => {
+    const task = await idleTask('JSONRPC');
+    warnings.length = 0;
+    const subscribers = 64;
+    const drops = await Promise.all(Array.from({ length: subscribers }, () => subscribeHttp('JSONRPC', task.id)));
+    // Each subscriber's queue listens for 'event' and 'finished'.
+    assert.equal(buses.listeners(task.id), 2 * subscribers);
+    for (const drop of drops) drop();
+    await buses.whenReleased(task.id);
+    await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
+    assert.deepEqual(
+      warnings.map((w) => `${w.name}: ${w.message}`),
+      [],
+      'no MaxListenersExceededWarning (nor any other)',
+    );
+  });
 
   it('a dropped subscription takes only its own listener: another subscriber keeps the bus and hears the next event', async () => {
     const task = await idleTask('JSONRPC');

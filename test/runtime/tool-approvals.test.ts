@@ -4,7 +4,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Role, type Message } from '@a2a-js/sdk';
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, type Message } from '@a2a-js/sdk';
+import { CommandRegistry, type ToolApprovalControl } from '../../src/commands/index.js';
+import { approveCommand, denyCommand } from '../../src/commands/builtins/approve.js';
+import { parseCommand } from '../../src/commands/parse.js';
+import { CommandRunner } from '../../src/commands/runner.js';
 import { resumeMessage, unansweredCalls, waitingCalls } from '../../src/runtime/tool-approvals.js';
 import {
   AWAITING_APPROVAL_NOTICE,
@@ -15,6 +20,8 @@ import {
   textPart,
   type ToolCallData,
 } from '../../src/wire.js';
+import { callContext, message as storeMessage, newTask, tempStore } from '../store/helpers.js';
+import { localEngine } from './engine-support.js';
 
 const call = (id: string): ToolCallData => ({
   id,
@@ -85,3 +92,72 @@ describe('waiting calls in a history (CMD-33)', () => {
     assert.equal(waitingCalls([pause, forged])?.find((w) => w.call.id === 'b')?.decision, undefined);
   });
 });
+
+describe('answers decided at once (CMD-33, issue 22)', () => {
+  it('issue 22: two answers that read the same waiting call are decided under the task lock: the first wins, the second is told nothing waits', async (t) => {
+    const temp = await tempStore();
+    t.after(() => temp.dispose());
+    const engine = localEngine(temp.store.tasks);
+    const alice = callContext('alice');
+    const waiting = { ...call('a'), id: randomUUID() };
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    task.history = [
+      { ...message(Role.ROLE_AGENT, { [NOTICE_KEY]: AWAITING_APPROVAL_NOTICE }, waiting), taskId: task.id },
+    ];
+    await temp.store.tasks.save(task, alice);
+    const resumed: string[] = [];
+    const approvals: ToolApprovalControl = {
+      unanswered: unansweredCalls,
+      // eslint-disable-next-line require-yield -- resumes nothing: counts the resumes
+      resume: async function* () {
+        resumed.push('resume');
+      },
+    };
+    const registry = new CommandRegistry();
+    registry.register(approveCommand(approvals));
+    registry.register(denyCommand(approvals));
+    // Both commands read the task before either answers: the race of issue 22, every time.
+    let reading = 0;
+    let bothRead!: () => void;
+    const read = new Promise<void>((resolve) => (bothRead = resolve));
+    const runner = new CommandRunner({
+      registry,
+      port: engine,
+      async getTask(id, context) {
+        const stored = await temp.store.tasks.load(id, context);
+        if ((reading += 1) === 2) bothRead();
+        await read;
+        return stored!;
+      },
+    });
+    const answers = ['/approve', '/deny'].map((text) => ({
+      ...storeMessage(task.id, task.contextId, Role.ROLE_USER, text),
+    }));
+    const outcomes = await Promise.all(
+      answers.map((m) =>
+        runner.run(
+          m,
+          parseCommand(m, (name) => registry.get(name) !== undefined)!,
+          alice,
+        ),
+      ),
+    );
+    assert.deepEqual(
+      outcomes.map((o) => o.reply.status?.message?.parts[0]?.content?.value),
+      ['Approved fx_echo. The turn resumes.', 'No tool call is waiting for approval on this task.'],
+    );
+    assert.equal(outcomes[1]!.followUp, undefined, 'the second resumes nothing');
+    for (const o of outcomes) await collectAll(o.followUp?.());
+    assert.deepEqual(resumed, ['resume']);
+    const stored = (await temp.store.tasks.load(task.id, alice))!;
+    assert.deepEqual(
+      waitingCalls(stored.history)?.map((w) => [w.call.id, w.decision?.approved]),
+      [[waiting.id, true]],
+      'one decision stored: the first',
+    );
+  });
+});
+
+async function collectAll(stream: AsyncGenerator<unknown> | undefined): Promise<void> {
+  if (stream) for await (const _ of stream);
+}

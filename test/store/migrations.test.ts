@@ -119,6 +119,34 @@ for (const backend of storeBackends) {
       }
     });
 
+    it('CMD-34 (0011): one id may carry several messages of a task; stored messages are kept, one per seq', async () => {
+      const { db: typed, dispose } = await emptyDatabase(backend);
+      const db = typed as Kysely<any>;
+      try {
+        assert.equal((await (await createMigrator(db)).migrateTo('0010_claims_by_content')).error, undefined);
+        await db
+          .insertInto('tasks')
+          .values(task('t1', 'alice', 'c'))
+          .execute();
+        const row = (seq: number, id: string) => ({ task_id: 't1', seq, message_id: id, message_json: `{"n":${seq}}` });
+        await db
+          .insertInto('task_messages')
+          .values([row(0, 'm1'), row(1, 'm2')])
+          .execute();
+        await assert.rejects(db.insertInto('task_messages').values(row(2, 'm1')).execute(), 'one id per task before');
+        await migrateToLatest(db);
+        await db.insertInto('task_messages').values(row(2, 'm1')).execute();
+        assert.deepEqual(await db.selectFrom('task_messages').selectAll().orderBy('seq').execute(), [
+          row(0, 'm1'),
+          row(1, 'm2'),
+          row(2, 'm1'),
+        ]);
+        await assert.rejects(db.insertInto('task_messages').values(row(2, 'm3')).execute(), 'one message per seq');
+      } finally {
+        await dispose();
+      }
+    });
+
     it('0006: tasks stored before have version 0, and every save of a task adds one', async () => {
       const { db, dispose } = await emptyDatabase(backend);
       try {

@@ -6,6 +6,7 @@ import { HarnessError } from '../../src/errors.js';
 import { describeDatabaseUrl, isPostgresUrl, openStore } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { POSTGRESQL, tempStore } from './helpers.js';
+import { tempSchema } from '../support/postgres.js';
 
 /** Opening the store on PostgreSQL: what is accepted, what is said when it fails (never the password), how values read. */
 
@@ -85,7 +86,8 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
 
   it('lets a query wait for a free connection as long as it takes: the connect timeout bounds connecting only', async () => {
     const temp = await tempStore(POSTGRESQL);
-    const db = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1, connectTimeoutMs: 50 });
+    // A connect timeout short enough to outlast a few times, long enough to connect on a busy machine.
+    const db = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1, connectTimeoutMs: 500 });
     try {
       // One connection, held by a transaction far longer than the connect timeout; the next query waits for it.
       let release!: () => void;
@@ -99,7 +101,7 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
       });
       await holding;
       const waiting = sql<{ n: number }>`select 2 as n`.execute(db);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // four connect timeouts: the wait must outlast them
+      await new Promise((resolve) => setTimeout(resolve, 2000)); // four connect timeouts: the wait must outlast them
       release();
       await transaction;
       assert.deepEqual((await waiting).rows, [{ n: 2 }]);
@@ -123,6 +125,26 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
       code: 'store_failed',
       message: /search path names no schema that exists/,
     });
+  });
+});
+
+describe('migrating beside other schemas', POSTGRESQL.needs, () => {
+  it("introspects only the search path's schema, so another schema dropped meanwhile cannot fail a start", async () => {
+    const temp = await tempStore(POSTGRESQL);
+    const other = await tempSchema();
+    try {
+      await sql.raw(`create table ${other.schema}.elsewhere (id int)`).execute(temp.store.db);
+      const tables = await temp.store.db.introspection.getTables();
+      assert.ok(tables.some((table) => table.name === 'tasks'));
+      assert.deepEqual(
+        tables.filter((table) => table.schema !== tables[0]!.schema || table.name === 'elsewhere'),
+        [],
+        'no table of another schema',
+      );
+    } finally {
+      await other.drop();
+      await temp.dispose();
+    }
   });
 });
 

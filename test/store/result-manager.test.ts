@@ -183,6 +183,42 @@ for (const backend of storeBackends) {
       );
     });
 
+    it('CMD-34: a follow-up under the id of an earlier message of the task is stored once, in its place', async () => {
+      const task = newTask();
+      await new ResultManager(store, ctx).processEvent(AgentEvent.task(task));
+      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'done');
+      await new ResultManager(store, ctx).processEvent(
+        statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply),
+      );
+
+      // The handler appends the message as the client sent it (no context id) and saves; the
+      // executor then republishes the task with the message as the turn sees it (ids filled in).
+      const sent = message(task.id, '', Role.ROLE_USER, 'a follow-up', task.history[0]!.messageId);
+      const loaded = (await store.load(task.id, ctx))!;
+      await store.save({ ...loaded, history: [...loaded.history, sent] }, ctx);
+      const next = new ResultManager(store, ctx);
+      next.setContext(sent);
+      queries.length = 0;
+      await next.processEvent(
+        AgentEvent.task({
+          ...loaded,
+          history: [{ ...sent, contextId: task.contextId }],
+          artifacts: [],
+          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() },
+        }),
+      );
+      assert.equal(
+        queries.filter((q) => q.sql.startsWith('insert into "task_messages"')).length,
+        0,
+        'the message stored by the handler is not stored again',
+      );
+      store.clearCache();
+      assert.deepStrictEqual(
+        (await store.load(task.id, ctx))!.history.map((m) => m.parts[0]?.content?.value),
+        ['hello', 'done', 'a follow-up'],
+      );
+    });
+
     it('merges event metadata into the task metadata', async () => {
       const task = newTask();
       const rm = new ResultManager(store, ctx);

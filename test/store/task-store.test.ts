@@ -146,6 +146,48 @@ for (const backend of storeBackends) {
       assert.deepStrictEqual(ids(await (await temp.reopen()).tasks.load(task.id, alice)), expected);
     });
 
+    it('CMD-34: a message whose id an earlier one of the task has, with other content, is kept in its place; saving again stores nothing twice', async () => {
+      const task = newTask();
+      const id = task.history[0]!.messageId;
+      await temp.store.tasks.save(task, alice);
+      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'hi there');
+      const followUp = message(task.id, task.contextId, Role.ROLE_USER, 'a follow-up', id);
+      const again = message(task.id, task.contextId, Role.ROLE_USER, 'one more', id);
+      let loaded = (await temp.store.tasks.load(task.id, alice))!;
+      await temp.store.tasks.save({ ...loaded, history: [...loaded.history, reply] }, alice);
+      loaded = (await temp.store.tasks.load(task.id, alice))!;
+      // As the SDK's handler saves a follow-up: the loaded history and the message appended.
+      await temp.store.tasks.save({ ...loaded, history: [...loaded.history, followUp] }, alice);
+      // As a turn's first save: only its message, with the task and context filled in.
+      await temp.store.tasks.save({ ...task, history: [{ ...followUp, contextId: '' }] }, alice);
+      await temp.store.tasks.save({ ...task, history: [{ ...followUp }] }, alice);
+      // Two new messages with the id in one save; the one already stored, twice.
+      await temp.store.tasks.save(
+        { ...task, history: [followUp, again, structuredClone(again), task.history[0]!] },
+        alice,
+      );
+      const texts = (t: Task | undefined) => t?.history.map((m) => m.parts[0]?.content?.value);
+      const expected = ['hello', 'hi there', 'a follow-up', 'one more'];
+      assert.deepStrictEqual(texts(await temp.store.tasks.load(task.id, alice)), expected);
+      // The whole task saved again, as loaded and as a deep copy (what the SDK clones): nothing added.
+      loaded = (await temp.store.tasks.load(task.id, alice))!;
+      await temp.store.tasks.save(loaded, alice);
+      await temp.store.tasks.save(structuredClone(loaded), alice);
+      await temp.store.tasks.appendMessage(task.id, structuredClone(followUp), alice);
+      assert.deepStrictEqual(texts(await temp.store.tasks.load(task.id, alice)), expected);
+
+      const reopened = await temp.reopen();
+      loaded = (await reopened.tasks.load(task.id, alice))!;
+      assert.deepStrictEqual(texts(loaded), expected, 'in order after a restart');
+      assert.deepStrictEqual(
+        loaded.history.map((m) => m.messageId),
+        [id, reply.messageId, id, id],
+      );
+      await reopened.tasks.save(structuredClone(loaded), alice);
+      await reopened.tasks.save({ ...task, history: [again, followUp, task.history[0]!] }, alice);
+      assert.deepStrictEqual(texts(await (await temp.reopen()).tasks.load(task.id, alice)), expected);
+    });
+
     it('replaces the status with each saved one, in save order', async () => {
       const task = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: at(10) });
       await temp.store.tasks.save(task, alice);

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter, getEventListeners } from 'node:events';
 import { silentLogger } from '../../src/log.js';
 import { McpTools, type ToolEntry } from '../../src/tools/index.js';
-import { startMcpHttpServer, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
+import { OUTPUT_ARTIFACT_MAX_CHARS } from '../../src/tools/output.js';
+import { startMcpHttpServer, STDIO_FIXTURE, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
 import { poll, waitFor } from '../support/wait.js';
 
 let server: RunningMcpHttpServer;
@@ -116,4 +117,52 @@ describe('what a tool call logs', () => {
       }
     });
   }
+});
+
+describe('a stdio tool whose output is over the MCP SDK limit (issue 22)', () => {
+  it('issue 22: output over 10 MiB is reported as too large, not as a crash, and the server is started again', async () => {
+    const warnings: Record<string, unknown>[] = [];
+    const log = {
+      info: () => {},
+      warn: (msg: string, fields?: Record<string, unknown>) => warnings.push({ msg, ...fields }),
+      error: () => {},
+      debug: () => {},
+    };
+    const own = new McpTools({
+      servers: { fx: { type: 'stdio', ...STDIO_FIXTURE, env: {}, cwd: process.cwd(), approve: 'never' } },
+      env: {},
+      toolTimeoutMs: 60_000,
+      toolOutputChars: 1000,
+      log,
+    });
+    try {
+      await own.start();
+      const huge = (await own.list()).find((e) => e.name === 'fx_huge')!;
+      const within = await huge.call({ size: 2 * 1024 * 1024 }, new AbortController().signal);
+      assert.equal(within.status, 'succeeded', 'output within the limit is read, and cut as the bounds say');
+      assert.match(within.output, /\[output cut: the first 1000 of 2097152 characters are shown\]$/);
+      assert.equal(
+        within.full?.length,
+        OUTPUT_ARTIFACT_MAX_CHARS + '\n[output cut: the first 1000000 of 2097152 characters are shown]'.length,
+      );
+
+      const over = await huge.call({ size: 10.5 * 1024 * 1024 }, new AbortController().signal);
+      assert.equal(over.status, 'failed');
+      assert.equal(
+        over.output,
+        'The tool\'s output was larger than 10 MiB, the most the harness reads from an MCP server over stdio; the call failed. The server "fx" is started again on its next use (its connection cannot go on after such a message).',
+      );
+      assert.deepEqual(
+        warnings.map((w) => w.msg),
+        ['MCP server sent a message larger than 10 MiB; its connection is closed, and it is started again on next use'],
+      );
+      const echo = (await own.list()).find((e) => e.name === 'fx_echo')!;
+      assert.deepEqual(await echo.call({ text: 'again' }, new AbortController().signal), {
+        status: 'succeeded',
+        output: 'echo: again',
+      });
+    } finally {
+      await own.close();
+    }
+  });
 });

@@ -8,6 +8,8 @@ export function approveCommand(approvals: ToolApprovalControl): CommandDefinitio
     name: APPROVE_COMMAND,
     description: 'Let a tool call waiting for approval run (all of them without an id); the turn then resumes',
     argumentHint: '[call-id]',
+    // One answer per call, on any instance: of two sent at once, the second reads the first's reply.
+    decidesUnderLock: true,
     handler: (invocation) => {
       const waiting = approvals.unanswered(invocation.task);
       if (waiting.length === 0) return { text: NOTHING_WAITING };
@@ -28,6 +30,7 @@ export function denyCommand(approvals: ToolApprovalControl): CommandDefinition {
     description:
       'Refuse a tool call waiting for approval (all of them without an id), with a reason for the model; the turn then resumes',
     argumentHint: '[call-id] [reason]',
+    decidesUnderLock: true, // as /approve
     handler: (invocation) => {
       const waiting = approvals.unanswered(invocation.task);
       if (waiting.length === 0) return { text: NOTHING_WAITING };
