@@ -4,9 +4,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Role, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
-import { InCodeMigrationProvider, TaskEventLog, type Database } from '../../src/store/index.js';
+import { sql, type Kysely } from 'kysely';
+import { migrateToLatest, TaskEventLog, type Database } from '../../src/store/index.js';
+import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { schemaChannel } from '../../src/store/channels.js';
 import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
 import { needs } from '../needs.js';
@@ -55,10 +55,8 @@ interface Cluster {
   start(options?: { url?: string }): Promise<Instance>;
 }
 
-function openDb(url: string): Kysely<Database> {
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 4 }) }),
-  });
+function openDb(url: string): Promise<Kysely<Database>> {
+  return openPostgresDatabase(url, { maxConnections: 4 });
 }
 
 async function withCluster(
@@ -67,14 +65,14 @@ async function withCluster(
   body: (cluster: Cluster) => Promise<void>,
 ): Promise<void> {
   const schema = await tempSchema();
-  const admin = openDb(schema.url);
+  const admin = await openDb(schema.url);
   const instances: Instance[] = [];
   const cluster: Cluster = {
     schema,
     admin,
     instances,
     async start(startOptions = {}) {
-      const db = openDb(schema.url);
+      const db = await openDb(schema.url);
       const errors = new Inbox<{ error: unknown; what: string }>();
       const instanceId = randomUUID();
       const events = new TaskEventLog(db, instanceId, await schemaChannel(db, 'events'));
@@ -93,14 +91,7 @@ async function withCluster(
     },
   };
   try {
-    // The migration tables named in the schema: kysely otherwise takes any schema's
-    // `kysely_migration` (another test's) for this one's and skips creating its own.
-    const { error } = await new Migrator({
-      db: admin,
-      provider: new InCodeMigrationProvider(),
-      migrationTableSchema: schema.schema,
-    }).migrateToLatest();
-    assert.equal(error, undefined);
+    await migrateToLatest(admin);
     for (let i = 0; i < count; i++) await cluster.start();
     await body(cluster);
     for (const instance of instances.filter((i) => !i.failsOnPurpose)) {
