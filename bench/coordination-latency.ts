@@ -22,9 +22,10 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { InCodeMigrationProvider, TaskEventLog, type Database } from '../src/store/index.js';
+import { migrateToLatest, TaskEventLog, type Database } from '../src/store/index.js';
+import { openPostgresDatabase } from '../src/store/postgres-database.js';
 import { schemaChannel } from '../src/store/channels.js';
 import { PostgresCoordination } from '../src/store/postgres-coordination.js';
 import { header, latencyLine, ms, summarize, verdict, versionOf } from './lib/report.js';
@@ -104,20 +105,12 @@ const schema = `th_bench_${randomBytes(6).toString('hex')}`;
 await withClient(BASE_URL, (client) => client.query(`CREATE SCHEMA ${schema}`));
 const url = new URL(BASE_URL);
 url.searchParams.set('options', `-c search_path=${schema}`);
-const open = () =>
-  new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 4 }) }),
-  });
-const dbs = [open(), open(), open()] as const;
+const open = () => openPostgresDatabase(url.toString(), { maxConnections: 4 });
+const dbs = [await open(), await open(), await open()] as const;
 const [admin, dbA, dbB] = dbs;
 const coordinations: PostgresCoordination[] = [];
 try {
-  const { error } = await new Migrator({
-    db: admin,
-    provider: new InCodeMigrationProvider(),
-    migrationTableSchema: schema,
-  }).migrateToLatest();
-  if (error) throw error;
+  await migrateToLatest(admin);
   const onError = (failure: unknown, what: string) => console.error(`coordination error: ${what}: ${String(failure)}`);
   const coordination = async (db: Kysely<Database>) => {
     const instanceId = randomUUID();
