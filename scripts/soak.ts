@@ -556,7 +556,7 @@ export async function runSoak(options: SoakOptions & { seed?: number }): Promise
       `console: ${args
         .map((a) => (a instanceof Error ? errorText(a) : String(a)))
         .join(' ')
-        .slice(0, 300)}`,
+        .slice(0, 3000)}`,
     );
   const onWarning = (warning: Error) => logProblems.push(`process warning: ${errorText(warning)}`);
   console.error = printed;

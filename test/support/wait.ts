@@ -7,7 +7,7 @@
  * after its test (a wait abandoned that way never settles).
  */
 import { afterEach } from 'node:test';
-import type { EventEmitter } from 'node:events';
+import { setMaxListeners, type EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inspect } from 'node:util';
 
@@ -29,12 +29,19 @@ export type Found<T> = Exclude<Awaited<T>, undefined | null | false | 0 | ''>;
 
 // Only in a test file's process: a program the tests start (the MCP fixture over stdio) imports
 // this too, and a hook would make it print a test report on its standard output.
-let testEnd = new AbortController();
+let testEnd = newTestEnd();
 if (/\.test\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) {
   afterEach(() => {
     testEnd.abort();
-    testEnd = new AbortController();
+    testEnd = newTestEnd();
   });
+}
+
+/** Every wait of a test listens on it, any number at once (a soak's workers), each until it ends. */
+function newTestEnd(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 /**
