@@ -24,8 +24,9 @@ const BENCHMARKS = [
   'durability',
   'task-scope-timing',
   'tool-call-overhead',
-  // These three need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
+  // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
+  'round-trips',
   'cross-instance',
   'cross-instance-scale',
 ];

@@ -25,11 +25,8 @@ export class TaskModels implements ModelControl {
 
   /** `callContext` names the user; without one (no caller), the context's choice is not used. */
   async modelFor(task: Pick<Task, 'id' | 'contextId'>, callContext: ServerCallContext | undefined): Promise<string> {
-    return (
-      (await this.state.getTaskModel(task.id)) ??
-      (callContext ? await this.state.getContextModel(contextKey(task.contextId, callContext)) : undefined) ??
-      this.offer.defaultModel
-    );
+    const context = callContext ? contextKey(task.contextId, callContext) : undefined;
+    return (await this.state.getModelChoice(task.id, context)) ?? this.offer.defaultModel;
   }
 
   offered(): ModelChoice[] {

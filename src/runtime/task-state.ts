@@ -28,6 +28,8 @@ export interface TaskStateStore {
   setTaskModel(taskId: string, context: ContextKey | undefined, model: string): Promise<void>;
   /** The model this user last chose in this context, for their new tasks in it (CMD-22, CMD-35). */
   getContextModel(context: ContextKey): Promise<string | undefined>;
+  /** The task's own model choice, else the user's latest in `context` (when given): one read for both. */
+  getModelChoice(taskId: string, context: ContextKey | undefined): Promise<string | undefined>;
   /** Adds one model call's token counts to the task's running totals for that model. */
   addUsage(taskId: string, usage: TokenUsage): Promise<void>;
   /** The task's token totals, one entry per model used, in first-use order. */

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import { ByteLru } from './byte-lru.js';
 import type { Database } from './database.js';
@@ -64,6 +64,36 @@ export class SqlTaskStateStore implements TaskStateStore {
       .executeTakeFirst();
     if (writes === this.writes) this.rememberModel(key, row?.model);
     return row?.model;
+  }
+
+  async getModelChoice(taskId: string, context: ContextKey | undefined): Promise<string | undefined> {
+    const taskKey = `model:${taskId}`;
+    const contextKey = context && contextCacheKey(context);
+    if (this.cache.has(taskKey)) {
+      const own = this.cache.get(taskKey) as string | undefined;
+      if (own !== undefined || !contextKey) return own;
+      if (this.cache.has(contextKey)) return this.cache.get(contextKey) as string | undefined;
+    }
+    const writes = this.writes;
+    // The task's choice and the context's in one statement, a scalar subquery each.
+    const row = await this.db
+      .selectNoFrom((eb) => [
+        eb.selectFrom('task_settings').select('model').where('task_id', '=', taskId).as('task_model'),
+        eb
+          .selectFrom('context_models')
+          .select('model')
+          .where('tenant', '=', context?.tenant ?? '')
+          .where('owner', '=', context?.owner ?? '')
+          .where('context_id', '=', context?.contextId ?? '')
+          .where(sql<boolean>`${sql.lit(context === undefined ? 0 : 1)} = 1`)
+          .as('context_model'),
+      ])
+      .executeTakeFirstOrThrow();
+    if (writes === this.writes) {
+      this.rememberModel(taskKey, row.task_model ?? undefined);
+      if (contextKey) this.rememberModel(contextKey, row.context_model ?? undefined);
+    }
+    return row.task_model ?? row.context_model ?? undefined;
   }
 
   /** Both rows in one transaction, so the task and its context never disagree after a crash. */
@@ -195,11 +225,17 @@ export class SqlTaskStateStore implements TaskStateStore {
     const known = this.cache.get(key) as TaskLinks | undefined;
     if (known) return { parent: known.parent, children: [...known.children] };
     const writes = this.writes;
-    const [parent, children] = await Promise.all([
-      this.db.selectFrom('task_links').select('parent_id').where('child_id', '=', taskId).executeTakeFirst(),
-      this.db.selectFrom('task_links').select('child_id').where('parent_id', '=', taskId).orderBy('seq').execute(),
-    ]);
-    const links: TaskLinks = { parent: parent?.parent_id, children: children.map((row) => row.child_id) };
+    // Both directions in one statement: a task's own link row (its parent) and its children's rows.
+    const rows = await this.db
+      .selectFrom('task_links')
+      .select(['parent_id', 'child_id'])
+      .where((eb) => eb.or([eb('child_id', '=', taskId), eb('parent_id', '=', taskId)]))
+      .orderBy('seq')
+      .execute();
+    const links: TaskLinks = {
+      parent: rows.find((row) => row.child_id === taskId)?.parent_id,
+      children: rows.filter((row) => row.parent_id === taskId).map((row) => row.child_id),
+    };
     if (writes === this.writes) {
       const bytes =
         VALUE_BYTES +

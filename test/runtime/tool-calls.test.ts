@@ -23,6 +23,7 @@ const state: TaskStateStore = {
   getTaskModel: async () => undefined,
   setTaskModel: async () => {},
   getContextModel: async () => undefined,
+  getModelChoice: async () => undefined,
   addUsage: async () => {},
   getUsage: async () => [],
   getLinks: async () => ({ children: [] }),

@@ -31,6 +31,31 @@ for (const backend of storeBackends) {
       assert.equal(await reopened.getContextModel(c1), 'local:medium');
     });
 
+    it("CMD-22, CMD-35: a task's model choice is its own, else its user's latest in its context, read in one statement", async () => {
+      const bobsC1 = { ...c1, owner: 'bob' };
+      // Read twice: by a store just opened (nothing in memory), then again (what it kept).
+      const readTwice = async (check: (state: TempStore['store']['state']) => Promise<void>) => {
+        const { state } = await temp.reopen();
+        await check(state);
+        await check(state);
+      };
+      await readTwice(async (state) => {
+        assert.equal(await state.getModelChoice('t1', c1), undefined);
+        assert.equal(await state.getModelChoice('t1', undefined), undefined);
+      });
+      await temp.store.state.setTaskModel('t0', c1, 'local:small');
+      await readTwice(async (state) => {
+        assert.equal(await state.getModelChoice('t1', c1), 'local:small');
+        assert.equal(await state.getModelChoice('t1', bobsC1), undefined);
+        assert.equal(await state.getModelChoice('t1', undefined), undefined);
+      });
+      await temp.store.state.setTaskModel('t1', undefined, 'local:large');
+      await readTwice(async (state) => {
+        assert.equal(await state.getModelChoice('t1', c1), 'local:large');
+        assert.equal(await state.getModelChoice('t1', undefined), 'local:large');
+      });
+    });
+
     it('CMD-35: keeps the model last chosen in a context per user: another user naming the same context neither sees nor changes it', async () => {
       const { state } = temp.store;
       const bobsC1 = { ...c1, owner: 'bob' };
