@@ -37,7 +37,9 @@ const WARM_UP = Number(flags['warm-up']);
 const LEVELS = flags.levels.split(',').map(Number);
 const MAX = Math.max(...LEVELS);
 /** Issue 14: a durable command costs at most this much of the bare SDK's simplest round trip, in server CPU and median latency. */
-const GOAL_RATIO = 1.5;
+/** Issue 23: `/status` at 16 clients costs at most this many times the bare round trip's server CPU. */
+const GOAL_CPU_RATIO = 2.5;
+const GOAL_LEVEL = 16;
 
 interface LevelFigures {
   latency: Summary;
@@ -184,15 +186,12 @@ async function main(): Promise<void> {
           o.serverCpuPerRequest < d.serverCpuPerRequest,
         `${level} client${level === 1 ? '' : 's'}: against the bare SDK's durable store, median ${times(o.latency.median, d.latency.median)}, server CPU ${times(o.serverCpuPerRequest, d.serverCpuPerRequest)} (goal, issue 14: the harness faster, the histories growing alike)`,
       );
-      const pass =
-        o.errors === 0 &&
-        o.latency.median <= b.latency.median * GOAL_RATIO &&
-        o.serverCpuPerRequest <= b.serverCpuPerRequest * GOAL_RATIO;
-      verdict(
-        pass,
-        `${level} client${level === 1 ? '' : 's'}: median ${times(o.latency.median, b.latency.median)}, server CPU per request ${times(o.serverCpuPerRequest, b.serverCpuPerRequest)} ` +
-          `(goal, issue 14: each at most x${GOAL_RATIO} the bare SDK's simplest round trip)\n`,
-      );
+      if (level === GOAL_LEVEL)
+        verdict(
+          o.errors === 0 && o.serverCpuPerRequest <= b.serverCpuPerRequest * GOAL_CPU_RATIO,
+          `${level} clients: server CPU per request ${times(o.serverCpuPerRequest, b.serverCpuPerRequest)} the bare SDK's simplest round trip ` +
+            `(goal, issue 23: at most x${GOAL_CPU_RATIO})\n`,
+        );
     }
   } finally {
     await Promise.all([harness.close(), bare.close(), durable.close()]);

@@ -16,8 +16,8 @@
  *   stored event); time to the first token and to the end of the stream (`SendStreamingMessage`
  *   on a new task, raw SSE client), each reply checked against the fixture's.
  * The spread is the lowest and highest of the per-round medians. Servers and the fixture models
- * run in child processes, the clients here; the schema is dropped at the end. No goal in the
- * issue: figures, and the ratio PostgreSQL/SQLite.
+ * run in child processes, the clients here; the schema is dropped at the end. Goal (issue 23):
+ * the harness's own CPU per `/status` on PostgreSQL at most x1.5 its CPU on SQLite.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -37,7 +37,7 @@ import {
 } from './lib/clients.js';
 import { benchSchema, postgresCpuMs } from './lib/postgres.js';
 import { cpuMs, startServer, type ServerProcess } from './lib/processes.js';
-import { header, latencyLine, ms, printVerdicts, summarize, times, type Summary } from './lib/report.js';
+import { header, latencyLine, ms, printVerdicts, summarize, times, verdict, type Summary } from './lib/report.js';
 import { numberedReply, textOf } from './lib/seed.js';
 
 const { values: flags } = parseArgs({
@@ -177,6 +177,9 @@ function turnFigures(side: Side, kind: TurnKind) {
 const spread = (medians: number[]) =>
   `round medians ${ms(Math.min(...medians), 2, 0).trim()} to ${ms(Math.max(...medians), 2, 0).trim()}`;
 
+/** Issue 23: the harness's own CPU per command on PostgreSQL, at most this many times its CPU on SQLite. */
+const GOAL_HARNESS_CPU_RATIO = 1.5;
+
 function report(): void {
   const sqlite = sides.get('sqlite')!;
   const postgres = sides.get('postgres')!;
@@ -206,7 +209,11 @@ function report(): void {
     const [lite, pg] = lines as [(typeof lines)[0], (typeof lines)[0]];
     console.log(
       `  PostgreSQL/SQLite: median ${times(pg.s.median, lite.s.median)}, p99 ${times(pg.s.p99, lite.s.p99)}, throughput ${times(pg.perSecond, lite.perSecond)}, ` +
-        `harness CPU per request ${times(pg.harness, lite.harness)}, CPU per request with the database's ${times(pg.cpu, lite.cpu)}\n`,
+        `harness CPU per request ${times(pg.harness, lite.harness)}, CPU per request with the database's ${times(pg.cpu, lite.cpu)}`,
+    );
+    verdict(
+      pg.harness <= lite.harness * GOAL_HARNESS_CPU_RATIO,
+      `${level} client${level === 1 ? '' : 's'}: the harness's own CPU per /status on PostgreSQL ${times(pg.harness, lite.harness)} its CPU on SQLite (goal, issue 23: at most x${GOAL_HARNESS_CPU_RATIO})\n`,
     );
   }
   for (const kind of TURN_KINDS) {
@@ -229,7 +236,6 @@ function report(): void {
     }
     console.log('');
   }
-  console.log('No goal in the issue for this comparison: figures and ratios only.');
 }
 
 async function main(): Promise<void> {

@@ -123,6 +123,9 @@ function rateLine(label: string, samples: Sample[], base?: Sample[]): string {
   return `  ${label.padEnd(34)} median ${rate(r.median)}   p10 ${rate(low)}   events with text per reply: median ${summarize(samples.map((s) => s.events)).median}${ratio}`;
 }
 
+/** Issue 23: what the harness adds to a paced model's first token, at most this many times the bare relay's. */
+const PACED_FIRST_TOKEN_RATIO = 1.5;
+
 async function scenario(name: string, tokens: number, chunkDelayMs: number, pairs: number): Promise<void> {
   const reply = numberedReply(tokens);
   const model = await startServer({ kind: 'model', reply, chunkDelayMs }, { name: `model-${name}` });
@@ -192,9 +195,14 @@ async function scenario(name: string, tokens: number, chunkDelayMs: number, pair
       `  server CPU per turn: harness ${(harnessCpu / pairs).toFixed(1)} ms (${((harnessCpu / pairs / tokens) * 1000).toFixed(0)} us per token), ` +
         `bare SDK relay ${(bareCpu / pairs).toFixed(1)} ms (${((bareCpu / pairs / tokens) * 1000).toFixed(0)} us per token)`,
     );
+    // Issue 14 asked for no more than the bare relay adds; issue 23 allows a paced model's x1.5.
+    const allowed = chunkDelayMs > 0 ? PACED_FIRST_TOKEN_RATIO : 1;
     verdict(
-      ht.median - dt.median <= bt.median - dt.median,
-      `${name}: ${(ht.median - dt.median).toFixed(2)} ms added to the first token at the median, the bare SDK relay ${(bt.median - dt.median).toFixed(2)} ms (goal, issue 14: no more than the bare relay adds in the same run)`,
+      ht.median - dt.median <= (bt.median - dt.median) * allowed,
+      `${name}: ${(ht.median - dt.median).toFixed(2)} ms added to the first token at the median, the bare SDK relay ${(bt.median - dt.median).toFixed(2)} ms ` +
+        (allowed === 1
+          ? '(goal, issue 14: no more than the bare relay adds in the same run)'
+          : `(goal, issue 23: at most x${allowed} what the bare relay adds in the same run)`),
     );
     const [dr, hr] = [rateOf(d).median, rateOf(h).median];
     verdict(
