@@ -28,7 +28,7 @@ serve options:
   --commands-dir DIR
                   command files (*.md, one command each), watched while serving
                   (default <data dir>/commands)
-  --config FILE   JSON configuration: models, providers, system prompt, cache size, durability (see the README)
+  --config FILE   JSON configuration: models, providers, system prompt, cache size, durability (see docs/configuration.md)
   --tokens-file FILE
                   bearer tokens, one user:token a line; with it (or TINY_HARNESS_TOKENS=user:token,...)
                   every A2A call needs "Authorization: Bearer <token>" (default: no authentication)

@@ -189,7 +189,7 @@ export type ToolCallStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'c
 export interface ToolCallData {
   /** The call's id, the same in every update of the call. */
   id: string;
-  /** The name the model called, `<server>_<tool>` (see README, "Tools (MCP)"). */
+  /** The name the model called, `<server>_<tool>` (see docs/tools.md, "Names"). */
   tool: string;
   /** The MCP server's name in the config. */
   server: string;

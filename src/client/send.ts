@@ -126,7 +126,7 @@ function startedIn(shown: Shown[]): string[] {
   return shown.flatMap((item) => (item.kind === 'command' && item.taskRef ? [item.taskRef] : []));
 }
 
-/** The exit code of a turn that ended without the model's reply (README, "send"). */
+/** The exit code of a turn that ended without the model's reply (docs/clients.md, "send"). */
 export const NO_REPLY_EXIT = 3;
 
 function responseOf(result: SendMessageResult): SendMessageResponse {

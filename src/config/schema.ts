@@ -180,7 +180,7 @@ export const configSchema = strictObject({
     .min(60_000, 'must be at least 60000 (a minute): retries come later than that')
     .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
     .default(DEFAULT_MESSAGE_ID_RETENTION_MS),
-  /** MCP servers whose tools every turn's model may call (README, "Tools (MCP)"). */
+  /** MCP servers whose tools every turn's model may call (docs/tools.md). */
   mcpServers: mcpServersSchema.default({}),
   /** The most model-and-tool steps in one turn; the last one's reply ends the turn. */
   maxSteps: z.number().int().min(1, 'must be at least 1').max(1000).default(DEFAULT_MAX_STEPS),

@@ -100,7 +100,7 @@ const frontMatterSchema = z.strictObject(
   },
 );
 
-/** The keys a command file may set, in the order the README lists them. */
+/** The keys a command file may set, in the order docs/commands.md lists them. */
 export const FRONT_MATTER_KEYS = Object.keys(frontMatterSchema.shape) as readonly string[];
 
 /** How much of the body's first line a command without a description is described by. */

@@ -1,6 +1,6 @@
 /**
  * Commands as files: every `*.md` file in a commands folder is a slash command named after
- * the file, whose body is a prompt template run as a sub-task (see the README, "Commands as
+ * the file, whose body is a prompt template run as a sub-task (see docs/commands.md, "Commands as
  * files"). Users add, change and remove commands without writing code or restarting.
  */
 export { CommandFolder, type CommandFolderOptions } from './folder.js';

@@ -20,7 +20,7 @@ export interface SqlTaskStateStoreOptions {
    * Other processes write the same database (instances sharing PostgreSQL), e.g. a `/model`
    * sent to another instance: nothing is kept in memory, each read asks the database. Checking
    * a kept value would cost the same round trip as reading it, since every read is one small
-   * query by key (see the README's figures). Default false.
+   * query by key (see the figures in docs/storage.md). Default false.
    */
   shared?: boolean;
 }

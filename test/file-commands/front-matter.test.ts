@@ -136,7 +136,7 @@ describe('allowed-tools in the front matter (TOOL-3)', () => {
 });
 
 describe('Claude Code command files, as they are', () => {
-  it('the README example loads unchanged: its allowed-tools line read as a list', () => {
+  it('the example of docs/commands.md loads unchanged: its allowed-tools line read as a list', () => {
     const text = [
       '---',
       'allowed-tools: Bash(git diff:*), fs_read_text_file',

@@ -1,4 +1,4 @@
-/** The rule that names tools for the model (README, "Tools (MCP)"). */
+/** The rule that names tools for the model (docs/tools.md, "Names"). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { normalizeToolName, ToolNamer } from '../../src/tools/index.js';
