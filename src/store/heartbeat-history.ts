@@ -16,10 +16,12 @@
  * The moment, by the database's clock, from which `beats` (this instance's heartbeat write times,
  * oldest first) count `leaseMs` of writable time, each gap counting at most `intervalMs` (from its
  * start, the last moment the database was known writable); undefined when they count less.
- * Another instance whose last heartbeat is older than that moment is dead.
+ * Another instance whose last heartbeat is older than that moment is dead. In whole ms, rounded
+ * down (to the earlier moment), as heartbeats are stored.
  */
 export function deadBefore(beats: readonly number[], leaseMs: number, intervalMs: number): number | undefined {
-  return countedFrom(beats, leaseMs, intervalMs)?.moment;
+  const moment = countedFrom(beats, leaseMs, intervalMs)?.moment;
+  return moment === undefined ? undefined : Math.floor(moment);
 }
 
 function countedFrom(

@@ -29,6 +29,9 @@ describe('when another instance is dead, by this instance heartbeats', () => {
   it('heartbeats one interval apart count as they pass: dead is silent for a lease', () => {
     const steady = beats(1000, 10, INTERVAL);
     assert.equal(deadBefore(steady, LEASE, INTERVAL), steady.at(-1)! - LEASE);
+    // The default lease, 10 s, is no multiple of three ms: the moment is whole ms, as heartbeats are stored.
+    const moment = deadBefore(beats(1000, 10, 3334), 10_000, 10_000 / 3);
+    assert.ok(Number.isInteger(moment) && moment <= 1000 + 9 * 3334 - 10_000, String(moment));
   });
 
   it('a gap longer than the interval counts one interval, from its start: a stall counts for nothing beyond that', () => {
