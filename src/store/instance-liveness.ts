@@ -1,13 +1,17 @@
 import type { Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
+import { HeartbeatHistory } from './heartbeat-history.js';
 import { msAgo } from './postgres-clock.js';
 import { insertInstance, renewHeartbeat, staleInstances, takeOverInstance } from './turn-leases.js';
 
 export interface InstanceLivenessOptions {
   db: Kysely<Database>;
   instanceId: string;
-  /** An instance whose heartbeat is older than this is dead; heartbeats come three times as often. */
+  /**
+   * An instance whose heartbeat is older than this, counted in time the database took writes
+   * (`heartbeat-history.ts`), is dead; heartbeats come three times as often.
+   */
   leaseMs: number;
   /** Events older than this are pruned. */
   keepEventsMs: number;
@@ -16,11 +20,13 @@ export interface InstanceLivenessOptions {
 
 /**
  * This instance's heartbeat, and its share of the sweeping. Every `leaseMs / 3` it renews its
- * heartbeat, then looks for instances whose heartbeat is older than `leaseMs` by PostgreSQL's
- * clock: each one is dead (`kill -9`, a lost machine), and the survivor that takes its row
- * (`takeOverInstance`) hands that instance's turns to the orphaned-turns handler, once. It also
- * prunes old events. One timer, one tick at a time: a slow database delays the next tick
- * rather than piling ticks up, and three ticks fit in a lease.
+ * heartbeat, then, if that was written, looks for instances whose heartbeat is older than a
+ * lease by PostgreSQL's clock, counted only in time this instance's own heartbeats show the
+ * database took writes (`heartbeat-history.ts`): each one is dead (`kill -9`, a lost machine),
+ * while a stall of the database, which holds back every heartbeat alike, kills nobody. The
+ * survivor that takes a dead instance's row (`takeOverInstance`) hands its turns to the
+ * orphaned-turns handler, once. It also prunes old events. One timer, one tick at a time: a slow
+ * database delays the next tick rather than piling ticks up, and three ticks fit in a lease.
  */
 export class InstanceLiveness {
   private timer: NodeJS.Timeout | undefined;
@@ -28,12 +34,17 @@ export class InstanceLiveness {
   private orphanHandler: ((taskIds: string[]) => Promise<void>) | undefined;
   private readonly handling = new Set<Promise<void>>();
   private stopped = false;
+  private readonly intervalMs: number;
+  private readonly history: HeartbeatHistory;
 
-  constructor(private readonly options: InstanceLivenessOptions) {}
+  constructor(private readonly options: InstanceLivenessOptions) {
+    this.intervalMs = options.leaseMs / 3;
+    this.history = new HeartbeatHistory(options.leaseMs, this.intervalMs);
+  }
 
   /** Registers this instance as alive and starts the ticks. */
   async start(): Promise<void> {
-    await insertInstance(this.options.db, this.options.instanceId);
+    this.history.written(await insertInstance(this.options.db, this.options.instanceId));
     this.schedule();
   }
 
@@ -54,7 +65,7 @@ export class InstanceLiveness {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.tick = this.beat().finally(() => this.schedule());
-    }, this.options.leaseMs / 3);
+    }, this.intervalMs);
     // The ticks alone never keep the process running: close() ends them, and a process that
     // exits without it is what the other instances' sweeps are for.
     this.timer.unref();
@@ -62,8 +73,10 @@ export class InstanceLiveness {
 
   private async beat(): Promise<void> {
     const { db, instanceId, leaseMs, keepEventsMs, onError } = this.options;
+    let written = false;
     try {
-      if (!(await renewHeartbeat(db, instanceId))) {
+      let beat = await renewHeartbeat(db, instanceId);
+      if (beat === undefined) {
         onError(
           new HarnessError(
             'store_failed',
@@ -71,15 +84,21 @@ export class InstanceLiveness {
           ),
           'heartbeat',
         );
-        await insertInstance(db, instanceId);
+        this.history.forget();
+        beat = await insertInstance(db, instanceId);
       }
+      this.history.written(beat);
+      written = true;
     } catch (error) {
       onError(error, 'heartbeat');
     }
-    try {
-      await this.sweep();
-    } catch (error) {
-      onError(error, 'sweeping dead instances');
+    // Without a heartbeat just written, this instance cannot tell a dead instance from a stalled database.
+    if (written) {
+      try {
+        await this.sweep();
+      } catch (error) {
+        onError(error, 'sweeping dead instances');
+      }
     }
     try {
       await db.deleteFrom('task_events').where('created_ms', '<', msAgo(keepEventsMs)).execute();
@@ -90,10 +109,11 @@ export class InstanceLiveness {
 
   private async sweep(): Promise<void> {
     const handler = this.orphanHandler;
-    if (!handler) return;
-    const { db, instanceId, leaseMs, onError } = this.options;
-    for (const dead of await staleInstances(db, instanceId, leaseMs)) {
-      const taskIds = await takeOverInstance(db, dead, leaseMs);
+    const deadBefore = this.history.deadBefore();
+    if (!handler || deadBefore === undefined) return;
+    const { db, instanceId, onError } = this.options;
+    for (const dead of await staleInstances(db, instanceId, deadBefore)) {
+      const taskIds = await takeOverInstance(db, dead, deadBefore);
       if (taskIds === undefined) continue;
       // Not awaited: a long recovery must not hold back this instance's own heartbeat.
       const handled = Promise.resolve()

@@ -6,10 +6,16 @@ import { sql } from 'kysely';
  * (which may run fast, slow, or jump) decides whether another instance is alive.
  */
 
+/**
+ * Now as the statement runs (`clock_timestamp()`), in ms since the epoch: after any wait for a
+ * lock, where `now()` is still the moment the transaction began.
+ */
+export const clockMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
 /** Now (the transaction's start), in ms since the epoch. */
 export const nowMs = sql<number>`(extract(epoch from now()) * 1000)::bigint`;
 
-/** `ms` milliseconds before now, in ms since the epoch. */
+/** `ms` milliseconds before now (the transaction's start), in ms since the epoch. */
 export function msAgo(ms: number) {
   return sql<number>`(extract(epoch from now()) * 1000)::bigint - ${ms}`;
 }

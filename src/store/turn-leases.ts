@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
-import { msAgo, nowMs } from './postgres-clock.js';
+import { clockMs } from './postgres-clock.js';
 
 /**
  * The rows that say which instance runs which task's turn, and which instances are alive.
@@ -31,27 +31,39 @@ export async function leaseExists(db: Kysely<Database>, taskId: string): Promise
   return row !== undefined;
 }
 
-/** Registers an instance as alive now. */
-export async function insertInstance(db: Kysely<Database>, instanceId: string): Promise<void> {
-  await db.insertInto('instances').values({ id: instanceId, heartbeat: nowMs }).execute();
+/** Registers an instance as alive now; resolves with its heartbeat, by the database's clock. */
+export async function insertInstance(db: Kysely<Database>, instanceId: string): Promise<number> {
+  const row = await db
+    .insertInto('instances')
+    .values({ id: instanceId, heartbeat: clockMs })
+    .returning('heartbeat')
+    .executeTakeFirstOrThrow();
+  return Number(row.heartbeat);
 }
 
-/** Renews the instance's heartbeat; false when its row is gone (it was taken for dead). */
-export async function renewHeartbeat(db: Kysely<Database>, instanceId: string): Promise<boolean> {
-  const { numUpdatedRows } = await db
+/**
+ * Renews the instance's heartbeat; resolves with the time written, by the database's clock, or
+ * undefined when its row is gone (it was taken for dead). The row is locked first, in the
+ * subquery: an update that waits for a row lock has already computed the row it writes, so
+ * `clock_timestamp()` in it would be the time before the wait, and a heartbeat held back by a
+ * lock would be written already as old as the wait.
+ */
+export async function renewHeartbeat(db: Kysely<Database>, instanceId: string): Promise<number | undefined> {
+  const row = await db
     .updateTable('instances')
-    .set({ heartbeat: nowMs })
-    .where('id', '=', instanceId)
+    .set({ heartbeat: clockMs })
+    .where('id', '=', (eb) => eb.selectFrom('instances').select('id').where('id', '=', instanceId).forNoKeyUpdate())
+    .returning('heartbeat')
     .executeTakeFirst();
-  return numUpdatedRows > 0n;
+  return row === undefined ? undefined : Number(row.heartbeat);
 }
 
-/** Instances other than `self` whose heartbeat is older than `leaseMs`. */
-export async function staleInstances(db: Kysely<Database>, self: string, leaseMs: number): Promise<string[]> {
+/** Instances other than `self` whose heartbeat is older than `deadBefore` (see `heartbeat-history.ts`). */
+export async function staleInstances(db: Kysely<Database>, self: string, deadBefore: number): Promise<string[]> {
   const rows = await db
     .selectFrom('instances')
     .select('id')
-    .where('heartbeat', '<', msAgo(leaseMs))
+    .where('heartbeat', '<', deadBefore)
     .where('id', '<>', self)
     .execute();
   return rows.map((row) => row.id);
@@ -60,20 +72,21 @@ export async function staleInstances(db: Kysely<Database>, self: string, leaseMs
 /**
  * Takes a dead instance's place: deletes its leases and its row in one transaction, returning
  * the tasks whose leases it held, or undefined when another survivor took it first (or its
- * heartbeat came back). The row lock decides between survivors sweeping at once: the second
- * waits, then finds the row gone and gets undefined.
+ * heartbeat came back: a heartbeat that was waiting for the row's lock is written first, and the
+ * lock is then taken on the row it wrote, no longer older than `deadBefore`). The row lock decides
+ * between survivors sweeping at once: the second waits, then finds the row gone and gets undefined.
  */
 export async function takeOverInstance(
   db: Kysely<Database>,
   deadId: string,
-  leaseMs: number,
+  deadBefore: number,
 ): Promise<string[] | undefined> {
   return db.transaction().execute(async (tx) => {
     const dead = await tx
       .selectFrom('instances')
       .select('id')
       .where('id', '=', deadId)
-      .where('heartbeat', '<', msAgo(leaseMs))
+      .where('heartbeat', '<', deadBefore)
       .forUpdate()
       .executeTakeFirst();
     if (!dead) return undefined;

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { Role, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
 import { migrateToLatest, TaskEventLog, type Database } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { schemaChannel } from '../../src/store/channels.js';
@@ -12,7 +13,7 @@ import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
 import { artifact, message, newTask, textPart } from './helpers.js';
-import { waitFor } from '../support/wait.js';
+import { poll, waitFor } from '../support/wait.js';
 
 /**
  * `PostgresCoordination`: several instances (each with a pool of its own, as separate processes
@@ -483,6 +484,85 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       assert.equal(rows[0]!.n, 0, 'the LISTEN connection is closed');
       await received.count(100);
       assert.deepEqual(byPublisher(received.items), { a: range(100) });
+    });
+  });
+
+  it('a stall of the database longer than the lease takes over nobody, even an instance whose heartbeat comes back after the others have swept', async () => {
+    const leaseMs = 1500;
+    await withCluster(3, { leaseMs }, async ({ instances, admin, schema }) => {
+      const [a, b, c] = instances as [Instance, Instance, Instance];
+      const calls = new Inbox<string[]>();
+      for (const { coordination } of instances) {
+        assert.equal(await coordination.acquireTurn(`turn-of-${coordination.instanceId}`), true);
+        coordination.onOrphanedTurns(async (taskIds) => calls.put(taskIds));
+      }
+      const rowsNow = async () => ({
+        instances: (await admin.selectFrom('instances').select('id').orderBy('id').execute()).map((r) => r.id),
+        leases: await admin.selectFrom('turn_leases').selectAll().orderBy('task_id').execute(),
+      });
+      const before = await rowsNow();
+      const heartbeatOf = async (instance: Instance) =>
+        Number(
+          (
+            await admin
+              .selectFrom('instances')
+              .select('heartbeat')
+              .where('id', '=', instance.coordination.instanceId)
+              .executeTakeFirst()
+          )?.heartbeat ?? 0,
+        );
+      const clock = async (client: pg.Client) =>
+        Number(
+          (await client.query<{ ms: string }>('select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms'))
+            .rows[0]!.ms,
+        );
+
+      const locker = new pg.Client({ connectionString: schema.url });
+      const blocker = new pg.Client({ connectionString: schema.url });
+      await locker.connect();
+      await blocker.connect();
+      try {
+        // Right after B's heartbeat, B's pool is held up beside the database (every connection
+        // waits on an advisory lock) and the heartbeat table is locked: B's next heartbeat reaches
+        // the database only when the test lets it, after the stall and after the others' sweeps.
+        await blocker.query('select pg_advisory_lock(23)');
+        const last = await heartbeatOf(b);
+        await poll("B's next heartbeat", async () => (await heartbeatOf(b)) > last);
+        const heldUp = Array.from({ length: 4 }, () => sql`select pg_advisory_xact_lock_shared(23)`.execute(b.db));
+        await locker.query('begin');
+        await locker.query('lock table instances in access exclusive mode');
+        await poll('every heartbeat older than the lease', async () => {
+          const { rows } = await locker.query<{ newest: string }>('select max(heartbeat) as newest from instances');
+          return (await clock(locker)) - Number(rows[0]!.newest) > 1.5 * leaseMs;
+        });
+        const released = await clock(locker);
+        await locker.query('commit');
+
+        // A and C write their heartbeats and each sweeps once (a tick sweeps after its heartbeat, and
+        // the next heartbeat comes after that sweep), while B's heartbeat is still older than the lease.
+        for (const instance of [a, c]) {
+          const first = await poll('a heartbeat after the stall', async () => {
+            const beat = await heartbeatOf(instance);
+            return beat > released && beat;
+          });
+          await poll('the heartbeat after that', async () => (await heartbeatOf(instance)) > first);
+        }
+        assert.ok((await heartbeatOf(b)) < released - leaseMs, "B's heartbeat has not come back yet");
+        await blocker.query('select pg_advisory_unlock(23)');
+        await Promise.all(heldUp);
+
+        // Two leases of heartbeats from everyone: every sweep the stall could have set off has run.
+        const back = await clock(blocker);
+        await poll('two leases of heartbeats after B came back', async () => {
+          const beats = await Promise.all(instances.map(heartbeatOf));
+          return beats.some((beat) => beat === 0) || beats.every((beat) => beat > back + 2 * leaseMs);
+        });
+      } finally {
+        await blocker.end();
+        await locker.end();
+      }
+      assert.deepEqual(await rowsNow(), before, 'the same instances, each still holding its lease');
+      assert.deepEqual(calls.items, [], 'no turn handed on');
     });
   });
 });
