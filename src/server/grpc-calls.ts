@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { status, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { User } from '@a2a-js/sdk/server';
 import { UserBuilder } from '@a2a-js/sdk/server/grpc';
+import { HarnessError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
-import { grpcRefusal, type GrpcRefusal } from './grpc-edge.js';
+import { grpcRefusal, grpcStatusOf, type GrpcRefusal } from './grpc-edge.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -70,7 +71,7 @@ export function guardCalls(
       };
       const refusal: GrpcRefusal | undefined =
         options.authenticator && !user
-          ? { code: status.UNAUTHENTICATED, details: UNAUTHENTICATED_MESSAGE }
+          ? grpcStatusOf(new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE))
           : grpcRefusal(name, call.request);
       if (refusal) {
         done(refusal.code);
