@@ -38,9 +38,7 @@ export type HarnessErrorCode =
   /** A request without a bearer token the server knows. */
   | 'unauthenticated'
   /** A path that no route serves. */
-  | 'route_unknown'
-  /** The harness broke one of its own rules: a bug, which only the log describes. */
-  | 'internal';
+  | 'route_unknown';
 
 export class HarnessError extends Error {
   readonly code: HarnessErrorCode;

@@ -1,7 +1,7 @@
 import type { Message, SendMessageRequest, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { A2AError } from '@a2a-js/sdk/errors';
 import { DEFAULT_ANSWER_HISTORY, DelegatingRequestHandler } from '../commands/index.js';
-import { HarnessError } from '../errors.js';
 
 /**
  * Runs a blocking `SendMessage` as a stream that nobody sees, and answers with the stored task
@@ -43,7 +43,7 @@ export class BlockingSendAsStream extends DelegatingRequestHandler {
           : payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate'
             ? payload.value.taskId
             : undefined;
-      if (!taskId) throw unanswered();
+      if (!taskId) throw new A2AError('Agent execution finished without a result, and no task context found.');
       return this.inner.getTask(
         {
           tenant: params.tenant,
@@ -61,7 +61,8 @@ export class BlockingSendAsStream extends DelegatingRequestHandler {
       else if (payload?.$case === 'statusUpdate' || payload?.$case === 'artifactUpdate')
         taskId ??= payload.value.taskId;
     }
-    if (!taskId) throw unanswered();
+    // The SDK's words for the same case, so that a client sees no difference.
+    if (!taskId) throw new A2AError('Agent execution finished without a result, and no task context found.');
     return this.inner.getTask(
       {
         tenant: params.tenant,
@@ -71,9 +72,4 @@ export class BlockingSendAsStream extends DelegatingRequestHandler {
       context,
     );
   }
-}
-
-/** A turn that ended with neither a task nor a message: the SDK's words for it, for the log. */
-function unanswered(): HarnessError {
-  return new HarnessError('internal', 'Agent execution finished without a result, and no task context found.');
 }

@@ -82,7 +82,6 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
     statusName: 'NOT_FOUND',
     grpcStatus: GRPC_STATUS_CODE.UNIMPLEMENTED,
   },
-  internal: 'internal',
   provider_failed: 'internal',
   store_failed: 'internal',
   data_unusable: 'internal',
