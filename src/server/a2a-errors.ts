@@ -23,7 +23,8 @@ import {
   type ErrorDetail,
   type RestErrorBody,
 } from '@a2a-js/sdk/errors';
-import { encodeGrpcStatusDetails, GRPC_STATUS_CODE, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
+import type * as GrpcErrors from '@a2a-js/sdk/errors/grpc';
+import type { Metadata } from '@grpc/grpc-js';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
 
@@ -51,7 +52,7 @@ interface Refusal {
   httpStatus: number;
   /** The `google.rpc.Code` name of the HTTP+JSON error body. */
   statusName: string;
-  grpcStatus: number;
+  grpcStatus: keyof typeof GrpcErrors.GRPC_STATUS_CODE;
 }
 
 /**
@@ -74,13 +75,13 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
     jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
     httpStatus: 401,
     statusName: 'UNAUTHENTICATED',
-    grpcStatus: GRPC_STATUS_CODE.UNAUTHENTICATED,
+    grpcStatus: 'UNAUTHENTICATED',
   },
   route_unknown: {
     jsonRpcCode: A2A_ERROR_CODE.METHOD_NOT_FOUND,
     httpStatus: 404,
     statusName: 'NOT_FOUND',
-    grpcStatus: GRPC_STATUS_CODE.UNIMPLEMENTED,
+    grpcStatus: 'UNIMPLEMENTED',
   },
   provider_failed: 'internal',
   store_failed: 'internal',
@@ -113,8 +114,17 @@ export interface TransportForms {
   jsonRpc: { httpStatus: number; error: { code: number; message: string; data?: ErrorDetail[] } };
   /** The HTTP+JSON binding's status and error body (`google.rpc.Status` JSON). */
   http: { status: number; body: RestErrorBody };
-  /** The gRPC status code, its message, and the `grpc-status-details-bin` trailer when A2A has one. */
-  grpc: { code: number; details: string; statusDetails?: Buffer };
+  /**
+   * The status a gRPC call ends with: its code, its message, and the `grpc-status-details-bin`
+   * trailer when A2A has an error for it. Only once {@link loadGrpcErrorForms} has resolved.
+   */
+  readonly grpc: GrpcForm;
+}
+
+export interface GrpcForm {
+  code: number;
+  details: string;
+  metadata?: Metadata;
 }
 
 /**
@@ -130,7 +140,6 @@ export function transportForms(error: unknown): TransportForms {
   const own: Partial<AsA2AError> = typeof rule === 'object' ? rule : {};
   const httpStatus = own.httpStatus ?? restStatusFor(a2a);
   const jsonRpcError = toJsonRpcError(a2a);
-  const grpcCode = grpcStatusFor(a2a);
   return {
     ...(internal !== undefined && { internal }),
     jsonRpc: {
@@ -138,19 +147,13 @@ export function transportForms(error: unknown): TransportForms {
       error: own.jsonRpcCode === undefined ? jsonRpcError : { ...jsonRpcError, code: own.jsonRpcCode },
     },
     http: { status: httpStatus, body: toRestErrorBody(a2a, httpStatus) },
-    grpc: {
-      code: grpcCode,
-      details: a2a.message,
-      // As the SDK's `buildGrpcErrorMetadata`, without grpc-js (loaded only when gRPC is served).
-      ...(a2a.reason !== UNSPECIFIED_REASON && {
-        statusDetails: encodeGrpcStatusDetails(grpcCode, a2a.message, a2a.reason, a2a.metadata),
-      }),
+    get grpc() {
+      const { errors, Metadata } = grpcWire();
+      const metadata = errors.buildGrpcErrorMetadata(Metadata, a2a);
+      return { code: errors.grpcStatusFor(a2a), details: a2a.message, ...(metadata && { metadata }) };
     },
   };
 }
-
-/** The reason of an A2A error that is none of A2A's own (the SDK sends no details for it). */
-const UNSPECIFIED_REASON = new A2AError().reason;
 
 function refusalForms(rule: Refusal, message: string): TransportForms {
   return {
@@ -159,8 +162,28 @@ function refusalForms(rule: Refusal, message: string): TransportForms {
       status: rule.httpStatus,
       body: { error: { code: rule.httpStatus, status: rule.statusName, message, details: [] } },
     },
-    grpc: { code: rule.grpcStatus, details: message },
+    get grpc() {
+      return { code: grpcWire().errors.GRPC_STATUS_CODE[rule.grpcStatus], details: message };
+    },
   };
+}
+
+let loadedGrpcWire: { errors: typeof GrpcErrors; Metadata: typeof Metadata } | undefined;
+
+/**
+ * Loads what {@link TransportForms.grpc} needs: the SDK's gRPC error mapping and grpc-js. They
+ * are loaded with the gRPC server only (`startGrpcServer` awaits this), because their protobuf
+ * code costs start-up time that a server without gRPC need not pay.
+ */
+export async function loadGrpcErrorForms(): Promise<void> {
+  if (loadedGrpcWire) return;
+  const [errors, grpc] = await Promise.all([import('@a2a-js/sdk/errors/grpc'), import('@grpc/grpc-js')]);
+  loadedGrpcWire = { errors, Metadata: grpc.Metadata };
+}
+
+function grpcWire(): NonNullable<typeof loadedGrpcWire> {
+  if (!loadedGrpcWire) throw new Error('gRPC error forms are not loaded: await loadGrpcErrorForms() first.');
+  return loadedGrpcWire;
 }
 
 /**

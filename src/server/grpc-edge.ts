@@ -1,4 +1,4 @@
-import { Metadata, type ServiceDefinition } from '@grpc/grpc-js';
+import type { ServiceDefinition } from '@grpc/grpc-js';
 import {
   CancelTaskRequest,
   GetTaskRequest,
@@ -6,9 +6,8 @@ import {
   SendMessageRequest,
   SubscribeToTaskRequest,
 } from '@a2a-js/sdk';
-import { GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { HarnessError } from '../errors.js';
-import { transportForms } from './a2a-errors.js';
+import { transportForms, type GrpcForm } from './a2a-errors.js';
 import { EDGE_LIMITS, refusal, type EdgeMethod } from './edge-schema.js';
 import { protoNestsDeeperThan } from './proto-nesting.js';
 
@@ -68,12 +67,6 @@ const METHODS: Record<string, { method: EdgeMethod; toJSON: ToJson }> = {
   subscribeToTask: { method: 'SubscribeToTask', toJSON: SubscribeToTaskRequest.toJSON },
 };
 
-export interface GrpcRefusal {
-  code: number;
-  details: string;
-  metadata?: Metadata;
-}
-
 /**
  * Why the decoded request of the gRPC method `name` (the implementation's key, `sendMessage`)
  * is refused, as the status to end the call with, or undefined when it is accepted. The request
@@ -81,18 +74,9 @@ export interface GrpcRefusal {
  * HTTP+JSON; a refusal is invalid params (INVALID_ARGUMENT, with the error details the SDK's
  * clients read).
  */
-export function grpcRefusal(name: string, request: unknown): GrpcRefusal | undefined {
-  if (request instanceof UndecodedRequest) return grpcStatusOf(request.error);
+export function grpcRefusal(name: string, request: unknown): GrpcForm | undefined {
+  if (request instanceof UndecodedRequest) return transportForms(request.error).grpc;
   const known = METHODS[name];
   const reason = known ? refusal(known.method, known.toJSON(request), 'the request') : undefined;
-  return reason ? grpcStatusOf(new HarnessError('params_invalid', reason)) : undefined;
-}
-
-/** The status a gRPC call ends with for `error`: its {@link transportForms} form. */
-export function grpcStatusOf(error: unknown): GrpcRefusal {
-  const { grpc } = transportForms(error);
-  if (!grpc.statusDetails) return { code: grpc.code, details: grpc.details };
-  const metadata = new Metadata();
-  metadata.set(GRPC_STATUS_DETAILS_BIN, grpc.statusDetails);
-  return { code: grpc.code, details: grpc.details, metadata };
+  return reason ? transportForms(new HarnessError('params_invalid', reason)).grpc : undefined;
 }

@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import * as errors from '@a2a-js/sdk/errors';
@@ -13,7 +13,13 @@ import {
 import { buildGrpcErrorMetadata, decodeErrorInfo, decodeStatus, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import { Metadata, status } from '@grpc/grpc-js';
 import { HarnessError, type HarnessErrorCode } from '../../src/errors.js';
-import { A2AErrorMapping, INTERNAL_ERROR_MESSAGE, toA2AError, transportForms } from '../../src/server/a2a-errors.js';
+import {
+  A2AErrorMapping,
+  INTERNAL_ERROR_MESSAGE,
+  loadGrpcErrorForms,
+  toA2AError,
+  transportForms,
+} from '../../src/server/a2a-errors.js';
 
 /**
  * Every harness error code on each transport: the HTTP status a JSON-RPC answer is sent with,
@@ -79,6 +85,8 @@ function failingHandler(error: unknown): A2ARequestHandler {
 const context = {} as never;
 
 describe("one function gives each transport's form of an error (transportForms)", () => {
+  before(loadGrpcErrorForms);
+
   for (const [code, [jsonRpcHttp, jsonRpc, http, statusName, grpc, reason]] of Object.entries(FORMS)) {
     it(`${code}: JSON-RPC ${jsonRpc} (HTTP ${jsonRpcHttp}), HTTP+JSON ${http} ${statusName}, gRPC ${grpc}`, () => {
       const said = `the ${code} case, at /srv/secret with api_key=sk-abcdefghijkl`;
@@ -108,9 +116,10 @@ describe("one function gives each transport's form of an error (transportForms)"
       assert.equal(status[forms.grpc.code], grpc);
       assert.equal(forms.grpc.details, message);
       // The details trailer the SDK's gRPC clients read: A2A's reason for A2A's own errors only.
-      if (reason === undefined || reason === 'INTERNAL_ERROR') assert.equal(forms.grpc.statusDetails, undefined);
+      const statusDetails = forms.grpc.metadata?.get('grpc-status-details-bin')[0];
+      if (reason === undefined || reason === 'INTERNAL_ERROR') assert.equal(statusDetails, undefined);
       else {
-        const decoded = decodeStatus(forms.grpc.statusDetails!);
+        const decoded = decodeStatus(statusDetails as Buffer);
         assert.equal(decoded.code, forms.grpc.code);
         assert.equal(decoded.message, message);
         assert.equal(decodeErrorInfo(decoded.details[0]!.value).reason, reason);
@@ -133,8 +142,7 @@ describe("one function gives each transport's form of an error (transportForms)"
       assert.equal(forms.http.status, errors.restStatusFor(thrown), code);
       assert.deepEqual(forms.http.body, errors.toRestErrorBody(thrown, forms.http.status), code);
       assert.equal(forms.grpc.code, grpcStatusFor(thrown), code);
-      const sdkDetails = buildGrpcErrorMetadata(Metadata, thrown)?.get('grpc-status-details-bin')[0];
-      assert.deepEqual(forms.grpc.statusDetails, sdkDetails, code);
+      assert.deepEqual(forms.grpc.metadata?.toJSON(), buildGrpcErrorMetadata(Metadata, thrown)?.toJSON(), code);
     }
   });
 
