@@ -20,7 +20,25 @@ export type HarnessErrorCode =
   /** A message for a task whose turn is still running. */
   | 'turn_in_progress'
   /** The bearer tokens are malformed (start-up). */
-  | 'tokens_invalid';
+  | 'tokens_invalid'
+  /** A task that does not exist, or that the caller may not see. */
+  | 'task_not_found'
+  /** A cancel of a task that has ended. */
+  | 'task_not_cancelable'
+  /** A request that needs a task still open (a subscription) for one that has ended. */
+  | 'task_ended'
+  /** A request whose parameters break the schema (JSON-RPC's "invalid params"). */
+  | 'params_invalid'
+  /** A request that is not a request at all: a wrong envelope, body or path (JSON-RPC's "invalid request"). */
+  | 'request_invalid'
+  /** A request body that is not JSON, or a gRPC request that is not protobuf. */
+  | 'request_unparsable'
+  /** A request body over the size the server accepts. */
+  | 'request_too_large'
+  /** A request without a bearer token the server knows. */
+  | 'unauthenticated'
+  /** A path that no route serves. */
+  | 'route_unknown';
 
 export class HarnessError extends Error {
   readonly code: HarnessErrorCode;
@@ -34,4 +52,9 @@ export class HarnessError extends Error {
 
 export function isHarnessError(error: unknown): error is HarnessError {
   return error instanceof HarnessError;
+}
+
+/** Whether `error` is a harness error with `code`. */
+export function hasErrorCode(error: unknown, code: HarnessErrorCode): error is HarnessError {
+  return error instanceof HarnessError && error.code === code;
 }

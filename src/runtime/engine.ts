@@ -1,7 +1,7 @@
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { AgentEvent, ExecutionEventQueue, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
-import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
+import { hasErrorCode, HarnessError } from '../errors.js';
 import { isTerminal } from '../wire.js';
 import type { Coordination, TurnEnding } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
@@ -144,7 +144,7 @@ export class TaskEngine implements CommandTaskPort {
       };
     }).catch((error: unknown) => {
       // A task the caller may not see, or that is gone: nothing of it to set back.
-      if (!(error instanceof TaskNotFoundError)) throw error;
+      if (!hasErrorCode(error, 'task_not_found')) throw error;
     });
   }
 
@@ -304,7 +304,7 @@ export class TaskEngine implements CommandTaskPort {
       // Handed to the other instances in the write's transaction: stored and sent as one.
       () => [(event = AgentEvent.statusUpdate(update))],
     );
-    if (!stored) throw new TaskNotFoundError(`Task not found: ${given.taskId}`);
+    if (!stored) throw new HarnessError('task_not_found', `Task not found: ${given.taskId}`);
     this.buses.deliverHere(given.taskId, event ?? AgentEvent.statusUpdate(update));
     return stored;
   }

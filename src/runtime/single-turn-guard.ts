@@ -1,6 +1,5 @@
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { HarnessError } from '../errors.js';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import type { TaskEngine } from './engine.js';
@@ -53,7 +52,7 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
   private async checkVisible(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
     const taskId = params.message?.taskId;
     if (taskId && this.visible && !(await this.visible(taskId, context)))
-      throw new TaskNotFoundError(`Task not found: ${taskId}`);
+      throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
   }
 
   /** Reserves the message's task for a turn, or refuses the message when one is running there. */

@@ -2,6 +2,7 @@ import { TaskState, type CancelTaskRequest, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { DelegatingRequestHandler } from '../commands/index.js';
+import { hasErrorCode, HarnessError } from '../errors.js';
 import { isTerminal } from '../wire.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskStateStore } from './task-state.js';
@@ -40,8 +41,7 @@ export class TaskCancellation extends DelegatingRequestHandler {
         if (!isTerminal(child.status?.state)) await this.cancelTask({ ...params, id: childId }, context);
       } catch (error) {
         // A child that ended (or went) on its own meanwhile is the expected race, not a failure.
-        if (!(error instanceof TaskNotCancelableError || error instanceof TaskNotFoundError))
-          this.onChildError(error, childId);
+        if (!endedOrGone(error)) this.onChildError(error, childId);
       }
     }
     return task;
@@ -54,7 +54,7 @@ export class TaskCancellation extends DelegatingRequestHandler {
       await this.engine.cancelElsewhere(id, context);
       const after = await this.inner.getTask({ tenant: params.tenant, id }, context);
       if (after.status?.state === TaskState.TASK_STATE_CANCELED) return after;
-      if (isTerminal(after.status?.state)) throw new TaskNotCancelableError(`Task not cancelable: ${id}`);
+      if (isTerminal(after.status?.state)) throw new HarnessError('task_not_cancelable', `Task not cancelable: ${id}`);
       // The turn ended otherwise (it finished first, or its instance died): the task is idle now.
       return this.cancelHere(params, context);
     }
@@ -71,4 +71,14 @@ export class TaskCancellation extends DelegatingRequestHandler {
       if (made) this.engine.buses.releaseIfUnused(id, context, (taskId) => this.engine.runsHere(taskId));
     }
   }
+}
+
+/** A task that ended or went: the SDK's handler inside says so with its errors, the harness with its codes. */
+function endedOrGone(error: unknown): boolean {
+  return (
+    error instanceof TaskNotCancelableError ||
+    error instanceof TaskNotFoundError ||
+    hasErrorCode(error, 'task_not_cancelable') ||
+    hasErrorCode(error, 'task_not_found')
+  );
 }

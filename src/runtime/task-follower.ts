@@ -5,8 +5,8 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
-import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { clientGoneSignal } from '../commands/index.js';
+import { HarnessError } from '../errors.js';
 import { isTerminal } from '../wire.js';
 import type { TaskEngine } from './engine.js';
 import { seqOf } from '../event-seq.js';
@@ -47,7 +47,7 @@ export async function* followTask(
   context: ServerCallContext,
   options: FollowOptions,
 ): AsyncGenerator<StreamResponse, void, undefined> {
-  if (!taskId?.trim()) throw new RequestMalformedError('Task ID is required');
+  if (!taskId?.trim()) throw new HarnessError('params_invalid', 'Task ID is required');
   const buses = target.engine.buses;
   let bus = buses.getByTaskId(taskId, context);
   let unwatch: (() => void) | undefined;
@@ -66,9 +66,9 @@ export async function* followTask(
   signal?.addEventListener('abort', stop, { once: true });
   try {
     const task = await target.taskStore.load(taskId, context);
-    if (!task) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+    if (!task) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
     if (options.refuseEnded && isTerminal(task.status?.state)) {
-      throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be subscribed to.`);
+      throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
     }
     // Events handed on from another instance that the task as read reflects already (`event-seq.ts`).
     const reflected = seqOf(task) ?? 0;

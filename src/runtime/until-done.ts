@@ -1,4 +1,4 @@
-import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { hasErrorCode } from '../errors.js';
 
 /** Waits before trying again, longer after each failure in a row. */
 const RETRY_DELAYS_MS = [50, 200, 1000, 5000];
@@ -17,7 +17,7 @@ export async function untilDone<T>(
     try {
       return await write();
     } catch (error) {
-      if (options.stop() || error instanceof TaskNotFoundError) throw error;
+      if (options.stop() || hasErrorCode(error, 'task_not_found')) throw error;
       options.onError(error);
       const wait = RETRY_DELAYS_MS[Math.min(failures, RETRY_DELAYS_MS.length - 1)];
       await new Promise((resolve) => setTimeout(resolve, wait));

@@ -10,24 +10,79 @@ import type {
   Task,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { A2AError, RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import {
+  A2A_ERROR_CODE,
+  A2AError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  restStatusFor,
+  toJsonRpcError,
+  toRestErrorBody,
+  type ErrorDetail,
+  type RestErrorBody,
+} from '@a2a-js/sdk/errors';
+import type * as GrpcErrors from '@a2a-js/sdk/errors/grpc';
+import type { Metadata } from '@grpc/grpc-js';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
 
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal error; the server logged it.';
 
+type A2AErrorClass = new (message: string) => A2AError;
+
 /**
- * The one table from harness errors to A2A errors. The SDK turns each A2A error into its
- * transport's code (JSON-RPC code, HTTP status, gRPC status), so this is the only place that
- * decides what a harness failure means on the wire. `internal` errors are the server's own
+ * A harness error that is an A2A error: its forms are the SDK's for that error, except where
+ * the request failed before it was an A2A call and JSON-RPC 2.0 or HTTP has a code of its own.
+ */
+interface AsA2AError {
+  a2a: A2AErrorClass;
+  /** JSON-RPC 2.0's own code (parse error, invalid request) instead of the A2A error's. */
+  jsonRpcCode?: number;
+  /** HTTP's own status (413), on both bindings over HTTP. */
+  httpStatus?: number;
+}
+
+/** A refusal A2A has no error for: each transport's own code, and no A2A error detail. */
+interface Refusal {
+  jsonRpcCode: number;
+  /** On both bindings over HTTP. */
+  httpStatus: number;
+  /** The `google.rpc.Code` name of the HTTP+JSON error body. */
+  statusName: string;
+  grpcStatus: keyof typeof GrpcErrors.GRPC_STATUS_CODE;
+}
+
+/**
+ * The one table from harness errors to the wire. `internal` errors are the server's own
  * business: the client gets {@link INTERNAL_ERROR_MESSAGE} and the log gets the reason.
  */
-const A2A_ERROR_FOR: Record<HarnessErrorCode, ((message: string) => A2AError) | 'internal'> = {
-  // A2A has no "busy" error; UnsupportedOperation is its "not in this state" (gRPC and REST
-  // FAILED_PRECONDITION), as the SDK answers a message to a finished task.
-  turn_in_progress: (message) => new UnsupportedOperationError(message),
-  model_unknown: (message) => new RequestMalformedError(message),
+const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
+  task_not_found: { a2a: TaskNotFoundError },
+  task_not_cancelable: { a2a: TaskNotCancelableError },
+  // UnsupportedOperation is A2A's "not in this state" (gRPC and REST FAILED_PRECONDITION), as
+  // the SDK answers a message to a finished task; A2A has no "busy" error.
+  task_ended: { a2a: UnsupportedOperationError },
+  turn_in_progress: { a2a: UnsupportedOperationError },
+  model_unknown: { a2a: RequestMalformedError },
+  params_invalid: { a2a: RequestMalformedError },
+  request_invalid: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST },
+  request_unparsable: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.PARSE_ERROR },
+  request_too_large: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST, httpStatus: 413 },
+  unauthenticated: {
+    jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
+    httpStatus: 401,
+    statusName: 'UNAUTHENTICATED',
+    grpcStatus: 'UNAUTHENTICATED',
+  },
+  route_unknown: {
+    jsonRpcCode: A2A_ERROR_CODE.METHOD_NOT_FOUND,
+    httpStatus: 404,
+    statusName: 'NOT_FOUND',
+    grpcStatus: 'UNIMPLEMENTED',
+  },
   provider_failed: 'internal',
   store_failed: 'internal',
   data_unusable: 'internal',
@@ -39,15 +94,96 @@ const A2A_ERROR_FOR: Record<HarnessErrorCode, ((message: string) => A2AError) | 
 /**
  * The A2A error a client receives for `error`, and whether it hides an internal failure that
  * should be logged. A2A errors pass as they are; anything else (a bug, a library's error) is
- * internal: its message may hold a path, a stack or a secret, and never reaches a client.
+ * internal: its message may hold a path, a stack or a secret, and never reaches a client. So is
+ * a refusal A2A has no error for, which only an edge makes: thrown behind one, it is a bug.
  */
 export function toA2AError(error: unknown): { error: A2AError; internal?: unknown } {
   if (error instanceof A2AError) return { error };
   if (isHarnessError(error)) {
-    const build = A2A_ERROR_FOR[error.code];
-    if (build !== 'internal') return { error: build(error.message) };
+    const rule = WIRE[error.code];
+    if (typeof rule === 'object' && 'a2a' in rule) return { error: new rule.a2a(error.message) };
   }
   return { error: new A2AError(INTERNAL_ERROR_MESSAGE), internal: error };
+}
+
+/** Each transport's form of one error (A2A 1.0.1, section 5.4, as the SDK maps it). */
+export interface TransportForms {
+  /** The failure to log when the client is told only {@link INTERNAL_ERROR_MESSAGE}. */
+  internal?: unknown;
+  /** The JSON-RPC response's `error`, and the HTTP status it is sent with. */
+  jsonRpc: { httpStatus: number; error: { code: number; message: string; data?: ErrorDetail[] } };
+  /** The HTTP+JSON binding's status and error body (`google.rpc.Status` JSON). */
+  http: { status: number; body: RestErrorBody };
+  /**
+   * The status a gRPC call ends with: its code, its message, and the `grpc-status-details-bin`
+   * trailer when A2A has an error for it. Only once {@link loadGrpcErrorForms} has resolved.
+   */
+  readonly grpc: GrpcForm;
+}
+
+export interface GrpcForm {
+  code: number;
+  details: string;
+  metadata?: Metadata;
+}
+
+/**
+ * The one place an error becomes a wire error, for every transport: the errors a request
+ * handler throws reach the SDK's transports through {@link toA2AError}, which answer them with
+ * these same forms (the SDK's mappings); an edge that refuses a request before the SDK sees it
+ * answers with these forms too.
+ */
+export function transportForms(error: unknown): TransportForms {
+  const rule = isHarnessError(error) ? WIRE[error.code] : undefined;
+  if (typeof rule === 'object' && !('a2a' in rule)) return refusalForms(rule, (error as Error).message);
+  const { error: a2a, internal } = toA2AError(error);
+  const own: Partial<AsA2AError> = typeof rule === 'object' ? rule : {};
+  const httpStatus = own.httpStatus ?? restStatusFor(a2a);
+  const jsonRpcError = toJsonRpcError(a2a);
+  return {
+    ...(internal !== undefined && { internal }),
+    jsonRpc: {
+      httpStatus: own.httpStatus ?? 200,
+      error: own.jsonRpcCode === undefined ? jsonRpcError : { ...jsonRpcError, code: own.jsonRpcCode },
+    },
+    http: { status: httpStatus, body: toRestErrorBody(a2a, httpStatus) },
+    get grpc() {
+      const { errors, Metadata } = grpcWire();
+      const metadata = errors.buildGrpcErrorMetadata(Metadata, a2a);
+      return { code: errors.grpcStatusFor(a2a), details: a2a.message, ...(metadata && { metadata }) };
+    },
+  };
+}
+
+function refusalForms(rule: Refusal, message: string): TransportForms {
+  return {
+    jsonRpc: { httpStatus: rule.httpStatus, error: { code: rule.jsonRpcCode, message } },
+    http: {
+      status: rule.httpStatus,
+      body: { error: { code: rule.httpStatus, status: rule.statusName, message, details: [] } },
+    },
+    get grpc() {
+      return { code: grpcWire().errors.GRPC_STATUS_CODE[rule.grpcStatus], details: message };
+    },
+  };
+}
+
+let loadedGrpcWire: { errors: typeof GrpcErrors; Metadata: typeof Metadata } | undefined;
+
+/**
+ * Loads what {@link TransportForms.grpc} needs: the SDK's gRPC error mapping and grpc-js. They
+ * are loaded with the gRPC server only (`startGrpcServer` awaits this): the SDK's module and its
+ * protobuf code took about 10 ms to load, measured alone, which a server without gRPC need not pay.
+ */
+export async function loadGrpcErrorForms(): Promise<void> {
+  if (loadedGrpcWire) return;
+  const [errors, grpc] = await Promise.all([import('@a2a-js/sdk/errors/grpc'), import('@grpc/grpc-js')]);
+  loadedGrpcWire = { errors, Metadata: grpc.Metadata };
+}
+
+function grpcWire(): NonNullable<typeof loadedGrpcWire> {
+  if (!loadedGrpcWire) throw new Error('gRPC error forms are not loaded: await loadGrpcErrorForms() first.');
+  return loadedGrpcWire;
 }
 
 /**

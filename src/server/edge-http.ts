@@ -1,13 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { A2A_CONTENT_TYPE } from '@a2a-js/sdk';
-import {
-  A2A_ERROR_CODE,
-  JsonRpcRequestMalformedError,
-  RequestMalformedError,
-  toJsonRpcError,
-  toRestErrorBody,
-} from '@a2a-js/sdk/errors';
+import { HarnessError } from '../errors.js';
+import { transportForms, type TransportForms } from './a2a-errors.js';
 import {
   bodyTextRefusal,
   EDGE_LIMITS,
@@ -31,49 +26,39 @@ export function jsonRpcEdge(): RequestHandler {
     const body: unknown = req.body;
     if (body === undefined) return next();
     const invalid = envelopeRefusal(body);
-    if (invalid) return refuseJsonRpc(res, null, invalid, 'request');
-    const { id = null, method, params } = body as { id?: string | number | null; method: string; params?: unknown };
+    if (invalid) return answerJsonRpcError(res, null, new HarnessError('request_invalid', invalid));
+    const { id = null, method, params } = body as { id?: JsonRpcId; method: string; params?: unknown };
     const reason = isEdgeMethod(method) ? refusal(method, params, 'params') : jsonRefusal(params, 'params');
-    if (reason) return refuseJsonRpc(res, id, reason, 'params');
+    if (reason) return answerJsonRpcError(res, id, new HarnessError('params_invalid', reason));
     next();
   };
 }
 
 /**
  * For `express.json`'s `verify` option: refuses a body whose structure alone is far too big
- * (`bodyTextRefusal`) before it is parsed. The error carries the refusal for
- * {@link answerBodyRefusal}.
+ * (`bodyTextRefusal`) before it is parsed, as an invalid request, which the app's error
+ * handler answers.
  */
 export function verifyBodyText(_req: IncomingMessage, _res: ServerResponse, bytes: Buffer): void {
   const reason = bodyTextRefusal(bytes);
-  if (reason) throw Object.assign(new Error(reason), { status: 400, edgeRefusal: reason });
+  if (reason) throw new HarnessError('request_invalid', reason);
 }
 
-/** Answers an error raised by {@link verifyBodyText} in the binding's own shape; false for any other error. */
-export function answerBodyRefusal(error: unknown, binding: 'jsonrpc' | 'rest', res: Response): boolean {
-  const reason = (error as { edgeRefusal?: unknown } | undefined)?.edgeRefusal;
-  if (typeof reason !== 'string') return false;
-  if (binding === 'jsonrpc') refuseJsonRpc(res, null, reason, 'request');
-  else refuseRest(res, reason);
-  return true;
+type JsonRpcId = string | number | null;
+
+/** Answers `error` as a JSON-RPC error response, in its {@link transportForms} form. */
+export function answerJsonRpcError(res: Response, id: JsonRpcId, error: unknown): TransportForms {
+  const forms = transportForms(error);
+  res.status(forms.jsonRpc.httpStatus).json({ jsonrpc: '2.0', id, error: forms.jsonRpc.error });
+  return forms;
 }
 
-/**
- * A JSON-RPC refusal with the SDK's error: an invalid request (-32600) when the envelope or
- * the body is wrong, invalid params (-32602, `RequestMalformedError`) when the params are.
- */
-function refuseJsonRpc(res: Response, id: string | number | null, message: string, what: 'request' | 'params'): void {
-  const error =
-    what === 'request'
-      ? new JsonRpcRequestMalformedError({ message, envelopeCode: A2A_ERROR_CODE.INVALID_REQUEST })
-      : new RequestMalformedError(message);
-  res.status(200).json({ jsonrpc: '2.0', id, error: toJsonRpcError(error) });
-}
-
-/** An HTTP+JSON refusal: 400 with the SDK's error body for a `RequestMalformedError`. */
-function refuseRest(res: Response, message: string): void {
+/** Answers `error` as an HTTP+JSON error response, in its {@link transportForms} form. */
+export function answerRestError(res: Response, error: unknown): TransportForms {
+  const forms = transportForms(error);
   res.setHeader('Content-Type', A2A_CONTENT_TYPE);
-  res.status(400).json(toRestErrorBody(new RequestMalformedError(message), 400));
+  res.status(forms.http.status).json(forms.http.body);
+  return forms;
 }
 
 function envelopeRefusal(body: unknown): string | undefined {
@@ -167,8 +152,8 @@ const ROUTES: RestRoute[] = [
 /**
  * The edge schema on the HTTP+JSON routes, before the SDK's router: each route the SDK serves
  * with params the schema knows is mirrored here, its params built from the path, the query and
- * the body as the SDK builds them, and refused with HTTP 400 and the SDK's error body for a
- * `RequestMalformedError`. An accepted request leaves this router for the SDK's.
+ * the body as the SDK builds them, and refused as invalid params (HTTP 400, the SDK's error body
+ * for a `RequestMalformedError`). An accepted request leaves this router for the SDK's.
  */
 export function restEdge(): Router {
   const router = express.Router();
@@ -184,7 +169,7 @@ export function restEdge(): Router {
           ? `${BODY} must be a JSON object.`
           : undefined) ??
         refusal(route.method, route.params(req), route.root);
-      if (reason) refuseRest(res, reason);
+      if (reason) answerRestError(res, new HarnessError('params_invalid', reason));
       else next('router');
     };
     router[route.verb](route.path, check);

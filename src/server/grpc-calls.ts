@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { status, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { User } from '@a2a-js/sdk/server';
 import { UserBuilder } from '@a2a-js/sdk/server/grpc';
+import { HarnessError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
-import { grpcRefusal, type GrpcRefusal } from './grpc-edge.js';
+import { transportForms, type GrpcForm } from './a2a-errors.js';
+import { grpcRefusal } from './grpc-edge.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -20,7 +22,7 @@ type AnyCall = {
   on(event: string, listener: (...args: never[]) => void): unknown;
   emit(event: string, ...args: unknown[]): boolean;
 };
-type Callback = (error: GrpcRefusal | null, value?: unknown) => void;
+type Callback = (error: GrpcForm | null, value?: unknown) => void;
 
 const users = new WeakMap<object, User>();
 
@@ -68,9 +70,9 @@ export function guardCalls(
           user: user?.userName,
         });
       };
-      const refusal: GrpcRefusal | undefined =
+      const refusal: GrpcForm | undefined =
         options.authenticator && !user
-          ? { code: status.UNAUTHENTICATED, details: UNAUTHENTICATED_MESSAGE }
+          ? transportForms(new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE)).grpc
           : grpcRefusal(name, call.request);
       if (refusal) {
         done(refusal.code);

@@ -1,4 +1,4 @@
-import { Metadata, type ServiceDefinition } from '@grpc/grpc-js';
+import type { ServiceDefinition } from '@grpc/grpc-js';
 import {
   CancelTaskRequest,
   GetTaskRequest,
@@ -6,8 +6,8 @@ import {
   SendMessageRequest,
   SubscribeToTaskRequest,
 } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import { buildGrpcErrorMetadata, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
+import { HarnessError } from '../errors.js';
+import { transportForms, type GrpcForm } from './a2a-errors.js';
 import { EDGE_LIMITS, refusal, type EdgeMethod } from './edge-schema.js';
 import { protoNestsDeeperThan } from './proto-nesting.js';
 
@@ -21,9 +21,9 @@ export const MAX_PROTO_NESTING = 3 * EDGE_LIMITS.depth + 16;
 
 const TOO_DEEP = `The request nests more than ${EDGE_LIMITS.depth} levels deep (in its metadata or data); flatten it.`;
 
-/** What a request that must not or cannot be decoded becomes; {@link grpcRefusal} refuses it with `reason`. */
+/** What a request that must not or cannot be decoded becomes; {@link grpcRefusal} refuses it with `error`. */
 class UndecodedRequest {
-  constructor(readonly reason: string) {}
+  constructor(readonly error: HarnessError) {}
 }
 
 /**
@@ -39,11 +39,13 @@ export function boundedDefinition(definition: ServiceDefinition): ServiceDefinit
     const decode = method.requestDeserialize;
     const rpc = method.path.slice(method.path.lastIndexOf('/') + 1);
     const requestDeserialize = (bytes: Buffer) => {
-      if (protoNestsDeeperThan(bytes, MAX_PROTO_NESTING)) return new UndecodedRequest(TOO_DEEP);
+      if (protoNestsDeeperThan(bytes, MAX_PROTO_NESTING))
+        return new UndecodedRequest(new HarnessError('request_invalid', TOO_DEEP));
       try {
         return decode(bytes);
       } catch {
-        return new UndecodedRequest(`The ${rpc} request is not valid protobuf (malformed or truncated bytes).`);
+        const reason = `The ${rpc} request is not valid protobuf (malformed or truncated bytes).`;
+        return new UndecodedRequest(new HarnessError('request_unparsable', reason));
       }
     };
     return [name, { ...method, requestDeserialize }];
@@ -65,28 +67,16 @@ const METHODS: Record<string, { method: EdgeMethod; toJSON: ToJson }> = {
   subscribeToTask: { method: 'SubscribeToTask', toJSON: SubscribeToTaskRequest.toJSON },
 };
 
-export interface GrpcRefusal {
-  code: number;
-  details: string;
-  metadata?: Metadata;
-}
-
 /**
  * Why the decoded request of the gRPC method `name` (the implementation's key, `sendMessage`)
  * is refused, as the status to end the call with, or undefined when it is accepted. The request
  * is turned back into its JSON form and checked against the same schema as on JSON-RPC and
- * HTTP+JSON; a refusal is the SDK's `RequestMalformedError` (INVALID_ARGUMENT, with the
- * error details its clients read).
+ * HTTP+JSON; a refusal is invalid params (INVALID_ARGUMENT, with the error details the SDK's
+ * clients read).
  */
-export function grpcRefusal(name: string, request: unknown): GrpcRefusal | undefined {
-  let reason: string | undefined;
-  if (request instanceof UndecodedRequest) {
-    reason = request.reason;
-  } else {
-    const known = METHODS[name];
-    reason = known ? refusal(known.method, known.toJSON(request), 'the request') : undefined;
-  }
-  if (!reason) return undefined;
-  const error = new RequestMalformedError(reason);
-  return { code: grpcStatusFor(error), details: reason, metadata: buildGrpcErrorMetadata(Metadata, error) };
+export function grpcRefusal(name: string, request: unknown): GrpcForm | undefined {
+  if (request instanceof UndecodedRequest) return transportForms(request.error).grpc;
+  const known = METHODS[name];
+  const reason = known ? refusal(known.method, known.toJSON(request), 'the request') : undefined;
+  return reason ? transportForms(new HarnessError('params_invalid', reason)).grpc : undefined;
 }

@@ -3,6 +3,7 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
+import { loadGrpcErrorForms } from './a2a-errors.js';
 import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
@@ -27,6 +28,7 @@ export async function startGrpcServer(
   port: number,
   options: GrpcServerOptions = {},
 ): Promise<RunningGrpcServer> {
+  await loadGrpcErrorForms();
   const server = new Server();
   const service = grpcService({
     requestHandler: new TransportCardCache(handler),

@@ -1,14 +1,14 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { HarnessError, isHarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
-import { INTERNAL_ERROR_MESSAGE } from './a2a-errors.js';
-import { answerBodyRefusal, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
+import { transportForms } from './a2a-errors.js';
+import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
 import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from './client-gone.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
@@ -79,66 +79,45 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     app.use(webPage(options.webDir));
   }
   app.use((_req, res) => {
-    res.status(404).json({
-      error: {
-        code: 404,
-        status: 'NOT_FOUND',
-        message: 'Not found. The agent card is at /.well-known/agent-card.json.',
-      },
-    });
+    const { http } = transportForms(
+      new HarnessError('route_unknown', 'Not found. The agent card is at /.well-known/agent-card.json.'),
+    );
+    res.status(http.status).json(http.body);
   });
   app.use(errorResponder(options.log));
   return app;
 }
 
-/** What to answer for an error that escaped the SDK's handlers: HTTP status, words, JSON-RPC code. */
-function classify(error: { status?: unknown; type?: unknown } | null | undefined): {
-  status: number;
-  message: string;
-  rpcCode: number;
-} {
+/** What an error that escaped the SDK's handlers is: express's own client errors become refusals. */
+function asRefusal(error: { status?: unknown; type?: unknown } | null | undefined): unknown {
+  if (isHarnessError(error)) return error; // the edge's own, e.g. from `verifyBodyText`
   const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 600 ? error.status : 500;
   if (status === 413)
-    return {
-      status,
-      message: 'The request body is larger than this server accepts.',
-      rpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
-    };
+    return new HarnessError('request_too_large', 'The request body is larger than this server accepts.');
   // express reports a path segment that does not decode (`/tasks/%ff`) as a 400 URIError.
-  if (status === 400 && error instanceof URIError) {
-    return {
-      status,
-      message:
-        'The request path is not valid percent-encoding: encode each path segment as UTF-8 (e.g. with encodeURIComponent).',
-      rpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
-    };
-  }
+  if (status === 400 && error instanceof URIError)
+    return new HarnessError(
+      'request_invalid',
+      'The request path is not valid percent-encoding: encode each path segment as UTF-8 (e.g. with encodeURIComponent).',
+    );
   if (status === 400 && error?.type === 'entity.parse.failed')
-    return { status, message: 'The request body is not valid JSON.', rpcCode: A2A_ERROR_CODE.PARSE_ERROR };
-  if (status < 500)
-    return { status, message: 'The request could not be processed.', rpcCode: A2A_ERROR_CODE.INVALID_REQUEST };
-  return { status, message: INTERNAL_ERROR_MESSAGE, rpcCode: A2A_ERROR_CODE.INTERNAL_ERROR };
-}
-
-function statusName(status: number): string {
-  if (status >= 500) return 'INTERNAL';
-  return status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT';
+    return new HarnessError('request_unparsable', 'The request body is not valid JSON.');
+  if (status < 500) return new HarnessError('request_invalid', 'The request could not be processed.');
+  return error;
 }
 
 function errorResponder(log: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const { status, message, rpcCode } = classify(error);
-    if (status >= 500) log.error('request failed', { path: req.path, error: describeError(error) });
-    if (res.headersSent) return res.end();
+    const refusal = asRefusal(error);
     // Not req.baseUrl: express resets it on leaving the mounted router, so here it is always ''.
     const jsonRpc = req.path === JSONRPC_PATH || req.path.startsWith(`${JSONRPC_PATH}/`);
-    if (answerBodyRefusal(error, jsonRpc ? 'jsonrpc' : 'rest', res)) return;
-    if (jsonRpc) {
-      return res
-        .status(status === 413 ? 413 : 200)
-        .json({ jsonrpc: '2.0', id: null, error: { code: rpcCode, message } });
+    let internal: unknown;
+    if (res.headersSent) {
+      internal = transportForms(refusal).internal;
+      res.end();
+    } else {
+      ({ internal } = jsonRpc ? answerJsonRpcError(res, null, refusal) : answerRestError(res, refusal));
     }
-    // The HTTP+JSON error body of A2A 1.0 (AIP-193): the code, its status name and the message.
-    return res.status(status).json({ error: { code: status, status: statusName(status), message } });
+    if (internal !== undefined) log.error('request failed', { path: req.path, error: describeError(internal) });
   };
 }

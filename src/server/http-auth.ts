@@ -1,8 +1,9 @@
 import type { Request, RequestHandler } from 'express';
 import type { User } from '@a2a-js/sdk/server';
 import { UserBuilder } from '@a2a-js/sdk/server/express';
-import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
+import { HarnessError } from '../errors.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
+import { answerJsonRpcError, answerRestError } from './edge-http.js';
 
 const users = new WeakMap<Request, User>();
 
@@ -36,14 +37,8 @@ export function requireBearer(authenticator: TokenAuthenticator, binding: 'jsonr
       return next();
     }
     res.setHeader('WWW-Authenticate', 'Bearer realm="tiny-harness"');
-    if (binding === 'jsonrpc') {
-      res.status(401).json({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: A2A_ERROR_CODE.INVALID_REQUEST, message: UNAUTHENTICATED_MESSAGE },
-      });
-    } else {
-      res.status(401).json({ error: { code: 401, status: 'UNAUTHENTICATED', message: UNAUTHENTICATED_MESSAGE } });
-    }
+    const refusal = new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE);
+    if (binding === 'jsonrpc') answerJsonRpcError(res, null, refusal);
+    else answerRestError(res, refusal);
   };
 }

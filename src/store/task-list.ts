@@ -1,7 +1,7 @@
 import { TaskState, type ListTasksRequest } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from './database.js';
+import { HarnessError } from '../errors.js';
 
 /**
  * The SQL half of `ListTasks`: which task ids make up the requested page, with the same
@@ -33,7 +33,7 @@ export function encodePageToken(timestamp: string, id: string): string {
 
 export function decodePageToken(token: string): { timestamp: string; id: string } {
   const [timestamp = '', ...idParts] = Buffer.from(token, 'base64').toString('utf-8').split('|');
-  if (idParts.length === 0) throw new RequestMalformedError('Invalid page token format.');
+  if (idParts.length === 0) throw new HarnessError('params_invalid', 'Invalid page token format.');
   return { timestamp, id: idParts.join('|') };
 }
 

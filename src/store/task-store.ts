@@ -1,5 +1,4 @@
 import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Task } from '@a2a-js/sdk';
-import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import {
   resolveUserScope,
   type AgentExecutionEvent,
@@ -135,7 +134,7 @@ export class SqlTaskStore implements TaskStore {
    * comes between the read and the write: the task's lock here, and its row's lock in the
    * database, are held throughout, so keep `change` short. Returns a copy of the task as saved,
    * or undefined when `change` returned undefined. A task not stored in the caller's scope is
-   * `TaskNotFoundError`; an error of `change` is passed on and nothing is saved. Shared, the
+   * a `task_not_found` `HarnessError`; an error of `change` is passed on and nothing is saved. Shared, the
    * events `handOn` gives (asked after `change`, so they may say what it decided) are handed to
    * the other instances in the same transaction, each then marked with its seq.
    */
@@ -156,7 +155,7 @@ export class SqlTaskStore implements TaskStore {
       taskId,
       scope,
       async (stored) => {
-        if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+        if (!stored) throw taskNotFound(taskId);
         const changed = await change(copyTask(stored.task));
         if (changed && changed.id !== taskId)
           throw new HarnessError(
@@ -231,7 +230,7 @@ export class SqlTaskStore implements TaskStore {
   async appendMessage(taskId: string, message: Message, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
     await this.images.write(taskId, scope, (stored) => {
-      if (!stored) throw new TaskNotFoundError(`Task not found: ${taskId}`);
+      if (!stored) throw taskNotFound(taskId);
       if (isStoredMessage(stored, message)) return undefined;
       const task = copyTask(stored.task);
       task.history.push(message);
@@ -316,4 +315,8 @@ export class SqlTaskStore implements TaskStore {
       version: row.version,
     }));
   }
+}
+
+function taskNotFound(taskId: string): HarnessError {
+  return new HarnessError('task_not_found', `Task not found: ${taskId}`);
 }

@@ -1,22 +1,61 @@
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import * as errors from '@a2a-js/sdk/errors';
-import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
-import { status } from '@grpc/grpc-js';
+import {
+  A2AError,
+  JsonRpcRequestMalformedError,
+  RequestMalformedError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  VersionNotSupportedError,
+} from '@a2a-js/sdk/errors';
+import { buildGrpcErrorMetadata, decodeErrorInfo, decodeStatus, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
+import { Metadata, status } from '@grpc/grpc-js';
 import { HarnessError, type HarnessErrorCode } from '../../src/errors.js';
-import { A2AErrorMapping, INTERNAL_ERROR_MESSAGE, toA2AError } from '../../src/server/a2a-errors.js';
+import {
+  A2AErrorMapping,
+  INTERNAL_ERROR_MESSAGE,
+  loadGrpcErrorForms,
+  toA2AError,
+  transportForms,
+} from '../../src/server/a2a-errors.js';
 
-const CODES: HarnessErrorCode[] = [
-  'config_invalid',
-  'config_unreadable',
-  'model_unknown',
-  'provider_failed',
-  'store_failed',
-  'turn_in_progress',
-  'tokens_invalid',
+/**
+ * Every harness error code on each transport: the HTTP status a JSON-RPC answer is sent with,
+ * its JSON-RPC code, the HTTP+JSON status and status name, the gRPC status, and the A2A
+ * `ErrorInfo` reason the details carry (none for a refusal A2A has no error for). A `Record`, so
+ * that a new code does not compile until it has its row.
+ */
+type Row = [
+  jsonRpcHttp: number,
+  jsonRpc: number,
+  http: number,
+  statusName: string,
+  grpc: keyof typeof status,
+  reason?: string,
 ];
+const INTERNAL: Row = [200, -32603, 500, 'UNKNOWN', 'UNKNOWN', 'INTERNAL_ERROR'];
+const FORMS: Record<HarnessErrorCode, Row> = {
+  task_not_found: [200, -32001, 404, 'NOT_FOUND', 'NOT_FOUND', 'TASK_NOT_FOUND'],
+  task_not_cancelable: [200, -32002, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'TASK_NOT_CANCELABLE'],
+  task_ended: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
+  turn_in_progress: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
+  model_unknown: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
+  params_invalid: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
+  request_invalid: [200, -32600, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
+  request_unparsable: [200, -32700, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
+  request_too_large: [413, -32600, 413, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
+  unauthenticated: [401, -32600, 401, 'UNAUTHENTICATED', 'UNAUTHENTICATED'],
+  route_unknown: [404, -32601, 404, 'NOT_FOUND', 'UNIMPLEMENTED'],
+  provider_failed: INTERNAL,
+  store_failed: INTERNAL,
+  data_unusable: INTERNAL,
+  config_invalid: INTERNAL,
+  config_unreadable: INTERNAL,
+  tokens_invalid: INTERNAL,
+};
+const CODES = Object.keys(FORMS) as HarnessErrorCode[];
 
 /** A handler whose every call fails with `error`, synchronously or not, as a real one may. */
 function failingHandler(error: unknown): A2ARequestHandler {
@@ -45,11 +84,107 @@ function failingHandler(error: unknown): A2ARequestHandler {
 
 const context = {} as never;
 
+describe("one function gives each transport's form of an error (transportForms)", () => {
+  before(loadGrpcErrorForms);
+
+  for (const [code, [jsonRpcHttp, jsonRpc, http, statusName, grpc, reason]] of Object.entries(FORMS)) {
+    it(`${code}: JSON-RPC ${jsonRpc} (HTTP ${jsonRpcHttp}), HTTP+JSON ${http} ${statusName}, gRPC ${grpc}`, () => {
+      const said = `the ${code} case, at /srv/secret with api_key=sk-abcdefghijkl`;
+      const error = new HarnessError(code as HarnessErrorCode, said);
+      const forms = transportForms(error);
+      const internal = FORMS[code as HarnessErrorCode] === INTERNAL;
+      const message = internal ? INTERNAL_ERROR_MESSAGE : said;
+      assert.equal(forms.internal, internal ? error : undefined, 'an internal error is handed back for the log');
+
+      assert.equal(forms.jsonRpc.httpStatus, jsonRpcHttp);
+      assert.equal(forms.jsonRpc.error.code, jsonRpc);
+      assert.equal(forms.jsonRpc.error.message, message);
+      assert.deepEqual(
+        forms.jsonRpc.error.data?.map((detail) => detail.reason),
+        reason === undefined ? undefined : [reason],
+      );
+
+      assert.equal(forms.http.status, http);
+      assert.equal(forms.http.body.error.code, http);
+      assert.equal(forms.http.body.error.status, statusName);
+      assert.equal(forms.http.body.error.message, message);
+      assert.deepEqual(
+        forms.http.body.error.details.map((detail) => detail.reason),
+        reason === undefined ? [] : [reason],
+      );
+
+      assert.equal(status[forms.grpc.code], grpc);
+      assert.equal(forms.grpc.details, message);
+      // The details trailer the SDK's gRPC clients read: A2A's reason for A2A's own errors only.
+      const statusDetails = forms.grpc.metadata?.get('grpc-status-details-bin')[0];
+      if (reason === undefined || reason === 'INTERNAL_ERROR') assert.equal(statusDetails, undefined);
+      else {
+        const decoded = decodeStatus(statusDetails as Buffer);
+        assert.equal(decoded.code, forms.grpc.code);
+        assert.equal(decoded.message, message);
+        assert.equal(decodeErrorInfo(decoded.details[0]!.value).reason, reason);
+      }
+    });
+  }
+
+  it("is the SDK's own mapping wherever a harness error is an A2A error and needs no code of its own", () => {
+    const plain = CODES.filter((code) => {
+      const [jsonRpcHttp, jsonRpc] = FORMS[code];
+      return jsonRpcHttp === 200 && ![-32600, -32700].includes(jsonRpc);
+    });
+    assert.ok(plain.length >= 8, plain.join());
+    for (const code of plain) {
+      const error = new HarnessError(code, `the ${code} case`);
+      const forms = transportForms(error);
+      // What a request handler throws for it, as the SDK's transports answer that.
+      const thrown = toA2AError(error).error;
+      assert.deepEqual(forms.jsonRpc.error, errors.toJsonRpcError(thrown), code);
+      assert.equal(forms.http.status, errors.restStatusFor(thrown), code);
+      assert.deepEqual(forms.http.body, errors.toRestErrorBody(thrown, forms.http.status), code);
+      assert.equal(forms.grpc.code, grpcStatusFor(thrown), code);
+      assert.deepEqual(forms.grpc.metadata?.toJSON(), buildGrpcErrorMetadata(Metadata, thrown)?.toJSON(), code);
+    }
+  });
+
+  it("gives an A2A error the SDK's forms, a JSON-RPC envelope code included", () => {
+    const version = transportForms(new VersionNotSupportedError('A2A-Version 9.9 is not supported.'));
+    assert.equal(version.internal, undefined);
+    assert.equal(version.jsonRpc.error.code, -32009);
+    assert.equal(version.jsonRpc.error.message, 'A2A-Version 9.9 is not supported.');
+    assert.equal(version.http.status, 400);
+    assert.equal(version.http.body.error.status, 'FAILED_PRECONDITION');
+    assert.equal(status[version.grpc.code], 'FAILED_PRECONDITION');
+
+    const envelope = new JsonRpcRequestMalformedError({ message: 'not JSON', envelopeCode: -32700 });
+    assert.equal(transportForms(envelope).jsonRpc.error.code, -32700);
+    assert.equal(transportForms(envelope).http.status, 400);
+  });
+
+  it('never passes on the text of anything else: a fixed message, and the error handed back for the log', () => {
+    for (const leaky of [
+      new Error('ENOENT: /srv/secret/path/db.sqlite with api_key=sk-abcdefghijkl'),
+      new TypeError("Cannot read properties of undefined (reading 'id')"),
+      'a thrown string /srv/secret',
+      undefined,
+    ]) {
+      const forms = transportForms(leaky);
+      assert.equal(forms.internal, leaky);
+      const wire = JSON.stringify([forms.jsonRpc, forms.http, forms.grpc.details]);
+      assert.doesNotMatch(wire, /secret|undefined \(reading/);
+      assert.equal(forms.jsonRpc.error.code, -32603);
+      assert.equal(forms.http.status, 500);
+    }
+  });
+});
+
 describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () => {
-  it('maps every harness error code, and each to an A2A error', () => {
+  it('maps every harness error code: to an A2A error, or as internal when A2A has none for it', () => {
     for (const code of CODES) {
-      const { error } = toA2AError(new HarnessError(code, `the ${code} case`));
+      const { error, internal } = toA2AError(new HarnessError(code, `the ${code} case`));
       assert.ok(error instanceof A2AError, code);
+      // Refusals only an edge makes (401, unknown route) are a bug if thrown behind one.
+      const edgeOnly = code === 'unauthenticated' || code === 'route_unknown';
+      assert.equal(internal !== undefined, FORMS[code] === INTERNAL || edgeOnly, code);
     }
   });
 

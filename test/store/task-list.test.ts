@@ -118,7 +118,10 @@ for (const backend of storeBackends) {
 
     it('refuses a malformed page token like the SDK', async () => {
       const token = Buffer.from('no separator').toString('base64');
-      await assert.rejects(temp.store.tasks.list(params({ pageToken: token }), alice), /page token/i);
+      await assert.rejects(temp.store.tasks.list(params({ pageToken: token }), alice), {
+        code: 'params_invalid',
+        message: /page token/i,
+      });
       await assert.rejects(memory.list(params({ pageToken: token }), alice), /page token/i);
     });
 

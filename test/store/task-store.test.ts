@@ -222,7 +222,10 @@ for (const backend of storeBackends) {
       await temp.store.tasks.appendMessage(task.id, note, alice);
       const loaded = await (await temp.reopen()).tasks.load(task.id, alice);
       assert.deepStrictEqual(loaded, { ...task, history: [...task.history, note] });
-      await assert.rejects(temp.store.tasks.appendMessage(task.id, note, callContext('bob')), /not found/);
+      await assert.rejects(temp.store.tasks.appendMessage(task.id, note, callContext('bob')), {
+        code: 'task_not_found',
+        message: /not found/,
+      });
     });
 
     it('modify reads, decides and writes as one step: the change sees every write before it, and returns what was saved', async () => {
@@ -267,7 +270,7 @@ for (const backend of storeBackends) {
       );
       await assert.rejects(
         temp.store.tasks.modify(task.id, callContext('bob'), (current) => current),
-        /Task not found/,
+        { code: 'task_not_found', message: /Task not found/ },
       );
       assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), replied);
     });
