@@ -149,7 +149,7 @@ export function buildRequestPath(options: RequestPathOptions): RequestPath {
 
 type Method = keyof A2ARequestHandler;
 
-/** Every method of the SDK's handler; a record, so that one the SDK adds is missed here at compile time. */
+/** Every method of the SDK's handler: a record, so that a method the SDK adds fails to compile until listed. */
 export const REQUEST_METHODS = Object.keys({
   getAgentCard: 0,
   getAuthenticatedExtendedAgentCard: 0,

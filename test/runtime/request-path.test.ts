@@ -248,6 +248,12 @@ describe('the request path', () => {
     assert.deepEqual(seen, ['errorMapping.sendMessage', 'commands.sendMessage', 'sdk.getTask']);
   });
 
+  it('refuses two steps of one name, and an entry point it does not have', () => {
+    const { interceptors, sdk } = requestPathSteps(options);
+    assert.throws(() => compose([...interceptors, interceptors[0]!], sdk), /named errorMapping/);
+    assert.throws(() => compose(interceptors, sdk).from('nowhere'), /no step named nowhere/);
+  });
+
   it(`the harness's own turns enter at ${HARNESS_TURNS_ENTRY}, below the message claims`, async () => {
     const { path, seen } = countedPath();
     const turns = path.from(HARNESS_TURNS_ENTRY);
