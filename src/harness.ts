@@ -3,14 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
-import {
-  CommandRegistry,
-  CommandsRequestHandler,
-  MessageClaims,
-  registerBuiltinCommands,
-  withCommandsExtension,
-  withoutCommandMetadata,
-} from './commands/index.js';
+import { CommandRegistry, MessageClaims, registerBuiltinCommands, withoutCommandMetadata } from './commands/index.js';
 import type { HarnessConfig } from './config/schema.js';
 import { CommandFolder } from './file-commands/index.js';
 import { describeError, silentLogger, type Logger } from './log.js';
@@ -30,14 +23,13 @@ import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
 import { earlierInContext } from './runtime/context-history.js';
-import { buildTurnPath } from './runtime/turn-path.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
-import { A2AErrorMapping } from './server/a2a-errors.js';
 import { createHttpApp } from './server/http-app.js';
 import { bundledWebDir } from './server/web-page.js';
 import { openStore, type TaskEventLog } from './store/index.js';
+import { buildRequestPath } from './request-path.js';
 import { VERSION } from './version.js';
 
 export interface HarnessOptions {
@@ -174,21 +166,17 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       onReusedId: (messageId) =>
         log.debug('a messageId came again with other content: handled as a new message', { messageId }),
     });
-    const turnPath = buildTurnPath({
+    // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
+    // reach it checked against the edge schema by each transport (server/edge-schema.ts).
+    const requestPath = buildRequestPath({
       engine,
       executor,
       taskStore,
-      // The SDK handler's own copy of the card only serves its capability checks.
-      card: withCommandsExtension(cardNow(), registry),
       claims,
       links: store.state,
-      onChildCancelError: (error, child) =>
-        log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }),
-      onClaimError: (error, task) =>
-        log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
-      onStreamError: (error) =>
-        log.warn('a turn stream failed after its answer was sent', { error: describeError(error) }),
-      onTurnEndError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+      registry,
+      card: cardNow,
+      log,
     });
     const subtasks = new Subtasks({
       engine,
@@ -197,7 +185,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       records: store.subtasks,
       models: taskModels,
       offer: catalog,
-      turns: turnPath.harnessTurns,
+      turns: requestPath.harnessTurns,
       onStreamError: (error, task) => log.warn('a sub-task turn stream failed', { task, error: describeError(error) }),
     });
     engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
@@ -215,7 +203,9 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
       skippedFiles: () => commandFolder?.skipped ?? [],
       subtasks,
-      tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.harnessTurns) } : undefined,
+      tools: tools.configured
+        ? { directory: tools, approvals: toolApprovalControl(requestPath.harnessTurns) }
+        : undefined,
     });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.
@@ -229,20 +219,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     // After the command files: a prompt never takes a name a file has.
     new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
 
-    const commandsHandler = new CommandsRequestHandler(turnPath.handler, {
-      registry,
-      port: engine,
-      claims,
-      baseCard: cardNow,
-      onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
-      onStreamError: (error) =>
-        log.warn('a turn stream failed after its client went away', { error: describeError(error) }),
-    });
-    // Requests reach it checked against the edge schema by each transport (server/edge-schema.ts);
-    // whatever fails behind it leaves as an A2A error (server/a2a-errors.ts).
-    const handler = new A2AErrorMapping(commandsHandler, (error, method) =>
-      log.error('request failed', { rpc: method, error: describeError(error) }),
-    );
+    const { handler } = requestPath;
 
     let grpc: RunningGrpcServer | undefined;
     if (options.grpcPort !== undefined) {
@@ -259,6 +236,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       'request',
       createHttpApp({
         handler,
+        card: requestPath.card,
         bodyLimit: options.bodyLimit ?? '4mb',
         log,
         webDir: bundledWebDir(),

@@ -15,8 +15,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
 const MAX_LINES = 400;
 
-/** Files that wire everything together: the composition root and the entry points. */
-const COMPOSITION = new Set(['harness.ts', 'cli.ts', 'index.ts']);
+/** Files that wire everything together: the composition root, the request path and the entry points. */
+const COMPOSITION = new Set(['harness.ts', 'request-path.ts', 'cli.ts', 'index.ts']);
 
 /**
  * What each area may import besides itself. Areas are top-level folders of src/ or root files.

@@ -32,6 +32,17 @@ export class DelegatingRequestHandler implements A2ARequestHandler {
    */
   protected onCall(_context: ServerCallContext): void {}
 
+  /**
+   * Whether this handler does something of its own for `method` rather than only pass it on (it
+   * overrides the method, or `onCall`, which every call with a context runs): a composed path
+   * leaves it out of the calls it would only pass on.
+   */
+  intercepts(method: keyof A2ARequestHandler): boolean {
+    const base = DelegatingRequestHandler.prototype;
+    if (method !== 'getAgentCard' && this.onCall !== base.onCall) return true;
+    return this[method] !== base[method];
+  }
+
   getAgentCard(): Promise<AgentCard> {
     return this.inner.getAgentCard();
   }

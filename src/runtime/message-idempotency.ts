@@ -1,4 +1,4 @@
-import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
+import type { SendMessageRequest, StreamResponse } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { DelegatingRequestHandler, type FirstClaim, type MessageClaims, type RepeatClaim } from '../commands/index.js';
 import { followTask, type FollowTarget } from './task-follower.js';
@@ -20,9 +20,9 @@ export interface MessageIdempotencyOptions extends FollowTarget {
  * turn still runs, a streaming resend follows it to its end, as `SubscribeToTask` would: a
  * client that resends `SendStreamingMessage` after losing its connection expects the stream it
  * lost (the rest of the turn, ending when the task waits for input), not a snapshot of a
- * WORKING task that leaves it to poll. A blocking resend (run as a stream by
- * `BlockingSendAsStream`, which sits in front) likewise answers once the turn has ended, as
- * the first send does. Sits in front of `SingleTurnGuard`, which would refuse a resend as busy.
+ * WORKING task that leaves it to poll. Sends reach it as streams only (`BlockingSendAsStream`
+ * sits in front): a blocking resend likewise answers once the turn has ended, as the first
+ * send does. Sits in front of `SingleTurnGuard`, which would refuse a resend as busy.
  */
 export class MessageIdempotency extends DelegatingRequestHandler {
   constructor(
@@ -37,32 +37,6 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.stream(params, context);
-  }
-
-  /** The SDK's own path, reached with `returnImmediately`: answered at the first event. */
-  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    if (!params.message) return this.inner.sendMessage(params, context);
-    const claim = await this.options.claims.claim(params.message, context);
-    if (claim.kind === 'repeat') {
-      const follow = params.configuration?.returnImmediately ? 'none' : undefined;
-      for await (const _event of this.resend(claim, params, context, follow));
-      return this.inner.getTask(
-        { tenant: params.tenant, id: claim.outcome.taskId, historyLength: params.configuration?.historyLength },
-        context,
-      );
-    }
-    try {
-      const result = await this.inner.sendMessage(params, context);
-      const taskId = 'status' in result ? result.id : result.taskId;
-      // An answer that is only a message, with no task, leaves nothing to come back to.
-      if (taskId) await this.accept(claim, taskId);
-      return result;
-    } catch (error) {
-      await claim.release();
-      throw error;
-    } finally {
-      claim.finish();
-    }
   }
 
   private async *stream(
@@ -107,12 +81,10 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     claim: RepeatClaim,
     params: SendMessageRequest,
     context: ServerCallContext,
-    follow?: 'none',
   ): AsyncGenerator<StreamResponse, void, undefined> {
     // A resend reaching another instance than the first send finds the claim there, not the
     // request: it follows the task's turn if one is running, wherever it runs.
-    const following =
-      follow ?? (claim.inFlight || (await this.options.engine.isBusy(claim.outcome.taskId)) ? 'turn' : 'none');
+    const following = claim.inFlight || (await this.options.engine.isBusy(claim.outcome.taskId)) ? 'turn' : 'none';
     yield* followTask(this.options, claim.outcome.taskId, context, {
       follow: following,
       refuseEnded: false,

@@ -1,4 +1,4 @@
-import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
+import type { SendMessageRequest, StreamResponse } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { HarnessError } from '../errors.js';
 import { DelegatingRequestHandler } from '../commands/index.js';
@@ -11,7 +11,9 @@ import type { TaskEngine } from './engine.js';
  * before the SDK sees it; commands are answered by the commands
  * wrapper in front of this one and never get here. With `visible`, a message for a task the
  * caller may not see is refused as not found before anything else, so that another user's
- * running turn neither shows through the refusal nor is held up by a reservation.
+ * running turn neither shows through the refusal nor is held up by a reservation. Every send
+ * reaches it as a stream: `BlockingSendAsStream` sits in front, and the harness's own turns
+ * are streams.
  */
 export class SingleTurnGuard extends DelegatingRequestHandler {
   constructor(
@@ -20,16 +22,6 @@ export class SingleTurnGuard extends DelegatingRequestHandler {
     private readonly visible?: (taskId: string, context: ServerCallContext) => Promise<boolean>,
   ) {
     super(inner);
-  }
-
-  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    await this.checkVisible(params, context);
-    const taskId = await this.claim(params);
-    try {
-      return await this.inner.sendMessage(params, context);
-    } finally {
-      if (taskId) await this.engine.release(taskId, context);
-    }
   }
 
   override sendMessageStream(

@@ -33,8 +33,8 @@ export interface SubtasksOptions {
   records: SubtaskRecords;
   models: TaskModels;
   offer: ModelOffer;
-  /** The handler sub-task turns are sent through (the engine's turn path, without message claims). */
-  turns: A2ARequestHandler;
+  /** Where sub-task turns are sent: the request path below its message claims (`harnessTurns`). */
+  turns: Pick<A2ARequestHandler, 'sendMessageStream'>;
   /** Told when a sub-task's turn stream fails after it began; nobody else is left to hear of it. */
   onStreamError: (error: unknown, taskId: string) => void;
 }

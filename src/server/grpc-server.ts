@@ -4,7 +4,6 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
-import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
@@ -31,7 +30,7 @@ export async function startGrpcServer(
   await loadGrpcErrorForms();
   const server = new Server();
   const service = grpcService({
-    requestHandler: new TransportCardCache(handler),
+    requestHandler: handler,
     userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
     contextBuilder: clientGoneContextBuilder,
   });

@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { AGENT_CARD_PATH } from '@a2a-js/sdk';
+import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { HarnessError, isHarnessError } from '../errors.js';
@@ -9,7 +9,6 @@ import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
-import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from './client-gone.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
@@ -17,6 +16,8 @@ import { isBuilt, webPage } from './web-page.js';
 
 export interface HttpAppOptions {
   handler: A2ARequestHandler;
+  /** The card its route serves, built on every request (CMD-16); default: the handler's. */
+  card?: () => Promise<AgentCard>;
   /** The largest request body accepted, e.g. "1mb"; larger ones are answered 413. */
   bodyLimit: string;
   log: Logger;
@@ -49,7 +50,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.use(
     `/${AGENT_CARD_PATH}`,
     agentCardHandler({
-      agentCardProvider: async () => cardJson(await options.handler.getAgentCard()),
+      agentCardProvider: async () => cardJson(await (options.card ? options.card() : options.handler.getAgentCard())),
       cache: { maxAge: 0 },
     }),
   );
@@ -62,7 +63,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const contextBuilder = clientGoneContextBuilder;
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>
     options.authenticator ? [requireBearer(options.authenticator, binding)] : [];
-  const requestHandler = new TransportCardCache(options.handler);
+  const requestHandler = options.handler;
   app.use(
     JSONRPC_PATH,
     ...auth('jsonrpc'),

@@ -2,7 +2,7 @@ import type { AgentCard } from '@a2a-js/sdk';
 import { DelegatingRequestHandler } from '../commands/index.js';
 
 /**
- * The request handler as the SDK's transports are given it. They ask for the agent card on
+ * The step of the request path that the SDK's transports' card checks stop at. They ask for the agent card on
  * every call, only to check the protocol version a client asks for against the card's
  * interfaces (and, over HTTP+JSON, whether a capability is on): both fixed while serving. The
  * card's own route still builds the card per request, so a changed command list shows at once
