@@ -103,7 +103,26 @@ export function toA2AError(error: unknown): { error: A2AError; internal?: unknow
     const rule = WIRE[error.code];
     if (typeof rule === 'object' && 'a2a' in rule) return { error: new rule.a2a(error.message) };
   }
-  return { error: new A2AError(INTERNAL_ERROR_MESSAGE), internal: error };
+  return { error: new InternalFailure(), internal: error };
+}
+
+/** gRPC's INTERNAL (grpc-js's `status.INTERNAL`), spelled here so the HTTP path need not load grpc-js. */
+const GRPC_INTERNAL = 13;
+
+/**
+ * A failure of the server itself, as a client receives it: {@link INTERNAL_ERROR_MESSAGE}, and
+ * the codes A2A gives a system error (section 3.3.2: JSON-RPC -32603, HTTP 500, gRPC INTERNAL).
+ * The SDK has no class for it and sends its base error as gRPC UNKNOWN; marked as a gRPC error
+ * carrying INTERNAL, the SDK's gRPC service sends INTERNAL, while the HTTP transports, which
+ * look only for their own marks, map it as before (-32603, 500).
+ */
+export class InternalFailure extends A2AError {
+  readonly transport = 'grpc';
+  readonly status = GRPC_INTERNAL;
+
+  constructor() {
+    super(INTERNAL_ERROR_MESSAGE);
+  }
 }
 
 /** Each transport's form of one error (A2A 1.0.1, section 5.4, as the SDK maps it). */

@@ -35,7 +35,7 @@ type Row = [
   grpc: keyof typeof status,
   reason?: string,
 ];
-const INTERNAL: Row = [200, -32603, 500, 'UNKNOWN', 'UNKNOWN', 'INTERNAL_ERROR'];
+const INTERNAL: Row = [200, -32603, 500, 'UNKNOWN', 'INTERNAL', 'INTERNAL_ERROR'];
 const FORMS: Record<HarnessErrorCode, Row> = {
   task_not_found: [200, -32001, 404, 'NOT_FOUND', 'NOT_FOUND', 'TASK_NOT_FOUND'],
   task_not_cancelable: [200, -32002, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'TASK_NOT_CANCELABLE'],
