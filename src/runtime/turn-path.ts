@@ -25,6 +25,8 @@ export interface TurnPathOptions {
   onStreamError: (error: unknown) => void;
   /** Told of each failed try to store the end of a turn whose stream could not store it. */
   onTurnEndError: (error: unknown, what: string, taskId: string) => void;
+  /** Told once per turn fenced off its task (another instance took it over): it stopped. */
+  onTurnFenced: (taskId: string, epoch: number) => void;
 }
 
 export interface TurnPath {
@@ -49,7 +51,7 @@ export function buildTurnPath(options: TurnPathOptions): TurnPath {
   const sdk = new DefaultRequestHandler(options.card, taskStore, options.executor, engine.buses);
   const guarded = new SingleTurnGuard(
     new TaskCancellation(
-      new TrackedTurns(sdk, engine, options.onTurnEndError),
+      new TrackedTurns(sdk, engine, options.onTurnEndError, options.onTurnFenced),
       engine,
       options.links,
       options.onChildCancelError,

@@ -27,6 +27,8 @@ const A2A_ERROR_FOR: Record<HarnessErrorCode, ((message: string) => A2AError) | 
   // A2A has no "busy" error; UnsupportedOperation is its "not in this state" (gRPC and REST
   // FAILED_PRECONDITION), as the SDK answers a message to a finished task.
   turn_in_progress: (message) => new UnsupportedOperationError(message),
+  // The same "not in this state": the turn this stream followed no longer holds its task.
+  turn_fenced: (message) => new UnsupportedOperationError(message),
   model_unknown: (message) => new RequestMalformedError(message),
   provider_failed: 'internal',
   store_failed: 'internal',

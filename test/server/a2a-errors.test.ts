@@ -15,6 +15,7 @@ const CODES: HarnessErrorCode[] = [
   'provider_failed',
   'store_failed',
   'turn_in_progress',
+  'turn_fenced',
   'tokens_invalid',
 ];
 
@@ -55,6 +56,7 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
 
   it('a busy task is UnsupportedOperation; an unknown model is a malformed request', () => {
     assert.ok(toA2AError(new HarnessError('turn_in_progress', 'busy')).error instanceof UnsupportedOperationError);
+    assert.ok(toA2AError(new HarnessError('turn_fenced', 'taken over')).error instanceof UnsupportedOperationError);
     assert.ok(toA2AError(new HarnessError('model_unknown', 'no such model')).error instanceof RequestMalformedError);
   });
 
