@@ -53,9 +53,9 @@ export interface TaskEngineOptions {
 /**
  * The one writer of tasks. Everything that changes a task goes through it, and it keeps the
  * rules that hold a task together, on one instance or many sharing a store:
- * - one turn per task: `reserve` takes the task's lease before the SDK loads it, `begin` and
- *   `end` bracket the turn; a turn's lease is released before its final status is published,
- *   so that a reply stored after that sees the task as it will stay;
+ * - one turn per task: `reserve` takes the task's lease before the SDK loads it (its epoch
+ *   fences the turn's writes), `begin` and `end` bracket the turn; its lease is released before
+ *   its final status is published, so that a reply stored after that sees the task as it stays;
  * - replies and notes (`post`) are stored under the task's write lock with the state they leave
  *   it in chosen inside that lock (CMD-9), then published to every stream open on the task,
  *   here and on the other instances (`TaskBuses`);
