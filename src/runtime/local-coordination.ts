@@ -40,7 +40,8 @@ export class LocalCoordination implements Coordination {
     return Promise.resolve();
   }
 
-  discard(): void {}
+  /** Nothing is queued for other instances here. */
+  discard(_taskId: string): void {}
 
   caughtUp(): Promise<void> {
     return Promise.resolve();
