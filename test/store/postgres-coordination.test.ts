@@ -162,7 +162,8 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
         PostgresCoordination,
         PostgresCoordination,
       ];
-      assert.notEqual(await a.acquireTurn('t1'), undefined);
+      const first = await a.acquireTurn('t1');
+      assert.notEqual(first, undefined);
       assert.equal(await b.acquireTurn('t1'), undefined, 'held elsewhere');
       assert.equal(await a.acquireTurn('t1'), undefined, 'held here');
       assert.equal(await c.turnHeld('t1'), true);
@@ -170,7 +171,11 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       assert.equal(await c.turnHeld('t1'), true, 'only the holder gives a turn back');
       await a.releaseTurn('t1');
       assert.equal(await c.turnHeld('t1'), false);
-      assert.notEqual(await b.acquireTurn('t1'), undefined);
+      const next = await b.acquireTurn('t1');
+      assert.ok(
+        next !== undefined && next > first!,
+        `the next lease, on another instance, has a greater epoch: ${next} > ${first}`,
+      );
 
       // Racing: three instances ask for the same forty tasks at once.
       const tasks = range(40).map((i) => `race-${i}`);
