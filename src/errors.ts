@@ -19,6 +19,11 @@ export type HarnessErrorCode =
   | 'data_unusable'
   /** A message for a task whose turn is still running. */
   | 'turn_in_progress'
+  /**
+   * A write of a turn whose task another instance took over (this one stalled past its lease):
+   * refused, the turn stops (`turn-fencing` in the README's "Several instances").
+   */
+  | 'turn_fenced'
   /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid'
   /** A task that does not exist, or that the caller may not see. */

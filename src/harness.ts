@@ -91,6 +91,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     messageIdRetentionMs: config.messageIdRetentionMs,
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+    // A transaction idle for a lease is a stopped process's, holding back the takeover of its turns.
+    idleInTransactionMs: config.instanceLeaseMs,
     onPruneError: (error) => log.warn('pruning old message ids failed', { error: describeError(error) }),
   });
   let coordination: Coordination | undefined;
@@ -105,6 +107,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       store: store.tasks,
       onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
     });
+    // A save of a task whose turn runs here is that turn's write, fenced by its lease (shared store).
+    store.tasks.fenceTurns((taskId) => engine.turnOf(taskId)?.epoch);
     // Every part reads and writes tasks through this one view: sub-task links shown in the
     // metadata, the command reply keys kept out of it (CMD-6).
     const taskStore = withoutCommandMetadata(withSubtaskLinks(store.tasks, store.state));
@@ -308,6 +312,7 @@ async function sharedCoordination(
   const db = await openPostgresDatabase(withSessionSetting(url, 'synchronous_commit', 'off'), {
     maxConnections: COORDINATION_CONNECTIONS,
     instanceId,
+    idleInTransactionMs: leaseMs,
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });

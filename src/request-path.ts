@@ -118,8 +118,15 @@ export function requestPathSteps(options: RequestPathOptions): {
     {
       name: 'trackedTurns',
       around: (below) =>
-        new TrackedTurns(below, engine, (error, what, task) =>
-          log.warn(`${what} failed`, { task, error: describeError(error) }),
+        new TrackedTurns(
+          below,
+          engine,
+          (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+          (task, epoch) =>
+            log.warn(
+              'a turn was fenced: another instance took its task over while this one stalled past its lease; the turn stopped and wrote nothing more',
+              { task, epoch },
+            ),
         ),
     },
   ];

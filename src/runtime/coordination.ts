@@ -12,8 +12,13 @@ export interface Coordination {
   /** This instance's id: unique among the instances sharing the store, new at every start. */
   readonly instanceId: string;
 
-  /** Takes the task for one turn on this instance; false when a turn holds it here or elsewhere. */
-  acquireTurn(taskId: string): Promise<boolean>;
+  /**
+   * Takes the task for one turn on this instance: the lease's epoch, greater than every earlier
+   * lease's of the task, on any instance; undefined when a turn holds it here or elsewhere. The
+   * turn's writes carry the epoch, and the store refuses them once another instance took the
+   * task over (`turn_fenced`, see `turn-leases.ts`).
+   */
+  acquireTurn(taskId: string): Promise<number | undefined>;
   /** Gives the task back; resolves once other instances can see it free. */
   releaseTurn(taskId: string): Promise<void>;
   /** Whether a turn holds the task, on any instance. */
@@ -39,6 +44,11 @@ export interface Coordination {
    * when a turn's stream has ended. Never rejects.
    */
   handOn(taskId: string): Promise<void>;
+  /**
+   * Forgets the events published here for the task that no write took: those of a turn fenced
+   * off its task (another instance took it over), which must reach nobody.
+   */
+  discard(taskId: string): void;
   /**
    * Resolves once every event of the task stored so far by other instances has been delivered
    * to its followers here (never rejects): a turn's end waits for the replies that saw it running.

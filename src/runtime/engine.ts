@@ -53,9 +53,9 @@ export interface TaskEngineOptions {
 /**
  * The one writer of tasks. Everything that changes a task goes through it, and it keeps the
  * rules that hold a task together, on one instance or many sharing a store:
- * - one turn per task: `reserve` takes the task's lease before the SDK loads it, `begin` and
- *   `end` bracket the turn; a turn's lease is released before its final status is published,
- *   so that a reply stored after that sees the task as it will stay;
+ * - one turn per task: `reserve` takes the task's lease before the SDK loads it (its epoch
+ *   fences the turn's writes), `begin` and `end` bracket the turn; its lease is released before
+ *   its final status is published, so that a reply stored after that sees the task as it stays;
  * - replies and notes (`post`) are stored under the task's write lock with the state they leave
  *   it in chosen inside that lock (CMD-9), then published to every stream open on the task,
  *   here and on the other instances (`TaskBuses`);
@@ -67,7 +67,8 @@ export interface TaskEngineOptions {
  */
 export class TaskEngine implements CommandTaskPort {
   readonly buses: TaskBuses;
-  private readonly reserved = new Map<string, () => void>();
+  /** Tasks reserved for a turn, with their lease's epoch and how to stop watching them. */
+  private readonly reserved = new Map<string, { epoch: number; unwatch: () => void }>();
   private readonly running = new Map<string, RunningTurn>();
   /** Turns ended here whose streams may still be storing their events (`turnOf`, `forget`). */
   private readonly endedTurns = new Map<string, RunningTurn>();
@@ -107,13 +108,14 @@ export class TaskEngine implements CommandTaskPort {
   /** Takes the task for one turn; false when a turn holds it already, here or elsewhere. */
   async reserve(taskId: string): Promise<boolean> {
     if (this.draining || this.runsHere(taskId)) return false;
-    this.reserved.set(taskId, () => undefined);
+    this.reserved.set(taskId, { epoch: 0, unwatch: () => undefined });
     try {
-      if (!(await this.options.coordination.acquireTurn(taskId))) {
+      const epoch = await this.options.coordination.acquireTurn(taskId);
+      if (epoch === undefined) {
         this.reserved.delete(taskId);
         return false;
       }
-      this.reserved.set(taskId, await this.buses.watch(taskId));
+      this.reserved.set(taskId, { epoch, unwatch: await this.buses.watch(taskId) });
       return true;
     } catch (error) {
       this.reserved.delete(taskId);
@@ -128,11 +130,11 @@ export class TaskEngine implements CommandTaskPort {
    * stay WORKING with nothing running.
    */
   async release(taskId: string, context: ServerCallContext): Promise<void> {
-    const unwatch = this.reserved.get(taskId);
-    if (!unwatch || this.running.has(taskId)) return;
+    const reservation = this.reserved.get(taskId);
+    if (!reservation || this.running.has(taskId)) return;
     this.reserved.delete(taskId);
     this.cancelBeforeBegin.delete(taskId);
-    unwatch();
+    reservation.unwatch();
     await this.options.coordination.releaseTurn(taskId);
     await this.settle(taskId, context, async (task) => {
       if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
@@ -188,16 +190,16 @@ export class TaskEngine implements CommandTaskPort {
 
   /** Starts the turn the executor is about to run: on a reserved task, or a new one. */
   async begin(taskId: string, context: ServerCallContext | undefined): Promise<Turn> {
-    let unwatch = this.reserved.get(taskId);
+    let reservation = this.reserved.get(taskId);
     this.reserved.delete(taskId);
-    if (!unwatch) {
-      // A new task: nobody else knows its id yet, so the lease is free.
-      await this.options.coordination.acquireTurn(taskId);
-      unwatch = await this.buses.watch(taskId);
-    }
+    // A new task: nobody else knows its id yet, so the lease is free.
+    reservation ??= {
+      epoch: (await this.options.coordination.acquireTurn(taskId)) ?? 0,
+      unwatch: await this.buses.watch(taskId),
+    };
     let endWith!: (final: TaskStatusUpdateEvent | undefined) => void;
     const ended = new Promise<TaskStatusUpdateEvent | undefined>((resolve) => (endWith = resolve));
-    const turn: RunningTurn = { taskId, abort: new AbortController(), context, unwatch, ended, endWith };
+    const turn: RunningTurn = { taskId, abort: new AbortController(), context, ended, endWith, ...reservation };
     this.running.set(taskId, turn);
     this.endedTurns.delete(taskId);
     if (this.draining) turn.abort.abort(new TurnInterrupted());

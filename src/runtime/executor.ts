@@ -20,7 +20,7 @@ import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
-import { TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
+import { TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, STORE_FAILURE_TEXT, subtaskEnd, type TurnOutcome } from './turn-end.js';
 
@@ -86,6 +86,8 @@ export class HarnessExecutor implements AgentExecutor {
     });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
+    // Fenced: the task is another instance's now, which has ended this turn; nothing more of it is said.
+    if (turn.abort.signal.reason instanceof TurnFenced) return this.options.engine.end(turn);
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.

@@ -10,14 +10,16 @@ import type { Coordination, TurnEnding } from './coordination.js';
 export class LocalCoordination implements Coordination {
   readonly settleMs = 0;
   private readonly leases = new Set<string>();
+  private lastEpoch = 0;
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
 
   constructor(readonly instanceId: string = randomUUID()) {}
 
-  acquireTurn(taskId: string): Promise<boolean> {
-    if (this.leases.has(taskId)) return Promise.resolve(false);
+  /** Epochs are only counted: no other writer can take a task from this process, so nothing checks them. */
+  acquireTurn(taskId: string): Promise<number | undefined> {
+    if (this.leases.has(taskId)) return Promise.resolve(undefined);
     this.leases.add(taskId);
-    return Promise.resolve(true);
+    return Promise.resolve(++this.lastEpoch);
   }
 
   releaseTurn(taskId: string): Promise<void> {
@@ -37,6 +39,9 @@ export class LocalCoordination implements Coordination {
   handOn(): Promise<void> {
     return Promise.resolve();
   }
+
+  /** Nothing is queued for other instances here. */
+  discard(_taskId: string): void {}
 
   caughtUp(): Promise<void> {
     return Promise.resolve();

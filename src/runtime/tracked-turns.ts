@@ -3,7 +3,8 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import type { EndingTurn, TaskEngine } from './engine.js';
 import { taskIdOf, withRepliesBeforeEnd } from './turn-stream-end.js';
-import { TurnUnwritten } from './turns.js';
+import { isHarnessError } from '../errors.js';
+import { TurnFenced, TurnUnwritten } from './turns.js';
 import { untilDone } from './until-done.js';
 
 type Engine = Pick<
@@ -21,6 +22,10 @@ type Engine = Pick<
  * A stream that fails, one of its events not stored (the database connection was lost), ends
  * with the turn's final status all the same, stored here (`endUnwritten`): a task is never left
  * in flight with no turn. Only when that cannot be stored either does the failure reach the caller.
+ *
+ * A turn whose write was refused because another instance took its task over (`turn_fenced`:
+ * this instance stalled past its lease) stops there: its model request is aborted, nothing of it
+ * is stored or handed on any more, not even a final status, and its stream ends with the refusal.
  */
 export class TrackedTurns extends DelegatingRequestHandler {
   constructor(
@@ -28,6 +33,8 @@ export class TrackedTurns extends DelegatingRequestHandler {
     private readonly engine: Engine,
     /** Told of each failed try to store a turn's end. */
     private readonly onError: (error: unknown, what: string, taskId: string) => void = () => undefined,
+    /** Told once per turn fenced off its task. */
+    private readonly onFenced: (taskId: string, epoch: number) => void = () => undefined,
   ) {
     super(inner);
   }
@@ -41,6 +48,7 @@ export class TrackedTurns extends DelegatingRequestHandler {
     void this.engine.track(new Promise<void>((resolve) => (done = resolve)));
     let taskId: string | undefined;
     let turn: EndingTurn | undefined;
+    let fenced = false;
     try {
       for await (const item of withRepliesBeforeEnd(
         this.inner.sendMessageStream(params, context),
@@ -51,15 +59,28 @@ export class TrackedTurns extends DelegatingRequestHandler {
         yield item;
       }
     } catch (error) {
+      if (turn && isHarnessError(error) && error.code === 'turn_fenced') {
+        fenced = true;
+        await this.stopFenced(turn);
+        throw error;
+      }
       const ended = turn && (await this.endUnwritten(turn, context));
       if (!ended) throw error;
       yield { payload: { $case: 'statusUpdate', value: ended } };
     } finally {
-      // What the SDK published but did not store still reaches the other instances.
-      if (taskId) await this.engine.coordination.handOn(taskId);
+      // What the SDK published but did not store still reaches the other instances, unless fenced.
+      if (taskId && !fenced) await this.engine.coordination.handOn(taskId);
       if (turn) this.engine.forget(turn);
       done();
     }
+  }
+
+  /** Stops a fenced turn, then forgets whatever it published that no write took. */
+  private async stopFenced(turn: EndingTurn): Promise<void> {
+    if (this.engine.turn(turn.taskId) === turn) turn.abort.abort(new TurnFenced());
+    this.onFenced(turn.taskId, turn.epoch);
+    await turn.ended;
+    this.engine.coordination.discard(turn.taskId);
   }
 
   /**

@@ -30,9 +30,23 @@ export class TurnStopped extends Error {
   }
 }
 
+/**
+ * The abort reason of a turn fenced off its task: another instance took the task over while
+ * this one stalled past its lease, and the store refused the turn's write (`turn_fenced`). The
+ * turn stops and writes nothing more, not even a final status: the task is the other's now.
+ */
+export class TurnFenced extends Error {
+  constructor() {
+    super('Another instance took the task over.');
+    this.name = 'TurnFenced';
+  }
+}
+
 /** One model turn in flight on a task, on this instance (see `TaskEngine`). */
 export interface Turn {
   readonly taskId: string;
+  /** Its lease's epoch (`Coordination.acquireTurn`): every write of the turn is checked against it. */
+  readonly epoch: number;
   /** Aborted by `CancelTask` (from any instance) or a shutdown; the model request listens to it. */
   readonly abort: AbortController;
   /** The context of the request that started the turn (the executor's cancel path gets none). */

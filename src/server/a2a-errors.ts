@@ -66,6 +66,8 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   // the SDK answers a message to a finished task; A2A has no "busy" error.
   task_ended: { a2a: UnsupportedOperationError },
   turn_in_progress: { a2a: UnsupportedOperationError },
+  // The same "not in this state": the turn this stream followed no longer holds its task.
+  turn_fenced: { a2a: UnsupportedOperationError },
   model_unknown: { a2a: RequestMalformedError },
   params_invalid: { a2a: RequestMalformedError },
   request_invalid: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST },

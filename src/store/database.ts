@@ -44,6 +44,12 @@ export interface TasksTable {
    * it, so that it is sent each event once and misses none (`task-event-log.ts`).
    */
   event_seq: ColumnType<number, number | undefined, number>;
+  /**
+   * Shared: the epoch of the last turn lease whose turn wrote the task, or that a sweeper gave
+   * it when taking it from a dead instance; a turn's write under a lower epoch is refused
+   * (`task-images.ts`). Always 0 on SQLite.
+   */
+  fence_epoch: ColumnType<number, number | undefined, number>;
 }
 
 /** History, append-only: one row per message, in the order the store first saw them. */
@@ -131,6 +137,8 @@ export interface InstancesTable {
 export interface TurnLeasesTable {
   task_id: string;
   instance_id: string;
+  /** From one sequence: greater than every earlier lease's, of any task, on any instance. */
+  epoch: ColumnType<number, number | undefined, never>;
 }
 
 /** A task's events for the instances following it, kept for minutes (`PostgresCoordination`). */

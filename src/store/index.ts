@@ -48,6 +48,8 @@ export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'
   durability?: Durability;
   /** PostgreSQL: told when an idle connection fails (the pool replaces it); see `PostgresDatabaseOptions`. */
   onConnectionError?: (error: Error) => void;
+  /** PostgreSQL: how long a transaction may wait idle; see `PostgresDatabaseOptions.idleInTransactionMs`. */
+  idleInTransactionMs?: number;
   /** How long handled messages are remembered, for resends (CMD-34); default `DEFAULT_MESSAGE_ID_RETENTION_MS`. */
   messageIdRetentionMs?: number;
   /** Told when a pass pruning old message claims fails (the next pass tries again). */
@@ -80,6 +82,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     cacheBytes = DEFAULT_CACHE_BYTES,
     durability,
     onConnectionError,
+    idleInTransactionMs,
     messageIdRetentionMs = DEFAULT_MESSAGE_ID_RETENTION_MS,
     onPruneError = () => undefined,
     ...taskOptions
@@ -94,7 +97,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const db = shared
     ? await (
         await import('./postgres-database.js')
-      ).openPostgresDatabase(databaseUrl, { onConnectionError, instanceId: id })
+      ).openPostgresDatabase(databaseUrl, { onConnectionError, instanceId: id, idleInTransactionMs })
     : openSqliteDatabase(join(dataDir!, DATABASE_FILE_NAME), durability);
   try {
     await migrateToLatest(db);

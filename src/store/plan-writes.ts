@@ -59,13 +59,21 @@ function statusColumns(plan: SavePlan): {
 const taskUpdates = new Map<string, QueryTemplate<Database, readonly unknown[]>>();
 const rowInserts = new Map<string, QueryTemplate<Database, readonly unknown[]>>();
 
-function updateTaskRow(trx: Kysely<Database>, taskId: string, plan: SavePlan, now: string): Promise<unknown> {
-  const shape = `${plan.statusChanged ? 's' : ''}${plan.metadataChanged ? 'm' : ''}`;
+function updateTaskRow(
+  trx: Kysely<Database>,
+  taskId: string,
+  plan: SavePlan,
+  now: string,
+  fence: number | undefined,
+): Promise<unknown> {
+  const withFence = fence !== undefined;
+  const shape = `${plan.statusChanged ? 's' : ''}${plan.metadataChanged ? 'm' : ''}${withFence ? 'f' : ''}`;
   let template = taskUpdates.get(shape);
   if (!template) {
     const withStatus = plan.statusChanged;
     const withMetadata = plan.metadataChanged;
-    template = new QueryTemplate(2 + (withStatus ? 4 : 0) + (withMetadata ? 1 : 0), (db, id, updatedAt, ...rest) =>
+    const fenceAt = (withStatus ? 4 : 0) + (withMetadata ? 1 : 0);
+    template = new QueryTemplate(2 + fenceAt + (withFence ? 1 : 0), (db, id, updatedAt, ...rest) =>
       db
         .updateTable('tasks')
         .set((eb) => ({
@@ -73,6 +81,7 @@ function updateTaskRow(trx: Kysely<Database>, taskId: string, plan: SavePlan, no
             ? { state: rest[0], status_json: rest[1], status_timestamp: rest[2], status_time_ms: rest[3] }
             : {}),
           ...(withMetadata ? { metadata_json: rest[withStatus ? 4 : 0] } : {}),
+          ...(withFence ? { fence_epoch: rest[fenceAt] } : {}),
           updated_at: updatedAt,
           version: eb('version', '+', 1),
         }))
@@ -86,6 +95,7 @@ function updateTaskRow(trx: Kysely<Database>, taskId: string, plan: SavePlan, no
     now,
     ...(status ? [status.state, status.status_json, status.status_timestamp, status.status_time_ms] : []),
     ...(plan.metadataChanged ? [plan.metadataJson] : []),
+    ...(withFence ? [fence] : []),
   ]);
 }
 
@@ -121,6 +131,8 @@ export async function writePlan(
   task: TaskIdentity,
   plan: SavePlan,
   now: string,
+  /** A turn's write (shared): the row's fence becomes its lease's epoch (`task-images.ts`). */
+  fence?: number,
 ): Promise<void> {
   if (plan.isNew) {
     await trx
@@ -135,10 +147,11 @@ export async function writePlan(
         created_at: now,
         updated_at: now,
         version: 0,
+        ...(fence !== undefined ? { fence_epoch: fence } : {}),
       })
       .execute();
   } else {
-    await updateTaskRow(trx, task.id, plan, now);
+    await updateTaskRow(trx, task.id, plan, now, fence);
   }
 
   for (const batch of chunks(plan.messages)) {

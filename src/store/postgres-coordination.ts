@@ -134,7 +134,7 @@ export class PostgresCoordination implements Coordination {
     this.running = true;
   }
 
-  acquireTurn(taskId: string): Promise<boolean> {
+  acquireTurn(taskId: string): Promise<number | undefined> {
     return insertLease(this.db, taskId, this.instanceId);
   }
 
@@ -169,6 +169,10 @@ export class PostgresCoordination implements Coordination {
     await this.events
       .handOnQueued(taskId)
       .catch((error: unknown) => this.onError(error, `handing on the events of task ${taskId}`));
+  }
+
+  discard(taskId: string): void {
+    this.events.takeAll(taskId);
   }
 
   caughtUp(taskId: string): Promise<void> {

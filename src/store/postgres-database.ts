@@ -38,9 +38,35 @@ export interface PostgresDatabaseOptions {
   connectTimeoutMs?: number;
   /** kysely's query log, for tests that check what is sent. */
   log?: LogConfig;
+  /**
+   * How long a transaction of these connections may wait for its next statement before the
+   * server ends it with its connection (`idle_in_transaction_session_timeout`, see
+   * `sessionSettings`); default 10 s, the default lease.
+   */
+  idleInTransactionMs?: number;
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+const IDLE_IN_TRANSACTION_MS = 10_000;
+
+/**
+ * The session settings of every harness connection to PostgreSQL, as `pg.Client` takes them.
+ *
+ * `idle_in_transaction_session_timeout`, set to the instances' lease time: the harness's
+ * transactions run their statements back to back, milliseconds apart, so one left waiting that
+ * long belongs to a process that stopped running (SIGSTOP, a frozen VM, a stalled event loop,
+ * whose heartbeats have stopped too). Its row locks would hold back the instance taking its turns
+ * over (`takeOverInstance` raises the fences of those tasks' rows) and every write of those
+ * tasks, for as long as the process stays stopped; the server ends the transaction instead, and
+ * the takeover waits at most about one lease more. Shorter would end a live transaction of a
+ * busy instance that no one needs to take over yet; a statement waiting on a lock or on a slow
+ * disk is active, not idle, so a stalled database never trips it.
+ */
+export function sessionSettings(idleInTransactionMs = IDLE_IN_TRANSACTION_MS): {
+  idle_in_transaction_session_timeout: number;
+} {
+  return { idle_in_transaction_session_timeout: idleInTransactionMs };
+}
 
 /** The SQL type ids of `bigint` (int8) and of `count(*)`'s result. */
 const INT8_OID = 20;
@@ -74,11 +100,12 @@ export async function openPostgresDatabase(
   }
   const connectionTimeoutMillis = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const application_name = options.instanceId && applicationName(options.instanceId);
+  const settings = sessionSettings(options.idleInTransactionMs);
   // The timeout goes to each connection, not to the pool: the pool would apply it to a query
   // waiting for a free connection too, which under load is a wait, not a failure.
   const Client = class extends pg.Client {
     constructor(config?: pg.ClientConfig) {
-      super({ ...config, connectionTimeoutMillis, application_name });
+      super({ ...config, ...settings, connectionTimeoutMillis, application_name });
       // A connection that fails while checked out (the server ended it, the network went away)
       // emits 'error', which pg's pool listens for on idle connections only: unheard, it would
       // end the process. Its statement fails with the error instead, and the pool drops it.

@@ -45,6 +45,14 @@ export interface TaskImagesOptions {
   shared: boolean;
 }
 
+/** The refusal of a turn's write once another instance took its task over (`write`'s fence). */
+function fenced(taskId: string): HarnessError {
+  return new HarnessError(
+    'turn_fenced',
+    `This turn of task ${taskId} was taken over by another instance while this one stalled; it stopped, and wrote nothing more. Read the task for how it went on.`,
+  );
+}
+
 /** PostgreSQL's code for a unique constraint that refused a row. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -133,11 +141,22 @@ export class TaskImages {
    * transaction with `alongside`. Shared, that transaction first locks the task's row and reads
    * the task again when another instance changed it, so that `decide` and the write see and
    * change the same version, whichever instance writes. An error of `decide` is passed on.
+   *
+   * `fence` (shared only): the write is a turn's, under its lease's epoch. Read with the row's
+   * lock, in the statement that takes it (no round trip of its own), a row fenced by a greater
+   * epoch refuses the write (`turn_fenced`): another instance took the task over. Otherwise the
+   * row's fence becomes this epoch. A new task has no row to fence: nobody else knows its id.
    */
-  async write(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside): Promise<Written> {
+  async write(
+    taskId: string,
+    scope: TaskScope,
+    decide: Decide,
+    alongside?: Alongside,
+    fence?: number,
+  ): Promise<Written> {
     return this.locks.run(scopedKey(scope, taskId), () =>
       this.shared
-        ? this.writeShared(taskId, scope, decide, alongside)
+        ? this.writeShared(taskId, scope, decide, alongside, fence)
         : this.writeAlone(taskId, scope, decide, alongside),
     );
   }
@@ -167,7 +186,8 @@ export class TaskImages {
     taskId: string,
     scope: TaskScope,
     decide: Decide,
-    alongside?: Alongside,
+    alongside: Alongside | undefined,
+    fence: number | undefined,
     firstTry = true,
   ): Promise<Written> {
     const kept = this.cache.get(scope, taskId);
@@ -178,12 +198,13 @@ export class TaskImages {
       outcome = await this.db.transaction().execute(async (trx) => {
         const row = await trx
           .selectFrom('tasks')
-          .select('version')
+          .select(['version', 'fence_epoch'])
           .where('id', '=', taskId)
           .where('tenant', '=', scope.tenant)
           .where('owner', '=', scope.owner)
           .forUpdate()
           .executeTakeFirst();
+        if (row && fence !== undefined && Number(row.fence_epoch) > fence) throw fenced(taskId);
         const stored = !row
           ? undefined
           : kept?.version === row.version
@@ -198,7 +219,7 @@ export class TaskImages {
         if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true };
         const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
         const now = this.now().toISOString();
-        await writePlan(trx, identity, plan, now);
+        await writePlan(trx, identity, plan, now, fence);
         const eventSeq = await alongside?.(trx);
         return { image: stored, saved: true, write: { identity, now, eventSeq: eventSeq ?? undefined } };
       });
@@ -216,7 +237,7 @@ export class TaskImages {
         (error as { code?: unknown })?.code === UNIQUE_VIOLATION &&
         (await this.storedIn(taskId, scope))
       ) {
-        return this.writeShared(taskId, scope, decide, alongside, false);
+        return this.writeShared(taskId, scope, decide, alongside, fence, false);
       }
       throw await this.writeFailed(error, taskId, scope, plan);
     }

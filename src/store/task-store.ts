@@ -73,6 +73,8 @@ export class SqlTaskStore implements TaskStore {
   private readonly ownerResolver: OwnerResolver;
   private readonly now: () => Date;
   private readonly eventLog: TaskEventLog | undefined;
+  private readonly shared: boolean;
+  private turnEpoch: (taskId: string) => number | undefined = () => undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -84,6 +86,7 @@ export class SqlTaskStore implements TaskStore {
       now: this.now,
       shared: options.shared ?? false,
     });
+    this.shared = options.shared ?? false;
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
     this.eventLog = options.eventLog;
   }
@@ -98,9 +101,20 @@ export class SqlTaskStore implements TaskStore {
   }
 
   /**
+   * Shared: where saves learn the epoch of the turn running the task here (the engine's turns):
+   * a save of such a task is that turn's write, refused (`turn_fenced`) once another instance
+   * took the task over (see `turn-leases.ts`). Alone (SQLite) nothing is asked or checked: no
+   * other process writes the store, and a turn's lease goes only when the turn ends.
+   */
+  fenceTurns(epochOf: (taskId: string) => number | undefined): void {
+    this.turnEpoch = epochOf;
+  }
+
+  /**
    * Writes what changed since the stored task, in one transaction (see `save-plan.ts`). Shared,
    * the SDK's result manager saves once per event of a turn, in the order published: the event
-   * this save stores is handed on in the same transaction (see `TaskEventLog`).
+   * this save stores is handed on in the same transaction (see `TaskEventLog`), and the write is
+   * fenced by the turn's epoch (`fenceTurns`).
    */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const scope = this.scopeOf(context);
@@ -109,7 +123,8 @@ export class SqlTaskStore implements TaskStore {
     // it again, though the task as just read holds it. Nothing to write, and no row to lock.
     if (this.eventLog && !event && this.images.keptUnchanged(task.id, scope, task)) return;
     const handOn = event && ((trx: Transaction<Database>) => this.eventLog!.append(trx, task.id, [event]));
-    await this.images.write(task.id, scope, () => task, handOn);
+    const fence = this.shared ? this.turnEpoch(task.id) : undefined;
+    await this.images.write(task.id, scope, () => task, handOn, fence);
     if (event) this.eventLog!.committed(task.id, seqOf(event.event));
   }
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { clockMs } from './postgres-clock.js';
 
@@ -8,17 +8,28 @@ import { clockMs } from './postgres-clock.js';
  * what makes taking over a dead instance exact: a lease being inserted holds a key-share lock
  * on its instance's row, so a sweeper locking that row for update either waits for the insert
  * (and then deletes that lease too) or makes it fail; no lease outlives its instance's row.
+ *
+ * Each lease has an epoch, a fencing token: every write of the turn carries it, and the task's
+ * row keeps the highest epoch that wrote it (`tasks.fence_epoch`, checked under the row's lock
+ * in `task-images.ts`). A sweeper taking a dead instance's leases raises the fence of their
+ * tasks above every epoch given so far, in the same transaction, so that a turn of an instance
+ * that was only paused (SIGSTOP, a VM frozen) writes nothing once it wakes up, and a later turn,
+ * whose lease has a greater epoch, writes over that fence.
  */
 
-/** Takes the task's lease for `instanceId`; false when any instance holds it. */
-export async function insertLease(db: Kysely<Database>, taskId: string, instanceId: string): Promise<boolean> {
+/** Takes the task's lease for `instanceId`: its epoch, or undefined when any instance holds it. */
+export async function insertLease(
+  db: Kysely<Database>,
+  taskId: string,
+  instanceId: string,
+): Promise<number | undefined> {
   const inserted = await db
     .insertInto('turn_leases')
     .values({ task_id: taskId, instance_id: instanceId })
     .onConflict((oc) => oc.column('task_id').doNothing())
-    .returning('task_id')
+    .returning('epoch')
     .executeTakeFirst();
-  return inserted !== undefined;
+  return inserted && Number(inserted.epoch);
 }
 
 /** Gives the task's lease back, if `instanceId` holds it (a sweeper may have taken it already). */
@@ -75,6 +86,10 @@ export async function staleInstances(db: Kysely<Database>, self: string, deadBef
  * heartbeat came back: a heartbeat that was waiting for the row's lock is written first, and the
  * lock is then taken on the row it wrote, no longer older than `deadBefore`). The row lock decides
  * between survivors sweeping at once: the second waits, then finds the row gone and gets undefined.
+ * The tasks' fences are raised past every epoch given so far: the dead instance's turns, should
+ * it only have been paused, write nothing more. That waits for a write of theirs holding a task's
+ * row lock, which `idle_in_transaction_session_timeout` ends if its instance is paused
+ * (`postgres-database.ts`).
  */
 export async function takeOverInstance(
   db: Kysely<Database>,
@@ -91,8 +106,13 @@ export async function takeOverInstance(
       .executeTakeFirst();
     if (!dead) return undefined;
     const leases = await tx.deleteFrom('turn_leases').where('instance_id', '=', deadId).returning('task_id').execute();
+    const taskIds = leases.map((lease) => lease.task_id);
+    if (taskIds.length > 0)
+      await sql`update tasks set fence_epoch = nextval('turn_lease_epochs') where id in (${sql.join(taskIds)})`.execute(
+        tx,
+      );
     await tx.deleteFrom('instances').where('id', '=', deadId).execute();
-    return leases.map((lease) => lease.task_id);
+    return taskIds;
   });
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../../src/errors.js';
-import { describeDatabaseUrl, isPostgresUrl, openStore } from '../../src/store/index.js';
+import { describeDatabaseUrl, isPostgresUrl, openStore, type Database } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { POSTGRESQL, tempStore } from './helpers.js';
 import { tempSchema } from '../support/postgres.js';
@@ -80,6 +80,24 @@ describe('the PostgreSQL database', POSTGRESQL.needs, () => {
       assert.deepEqual(rows, [{ big: 6_000_000_000, counted: 0 }]);
       assert.equal(temp.store.shared, true);
     } finally {
+      await temp.dispose();
+    }
+  });
+
+  it("bounds how long a transaction may wait idle on the harness's connections (idle_in_transaction_session_timeout): 10 s by default, the lease given", async () => {
+    const temp = await tempStore(POSTGRESQL, { idleInTransactionMs: 2500 });
+    const byDefault = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1 });
+    try {
+      const show = async (db: Kysely<Database>) =>
+        (
+          await sql<{ value: string }>`select current_setting('idle_in_transaction_session_timeout') as value`.execute(
+            db,
+          )
+        ).rows[0]?.value;
+      assert.equal(await show(temp.store.db), '2500ms');
+      assert.equal(await show(byDefault), '10s');
+    } finally {
+      await byDefault.destroy();
       await temp.dispose();
     }
   });

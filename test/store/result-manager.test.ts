@@ -69,10 +69,11 @@ for (const backend of storeBackends) {
       assert.equal(insert.parameters.length, 4, 'one message row');
       const reads = queries.filter((q) => /^select/i.test(q.sql)).map((q) => q.sql);
       if (backend.shared) {
-        // The kept image is used, once its version is checked: for the load, and under the row lock for the save.
+        // The kept image is used, once its version is checked: for the load, and under the row lock
+        // for the save, where a turn's fence is read in the same statement (no round trip of its own).
         assert.equal(reads.length, 2, reads.join('\n'));
         assert.match(reads[0]!, /^select "version" from "tasks" where "id" = \$1$/);
-        assert.match(reads[1]!, /^select "version" from "tasks" where .* for update$/);
+        assert.match(reads[1]!, /^select "version", "fence_epoch" from "tasks" where .* for update$/);
       } else {
         assert.equal(reads.length, 0, 'served from the cache');
       }
