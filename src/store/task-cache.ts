@@ -1,4 +1,5 @@
-import { ByteLru } from './byte-lru.js';
+import type { LRUCache } from 'lru-cache';
+import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { StoredTask } from './stored-task.js';
 
 /**
@@ -37,15 +38,11 @@ export function scopedKey(scope: TaskScope, taskId: string): string {
  * against it before use (`task-images.ts`).
  */
 export class TaskCache {
-  private readonly images: ByteLru<StoredTask>;
+  private readonly images: LRUCache<string, StoredTask>;
 
   /** @param maxBytes the most the kept images may weigh together; 0 disables caching. */
-  constructor(maxBytes: number) {
-    this.images = new ByteLru(maxBytes);
-  }
-
-  get maxBytes(): number {
-    return this.images.maxBytes;
+  constructor(readonly maxBytes: number) {
+    this.images = byteBoundedCache(maxBytes, (image) => image.bytes);
   }
 
   /** How many images are kept. */
@@ -55,7 +52,7 @@ export class TaskCache {
 
   /** What the kept images weigh together. */
   get bytes(): number {
-    return this.images.bytes;
+    return this.images.calculatedSize;
   }
 
   /** The image, marked as the most recently used. */
@@ -70,7 +67,7 @@ export class TaskCache {
 
   /** Keeps the image under its own scope, weighed as it is now (call again after it changed). */
   set(image: StoredTask): void {
-    this.images.set(scopedKey(image, image.task.id), image, image.bytes);
+    this.images.set(scopedKey(image, image.task.id), image);
   }
 
   delete(scope: TaskScope, taskId: string): void {
