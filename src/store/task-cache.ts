@@ -3,8 +3,9 @@ import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { StoredTask } from './stored-task.js';
 
 /**
- * The two things that keep the store's in-memory task images right: the bounded cache that
- * holds them and the per-task lock under which they are read and changed.
+ * The store's in-memory task images: the bounded cache that holds them, under the keys that
+ * also name each task's turn in the per-task queue (`keyed-serial-queue.ts`) under which they
+ * are read and changed.
  */
 
 /** Who may see a task: the SDK's tenant and owner, as `InMemoryTaskStore` scopes them. */
@@ -14,7 +15,7 @@ export interface TaskScope {
 }
 
 /**
- * The key of a task in its scope, for the cache and the per-task lock. Lengths go first so
+ * The key of a task in its scope, for the cache and the per-task queue. Lengths go first so
  * no tenant, owner or id can make two scopes' keys meet.
  */
 export function scopedKey(scope: TaskScope, taskId: string): string {
@@ -76,27 +77,5 @@ export class TaskCache {
 
   clear(): void {
     this.images.clear();
-  }
-}
-
-/**
- * Runs work for one key at a time, in call order. The store reads an image, plans a save
- * against it and commits under the task's key, so two saves of the same task (a running turn
- * and a command, which the SDK's own per-task lock does not always cover) never plan against
- * the same image, and a read that missed the cache cannot put back an image a save outdated.
- */
-export class KeyedLock {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(work, work);
-    const tail = result.catch(() => undefined);
-    this.tails.set(key, tail);
-    try {
-      return await result;
-    } finally {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
   }
 }
