@@ -30,6 +30,7 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
     const request = req as Request;
     const begun = started.get(res);
     return {
+      requestId: req.id,
       method: req.method,
       // Not `req.path`: a route mounted on a prefix sees the path without it.
       path: request.originalUrl.split('?', 1)[0],
@@ -50,9 +51,8 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
       res.setHeader(REQUEST_ID_HEADER, requestId);
       return requestId;
     },
-    customAttributeKeys: { reqId: 'requestId' },
-    // The line carries the request id and `fields`, nothing of pino-http's request objects.
-    quietReqLogger: true,
+    // The line carries `fields` alone, nothing of pino-http's request objects; the request id is
+    // among them, which spares a child logger per request.
     quietResLogger: true,
     wrapSerializers: false,
     serializers: { req: () => undefined },
