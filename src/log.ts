@@ -67,12 +67,45 @@ export function createLogger(options: LogOptions | ((line: string) => void) = {}
     }
     logger[at](entry, message);
   };
-  return {
+  const log: Logger = {
     debug: (message, fields) => emit('debug', message, fields),
     info: (message, fields) => emit('info', message, fields),
     warn: (message, fields) => emit('warn', message, fields),
     error: (message, fields) => emit('error', message, fields),
   };
+  pinos.set(log, logger);
+  return log;
+}
+
+/** The pino logger under each logger `createLogger` made, or made for another by `pinoFor`. */
+const pinos = new WeakMap<Logger, Pino>();
+
+/**
+ * A pino logger that writes through `log`, for a library that takes one (pino-http): the one
+ * under a logger of `createLogger`, so its lines cost no more than the harness's own; for any
+ * other logger, one that hands each line to it, parsed, at its level.
+ */
+export function pinoFor(log: Logger): Pino {
+  let logger = pinos.get(log);
+  if (!logger) {
+    const levels = new Set(['debug', 'info', 'warn', 'error']);
+    const forward = (line: string) => {
+      const { level, msg, ...fields } = JSON.parse(line) as Record<string, unknown>;
+      const at = levels.has(level as string) ? (level as 'debug' | 'info' | 'warn' | 'error') : 'error';
+      log[at](String(msg ?? ''), fields);
+    };
+    logger = pino(
+      {
+        level: log === silentLogger ? 'silent' : 'debug',
+        base: null,
+        timestamp: false,
+        formatters: { level: (label) => ({ level: label }) },
+      },
+      { write: forward },
+    );
+    pinos.set(log, logger);
+  }
+  return logger;
 }
 
 /** pino-pretty, loaded only for a terminal: a service's log (JSON) never needs it. */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
-import type { Logger } from '../log.js';
+import { pinoHttp } from 'pino-http';
+import { pinoFor, type Logger } from '../log.js';
 import { requestUser } from './http-auth.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -15,36 +17,51 @@ export interface RequestLogOptions {
 
 /**
  * Gives every HTTP request an id (the client's `x-request-id` when it is a sane one, else a
- * UUID), echoes it in the response, and logs one line when the request ends: method, path
- * (without the query), status, duration, request id, the JSON-RPC method, and the user when
- * one authenticated. Never a header value other than the id, never a body, unless
- * `logContent` asks for the message text.
+ * UUID), echoes it in the response, and logs one line when the request ends, by pino-http:
+ * `request` with the method, path (without the query), status, duration, request id, the
+ * JSON-RPC method, and the user when one authenticated. Never a header value other than the
+ * id, never a body, unless `logContent` asks for the message text: pino-http's own request and
+ * response objects are not serialized at all.
  */
 export function requestLog(options: RequestLogOptions): RequestHandler {
-  return (req, res, next) => {
-    const offered = req.headers[REQUEST_ID_HEADER];
-    const requestId = typeof offered === 'string' && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
-    res.setHeader(REQUEST_ID_HEADER, requestId);
-    const started = process.hrtime.bigint();
-    const path = req.path;
-    // 'close' comes last, after 'finish' when the answer went out whole, alone when it did not.
-    res.once('close', () => {
-      const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
-      const fields: Record<string, unknown> = {
-        requestId,
-        method: req.method,
-        path,
-        status: res.statusCode,
-        ms,
-        rpc: rpcMethod(req),
-        user: requestUser(req)?.userName,
-        aborted: res.writableFinished ? undefined : true,
-      };
-      if (options.logContent) fields.text = messageText(req);
-      options.log.info('request', fields);
-    });
-    next();
+  // Microseconds, where pino-http's own response time counts whole milliseconds.
+  const started = new WeakMap<ServerResponse, bigint>();
+  const fields = (req: IncomingMessage, res: ServerResponse): Record<string, unknown> => {
+    const request = req as Request;
+    const begun = started.get(res);
+    return {
+      requestId: req.id,
+      method: req.method,
+      // Not `req.path`: a route mounted on a prefix sees the path without it.
+      path: request.originalUrl.split('?', 1)[0],
+      status: res.statusCode,
+      ms: begun === undefined ? undefined : Number((process.hrtime.bigint() - begun) / 1000n) / 1000,
+      rpc: rpcMethod(request),
+      user: requestUser(request)?.userName,
+      aborted: res.writableFinished ? undefined : true,
+      text: options.logContent ? messageText(request) : undefined,
+    };
   };
+  return pinoHttp({
+    logger: pinoFor(options.log),
+    genReqId: (req, res) => {
+      started.set(res, process.hrtime.bigint());
+      const offered = req.headers[REQUEST_ID_HEADER];
+      const requestId = typeof offered === 'string' && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
+      res.setHeader(REQUEST_ID_HEADER, requestId);
+      return requestId;
+    },
+    // The line carries `fields` alone, nothing of pino-http's request objects; the request id is
+    // among them, which spares a child logger per request.
+    quietResLogger: true,
+    wrapSerializers: false,
+    serializers: { req: () => undefined },
+    useLevel: 'info',
+    customSuccessMessage: () => 'request',
+    customErrorMessage: () => 'request',
+    customSuccessObject: fields,
+    customErrorObject: fields,
+  });
 }
 
 function rpcMethod(req: Request): string | undefined {

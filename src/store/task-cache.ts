@@ -1,9 +1,11 @@
-import { ByteLru } from './byte-lru.js';
+import type { LRUCache } from 'lru-cache';
+import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { StoredTask } from './stored-task.js';
 
 /**
- * The two things that keep the store's in-memory task images right: the bounded cache that
- * holds them and the per-task lock under which they are read and changed.
+ * The store's in-memory task images: the bounded cache that holds them, under the keys that
+ * also name each task's turn in the per-task queue (`keyed-serial-queue.ts`) under which they
+ * are read and changed.
  */
 
 /** Who may see a task: the SDK's tenant and owner, as `InMemoryTaskStore` scopes them. */
@@ -13,7 +15,7 @@ export interface TaskScope {
 }
 
 /**
- * The key of a task in its scope, for the cache and the per-task lock. Lengths go first so
+ * The key of a task in its scope, for the cache and the per-task queue. Lengths go first so
  * no tenant, owner or id can make two scopes' keys meet.
  */
 export function scopedKey(scope: TaskScope, taskId: string): string {
@@ -37,15 +39,11 @@ export function scopedKey(scope: TaskScope, taskId: string): string {
  * against it before use (`task-images.ts`).
  */
 export class TaskCache {
-  private readonly images: ByteLru<StoredTask>;
+  private readonly images: LRUCache<string, StoredTask>;
 
   /** @param maxBytes the most the kept images may weigh together; 0 disables caching. */
-  constructor(maxBytes: number) {
-    this.images = new ByteLru(maxBytes);
-  }
-
-  get maxBytes(): number {
-    return this.images.maxBytes;
+  constructor(readonly maxBytes: number) {
+    this.images = byteBoundedCache(maxBytes, (image) => image.bytes);
   }
 
   /** How many images are kept. */
@@ -55,7 +53,7 @@ export class TaskCache {
 
   /** What the kept images weigh together. */
   get bytes(): number {
-    return this.images.bytes;
+    return this.images.calculatedSize;
   }
 
   /** The image, marked as the most recently used. */
@@ -70,7 +68,7 @@ export class TaskCache {
 
   /** Keeps the image under its own scope, weighed as it is now (call again after it changed). */
   set(image: StoredTask): void {
-    this.images.set(scopedKey(image, image.task.id), image, image.bytes);
+    this.images.set(scopedKey(image, image.task.id), image);
   }
 
   delete(scope: TaskScope, taskId: string): void {
@@ -79,27 +77,5 @@ export class TaskCache {
 
   clear(): void {
     this.images.clear();
-  }
-}
-
-/**
- * Runs work for one key at a time, in call order. The store reads an image, plans a save
- * against it and commits under the task's key, so two saves of the same task (a running turn
- * and a command, which the SDK's own per-task lock does not always cover) never plan against
- * the same image, and a read that missed the cache cannot put back an image a save outdated.
- */
-export class KeyedLock {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(work, work);
-    const tail = result.catch(() => undefined);
-    this.tails.set(key, tail);
-    try {
-      return await result;
-    } finally {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
   }
 }

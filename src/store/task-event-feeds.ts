@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { markSeq } from '../event-seq.js';
 import { decodeAgentEvent } from './event-codec.js';
+import { KeyedSerialQueue } from './keyed-serial-queue.js';
 
 /** Rows read from `task_events` by one query at most. */
 const READ_BATCH = 500;
@@ -22,6 +23,8 @@ interface Follower {
  */
 export class TaskEventFeeds {
   private readonly feeds = new Map<string, TaskFeed>();
+  /** Each task's reads and new followers, one after another. */
+  private readonly steps = new KeyedSerialQueue();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -32,7 +35,7 @@ export class TaskEventFeeds {
   async follow(taskId: string, deliver: (event: AgentExecutionEvent) => void): Promise<() => void> {
     let feed = this.feeds.get(taskId);
     if (!feed) {
-      feed = new TaskFeed(this.db, taskId, this.instanceId, this.onError);
+      feed = new TaskFeed(this.db, taskId, this.instanceId, this.onError, this.steps);
       this.feeds.set(taskId, feed);
     }
     const joined = feed;
@@ -72,7 +75,7 @@ export class TaskEventFeeds {
 
   /** Resolves once the reads under way have ended. */
   async settled(): Promise<void> {
-    await Promise.all([...this.feeds.values()].map((feed) => feed.settled()));
+    await this.steps.settled();
   }
 }
 
@@ -80,7 +83,6 @@ class TaskFeed {
   private readonly followers = new Set<Follower>();
   /** The highest seq read; set by the first follower. */
   private position = 0;
-  private tail: Promise<unknown> = Promise.resolve();
   private readQueued = false;
   /** Followers whose start is being read. */
   private joining = 0;
@@ -90,12 +92,13 @@ class TaskFeed {
     private readonly taskId: string,
     private readonly instanceId: string,
     private readonly onError: (error: unknown, what: string) => void,
+    private readonly steps: KeyedSerialQueue,
   ) {}
 
   /** Adds a follower that starts after the task's last seq now. */
   add(deliver: (event: AgentExecutionEvent) => void): Promise<Follower> {
     this.joining++;
-    const added = this.next(async () => {
+    const added = this.steps.run(this.taskId, async () => {
       const row = await this.db
         .selectFrom('task_event_seqs')
         .select('last_seq')
@@ -122,7 +125,7 @@ class TaskFeed {
   wake(seq?: number): void {
     if (this.readQueued || (seq !== undefined && this.followers.size > 0 && seq <= this.position)) return;
     this.readQueued = true;
-    void this.next(async () => {
+    void this.steps.run(this.taskId, async () => {
       this.readQueued = false;
       try {
         await this.readNew();
@@ -132,22 +135,11 @@ class TaskFeed {
     });
   }
 
-  settled(): Promise<unknown> {
-    return this.tail;
-  }
-
   /** Reads what is stored now, after any read queued, and resolves when it is handed out. */
   readNow(): Promise<void> {
-    return this.next(() => this.readNew()).catch((error: unknown) =>
-      this.onError(error, `reading the events of task ${this.taskId}`),
-    );
-  }
-
-  private next<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(step);
-    // The chain goes on after a failed step; whoever queued the step has its failure.
-    this.tail = result.catch(() => undefined);
-    return result;
+    return this.steps
+      .run(this.taskId, () => this.readNew())
+      .catch((error: unknown) => this.onError(error, `reading the events of task ${this.taskId}`));
   }
 
   private async readNew(): Promise<void> {

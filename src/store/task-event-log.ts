@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { markSeq } from '../event-seq.js';
 import type { Database } from './database.js';
 import { encodeAgentEvent } from './event-codec.js';
+import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { nowMs } from './postgres-clock.js';
 
 /** Events appended by one statement at most, so one statement stays a bounded size. */
@@ -42,7 +43,8 @@ const STORED: EncodedEvent = { event: { kind: 'message', data: undefined as neve
  */
 export class TaskEventLog {
   private readonly queued = new Map<string, EncodedEvent[]>();
-  private readonly handingOn = new Map<string, Promise<void>>();
+  /** One hand-on after another per task: two transactions under way at once could take seqs in either order. */
+  private readonly handingOn = new KeyedSerialQueue();
   private wake: ((taskId: string, lastSeq: number) => void) | undefined;
 
   constructor(
@@ -92,19 +94,11 @@ export class TaskEventLog {
    * reads the task again before using an image of it).
    */
   handOnQueued(taskId: string): Promise<void> {
-    // One after another per task: two transactions under way at once could take seqs in either order.
-    const previous = this.handingOn.get(taskId) ?? Promise.resolve();
-    const next = previous.then(async () => {
+    return this.handingOn.run(taskId, async () => {
       const items = this.takeAll(taskId);
       if (items.length === 0) return;
       this.committed(taskId, await this.db.transaction().execute((trx) => this.append(trx, taskId, items, true)));
     });
-    const settled = next.catch(() => undefined);
-    this.handingOn.set(taskId, settled);
-    void settled.then(() => {
-      if (this.handingOn.get(taskId) === settled) this.handingOn.delete(taskId);
-    });
-    return next;
   }
 
   /** Hands on every task's queued events (see `handOnQueued`). */

@@ -5,7 +5,8 @@ import type { Database } from './database.js';
 import { applyPlan, writePlan, type TaskIdentity } from './plan-writes.js';
 import { isEmptyPlan, planSave, type SavePlan } from './save-plan.js';
 import type { StoredTask } from './stored-task.js';
-import { KeyedLock, scopedKey, TaskCache, type TaskScope } from './task-cache.js';
+import { KeyedSerialQueue } from './keyed-serial-queue.js';
+import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
 
 /**
@@ -58,7 +59,12 @@ const UNIQUE_VIOLATION = '23505';
 
 export class TaskImages {
   private readonly cache: TaskCache;
-  private readonly locks = new KeyedLock();
+  /**
+   * Reads that miss the cache and writes, one at a time per task: two saves of the same task (a
+   * running turn and a command) never plan against the same image, and a read that missed the
+   * cache cannot put back an image a save outdated.
+   */
+  private readonly locks = new KeyedSerialQueue();
   private readonly now: () => Date;
   private readonly shared: boolean;
 

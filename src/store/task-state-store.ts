@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
-import { ByteLru } from './byte-lru.js';
+import type { LRUCache } from 'lru-cache';
+import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { Database } from './database.js';
 
 /** 4 MiB: with the task images' 60 MiB (`task-store.ts`), the store's default 64 MiB. */
@@ -9,6 +10,24 @@ export const DEFAULT_STATE_CACHE_BYTES = 4 * 2 ** 20;
 /** What the cached values weigh besides their text: an array and its objects. */
 const VALUE_BYTES = 64;
 const ITEM_BYTES = 48;
+
+/** A model choice known to be none (lru-cache takes an undefined value as a deletion). */
+const NO_MODEL = Symbol('no model');
+
+type CachedState = string | typeof NO_MODEL | TokenUsage[] | TaskLinks;
+
+/** What a cached value weighs, from the lengths of its texts. */
+function stateBytes(value: CachedState): number {
+  if (value === NO_MODEL) return VALUE_BYTES;
+  if (typeof value === 'string') return VALUE_BYTES + 2 * value.length;
+  if (Array.isArray(value))
+    return VALUE_BYTES + value.reduce((sum, entry) => sum + ITEM_BYTES + 2 * entry.model.length, 0);
+  return (
+    VALUE_BYTES +
+    2 * (value.parent?.length ?? 0) +
+    value.children.reduce((sum, id) => sum + ITEM_BYTES + 2 * id.length, 0)
+  );
+}
 
 export interface SqlTaskStateStoreOptions {
   /**
@@ -37,9 +56,9 @@ export class SqlTaskStateStore implements TaskStateStore {
    * choices and usage by every turn and every `/status`, so all are kept in memory once read
    * or written; only this store writes them (unless `shared`: then none is kept). One cache,
    * bounded in bytes, holds the four kinds under prefixed keys; a value dropped from it is read
-   * again on demand.
+   * again on demand. A model choice known to be none is kept as `NO_MODEL`.
    */
-  private readonly cache: ByteLru<string | undefined | TokenUsage[] | TaskLinks>;
+  private readonly cache: LRUCache<string, CachedState>;
   /**
    * Counts the starts and ends of writes: a read during which a write started or ended does
    * not keep what it read in memory, which may be from before the write.
@@ -50,12 +69,13 @@ export class SqlTaskStateStore implements TaskStateStore {
     private readonly db: Kysely<Database>,
     options: SqlTaskStateStoreOptions = {},
   ) {
-    this.cache = new ByteLru(options.shared ? 0 : (options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES));
+    this.cache = byteBoundedCache(options.shared ? 0 : (options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES), stateBytes);
   }
 
   async getTaskModel(taskId: string): Promise<string | undefined> {
     const key = `model:${taskId}`;
-    if (this.cache.has(key)) return this.cache.get(key) as string | undefined;
+    const known = this.cache.get(key) as string | typeof NO_MODEL | undefined;
+    if (known !== undefined) return known === NO_MODEL ? undefined : known;
     const writes = this.writes;
     const row = await this.db
       .selectFrom('task_settings')
@@ -69,10 +89,12 @@ export class SqlTaskStateStore implements TaskStateStore {
   async getModelChoice(taskId: string, context: ContextKey | undefined): Promise<string | undefined> {
     const taskKey = `model:${taskId}`;
     const contextKey = context && contextCacheKey(context);
-    if (this.cache.has(taskKey)) {
-      const own = this.cache.get(taskKey) as string | undefined;
-      if (own !== undefined || !contextKey) return own;
-      if (this.cache.has(contextKey)) return this.cache.get(contextKey) as string | undefined;
+    const own = this.cache.get(taskKey) as string | typeof NO_MODEL | undefined;
+    if (typeof own === 'string') return own;
+    if (own === NO_MODEL) {
+      if (!contextKey) return undefined;
+      const latest = this.cache.get(contextKey) as string | typeof NO_MODEL | undefined;
+      if (latest !== undefined) return latest === NO_MODEL ? undefined : latest;
     }
     const writes = this.writes;
     // The task's choice and the context's in one statement, a scalar subquery each.
@@ -119,7 +141,8 @@ export class SqlTaskStateStore implements TaskStateStore {
 
   async getContextModel(context: ContextKey): Promise<string | undefined> {
     const key = contextCacheKey(context);
-    if (this.cache.has(key)) return this.cache.get(key) as string | undefined;
+    const known = this.cache.get(key) as string | typeof NO_MODEL | undefined;
+    if (known !== undefined) return known === NO_MODEL ? undefined : known;
     const writes = this.writes;
     const row = await this.db
       .selectFrom('context_models')
@@ -184,12 +207,7 @@ export class SqlTaskStateStore implements TaskStateStore {
       inputTokens: Number(row.input_tokens),
       outputTokens: Number(row.output_tokens),
     }));
-    if (writes === this.writes)
-      this.cache.set(
-        key,
-        usage,
-        VALUE_BYTES + usage.reduce((sum, entry) => sum + ITEM_BYTES + 2 * entry.model.length, 0),
-      );
+    if (writes === this.writes) this.cache.set(key, usage);
     return usage.map((entry) => ({ ...entry }));
   }
 
@@ -236,19 +254,13 @@ export class SqlTaskStateStore implements TaskStateStore {
       parent: rows.find((row) => row.child_id === taskId)?.parent_id,
       children: rows.filter((row) => row.parent_id === taskId).map((row) => row.child_id),
     };
-    if (writes === this.writes) {
-      const bytes =
-        VALUE_BYTES +
-        2 * (links.parent?.length ?? 0) +
-        links.children.reduce((sum, id) => sum + ITEM_BYTES + 2 * id.length, 0);
-      this.cache.set(key, links, bytes);
-    }
+    if (writes === this.writes) this.cache.set(key, links);
     return { parent: links.parent, children: [...links.children] };
   }
 
   /** A model choice read or written (undefined: none chosen, which is worth keeping too). */
   private rememberModel(key: string, model: string | undefined): void {
-    this.cache.set(key, model, VALUE_BYTES + 2 * (model?.length ?? 0));
+    this.cache.set(key, model ?? NO_MODEL);
   }
 
   private async writing<T>(write: () => Promise<T>): Promise<T> {

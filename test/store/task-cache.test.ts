@@ -2,7 +2,7 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { ByteLru } from '../../src/store/byte-lru.js';
+import { byteBoundedCache } from '../../src/store/byte-bounded-cache.js';
 import { SqlTaskStateStore, SqlTaskStore } from '../../src/store/index.js';
 import {
   artifact,
@@ -23,43 +23,57 @@ import {
  * reads exactly like one that does not exist.
  */
 
-describe('ByteLru', () => {
+describe('byteBoundedCache', () => {
+  /** A cache whose values say what they weigh: `size` bytes besides the key and the entry. */
+  const cache = (maxBytes: number) => byteBoundedCache<{ name: string; size: number }>(maxBytes, (value) => value.size);
+  const entry = (name: string, size: number) => ({ name, size });
+
   it('keeps its entries within the bound, dropping the least recently used first', () => {
-    const cache = new ByteLru<string>(1000);
-    cache.set('a', 'A', 200);
-    cache.set('b', 'B', 200);
-    cache.set('c', 'C', 200);
-    assert.equal(cache.get('a'), 'A'); // a is now the most recently used: b goes first
-    cache.set('d', 'D', 200);
-    assert.ok(cache.bytes <= 1000, `${cache.bytes} bytes held`);
-    assert.equal(cache.peek('b'), undefined);
+    const lru = cache(1000);
+    for (const name of ['a', 'b', 'c']) lru.set(name, entry(name, 200));
+    assert.equal(lru.get('a')?.name, 'a'); // a is now the most recently used: b goes first
+    lru.set('d', entry('d', 200));
+    assert.ok(lru.calculatedSize <= 1000, `${lru.calculatedSize} bytes held`);
+    assert.equal(lru.peek('b'), undefined);
     assert.deepEqual(
-      ['a', 'c', 'd'].map((key) => cache.peek(key)),
-      ['A', 'C', 'D'],
+      ['a', 'c', 'd'].map((key) => lru.peek(key)?.name),
+      ['a', 'c', 'd'],
     );
   });
 
   it('weighs an entry again when it is put again, and drops it when it alone passes the bound', () => {
-    const cache = new ByteLru<string>(1000);
-    cache.set('a', 'A', 100);
-    cache.set('b', 'B', 100);
-    const held = cache.bytes;
-    cache.set('a', 'A', 500);
-    assert.equal(cache.bytes, held + 400);
-    assert.equal(cache.set('a', 'A', 5000), false);
-    assert.equal(cache.has('a'), false, 'the old, lighter entry does not stay behind');
-    assert.equal(cache.peek('b'), 'B', 'nothing else is dropped for an entry that is not kept');
-    cache.delete('b');
-    assert.equal(cache.bytes, 0);
+    const lru = cache(1000);
+    const a = entry('a', 100);
+    lru.set('a', a);
+    lru.set('b', entry('b', 100));
+    const held = lru.calculatedSize;
+    a.size = 500; // grew in place, then put again
+    lru.set('a', a);
+    assert.equal(lru.calculatedSize, held + 400);
+    lru.set('a', entry('a', 5000));
+    assert.equal(lru.has('a'), false, 'the old, lighter entry does not stay behind');
+    assert.equal(lru.peek('b')?.name, 'b', 'nothing else is dropped for an entry that is not kept');
+    lru.delete('b');
+    assert.equal(lru.calculatedSize, 0);
+  });
+
+  it('weighs the key and the entry besides the value', () => {
+    const lru = cache(10_000);
+    lru.set('k', entry('x', 0));
+    const withShortKey = lru.calculatedSize;
+    lru.clear();
+    lru.set('a longer key', entry('x', 0));
+    assert.ok(withShortKey > 0, 'an empty value still weighs its entry');
+    assert.equal(lru.calculatedSize - withShortKey, 2 * ('a longer key'.length - 'k'.length));
   });
 
   it('keeps nothing with a bound of 0, and refuses a bound that is not a whole number', () => {
-    const cache = new ByteLru<string>(0);
-    assert.equal(cache.set('a', 'A', 0), false);
-    assert.equal(cache.size, 0);
-    assert.throws(() => new ByteLru(-1), RangeError);
-    assert.throws(() => new ByteLru(1.5), RangeError);
-    assert.throws(() => new ByteLru(Number.NaN), RangeError);
+    const lru = cache(0);
+    lru.set('a', entry('a', 0));
+    assert.equal(lru.size, 0);
+    assert.throws(() => cache(-1), RangeError);
+    assert.throws(() => cache(1.5), RangeError);
+    assert.throws(() => cache(Number.NaN), RangeError);
   });
 });
 
@@ -234,3 +248,25 @@ for (const backend of storeBackends) {
     });
   });
 }
+
+/** SQLite only: it counts the SQL sent. */
+describe('SqlTaskStateStore memory', () => {
+  it('keeps what it read, "no model chosen" included, and reads nothing again until a write', async () => {
+    const { db, queries, dispose } = await recordingDatabase();
+    try {
+      const state = new SqlTaskStateStore(db);
+      const context = { tenant: '', owner: 'alice', contextId: 'ctx' };
+      const reads = () => Promise.all([state.getTaskModel('t1'), state.getContextModel(context), state.getUsage('t1')]);
+      assert.deepEqual(await reads(), [undefined, undefined, []]);
+      assert.equal(queries.splice(0).length, 3, 'one query each');
+      assert.deepEqual(await reads(), [undefined, undefined, []]);
+      assert.equal(queries.length, 0, 'all from memory');
+      await state.setTaskModel('t1', context, 'builtin:echo');
+      queries.length = 0;
+      assert.deepEqual(await reads(), ['builtin:echo', 'builtin:echo', []]);
+      assert.equal(queries.length, 0, 'the written choice is kept as written');
+    } finally {
+      await dispose();
+    }
+  });
+});
