@@ -19,6 +19,8 @@ export type HarnessErrorCode =
   | 'data_unusable'
   /** A message for a task whose turn is still running. */
   | 'turn_in_progress'
+  /** A message that would start a turn while this instance runs as many as it may (`maxTurnsInFlight`): retry later. */
+  | 'turns_at_limit'
   /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid';
 

@@ -9,6 +9,7 @@ import { Subscriptions } from './subscriptions.js';
 import { TaskCancellation } from './task-cancellation.js';
 import type { TaskStateStore } from './task-state.js';
 import { TrackedTurns } from './tracked-turns.js';
+import type { TurnLimit } from './turn-limit.js';
 
 export interface TurnPathOptions {
   engine: TaskEngine;
@@ -20,6 +21,8 @@ export interface TurnPathOptions {
   /** The record of handled message ids, shared with the commands extension (CMD-34). */
   claims: MessageClaims;
   links: Pick<TaskStateStore, 'getLinks'>;
+  /** The most turns in flight here; every turn, the harness's own included, takes a place. None: no bound. */
+  limit?: TurnLimit;
   onChildCancelError: (error: unknown, childId: string) => void;
   onClaimError: (error: unknown, taskId: string) => void;
   onStreamError: (error: unknown) => void;
@@ -39,7 +42,7 @@ export interface TurnPath {
  * - `BlockingSendAsStream`: every send runs as a stream (cheaper, and a shutdown can wait for it);
  * - `MessageIdempotency`: a message id is handled once per user (CMD-34);
  * - `Subscriptions`: `SubscribeToTask` from the engine's buses, across instances (CMD-8);
- * - `SingleTurnGuard`: one turn per task, across instances, refused clearly otherwise;
+ * - `SingleTurnGuard`: one turn per task, across instances, and at most `limit` here, refused clearly otherwise;
  * - `TaskCancellation`: `CancelTask` wherever the turn runs, cascading to sub-tasks (CMD-31);
  * - `TrackedTurns`: a turn's stream is work under way until stored, for `drain`;
  * - the SDK's `DefaultRequestHandler`, on the engine's buses, running the executor.
@@ -56,6 +59,7 @@ export function buildTurnPath(options: TurnPathOptions): TurnPath {
     ),
     engine,
     async (id, context) => (await taskStore.load(id, context)) !== undefined,
+    options.limit,
   );
   const handler = new BlockingSendAsStream(
     new MessageIdempotency(new Subscriptions(guarded, { taskStore, engine }), {

@@ -13,6 +13,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError, RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
+import { UnavailableError } from './unavailable.js';
 
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal error; the server logged it.';
@@ -27,6 +28,8 @@ const A2A_ERROR_FOR: Record<HarnessErrorCode, ((message: string) => A2AError) | 
   // A2A has no "busy" error; UnsupportedOperation is its "not in this state" (gRPC and REST
   // FAILED_PRECONDITION), as the SDK answers a message to a finished task.
   turn_in_progress: (message) => new UnsupportedOperationError(message),
+  // Temporary and retryable: HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603 (spec 3.3.2; unavailable.ts).
+  turns_at_limit: (message) => new UnavailableError(message),
   model_unknown: (message) => new RequestMalformedError(message),
   provider_failed: 'internal',
   store_failed: 'internal',

@@ -7,6 +7,7 @@ import { TransportCardCache } from './transport-card.js';
 import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
+import { UnavailableForm } from './unavailable.js';
 
 export interface RunningGrpcServer {
   /** host:port as clients dial it. */
@@ -29,7 +30,7 @@ export async function startGrpcServer(
 ): Promise<RunningGrpcServer> {
   const server = new Server();
   const service = grpcService({
-    requestHandler: new TransportCardCache(handler),
+    requestHandler: new UnavailableForm(new TransportCardCache(handler), 'grpc'),
     userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
     contextBuilder: clientGoneContextBuilder,
   });

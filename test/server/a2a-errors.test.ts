@@ -15,6 +15,7 @@ const CODES: HarnessErrorCode[] = [
   'provider_failed',
   'store_failed',
   'turn_in_progress',
+  'turns_at_limit',
   'tokens_invalid',
 ];
 
