@@ -142,20 +142,28 @@ describe(`maxTurnsInFlight: ${LIMIT} turns held`, () => {
     assert.equal(parent.metadata?.[SUBTASKS_KEY], undefined, 'the parent has no sub-task');
   });
 
-  it('once a turn has stored its end, a new turn is accepted', async () => {
+  it('once a turn has stored its end, a refused message sent again (same messageId) is accepted, and runs once', async () => {
+    const client = await h.client('JSONRPC');
+    const messageId = randomUUID();
+    await assert.rejects(send(client, 'a turn after one ended', { messageId }), /at its limit/);
     letGo.get('held one')!();
     const events = await collect(first.stream);
     assert.equal((events.at(-1)!.payload!.value as any).status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    const client = await h.client('JSONRPC');
-    // The place is given back just after the stream's last event reaches the client: a refusal until then is retried, as a client would.
-    const task = await poll('a turn accepted once one has ended', () =>
-      send(client, 'a turn after one ended').catch((error) => {
+    // The place is given back just after the stream's last event reaches its client: until then, retried as a client would.
+    const task = await poll('the message accepted once a turn has ended', () =>
+      send(client, 'a turn after one ended', { messageId }).catch((error) => {
         if (/at its limit/.test((error as Error).message)) return undefined;
         throw error;
       }),
     );
     assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.equal(textOf(task.status?.message), 'one two three four five');
+    const stored = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+    assert.deepEqual(
+      stored.history.filter((m) => m.messageId === messageId).map(textOf),
+      ['a turn after one ended'],
+      'the refused message left nothing behind: it is stored once, by the turn that ran it',
+    );
   });
 });
 
