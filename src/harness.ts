@@ -291,13 +291,10 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         // Turns end as interrupted; their last events and every reply under way get the grace to be stored.
         const left = await engine.drain(config.shutdownGraceMs);
         if (left.turns > 0 || left.writes > 0)
-          log.warn(
-            'stopped before every turn stored its end; recovery ends those at the next start or on another instance',
-            {
-              ...left,
-              graceMs: config.shutdownGraceMs,
-            },
-          );
+          log.warn('stopped before every turn stored its end; recovery ends those tasks when an instance next starts', {
+            ...left,
+            graceMs: config.shutdownGraceMs,
+          });
         await tools?.close();
         httpServer.closeAllConnections();
         await grpc?.close();

@@ -200,8 +200,8 @@ export const configSchema = strictObject({
     .default(DEFAULT_MAX_TURNS_IN_FLIGHT),
   /**
    * On a stop (SIGTERM, SIGINT), how long, in milliseconds, running turns get to store their
-   * end as interrupted. Past it the harness exits anyway; recovery ends the turns left, at the
-   * next start or on another instance.
+   * end as interrupted. Past it the harness exits anyway; recovery ends the turns left when an
+   * instance next starts on the store.
    */
   shutdownGraceMs: z
     .number()
