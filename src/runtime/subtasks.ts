@@ -73,8 +73,12 @@ export class Subtasks implements SubtaskStarter {
           .join(', ')}.`,
       );
     }
-    // Nothing is stored for a turn that would be refused: the command says so, and can be sent again.
-    this.refusedAtLimit(() => this.options.limit?.check());
+    try {
+      this.options.limit?.check();
+    } catch (error) {
+      // Nothing is stored for a turn that would be refused: the command says so, and can be sent again.
+      throw this.asReply(error);
+    }
     // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
     const id = randomUUID();
     const subtask: Task = {
@@ -103,27 +107,26 @@ export class Subtasks implements SubtaskStarter {
         .catch((saveError: unknown) => {
           throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
         });
-      this.refusedAtLimit(() => {
-        throw error;
-      });
+      throw this.asReply(error, id);
     }
     return id;
   }
 
   /**
-   * Runs `admit`; a refusal because this instance runs as many turns as it may is answered in the
-   * conversation (CMD-12), as a mistake the user can fix by sending the command again later.
+   * A refusal because this instance runs as many turns as it may becomes a reply in the
+   * conversation (CMD-12), as a mistake the user fixes by sending the command again later; any
+   * other error stays as it is. `storedId`: the sub-task was stored (and has ended FAILED).
    */
-  private refusedAtLimit(admit: () => void): void {
-    try {
-      admit();
-    } catch (error) {
-      if (!isHarnessError(error) || error.code !== 'turns_at_limit') throw error;
-      throw new CommandUsageError(
-        `The sub-task was not started: this server is at its limit of ${this.options.limit?.max} running turns. ` +
-          'Send the command again in a few seconds, once one has finished.',
-      );
-    }
+  private asReply(error: unknown, storedId?: string): unknown {
+    if (!isHarnessError(error) || error.code !== 'turns_at_limit') return error;
+    const what = storedId
+      ? `The sub-task ${storedId} could not start (it ended failed)`
+      : 'The sub-task was not started';
+    const max = this.options.limit?.max;
+    const limit = max === undefined ? 'running turns' : `${max} running turn${max === 1 ? '' : 's'}`;
+    return new CommandUsageError(
+      `${what}: this server is at its limit of ${limit}. Send the command again in a few seconds, once one has finished.`,
+    );
   }
 
   /**

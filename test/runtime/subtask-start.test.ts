@@ -67,7 +67,7 @@ describe('CMD-30: a sub-task that cannot be started', () => {
       subtasks.start(parent, 'Summarise', { callContext: alice }),
       (error) =>
         error instanceof CommandUsageError &&
-        /sub-task was not started: this server is at its limit of 1 running turns\. Send the command again/.test(
+        /sub-task was not started: this server is at its limit of 1 running turn\. Send the command again/.test(
           error.message,
         ),
     );
@@ -89,7 +89,12 @@ describe('CMD-30: a sub-task that cannot be started', () => {
       } as unknown as A2ARequestHandler,
     });
 
-    await assert.rejects(subtasks.start(parent, 'Summarise', { callContext: alice }), CommandUsageError);
+    await assert.rejects(
+      subtasks.start(parent, 'Summarise', { callContext: alice }),
+      (error) =>
+        error instanceof CommandUsageError &&
+        /could not start \(it ended failed\): .*limit of 1 running turn\./.test(error.message),
+    );
     const [childId] = (await temp.store.state.getLinks(parent.id)).children;
     const child = await temp.store.tasks.load(childId!, alice);
     assert.equal(child?.status?.state, TaskState.TASK_STATE_FAILED);
