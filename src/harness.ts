@@ -219,7 +219,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
       skippedFiles: () => commandFolder?.skipped ?? [],
       subtasks,
-      tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.harnessTurns) } : undefined,
+      tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(turnPath.resumedTurns) } : undefined,
     });
     options.commands?.(registry);
     // After the built-ins and the embedder's commands, which no file may replace.

@@ -38,6 +38,15 @@ export class TurnLimit {
   /** Takes a place for one turn, or throws `HarnessError('turns_at_limit')` when every place is taken. */
   take(): TurnPlace {
     this.check();
+    return this.takePastLimit();
+  }
+
+  /**
+   * Takes a place even when every place is taken: for a turn that goes on with work admitted
+   * before (one resumed after `/approve`), which a refusal would lose, since its answers are
+   * stored already. Counted all the same, so that new turns wait for it.
+   */
+  takePastLimit(): TurnPlace {
     this.taken++;
     let held = true;
     return {

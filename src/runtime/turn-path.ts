@@ -1,5 +1,11 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import { DefaultRequestHandler, type A2ARequestHandler, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  type A2ARequestHandler,
+  type AgentExecutor,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import type { MessageClaims } from '../commands/index.js';
 import { BlockingSendAsStream } from './blocking-send.js';
 import type { TaskEngine } from './engine.js';
@@ -33,8 +39,10 @@ export interface TurnPathOptions {
 export interface TurnPath {
   /** Everything that is not a command: what the commands extension wraps. */
   handler: A2ARequestHandler;
-  /** Where the harness starts turns of its own (sub-tasks, a turn resumed after approval): one turn per task, no message claims (the ids are the harness's own). */
+  /** Where the harness starts turns of its own (sub-tasks): one turn per task, no message claims (the ids are the harness's own). */
   harnessTurns: A2ARequestHandler;
+  /** As `harnessTurns`, for a turn resumed after `/approve`: counted under the limit, never refused by it (`TurnLimit.takePastLimit`). */
+  resumedTurns: A2ARequestHandler;
 }
 
 /**
@@ -48,19 +56,17 @@ export interface TurnPath {
  * - the SDK's `DefaultRequestHandler`, on the engine's buses, running the executor.
  */
 export function buildTurnPath(options: TurnPathOptions): TurnPath {
-  const { engine, taskStore } = options;
+  const { engine, taskStore, limit } = options;
   const sdk = new DefaultRequestHandler(options.card, taskStore, options.executor, engine.buses);
-  const guarded = new SingleTurnGuard(
-    new TaskCancellation(
-      new TrackedTurns(sdk, engine, options.onTurnEndError),
-      engine,
-      options.links,
-      options.onChildCancelError,
-    ),
+  const cancellable = new TaskCancellation(
+    new TrackedTurns(sdk, engine, options.onTurnEndError),
     engine,
-    async (id, context) => (await taskStore.load(id, context)) !== undefined,
-    options.limit,
+    options.links,
+    options.onChildCancelError,
   );
+  const visible = async (id: string, context: ServerCallContext) => (await taskStore.load(id, context)) !== undefined;
+  const guarded = new SingleTurnGuard(cancellable, engine, visible, limit);
+  const resumed = new SingleTurnGuard(cancellable, engine, visible, limit && { take: () => limit.takePastLimit() });
   const handler = new BlockingSendAsStream(
     new MessageIdempotency(new Subscriptions(guarded, { taskStore, engine }), {
       claims: options.claims,
@@ -70,5 +76,5 @@ export function buildTurnPath(options: TurnPathOptions): TurnPath {
     }),
     options.onStreamError,
   );
-  return { handler, harnessTurns: guarded };
+  return { handler, harnessTurns: guarded, resumedTurns: resumed };
 }

@@ -26,6 +26,15 @@ describe('the bound on turns in flight (TurnLimit)', () => {
     assert.equal(limit.inFlight, 2);
   });
 
+  it('a turn resumed after /approve takes a place past the bound, and new turns wait for it too', () => {
+    const limit = new TurnLimit(1);
+    limit.take();
+    const resumed = limit.takePastLimit();
+    assert.equal(limit.inFlight, 2);
+    resumed.release();
+    assert.throws(() => limit.take(), { code: 'turns_at_limit' }, 'still at the bound');
+  });
+
   it('a bound below one is a mistake', () => {
     assert.throws(() => new TurnLimit(0), RangeError);
   });
