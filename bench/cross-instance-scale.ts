@@ -432,6 +432,8 @@ async function main(): Promise<void> {
     const config = {
       defaultModel: 'fixture:small',
       detectOllama: false,
+      // Every turn is let in, the baseline's single instance too: what is measured is how they are carried.
+      maxTurnsInFlight: Math.max(TURNS, 1),
       providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
     };
     const instances = await Promise.all(

@@ -267,6 +267,8 @@ async function runHarness(model: ServerProcess): Promise<SideFigures> {
       config: {
         defaultModel: 'fixture:small',
         detectOllama: false,
+        // Every stream is let in: what is measured is how the harness carries them all.
+        maxTurnsInFlight: Math.max(STREAMS, 1),
         providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
       },
     },

@@ -61,6 +61,9 @@ variable a provider names with "apiKeyEnv" in the config file.`;
 
 class UsageError extends Error {}
 
+/** What a stop may take beyond `shutdownGraceMs`: closing the transports, the tools and the store. */
+const CLOSE_MARGIN_MS = 5000;
+
 function port(value: string | undefined, flag: string, fallback?: number): number | undefined {
   if (value === undefined) return fallback;
   const number = Number(value);
@@ -155,6 +158,11 @@ async function serve(args: string[]): Promise<void> {
     }
     stopping = true;
     log.info('shutting down', { signal });
+    // The close gives turns the grace, then closes what is left; should that hang, the stop still ends.
+    setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting', { signal, graceMs: config.shutdownGraceMs });
+      process.exit(1);
+    }, config.shutdownGraceMs + CLOSE_MARGIN_MS).unref();
     harness.close().then(
       () => process.exit(0),
       (error) => {

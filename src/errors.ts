@@ -24,6 +24,8 @@ export type HarnessErrorCode =
    * refused, the turn stops (`turn-fencing` in the README's "Several instances").
    */
   | 'turn_fenced'
+  /** A message that would start a turn while this instance runs as many as it may (`maxTurnsInFlight`): retry later. */
+  | 'turns_at_limit'
   /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid'
   /** A task that does not exist, or that the caller may not see. */

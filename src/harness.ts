@@ -23,6 +23,7 @@ import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
 import { earlierInContext } from './runtime/context-history.js';
+import { TurnLimit } from './runtime/turn-limit.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
@@ -71,7 +72,7 @@ export interface RunningHarness {
   grpcAddress?: string;
   registry: CommandRegistry;
   catalog: ModelCatalog;
-  /** Stops serving: running turns end as interrupted, then the store closes. */
+  /** Stops serving: running turns end as interrupted, given `shutdownGraceMs` to store their end, then the store closes. */
   close(): Promise<void>;
 }
 
@@ -170,12 +171,14 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       onReusedId: (messageId) =>
         log.debug('a messageId came again with other content: handled as a new message', { messageId }),
     });
+    const turnLimit = new TurnLimit(config.maxTurnsInFlight);
     // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
     // reach it checked against the edge schema by each transport (server/edge-schema.ts).
     const requestPath = buildRequestPath({
       engine,
       executor,
       taskStore,
+      limit: turnLimit,
       claims,
       links: store.state,
       registry,
@@ -190,6 +193,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       models: taskModels,
       offer: catalog,
       turns: requestPath.harnessTurns,
+      limit: turnLimit,
       onStreamError: (error, task) => log.warn('a sub-task turn stream failed', { task, error: describeError(error) }),
     });
     engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
@@ -208,7 +212,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       skippedFiles: () => commandFolder?.skipped ?? [],
       subtasks,
       tools: tools.configured
-        ? { directory: tools, approvals: toolApprovalControl(requestPath.harnessTurns) }
+        ? { directory: tools, approvals: toolApprovalControl(requestPath.resumedTurns) }
         : undefined,
     });
     options.commands?.(registry);
@@ -266,12 +270,21 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         clearInterval(rediscovery);
         await commandFolder.close();
         httpServer.close();
-        // Turns end as interrupted; their last events and every reply under way are stored first.
-        await engine.drain();
+        // Turns end as interrupted; their last events and every reply under way get the grace to be stored.
+        const left = await engine.drain(config.shutdownGraceMs);
+        if (left.turns > 0 || left.writes > 0)
+          log.warn('stopped before every turn stored its end; recovery ends those tasks when an instance next starts', {
+            ...left,
+            graceMs: config.shutdownGraceMs,
+          });
         await tools?.close();
         httpServer.closeAllConnections();
         await grpc?.close();
-        await store.close();
+        // With writes left, the database may never answer them: its connections are not waited for.
+        const closingStore = store.close();
+        if (left.writes === 0) await closingStore;
+        else
+          closingStore.catch((error: unknown) => log.warn('closing the store failed', { error: describeError(error) }));
       })());
     return { url, grpcAddress: grpc?.address, registry, catalog, close };
   } catch (error) {

@@ -1,5 +1,11 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import { DefaultRequestHandler, type A2ARequestHandler, type AgentExecutor, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  type A2ARequestHandler,
+  type AgentExecutor,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import {
   CommandsRequestHandler,
   withCommandsExtension,
@@ -16,6 +22,7 @@ import { Subscriptions } from './runtime/subscriptions.js';
 import { TaskCancellation } from './runtime/task-cancellation.js';
 import type { TaskStateStore } from './runtime/task-state.js';
 import { TrackedTurns } from './runtime/tracked-turns.js';
+import type { TurnLimit } from './runtime/turn-limit.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { TransportCardCache } from './server/transport-card.js';
 
@@ -33,6 +40,8 @@ export interface RequestPathOptions {
   /** The record of handled message ids, for commands and turns alike (CMD-34). */
   claims: MessageClaims;
   links: Pick<TaskStateStore, 'getLinks'>;
+  /** The most turns in flight here; every turn, the harness's own included, takes a place. None: no bound. */
+  limit?: TurnLimit;
   registry: CommandRegistry;
   /** The card as it stands now, before the commands extension's entry is added. */
   card: () => AgentCard;
@@ -105,8 +114,7 @@ export function requestPathSteps(options: RequestPathOptions): {
     { name: 'subscriptions', around: (below) => new Subscriptions(below, { taskStore, engine }) },
     {
       name: 'singleTurn',
-      around: (below) =>
-        new SingleTurnGuard(below, engine, async (id, context) => (await taskStore.load(id, context)) !== undefined),
+      around: (below) => new SingleTurnGuard(below, engine, visibleIn(taskStore), options.limit),
     },
     {
       name: 'cancellation',
@@ -145,13 +153,43 @@ export interface RequestPath extends ComposedPath {
   card: () => Promise<AgentCard>;
   /** Where the harness starts turns of its own, as streams: at {@link HARNESS_TURNS_ENTRY}. */
   harnessTurns: Pick<A2ARequestHandler, 'sendMessageStream'>;
+  /**
+   * As `harnessTurns`, for a turn resumed after `/approve` or `/deny`: counted under the turn
+   * limit, never refused by it (its answers are stored already; `TurnLimit.takePastLimit`).
+   */
+  resumedTurns: Pick<A2ARequestHandler, 'sendMessageStream'>;
 }
 
 /** The request path the harness serves; the transports are given `handler`. */
 export function buildRequestPath(options: RequestPathOptions): RequestPath {
   const { interceptors, sdk } = requestPathSteps(options);
   const path = compose(interceptors, sdk);
-  return { ...path, card: path.from(CARD_ROUTE_ENTRY).getAgentCard, harnessTurns: path.from(HARNESS_TURNS_ENTRY) };
+  const { limit, engine, taskStore } = options;
+  const pastLimit = limit && { take: () => limit.takePastLimit() };
+  return {
+    ...path,
+    card: path.from(CARD_ROUTE_ENTRY).getAgentCard,
+    harnessTurns: path.from(HARNESS_TURNS_ENTRY),
+    // The same step as `singleTurn`, at the same place, but past the limit.
+    resumedTurns: new SingleTurnGuard(
+      path.from(stepAfter(path.order, HARNESS_TURNS_ENTRY)),
+      engine,
+      visibleIn(taskStore),
+      pastLimit,
+    ),
+  };
+}
+
+/** Whether the caller may see the task (a message to another user's task is refused as not found first). */
+function visibleIn(taskStore: TaskStore) {
+  return async (id: string, context: ServerCallContext) => (await taskStore.load(id, context)) !== undefined;
+}
+
+/** The name of the step right below `name`. */
+function stepAfter(order: readonly string[], name: string): string {
+  const next = order[order.indexOf(name) + 1];
+  if (next === undefined) throw new Error(`The request path has no step below ${name}.`);
+  return next;
 }
 
 type Method = keyof A2ARequestHandler;

@@ -120,6 +120,12 @@ export const DEFAULT_MESSAGE_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** 10 s: a lost instance's turns end within about that; renewing every 3.3 s costs one small write. */
 export const DEFAULT_INSTANCE_LEASE_MS = 10_000;
 
+/** See `maxTurnsInFlight` and README, "Configuration" (how it was chosen). */
+export const DEFAULT_MAX_TURNS_IN_FLIGHT = 256;
+
+/** 10 s: a turn interrupted by a stop stores its end in milliseconds when the store keeps up. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
 export const configSchema = strictObject({
   /** The model new tasks use, `provider:model`; it must be offered at start-up. */
   defaultModel: z
@@ -180,6 +186,29 @@ export const configSchema = strictObject({
     .min(60_000, 'must be at least 60000 (a minute): retries come later than that')
     .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
     .default(DEFAULT_MESSAGE_ID_RETENTION_MS),
+  /**
+   * The most turns in flight on one instance, from the message that starts one until its last
+   * event is stored; sub-tasks' turns count too, commands do not. A message past it is refused
+   * at once, retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603), instead
+   * of queueing behind a store that cannot keep up.
+   */
+  maxTurnsInFlight: z
+    .number()
+    .int('must be a whole number of turns')
+    .min(1, 'must be at least 1')
+    .max(100_000)
+    .default(DEFAULT_MAX_TURNS_IN_FLIGHT),
+  /**
+   * On a stop (SIGTERM, SIGINT), how long, in milliseconds, running turns get to store their
+   * end as interrupted. Past it the harness exits anyway; recovery ends the turns left when an
+   * instance next starts on the store.
+   */
+  shutdownGraceMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(0)
+    .max(600_000)
+    .default(DEFAULT_SHUTDOWN_GRACE_MS),
   /** MCP servers whose tools every turn's model may call (docs/tools.md). */
   mcpServers: mcpServersSchema.default({}),
   /** The most model-and-tool steps in one turn; the last one's reply ends the turn. */

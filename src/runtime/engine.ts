@@ -7,6 +7,7 @@ import type { Coordination, TurnEnding } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
 import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
 import { untilDone } from './until-done.js';
+import { WorkUnderWay } from './work-under-way.js';
 
 /** How often a cancel request for a turn on another instance is repeated until the turn ends. */
 const CANCEL_AGAIN_MS = 2000;
@@ -75,7 +76,7 @@ export class TaskEngine implements CommandTaskPort {
   /** Cancel or stop requests for turns reserved here but not begun yet. */
   private readonly cancelBeforeBegin = new Map<string, TurnEnding>();
   /** Turn streams and posts under way: what `drain` waits for. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly underWay = new WorkUnderWay();
   private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
   private draining = false;
 
@@ -343,14 +344,18 @@ export class TaskEngine implements CommandTaskPort {
   }
 
   /**
-   * Stops: every turn here ends as interrupted, and this resolves once their streams and every
-   * post under way are stored, then the coordination is closed. No new turn starts meanwhile.
+   * Stops, starting no turn more: turns here end as interrupted, and their streams and the posts
+   * under way get up to `graceMs` to be stored; then the coordination closes (not waited for with
+   * writes left: the database may hold them). Resolves with the turns and writes left unstored.
    */
-  async drain(): Promise<void> {
+  async drain(graceMs = Infinity): Promise<{ turns: number; writes: number }> {
     this.draining = true;
     for (const turn of this.running.values()) turn.abort.abort(new TurnInterrupted());
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-    await this.options.coordination.close();
+    const stored = await this.underWay.settled(graceMs);
+    const closing = this.options.coordination.close();
+    if (stored) await closing;
+    else closing.catch((error: unknown) => this.options.onError(error, 'closing the coordination'));
+    return { turns: this.running.size + this.endedTurns.size, writes: this.underWay.size };
   }
 
   /** Whether the engine is stopping (`drain`): no turn starts, and nothing is tried again. */
@@ -360,10 +365,7 @@ export class TaskEngine implements CommandTaskPort {
 
   /** Counts `work` as under way until it settles: `drain` waits for it. */
   track<T>(work: Promise<T>): Promise<T> {
-    this.inFlight.add(work);
-    const forget = () => this.inFlight.delete(work);
-    work.then(forget, forget);
-    return work;
+    return this.underWay.track(work);
   }
 
   /**

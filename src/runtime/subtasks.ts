@@ -9,12 +9,14 @@ import {
   isTerminal,
   textPart,
 } from '../wire.js';
-import { HarnessError } from '../errors.js';
+import { CommandUsageError } from '../commands/index.js';
+import { HarnessError, isHarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
 import type { SubtaskRecords, TaskStateStore } from './task-state.js';
+import type { TurnLimit } from './turn-limit.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
 export const SUBTASK_LABEL_KEY = 'tiny-harness/label';
@@ -35,6 +37,8 @@ export interface SubtasksOptions {
   offer: ModelOffer;
   /** Where sub-task turns are sent: the request path below its message claims (`harnessTurns`). */
   turns: Pick<A2ARequestHandler, 'sendMessageStream'>;
+  /** The bound on turns in flight that the turn path applies: looked at before a sub-task is stored. */
+  limit?: Pick<TurnLimit, 'check' | 'max'>;
   /** Told when a sub-task's turn stream fails after it began; nobody else is left to hear of it. */
   onStreamError: (error: unknown, taskId: string) => void;
 }
@@ -69,6 +73,12 @@ export class Subtasks implements SubtaskStarter {
           .join(', ')}.`,
       );
     }
+    try {
+      this.options.limit?.check();
+    } catch (error) {
+      // Nothing is stored for a turn that would be refused: the command says so, and can be sent again.
+      throw this.asReply(error);
+    }
     // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
     const id = randomUUID();
     const subtask: Task = {
@@ -88,16 +98,35 @@ export class Subtasks implements SubtaskStarter {
       await this.run(subtask, parent, instruction, callContext);
     } catch (error) {
       // Stored, but no turn will ever run it: it ends FAILED now rather than stay SUBMITTED.
-      const why = agentMessage(id, parent.contextId, NOT_STARTED_TEXT);
+      const atLimit = isHarnessError(error) && error.code === 'turns_at_limit';
+      const text = atLimit ? `${NOT_STARTED_TEXT} The server was at its limit of running turns.` : NOT_STARTED_TEXT;
+      const why = agentMessage(id, parent.contextId, text);
       const failed = statusUpdate(id, parent.contextId, TaskState.TASK_STATE_FAILED, why);
       await this.options.engine
         .settle(id, callContext, (task) => (isTerminal(task.status?.state) ? undefined : failed))
         .catch((saveError: unknown) => {
           throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
         });
-      throw error;
+      throw this.asReply(error, id);
     }
     return id;
+  }
+
+  /**
+   * A refusal because this instance runs as many turns as it may becomes a reply in the
+   * conversation (CMD-12), as a mistake the user fixes by sending the command again later; any
+   * other error stays as it is. `storedId`: the sub-task was stored (and has ended FAILED).
+   */
+  private asReply(error: unknown, storedId?: string): unknown {
+    if (!isHarnessError(error) || error.code !== 'turns_at_limit') return error;
+    const what = storedId
+      ? `The sub-task ${storedId} could not start (it ended failed)`
+      : 'The sub-task was not started';
+    const max = this.options.limit?.max;
+    const limit = max === undefined ? 'running turns' : `${max} running turn${max === 1 ? '' : 's'}`;
+    return new CommandUsageError(
+      `${what}: this server is at its limit of ${limit}. Send the command again in a few seconds, once one has finished.`,
+    );
   }
 
   /**

@@ -27,6 +27,7 @@ import type * as GrpcErrors from '@a2a-js/sdk/errors/grpc';
 import type { Metadata } from '@grpc/grpc-js';
 import { DelegatingRequestHandler } from '../commands/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
+import { UnavailableError, unavailableBody } from './unavailable.js';
 
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal error; the server logged it.';
@@ -68,6 +69,8 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   turn_in_progress: { a2a: UnsupportedOperationError },
   // The same "not in this state": the turn this stream followed no longer holds its task.
   turn_fenced: { a2a: UnsupportedOperationError },
+  // Temporary and retryable: HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603 (spec 3.3.2; unavailable.ts).
+  turns_at_limit: { a2a: UnavailableError },
   model_unknown: { a2a: RequestMalformedError },
   params_invalid: { a2a: RequestMalformedError },
   request_invalid: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST },
@@ -159,7 +162,9 @@ export function transportForms(error: unknown): TransportForms {
   if (typeof rule === 'object' && !('a2a' in rule)) return refusalForms(rule, (error as Error).message);
   const { error: a2a, internal } = toA2AError(error);
   const own: Partial<AsA2AError> = typeof rule === 'object' ? rule : {};
-  const httpStatus = own.httpStatus ?? restStatusFor(a2a);
+  // The one error A2A names no class for that is not internal: as its transports are handed it (unavailable.ts).
+  const [rest, grpc] = a2a instanceof UnavailableError ? [a2a.inForm('rest'), a2a.inForm('grpc')] : [a2a, a2a];
+  const httpStatus = own.httpStatus ?? restStatusFor(rest);
   const jsonRpcError = toJsonRpcError(a2a);
   return {
     ...(internal !== undefined && { internal }),
@@ -167,11 +172,11 @@ export function transportForms(error: unknown): TransportForms {
       httpStatus: own.httpStatus ?? 200,
       error: own.jsonRpcCode === undefined ? jsonRpcError : { ...jsonRpcError, code: own.jsonRpcCode },
     },
-    http: { status: httpStatus, body: toRestErrorBody(a2a, httpStatus) },
+    http: { status: httpStatus, body: unavailableBody(toRestErrorBody(rest, httpStatus)) },
     get grpc() {
       const { errors, Metadata } = grpcWire();
-      const metadata = errors.buildGrpcErrorMetadata(Metadata, a2a);
-      return { code: errors.grpcStatusFor(a2a), details: a2a.message, ...(metadata && { metadata }) };
+      const metadata = errors.buildGrpcErrorMetadata(Metadata, grpc);
+      return { code: errors.grpcStatusFor(grpc), details: grpc.message, ...(metadata && { metadata }) };
     },
   };
 }

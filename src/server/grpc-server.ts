@@ -7,6 +7,7 @@ import { loadGrpcErrorForms } from './a2a-errors.js';
 import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
+import { UnavailableForm } from './unavailable.js';
 
 export interface RunningGrpcServer {
   /** host:port as clients dial it. */
@@ -30,7 +31,7 @@ export async function startGrpcServer(
   await loadGrpcErrorForms();
   const server = new Server();
   const service = grpcService({
-    requestHandler: handler,
+    requestHandler: new UnavailableForm(handler, 'grpc'),
     userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
     contextBuilder: clientGoneContextBuilder,
   });

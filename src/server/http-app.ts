@@ -13,6 +13,7 @@ import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from './clie
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
 import { isBuilt, webPage } from './web-page.js';
+import { UnavailableForm, unavailableAnswers } from './unavailable.js';
 
 export interface HttpAppOptions {
   handler: A2ARequestHandler;
@@ -71,7 +72,14 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     jsonRpcEdge(),
     jsonRpcHandler({ requestHandler, userBuilder, contextBuilder }),
   );
-  app.use(REST_PATH, ...auth('rest'), body, restEdge(), restHandler({ requestHandler, userBuilder, contextBuilder }));
+  app.use(
+    REST_PATH,
+    ...auth('rest'),
+    unavailableAnswers(),
+    body,
+    restEdge(),
+    restHandler({ requestHandler: new UnavailableForm(requestHandler, 'rest'), userBuilder, contextBuilder }),
+  );
   if (options.webDir) {
     if (!isBuilt(options.webDir))
       options.log.warn('the web page is not built (run npm run build); / explains that instead', {

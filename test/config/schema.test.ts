@@ -5,6 +5,7 @@ import { parseConfig } from '../../src/config/load.js';
 import {
   configSchema,
   DEFAULT_CACHE_BYTES,
+  DEFAULT_MAX_TURNS_IN_FLIGHT,
   DEFAULT_MESSAGE_ID_RETENTION_MS,
   defaultConfig,
 } from '../../src/config/schema.js';
@@ -41,6 +42,8 @@ describe('config schema', () => {
       durability: 'normal',
       instanceLeaseMs: 10000,
       messageIdRetentionMs: 86_400_000,
+      maxTurnsInFlight: DEFAULT_MAX_TURNS_IN_FLIGHT,
+      shutdownGraceMs: 10_000,
       mcpServers: {},
       maxSteps: 20,
       toolTimeoutMs: 60000,
@@ -77,6 +80,15 @@ describe('config schema', () => {
     assert.match(problems({ instanceLeaseMs: 100 }), /instanceLeaseMs: must be at least 500/);
     assert.match(problems({ instanceLeaseMs: 1500.5 }), /instanceLeaseMs: must be a whole number of milliseconds/);
     assert.match(problems({ instanceLeaseMs: 3_600_000 }), /instanceLeaseMs: /);
+  });
+
+  it('bounds the turns in flight at a whole number from 1, and the shutdown grace at whole milliseconds', () => {
+    assert.equal(parseConfig(JSON.stringify({ maxTurnsInFlight: 2 })).maxTurnsInFlight, 2);
+    assert.match(problems({ maxTurnsInFlight: 0 }), /maxTurnsInFlight: must be at least 1/);
+    assert.match(problems({ maxTurnsInFlight: 2.5 }), /maxTurnsInFlight: must be a whole number of turns/);
+    assert.equal(parseConfig(JSON.stringify({ shutdownGraceMs: 0 })).shutdownGraceMs, 0);
+    assert.match(problems({ shutdownGraceMs: -1 }), /shutdownGraceMs: /);
+    assert.match(problems({ shutdownGraceMs: 1.5 }), /shutdownGraceMs: must be a whole number of milliseconds/);
   });
 
   it('accepts the documented example and fills provider defaults', () => {

@@ -14,6 +14,7 @@ import { TaskEngine } from '../../src/runtime/engine.js';
 import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 import { callContext, message, newTask, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
+import { poll } from '../support/wait.js';
 
 describe('the task engine', () => {
   let temp: TempStore;
@@ -148,6 +149,23 @@ describe('the task engine', () => {
     finish();
     await draining;
     assert.equal(await engine.reserve('t3'), false, 'no turn starts once draining');
+  });
+
+  it('drain gives up waiting after its grace, and says what it left: the turn and the write that never ended', async () => {
+    assert.equal(await engine.reserve('t5'), true);
+    const turn = await engine.begin('t5', undefined);
+    void engine.track(new Promise<void>(() => {})); // a write the database never answers
+    let closed = false;
+    const close = engine.coordination.close.bind(engine.coordination);
+    engine.coordination.close = () => close().then(() => void (closed = true));
+    const left = await engine.drain(1);
+    assert.equal(turn.abort.signal.reason?.name, 'TurnInterrupted');
+    assert.deepEqual(left, { turns: 1, writes: 1 });
+    await poll('the coordination closed, without waiting for the write', () => closed);
+  });
+
+  it('a drain with nothing left says so', async () => {
+    assert.deepEqual(await engine.drain(1), { turns: 0, writes: 0 });
   });
 
   it('a cancel asked for a turn that is reserved but not begun aborts it as it begins', async () => {

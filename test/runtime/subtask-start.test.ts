@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { CommandUsageError } from '../../src/commands/index.js';
 import { Subtasks } from '../../src/runtime/subtasks.js';
+import { TurnLimit } from '../../src/runtime/turn-limit.js';
 import { TaskModels, type ModelOffer } from '../../src/runtime/task-models.js';
 import { localEngine } from './engine-support.js';
 import { callContext, newTask, tempStore, type TempStore } from '../store/helpers.js';
@@ -47,4 +49,68 @@ describe('CMD-30: a sub-task that cannot be started', () => {
       /could not be started/,
     );
   });
+
+  it('at the bound on turns in flight, nothing is stored: the command is told, in words, to send again later', async () => {
+    const alice = callContext('alice');
+    const parent = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(parent, alice);
+    const limit = new TurnLimit(1);
+    limit.take(); // the parent's own turn, say
+    let sent = 0;
+    const subtasks = new Subtasks({
+      ...parts(temp),
+      limit,
+      turns: { sendMessageStream: () => void sent++ } as unknown as A2ARequestHandler,
+    });
+
+    await assert.rejects(
+      subtasks.start(parent, 'Summarise', { callContext: alice }),
+      (error) =>
+        error instanceof CommandUsageError &&
+        /sub-task was not started: this server is at its limit of 1 running turn\. Send the command again/.test(
+          error.message,
+        ),
+    );
+    assert.deepEqual((await temp.store.state.getLinks(parent.id)).children, [], 'no sub-task stored');
+    assert.equal(sent, 0, 'no turn sent');
+  });
+
+  it('a sub-task whose turn the bound refuses after all (another turn took the last place) ends FAILED, saying why', async () => {
+    const alice = callContext('alice');
+    const parent = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(parent, alice);
+    const limit = new TurnLimit(1);
+    const subtasks = new Subtasks({
+      ...parts(temp),
+      limit,
+      // The turn path takes its place as the stream is first read: by then the last one is gone.
+      turns: {
+        sendMessageStream: () => ({ next: async () => (limit.take(), limit.take()) }),
+      } as unknown as A2ARequestHandler,
+    });
+
+    await assert.rejects(
+      subtasks.start(parent, 'Summarise', { callContext: alice }),
+      (error) =>
+        error instanceof CommandUsageError &&
+        /could not start \(it ended failed\): .*limit of 1 running turn\./.test(error.message),
+    );
+    const [childId] = (await temp.store.state.getLinks(parent.id)).children;
+    const child = await temp.store.tasks.load(childId!, alice);
+    assert.equal(child?.status?.state, TaskState.TASK_STATE_FAILED);
+    const text = child?.status?.message?.parts[0]?.content;
+    assert.match(text?.$case === 'text' ? text.value : '', /could not be started\. The server was at its limit/);
+  });
 });
+
+function parts(temp: TempStore) {
+  return {
+    engine: localEngine(temp.store.tasks),
+    taskStore: temp.store.tasks,
+    state: temp.store.state,
+    records: temp.store.subtasks,
+    models: new TaskModels(offer, temp.store.state),
+    offer,
+    onStreamError: () => {},
+  };
+}

@@ -42,6 +42,7 @@ const FORMS: Record<HarnessErrorCode, Row> = {
   task_ended: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turn_in_progress: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turn_fenced: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
+  turns_at_limit: [200, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
   model_unknown: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
   params_invalid: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
   request_invalid: [200, -32600, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
@@ -118,7 +119,8 @@ describe("one function gives each transport's form of an error (transportForms)"
       assert.equal(forms.grpc.details, message);
       // The details trailer the SDK's gRPC clients read: A2A's reason for A2A's own errors only.
       const statusDetails = forms.grpc.metadata?.get('grpc-status-details-bin')[0];
-      if (reason === undefined || reason === 'INTERNAL_ERROR') assert.equal(statusDetails, undefined);
+      if (reason === undefined || reason === 'INTERNAL_ERROR' || reason === 'UNAVAILABLE')
+        assert.equal(statusDetails, undefined);
       else {
         const decoded = decodeStatus(statusDetails as Buffer);
         assert.equal(decoded.code, forms.grpc.code);
@@ -131,7 +133,8 @@ describe("one function gives each transport's form of an error (transportForms)"
   it("is the SDK's own mapping wherever a harness error is an A2A error and needs no code of its own", () => {
     const plain = CODES.filter((code) => {
       const [jsonRpcHttp, jsonRpc] = FORMS[code];
-      return jsonRpcHttp === 200 && ![-32600, -32700].includes(jsonRpc);
+      // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts).
+      return jsonRpcHttp === 200 && ![-32600, -32700].includes(jsonRpc) && code !== 'turns_at_limit';
     });
     assert.ok(plain.length >= 8, plain.join());
     for (const code of plain) {
