@@ -1,0 +1,346 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { TaskState } from '@a2a-js/sdk';
+import type { TaskStore } from '@a2a-js/sdk/server';
+import { CommandRegistry, MessageClaims, registerBuiltinCommands, withoutCommandMetadata } from './commands/index.js';
+import { CommandFolder } from './file-commands/index.js';
+import type { HarnessOptions } from './harness.js';
+import { describeError, type Logger } from './log.js';
+import { splitModelId, type ModelCatalog } from './models/catalog.js';
+import { buildCatalog } from './models/discover.js';
+import { buildRequestPath, type RequestPath } from './request-path.js';
+import { CatalogGateway } from './runtime/catalog-gateway.js';
+import { earlierInContext } from './runtime/context-history.js';
+import type { Coordination } from './runtime/coordination.js';
+import { TaskEngine } from './runtime/engine.js';
+import { HarnessExecutor } from './runtime/executor.js';
+import { LocalCoordination } from './runtime/local-coordination.js';
+import { PromptCommands } from './runtime/prompt-commands.js';
+import { TurnRecovery } from './runtime/recovery.js';
+import { withSubtaskLinks } from './runtime/subtask-metadata.js';
+import { Subtasks } from './runtime/subtasks.js';
+import { TaskModels } from './runtime/task-models.js';
+import { TaskReports } from './runtime/task-reports.js';
+import { toolApprovalControl } from './runtime/tool-approvals.js';
+import { TurnLimit } from './runtime/turn-limit.js';
+import { TokenAuthenticator } from './server/auth.js';
+import { baseAgentCard } from './server/card.js';
+import type { RunningGrpcServer } from './server/grpc-server.js';
+import { createHttpApp } from './server/http-app.js';
+import { bundledWebDir } from './server/web-page.js';
+import { openStore, type Store } from './store/index.js';
+import { openSharedCoordination } from './store/shared-coordination.js';
+import { McpTools } from './tools/index.js';
+import { VERSION } from './version.js';
+
+/**
+ * The stages `startHarness` runs, in the order their data forces: each takes the records of the
+ * stages it needs and returns its own. What a stage starts, the harness stops (`harness.ts`).
+ */
+
+/** Where tasks live, and how this instance shares them with others (PostgreSQL) or not (SQLite). */
+export interface Storage {
+  /** Named once: the message claims this instance makes carry it, and its coordination. */
+  instanceId: string;
+  store: Store;
+  coordination: Coordination;
+}
+
+export async function openStorage(options: HarnessOptions, log: Logger): Promise<Storage> {
+  const { config } = options;
+  const instanceId = randomUUID();
+  const store = await openStore({
+    instanceId,
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    cacheBytes: config.cacheBytes,
+    durability: config.durability,
+    messageIdRetentionMs: config.messageIdRetentionMs,
+    onConnectionError: (error) =>
+      log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
+    // A transaction idle for a lease is a stopped process's, holding back the takeover of its turns.
+    idleInTransactionMs: config.instanceLeaseMs,
+    onPruneError: (error) => log.warn('pruning old message ids failed', { error: describeError(error) }),
+  });
+  try {
+    const coordination = store.events
+      ? await openSharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log)
+      : new LocalCoordination(instanceId);
+    return { instanceId, store, coordination };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/** The models offered, each task's choice among them, and the tools of the MCP servers. */
+export interface Models {
+  catalog: ModelCatalog;
+  taskModels: TaskModels;
+  tools: McpTools;
+  /** Stops asking again for providers that were down at start-up. */
+  stopRediscovery(): void;
+}
+
+export async function startModels(options: HarnessOptions, { store }: Storage, log: Logger): Promise<Models> {
+  const { config } = options;
+  const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
+  // Providers whose servers were down at start-up are asked again every minute (and on demand).
+  const rediscovery = setInterval(
+    () => void catalog.rediscover(),
+    options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS,
+  ).unref();
+  // Every turn's model, sub-tasks' included, may call the tools of every connected server.
+  const tools = new McpTools({
+    servers: config.mcpServers,
+    env: options.env ?? process.env,
+    toolTimeoutMs: config.toolTimeoutMs,
+    toolOutputChars: config.toolOutputChars,
+    log,
+    logContent: options.logContent,
+  });
+  try {
+    await tools.start();
+  } catch (error) {
+    clearInterval(rediscovery);
+    await tools.close();
+    throw error;
+  }
+  return {
+    catalog,
+    taskModels: new TaskModels(catalog, store.state),
+    tools,
+    stopRediscovery: () => clearInterval(rediscovery),
+  };
+}
+
+/** The writer of tasks, the executor of turns, and the view every part reads tasks through. */
+export interface Engine {
+  engine: TaskEngine;
+  executor: HarnessExecutor;
+  /** Sub-task links shown in the metadata, the command reply keys kept out of it (CMD-6). */
+  taskStore: TaskStore;
+  recovery: TurnRecovery;
+}
+
+export function startEngine(
+  options: HarnessOptions,
+  { store, coordination }: Storage,
+  { catalog, taskModels, tools }: Models,
+  log: Logger,
+): Engine {
+  const { config } = options;
+  const engine = new TaskEngine({
+    coordination,
+    store: store.tasks,
+    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+  });
+  // A save of a task whose turn runs here is that turn's write, fenced by its lease (shared store).
+  store.tasks.fenceTurns((taskId) => engine.turnOf(taskId)?.epoch);
+  const taskStore = withoutCommandMetadata(withSubtaskLinks(store.tasks, store.state));
+  const executor = new HarnessExecutor({
+    engine,
+    models: taskModels,
+    gateway: new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs),
+    tools,
+    maxSteps: config.maxSteps,
+    state: store.state,
+    systemPrompt: config.systemPrompt,
+    contextCharsFor: (modelId) =>
+      config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
+    endState:
+      config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
+    taskOf: (taskId) => store.tasks.loadUnscoped(taskId),
+    earlier: (task, callContext) => earlierInContext(taskStore, task, callContext),
+    onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
+  });
+  return {
+    engine,
+    executor,
+    taskStore,
+    recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
+  };
+}
+
+/** The commands, the request path every call goes down, and the turns the harness starts itself. */
+export interface Commands {
+  registry: CommandRegistry;
+  requestPath: RequestPath;
+  commandFolder: CommandFolder;
+  /** Where the card's addresses are filled in once the transports are bound. */
+  endpoints: Endpoints;
+  authenticator?: TokenAuthenticator;
+}
+
+interface Endpoints {
+  httpUrl: string;
+  grpcAddress?: string;
+}
+
+export async function startCommands(
+  options: HarnessOptions,
+  { store, coordination }: Storage,
+  { catalog, taskModels, tools }: Models,
+  { engine, executor, taskStore, recovery }: Engine,
+  log: Logger,
+): Promise<Commands> {
+  const { config } = options;
+  const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
+  // The card names the addresses, known only once the ports are bound: it is built on request.
+  const endpoints: Endpoints = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
+  const cardNow = () =>
+    baseAgentCard({
+      ...endpoints,
+      publicUrl: options.publicUrl ?? config.publicUrl,
+      publicGrpcAddress: config.publicGrpcAddress,
+      version: VERSION,
+      bearerAuth: authenticator !== undefined,
+      toolCalls: tools.configured,
+    });
+  const registry = new CommandRegistry();
+  // One record of the messages each user sent, for commands and turns alike (CMD-34).
+  const claims = new MessageClaims(store.claims, {
+    onReusedId: (messageId) =>
+      log.debug('a messageId came again with other content: handled as a new message', { messageId }),
+  });
+  const turnLimit = new TurnLimit(config.maxTurnsInFlight);
+  // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
+  // reach it checked against the edge schema by each transport (server/edge-schema.ts).
+  const requestPath = buildRequestPath({
+    engine,
+    executor,
+    taskStore,
+    limit: turnLimit,
+    claims,
+    links: store.state,
+    registry,
+    card: cardNow,
+    log,
+  });
+  const subtasks = new Subtasks({
+    engine,
+    taskStore,
+    state: store.state,
+    records: store.subtasks,
+    models: taskModels,
+    offer: catalog,
+    turns: requestPath.harnessTurns,
+    limit: turnLimit,
+    onStreamError: (error, task) => log.warn('a sub-task turn stream failed', { task, error: describeError(error) }),
+  });
+  engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
+  coordination.onOrphanedTurns(async (taskIds) => {
+    const recovered = await recovery.recoverTasks(taskIds);
+    if (recovered > 0) log.warn('turns of an instance that stopped were ended as interrupted', { tasks: recovered });
+  });
+  const recovered = await recovery.recoverAtStart();
+  if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
+
+  let commandFolder: CommandFolder | undefined;
+  registerBuiltinCommands(registry, {
+    models: taskModels,
+    reporter: new TaskReports(taskModels, store.state, engine, taskStore),
+    turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
+    skippedFiles: () => commandFolder?.skipped ?? [],
+    subtasks,
+    tools: tools.configured
+      ? { directory: tools, approvals: toolApprovalControl(requestPath.resumedTurns) }
+      : undefined,
+  });
+  options.commands?.(registry);
+  // After the built-ins and the embedder's commands, which no file may replace.
+  commandFolder = new CommandFolder({
+    dir: options.commandsDir ?? join(options.dataDir, 'commands'),
+    registry,
+    starter: subtasks,
+    log,
+  });
+  await commandFolder.load();
+  // After the command files: a prompt never takes a name a file has.
+  new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
+  return { registry, requestPath, commandFolder, endpoints, authenticator };
+}
+
+/** The servers clients reach: HTTP (JSON-RPC, HTTP+JSON, the card, the page), and gRPC when asked for. */
+export interface Transports {
+  url: string;
+  httpServer: Server;
+  grpc?: RunningGrpcServer;
+}
+
+export async function startTransports(
+  options: HarnessOptions,
+  { requestPath, endpoints, authenticator }: Commands,
+  log: Logger,
+): Promise<Transports> {
+  const { handler } = requestPath;
+  let grpc: RunningGrpcServer | undefined;
+  if (options.grpcPort !== undefined) {
+    // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
+    const { startGrpcServer } = await import('./server/grpc-server.js');
+    grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator });
+    endpoints.grpcAddress = grpc.address;
+  }
+  const httpServer = createServer();
+  try {
+    await listen(httpServer, options.host, options.port);
+  } catch (error) {
+    await grpc?.close();
+    throw error;
+  }
+  const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
+  endpoints.httpUrl = url;
+  httpServer.on(
+    'request',
+    createHttpApp({
+      handler,
+      card: requestPath.card,
+      bodyLimit: options.bodyLimit ?? '4mb',
+      log,
+      webDir: bundledWebDir(),
+      authenticator,
+      logContent: options.logContent,
+    }),
+  );
+  const publicUrl = options.publicUrl ?? options.config.publicUrl;
+  if (publicUrl) log.info('the card names the public address', { url: publicUrl });
+  if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
+  else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
+  else
+    log.warn(
+      'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
+      { host: options.host },
+    );
+  return { url, httpServer, grpc };
+}
+
+/** Providers whose servers were down at start-up are asked again this often. */
+const REDISCOVERY_INTERVAL_MS = 60_000;
+
+/**
+ * Connections the OS may hold for the server before it accepts them. Node's default, 511, is
+ * too few for a burst of clients while the event loop is busy: the rest are dropped and reset
+ * after the kernel's retries (a 1,000-stream burst lost 20 to 40 streams that way). The OS
+ * caps it at its own limit (net.core.somaxconn).
+ */
+const LISTEN_BACKLOG = 4096;
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
