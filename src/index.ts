@@ -1,6 +1,7 @@
 /**
  * tiny-harness as a library: start the harness in your own process, register your own
- * commands, or take the Commands extension alone for another @a2a-js/sdk server.
+ * commands, or take the Commands extension alone for another @a2a-js/sdk server, with the
+ * building blocks it stands on (handler wrapping, message claims, the "client gone" signal).
  */
 export { startHarness, type HarnessOptions, type RunningHarness } from './harness.js';
 export { loadConfig, parseConfig } from './config/load.js';
@@ -9,6 +10,7 @@ export { HarnessError, type HarnessErrorCode } from './errors.js';
 export { createLogger, silentLogger, type Logger } from './log.js';
 export { TokenAuthenticator, AuthenticatedUser } from './server/auth.js';
 export { loadTokens, parseTokenEnv, parseTokenFile, TOKENS_ENV, type TokenTable } from './server/auth-tokens.js';
+export * from './a2a/index.js';
 export * from './commands/index.js';
 export {
   CommandFolder,

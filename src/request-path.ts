@@ -6,13 +6,8 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
-import {
-  CommandsRequestHandler,
-  withCommandsExtension,
-  type CommandRegistry,
-  type DelegatingRequestHandler,
-  type MessageClaims,
-} from './commands/index.js';
+import { CommandsRequestHandler, withCommandsExtension, type CommandRegistry } from './commands/index.js';
+import type { DelegatingRequestHandler, MessageClaims } from './a2a/index.js';
 import { describeError, type Logger } from './log.js';
 import { BlockingSendAsStream } from './runtime/blocking-send.js';
 import type { TaskEngine } from './runtime/engine.js';

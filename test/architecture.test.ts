@@ -23,17 +23,21 @@ const COMPOSITION = new Set(['harness.ts', 'harness-stages.ts', 'request-path.ts
  * `typeOnly` lists single files an area may reach only through `import type`/`export type`.
  */
 const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
-  commands: { may: ['wire.ts'] },
+  // Building blocks for any @a2a-js/sdk server (handler wrapping, message claims, client gone):
+  // below the extension and the harness alike, so the extension can be mounted on a bare SDK server.
+  a2a: { may: ['wire.ts'] },
+  // The Commands extension: the SDK and the building blocks, nothing of the harness.
+  commands: { may: ['a2a', 'wire.ts'] },
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: {
     may: ['errors.ts', 'event-seq.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
-    typeOnly: ['commands/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
+    typeOnly: ['a2a/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
   },
-  runtime: { may: ['commands', 'models', 'tools', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
+  runtime: { may: ['a2a', 'commands', 'models', 'tools', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
-  server: { may: ['log.ts', 'errors.ts', 'commands', 'wire.ts'] },
+  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': {
     may: ['commands', 'errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
@@ -195,7 +199,7 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
 }
 
 describe('architecture', () => {
-  it('dependencies inside src/ point one way (commands ← runtime ← harness; server knows only commands)', () => {
+  it('dependencies inside src/ point one way (a2a ← commands ← runtime ← harness; server knows only a2a and commands)', () => {
     const files = sourceFiles();
     assert.ok(
       files.includes('harness.ts') && files.some((f) => f.startsWith('commands/')),
@@ -249,10 +253,7 @@ describe('architecture', () => {
       './j.js (type)@9',
       './k.js@10',
     ]);
-    assert.equal(
-      resolveSpecifier('store/x.ts', '../commands/message-claim-store.js'),
-      'commands/message-claim-store.ts',
-    );
+    assert.equal(resolveSpecifier('store/x.ts', '../a2a/message-claim-store.js'), 'a2a/message-claim-store.ts');
     assert.equal(resolveSpecifier('cli.ts', './log.js'), 'log.ts');
     assert.equal(areaOf(resolveSpecifier('runtime/a/b.ts', '../../store/index.js')), 'store');
   });
@@ -262,8 +263,13 @@ describe('architecture', () => {
       new Map([
         ['commands/a.ts', "import { x } from './b.js';\nimport { describeError } from '../log.js';"],
         [
+          'commands/b.ts',
+          "import { MessageClaims } from '../a2a/index.js';\nimport { TaskEngine } from '../runtime/engine.js';",
+        ],
+        ['a2a/a.ts', "import { CommandRegistry } from '../commands/index.js';"],
+        [
           'store/a.ts',
-          "import type { MessageClaimStore } from '../commands/message-claim-store.js';\nimport { TaskStateStore } from '../runtime/task-state.js';",
+          "import type { MessageClaimStore } from '../a2a/message-claim-store.js';\nimport { TaskStateStore } from '../runtime/task-state.js';",
         ],
         ['store/b.ts', "import { COMMAND_KEY } from '../commands/extension.js';"],
         ['server/a.ts', "import type { TurnRegistry } from '../runtime/turns.js';"],
@@ -283,11 +289,13 @@ describe('architecture', () => {
       ]),
     );
     assert.deepEqual(problems, [
-      "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: wire.ts)",
+      "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: a2a, wire.ts)",
+      "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
+      "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, event-seq.ts, log.ts, make-folder.ts, wire.ts, commands/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
-      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, commands, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: commands, models, tools, errors.ts, event-seq.ts, log.ts, wire.ts)",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, event-seq.ts, log.ts, make-folder.ts, wire.ts, a2a/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, models, tools, errors.ts, event-seq.ts, log.ts, wire.ts)",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",

@@ -1,7 +1,7 @@
 /**
  * The Commands extension v1 for any @a2a-js/sdk server: a registry, a request handler that
  * answers command messages, the card entry, and the built-in commands. It knows the SDK and
- * nothing of the harness around it.
+ * the generic building blocks of ../a2a/, nothing of the harness around it.
  */
 export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY, isTerminal } from '../wire.js';
 export {
@@ -22,7 +22,6 @@ export {
 } from './card.js';
 export { buildReply, isCommandExchange } from './reply.js';
 export { withoutCommandMetadata } from './metadata-guard.js';
-export { DelegatingRequestHandler } from './delegating-handler.js';
 export {
   CommandsRequestHandler,
   DEFAULT_ANSWER_HISTORY,
@@ -31,15 +30,6 @@ export {
 export type { CommandOutcome } from './runner.js';
 export type { CommandTaskPort, DecidedUpdate } from './port.js';
 export { sdkTaskPort } from './sdk-port.js';
-export { MessageClaims, contentDigest, type Claim, type FirstClaim, type RepeatClaim } from './message-claims.js';
-export {
-  InMemoryMessageClaimStore,
-  type MessageClaimStore,
-  type ClaimScope,
-  type ClaimOutcome,
-  type StoredClaim,
-} from './message-claim-store.js';
-export { CLIENT_GONE_KEY, clientGoneSignal, setClientGoneSignal, detachedOnClientGone } from './client-gone.js';
 export {
   registerBuiltinCommands,
   type ToolApprovalControl,

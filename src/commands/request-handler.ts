@@ -9,8 +9,7 @@ import type {
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
-import { clientGoneSignal, detachedOnClientGone } from './client-gone.js';
-import { DelegatingRequestHandler } from './delegating-handler.js';
+import { clientGoneSignal, detachedOnClientGone, DelegatingRequestHandler } from '../a2a/index.js';
 import { COMMANDS_EXTENSION_URI } from '../wire.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
@@ -23,7 +22,7 @@ export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions
   baseCard?: () => Promise<AgentCard> | AgentCard;
   /**
    * Told about an error of a turn's stream that is read on after its client went away (the
-   * turn is still stored, see `client-gone.ts`); nobody else is left to hear of it.
+   * turn is still stored, see `a2a/client-gone.ts`); nobody else is left to hear of it.
    */
   onStreamError?: (error: unknown) => void;
 }

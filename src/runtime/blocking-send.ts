@@ -1,7 +1,8 @@
 import type { Message, SendMessageRequest, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { DEFAULT_ANSWER_HISTORY, DelegatingRequestHandler } from '../commands/index.js';
+import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 
 /**
  * Runs a blocking `SendMessage` as a stream that nobody sees, and answers with the stored task

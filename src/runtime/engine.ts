@@ -9,8 +9,7 @@ import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
 import { untilDone } from './until-done.js';
 import { WorkUnderWay } from './work-under-way.js';
 
-/** How often a cancel request for a turn on another instance is repeated until the turn ends. */
-const CANCEL_AGAIN_MS = 2000;
+const CANCEL_AGAIN_MS = 2000; // a cancel request to another instance, repeated until its turn ends
 
 /** What the engine writes tasks through: the harness's task store, as the SDK's handler sees it. */
 export interface EngineTaskStore {
@@ -63,8 +62,7 @@ export interface TaskEngineOptions {
  * - cancelling a turn that runs on another instance asks that instance (`cancelElsewhere`);
  * - turns cut short are ended by recovery (`recovery.ts`);
  * - `drain` ends every turn here as interrupted and waits for their streams to be stored.
- * Where the SDK's own pieces still serve (its handler, result manager and event queues), they
- * run on the engine's buses and under its turns.
+ * The SDK's handler, result manager and event queues still run a turn, on the engine's buses.
  */
 export class TaskEngine implements CommandTaskPort {
   readonly buses: TaskBuses;

@@ -1,6 +1,6 @@
 import type { SendMessageRequest, StreamResponse } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler, type FirstClaim, type MessageClaims, type RepeatClaim } from '../commands/index.js';
+import { DelegatingRequestHandler, type FirstClaim, type MessageClaims, type RepeatClaim } from '../a2a/index.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 
 export interface MessageIdempotencyOptions extends FollowTarget {

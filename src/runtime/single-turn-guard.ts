@@ -1,7 +1,7 @@
 import type { SendMessageRequest, StreamResponse } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { HarnessError } from '../errors.js';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 import type { TaskEngine } from './engine.js';
 import type { TurnLimit } from './turn-limit.js';
 

@@ -1,6 +1,6 @@
 import type { StreamResponse, SubscribeToTaskRequest } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 
 /**

@@ -1,7 +1,7 @@
 import { TaskState, type CancelTaskRequest, type Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 import { hasErrorCode, HarnessError } from '../errors.js';
 import { isTerminal } from '../wire.js';
 import type { TaskEngine } from './engine.js';

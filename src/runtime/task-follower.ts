@@ -5,7 +5,7 @@ import {
   type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
-import { clientGoneSignal } from '../commands/index.js';
+import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
 import { isTerminal } from '../wire.js';
 import type { TaskEngine } from './engine.js';
@@ -37,7 +37,7 @@ export interface FollowOptions {
  * or on another instance, as the SDK's `resubscribe` does. An event from another instance that
  * the task as read reflects already is skipped: each is sent once, and none is missed, as the
  * store writes a task and hands on its events in one transaction. Two more differences. The stream
- * ends at once when the client goes away (`client-gone.ts`), taking its listener off the bus;
+ * ends at once when the client goes away (`a2a/client-gone.ts`), taking its listener off the bus;
  * and a bus left with no listener and no turn is released then, so idle tasks hold nothing for
  * clients long gone.
  */

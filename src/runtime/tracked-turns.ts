@@ -1,6 +1,6 @@
 import { TaskState, type SendMessageRequest, type StreamResponse, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 import type { EndingTurn, TaskEngine } from './engine.js';
 import { taskIdOf, withRepliesBeforeEnd } from './turn-stream-end.js';
 import { isHarnessError } from '../errors.js';

@@ -25,7 +25,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import type * as GrpcErrors from '@a2a-js/sdk/errors/grpc';
 import type { Metadata } from '@grpc/grpc-js';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
 import { UnavailableError, unavailableBody } from './unavailable.js';
 

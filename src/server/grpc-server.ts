@@ -4,7 +4,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
-import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from './client-gone.js';
+import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from '../a2a/index.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
 import { UnavailableForm } from './unavailable.js';

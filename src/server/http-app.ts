@@ -9,7 +9,7 @@ import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
-import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from './client-gone.js';
+import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
 import { isBuilt, webPage } from './web-page.js';
@@ -40,7 +40,7 @@ export interface HttpAppOptions {
  * none of them; any other path is a JSON 404. Every request is logged once, with a request id
  * (`request-log.ts`); with an authenticator, the A2A routes refuse a request without a valid
  * bearer token before reading its body (`http-auth.ts`). Each call's context carries a signal
- * that fires when its client goes away (`client-gone.ts`).
+ * that fires when its client goes away (`a2a/client-gone.ts`).
  */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();

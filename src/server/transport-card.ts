@@ -1,5 +1,5 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 
 /**
  * The step of the request path that the SDK's transports' card checks stop at. They ask for the agent card on

@@ -2,7 +2,7 @@ import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
 import type { RequestHandler } from 'express';
-import { DelegatingRequestHandler } from '../commands/index.js';
+import { DelegatingRequestHandler } from '../a2a/index.js';
 
 /**
  * A refusal to retry: the server cannot take the request now, but will soon (its turns are at

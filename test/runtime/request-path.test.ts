@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { AgentEvent, type A2ARequestHandler, type AgentExecutor } from '@a2a-js/sdk/server';
-import { CommandRegistry, MessageClaims } from '../../src/commands/index.js';
+import { CommandRegistry } from '../../src/commands/index.js';
+import { MessageClaims } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
 import {
   buildRequestPath,

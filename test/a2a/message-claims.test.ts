@@ -8,7 +8,7 @@ import {
   MessageClaims,
   type Claim,
   type FirstClaim,
-} from '../../src/commands/index.js';
+} from '../../src/a2a/index.js';
 import { callContext, message } from '../store/helpers.js';
 
 /** MessageClaims: the in-process side of CMD-34, over a store that keeps claims across restarts. */

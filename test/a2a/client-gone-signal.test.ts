@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import type { Request } from 'express';
-import { clientGoneSignal, setClientGoneSignal } from '../../src/commands/index.js';
-import { grpcGoneSignal, httpGoneSignal } from '../../src/server/client-gone.js';
+import { clientGoneSignal, grpcGoneSignal, httpGoneSignal, setClientGoneSignal } from '../../src/a2a/index.js';
 
-/** A call's "client gone" signal is made only when something asks for it (`client-gone.ts`). */
+/** A call's "client gone" signal is made only when something asks for it (`src/a2a/client-gone.ts`). */
 
 /** A response as `httpGoneSignal` sees it: an emitter with `closed`. */
 function response(): EventEmitter & { closed: boolean } {

@@ -1,12 +1,19 @@
-import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { Request } from 'express';
+import {
+  defaultServerCallContextBuilder,
+  type ServerCallContext,
+  type ServerCallContextBuilder,
+  type User,
+} from '@a2a-js/sdk/server';
 
 /**
  * What a stream held for a client does when that client goes away (its connection closed, its
  * gRPC call cancelled). The SDK's transports notice only when the next event is written, and an
  * idle task may have no next event for hours: a dropped `SubscribeToTask` then kept its
  * listener, its queue and the response for as long (16.5 MB per thousand, and a
- * `MaxListenersExceededWarning` after ten). So the transport gives each call a signal, in the
- * call context's `state`, and the streams here end on it at once.
+ * `MaxListenersExceededWarning` after ten). So each call carries a signal in its context's
+ * `state`: the transports give it (express and gRPC, at the end of this file), and the streams
+ * here end on it at once.
  */
 
 /** The `ServerCallContext.state` key of the call's "client gone" `AbortSignal`. */
@@ -82,3 +89,59 @@ async function drain<T>(
   if (pending && (await pending).done) return;
   while (!(await stream.next()).done);
 }
+
+/*
+ * The transports' side. The SDK's transports build the context from what a user builder and a
+ * context builder return, and hand the context builder no request: the link is the user
+ * object, made anew for every call by {@link withClientGone}.
+ */
+
+/** Each call's signal, made when first asked (`setClientGoneSignal`). */
+const signals = new WeakMap<User, () => AbortSignal>();
+
+/** Wraps a transport's user builder so that each call's user carries that call's signal. */
+export function withClientGone<Call>(
+  userBuilder: (call: Call) => Promise<User>,
+  goneSignal: (call: Call) => AbortSignal,
+): (call: Call) => Promise<User> {
+  return async (call) => {
+    const user = await userBuilder(call);
+    // A user of its own for this call (the authenticator shares one per token).
+    const own: User = { userName: user.userName, isAuthenticated: user.isAuthenticated };
+    signals.set(own, () => goneSignal(call));
+    return own;
+  };
+}
+
+/** The SDK's context builder, plus the call's signal from its user. */
+export const clientGoneContextBuilder: ServerCallContextBuilder = (options) => {
+  const context = defaultServerCallContextBuilder(options);
+  const signal = options.user ? signals.get(options.user) : undefined;
+  if (signal) setClientGoneSignal(context, signal);
+  return context;
+};
+
+/**
+ * Fires when the response closes: the client went away, or the answer is complete (when it
+ * no longer matters). A request's own `close` is no guide: it fires once the body is read.
+ */
+export function httpGoneSignal(req: Request): AbortSignal {
+  if (req.res?.closed) return AbortSignal.abort(CLIENT_GONE);
+  const controller = new AbortController();
+  req.res?.once('close', () => controller.abort(CLIENT_GONE));
+  return controller.signal;
+}
+
+/** Fires when the client cancels a gRPC call (or its connection drops). */
+export function grpcGoneSignal(call: {
+  cancelled?: boolean;
+  once(event: 'cancelled', listener: () => void): unknown;
+}): AbortSignal {
+  if (call.cancelled) return AbortSignal.abort(CLIENT_GONE);
+  const controller = new AbortController();
+  call.once('cancelled', () => controller.abort(CLIENT_GONE));
+  return controller.signal;
+}
+
+/** The reason of a "client gone" signal: a string, since an abort without one builds an exception with its stack. */
+const CLIENT_GONE = 'the client went away';
