@@ -493,7 +493,9 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
   });
 
   it('a stall of the database longer than the lease takes over nobody, even an instance whose heartbeat comes back after the others have swept', async () => {
-    const leaseMs = 1500;
+    // B must come back within the interval after A's and C's first sweeps: a heartbeat interval
+    // (a third of the lease) of 1.5 s leaves the test's own polling room on a busy machine.
+    const leaseMs = 4500;
     await withCluster(3, { leaseMs }, async ({ instances, admin, schema }) => {
       const [a, b, c] = instances as [Instance, Instance, Instance];
       const calls = new Inbox<string[]>();
@@ -545,13 +547,15 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
 
         // A and C write their heartbeats and each sweeps once (a tick sweeps after its heartbeat, and
         // the next heartbeat comes after that sweep), while B's heartbeat is still older than the lease.
-        for (const instance of [a, c]) {
-          const first = await poll('a heartbeat after the stall', async () => {
-            const beat = await heartbeatOf(instance);
-            return beat > released && beat;
-          });
-          await poll('the heartbeat after that', async () => (await heartbeatOf(instance)) > first);
-        }
+        await Promise.all(
+          [a, c].map(async (instance) => {
+            const first = await poll('a heartbeat after the stall', async () => {
+              const beat = await heartbeatOf(instance);
+              return beat > released && beat;
+            });
+            await poll('the heartbeat after that', async () => (await heartbeatOf(instance)) > first);
+          }),
+        );
         assert.ok((await heartbeatOf(b)) < released - leaseMs, "B's heartbeat has not come back yet");
         await blocker.query('select pg_advisory_unlock(23)');
         await Promise.all(heldUp);
