@@ -106,6 +106,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const engine = new TaskEngine({
       coordination,
       store: store.tasks,
+      subtasks: store.subtasks,
       onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
     });
     // A save of a task whose turn runs here is that turn's write, fenced by its lease (shared store).
@@ -144,7 +145,6 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
       endState:
         config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
-      taskOf: (taskId) => store.tasks.loadUnscoped(taskId),
       earlier: (task, callContext) => earlierInContext(taskStore, task, callContext),
       onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
     });
@@ -189,7 +189,6 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       engine,
       taskStore,
       state: store.state,
-      records: store.subtasks,
       models: taskModels,
       offer: catalog,
       turns: requestPath.harnessTurns,

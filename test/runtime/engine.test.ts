@@ -200,12 +200,15 @@ describe('the task engine across instances', () => {
       coordination,
       store: {
         save: () => Promise.reject(new Error('unused')),
-        modify: () => Promise.reject(new Error('unused')),
+        load: async (id) => ({ ...newTask({ state: TaskState.TASK_STATE_WORKING }), id }),
+        // Read after the turn ended there: stored CANCELED by that instance, nothing left to write here.
+        modify: async (id, _context, change) =>
+          change({ ...newTask({ state: TaskState.TASK_STATE_CANCELED }), id }) as Promise<undefined>,
         awaitWritesUnderWay: () => Promise.resolve(),
       },
       onError: () => {},
     });
-    await engine.cancelElsewhere('t-elsewhere', callContext());
+    await engine.cancel('t-elsewhere', callContext());
     assert.equal(requests, 2);
   });
 });
