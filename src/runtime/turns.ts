@@ -63,7 +63,7 @@ export interface Turn {
    * its reason one of the errors above; the model request listens to it.
    */
   readonly abort: AbortController;
-  /** The context of the request that started the turn (the executor's cancel path gets none). */
+  /** The context of the request that started the turn, if the SDK gave one: its scope is where a canceled turn's end is stored. */
   readonly context: ServerCallContext | undefined;
 }
 
