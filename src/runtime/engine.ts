@@ -226,11 +226,6 @@ export class TaskEngine implements CommandTaskPort {
       this.abortBeforeBegin.set(taskId, reason);
   }
 
-  /** The turn running here on the task, if one is. */
-  turn(taskId: string): Turn | undefined {
-    return this.running.get(taskId);
-  }
-
   /** The turn of a stream on the task: the one running here, or the last one ended here. */
   turnOf(taskId: string): EndingTurn | undefined {
     return this.running.get(taskId) ?? this.endedTurns.get(taskId);
