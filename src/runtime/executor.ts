@@ -321,7 +321,7 @@ export class HarnessExecutor implements AgentExecutor {
   /**
    * Ends the turn, then publishes its final status: a command reply stored in between sees the
    * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`, which is
-   * told the status, to store it itself should the turn's stream fail to).
+   * told the status: it stores a canceled turn's itself, and any other should the turn's stream fail to).
    */
   private async finish(turn: Turn, bus: TurnOpening, state: TaskState, message: Message): Promise<void> {
     const final = statusUpdate(turn.taskId, message.contextId, state, message);
