@@ -136,6 +136,7 @@ export function startEngine(
   const engine = new TaskEngine({
     coordination,
     store: store.tasks,
+    subtasks: store.subtasks,
     onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
   });
   // A save of a task whose turn runs here is that turn's write, fenced by its lease (shared store).
@@ -153,7 +154,6 @@ export function startEngine(
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
     endState:
       config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
-    taskOf: (taskId) => store.tasks.loadUnscoped(taskId),
     earlier: (task, callContext) => earlierInContext(taskStore, task, callContext),
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
@@ -224,7 +224,6 @@ export async function startCommands(
     engine,
     taskStore,
     state: store.state,
-    records: store.subtasks,
     models: taskModels,
     offer: catalog,
     turns: requestPath.harnessTurns,

@@ -58,7 +58,7 @@ export const CARD_ROUTE_ENTRY = 'commands';
  * - `subscriptions`: `SubscribeToTask` from the engine's buses, across instances (CMD-8);
  * - `singleTurn`: one turn per task, across instances, refused clearly otherwise; the harness's
  *   own turns (sub-tasks, a turn resumed after approval) enter here;
- * - `cancellation`: `CancelTask` wherever the turn runs, cascading to sub-tasks (CMD-31);
+ * - `cancellation`: `CancelTask` is the engine's (`engine.cancel`), cascading to sub-tasks (CMD-31);
  * - `trackedTurns`: a turn's stream is work under way until stored, for `drain`;
  * then the SDK's `DefaultRequestHandler`, on the engine's buses, running the executor.
  * A call passes only the steps that do something for its method (`compose`).

@@ -1,19 +1,21 @@
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { AgentEvent, ExecutionEventQueue, type AgentExecutionEvent, type ServerCallContext } from '@a2a-js/sdk/server';
+import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { hasErrorCode, HarnessError } from '../errors.js';
-import { isTerminal } from '../wire.js';
-import type { Coordination, TurnEnding } from './coordination.js';
+import { hasErrorCode } from '../errors.js';
+import { CancelAndStop } from './cancel-and-stop.js';
+import type { Coordination } from './coordination.js';
 import { TaskBuses } from './task-buses.js';
-import { TurnInterrupted, TurnStopped, type Turn } from './turns.js';
+import type { SubtaskRecords } from './task-state.js';
+import { TaskWrites, type DecideStatus } from './task-writes.js';
+import { TurnCanceled, TurnInterrupted, TurnStopped, type Turn, type TurnAbortReason } from './turns.js';
 import { untilDone } from './until-done.js';
 import { WorkUnderWay } from './work-under-way.js';
-
-const CANCEL_AGAIN_MS = 2000; // a cancel request to another instance, repeated until its turn ends
 
 /** What the engine writes tasks through: the harness's task store, as the SDK's handler sees it. */
 export interface EngineTaskStore {
   save(task: Task, context: ServerCallContext): Promise<void>;
+  /** The task as stored, if the caller's scope holds it. */
+  load(taskId: string, context: ServerCallContext): Promise<Task | undefined>;
   /**
    * Read, decide and write as one step, under the task's write lock (see `SqlTaskStore.modify`).
    * A message of the history stored already (its id and content) is kept as stored, not added again: the
@@ -44,6 +46,8 @@ export interface TurnEnd {
 export interface TaskEngineOptions {
   coordination: Coordination;
   store: EngineTaskStore;
+  /** Where a sub-task is stored with its link and model, in one transaction (none: no sub-tasks). */
+  subtasks?: SubtaskRecords;
   /** The buses to run on; by default new ones over `coordination` (tests pass observed ones). */
   buses?: TaskBuses;
   /** Told about failures nobody waits for: a listener of turn ends, following another instance. */
@@ -51,31 +55,36 @@ export interface TaskEngineOptions {
 }
 
 /**
- * The one writer of tasks. Everything that changes a task goes through it, and it keeps the
- * rules that hold a task together, on one instance or many sharing a store:
+ * The one writer of tasks outside a turn's own events. It keeps the rules that hold a task
+ * together, on one instance or many sharing a store:
  * - one turn per task: `reserve` takes the task's lease before the SDK loads it (its epoch
  *   fences the turn's writes), `begin` and `end` bracket the turn; its lease is released before
  *   its final status is published, so that a reply stored after that sees the task as it stays;
- * - replies and notes (`post`) are stored under the task's write lock with the state they leave
- *   it in chosen inside that lock (CMD-9), then published to every stream open on the task,
- *   here and on the other instances (`TaskBuses`);
- * - cancelling a turn that runs on another instance asks that instance (`cancelElsewhere`);
- * - turns cut short are ended by recovery (`recovery.ts`);
+ * - replies and notes (`post`) and status changes from outside a turn (`settle`) are stored under
+ *   the task's write lock, then published to every stream open on the task, here and on the
+ *   other instances (`task-writes.ts`);
+ * - `cancel` and `stop` reach the turn wherever it runs (`cancel-and-stop.ts`); a canceled
+ *   turn's CANCELED status is stored here, when the turn ends; `abortTurn` is the one place a
+ *   turn is aborted;
+ * - sub-tasks are created here (`createSubtask`); turns cut short are ended by recovery
+ *   (`recovery.ts`) through `settle`;
  * - `drain` ends every turn here as interrupted and waits for their streams to be stored.
  * The SDK's handler, result manager and event queues still run a turn, on the engine's buses.
  */
 export class TaskEngine implements CommandTaskPort {
   readonly buses: TaskBuses;
   /** Tasks reserved for a turn, with their lease's epoch and how to stop watching them. */
-  private readonly reserved = new Map<string, { epoch: number; unwatch: () => void }>();
+  private readonly reserved = new Map<string, Reservation>();
   private readonly running = new Map<string, RunningTurn>();
   /** Turns ended here whose streams may still be storing their events (`turnOf`, `forget`). */
   private readonly endedTurns = new Map<string, RunningTurn>();
   /** Cancel or stop requests for turns reserved here but not begun yet. */
-  private readonly cancelBeforeBegin = new Map<string, TurnEnding>();
+  private readonly abortBeforeBegin = new Map<string, TurnCanceled | TurnStopped>();
   /** Turn streams and posts under way: what `drain` waits for. */
   private readonly underWay = new WorkUnderWay();
   private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
+  private readonly writes: TaskWrites;
+  private readonly cancels: CancelAndStop;
   private draining = false;
 
   constructor(private readonly options: TaskEngineOptions) {
@@ -86,7 +95,19 @@ export class TaskEngine implements CommandTaskPort {
         (error, taskId) => options.onError(error, 'following a task on other instances', taskId),
         (taskId) => this.running.has(taskId),
       );
-    options.coordination.onCancelRequest((taskId, how) => this.cancelHere(taskId, how));
+    this.writes = new TaskWrites(options.store, this.buses, (taskId) => this.isBusy(taskId));
+    this.cancels = new CancelAndStop({
+      coordination: options.coordination,
+      buses: this.buses,
+      store: options.store,
+      runsHere: (taskId) => this.runsHere(taskId),
+      isBusy: (taskId) => this.isBusy(taskId),
+      abortTurn: (taskId, reason) => this.abortTurn(taskId, reason),
+      turnDone: (taskId) => (this.running.get(taskId) ?? this.reserved.get(taskId))?.ended ?? Promise.resolve(),
+      settle: (taskId, context, decide) => this.settle(taskId, context, decide),
+      onError: options.onError,
+    });
+    options.coordination.onCancelRequest((taskId, how) => this.cancels.requested(taskId, how));
   }
 
   get coordination(): Coordination {
@@ -107,17 +128,21 @@ export class TaskEngine implements CommandTaskPort {
   /** Takes the task for one turn; false when a turn holds it already, here or elsewhere. */
   async reserve(taskId: string): Promise<boolean> {
     if (this.draining || this.runsHere(taskId)) return false;
-    this.reserved.set(taskId, { epoch: 0, unwatch: () => undefined });
+    const reservation: Reservation = { ...endOfTurn(), epoch: 0, unwatch: () => undefined };
+    this.reserved.set(taskId, reservation);
     try {
       const epoch = await this.options.coordination.acquireTurn(taskId);
       if (epoch === undefined) {
         this.reserved.delete(taskId);
+        reservation.endWith(undefined);
         return false;
       }
-      this.reserved.set(taskId, { epoch, unwatch: await this.buses.watch(taskId) });
+      reservation.epoch = epoch;
+      reservation.unwatch = await this.buses.watch(taskId);
       return true;
     } catch (error) {
       this.reserved.delete(taskId);
+      reservation.endWith(undefined);
       throw error;
     }
   }
@@ -132,59 +157,35 @@ export class TaskEngine implements CommandTaskPort {
     const reservation = this.reserved.get(taskId);
     if (!reservation || this.running.has(taskId)) return;
     this.reserved.delete(taskId);
-    this.cancelBeforeBegin.delete(taskId);
+    this.abortBeforeBegin.delete(taskId);
     reservation.unwatch();
-    await this.options.coordination.releaseTurn(taskId);
-    await this.settle(taskId, context, async (task) => {
-      if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
-      return {
-        taskId,
-        contextId: task.contextId,
-        status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() },
-        metadata: {},
-      };
-    }).catch((error: unknown) => {
-      // A task the caller may not see, or that is gone: nothing of it to set back.
-      if (!hasErrorCode(error, 'task_not_found')) throw error;
-    });
+    try {
+      await this.options.coordination.releaseTurn(taskId);
+      await this.settle(taskId, context, async (task) => {
+        if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
+        return {
+          taskId,
+          contextId: task.contextId,
+          status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() },
+          metadata: {},
+        };
+      }).catch((error: unknown) => {
+        // A task the caller may not see, or that is gone: nothing of it to set back.
+        if (!hasErrorCode(error, 'task_not_found')) throw error;
+      });
+    } finally {
+      reservation.endWith(undefined);
+    }
   }
 
   /**
    * Changes a task's status from outside a turn (recovery, a sub-task that could not start, a
-   * reservation given back): under the task's write lock, `decide` sees the task as stored and
-   * returns the status update to apply, or nothing. The update's message joins the history,
-   * and the update goes to every stream open on the task. Resolves with the update applied.
+   * reservation given back, a cancel): under the task's write lock, `decide` sees the task as
+   * stored and returns the status update to apply, or nothing. The update's message joins the
+   * history, and the update goes to every stream open on the task. Resolves with the update applied.
    */
-  async settle(
-    taskId: string,
-    context: ServerCallContext,
-    decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined,
-  ): Promise<TaskStatusUpdateEvent | undefined> {
-    return this.track(this.settleNow(taskId, context, decide));
-  }
-
-  private async settleNow(
-    taskId: string,
-    context: ServerCallContext,
-    decide: (task: Task) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined,
-  ) {
-    let update: TaskStatusUpdateEvent | undefined;
-    let event: AgentExecutionEvent | undefined;
-    const stored = await this.options.store.modify(
-      taskId,
-      context,
-      async (task) => {
-        update = await decide(task);
-        if (!update?.status) return undefined;
-        task.status = update.status;
-        // A note already stored (the status message kept as it was) is not stored twice (`EngineTaskStore`).
-        if (update.status.message) task.history.push(update.status.message);
-        return task;
-      },
-      () => [(event = AgentEvent.statusUpdate(update!))],
-    );
-    if (stored && update) this.buses.deliverHere(taskId, event ?? AgentEvent.statusUpdate(update));
-    return update;
+  settle(taskId: string, context: ServerCallContext, decide: DecideStatus): Promise<TaskStatusUpdateEvent | undefined> {
+    return this.track(this.writes.settle(taskId, context, decide));
   }
 
   /** Starts the turn the executor is about to run: on a reserved task, or a new one. */
@@ -193,25 +194,35 @@ export class TaskEngine implements CommandTaskPort {
     this.reserved.delete(taskId);
     // A new task: nobody else knows its id yet, so the lease is free.
     reservation ??= {
+      ...endOfTurn(),
       epoch: (await this.options.coordination.acquireTurn(taskId)) ?? 0,
       unwatch: await this.buses.watch(taskId),
     };
-    let endWith!: (final: TaskStatusUpdateEvent | undefined) => void;
-    const ended = new Promise<TaskStatusUpdateEvent | undefined>((resolve) => (endWith = resolve));
-    const turn: RunningTurn = { taskId, abort: new AbortController(), context, ended, endWith, ...reservation };
+    const turn: RunningTurn = { taskId, abort: new AbortController(), context, ...reservation };
     this.running.set(taskId, turn);
     this.endedTurns.delete(taskId);
-    if (this.draining) turn.abort.abort(new TurnInterrupted());
-    else if (this.cancelBeforeBegin.has(taskId)) {
-      turn.abort.abort(abortReason(this.cancelBeforeBegin.get(taskId)!));
-      this.cancelBeforeBegin.delete(taskId);
-    }
+    const asked = this.abortBeforeBegin.get(taskId);
+    this.abortBeforeBegin.delete(taskId);
+    if (this.draining) this.abortTurn(taskId, new TurnInterrupted());
+    else if (asked) this.abortTurn(taskId, asked);
     return turn;
   }
 
-  /** The turn running here on the task, if one is. */
-  turn(taskId: string): Turn | undefined {
-    return this.running.get(taskId);
+  /**
+   * The one place a turn is aborted: the turn running here on the task (only `which`, when
+   * given), with why. A cancel or stop for a turn reserved here but not begun yet is kept and
+   * applied at `begin`; a cancel asked for already is not made a mere stop.
+   */
+  abortTurn(taskId: string, reason: TurnAbortReason, which?: Turn): void {
+    const turn = this.running.get(taskId);
+    if (turn && (!which || which === turn)) turn.abort.abort(reason);
+    else if (
+      !turn &&
+      this.reserved.has(taskId) &&
+      (reason instanceof TurnCanceled || reason instanceof TurnStopped) &&
+      !(this.abortBeforeBegin.get(taskId) instanceof TurnCanceled)
+    )
+      this.abortBeforeBegin.set(taskId, reason);
   }
 
   /** The turn of a stream on the task: the one running here, or the last one ended here. */
@@ -225,12 +236,14 @@ export class TaskEngine implements CommandTaskPort {
   }
 
   /**
-   * Ends the turn: the lease goes first, then the caller publishes `final`, the final status. A
-   * reply stored between the two sees the turn's last WORKING state, which the final status replaces.
+   * Ends the turn: the lease goes first, then `final`, the final status, is published. A reply
+   * stored between the two sees the turn's last WORKING state, which the final status replaces.
+   * A canceled turn's CANCELED status is stored and published here, under the task's write lock,
+   * as every cancel's is; any other the caller publishes. Resolves with whether it was published here.
    */
-  async end(turn: Turn, final?: TaskStatusUpdateEvent): Promise<void> {
+  async end(turn: Turn, final?: TaskStatusUpdateEvent): Promise<boolean> {
     const running = this.running.get(turn.taskId);
-    if (running !== turn) return;
+    if (running !== turn) return false;
     this.running.delete(turn.taskId);
     this.endedTurns.set(turn.taskId, running);
     // Never throws: the final status must still go out.
@@ -238,6 +251,7 @@ export class TaskEngine implements CommandTaskPort {
       stop: () => this.draining,
       onError: (error: unknown) => this.options.onError(error, 'ending a turn (trying again)', turn.taskId),
     };
+    let published = false;
     try {
       // Tried again until released: a lease left held would refuse every later turn of the task.
       await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), retry);
@@ -247,11 +261,30 @@ export class TaskEngine implements CommandTaskPort {
       // reading the task's events catches every one of them.
       await untilDone(() => this.options.store.awaitWritesUnderWay(turn.taskId), retry);
       await this.options.coordination.caughtUp(turn.taskId);
+      if (final?.status?.state === TaskState.TASK_STATE_CANCELED && turn.abort.signal.reason instanceof TurnCanceled)
+        published = await this.storeCanceled(turn, final);
     } catch (error) {
       this.options.onError(error, 'ending a turn', turn.taskId);
     } finally {
       running.unwatch();
       running.endWith(final);
+    }
+    return published;
+  }
+
+  /** Stores a canceled turn's final status; false when it could not (the turn then publishes it). */
+  private async storeCanceled(turn: Turn, final: TaskStatusUpdateEvent): Promise<boolean> {
+    if (!turn.context) return false;
+    try {
+      const stored = await this.settle(turn.taskId, turn.context, (task) =>
+        task.status?.state === TaskState.TASK_STATE_SUBMITTED || task.status?.state === TaskState.TASK_STATE_WORKING
+          ? final
+          : undefined,
+      );
+      return stored !== undefined;
+    } catch (error) {
+      this.options.onError(error, 'storing a canceled turn', turn.taskId);
+      return false;
     }
   }
 
@@ -272,73 +305,32 @@ export class TaskEngine implements CommandTaskPort {
     return this.track(this.options.store.save(task, context));
   }
 
+  /** Stores a new sub-task of `parentId`, with its link and its model, in one transaction; its turn starts after. */
+  createSubtask(subtask: Task, parentId: string, model: string, context: ServerCallContext): Promise<void> {
+    const records = this.options.subtasks;
+    if (!records) return Promise.reject(new Error('This engine was given no store of sub-tasks.'));
+    return this.track(records.createSubtask(subtask, parentId, model, context));
+  }
+
   post(
     update: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
     exchange: { message?: Message } = {},
   ): Promise<Task> {
-    return this.track(this.postNow(update, context, exchange));
-  }
-
-  private async postNow(
-    given: TaskStatusUpdateEvent | DecidedUpdate,
-    context: ServerCallContext,
-    exchange: { message?: Message },
-  ): Promise<Task> {
-    let update!: TaskStatusUpdateEvent;
-    let event: AgentExecutionEvent | undefined;
-    const stored = await this.options.store.modify(
-      given.taskId,
-      context,
-      async (task) => {
-        const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
-        // The command (a resend's is stored already) and the reply; the store keeps each message once (`EngineTaskStore`).
-        if (exchange.message) task.history.push(exchange.message);
-        update = 'decide' in given ? await given.decide(task) : given;
-        if (update.status)
-          update.status.state =
-            !isTerminal(state) && (await this.isBusy(task.id)) ? TaskState.TASK_STATE_WORKING : state;
-        if (update.status?.message) task.history.push(update.status.message);
-        if (update.status) task.status = update.status;
-        return task;
-      },
-      // Handed to the other instances in the write's transaction: stored and sent as one.
-      () => [(event = AgentEvent.statusUpdate(update))],
-    );
-    if (!stored) throw new HarnessError('task_not_found', `Task not found: ${given.taskId}`);
-    this.buses.deliverHere(given.taskId, event ?? AgentEvent.statusUpdate(update));
-    return stored;
+    return this.track(this.writes.post(update, context, exchange));
   }
 
   /**
-   * Cancels a turn running on another instance: asks it, then waits for the turn's final
-   * status to arrive here. Resolves at once when no turn runs elsewhere any more.
+   * `CancelTask` (CMD-31), wherever the task's turn runs: the task, which the caller must see,
+   * is stored CANCELED and every stream open on it sees that, once. Sub-tasks are the caller's.
    */
-  async cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void> {
-    const unwatch = await this.buses.watch(taskId);
-    const bus = this.buses.createOrGetByTaskId(taskId, context);
-    const queue = new ExecutionEventQueue(bus);
-    try {
-      // Asked after listening starts, and only while the turn still runs, so its end is not missed.
-      if (!(await this.options.coordination.turnHeld(taskId))) return;
-      await this.options.coordination.requestCancel(taskId);
-      // A request is a wake-up, not a record: an instance that did not hear it (its LISTEN
-      // connection was down) hears it again, until the turn ends.
-      const again = setInterval(() => {
-        this.options.coordination
-          .requestCancel(taskId)
-          .catch((error: unknown) => this.options.onError(error, 'asking for a cancel again', taskId));
-      }, CANCEL_AGAIN_MS);
-      try {
-        for await (const _event of queue.events());
-      } finally {
-        clearInterval(again);
-      }
-    } finally {
-      queue.stop();
-      unwatch();
-      this.buses.releaseIfUnused(taskId, context, (id) => this.runsHere(id));
-    }
+  cancel(taskId: string, context: ServerCallContext): Promise<void> {
+    return this.cancels.cancel(taskId, context);
+  }
+
+  /** `/stop` (CMD-32), wherever the turn runs: it ends as a finished turn ends, keeping what it wrote. */
+  stop(taskId: string): Promise<void> {
+    return this.cancels.stop(taskId);
   }
 
   /**
@@ -348,7 +340,7 @@ export class TaskEngine implements CommandTaskPort {
    */
   async drain(graceMs = Infinity): Promise<{ turns: number; writes: number }> {
     this.draining = true;
-    for (const turn of this.running.values()) turn.abort.abort(new TurnInterrupted());
+    for (const taskId of this.running.keys()) this.abortTurn(taskId, new TurnInterrupted());
     const stored = await this.underWay.settled(graceMs);
     const closing = this.options.coordination.close();
     if (stored) await closing;
@@ -365,28 +357,6 @@ export class TaskEngine implements CommandTaskPort {
   track<T>(work: Promise<T>): Promise<T> {
     return this.underWay.track(work);
   }
-
-  /**
-   * Stops the task's turn, wherever it runs (CMD-32): it ends as a finished turn ends, keeping
-   * what it wrote. A request, not a wait: the turn's final status follows on its own.
-   */
-  async stop(taskId: string): Promise<void> {
-    if (this.running.has(taskId) || this.reserved.has(taskId)) return this.cancelHere(taskId, 'stop');
-    if (await this.options.coordination.turnHeld(taskId)) await this.options.coordination.requestCancel(taskId, 'stop');
-  }
-
-  /** A cancel or stop request from any instance: aborts the turn if it runs here. */
-  private cancelHere(taskId: string, how: TurnEnding): void {
-    const turn = this.running.get(taskId);
-    if (turn) turn.abort.abort(abortReason(how));
-    // A cancel asked for already is not made a mere stop.
-    else if (this.reserved.has(taskId) && this.cancelBeforeBegin.get(taskId) !== 'cancel')
-      this.cancelBeforeBegin.set(taskId, how);
-  }
-}
-
-function abortReason(how: TurnEnding): Error {
-  return how === 'stop' ? new TurnStopped() : new Error('canceled');
 }
 
 /** A turn as its stream knows it: `ended` resolves, once it has ended, with its final status. */
@@ -394,7 +364,21 @@ export interface EndingTurn extends Turn {
   readonly ended: Promise<TaskStatusUpdateEvent | undefined>;
 }
 
-interface RunningTurn extends EndingTurn {
-  unwatch: () => void;
+/** How a turn's end is told: from its reservation on (a cancel waits on it), resolved at its end or when given back. */
+interface EndOfTurn {
+  ended: Promise<TaskStatusUpdateEvent | undefined>;
   endWith: (final: TaskStatusUpdateEvent | undefined) => void;
+}
+
+interface Reservation extends EndOfTurn {
+  epoch: number;
+  unwatch: () => void;
+}
+
+type RunningTurn = EndingTurn & Reservation;
+
+function endOfTurn(): EndOfTurn {
+  let endWith!: (final: TaskStatusUpdateEvent | undefined) => void;
+  const ended = new Promise<TaskStatusUpdateEvent | undefined>((resolve) => (endWith = resolve));
+  return { ended, endWith };
 }

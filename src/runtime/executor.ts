@@ -13,20 +13,20 @@ import { CoalescedText } from './coalesced-text.js';
 import { modelHistory } from './history.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
-import { closingParts, toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
+import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
 import { ALLOWED_TOOLS_KEY, AWAITING_APPROVAL_NOTICE, dataPart, NOTICE_KEY } from '../wire.js';
 import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
-import { TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
+import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, STORE_FAILURE_TEXT, subtaskEnd, type TurnOutcome } from './turn-end.js';
 
 export interface ExecutorOptions {
   /** Where turns begin and end, one per task, and where their ends are told. */
-  engine: Pick<TaskEngine, 'begin' | 'end' | 'turn' | 'ended'>;
+  engine: Pick<TaskEngine, 'begin' | 'end' | 'abortTurn' | 'ended'>;
   models: TaskModels;
   gateway: ModelGateway;
   state: TaskStateStore;
@@ -35,8 +35,6 @@ export interface ExecutorOptions {
   contextCharsFor?: (modelId: string) => number;
   /** The state a finished turn leaves the task in: INPUT_REQUIRED keeps the conversation open. */
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
-  /** A stored task: the SDK's cancel path gives the executor only the task id. */
-  taskOf: (taskId: string) => Promise<Pick<Task, 'contextId' | 'history'> | undefined>;
   /**
    * What the model is sent before the task's own messages (CMD-35): the caller's earlier tasks
    * of the context, or a sub-task's parent conversation. None without it.
@@ -87,7 +85,10 @@ export class HarnessExecutor implements AgentExecutor {
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
     // Fenced: the task is another instance's now, which has ended this turn; nothing more of it is said.
-    if (turn.abort.signal.reason instanceof TurnFenced) return this.options.engine.end(turn);
+    if (turn.abort.signal.reason instanceof TurnFenced) {
+      await this.options.engine.end(turn);
+      return;
+    }
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
@@ -143,6 +144,8 @@ export class HarnessExecutor implements AgentExecutor {
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
       const reply = await this.runModel(turn, modelId, contextId, history, bus, calls, start);
+      // Canceled as the model finished: the task is canceled all the same (the engine stores CANCELED).
+      if (turn.abort.signal.reason instanceof TurnCanceled) return { kind: 'canceled' };
       return { kind: reply.stopped ? 'stopped' : 'replied', text: reply.text, model: modelId };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
@@ -160,32 +163,13 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /**
-   * Cancels a running turn by aborting its model request and its tool call (MCP cancellation);
-   * the turn then publishes CANCELED.
-   * An idle task (waiting for input, bus still alive) has nothing to abort, so CANCELED is
-   * published here, or `CancelTask` would wait forever; calls it left waiting for approval are
-   * closed as canceled in that status's message.
+   * What the SDK's `AgentExecutor` asks for; `CancelTask` does not come this way (it is the
+   * engine's, `TaskEngine.cancel`). Aborts the turn running here on the task, which then ends
+   * CANCELED, stored by the engine.
    */
-  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    const turn = this.options.engine.turn(taskId);
-    if (turn) {
-      turn.abort.abort(new Error('canceled'));
-      return;
-    }
-    const task = await this.options.taskOf(taskId);
-    const contextId = task?.contextId ?? '';
-    const waiting = (task && waitingCalls(task.history)?.map((w) => w.call)) ?? [];
-    let message: Message | undefined;
-    if (waiting.length > 0) {
-      message = agentMessage(
-        taskId,
-        contextId,
-        'The task was canceled; the tool calls waiting for approval were not made.',
-        'canceled',
-      );
-      message.parts.push(...closingParts(waiting));
-    }
-    bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_CANCELED, message)));
+  cancelTask(taskId: string): Promise<void> {
+    this.options.engine.abortTurn(taskId, new TurnCanceled());
+    return Promise.resolve();
   }
 
   /**
@@ -337,12 +321,13 @@ export class HarnessExecutor implements AgentExecutor {
   /**
    * Ends the turn, then publishes its final status: a command reply stored in between sees the
    * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`, which is
-   * told the status, to store it itself should the turn's stream fail to).
+   * told the status: it stores a canceled turn's itself, and any other should the turn's stream fail to).
    */
-  private async finish(turn: Turn, bus: TurnPublisher, state: TaskState, message: Message): Promise<void> {
+  private async finish(turn: Turn, bus: TurnOpening, state: TaskState, message: Message): Promise<void> {
     const final = statusUpdate(turn.taskId, message.contextId, state, message);
-    await this.options.engine.end(turn, final);
-    bus.publish(AgentEvent.statusUpdate(final));
+    // The task and WORKING go out before a final status the engine publishes itself (a cancel's).
+    bus.open();
+    if (!(await this.options.engine.end(turn, final))) bus.publish(AgentEvent.statusUpdate(final));
   }
 }
 

@@ -15,7 +15,7 @@ import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
-import type { SubtaskRecords, TaskStateStore } from './task-state.js';
+import type { TaskStateStore } from './task-state.js';
 import type { TurnLimit } from './turn-limit.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
@@ -27,12 +27,13 @@ const RESULT_PREVIEW_CHARS = 1000;
 const NOT_STARTED_TEXT = 'The sub-task could not be started.';
 
 export interface SubtasksOptions {
-  /** Where the note telling a parent how its sub-task ended is posted, and a sub-task that could not start is ended. */
-  engine: Pick<TaskEngine, 'post' | 'settle'>;
+  /**
+   * Where a new sub-task is stored (with its link and model, in one transaction), the note
+   * telling a parent how its sub-task ended is posted, and a sub-task that could not start is ended.
+   */
+  engine: Pick<TaskEngine, 'createSubtask' | 'post' | 'settle'>;
   taskStore: TaskStore;
   state: TaskStateStore;
-  /** Where a new sub-task is stored, with its link and model, in one transaction. */
-  records: SubtaskRecords;
   models: TaskModels;
   offer: ModelOffer;
   /** Where sub-task turns are sent: the request path below its message claims (`harnessTurns`). */
@@ -56,7 +57,7 @@ export class Subtasks implements SubtaskStarter {
     instruction: string,
     { callContext, model, label, allowedTools, context }: SubtaskOptions,
   ): Promise<string> {
-    const { records, models, offer } = this.options;
+    const { engine, models, offer } = this.options;
     const modelId =
       model === undefined
         ? await models.modelFor(parent, callContext)
@@ -93,7 +94,7 @@ export class Subtasks implements SubtaskStarter {
         ...(context ? { [SUBTASK_CONTEXT_KEY]: context } : {}),
       },
     };
-    await records.createSubtask(subtask, parent.id, modelId, callContext);
+    await engine.createSubtask(subtask, parent.id, modelId, callContext);
     try {
       await this.run(subtask, parent, instruction, callContext);
     } catch (error) {

@@ -9,7 +9,7 @@ import { untilDone } from './until-done.js';
 
 type Engine = Pick<
   TaskEngine,
-  'buses' | 'coordination' | 'track' | 'turn' | 'turnOf' | 'forget' | 'settle' | 'isBusy' | 'stopping'
+  'buses' | 'coordination' | 'track' | 'abortTurn' | 'turnOf' | 'forget' | 'settle' | 'isBusy' | 'stopping'
 >;
 
 /**
@@ -77,7 +77,7 @@ export class TrackedTurns extends DelegatingRequestHandler {
 
   /** Stops a fenced turn, then forgets whatever it published that no write took. */
   private async stopFenced(turn: EndingTurn): Promise<void> {
-    if (this.engine.turn(turn.taskId) === turn) turn.abort.abort(new TurnFenced());
+    this.engine.abortTurn(turn.taskId, new TurnFenced(), turn);
     this.onFenced(turn.taskId, turn.epoch);
     await turn.ended;
     this.engine.coordination.discard(turn.taskId);
@@ -92,7 +92,7 @@ export class TrackedTurns extends DelegatingRequestHandler {
    */
   private async endUnwritten(turn: EndingTurn, context: ServerCallContext): Promise<TaskStatusUpdateEvent | undefined> {
     const { taskId } = turn;
-    if (this.engine.turn(taskId) === turn) turn.abort.abort(new TurnUnwritten());
+    this.engine.abortTurn(taskId, new TurnUnwritten(), turn);
     const final = await turn.ended;
     await this.engine.coordination.handOn(taskId);
     if (!final?.status) return undefined;

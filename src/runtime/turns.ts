@@ -1,5 +1,16 @@
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
+/**
+ * The abort reason of a turn ended by `CancelTask` (CMD-31): the turn ends CANCELED, a status
+ * the engine stores and publishes itself (`TaskEngine.end`).
+ */
+export class TurnCanceled extends Error {
+  constructor() {
+    super('The task was canceled.');
+    this.name = 'TurnCanceled';
+  }
+}
+
 /** The abort reason of a turn stopped by a server shutdown rather than by `CancelTask`. */
 export class TurnInterrupted extends Error {
   constructor() {
@@ -47,8 +58,14 @@ export interface Turn {
   readonly taskId: string;
   /** Its lease's epoch (`Coordination.acquireTurn`): every write of the turn is checked against it. */
   readonly epoch: number;
-  /** Aborted by `CancelTask` (from any instance) or a shutdown; the model request listens to it. */
+  /**
+   * Aborted only by `TaskEngine.abortTurn` (cancel, stop, shutdown, a failed or fenced stream),
+   * its reason one of the errors above; the model request listens to it.
+   */
   readonly abort: AbortController;
-  /** The context of the request that started the turn (the executor's cancel path gets none). */
+  /** The context of the request that started the turn, if the SDK gave one: its scope is where a canceled turn's end is stored. */
   readonly context: ServerCallContext | undefined;
 }
+
+/** Why a turn is aborted: the one reason `TaskEngine.abortTurn` takes. */
+export type TurnAbortReason = TurnCanceled | TurnStopped | TurnInterrupted | TurnUnwritten | TurnFenced;

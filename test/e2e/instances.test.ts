@@ -175,15 +175,30 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     assert.equal(statusUpdates(seen).at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
   });
 
-  it('CancelTask on B cancels the turn on A and aborts its model request', async () => {
-    const [a, b] = clients as [Client, Client];
+  it('CancelTask on B cancels the turn on A and aborts its model request; every stream sees one final status, CANCELED', async () => {
+    const [a, b, c] = clients as [Client, Client, Client];
     const aborted = model.aborted;
     const turn = await heldTurn(a);
+    const subscription = c.resubscribeTask({ tenant: '', id: turn.taskId });
+    await subscription.next();
+    const subscribed = (async () => {
+      const seen: StreamResponse[] = [];
+      for await (const event of subscription) seen.push(event);
+      return seen;
+    })();
     const canceled = await b.cancelTask({ tenant: '', id: turn.taskId, metadata: {} });
     assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
     await model.waitForAborted(aborted + 1);
-    const events = await turn.ended;
-    assert.equal(statusUpdates(events).at(-1)?.status?.state, TaskState.TASK_STATE_CANCELED);
+    const finals = (events: StreamResponse[]) =>
+      statusUpdates(events)
+        .map((update) => update.status?.state)
+        .filter((state) => state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_SUBMITTED);
+    assert.deepEqual(finals(await turn.ended), [TaskState.TASK_STATE_CANCELED], "A's stream");
+    assert.deepEqual(finals(await subscribed), [TaskState.TASK_STATE_CANCELED], "C's subscription");
+    const stored = await c.getTask({ tenant: '', id: turn.taskId, historyLength: undefined });
+    assert.equal(stored.status?.state, TaskState.TASK_STATE_CANCELED);
+    const endings = stored.history.filter((m) => textOf(m) === 'The turn was canceled.');
+    assert.equal(endings.length, 1, "the canceled turn's end is stored once");
   });
 
   it('CMD-32 across instances: /stop on B replies at once, then ends the turn running on A as a finished turn, its partial reply kept', async () => {

@@ -84,6 +84,13 @@ describe('model turns', () => {
     assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
     const events = await rest;
     assert.equal((events.at(-1)!.payload!.value as any).status.state, TaskState.TASK_STATE_CANCELED);
+    const finals = events.filter(
+      (event) =>
+        event.payload?.$case === 'statusUpdate' &&
+        event.payload.value.status?.state !== TaskState.TASK_STATE_WORKING &&
+        event.payload.value.status?.state !== TaskState.TASK_STATE_SUBMITTED,
+    );
+    assert.equal(finals.length, 1, 'one final status');
     await h.model.waitForAborted(abortedBefore + 1);
   });
 

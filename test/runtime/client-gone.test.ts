@@ -139,6 +139,7 @@ before(async () => {
     coordination,
     store: {
       save: () => Promise.reject(new Error('unused')),
+      load: () => Promise.reject(new Error('unused')),
       modify: () => Promise.reject(new Error('unused')),
       awaitWritesUnderWay: () => Promise.resolve(),
     },

@@ -15,6 +15,8 @@ import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 import { callContext, message, newTask, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 import { poll } from '../support/wait.js';
+import { hasErrorCode } from '../../src/errors.js';
+import { TurnCanceled, TurnFenced, TurnStopped } from '../../src/runtime/turns.js';
 
 describe('the task engine', () => {
   let temp: TempStore;
@@ -168,6 +170,77 @@ describe('the task engine', () => {
     assert.deepEqual(await engine.drain(1), { turns: 0, writes: 0 });
   });
 
+  it('CancelTask on an idle task: the engine stores CANCELED, and every bus here sees it once', async () => {
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(task, alice);
+    const seen: TaskState[] = [];
+    engine.buses.createOrGetByTaskId(task.id, alice).on('event', (event) => {
+      if (event.kind === 'statusUpdate') seen.push(event.data.status!.state);
+    });
+    await engine.cancel(task.id, alice);
+    assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_CANCELED);
+    assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED]);
+    await engine.cancel(task.id, alice);
+    assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED], 'a task canceled already is left as it is');
+  });
+
+  it('CancelTask refuses a task the caller cannot see, and one that ended otherwise; neither is touched', async () => {
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.save(task, alice);
+    await assert.rejects(engine.cancel(task.id, callContext('bob')), (error) => hasErrorCode(error, 'task_not_found'));
+    const done = newTask({ state: TaskState.TASK_STATE_COMPLETED });
+    await temp.store.tasks.save(done, alice);
+    await assert.rejects(engine.cancel(done.id, alice), (error) => hasErrorCode(error, 'task_not_cancelable'));
+    assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal((await temp.store.tasks.load(done.id, alice))?.status?.state, TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('CancelTask on a turn running here aborts it, and its CANCELED end is stored and published by the engine, once, after its lease went back', async () => {
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+    await temp.store.tasks.save(task, alice);
+    const seen: TaskState[] = [];
+    engine.buses.createOrGetByTaskId(task.id, alice).on('event', (event) => {
+      if (event.kind === 'statusUpdate') seen.push(event.data.status!.state);
+    });
+    assert.equal(await engine.reserve(task.id), true);
+    const turn = await engine.begin(task.id, alice);
+    const canceling = engine.cancel(task.id, alice);
+    await poll('the turn is aborted', () => turn.abort.signal.aborted);
+    assert.equal(turn.abort.signal.reason?.name, 'TurnCanceled');
+    // The executor's part: its final status, which the engine stores itself for a canceled turn.
+    const final = statusUpdate(
+      task.id,
+      task.contextId,
+      TaskState.TASK_STATE_CANCELED,
+      message(task.id, task.contextId, Role.ROLE_AGENT, 'The turn was canceled.'),
+    );
+    assert.equal(await engine.end(turn, final), true, 'published by the engine, not by the turn');
+    await canceling;
+    assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED]);
+    const stored = await temp.store.tasks.load(task.id, alice);
+    assert.equal(stored?.status?.state, TaskState.TASK_STATE_CANCELED);
+    assert.equal(stored?.history.filter((m) => m.messageId === final.status!.message!.messageId).length, 1);
+    assert.equal(await engine.isBusy(task.id), false);
+  });
+
+  it('abortTurn aborts only the turn it names, and a stop asked before begin does not replace a cancel', async () => {
+    assert.equal(await engine.reserve('t6'), true);
+    engine.abortTurn('t6', new TurnCanceled());
+    engine.abortTurn('t6', new TurnStopped());
+    const turn = await engine.begin('t6', undefined);
+    assert.equal(turn.abort.signal.reason?.name, 'TurnCanceled');
+    await engine.end(turn);
+    assert.equal(await engine.reserve('t6'), true);
+    const next = await engine.begin('t6', undefined);
+    engine.abortTurn('t6', new TurnFenced(), turn);
+    assert.equal(next.abort.signal.aborted, false, 'an earlier turn named: the running one goes on');
+    engine.abortTurn('t6', new TurnFenced(), next);
+    assert.equal(next.abort.signal.reason?.name, 'TurnFenced');
+  });
+
   it('a cancel asked for a turn that is reserved but not begun aborts it as it begins', async () => {
     assert.equal(await engine.reserve('t4'), true);
     await engine.coordination.requestCancel('t4');
@@ -200,12 +273,15 @@ describe('the task engine across instances', () => {
       coordination,
       store: {
         save: () => Promise.reject(new Error('unused')),
-        modify: () => Promise.reject(new Error('unused')),
+        load: async (id) => ({ ...newTask({ state: TaskState.TASK_STATE_WORKING }), id }),
+        // Read after the turn ended there: stored CANCELED by that instance, nothing left to write here.
+        modify: async (id, _context, change) =>
+          change({ ...newTask({ state: TaskState.TASK_STATE_CANCELED }), id }) as Promise<undefined>,
         awaitWritesUnderWay: () => Promise.resolve(),
       },
       onError: () => {},
     });
-    await engine.cancelElsewhere('t-elsewhere', callContext());
+    await engine.cancel('t-elsewhere', callContext());
     assert.equal(requests, 2);
   });
 });

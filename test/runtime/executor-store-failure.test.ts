@@ -36,7 +36,6 @@ describe('executor: a store that fails while a turn ends', () => {
       gateway: replying,
       state,
       endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-      taskOf: async () => ({ contextId: 'ctx', history: [] }),
       onTurnError: (error, taskId) => reported.push([error, taskId]),
     });
     const message = {

@@ -49,7 +49,6 @@ async function turn(gateway: ModelGateway): Promise<AgentExecutionEvent[]> {
     gateway,
     state,
     endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-    taskOf: async () => undefined,
   });
   const taskId = randomUUID();
   const contextId = randomUUID();

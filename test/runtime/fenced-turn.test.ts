@@ -35,6 +35,7 @@ describe('a turn fenced off its task (issue 23)', () => {
     const writes: string[] = [];
     const store: EngineTaskStore = {
       save: () => Promise.resolve(void writes.push('save')),
+      load: () => Promise.resolve(void writes.push('load')),
       modify: () => Promise.resolve(void writes.push('modify')),
       awaitWritesUnderWay: () => Promise.resolve(),
     };

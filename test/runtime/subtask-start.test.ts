@@ -28,10 +28,9 @@ describe('CMD-30: a sub-task that cannot be started', () => {
     await temp.store.tasks.save(parent, alice);
     const refusal = new Error('the turn could not be sent');
     const subtasks = new Subtasks({
-      engine: localEngine(temp.store.tasks),
+      engine: localEngine(temp.store.tasks, undefined, temp.store.subtasks),
       taskStore: temp.store.tasks,
       state: temp.store.state,
-      records: temp.store.subtasks,
       models: new TaskModels(offer, temp.store.state),
       offer,
       turns: { sendMessageStream: () => ({ next: () => Promise.reject(refusal) }) } as unknown as A2ARequestHandler,
@@ -105,10 +104,9 @@ describe('CMD-30: a sub-task that cannot be started', () => {
 
 function parts(temp: TempStore) {
   return {
-    engine: localEngine(temp.store.tasks),
+    engine: localEngine(temp.store.tasks, undefined, temp.store.subtasks),
     taskStore: temp.store.tasks,
     state: temp.store.state,
-    records: temp.store.subtasks,
     models: new TaskModels(offer, temp.store.state),
     offer,
     onStreamError: () => {},

@@ -2,10 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
-import { TaskNotCancelableError } from '@a2a-js/sdk/errors';
 import { TaskCancellation } from '../../src/runtime/task-cancellation.js';
 import type { TaskLinks } from '../../src/runtime/task-state.js';
-import { localEngine } from './engine-support.js';
+import { HarnessError } from '../../src/errors.js';
 
 function task(id: string, state: TaskState): Task {
   return {
@@ -23,21 +22,26 @@ describe('CMD-31: canceling a parent cancels its sub-tasks', () => {
     const links: Record<string, TaskLinks> = { parent: { children: ['unreadable', 'ended', 'running'] } };
     const lookupFailure = new Error('database is locked');
     const canceled: string[] = [];
-    const inner = {
-      async cancelTask({ id }: { id: string }) {
-        if (id === 'ended') throw new TaskNotCancelableError('Task ended');
+    // The engine's cancel, as it answers for each task: the one it could not read, the one that ended.
+    const engine = {
+      async cancel(id: string) {
+        if (id === 'unreadable') throw lookupFailure;
+        if (id === 'ended') throw new HarnessError('task_not_cancelable', 'Task ended');
         canceled.push(id);
-        return task(id, TaskState.TASK_STATE_CANCELED);
+      },
+    };
+    const inner = {
+      async cancelTask() {
+        throw new Error('the SDK cancel is not on the path: it would write CANCELED beside the engine');
       },
       async getTask({ id }: { id: string }) {
-        if (id === 'unreadable') throw lookupFailure;
-        return task(id, TaskState.TASK_STATE_WORKING);
+        return task(id, canceled.includes(id) ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_WORKING);
       },
     } as unknown as A2ARequestHandler;
     const reported: Array<[unknown, string]> = [];
     const handler = new TaskCancellation(
       inner,
-      localEngine(),
+      engine,
       { getLinks: async (id) => links[id] ?? { children: [] } },
       (error, child) => reported.push([error, child]),
     );

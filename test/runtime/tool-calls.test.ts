@@ -54,7 +54,6 @@ async function turn(
     state,
     tools: { list: async () => tools },
     endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-    taskOf: async () => undefined,
   });
   const taskId = randomUUID();
   const contextId = randomUUID();
@@ -66,7 +65,7 @@ async function turn(
     configuration: undefined,
     metadata: {},
   };
-  whileRunning?.(() => executor.cancelTask(taskId, bus));
+  whileRunning?.(() => executor.cancelTask(taskId));
   await executor.execute(new RequestContext(request, taskId, contextId, callContext()), bus);
   for (const event of events) {
     const json = StreamResponse.toJSON({

@@ -45,6 +45,7 @@ describe('a turn whose events could not be stored (issue 22)', () => {
     let modifyFailures = 1;
     const store: EngineTaskStore = {
       save: (t, c) => temp.store.tasks.save(t, c),
+      load: (id, c) => temp.store.tasks.load(id, c),
       modify: (...args) => (modifyFailures-- > 0 ? Promise.reject(lost()) : temp.store.tasks.modify(...args)),
       awaitWritesUnderWay: () => Promise.resolve(),
     };
