@@ -40,14 +40,16 @@ export class CancelAndStop {
 
   /**
    * Cancels the task for the caller, who must see it: not found otherwise, not cancelable once
-   * it ended otherwise; one canceled already stays as it is. Resolves once it is stored CANCELED.
+   * it has ended, CANCELED included (A2A 1.0.1, 3.3.2). Resolves once it is stored CANCELED; a
+   * task found CANCELED after this call aborted its turn was canceled by it, or by a cancel
+   * under way at once, and is done.
    */
   async cancel(taskId: string, context: ServerCallContext): Promise<void> {
     const { engine } = this;
-    for (;;) {
+    for (let aborted = false; ; aborted = true) {
       const task = await engine.store.load(taskId, context);
       if (!task) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
-      if (endedAlready(task)) return;
+      if (endedAlready(task, aborted)) return;
       if (engine.runsHere(taskId)) {
         const done = engine.turnDone(taskId);
         engine.abortTurn(taskId, new TurnCanceled());
@@ -57,7 +59,7 @@ export class CancelAndStop {
       }
       let turnBegan = false;
       await engine.settle(taskId, context, async (stored) => {
-        if (endedAlready(stored)) return undefined;
+        if (endedAlready(stored, true)) return undefined;
         // A turn began after the one canceled ended: it is canceled in its turn.
         if ((turnBegan = await engine.isBusy(taskId))) return undefined;
         return canceledIdle(stored);
@@ -113,10 +115,10 @@ export class CancelAndStop {
   }
 }
 
-/** Canceled already (nothing to do), or ended otherwise (not cancelable). */
-function endedAlready(task: Task): boolean {
+/** Canceled while this cancel ran (nothing left to do), or ended before it (not cancelable). */
+function endedAlready(task: Task, whileCanceling: boolean): boolean {
   const state = task.status?.state;
-  if (state === TaskState.TASK_STATE_CANCELED) return true;
+  if (state === TaskState.TASK_STATE_CANCELED && whileCanceling) return true;
   if (isTerminal(state)) throw new HarnessError('task_not_cancelable', `Task not cancelable: ${task.id}`);
   return false;
 }

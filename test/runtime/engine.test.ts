@@ -181,7 +181,8 @@ describe('the task engine', () => {
     await engine.cancel(task.id, alice);
     assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_CANCELED);
     assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED]);
-    await engine.cancel(task.id, alice);
+    // A2A 1.0.1, 3.3.2: a task canceled already is not cancelable, and is left as it is.
+    await assert.rejects(engine.cancel(task.id, alice), (error) => hasErrorCode(error, 'task_not_cancelable'));
     assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED], 'a task canceled already is left as it is');
   });
 
