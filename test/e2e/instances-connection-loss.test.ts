@@ -40,7 +40,6 @@ describe(
 
     before(async () => {
       cluster = await startCluster({
-        names: ['instance-0', 'instance-1', 'instance-2'],
         start: 'one by one',
         reply: 'one two three four five six seven eight',
         holdAfterChunks: 0,

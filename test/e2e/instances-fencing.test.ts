@@ -18,7 +18,7 @@ import { POSTGRES, type TempSchema } from '../support/postgres.js';
 import { lastMessage, type RunningModelServer } from '../fixtures/model-server.js';
 import { sessionSettings } from '../../src/store/postgres-database.js';
 import { startCluster, type Cluster, type ServerProcess } from './process.js';
-import { send, textOf, userMessage } from './support.js';
+import { send, textOf, sendStream } from './support.js';
 import { poll, waitFor, within } from '../support/wait.js';
 
 /** Short, so that the takeover comes soon; the idle-in-transaction bound follows it. */
@@ -68,12 +68,7 @@ describe('a turn fenced by its lease, across instances on PostgreSQL (issue 23)'
    */
   async function heldTurnOnA() {
     const { key, release } = cluster.hold();
-    const stream = clientA.sendMessageStream({
-      tenant: '',
-      message: userMessage(`HOLD-${key} first message`),
-      configuration: undefined,
-      metadata: {},
-    });
+    const stream = sendStream(clientA, `HOLD-${key} first message`);
     let taskId = '';
     let written = '';
     await within(

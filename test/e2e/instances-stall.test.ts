@@ -40,7 +40,6 @@ describe('instances on PostgreSQL through a database stall longer than the lease
 
   before(async () => {
     cluster = await startCluster({
-      names: ['instance-0', 'instance-1', 'instance-2'],
       instanceLeaseMs: LEASE_MS,
       start: 'one by one',
       reply: REPLY,

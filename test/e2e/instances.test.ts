@@ -17,7 +17,7 @@ import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
 import type { RunningModelServer } from '../fixtures/model-server.js';
 import { startCluster, type Cluster } from './process.js';
-import { createClient, send, textOf, userMessage } from './support.js';
+import { createClient, send, textOf, sendStream } from './support.js';
 import { waitFor } from '../support/wait.js';
 
 /** How long an instance's lease lasts without a heartbeat, here: short, so the loss test ends soon. */
@@ -35,7 +35,6 @@ function promptOf(body: any): string {
 describe('several instances on one PostgreSQL database', needs(POSTGRES), () => {
   before(async () => {
     cluster = await startCluster({
-      names: ['instance-0', 'instance-1', 'instance-2'],
       instanceLeaseMs: LEASE_MS,
       // One at a time would hide a race of migrations: all three start together.
       start: 'together',
@@ -214,12 +213,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const [a, b] = clients as [Client, Client];
     const messageId = randomUUID();
     const turn = await heldTurn(a, undefined, messageId);
-    const resend = b.sendMessageStream({
-      tenant: '',
-      message: userMessage(turn.text, { messageId }),
-      configuration: undefined,
-      metadata: {},
-    });
+    const resend = sendStream(b, turn.text, { messageId });
     const first = await resend.next();
     assert.equal(
       ((first.value as StreamResponse).payload?.value as Task).id,

@@ -9,7 +9,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
 import { tempSchema, type TempSchema } from '../support/postgres.js';
 import { cliProgram, spawnGroup } from '../support/processes.js';
-import { createClient, userMessage } from './support.js';
+import { createClient, sendStream } from './support.js';
 
 export interface ServerProcess {
   url: string;
@@ -81,8 +81,8 @@ export function writeFixtureConfig(
 }
 
 export interface ClusterOptions {
-  /** The instances' names, also their data directories' (`instance-0`, … by default). */
-  names: string[];
+  /** The instances' names, also their data directories' (three: `instance-0` to `instance-2`, by default). */
+  names?: string[];
   /** The lease of an instance; the config's default when not set. */
   instanceLeaseMs?: number;
   /** Together, as after a deploy; or one after another, so that each is stopped even when a later one fails to start. */
@@ -180,8 +180,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       return instance;
     };
     let named: ServerProcess[] = [];
-    if (options.start === 'together') named = await Promise.all(options.names.map(startInstance));
-    else for (const name of options.names) named.push(await startInstance(name));
+    const names = options.names ?? ['instance-0', 'instance-1', 'instance-2'];
+    if (options.start === 'together') named = await Promise.all(names.map(startInstance));
+    else for (const name of names) named.push(await startInstance(name));
     const clients = await Promise.all(named.map((instance) => createClient(instance.url, 'JSONRPC')));
     return {
       schema,
@@ -193,13 +194,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       async heldTurn(client, { taskId, messageId } = {}) {
         const { key, release } = hold();
         const text = `HOLD-${key} please write`;
-        const message = userMessage(text, { taskId, messageId });
-        const stream = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} });
+        const id = messageId ?? randomUUID();
+        const stream = sendStream(client, text, { taskId, messageId: id });
         const first = (await stream.next()).value as StreamResponse;
         const payload = first.payload;
-        const id = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
+        const turnTaskId = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
         await model!.waitForRequest((request) => holdKeyIn(request.body).includes(`HOLD-${key}`));
-        return { taskId: id, key, text, messageId: message.messageId, first, stream, release };
+        return { taskId: turnTaskId, key, text, messageId: id, first, stream, release };
       },
       close,
     };
