@@ -85,7 +85,7 @@ export interface ClusterOptions {
   names?: string[];
   /** The lease of an instance; the config's default when not set. */
   instanceLeaseMs?: number;
-  /** Together, as after a deploy; or one after another, so that each is stopped even when a later one fails to start. */
+  /** Together, so that their migrations race as after a deploy; or one after another, each on a schema already set up. */
   start: 'together' | 'one by one';
   /** The fixture model's reply. */
   reply: ModelServerScript['reply'];
@@ -139,13 +139,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     return { key, release };
   };
   const holdKeyIn = options.holdKeyIn ?? ((body: any) => JSON.stringify(body?.messages ?? []));
-  /** Every instance started, stopped by `close()`. */
+  /** Every instance started, stopped by `close()`, even when a later one failed to start. */
   const instances: ServerProcess[] = [];
   const schema = await tempSchema();
   const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-instances-'));
   let model: RunningModelServer | undefined;
   const close = async () => {
-    for (const hold of holds.values()) hold.release();
+    for (const held of holds.values()) held.release();
     // A paused (SIGSTOP) instance would not see its SIGTERM.
     for (const instance of instances) instance.child.kill('SIGCONT');
     await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
