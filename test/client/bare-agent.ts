@@ -7,9 +7,11 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import { AGENT_CARD_PATH, TaskState, type AgentCard } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { agentMessage } from '../../src/runtime/events.js';
+import { textPart } from '../../src/wire.js';
+import { artifactUpdate, startedTask, statusUpdate } from '../support/agent-events.js';
 
 export interface BareAgent {
   url: string;
@@ -22,61 +24,16 @@ const executor: AgentExecutor = {
   async execute(context, bus) {
     const { taskId, contextId, userMessage } = context;
     const text = userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
-    const now = () => new Date().toISOString();
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
-        history: [userMessage],
-        artifacts: [],
-        metadata: {},
-      }),
-    );
+    bus.publish(startedTask(context, { history: 'always' }));
     if (text === 'fail') {
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: {
-            state: TaskState.TASK_STATE_FAILED,
-            message: agentMessage(taskId, contextId, 'it failed on purpose'),
-            timestamp: now(),
-          },
-          metadata: {},
-        }),
-      );
+      const failure = agentMessage(taskId, contextId, 'it failed on purpose');
+      bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_FAILED, failure));
       return;
     }
     const reply = `echo: ${text}`;
+    bus.publish(artifactUpdate(taskId, contextId, [textPart(reply)], { name: 'reply' }));
     bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        artifact: {
-          artifactId: crypto.randomUUID(),
-          name: 'reply',
-          description: '',
-          parts: [{ content: { $case: 'text', value: reply }, mediaType: 'text/plain', filename: '', metadata: {} }],
-          metadata: {},
-          extensions: [],
-        },
-        append: false,
-        lastChunk: true,
-        metadata: {},
-      }),
-    );
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: {
-          state: TaskState.TASK_STATE_COMPLETED,
-          message: agentMessage(taskId, contextId, reply),
-          timestamp: now(),
-        },
-        metadata: {},
-      }),
+      statusUpdate(taskId, contextId, TaskState.TASK_STATE_COMPLETED, agentMessage(taskId, contextId, reply)),
     );
   },
   async cancelTask() {},

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
-  AgentEvent,
   DefaultExecutionEventBusManager,
   DefaultRequestHandler,
   InMemoryTaskStore,
@@ -24,6 +23,7 @@ import {
 } from '../../src/commands/index.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { textPart } from '../../src/wire.js';
+import { startedTask, statusUpdate } from '../support/agent-events.js';
 
 /** An agent whose turn works until `release` is called, then waits for input. */
 function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release: () => void } {
@@ -32,26 +32,10 @@ function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release
   let started!: () => void;
   const startedPromise = new Promise<void>((resolve) => (started = resolve));
   const executor: AgentExecutor = {
-    async execute({ taskId, contextId, userMessage, task }, bus) {
-      const now = new Date().toISOString();
-      bus.publish(
-        AgentEvent.task({
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
-          history: task ? [] : [userMessage],
-          artifacts: [],
-          metadata: {},
-        }),
-      );
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now },
-          metadata: {},
-        }),
-      );
+    async execute(context, bus) {
+      const { taskId, contextId } = context;
+      bus.publish(startedTask(context));
+      bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING));
       started();
       await released;
       const reply: Message = {
@@ -64,14 +48,7 @@ function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release
         extensions: [],
         referenceTaskIds: [],
       };
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
-          metadata: {},
-        }),
-      );
+      bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply));
     },
     async cancelTask() {},
   };

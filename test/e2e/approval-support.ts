@@ -10,7 +10,7 @@ import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { assertValidToolCallParts } from '../support/tool-calls-schema.js';
-import { collect, userMessage } from './support.js';
+import { collect, sendStream } from './support.js';
 import { poll } from '../support/wait.js';
 
 /** The user's words choose the calls; a tool result is answered with text quoting it. */
@@ -64,14 +64,7 @@ export interface Paused {
 
 /** Sends a message whose model asks for calls that need approval; returns the paused turn's events. */
 export async function pause(client: Client, text: string, taskId?: string): Promise<Paused> {
-  const events = await collect(
-    client.sendMessageStream({
-      tenant: '',
-      message: userMessage(text, { taskId }),
-      configuration: undefined,
-      metadata: {},
-    }),
-  );
+  const events = await collect(sendStream(client, text, { taskId }));
   const final = finalOf(events);
   assert.equal(final.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the turn waits for an answer');
   return {

@@ -13,8 +13,8 @@ import {
   send,
   startTestHarness,
   TRANSPORTS,
-  userMessage,
   type TestHarness,
+  sendStream,
 } from './support.js';
 import { poll } from '../support/wait.js';
 
@@ -142,17 +142,7 @@ describe('refused without a valid token', () => {
         const client = await createClient(h.harness.url, transport, headers);
         await assert.rejects(send(client, '/model'), refused);
         await assert.rejects(list(client), refused);
-        await assert.rejects(
-          collect(
-            client.sendMessageStream({
-              tenant: '',
-              message: userMessage('hi'),
-              configuration: undefined,
-              metadata: {},
-            }),
-          ),
-          refused,
-        );
+        await assert.rejects(collect(sendStream(client, 'hi')), refused);
       }
     });
   }
@@ -209,12 +199,7 @@ for (const transport of TRANSPORTS) {
     }
 
     it("while alice's turn runs, bob's message to her task reads as not found (not as busy)", async () => {
-      const stream = alice.sendMessageStream({
-        tenant: '',
-        message: userMessage('answer slowly'),
-        configuration: undefined,
-        metadata: {},
-      });
+      const stream = sendStream(alice, 'answer slowly');
       const first = await stream.next();
       const running = first.value as any;
       const id: string = running?.payload?.value?.id ?? running?.payload?.value?.taskId;
@@ -223,17 +208,7 @@ for (const transport of TRANSPORTS) {
         send(bob, 'Let me in', { taskId: id }),
         (error: any) => notFound(error) && !/still being written/.test(error.message),
       );
-      await assert.rejects(
-        collect(
-          bob.sendMessageStream({
-            tenant: '',
-            message: userMessage('Let me in', { taskId: id }),
-            configuration: undefined,
-            metadata: {},
-          }),
-        ),
-        notFound,
-      );
+      await assert.rejects(collect(sendStream(bob, 'Let me in', { taskId: id })), notFound);
       await alice.cancelTask({ tenant: '', id, metadata: {} });
       await collect(stream);
     });

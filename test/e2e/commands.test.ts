@@ -11,6 +11,7 @@ import {
   TRANSPORTS,
   userMessage,
   type TestHarness,
+  sendStream,
 } from './support.js';
 
 let h: TestHarness;
@@ -73,14 +74,7 @@ for (const transport of TRANSPORTS) {
     it('CMD-8: SendStreamingMessage yields the task, then the reply status update, then closes', async () => {
       const client = await h.client(transport);
       const task = await send(client, 'Start');
-      const events = await collect(
-        client.sendMessageStream({
-          tenant: '',
-          message: userMessage('/help model', { taskId: task.id }),
-          configuration: undefined,
-          metadata: {},
-        }),
-      );
+      const events = await collect(sendStream(client, '/help model', { taskId: task.id }));
       assert.deepEqual(
         events.map((e) => e.payload?.$case),
         ['task', 'statusUpdate'],

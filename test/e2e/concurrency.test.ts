@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { nextMatching, within } from '../support/wait.js';
-import { collect, send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import { collect, send, startTestHarness, textOf, TRANSPORTS, type TestHarness, sendStream } from './support.js';
 
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i}`);
 const REPLY = WORDS.join(' ');
@@ -47,12 +47,7 @@ for (const transport of TRANSPORTS) {
       const other = await h.client(transport);
       const task = await send(other, '/model fixture:small');
       const letGo = holdReplies();
-      const turnStream = client.sendMessageStream({
-        tenant: '',
-        message: userMessage('Tell me forty words', { taskId: task.id }),
-        configuration: undefined,
-        metadata: {},
-      });
+      const turnStream = sendStream(client, 'Tell me forty words', { taskId: task.id });
       const turnEvents: StreamResponse[] = [];
       const ended = () =>
         turnEvents.some(
@@ -115,12 +110,7 @@ for (const transport of TRANSPORTS) {
     it('a second ordinary message during a turn is refused clearly, and the turn goes on', async () => {
       const client = await h.client(transport);
       const letGo = holdReplies();
-      const stream = client.sendMessageStream({
-        tenant: '',
-        message: userMessage('Slow one'),
-        configuration: undefined,
-        metadata: {},
-      });
+      const stream = sendStream(client, 'Slow one');
       const first = await stream.next();
       const taskId = (first.value as any).payload.value.id;
       // The busy error leaves as A2A's UnsupportedOperation on every transport (src/server/a2a-errors.ts).

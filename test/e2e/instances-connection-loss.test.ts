@@ -9,18 +9,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
-import { POSTGRES, TEST_DATABASE_URL_VARIABLE, tempSchema, type TempSchema } from '../support/postgres.js';
-import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
-import { startServerProcess, type ServerProcess } from './process.js';
-import { createClient, send, userMessage } from './support.js';
+import { POSTGRES, TEST_DATABASE_URL_VARIABLE, type TempSchema } from '../support/postgres.js';
+import { startCluster, type Cluster, type ServerProcess } from './process.js';
+import { send } from './support.js';
 import { within } from '../support/wait.js';
 
 /** Times the connections are ended, each under a fresh load. */
@@ -36,61 +32,31 @@ describe(
   'instances on PostgreSQL whose database connections are all ended under load (issue 22)',
   needs(POSTGRES),
   () => {
+    let cluster: Cluster;
     let schema: TempSchema;
-    let model: RunningModelServer;
-    let dir: string;
     let admin: pg.Client;
-    const instances: ServerProcess[] = [];
+    let instances: ServerProcess[] = [];
     let clients: Client[] = [];
-    const holds = new Map<string, { until: Promise<void>; release: () => void }>();
 
     before(async () => {
-      schema = await tempSchema();
-      dir = mkdtempSync(join(tmpdir(), 'tiny-harness-connection-loss-'));
-      model = await startModelServer({
+      cluster = await startCluster({
+        start: 'one by one',
         reply: 'one two three four five six seven eight',
-        hold: (body) => {
-          const key = /HOLD-(\w+)/.exec(JSON.stringify(body?.messages ?? []))?.[1];
-          const hold = key ? holds.get(key) : undefined;
-          return hold ? { afterChunks: 0, until: hold.until } : undefined;
+        holdAfterChunks: 0,
+        databaseUrl: (schema) => {
+          const url = new URL(schema.url);
+          url.searchParams.set('application_name', schema.schema);
+          return url.toString();
         },
       });
-      writeFileSync(
-        join(dir, 'config.json'),
-        JSON.stringify({
-          defaultModel: 'fixture:small',
-          detectOllama: false,
-          providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small'] } },
-        }),
-      );
-      const url = new URL(schema.url);
-      url.searchParams.set('application_name', schema.schema);
-      // One after another: each is stopped in `after` even when a later one fails to start.
-      for (const index of [0, 1, 2]) {
-        const dataDir = join(dir, `instance-${index}`);
-        instances.push(
-          await startServerProcess([
-            '--database',
-            url.toString(),
-            '--data-dir',
-            dataDir,
-            '--config',
-            join(dir, 'config.json'),
-          ]),
-        );
-      }
-      clients = await Promise.all(instances.map((instance) => createClient(instance.url, 'JSONRPC')));
+      ({ schema, instances, clients } = cluster);
       admin = new pg.Client({ connectionString: process.env[TEST_DATABASE_URL_VARIABLE] });
       await admin.connect();
     });
 
     after(async () => {
-      for (const hold of holds.values()) hold.release();
-      await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
-      await model?.close();
       await admin?.end();
-      await schema?.drop();
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      await cluster?.close();
     });
 
     /** Ends every connection of this test's instances; resolves with how many there were. */
@@ -102,19 +68,10 @@ describe(
       return rows.filter((row) => row.ended).length;
     }
 
-    /** A streamed turn on `client` whose reply holds after two chunks until `release()`. */
+    /** A streamed turn on `client` whose reply holds until `release()`. */
     async function heldTurn(client: Client) {
-      const key = randomUUID().replaceAll('-', '');
-      let release!: () => void;
-      const until = new Promise<void>((resolve) => (release = resolve));
-      holds.set(key, { until, release });
-      const message = userMessage(`HOLD-${key} please write`);
-      const stream = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} });
-      const first = (await stream.next()).value as StreamResponse;
-      const taskId = (first.payload?.value as Task).id;
-      await model.waitForRequest((request) => JSON.stringify(request.body).includes(`HOLD-${key}`));
-      const ended = lastState(stream);
-      return { taskId, messageId: message.messageId, ended, release };
+      const { taskId, messageId, stream, release } = await cluster.heldTurn(client);
+      return { taskId, messageId, ended: lastState(stream), release };
     }
 
     /** Subscribes on `client` to a task; resolves, once the subscription's first event came, with its last state. */

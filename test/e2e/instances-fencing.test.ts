@@ -10,19 +10,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
-import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { lastMessage, startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
+import { POSTGRES, type TempSchema } from '../support/postgres.js';
+import { lastMessage, type RunningModelServer } from '../fixtures/model-server.js';
 import { sessionSettings } from '../../src/store/postgres-database.js';
-import { startServerProcess, type ServerProcess } from './process.js';
-import { createClient, send, textOf, userMessage } from './support.js';
+import { startCluster, type Cluster, type ServerProcess } from './process.js';
+import { send, textOf, sendStream } from './support.js';
 import { poll, waitFor, within } from '../support/wait.js';
 
 /** Short, so that the takeover comes soon; the idle-in-transaction bound follows it. */
@@ -36,58 +32,33 @@ const WRITTEN_BEFORE_PAUSE = ['alpha', 'bravo'];
 const FENCED_LOG = /a turn was fenced/g;
 
 describe('a turn fenced by its lease, across instances on PostgreSQL (issue 23)', needs(POSTGRES), () => {
+  let cluster: Cluster;
   let schema: TempSchema;
   let model: RunningModelServer;
-  let dir: string;
   let a: ServerProcess;
-  let b: ServerProcess;
   let clientA: Client;
   let clientB: Client;
-  const holds = new Map<string, { until: Promise<void>; release: () => void }>();
 
   before(async () => {
-    schema = await tempSchema();
-    dir = mkdtempSync(join(tmpdir(), 'tiny-harness-fencing-'));
-    model = await startModelServer({
+    cluster = await startCluster({
+      names: ['a', 'b'],
+      instanceLeaseMs: LEASE_MS,
+      start: 'together',
       reply: (body) => {
         const last = lastMessage(body).content;
         return last.includes('second') ? SECOND_REPLY : last.includes('third') ? THIRD_REPLY : FIRST_REPLY;
       },
-      hold: (body) => {
-        const key = /HOLD-(\w+)/.exec(lastMessage(body).content)?.[1];
-        const hold = key ? holds.get(key) : undefined;
-        return hold ? { afterChunks: WRITTEN_BEFORE_PAUSE.length, until: hold.until } : undefined;
-      },
+      holdAfterChunks: WRITTEN_BEFORE_PAUSE.length,
+      // The turns after the takeover carry the held message in their history: they must not hold.
+      holdKeyIn: (body) => lastMessage(body).content,
     });
-    writeFileSync(
-      join(dir, 'config.json'),
-      JSON.stringify({
-        defaultModel: 'fixture:small',
-        detectOllama: false,
-        instanceLeaseMs: LEASE_MS,
-        providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small'] } },
-      }),
-    );
-    const start = (name: string) =>
-      startServerProcess([
-        '--database',
-        schema.url,
-        '--data-dir',
-        join(dir, name),
-        '--config',
-        join(dir, 'config.json'),
-      ]);
-    [a, b] = await Promise.all([start('a'), start('b')]);
-    [clientA, clientB] = await Promise.all([createClient(a.url, 'JSONRPC'), createClient(b.url, 'JSONRPC')]);
+    ({ schema, model } = cluster);
+    [a] = cluster.instances as [ServerProcess];
+    [clientA, clientB] = cluster.clients as [Client, Client];
   });
 
   after(async () => {
-    for (const hold of holds.values()) hold.release();
-    for (const instance of [a, b]) instance?.child.kill('SIGCONT');
-    await Promise.all([a, b].map((instance) => instance?.stop('SIGTERM')));
-    await model?.close();
-    await schema?.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
   /**
@@ -96,16 +67,8 @@ describe('a turn fenced by its lease, across instances on PostgreSQL (issue 23)'
    * it ended, is read in the background.
    */
   async function heldTurnOnA() {
-    const key = randomUUID().replaceAll('-', '');
-    let release!: () => void;
-    const until = new Promise<void>((resolve) => (release = resolve));
-    holds.set(key, { until, release });
-    const stream = clientA.sendMessageStream({
-      tenant: '',
-      message: userMessage(`HOLD-${key} first message`),
-      configuration: undefined,
-      metadata: {},
-    });
+    const { key, release } = cluster.hold();
+    const stream = sendStream(clientA, `HOLD-${key} first message`);
     let taskId = '';
     let written = '';
     await within(

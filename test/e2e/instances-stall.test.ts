@@ -10,18 +10,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { TaskState, type StreamResponse, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
-import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
-import { startServerProcess, type ServerProcess } from './process.js';
-import { createClient, textOf, userMessage } from './support.js';
+import { POSTGRES, type TempSchema } from '../support/postgres.js';
+import { startCluster, type Cluster } from './process.js';
+import { textOf } from './support.js';
 import { poll, within } from '../support/wait.js';
 
 /** Short, so that the stall outlasts it soon; heartbeats come three times per lease. */
@@ -38,68 +33,32 @@ const STALLS = [
 ];
 
 describe('instances on PostgreSQL through a database stall longer than the lease (issue 23)', needs(POSTGRES), () => {
+  let cluster: Cluster;
   let schema: TempSchema;
-  let model: RunningModelServer;
-  let dir: string;
   let admin: pg.Client;
-  const instances: ServerProcess[] = [];
   let clients: Client[] = [];
-  const holds = new Map<string, { until: Promise<void>; release: () => void }>();
 
   before(async () => {
-    schema = await tempSchema();
-    dir = mkdtempSync(join(tmpdir(), 'tiny-harness-stall-'));
-    model = await startModelServer({
+    cluster = await startCluster({
+      instanceLeaseMs: LEASE_MS,
+      start: 'one by one',
       reply: REPLY,
-      hold: (body) => {
-        const key = /HOLD-(\w+)/.exec(JSON.stringify(body?.messages ?? []))?.[1];
-        const hold = key ? holds.get(key) : undefined;
-        return hold ? { afterChunks: 2, until: hold.until } : undefined;
-      },
+      holdAfterChunks: 2,
     });
-    writeFileSync(
-      join(dir, 'config.json'),
-      JSON.stringify({
-        defaultModel: 'fixture:small',
-        detectOllama: false,
-        instanceLeaseMs: LEASE_MS,
-        providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small'] } },
-      }),
-    );
-    // One after another: each is stopped in `after` even when a later one fails to start.
-    for (const index of [0, 1, 2]) {
-      const args = ['--database', schema.url, '--data-dir', join(dir, `instance-${index}`)];
-      instances.push(await startServerProcess([...args, '--config', join(dir, 'config.json')]));
-    }
-    clients = await Promise.all(instances.map((instance) => createClient(instance.url, 'JSONRPC')));
+    ({ schema, clients } = cluster);
     admin = new pg.Client({ connectionString: schema.url });
     await admin.connect();
   });
 
   after(async () => {
-    for (const hold of holds.values()) hold.release();
-    await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
-    await model?.close();
     await admin?.end();
-    await schema?.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
   /** A streamed turn on `client` whose reply holds after two chunks until `release()`; `ended` resolves with its status updates. */
   async function heldTurn(client: Client) {
-    const key = randomUUID().replaceAll('-', '');
-    let release!: () => void;
-    const until = new Promise<void>((resolve) => (release = resolve));
-    holds.set(key, { until, release });
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage(`HOLD-${key} please write`),
-      configuration: undefined,
-      metadata: {},
-    });
-    const first = (await stream.next()).value as StreamResponse;
+    const { first, stream, release } = await cluster.heldTurn(client);
     assert.equal(first.payload?.$case, 'task');
-    await model.waitForRequest((request) => JSON.stringify(request.body).includes(`HOLD-${key}`));
     const ended = (async () => {
       const updates: TaskStatusUpdateEvent[] = [];
       for await (const event of stream) if (event.payload?.$case === 'statusUpdate') updates.push(event.payload.value);

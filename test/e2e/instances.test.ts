@@ -8,99 +8,49 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { TaskState, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { needs } from '../needs.js';
-import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
-import { startServerProcess, type ServerProcess } from './process.js';
-import { createClient, send, textOf, userMessage } from './support.js';
+import { POSTGRES } from '../support/postgres.js';
+import type { RunningModelServer } from '../fixtures/model-server.js';
+import { startCluster, type Cluster } from './process.js';
+import { createClient, send, textOf, sendStream } from './support.js';
 import { waitFor } from '../support/wait.js';
 
 /** How long an instance's lease lasts without a heartbeat, here: short, so the loss test ends soon. */
 const LEASE_MS = 1500;
 const REPLY = 'one two three four five six seven eight';
 
-/** Replies whose prompt says HOLD pause after two chunks until released; each hold is released by its key. */
-const holds = new Map<string, () => void>();
-function holdUntilReleased(key: string): void {
-  let release!: () => void;
-  const until = new Promise<void>((resolve) => (release = resolve));
-  holds.set(key, release);
-  pendingHolds.set(key, until);
-}
-const pendingHolds = new Map<string, Promise<void>>();
-
-let schema: TempSchema;
+let cluster: Cluster;
 let model: RunningModelServer;
-let dir: string;
-let instances: ServerProcess[] = [];
 let clients: Client[] = [];
 
 function promptOf(body: any): string {
   return JSON.stringify(body?.messages ?? []);
 }
 
-async function startInstance(index: number): Promise<ServerProcess> {
-  const dataDir = join(dir, `instance-${index}`);
-  return startServerProcess(['--database', schema.url, '--data-dir', dataDir, '--config', join(dir, 'config.json')]);
-}
-
 describe('several instances on one PostgreSQL database', needs(POSTGRES), () => {
   before(async () => {
-    schema = await tempSchema();
-    dir = mkdtempSync(join(tmpdir(), 'tiny-harness-instances-'));
-    model = await startModelServer({
+    cluster = await startCluster({
+      instanceLeaseMs: LEASE_MS,
+      // One at a time would hide a race of migrations: all three start together.
+      start: 'together',
       reply: REPLY,
-      hold: (body) => {
-        const key = /HOLD-(\w+)/.exec(promptOf(body))?.[1];
-        const until = key ? pendingHolds.get(key) : undefined;
-        return until ? { afterChunks: 2, until } : undefined;
-      },
+      holdAfterChunks: 2,
     });
-    writeFileSync(
-      join(dir, 'config.json'),
-      JSON.stringify({
-        defaultModel: 'fixture:small',
-        detectOllama: false,
-        instanceLeaseMs: LEASE_MS,
-        providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small'] } },
-      }),
-    );
-    // One at a time would hide a race of migrations: all three start together.
-    instances = await Promise.all([0, 1, 2].map(startInstance));
-    clients = await Promise.all(instances.map((instance) => createClient(instance.url, 'JSONRPC')));
+    ({ model, clients } = cluster);
   });
 
   after(async () => {
-    for (const release of holds.values()) release();
-    await Promise.all(instances.map((instance) => instance.stop('SIGTERM')));
-    await model?.close();
-    await schema?.drop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
-  /** Starts a streamed turn on `client` whose reply holds until `release(key)`; resolves with its task id and the rest of its stream. */
+  /** Starts a streamed turn on `client` whose reply holds until `release()`; resolves with its task id and the rest of its stream. */
   async function heldTurn(client: Client, taskId?: string, messageId?: string) {
-    const key = randomUUID().replaceAll('-', '');
-    holdUntilReleased(key);
-    const text = `HOLD-${key} please write`;
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage(text, { taskId, messageId }),
-      configuration: undefined,
-      metadata: {},
-    });
-    const first = await stream.next();
-    const payload = (first.value as StreamResponse).payload;
-    const id = payload?.$case === 'task' ? payload.value.id : (payload?.value as { taskId: string }).taskId;
-    await model.waitForRequest((request) => promptOf(request.body).includes(`HOLD-${key}`));
+    const { taskId: id, key, text, stream, release } = await cluster.heldTurn(client, { taskId, messageId });
     const events: StreamResponse[] = [];
     /** Emits `event` on each event that arrives. */
     const arrivals = new EventEmitter();
@@ -112,7 +62,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
       }
       return events;
     })().catch(() => events);
-    return { taskId: id, key, text, events, arrivals, ended, release: () => holds.get(key)!() };
+    return { taskId: id, key, text, events, arrivals, ended, release };
   }
 
   const statusUpdates = (events: StreamResponse[]): TaskStatusUpdateEvent[] =>
@@ -219,15 +169,14 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const [a, b, c] = clients as [Client, Client, Client];
     const parent = await send(a, 'Hello');
     // The sub-task's reply holds until the parent is watched on A, so its note comes after.
-    const noteKey = randomUUID().replaceAll('-', '');
-    holdUntilReleased(noteKey);
+    const { key: noteKey, release: releaseNote } = cluster.hold();
     const spawned = await send(b, `/spawn HOLD-${noteKey} summarise the greeting`, { taskId: parent.id });
     const ref = spawned.status?.message?.metadata?.['task_ref'] as string;
     assert.ok(ref);
     await model.waitForRequest((request) => promptOf(request.body).includes(`HOLD-${noteKey}`));
     const watch = a.resubscribeTask({ tenant: '', id: parent.id });
     await watch.next();
-    holds.get(noteKey)!();
+    releaseNote();
     let note: TaskStatusUpdateEvent | undefined;
     for await (const event of watch) {
       if (
@@ -238,8 +187,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     }
     assert.match(textOf(note?.status?.message), /completed/);
 
-    const key = randomUUID().replaceAll('-', '');
-    holdUntilReleased(key);
+    const { key } = cluster.hold();
     const held = await send(b, `/spawn HOLD-${key} work on it`, { taskId: parent.id });
     const child = held.status?.message?.metadata?.['task_ref'] as string;
     await model.waitForRequest((request) => promptOf(request.body).includes(`HOLD-${key}`));
@@ -265,12 +213,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     const [a, b] = clients as [Client, Client];
     const messageId = randomUUID();
     const turn = await heldTurn(a, undefined, messageId);
-    const resend = b.sendMessageStream({
-      tenant: '',
-      message: userMessage(turn.text, { messageId }),
-      configuration: undefined,
-      metadata: {},
-    });
+    const resend = sendStream(b, turn.text, { messageId });
     const first = await resend.next();
     assert.equal(
       ((first.value as StreamResponse).payload?.value as Task).id,
@@ -294,7 +237,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
   });
 
   it('a turn whose instance is killed (kill -9) ends as interrupted on another instance, and nothing acknowledged is lost', async () => {
-    const doomed = await startInstance(3);
+    const doomed = await cluster.startInstance('instance-3');
     try {
       const victim = await createClient(doomed.url, 'JSONRPC');
       const [, b] = clients as [Client, Client];

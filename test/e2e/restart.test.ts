@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
 import { startServerProcess, writeFixtureConfig, type ServerProcess } from './process.js';
-import { createClient, dataOf, send, textOf, userMessage } from './support.js';
+import { createClient, dataOf, send, textOf, sendStream } from './support.js';
 import { poll } from '../support/wait.js';
 
 let model: RunningModelServer;
@@ -98,12 +98,7 @@ describe('a restart on the same data dir', () => {
   it('a turn cut short by a crash is set back to input-required with a message saying so', async () => {
     const first = await start();
     const client = await createClient(first.url, 'JSONRPC');
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage('tell me a long story'),
-      configuration: undefined,
-      metadata: {},
-    });
+    const stream = sendStream(client, 'tell me a long story');
     const opening = await stream.next();
     const taskId = (opening.value as any).payload.value.id;
     for (let i = 0; i < 3; i++) await stream.next();

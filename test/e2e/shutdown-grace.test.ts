@@ -12,7 +12,7 @@ import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
 import { nextMatching, within } from '../support/wait.js';
 import { startServerProcess, writeFixtureConfig } from './process.js';
-import { createClient, startTestHarness, userMessage, type TestHarness } from './support.js';
+import { createClient, startTestHarness, type TestHarness, sendStream } from './support.js';
 
 /**
  * A stop is bounded (`shutdownGraceMs`): a turn whose end can never be stored (its task's row
@@ -26,12 +26,7 @@ const HELD_FOREVER = { reply: 'never finished', hold: { afterChunks: 1, until: n
 
 /** Starts a turn on a new task and holds every write of the task's row, once the model answers; returns the holding connection. */
 async function turnThatCannotEnd(client: Client, url: string): Promise<pg.Client> {
-  const stream = client.sendMessageStream({
-    tenant: '',
-    message: userMessage('hold on'),
-    configuration: undefined,
-    metadata: {},
-  });
+  const stream = sendStream(client, 'hold on');
   let taskId = '';
   await nextMatching('the turn streaming', stream, (event: StreamResponse) => {
     if (event.payload?.$case === 'task') taskId = event.payload.value.id;

@@ -10,7 +10,7 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { toolCallsOf } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { startMcpHttpServer, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
-import { send, startTestHarness, textOf, TRANSPORTS, userMessage, type TestHarness } from './support.js';
+import { send, startTestHarness, textOf, TRANSPORTS, type TestHarness, sendStream } from './support.js';
 
 const REPLY = 'alpha beta gamma delta epsilon';
 const never = new Promise<void>(() => {});
@@ -45,12 +45,7 @@ async function startTurn(
   ready: (events: StreamResponse[]) => boolean,
   taskId?: string,
 ) {
-  const stream = client.sendMessageStream({
-    tenant: '',
-    message: userMessage(text, { taskId }),
-    configuration: undefined,
-    metadata: {},
-  });
+  const stream = sendStream(client, text, { taskId });
   const events: StreamResponse[] = [];
   let resolveReady!: () => void;
   const isReady = new Promise<void>((resolve) => (resolveReady = resolve));

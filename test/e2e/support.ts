@@ -156,6 +156,20 @@ export async function send(
   return result as Task;
 }
 
+/** Sends a streaming message; the stream of its events. */
+export function sendStream(
+  client: Client,
+  text: string,
+  ids: { taskId?: string; contextId?: string; messageId?: string } = {},
+): AsyncGenerator<StreamResponse, void, undefined> {
+  return client.sendMessageStream({
+    tenant: '',
+    message: userMessage(text, ids),
+    configuration: undefined,
+    metadata: {},
+  });
+}
+
 /** Collects a stream's events until it ends (a wait, so a stream that never ends fails the test). */
 export async function collect(stream: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
   const events: StreamResponse[] = [];

@@ -13,7 +13,7 @@ import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
 import { TaskState } from '@a2a-js/sdk';
 import { APPROVE_ECHO, callsIn, pause, reply, statusMessages, toolCalls } from './approval-support.js';
-import { collect, dataOf, startTestHarness, textOf, userMessage, type TestHarness } from './support.js';
+import { collect, dataOf, startTestHarness, textOf, type TestHarness, sendStream } from './support.js';
 
 /** Answers sent two at a time: approve against deny (both orders), and approve against approve. */
 const RACES: [string, string][] = [
@@ -40,16 +40,7 @@ async function answerAtOnce(
   const callId = paused.waiting[0]!.id;
   const requestsBefore = modelRequests();
   const streams = await Promise.all(
-    commands.map((command, i) =>
-      collect(
-        answerers[i]!.sendMessageStream({
-          tenant: '',
-          message: userMessage(command, { taskId: paused.taskId }),
-          configuration: undefined,
-          metadata: {},
-        }),
-      ),
-    ),
+    commands.map((command, i) => collect(sendStream(answerers[i]!, command, { taskId: paused.taskId }))),
   );
   const texts = streams.map((events) => textOf(statusMessages(events).find((m) => m?.metadata?.command)));
   const won = texts.findIndex((text) => /^(Approved|Denied) fx_echo\. The turn resumes\.$/.test(text));

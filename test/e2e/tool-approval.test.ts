@@ -29,8 +29,8 @@ import {
   startTestHarness,
   textOf,
   TRANSPORTS,
-  userMessage,
   type TestHarness,
+  sendStream,
 } from './support.js';
 import { poll } from '../support/wait.js';
 
@@ -80,14 +80,7 @@ describe('tool calls that need approval (CMD-33)', () => {
       );
       const requestsBefore = h.chatRequests().length;
 
-      const events = await collect(
-        client.sendMessageStream({
-          tenant: '',
-          message: userMessage('/approve', { taskId: paused.taskId }),
-          configuration: undefined,
-          metadata: {},
-        }),
-      );
+      const events = await collect(sendStream(client, '/approve', { taskId: paused.taskId }));
       const updates = statusMessages(events);
       const replyIndex = updates.findIndex((m) => m?.metadata?.command === 'approve');
       assert.equal(replyIndex, 1, 'the reply comes first, after the task');
@@ -295,14 +288,7 @@ describe('approval across a restart (CMD-33)', () => {
       const second = await start();
       try {
         const client = await second.client('JSONRPC');
-        const events = await collect(
-          client.sendMessageStream({
-            tenant: '',
-            message: userMessage('/approve', { taskId }),
-            configuration: undefined,
-            metadata: {},
-          }),
-        );
+        const events = await collect(sendStream(client, '/approve', { taskId }));
         assert.equal(textOf(finalOf(events).message), 'tool said: echo: later');
       } finally {
         await second.close();

@@ -14,7 +14,7 @@ import { toolCallsOf, type ToolCallData } from '../../src/wire.js';
 import { lastMessage, startModelServer, type RunningModelServer } from '../fixtures/model-server.js';
 import { startMcpHttpServer, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
 import { startServerProcess, writeFixtureConfig, type ServerProcess } from './process.js';
-import { createClient, userMessage } from './support.js';
+import { createClient, sendStream } from './support.js';
 
 let model: RunningModelServer;
 let web: RunningMcpHttpServer;
@@ -62,12 +62,7 @@ describe('a stop in the middle of a tool call', () => {
     it(`TOOL-4: after ${how}, the turn is interrupted and no call shows as running`, async () => {
       const first = await start();
       const client = await createClient(first.url, 'JSONRPC');
-      const stream = client.sendMessageStream({
-        tenant: '',
-        message: userMessage('hang on'),
-        configuration: undefined,
-        metadata: {},
-      });
+      const stream = sendStream(client, 'hang on');
       const taskId = ((await stream.next()).value as any).payload.value.id as string;
       // The running call is stored before it is streamed: once seen, a kill cannot lose it.
       for (let next = await stream.next(); ; next = await stream.next()) {

@@ -21,8 +21,8 @@ import {
   startTestHarness,
   textOf,
   TRANSPORTS,
-  userMessage,
   type TestHarness,
+  sendStream,
 } from './support.js';
 import { poll } from '../support/wait.js';
 
@@ -105,14 +105,7 @@ describe('tools in the model loop', () => {
   for (const transport of TRANSPORTS) {
     it(`TOOL-1 (${transport}): a turn reads a file through the filesystem server and answers with it; the call is streamed and kept`, async () => {
       const client = await h.client(transport);
-      const events = await collect(
-        client.sendMessageStream({
-          tenant: '',
-          message: userMessage('read notes please'),
-          configuration: undefined,
-          metadata: {},
-        }),
-      );
+      const events = await collect(sendStream(client, 'read notes please'));
       const final = events.at(-1)!.payload!.value as any;
       assert.equal(final.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.match(textOf(final.status.message), /4711/, 'the final reply is text quoting the file');
@@ -228,14 +221,7 @@ describe('tools in the model loop', () => {
 
   it('TOOL-2: output over the bound is cut for the model and the report, with a note; the whole of it is an artifact the report points to', async () => {
     const client = await h.client('GRPC');
-    const events = await collect(
-      client.sendMessageStream({
-        tenant: '',
-        message: userMessage('please huge'),
-        configuration: undefined,
-        metadata: {},
-      }),
-    );
+    const events = await collect(sendStream(client, 'please huge'));
     const taskId = (events[0]!.payload!.value as any).id as string;
     const stored = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     const done = callsIn(stored.history).at(-1)!;
@@ -269,12 +255,7 @@ describe('tools in the model loop', () => {
   it('TOOL-4: CancelTask aborts the running tool call (MCP cancellation); no call is left running', async () => {
     const client = await h.client('JSONRPC');
     const cancelledBefore = (await web.hangCancelled(0), 0);
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage('please hang'),
-      configuration: undefined,
-      metadata: {},
-    });
+    const stream = sendStream(client, 'please hang');
     const first = await stream.next();
     const taskId = (first.value as any).payload.value.id;
     await web.hangStarted(1);

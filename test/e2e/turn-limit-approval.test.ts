@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { StreamResponse } from '@a2a-js/sdk';
 import { nextMatching } from '../support/wait.js';
 import { APPROVE_ECHO, pause, reply, toolCalls, turnEnded } from './approval-support.js';
-import { collect, send, startTestHarness, textOf, userMessage, type TestHarness } from './support.js';
+import { collect, send, startTestHarness, textOf, type TestHarness, sendStream } from './support.js';
 
 /**
  * A turn resumed after `/approve` goes on with work admitted before: at the bound on turns in
@@ -36,12 +36,7 @@ describe('maxTurnsInFlight: 1, and a turn waiting for approval', () => {
     const client = await h.client('JSONRPC');
     const paused = await pause(client, 'please echo hello');
     // The one place, taken by a turn the fixture holds.
-    const holding = client.sendMessageStream({
-      tenant: '',
-      message: userMessage('hold me'),
-      configuration: undefined,
-      metadata: {},
-    });
+    const holding = sendStream(client, 'hold me');
     await nextMatching(
       'the held turn streaming',
       holding,

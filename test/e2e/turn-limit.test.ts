@@ -13,9 +13,9 @@ import {
   startTestHarness,
   textOf,
   TRANSPORTS,
-  userMessage,
   type TestHarness,
   type TransportName,
+  sendStream,
 } from './support.js';
 
 /**
@@ -62,12 +62,7 @@ after(async () => {
 async function heldTurn(text: string) {
   holdReplyTo(text);
   const client = await h.client('JSONRPC');
-  const stream = client.sendMessageStream({
-    tenant: '',
-    message: userMessage(text),
-    configuration: undefined,
-    metadata: {},
-  });
+  const stream = sendStream(client, text);
   let taskId = '';
   await nextMatching(`the turn "${text}" streaming`, stream, (event: StreamResponse) => {
     if (event.payload?.$case === 'task') taskId = event.payload.value.id;
@@ -92,12 +87,7 @@ describe(`maxTurnsInFlight: ${LIMIT} turns held`, () => {
         () => assert.fail('a third turn was accepted'),
         (error) => refusals.push(error),
       );
-      const stream = client.sendMessageStream({
-        tenant: '',
-        message: userMessage('a third stream'),
-        configuration: undefined,
-        metadata: {},
-      });
+      const stream = sendStream(client, 'a third stream');
       await stream.next().then(
         () => assert.fail('a third stream was accepted'),
         (error) => refusals.push(error),

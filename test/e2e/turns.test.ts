@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
-import { collect, send, startTestHarness, textOf, userMessage, type TestHarness } from './support.js';
+import { collect, send, startTestHarness, textOf, type TestHarness, sendStream } from './support.js';
 
 let h: TestHarness;
 
@@ -33,14 +33,7 @@ after(async () => {
 describe('model turns', () => {
   it('streams the reply as artifact updates and ends waiting for input with the whole reply', async () => {
     const client = await h.client('JSONRPC');
-    const events = await collect(
-      client.sendMessageStream({
-        tenant: '',
-        message: userMessage('a slow answer please'),
-        configuration: undefined,
-        metadata: {},
-      }),
-    );
+    const events = await collect(sendStream(client, 'a slow answer please'));
     const kinds = events.map((e) => e.payload?.$case);
     assert.equal(kinds[0], 'task');
     assert.ok(kinds.filter((k) => k === 'artifactUpdate').length >= 10);
@@ -67,12 +60,7 @@ describe('model turns', () => {
   it('CancelTask aborts the running turn and the provider request', async () => {
     const client = await h.client('GRPC');
     const abortedBefore = h.model.aborted;
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage('slow, to be canceled'),
-      configuration: undefined,
-      metadata: {},
-    });
+    const stream = sendStream(client, 'slow, to be canceled');
     const first = await stream.next();
     const taskId = (first.value as any).payload.value.id;
     // Cancel once the model is streaming: the provider request is open.

@@ -30,15 +30,7 @@ import { startHarness, type RunningHarness } from '../../src/harness.js';
 import { createLogger } from '../../src/log.js';
 import { INTERRUPTED_TEXT } from '../../src/runtime/turn-end.js';
 import { startServerProcess, writeFixtureConfig, type ServerProcess } from '../e2e/process.js';
-import {
-  collect,
-  createClient,
-  send,
-  startTestHarness,
-  textOf,
-  userMessage,
-  type TestHarness,
-} from '../e2e/support.js';
+import { collect, createClient, send, startTestHarness, textOf, type TestHarness, sendStream } from '../e2e/support.js';
 import { startModelServer, type Failure, type RunningModelServer } from '../fixtures/model-server.js';
 import {
   artifactText,
@@ -169,12 +161,7 @@ describe('kill -9 during streamed turns and command replies', () => {
     };
 
     const startTurn = async (taskId?: string) => {
-      const stream = client.sendMessageStream({
-        tenant: '',
-        message: userMessage('tell me a long story', { taskId }),
-        configuration: undefined,
-        metadata: {},
-      });
+      const stream = sendStream(client, 'tell me a long story', { taskId });
       const first = await within('the first event of a turn', stream.next());
       const payload = (first.value as StreamResponse | undefined)?.payload;
       assert.equal(payload?.$case, 'task', 'a turn starts with its task');
@@ -507,12 +494,7 @@ describe('a model server that misbehaves', () => {
   /** A streamed turn that must end INPUT_REQUIRED with a message naming the model and `kind`, in time. */
   async function failingTurn(t: TestContext, text: string, kind: RegExp): Promise<string> {
     const started = Date.now();
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage(text),
-      configuration: undefined,
-      metadata: {},
-    });
+    const stream = sendStream(client, text);
     let taskId = '';
     let record: StreamRecord | undefined;
     await within(
@@ -630,12 +612,7 @@ describe('while a model request hangs', () => {
 
   it('other turns and commands are served, the hanging turn says it is running, and CancelTask ends it and its request', async () => {
     const client = await h.client('JSONRPC');
-    const stream = client.sendMessageStream({
-      tenant: '',
-      message: userMessage('please hang'),
-      configuration: undefined,
-      metadata: {},
-    });
+    const stream = sendStream(client, 'please hang');
     const first = await within('the first event of the hanging turn', stream.next());
     assert.equal(first.value?.payload?.$case, 'task');
     const taskId = (first.value.payload.value as Task).id;

@@ -7,6 +7,7 @@ import { A2AError } from '@a2a-js/sdk/errors';
 import { DEFAULT_ANSWER_HISTORY } from '../../src/commands/index.js';
 import { BlockingSendAsStream } from '../../src/runtime/blocking-send.js';
 import { callContext, message, textPart } from '../store/helpers.js';
+import { artifactUpdate, startedTask, statusUpdate } from '../support/agent-events.js';
 
 /**
  * The workaround for the SDK's blocking SendMessage (which deep-copies the task after every
@@ -23,7 +24,8 @@ const card = {
 
 /** An agent that streams three chunks into an artifact, then waits for input; `hello` gets a bare message. */
 const executor: AgentExecutor = {
-  async execute({ taskId, contextId, userMessage, task }, bus) {
+  async execute(context, bus) {
+    const { taskId, contextId, userMessage } = context;
     const text = userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
     if (text === 'hello') {
       bus.publish(AgentEvent.message(message('', contextId, Role.ROLE_AGENT, 'hi')));
@@ -31,38 +33,15 @@ const executor: AgentExecutor = {
       return;
     }
     const now = new Date().toISOString();
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
-        history: task ? [] : [userMessage],
-        artifacts: [],
-        metadata: {},
-      }),
-    );
+    bus.publish(startedTask(context, { timestamp: now }));
     const artifactId = randomUUID();
     ['one ', 'two ', 'three'].forEach((chunk, i) =>
       bus.publish(
-        AgentEvent.artifactUpdate({
-          taskId,
-          contextId,
-          artifact: { artifactId, name: 'r', description: '', parts: [textPart(chunk)], metadata: {}, extensions: [] },
-          append: i > 0,
-          lastChunk: i === 2,
-          metadata: {},
-        }),
+        artifactUpdate(taskId, contextId, [textPart(chunk)], { artifactId, append: i > 0, lastChunk: i === 2 }),
       ),
     );
     const reply = message(taskId, contextId, Role.ROLE_AGENT, `reply to ${text}`);
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
-        metadata: {},
-      }),
-    );
+    bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply, now));
     bus.finished();
   },
   async cancelTask() {},

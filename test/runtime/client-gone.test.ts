@@ -11,7 +11,6 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import {
-  AgentEvent,
   DefaultRequestHandler,
   InMemoryTaskStore,
   ServerCallContext,
@@ -34,6 +33,7 @@ import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-s
 import { createHttpApp } from '../../src/server/http-app.js';
 import { collect, createClient, send, TRANSPORTS, type TransportName } from '../e2e/support.js';
 import { message } from '../store/helpers.js';
+import { startedTask, statusUpdate } from '../support/agent-events.js';
 import { waitFor } from '../support/wait.js';
 
 /** The engine's buses, whose buses say when a listener leaves. */
@@ -94,27 +94,11 @@ class ObservedBusManager extends TaskBuses {
 
 /** Replies to every message at once and waits for input, as a finished turn does. */
 const executor: AgentExecutor = {
-  async execute({ taskId, contextId, userMessage, task }, bus) {
-    const now = new Date().toISOString();
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
-        history: task ? [] : [userMessage],
-        artifacts: [],
-        metadata: {},
-      }),
-    );
+  async execute(context, bus) {
+    const { taskId, contextId } = context;
+    bus.publish(startedTask(context));
     const reply = message(taskId, contextId, Role.ROLE_AGENT, 'done');
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: now },
-        metadata: {},
-      }),
-    );
+    bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply));
   },
   async cancelTask() {},
 };

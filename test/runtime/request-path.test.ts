@@ -7,9 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
-import { AgentEvent, type A2ARequestHandler, type AgentExecutor } from '@a2a-js/sdk/server';
+import { type A2ARequestHandler, type AgentExecutor } from '@a2a-js/sdk/server';
 import { CommandRegistry } from '../../src/commands/index.js';
 import { MessageClaims } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
@@ -25,6 +24,7 @@ import { TaskEngine } from '../../src/runtime/engine.js';
 import { LocalCoordination } from '../../src/runtime/local-coordination.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { callContext, message, tempStore, textPart, type TempStore } from '../store/helpers.js';
+import { artifactUpdate, startedTask, statusUpdate } from '../support/agent-events.js';
 
 const ORDER = [
   'errorMapping',
@@ -40,46 +40,17 @@ const ORDER = [
 
 /** An agent that streams a reply into an artifact, then waits for input. */
 const executor: AgentExecutor = {
-  async execute({ taskId, contextId, userMessage, task }, bus) {
-    const now = new Date().toISOString();
+  async execute(context, bus) {
+    const { taskId, contextId } = context;
+    bus.publish(startedTask(context));
+    bus.publish(artifactUpdate(taskId, contextId, [textPart('words')]));
     bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now },
-        history: task ? [] : [userMessage],
-        artifacts: [],
-        metadata: {},
-      }),
-    );
-    bus.publish(
-      AgentEvent.artifactUpdate({
+      statusUpdate(
         taskId,
         contextId,
-        artifact: {
-          artifactId: randomUUID(),
-          name: 'r',
-          description: '',
-          parts: [textPart('words')],
-          metadata: {},
-          extensions: [],
-        },
-        append: false,
-        lastChunk: true,
-        metadata: {},
-      }),
-    );
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: {
-          state: TaskState.TASK_STATE_INPUT_REQUIRED,
-          message: message(taskId, contextId, Role.ROLE_AGENT, 'done'),
-          timestamp: now,
-        },
-        metadata: {},
-      }),
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        message(taskId, contextId, Role.ROLE_AGENT, 'done'),
+      ),
     );
     bus.finished();
   },

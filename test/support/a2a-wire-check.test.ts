@@ -5,11 +5,13 @@ import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { Server as GrpcServer, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { AGENT_CARD_PATH, TaskState, type AgentCard } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
+import { DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { collect, createClient, TRANSPORTS, userMessage } from '../e2e/support.js';
 import { forgetViolations, seenViolations } from './a2a-violations.js';
+import { artifactUpdate, startedTask, statusUpdate } from './agent-events.js';
+import { textPart } from '../../src/wire.js';
 
 /**
  * The checks hooked into the end-to-end tests' clients, against an agent on the bare SDK that
@@ -19,41 +21,14 @@ import { forgetViolations, seenViolations } from './a2a-violations.js';
  */
 
 const executor: AgentExecutor = {
-  async execute({ taskId, contextId, userMessage: message }, bus) {
+  async execute(context, bus) {
+    const { taskId, contextId, userMessage: message } = context;
     const text = message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
     const now = new Date().toISOString();
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now },
-        history: [message],
-        artifacts: [],
-        metadata: {},
-      }),
-    );
-    const parts =
-      text === 'bad'
-        ? []
-        : [{ content: { $case: 'text' as const, value: 'fine' }, mediaType: 'text/plain', filename: '', metadata: {} }];
-    bus.publish(
-      AgentEvent.artifactUpdate({
-        taskId,
-        contextId,
-        artifact: { artifactId: 'a-1', name: 'reply', description: '', parts, metadata: {}, extensions: [] },
-        append: false,
-        lastChunk: true,
-        metadata: {},
-      }),
-    );
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now },
-        metadata: {},
-      }),
-    );
+    bus.publish(startedTask(context, { state: TaskState.TASK_STATE_WORKING, history: 'always', timestamp: now }));
+    const parts = text === 'bad' ? [] : [textPart('fine')];
+    bus.publish(artifactUpdate(taskId, contextId, parts, { artifactId: 'a-1', name: 'reply' }));
+    bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_COMPLETED, undefined, now));
   },
   async cancelTask() {},
 };
