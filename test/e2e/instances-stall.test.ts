@@ -92,12 +92,14 @@ describe('instances on PostgreSQL through a database stall longer than the lease
       try {
         await locker.query('begin');
         await locker.query(stall.lock);
-        // Every instance's heartbeat waits on the lock...
+        // Every instance's heartbeats wait on the lock: its next heartbeat, or the sweep of the
+        // tick the lock caught (a tick sweeps after its heartbeat, and the next heartbeat waits
+        // for that sweep; a table lock holds back its read of the heartbeats too)...
         const names = before.instances.map((id) => `tiny-harness ${id}`);
         await poll('each instance waiting on the lock to write its heartbeat', async () => {
           const waiting = await rows<{ application_name: string }>(
             `select distinct application_name from pg_stat_activity
-             where wait_event_type = 'Lock' and query ilike '%update%instances%'
+             where wait_event_type = 'Lock' and query ilike '%instances%'
                and application_name = any('{${names.join(',')}}'::text[])`,
           );
           return waiting.length === names.length;
