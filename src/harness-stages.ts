@@ -3,8 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
-import type { TaskStore } from '@a2a-js/sdk/server';
-import { CommandRegistry, registerBuiltinCommands, withoutCommandMetadata } from './commands/index.js';
+import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
 import { CommandFolder } from './file-commands/index.js';
 import type { HarnessOptions } from './harness.js';
@@ -20,7 +19,7 @@ import { HarnessExecutor } from './runtime/executor.js';
 import { LocalCoordination } from './runtime/local-coordination.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
 import { TurnRecovery } from './runtime/recovery.js';
-import { withSubtaskLinks } from './runtime/subtask-metadata.js';
+import { TaskView } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
@@ -67,7 +66,7 @@ export async function openStorage(options: HarnessOptions, log: Logger): Promise
   });
   try {
     const coordination = store.events
-      ? await openSharedCoordination(options.databaseUrl!, store.events, instanceId, config.instanceLeaseMs, log)
+      ? await openSharedCoordination(options.databaseUrl!, store, instanceId, config.instanceLeaseMs, log)
       : new LocalCoordination(instanceId);
     return { instanceId, store, coordination };
   } catch (error) {
@@ -117,13 +116,14 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
   };
 }
 
-/** The writer of tasks, the executor of turns, and the view every part reads tasks through. */
+/** The writer of tasks and runner of turns, and the view every part reads tasks through. */
 export interface Engine {
   engine: TaskEngine;
-  executor: HarnessExecutor;
-  /** Sub-task links shown in the metadata, the command reply keys kept out of it (CMD-6). */
-  taskStore: TaskStore;
+  /** Tasks as clients see them: sub-task links shown in the metadata. */
+  view: TaskView;
   recovery: TurnRecovery;
+  /** The most turns in flight here, every turn counted. */
+  turnLimit: TurnLimit;
 }
 
 export function startEngine(
@@ -133,17 +133,23 @@ export function startEngine(
   log: Logger,
 ): Engine {
   const { config } = options;
+  const turnLimit = new TurnLimit(config.maxTurnsInFlight);
   const engine = new TaskEngine({
     coordination,
     store: store.tasks,
+    feeds: store.feeds,
     subtasks: store.subtasks,
+    links: store.state,
+    limit: turnLimit,
     onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+    onFenced: (task, epoch) =>
+      log.warn(
+        'a turn was fenced: another instance took its task over while this one stalled past its lease; the turn stopped and wrote nothing more',
+        { task, epoch },
+      ),
   });
-  // A save of a task whose turn runs here is that turn's write, fenced by its lease (shared store).
-  store.tasks.fenceTurns((taskId) => engine.turnOf(taskId)?.epoch);
-  const taskStore = withoutCommandMetadata(withSubtaskLinks(store.tasks, store.state));
+  const view = new TaskView(store.tasks, store.state);
   const executor = new HarnessExecutor({
-    engine,
     models: taskModels,
     gateway: new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs),
     tools,
@@ -154,13 +160,14 @@ export function startEngine(
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
     endState:
       config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
-    earlier: (task, callContext) => earlierInContext(taskStore, task, callContext),
+    earlier: (task, callContext) => earlierInContext(view, task, callContext),
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
+  engine.runTurnsWith(executor);
   return {
     engine,
-    executor,
-    taskStore,
+    view,
+    turnLimit,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -184,7 +191,7 @@ export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools }: Models,
-  { engine, executor, taskStore, recovery }: Engine,
+  { engine, view, recovery, turnLimit }: Engine,
   log: Logger,
 ): Promise<Commands> {
   const { config } = options;
@@ -206,29 +213,16 @@ export async function startCommands(
     onReusedId: (messageId) =>
       log.debug('a messageId came again with other content: handled as a new message', { messageId }),
   });
-  const turnLimit = new TurnLimit(config.maxTurnsInFlight);
   // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
   // reach it checked against the edge schema by each transport (server/edge-schema.ts).
-  const requestPath = buildRequestPath({
-    engine,
-    executor,
-    taskStore,
-    limit: turnLimit,
-    claims,
-    links: store.state,
-    registry,
-    card: cardNow,
-    log,
-  });
+  const requestPath = buildRequestPath({ engine, view, feeds: store.feeds, claims, registry, card: cardNow, log });
   const subtasks = new Subtasks({
     engine,
-    taskStore,
+    view,
     state: store.state,
     models: taskModels,
     offer: catalog,
-    turns: requestPath.harnessTurns,
     limit: turnLimit,
-    onStreamError: (error, task) => log.warn('a sub-task turn stream failed', { task, error: describeError(error) }),
   });
   engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
   coordination.onOrphanedTurns(async (taskIds) => {
@@ -241,13 +235,11 @@ export async function startCommands(
   let commandFolder: CommandFolder | undefined;
   registerBuiltinCommands(registry, {
     models: taskModels,
-    reporter: new TaskReports(taskModels, store.state, engine, taskStore),
+    reporter: new TaskReports(taskModels, store.state, engine, view),
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
-    tools: tools.configured
-      ? { directory: tools, approvals: toolApprovalControl(requestPath.resumedTurns) }
-      : undefined,
+    tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);
   // After the built-ins and the embedder's commands, which no file may replace.

@@ -1,23 +1,13 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import {
-  DefaultRequestHandler,
-  type A2ARequestHandler,
-  type AgentExecutor,
-  type ServerCallContext,
-  type TaskStore,
-} from '@a2a-js/sdk/server';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { CommandsRequestHandler, withCommandsExtension, type CommandRegistry } from './commands/index.js';
 import type { DelegatingRequestHandler, MessageClaims } from './a2a/index.js';
 import { describeError, type Logger } from './log.js';
-import { BlockingSendAsStream } from './runtime/blocking-send.js';
 import type { TaskEngine } from './runtime/engine.js';
 import { MessageIdempotency } from './runtime/message-idempotency.js';
-import { SingleTurnGuard } from './runtime/single-turn-guard.js';
-import { Subscriptions } from './runtime/subscriptions.js';
-import { TaskCancellation } from './runtime/task-cancellation.js';
-import type { TaskStateStore } from './runtime/task-state.js';
-import { TrackedTurns } from './runtime/tracked-turns.js';
-import type { TurnLimit } from './runtime/turn-limit.js';
+import { HarnessRequestHandler } from './runtime/request-handler.js';
+import type { TaskView } from './runtime/subtask-metadata.js';
+import type { LogSubscription } from './store/index.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { TransportCardCache } from './server/transport-card.js';
 
@@ -29,22 +19,18 @@ export interface Interceptor {
 
 export interface RequestPathOptions {
   engine: TaskEngine;
-  executor: AgentExecutor;
-  /** The task store every step reads and writes tasks through (the harness's view). */
-  taskStore: TaskStore;
+  /** Tasks as clients see them (sub-task links shown). */
+  view: TaskView;
+  /** The readers of task logs here (`Store.feeds`). */
+  feeds: { follow(taskId: string): Promise<LogSubscription> };
   /** The record of handled message ids, for commands and turns alike (CMD-34). */
   claims: MessageClaims;
-  links: Pick<TaskStateStore, 'getLinks'>;
-  /** The most turns in flight here; every turn, the harness's own included, takes a place. None: no bound. */
-  limit?: TurnLimit;
   registry: CommandRegistry;
   /** The card as it stands now, before the commands extension's entry is added. */
   card: () => AgentCard;
   log: Logger;
 }
 
-/** Where the harness's own turns enter the path: below the message claims (the ids are the harness's own). */
-export const HARNESS_TURNS_ENTRY = 'singleTurn';
 /** Where the card's route reads the card: below the transports' cache, so that it is built per request (CMD-16). */
 export const CARD_ROUTE_ENTRY = 'commands';
 
@@ -53,22 +39,17 @@ export const CARD_ROUTE_ENTRY = 'commands';
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `transportCard`: the transports' per-call card checks get the first card built;
  * - `commands`: a command message is answered by the commands extension and goes no further;
- * - `blockingAsStream`: a blocking send runs as a stream from here down (cheaper, and a shutdown can wait for it);
  * - `idempotency`: a message id is handled once per user (CMD-34);
- * - `subscriptions`: `SubscribeToTask` from the engine's buses, across instances (CMD-8);
- * - `singleTurn`: one turn per task, across instances, refused clearly otherwise; the harness's
- *   own turns (sub-tasks, a turn resumed after approval) enter here;
- * - `cancellation`: `CancelTask` is the engine's (`engine.cancel`), cascading to sub-tasks (CMD-31);
- * - `trackedTurns`: a turn's stream is work under way until stored, for `drain`;
- * then the SDK's `DefaultRequestHandler`, on the engine's buses, running the executor.
- * A call passes only the steps that do something for its method (`compose`).
+ * then the harness's request handler, whose every method is a call of the engine. A call
+ * passes only the steps that do something for its method (`compose`).
  */
 export function requestPathSteps(options: RequestPathOptions): {
   interceptors: Interceptor[];
-  sdk: A2ARequestHandler;
+  handler: A2ARequestHandler;
 } {
-  const { engine, taskStore, claims, registry, log } = options;
+  const { engine, view, feeds, claims, registry, log } = options;
   const warn = (what: string) => (error: unknown) => log.warn(what, { error: describeError(error) });
+  const tasks = { read: view.read.bind(view), feeds, isBusy: (id: string) => engine.isBusy(id) };
   const interceptors: Interceptor[] = [
     {
       name: 'errorMapping',
@@ -92,99 +73,30 @@ export function requestPathSteps(options: RequestPathOptions): {
         }),
     },
     {
-      name: 'blockingAsStream',
-      around: (below) => new BlockingSendAsStream(below, warn('a turn stream failed after its answer was sent')),
-    },
-    {
       name: 'idempotency',
       around: (below) =>
         new MessageIdempotency(below, {
           claims,
-          taskStore,
-          engine,
+          tasks,
           onClaimError: (error, task) =>
             log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
         }),
     },
-    { name: 'subscriptions', around: (below) => new Subscriptions(below, { taskStore, engine }) },
-    {
-      name: 'singleTurn',
-      around: (below) => new SingleTurnGuard(below, engine, visibleIn(taskStore), options.limit),
-    },
-    {
-      name: 'cancellation',
-      around: (below) =>
-        new TaskCancellation(below, engine, options.links, (error, child) =>
-          log.warn('could not cancel a sub-task of a canceled task', { task: child, error: describeError(error) }),
-        ),
-    },
-    {
-      name: 'trackedTurns',
-      around: (below) =>
-        new TrackedTurns(
-          below,
-          engine,
-          (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
-          (task, epoch) =>
-            log.warn(
-              'a turn was fenced: another instance took its task over while this one stalled past its lease; the turn stopped and wrote nothing more',
-              { task, epoch },
-            ),
-        ),
-    },
   ];
-  // The SDK handler's own copy of the card only serves its capability checks.
-  const sdk = new DefaultRequestHandler(
-    withCommandsExtension(options.card(), registry),
-    taskStore,
-    options.executor,
-    engine.buses,
-  );
-  return { interceptors, sdk };
+  const handler = new HarnessRequestHandler(engine, view, feeds, () => withCommandsExtension(options.card(), registry));
+  return { interceptors, handler };
 }
 
 export interface RequestPath extends ComposedPath {
   /** The card as its route serves it: built on every call (CMD-16). */
   card: () => Promise<AgentCard>;
-  /** Where the harness starts turns of its own, as streams: at {@link HARNESS_TURNS_ENTRY}. */
-  harnessTurns: Pick<A2ARequestHandler, 'sendMessageStream'>;
-  /**
-   * As `harnessTurns`, for a turn resumed after `/approve` or `/deny`: counted under the turn
-   * limit, never refused by it (its answers are stored already; `TurnLimit.takePastLimit`).
-   */
-  resumedTurns: Pick<A2ARequestHandler, 'sendMessageStream'>;
 }
 
 /** The request path the harness serves; the transports are given `handler`. */
 export function buildRequestPath(options: RequestPathOptions): RequestPath {
-  const { interceptors, sdk } = requestPathSteps(options);
-  const path = compose(interceptors, sdk);
-  const { limit, engine, taskStore } = options;
-  const pastLimit = limit && { take: () => limit.takePastLimit() };
-  return {
-    ...path,
-    card: path.from(CARD_ROUTE_ENTRY).getAgentCard,
-    harnessTurns: path.from(HARNESS_TURNS_ENTRY),
-    // The same step as `singleTurn`, at the same place, but past the limit.
-    resumedTurns: new SingleTurnGuard(
-      path.from(stepAfter(path.order, HARNESS_TURNS_ENTRY)),
-      engine,
-      visibleIn(taskStore),
-      pastLimit,
-    ),
-  };
-}
-
-/** Whether the caller may see the task (a message to another user's task is refused as not found first). */
-function visibleIn(taskStore: TaskStore) {
-  return async (id: string, context: ServerCallContext) => (await taskStore.load(id, context)) !== undefined;
-}
-
-/** The name of the step right below `name`. */
-function stepAfter(order: readonly string[], name: string): string {
-  const next = order[order.indexOf(name) + 1];
-  if (next === undefined) throw new Error(`The request path has no step below ${name}.`);
-  return next;
+  const { interceptors, handler } = requestPathSteps(options);
+  const path = compose(interceptors, handler);
+  return { ...path, card: path.from(CARD_ROUTE_ENTRY).getAgentCard };
 }
 
 type Method = keyof A2ARequestHandler;
@@ -221,8 +133,8 @@ export interface ComposedPath {
  * below it, a handler whose every method goes straight to the next interceptor that does
  * something for that method ({@link DelegatingRequestHandler.intercepts}): a call passes each
  * step once at most, and never through one that would only hand it on. So a task read made
- * on the way (the answer to a blocking send, a command's task) reaches the SDK's handler
- * without going down the path again.
+ * on the way (the answer to a blocking send, a command's task) reaches the handler without
+ * going down the path again.
  */
 export function compose(interceptors: readonly Interceptor[], terminal: A2ARequestHandler): ComposedPath {
   const entries = new Map<string, A2ARequestHandler>();

@@ -1,12 +1,14 @@
-import { ExecutionEventQueue, type ServerCallContext } from '@a2a-js/sdk/server';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import { HarnessError } from '../errors.js';
+import { hasErrorCode, HarnessError } from '../errors.js';
+import type { LogSubscription } from '../store/index.js';
 import { isTerminal } from '../wire.js';
 import type { Coordination, TurnEnding } from './coordination.js';
-import type { EngineTaskStore } from './engine.js';
+import type { EngineStore } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
-import type { TaskBuses } from './task-buses.js';
+import type { TaskStateStore } from './task-state.js';
 import type { DecideStatus } from './task-writes.js';
+import { isFinalStatus } from './turn-stream.js';
 import { waitingCalls } from './tool-approvals.js';
 import { closingParts } from './tool-calls.js';
 import { TurnCanceled, TurnStopped } from './turns.js';
@@ -14,13 +16,14 @@ import { TurnCanceled, TurnStopped } from './turns.js';
 /** How often a cancel request for a turn on another instance is repeated until the turn ends. */
 const CANCEL_AGAIN_MS = 2000;
 
-/** What cancel and stop need of the engine: its turns here, its writes, its buses. */
+/** What cancel and stop need of the engine: its turns here, its writes, the task logs. */
 export interface CancelTarget {
   readonly coordination: Coordination;
-  readonly buses: TaskBuses;
-  readonly store: Pick<EngineTaskStore, 'load'>;
+  readonly feeds: { follow(taskId: string): Promise<LogSubscription> };
+  readonly store: Pick<EngineStore, 'load'>;
+  /** Whose sub-tasks a cancel reaches too (CMD-31). */
+  readonly links?: Pick<TaskStateStore, 'getLinks'>;
   runsHere(taskId: string): boolean;
-  isBusy(taskId: string): Promise<boolean>;
   abortTurn(taskId: string, reason: TurnCanceled | TurnStopped): void;
   /** Resolves once the turn reserved or running here on the task has ended (or was given back). */
   turnDone(taskId: string): Promise<unknown>;
@@ -31,12 +34,32 @@ export interface CancelTarget {
 /**
  * `CancelTask` and `/stop` (CMD-31, CMD-32), wherever the task's turn runs. The turn is aborted
  * by the instance running it (`abortTurn` there, asked through `Coordination.requestCancel`);
- * a canceled turn's CANCELED status is stored by that instance's engine when the turn ends
- * (`TaskEngine.end`); an idle task's by this one, under the task's write lock. Either way it is
- * one status update, delivered to every stream open on the task, here and elsewhere.
+ * a canceled turn ends CANCELED, stored by that instance's engine as every turn's end is; an
+ * idle task's CANCELED is stored by this one, under the task's write lock. Either way it is one
+ * status update in the task's log, which every stream open on the task reads.
  */
 export class CancelAndStop {
   constructor(private readonly engine: CancelTarget) {}
+
+  /**
+   * Cancels the task, then each of its sub-tasks the same way (CMD-31). The parent is canceled
+   * first: one child that cannot be canceled must not keep the others running, so each
+   * failure is reported and the cascade goes on.
+   */
+  async cancelWithSubtasks(taskId: string, context: ServerCallContext): Promise<void> {
+    if (!taskId?.trim()) throw new HarnessError('params_invalid', 'Task ID is required');
+    await this.cancel(taskId, context);
+    const { children } = (await this.engine.links?.getLinks(taskId)) ?? { children: [] };
+    for (const childId of children) {
+      try {
+        await this.cancelWithSubtasks(childId, context);
+      } catch (error) {
+        // A child that ended (or went) on its own meanwhile is the expected race, not a failure.
+        if (!hasErrorCode(error, 'task_not_cancelable') && !hasErrorCode(error, 'task_not_found'))
+          this.engine.onError(error, 'canceling a sub-task of a canceled task', childId);
+      }
+    }
+  }
 
   /**
    * Cancels the task for the caller, who must see it: not found otherwise, not cancelable once
@@ -55,13 +78,13 @@ export class CancelAndStop {
         engine.abortTurn(taskId, new TurnCanceled());
         await done;
       } else if (await engine.coordination.turnHeld(taskId)) {
-        await this.cancelElsewhere(taskId, context);
+        await this.cancelElsewhere(taskId);
       }
       let turnBegan = false;
       await engine.settle(taskId, context, async (stored) => {
         if (endedAlready(stored, true)) return undefined;
         // A turn began after the one canceled ended: it is canceled in its turn.
-        if ((turnBegan = await engine.isBusy(taskId))) return undefined;
+        if ((turnBegan = engine.runsHere(taskId) || (await engine.coordination.turnHeld(taskId)))) return undefined;
         return canceledIdle(stored);
       });
       if (!turnBegan) return;
@@ -84,15 +107,13 @@ export class CancelAndStop {
 
   /**
    * Cancels a turn running on another instance: asks it, then waits for the turn's final
-   * status to arrive here. Resolves at once when no turn runs elsewhere any more.
+   * status in the task's log. Resolves at once when no turn runs elsewhere any more.
    */
-  private async cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void> {
-    const { coordination, buses } = this.engine;
-    const unwatch = await buses.watch(taskId);
-    const bus = buses.createOrGetByTaskId(taskId, context);
-    const queue = new ExecutionEventQueue(bus);
+  private async cancelElsewhere(taskId: string): Promise<void> {
+    const { coordination, feeds } = this.engine;
+    const subscription = await feeds.follow(taskId);
     try {
-      // Asked after listening starts, and only while the turn still runs, so its end is not missed.
+      // Asked after following begins, and only while the turn still runs, so its end is not missed.
       if (!(await coordination.turnHeld(taskId))) return;
       await coordination.requestCancel(taskId);
       // A request is a wake-up, not a record: an instance that did not hear it (its LISTEN
@@ -103,14 +124,15 @@ export class CancelAndStop {
           .catch((error: unknown) => this.engine.onError(error, 'asking for a cancel again', taskId));
       }, CANCEL_AGAIN_MS);
       try {
-        for await (const _event of queue.events());
+        for (;;) {
+          const entry = await subscription.next();
+          if (!entry || isFinalStatus(entry.event)) return;
+        }
       } finally {
         clearInterval(again);
       }
     } finally {
-      queue.stop();
-      unwatch();
-      buses.releaseIfUnused(taskId, context, (id) => this.engine.runsHere(id));
+      subscription.close();
     }
   }
 }

@@ -1,36 +1,46 @@
+import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { hasErrorCode } from '../errors.js';
+import { HarnessError, isHarnessError } from '../errors.js';
+import type { Appended, LogSubscription, TaskEdit, TaskSnapshot } from '../store/index.js';
+import { isTerminal } from '../wire.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { Coordination } from './coordination.js';
-import { TaskBuses } from './task-buses.js';
-import type { SubtaskRecords } from './task-state.js';
+import type { HarnessExecutor, TurnRequest } from './executor.js';
+import type { SubtaskRecords, TaskStateStore } from './task-state.js';
 import { TaskWrites, type DecideStatus } from './task-writes.js';
-import { TurnCanceled, TurnInterrupted, TurnStopped, type Turn, type TurnAbortReason } from './turns.js';
+import type { TurnLimit } from './turn-limit.js';
+import { turnStream } from './turn-stream.js';
+import { TurnWriter } from './turn-writer.js';
+import {
+  TurnCanceled,
+  TurnFenced,
+  TurnInterrupted,
+  TurnStopped,
+  TurnUnwritten,
+  type Turn,
+  type TurnAbortReason,
+} from './turns.js';
 import { untilDone } from './until-done.js';
 import { WorkUnderWay } from './work-under-way.js';
 
-/** What the engine writes tasks through: the harness's task store, as the SDK's handler sees it. */
-export interface EngineTaskStore {
-  save(task: Task, context: ServerCallContext): Promise<void>;
-  /** The task as stored, if the caller's scope holds it. */
+/** What the engine reads and writes tasks through: the store, every write an append to the task's log. */
+export interface EngineStore {
+  read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined>;
   load(taskId: string, context: ServerCallContext): Promise<Task | undefined>;
-  /**
-   * Read, decide and write as one step, under the task's write lock (see `SqlTaskStore.modify`).
-   * A message of the history stored already (its id and content) is kept as stored, not added again: the
-   * engine appends without looking, since a scan of the history on every post cost a command on a
-   * 10,000-message task about 1 ms (a profile of bench/long-conversations.ts).
-   */
+  create(task: Task, context: ServerCallContext): Promise<Appended>;
+  append(
+    taskId: string,
+    context: ServerCallContext,
+    events: readonly AgentExecutionEvent[],
+    fence?: number,
+  ): Promise<Appended>;
   modify(
     taskId: string,
     context: ServerCallContext,
-    change: (task: Task) => Promise<Task | undefined> | Task | undefined,
-    /** The events that say what the write changed, handed to other instances with it (shared store). */
-    handOn?: () => readonly AgentExecutionEvent[],
-  ): Promise<Task | undefined>;
-  /** Resolves once every write of the task under way, on any instance, has committed. */
-  awaitWritesUnderWay(taskId: string): Promise<void>;
+    decide: (task: Task) => Promise<TaskEdit | undefined> | TaskEdit | undefined,
+  ): Promise<Appended | undefined>;
 }
 
 /** How a turn ended, for whoever waits on turns (sub-task notes). */
@@ -45,65 +55,75 @@ export interface TurnEnd {
 
 export interface TaskEngineOptions {
   coordination: Coordination;
-  store: EngineTaskStore;
+  store: EngineStore;
+  /** The readers of task logs here (`Store.feeds`). */
+  feeds: { follow(taskId: string): Promise<LogSubscription> };
   /** Where a sub-task is stored with its link and model, in one transaction (none: no sub-tasks). */
   subtasks?: SubtaskRecords;
-  /** The buses to run on; by default new ones over `coordination` (tests pass observed ones). */
-  buses?: TaskBuses;
-  /** Told about failures nobody waits for: a listener of turn ends, following another instance. */
+  /** Whose sub-tasks a cancel reaches too (CMD-31); none: only the task. */
+  links?: Pick<TaskStateStore, 'getLinks'>;
+  /** The most turns in flight here; none: no bound. */
+  limit?: TurnLimit;
+  /** Told about failures nobody waits for: a listener of turn ends, a turn's end not stored. */
   onError: (error: unknown, what: string, taskId?: string) => void;
+  /** Told once per turn fenced off its task (another instance took it over while this one stalled). */
+  onFenced?: (taskId: string, epoch: number) => void;
+}
+
+/** A turn as its caller sees it, once started: its task and its events. */
+export interface StartedTurn {
+  taskId: string;
+  /**
+   * The turn's events as its task's log holds them, from the turn's task event to its final
+   * status, with every other event of the task in between (command replies, CMD-8). Ends early
+   * with the turn's error when its final status could not be stored. Read it once.
+   */
+  events: AsyncGenerator<import('@a2a-js/sdk').StreamResponse, void, undefined>;
+  /** Resolves once the turn has ended and its end is stored (or could not be); never rejects. */
+  done: Promise<void>;
+}
+
+/** What starting a turn takes besides its message. */
+export interface TurnOptions {
+  /** A turn resumed after `/approve` or `/deny`: counted under the limit, never refused by it. */
+  pastLimit?: boolean;
 }
 
 /**
- * The one writer of tasks outside a turn's own events. It keeps the rules that hold a task
- * together, on one instance or many sharing a store:
- * - one turn per task: `reserve` takes the task's lease before the SDK loads it (its epoch
- *   fences the turn's writes), `begin` and `end` bracket the turn; its lease is released before
- *   its final status is published, so that a reply stored after that sees the task as it stays;
+ * The one writer of tasks. Every change to a task is an event the engine appends to the task's
+ * log, with the task it produces, in one transaction (`SqlTaskStore`); streams, subscriptions,
+ * blocking answers and other instances read that log. Its rules:
+ * - one turn per task, on any instance: `startTurn` takes the task's lease (its epoch fences
+ *   the turn's writes) and runs the executor, storing each event it publishes (`TurnWriter`);
+ *   the turn's final status is stored, then the lease goes back;
  * - replies and notes (`post`) and status changes from outside a turn (`settle`) are stored under
- *   the task's write lock, then published to every stream open on the task, here and on the
- *   other instances (`task-writes.ts`);
- * - `cancel` and `stop` reach the turn wherever it runs (`cancel-and-stop.ts`); a canceled
- *   turn's CANCELED status is stored here, when the turn ends; `abortTurn` is the one place a
- *   turn is aborted;
+ *   the task's write lock (`task-writes.ts`);
+ * - `cancel` and `stop` reach the turn wherever it runs (`cancel-and-stop.ts`); `abortTurn` is
+ *   the one place a turn is aborted;
  * - sub-tasks are created here (`createSubtask`); turns cut short are ended by recovery
  *   (`recovery.ts`) through `settle`;
- * - `drain` ends every turn here as interrupted and waits for their streams to be stored.
- * The SDK's handler, result manager and event queues still run a turn, on the engine's buses.
+ * - `drain` ends every turn here as interrupted and waits for their ends to be stored.
  */
 export class TaskEngine implements CommandTaskPort {
-  readonly buses: TaskBuses;
-  /** Tasks reserved for a turn, with their lease's epoch and how to stop watching them. */
-  private readonly reserved = new Map<string, Reservation>();
   private readonly running = new Map<string, RunningTurn>();
-  /** Turns ended here whose streams may still be storing their events (`turnOf`, `forget`). */
-  private readonly endedTurns = new Map<string, RunningTurn>();
-  /** Cancel or stop requests for turns reserved here but not begun yet. */
-  private readonly abortBeforeBegin = new Map<string, TurnCanceled | TurnStopped>();
-  /** Turn streams and posts under way: what `drain` waits for. */
+  /** Turn ends and posts under way: what `drain` waits for. */
   private readonly underWay = new WorkUnderWay();
   private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
   private readonly writes: TaskWrites;
   private readonly cancels: CancelAndStop;
+  private executor: Pick<HarnessExecutor, 'run'> | undefined;
   private draining = false;
 
   constructor(private readonly options: TaskEngineOptions) {
-    this.buses =
-      options.buses ??
-      new TaskBuses(
-        options.coordination,
-        (error, taskId) => options.onError(error, 'following a task on other instances', taskId),
-        (taskId) => this.running.has(taskId),
-      );
-    this.writes = new TaskWrites(options.store, this.buses, (taskId) => this.isBusy(taskId));
+    this.writes = new TaskWrites(options.store);
     this.cancels = new CancelAndStop({
       coordination: options.coordination,
-      buses: this.buses,
+      feeds: options.feeds,
       store: options.store,
+      links: options.links,
       runsHere: (taskId) => this.runsHere(taskId),
-      isBusy: (taskId) => this.isBusy(taskId),
       abortTurn: (taskId, reason) => this.abortTurn(taskId, reason),
-      turnDone: (taskId) => (this.running.get(taskId) ?? this.reserved.get(taskId))?.ended ?? Promise.resolve(),
+      turnDone: (taskId) => this.running.get(taskId)?.done ?? Promise.resolve(),
       settle: (taskId, context, decide) => this.settle(taskId, context, decide),
       onError: options.onError,
     });
@@ -114,178 +134,170 @@ export class TaskEngine implements CommandTaskPort {
     return this.options.coordination;
   }
 
+  /** What runs turns; set once, before the first turn (the executor needs the engine's store views). */
+  runTurnsWith(executor: Pick<HarnessExecutor, 'run'>): void {
+    this.executor = executor;
+  }
+
   /** Whether a turn is starting or running on the task, on any instance. */
   isBusy(taskId: string): Promise<boolean> {
-    if (this.reserved.has(taskId) || this.running.has(taskId)) return Promise.resolve(true);
+    if (this.running.has(taskId)) return Promise.resolve(true);
     return this.options.coordination.turnHeld(taskId);
   }
 
   /** Whether the task's turn runs on this instance. */
   runsHere(taskId: string): boolean {
-    return this.running.has(taskId) || this.reserved.has(taskId);
+    return this.running.has(taskId);
   }
 
-  /** Takes the task for one turn; false when a turn holds it already, here or elsewhere. */
-  async reserve(taskId: string): Promise<boolean> {
-    if (this.draining || this.runsHere(taskId)) return false;
-    const reservation: Reservation = { ...endOfTurn(), epoch: 0, unwatch: () => undefined };
-    this.reserved.set(taskId, reservation);
+  /**
+   * Starts a turn on the message's task (a new task when it names none): every turn starts here,
+   * from a request, a sub-task or `/approve`. Refused before anything is stored: at the limit of
+   * turns in flight (`turns_at_limit`), a task the caller may not see (`task_not_found`) or that
+   * has ended (`task_ended`), a turn already running on it (`turn_in_progress`).
+   */
+  async startTurn(message: Message, context: ServerCallContext, options: TurnOptions = {}): Promise<StartedTurn> {
+    const { limit, store, coordination } = this.options;
+    // Taken first, before any read or write: under load, a refusal must cost nothing.
+    const place = options.pastLimit ? limit?.takePastLimit() : limit?.take();
+    let turn: RunningTurn | undefined;
+    let subscription: LogSubscription | undefined;
     try {
-      const epoch = await this.options.coordination.acquireTurn(taskId);
-      if (epoch === undefined) {
-        this.reserved.delete(taskId);
-        reservation.endWith(undefined);
-        return false;
-      }
-      reservation.epoch = epoch;
-      reservation.unwatch = await this.buses.watch(taskId);
-      return true;
+      const stored = message.taskId ? await this.openable(message, context) : undefined;
+      const taskId = stored?.task.id ?? randomUUID();
+      const contextId = stored?.task.contextId ?? (message.contextId || randomUUID());
+      if (this.draining || this.running.has(taskId)) throw turnInProgress(taskId);
+      const epoch = await coordination.acquireTurn(taskId);
+      if (epoch === undefined) throw turnInProgress(taskId);
+      turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
+      this.running.set(taskId, turn);
+      // Before the turn's first write: the turn's stream misses none of its events.
+      subscription = await this.options.feeds.follow(taskId);
+      const request: TurnRequest = {
+        taskId,
+        contextId,
+        userMessage: { ...message, taskId, contextId },
+        task: stored?.task,
+        context,
+      };
+      const running = turn;
+      turn.done = this.track(this.run(running, request, subscription)).finally(() => place?.release());
+      return { taskId, events: turnStream(subscription, running, context), done: turn.done };
     } catch (error) {
-      this.reserved.delete(taskId);
-      reservation.endWith(undefined);
+      subscription?.close();
+      if (turn) {
+        this.running.delete(turn.taskId);
+        await coordination
+          .releaseTurn(turn.taskId)
+          .catch((releaseError: unknown) =>
+            this.options.onError(releaseError, 'giving back a turn that could not start', turn!.taskId),
+          );
+      }
+      place?.release();
       throw error;
     }
   }
 
-  /**
-   * Gives back a reservation whose turn never began (the request was refused first). A reply
-   * posted meanwhile said WORKING, for the turn that was about to start (CMD-9); with no turn
-   * coming, the task is set back to waiting for input, keeping that reply, so that it does not
-   * stay WORKING with nothing running.
-   */
-  async release(taskId: string, context: ServerCallContext): Promise<void> {
-    const reservation = this.reserved.get(taskId);
-    if (!reservation || this.running.has(taskId)) return;
-    this.reserved.delete(taskId);
-    this.abortBeforeBegin.delete(taskId);
-    reservation.unwatch();
+  /** The message's task, which the caller must see and which must take messages (the SDK's rules). */
+  private async openable(message: Message, context: ServerCallContext): Promise<TaskSnapshot> {
+    const snapshot = await this.options.store.read(message.taskId, context);
+    if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${message.taskId}`);
+    const { task } = snapshot;
+    if (isTerminal(task.status?.state))
+      throw new HarnessError('task_ended', `Task ${task.id} is in a terminal state and cannot be modified.`);
+    if (message.contextId && message.contextId !== task.contextId)
+      throw new HarnessError(
+        'params_invalid',
+        `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
+      );
+    return snapshot;
+  }
+
+  /** Runs the turn and stores its end; never rejects. */
+  private async run(turn: RunningTurn, request: TurnRequest, subscription: LogSubscription): Promise<void> {
+    const { store } = this.options;
+    const writer = new TurnWriter(
+      (events) => store.append(turn.taskId, turn.context, events, turn.epoch),
+      (error) => this.writeFailed(turn, error),
+    );
+    let final: TaskStatusUpdateEvent | undefined;
+    let told: TurnEnd | undefined;
     try {
-      await this.options.coordination.releaseTurn(taskId);
-      await this.settle(taskId, context, async (task) => {
-        if (task.status?.state !== TaskState.TASK_STATE_WORKING || (await this.isBusy(taskId))) return undefined;
-        return {
-          taskId,
-          contextId: task.contextId,
-          status: { ...task.status, state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: new Date().toISOString() },
-          metadata: {},
-        };
-      }).catch((error: unknown) => {
-        // A task the caller may not see, or that is gone: nothing of it to set back.
-        if (!hasErrorCode(error, 'task_not_found')) throw error;
-      });
+      if (!this.executor) throw new Error('The engine was given nothing to run turns with.');
+      if (this.draining) this.abortTurn(turn.taskId, new TurnInterrupted());
+      ({ final, told } = await this.executor.run(request, turn, writer));
+      await writer.flushed();
+      if (final && !turn.fenced) await this.storeEnd(turn, writer, final);
+      else subscription.fail(fencedError(turn.taskId));
+    } catch (error) {
+      this.options.onError(error, 'running a turn', turn.taskId);
+      subscription.fail(error);
     } finally {
-      reservation.endWith(undefined);
+      await this.release(turn);
+    }
+    if (told) this.ended(told);
+  }
+
+  /** Stores the turn's final status: after a failed write, tried again until stored (unless stopping). */
+  private async storeEnd(turn: RunningTurn, writer: TurnWriter, final: TaskStatusUpdateEvent): Promise<void> {
+    const { store } = this.options;
+    const event: AgentExecutionEvent = { kind: 'statusUpdate', data: final };
+    if (!writer.failed) {
+      writer.publish(event);
+      await writer.flushed();
+      if (!writer.failed) return;
+    }
+    if (turn.fenced) throw fencedError(turn.taskId);
+    await untilDone(() => store.append(turn.taskId, turn.context, [event], turn.epoch), {
+      stop: () => this.draining,
+      onError: (error) => this.options.onError(error, 'storing the end of a turn (trying again)', turn.taskId),
+    });
+  }
+
+  /** A write of the turn failed: fenced, it stops and writes nothing more; otherwise it ends saying so. */
+  private writeFailed(turn: RunningTurn, error: unknown): void {
+    if (isHarnessError(error) && error.code === 'turn_fenced') {
+      turn.fenced = true;
+      this.abortTurn(turn.taskId, new TurnFenced(), turn);
+      this.options.onFenced?.(turn.taskId, turn.epoch);
+      return;
+    }
+    this.options.onError(error, 'storing an event of a turn', turn.taskId);
+    this.abortTurn(turn.taskId, new TurnUnwritten(), turn);
+  }
+
+  /** Gives the turn's lease back, tried again until done (a lease left held refuses every later turn). */
+  private async release(turn: RunningTurn): Promise<void> {
+    try {
+      await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), {
+        stop: () => this.draining,
+        onError: (error) => this.options.onError(error, 'ending a turn (trying again)', turn.taskId),
+      });
+    } catch (error) {
+      this.options.onError(error, 'ending a turn', turn.taskId);
+    } finally {
+      if (this.running.get(turn.taskId) === turn) this.running.delete(turn.taskId);
     }
   }
 
   /**
    * Changes a task's status from outside a turn (recovery, a sub-task that could not start, a
-   * reservation given back, a cancel): under the task's write lock, `decide` sees the task as
-   * stored and returns the status update to apply, or nothing. The update's message joins the
-   * history, and the update goes to every stream open on the task. Resolves with the update applied.
+   * cancel): under the task's write lock, `decide` sees the task as stored and returns the status
+   * update to apply, or nothing. The update's message joins the history, and the update is
+   * appended to the task's log. Resolves with the update applied.
    */
   settle(taskId: string, context: ServerCallContext, decide: DecideStatus): Promise<TaskStatusUpdateEvent | undefined> {
     return this.track(this.writes.settle(taskId, context, decide));
   }
 
-  /** Starts the turn the executor is about to run: on a reserved task, or a new one. */
-  async begin(taskId: string, context: ServerCallContext | undefined): Promise<Turn> {
-    let reservation = this.reserved.get(taskId);
-    this.reserved.delete(taskId);
-    // A new task: nobody else knows its id yet, so the lease is free.
-    reservation ??= {
-      ...endOfTurn(),
-      epoch: (await this.options.coordination.acquireTurn(taskId)) ?? 0,
-      unwatch: await this.buses.watch(taskId),
-    };
-    const turn: RunningTurn = { taskId, abort: new AbortController(), context, ...reservation };
-    this.running.set(taskId, turn);
-    this.endedTurns.delete(taskId);
-    const asked = this.abortBeforeBegin.get(taskId);
-    this.abortBeforeBegin.delete(taskId);
-    if (this.draining) this.abortTurn(taskId, new TurnInterrupted());
-    else if (asked) this.abortTurn(taskId, asked);
-    return turn;
-  }
-
   /**
    * The one place a turn is aborted: the turn running here on the task (only `which`, when
-   * given), with why. A cancel or stop for a turn reserved here but not begun yet is kept and
-   * applied at `begin`; a cancel asked for already is not made a mere stop.
+   * given), with why. A cancel asked for already is not made a mere stop.
    */
   abortTurn(taskId: string, reason: TurnAbortReason, which?: Turn): void {
     const turn = this.running.get(taskId);
-    if (turn && (!which || which === turn)) turn.abort.abort(reason);
-    else if (
-      !turn &&
-      this.reserved.has(taskId) &&
-      (reason instanceof TurnCanceled || reason instanceof TurnStopped) &&
-      !(this.abortBeforeBegin.get(taskId) instanceof TurnCanceled)
-    )
-      this.abortBeforeBegin.set(taskId, reason);
-  }
-
-  /** The turn of a stream on the task: the one running here, or the last one ended here. */
-  turnOf(taskId: string): EndingTurn | undefined {
-    return this.running.get(taskId) ?? this.endedTurns.get(taskId);
-  }
-
-  /** The turn's stream has ended: nothing more of it to store. */
-  forget(turn: EndingTurn): void {
-    if (this.endedTurns.get(turn.taskId) === turn) this.endedTurns.delete(turn.taskId);
-  }
-
-  /**
-   * Ends the turn: the lease goes first, then `final`, the final status, is published. A reply
-   * stored between the two sees the turn's last WORKING state, which the final status replaces.
-   * A canceled turn's CANCELED status is stored and published here, under the task's write lock,
-   * as every cancel's is; any other the caller publishes. Resolves with whether it was published here.
-   */
-  async end(turn: Turn, final?: TaskStatusUpdateEvent): Promise<boolean> {
-    const running = this.running.get(turn.taskId);
-    if (running !== turn) return false;
-    this.running.delete(turn.taskId);
-    this.endedTurns.set(turn.taskId, running);
-    // Never throws: the final status must still go out.
-    const retry = {
-      stop: () => this.draining,
-      onError: (error: unknown) => this.options.onError(error, 'ending a turn (trying again)', turn.taskId),
-    };
-    let published = false;
-    try {
-      // Tried again until released: a lease left held would refuse every later turn of the task.
-      await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), retry);
-      // A reply stored on another instance while the lease still held said WORKING: it reaches
-      // the turn's streams before the final status does (CMD-8, CMD-9). Each such reply chose
-      // its state under the task's row lock, so once the writes under way have committed,
-      // reading the task's events catches every one of them.
-      await untilDone(() => this.options.store.awaitWritesUnderWay(turn.taskId), retry);
-      await this.options.coordination.caughtUp(turn.taskId);
-      if (final?.status?.state === TaskState.TASK_STATE_CANCELED && turn.abort.signal.reason instanceof TurnCanceled)
-        published = await this.storeCanceled(turn, final);
-    } catch (error) {
-      this.options.onError(error, 'ending a turn', turn.taskId);
-    } finally {
-      running.unwatch();
-      running.endWith(final);
-    }
-    return published;
-  }
-
-  /** Stores a canceled turn's final status; false when it could not (the turn then publishes it). */
-  private async storeCanceled(turn: Turn, final: TaskStatusUpdateEvent): Promise<boolean> {
-    if (!turn.context) return false;
-    try {
-      const stored = await this.settle(turn.taskId, turn.context, (task) =>
-        task.status?.state === TaskState.TASK_STATE_SUBMITTED || task.status?.state === TaskState.TASK_STATE_WORKING
-          ? final
-          : undefined,
-      );
-      return stored !== undefined;
-    } catch (error) {
-      this.options.onError(error, 'storing a canceled turn', turn.taskId);
-      return false;
-    }
+    if (!turn || (which && which !== turn) || turn.abort.signal.aborted) return;
+    turn.abort.abort(reason);
   }
 
   /** Tells the listeners of turn ends (sub-task notes); never throws. */
@@ -301,8 +313,8 @@ export class TaskEngine implements CommandTaskPort {
     this.endListeners.push(listener);
   }
 
-  create(task: Task, context: ServerCallContext): Promise<void> {
-    return this.track(this.options.store.save(task, context));
+  async create(task: Task, context: ServerCallContext): Promise<void> {
+    await this.track(this.options.store.create(task, context));
   }
 
   /** Stores a new sub-task of `parentId`, with its link and its model, in one transaction; its turn starts after. */
@@ -321,11 +333,11 @@ export class TaskEngine implements CommandTaskPort {
   }
 
   /**
-   * `CancelTask` (CMD-31), wherever the task's turn runs: the task, which the caller must see,
-   * is stored CANCELED and every stream open on it sees that, once. Sub-tasks are the caller's.
+   * `CancelTask` (CMD-31), wherever the task's turn runs, then each of its sub-tasks: the task,
+   * which the caller must see, is stored CANCELED and every stream open on it sees that, once.
    */
   cancel(taskId: string, context: ServerCallContext): Promise<void> {
-    return this.cancels.cancel(taskId, context);
+    return this.cancels.cancelWithSubtasks(taskId, context);
   }
 
   /** `/stop` (CMD-32), wherever the turn runs: it ends as a finished turn ends, keeping what it wrote. */
@@ -334,7 +346,7 @@ export class TaskEngine implements CommandTaskPort {
   }
 
   /**
-   * Stops, starting no turn more: turns here end as interrupted, and their streams and the posts
+   * Stops, starting no turn more: turns here end as interrupted, and their ends and the posts
    * under way get up to `graceMs` to be stored; then the coordination closes (not waited for with
    * writes left: the database may hold them). Resolves with the turns and writes left unstored.
    */
@@ -345,7 +357,7 @@ export class TaskEngine implements CommandTaskPort {
     const closing = this.options.coordination.close();
     if (stored) await closing;
     else closing.catch((error: unknown) => this.options.onError(error, 'closing the coordination'));
-    return { turns: this.running.size + this.endedTurns.size, writes: this.underWay.size };
+    return { turns: this.running.size, writes: this.underWay.size };
   }
 
   /** Whether the engine is stopping (`drain`): no turn starts, and nothing is tried again. */
@@ -359,26 +371,25 @@ export class TaskEngine implements CommandTaskPort {
   }
 }
 
-/** A turn as its stream knows it: `ended` resolves, once it has ended, with its final status. */
-export interface EndingTurn extends Turn {
-  readonly ended: Promise<TaskStatusUpdateEvent | undefined>;
+/** A turn running here, as the engine keeps it. */
+export interface RunningTurn extends Turn {
+  readonly context: ServerCallContext;
+  /** Resolves once the turn has ended and its end is stored (or could not be). */
+  done: Promise<void>;
+  /** A write was refused because another instance took the task over: nothing more of the turn is stored. */
+  fenced?: boolean;
 }
 
-/** How a turn's end is told: from its reservation on (a cancel waits on it), resolved at its end or when given back. */
-interface EndOfTurn {
-  ended: Promise<TaskStatusUpdateEvent | undefined>;
-  endWith: (final: TaskStatusUpdateEvent | undefined) => void;
+function turnInProgress(taskId: string): HarnessError {
+  return new HarnessError(
+    'turn_in_progress',
+    `A reply is still being written on task ${taskId}. Send your message again once it has finished, or /stop it first. Commands work meanwhile.`,
+  );
 }
 
-interface Reservation extends EndOfTurn {
-  epoch: number;
-  unwatch: () => void;
-}
-
-type RunningTurn = EndingTurn & Reservation;
-
-function endOfTurn(): EndOfTurn {
-  let endWith!: (final: TaskStatusUpdateEvent | undefined) => void;
-  const ended = new Promise<TaskStatusUpdateEvent | undefined>((resolve) => (endWith = resolve));
-  return { ended, endWith };
+function fencedError(taskId: string): HarnessError {
+  return new HarnessError(
+    'turn_fenced',
+    `This turn of task ${taskId} was taken over by another instance while this one stalled; it stopped, and wrote nothing more. Read the task for how it went on.`,
+  );
 }

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Message, type Task } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-  type ServerCallContext,
-} from '@a2a-js/sdk/server';
+import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
@@ -19,14 +13,12 @@ import { ALLOWED_TOOLS_KEY, AWAITING_APPROVAL_NOTICE, dataPart, NOTICE_KEY } fro
 import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
-import type { TaskEngine } from './engine.js';
+import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, STORE_FAILURE_TEXT, subtaskEnd, type TurnOutcome } from './turn-end.js';
 
 export interface ExecutorOptions {
-  /** Where turns begin and end, one per task, and where their ends are told. */
-  engine: Pick<TaskEngine, 'begin' | 'end' | 'abortTurn' | 'ended'>;
   models: TaskModels;
   gateway: ModelGateway;
   state: TaskStateStore;
@@ -48,21 +40,37 @@ export interface ExecutorOptions {
   onTurnError?: (error: unknown, taskId: string) => void;
 }
 
+/** What starts a turn: its task (as stored before it, none for a new task) and the message. */
+export interface TurnRequest {
+  taskId: string;
+  contextId: string;
+  userMessage: Message;
+  /** The task as stored before the turn; none for a new task. */
+  task: Task | undefined;
+  /** The call that started the turn (or the command that resumed it): its user's scope. */
+  context: ServerCallContext;
+}
+
+/** How a turn ended: the final status to store (none when fenced), and the end to tell a sub-task's parent. */
+export interface TurnResult {
+  final?: TaskStatusUpdateEvent;
+  told?: TurnEnd;
+}
+
 /**
  * One turn = the task's history (without commands) to the task's model, the output streamed
- * as artifact updates as it arrives, and the whole reply as the final status message. The
- * executor never throws: the SDK would send the raw error text to the client, so every
- * failure becomes an agent message that says what failed and what to do.
+ * as artifact updates as it arrives, and the whole reply as the final status message, which the
+ * engine stores (`TaskEngine`). The executor never throws: every failure becomes an agent
+ * message that says what failed and what to do.
  */
-export class HarnessExecutor implements AgentExecutor {
+export class HarnessExecutor {
   constructor(private readonly options: ExecutorOptions) {}
 
-  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+  async run(context: TurnRequest, turn: Turn, publisher: TurnPublisher): Promise<TurnResult> {
     const { taskId, contextId } = context;
-    const turn = await this.options.engine.begin(taskId, context.context);
     const { task, history } = this.openTask(context);
     // Published once the model request is on its way (see `TurnOpening`); every later event goes through it.
-    const turnBus = new TurnOpening(bus, [
+    const turnBus = new TurnOpening(publisher, [
       AgentEvent.task(task),
       AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)),
     ]);
@@ -75,8 +83,7 @@ export class HarnessExecutor implements AgentExecutor {
       (update) => turnBus.publish(AgentEvent.artifactUpdate(update)),
     );
     // Read beside the turn's start, awaited only where the model request is built.
-    const earlier =
-      this.options.earlier && context.context ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
+    const earlier = this.options.earlier ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
     const outcome = await this.runTurn(turn, contextId, history, turnBus, calls, {
       started: context.userMessage,
       allowedTools: allowedToolsOf(context.task?.metadata),
@@ -85,50 +92,37 @@ export class HarnessExecutor implements AgentExecutor {
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
     calls.close({ keepWaiting: waiting.length > 0 });
     // Fenced: the task is another instance's now, which has ended this turn; nothing more of it is said.
-    if (turn.abort.signal.reason instanceof TurnFenced) {
-      await this.options.engine.end(turn);
-      return;
-    }
+    if (turn.abort.signal.reason instanceof TurnFenced) return {};
     const read = await links;
     if (!read.ok) {
       // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
       this.options.onTurnError?.(read.error, taskId);
-      await this.finish(
-        turn,
-        turnBus,
-        TaskState.TASK_STATE_FAILED,
-        agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure'),
-      );
-      return;
+      const failed = agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure');
+      return { final: this.finish(turnBus, TaskState.TASK_STATE_FAILED, failed) };
     }
     const isSubtask = read.value.parent !== undefined;
+    const told = (state: TaskState, text: string): TurnEnd | undefined =>
+      isSubtask
+        ? { task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context }
+        : undefined;
     if (waiting.length > 0) {
       // CMD-33: the turn waits for a person's answer, a sub-task's too; `/approve` or `/deny` resumes it.
       const pause = agentMessage(taskId, contextId, pauseText(waiting), AWAITING_APPROVAL_NOTICE);
       pause.parts.push(...waiting.map((call) => dataPart({ ...call })));
-      await this.finish(turn, turnBus, TaskState.TASK_STATE_INPUT_REQUIRED, pause);
       // A sub-task's parent is told, or nobody following only the parent would know to answer.
-      if (isSubtask)
-        this.options.engine.ended({
-          task: { id: taskId, metadata: context.task?.metadata },
-          state: TaskState.TASK_STATE_INPUT_REQUIRED,
-          text: '',
-          context: context.context,
-        });
-      return;
+      return {
+        final: this.finish(turnBus, TaskState.TASK_STATE_INPUT_REQUIRED, pause),
+        told: told(TaskState.TASK_STATE_INPUT_REQUIRED, ''),
+      };
     }
     const { state, text } = isSubtask ? subtaskEnd(outcome) : conversationEnd(outcome, this.options.endState);
     // A reply, stopped or not, is the model's, which later turns send it; anything else is the harness's notice.
     const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
     const model = outcome.kind === 'replied' || outcome.kind === 'stopped' ? outcome.model : undefined;
-    await this.finish(turn, turnBus, state, agentMessage(taskId, contextId, text, notice, model));
-    if (isSubtask)
-      this.options.engine.ended({
-        task: { id: taskId, metadata: context.task?.metadata },
-        state,
-        text,
-        context: context.context,
-      });
+    return {
+      final: this.finish(turnBus, state, agentMessage(taskId, contextId, text, notice, model)),
+      told: told(state, text),
+    };
   }
 
   /** Runs the model; never throws: every way a turn can end is an outcome. */
@@ -163,24 +157,12 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /**
-   * What the SDK's `AgentExecutor` asks for; `CancelTask` does not come this way (it is the
-   * engine's, `TaskEngine.cancel`). Aborts the turn running here on the task, which then ends
-   * CANCELED, stored by the engine.
+   * The task event a turn starts with (published by `TurnOpening`), and the conversation the
+   * model is sent. A continued task is republished without artifacts and with only the new
+   * message as its history: the store keeps the rest (`applyEvent`), and a snapshot's copies
+   * would overwrite newer ones.
    */
-  cancelTask(taskId: string): Promise<void> {
-    this.options.engine.abortTurn(taskId, new TurnCanceled());
-    return Promise.resolve();
-  }
-
-  /**
-   * The task event every execution must start with (published by `TurnOpening`), and the
-   * conversation the model is sent. A continued task is republished without artifacts and with
-   * only the new message as its history: the SDK merges the rest from the store, and a
-   * snapshot's copies would overwrite newer ones. (An empty history would make the SDK deep-copy
-   * the stored one, all of it, at the start of every turn; the new message is stored already, so
-   * nothing is written twice.)
-   */
-  private openTask(context: RequestContext): { task: Task; history: Message[] } {
+  private openTask(context: TurnRequest): { task: Task; history: Message[] } {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
     const task: Task = existing
@@ -199,7 +181,7 @@ export class HarnessExecutor implements AgentExecutor {
           artifacts: [],
           metadata: {},
         };
-    // The SDK appends the message to a loaded task's history; an earlier one may have its id (CMD-34).
+    // An earlier message may have its id (CMD-34).
     const history = existing?.history ?? [];
     return {
       task,
@@ -281,9 +263,9 @@ export class HarnessExecutor implements AgentExecutor {
   }
 
   /** The conversation before the task (CMD-35); a store that cannot say is logged, and the turn goes on with the task alone. */
-  private async earlierMessages(taskId: string, contextId: string, context: RequestContext): Promise<Message[]> {
+  private async earlierMessages(taskId: string, contextId: string, context: TurnRequest): Promise<Message[]> {
     try {
-      return await this.options.earlier!({ id: taskId, contextId, metadata: context.task?.metadata }, context.context!);
+      return await this.options.earlier!({ id: taskId, contextId, metadata: context.task?.metadata }, context.context);
     } catch (error) {
       this.options.onTurnError?.(error, taskId);
       return [];
@@ -318,16 +300,10 @@ export class HarnessExecutor implements AgentExecutor {
     return reports;
   }
 
-  /**
-   * Ends the turn, then publishes its final status: a command reply stored in between sees the
-   * turn's WORKING state, which the final status then replaces (see `TaskEngine.end`, which is
-   * told the status: it stores a canceled turn's itself, and any other should the turn's stream fail to).
-   */
-  private async finish(turn: Turn, bus: TurnOpening, state: TaskState, message: Message): Promise<void> {
-    const final = statusUpdate(turn.taskId, message.contextId, state, message);
-    // The task and WORKING go out before a final status the engine publishes itself (a cancel's).
+  /** The turn's final status, for the engine to store; the task and WORKING go out before it. */
+  private finish(bus: TurnOpening, state: TaskState, message: Message): TaskStatusUpdateEvent {
     bus.open();
-    if (!(await this.options.engine.end(turn, final))) bus.publish(AgentEvent.statusUpdate(final));
+    return statusUpdate(message.taskId!, message.contextId!, state, message);
   }
 }
 

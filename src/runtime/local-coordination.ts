@@ -31,27 +31,6 @@ export class LocalCoordination implements Coordination {
     return Promise.resolve(this.leases.has(taskId));
   }
 
-  /** No other instance to hand events to. */
-  publish(): void {}
-
-  passedThrough(): void {}
-
-  handOn(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** Nothing is queued for other instances here. */
-  discard(_taskId: string): void {}
-
-  caughtUp(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  /** No other instance to follow: nothing arrives. */
-  follow(): Promise<() => void> {
-    return Promise.resolve(() => undefined);
-  }
-
   requestCancel(taskId: string, how: TurnEnding = 'cancel'): Promise<void> {
     this.cancelHandler?.(taskId, how);
     return Promise.resolve();

@@ -1,9 +1,12 @@
-import type { SendMessageRequest, StreamResponse } from '@a2a-js/sdk';
+import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { DelegatingRequestHandler, type FirstClaim, type MessageClaims, type RepeatClaim } from '../a2a/index.js';
+import { answerBlocking } from './request-handler.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 
-export interface MessageIdempotencyOptions extends FollowTarget {
+export interface MessageIdempotencyOptions {
+  /** Where a resend follows the task its message went to. */
+  tasks: FollowTarget;
   /** The same claims the commands wrapper uses: one record of handled message ids (CMD-34). */
   claims: MessageClaims;
   /** Told when a claim could not be recorded as accepted; the turn goes on regardless. */
@@ -13,7 +16,7 @@ export interface MessageIdempotencyOptions extends FollowTarget {
 /**
  * Turns are run once per message id and user (CMD-34); commands are kept the same way by the
  * commands wrapper, with the same claims. The first send of an id runs its turn; the message
- * counts as accepted at the stream's first event, when the SDK has stored it on its task. A
+ * counts as accepted at the stream's first event, when the engine has stored it on its task. A
  * send refused before that (task not found, a turn already running) frees the id again.
  *
  * A resend with the same content gets the task it went to, as it stands now. While that
@@ -37,6 +40,11 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.stream(params, context);
+  }
+
+  /** A blocking send, claimed as a streaming one is: answered from its stream (`answerBlocking`). */
+  override sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    return answerBlocking(this.stream(params, context), params, context, (p, c) => this.inner.getTask(p, c));
   }
 
   private async *stream(
@@ -65,9 +73,8 @@ export class MessageIdempotency extends DelegatingRequestHandler {
   }
 
   /**
-   * Never throws: the turn is running and its stream must be read on (the SDK stores a turn's
-   * events only while its stream is read). A claim not recorded is reported; after a restart
-   * its message would be taken as new.
+   * Never throws: the turn is running, and its client reads on. A claim not recorded is
+   * reported; after a restart its message would be taken as new.
    */
   private async accept(claim: FirstClaim, taskId: string): Promise<void> {
     try {
@@ -84,14 +91,13 @@ export class MessageIdempotency extends DelegatingRequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     // A resend reaching another instance than the first send finds the claim there, not the
     // request: it follows the task's turn if one is running, wherever it runs.
-    const following = claim.inFlight || (await this.options.engine.isBusy(claim.outcome.taskId)) ? 'turn' : 'none';
-    yield* followTask(this.options, claim.outcome.taskId, context, {
+    const following = claim.inFlight || (await this.options.tasks.isBusy(claim.outcome.taskId)) ? 'turn' : 'none';
+    yield* followTask(this.options.tasks, claim.outcome.taskId, context, {
       follow: following,
       refuseEnded: false,
       historyLength: params.configuration?.historyLength,
     });
-    // The turn's last event came straight from its bus, before the first request stored it:
-    // ending once that request is over, the client's next read (and a blocking answer) sees it.
+    // Ending once the first request is over, the client's next read (and a blocking answer) sees the turn's end.
     if (following === 'turn') await claim.firstDone;
   }
 }

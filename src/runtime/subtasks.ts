@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, taskStateToJSON, type Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
 import {
   ALLOWED_TOOLS_KEY,
   fullModelId,
@@ -16,6 +16,7 @@ import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
+import type { TaskView } from './subtask-metadata.js';
 import type { TurnLimit } from './turn-limit.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
@@ -31,17 +32,13 @@ export interface SubtasksOptions {
    * Where a new sub-task is stored (with its link and model, in one transaction), the note
    * telling a parent how its sub-task ended is posted, and a sub-task that could not start is ended.
    */
-  engine: Pick<TaskEngine, 'createSubtask' | 'post' | 'settle'>;
-  taskStore: TaskStore;
+  engine: Pick<TaskEngine, 'createSubtask' | 'post' | 'settle' | 'startTurn'>;
+  view: Pick<TaskView, 'load'>;
   state: TaskStateStore;
   models: TaskModels;
   offer: ModelOffer;
-  /** Where sub-task turns are sent: the request path below its message claims (`harnessTurns`). */
-  turns: Pick<A2ARequestHandler, 'sendMessageStream'>;
-  /** The bound on turns in flight that the turn path applies: looked at before a sub-task is stored. */
+  /** The bound on turns in flight that the engine applies: looked at before a sub-task is stored. */
   limit?: Pick<TurnLimit, 'check' | 'max'>;
-  /** Told when a sub-task's turn stream fails after it began; nobody else is left to hear of it. */
-  onStreamError: (error: unknown, taskId: string) => void;
 }
 
 /**
@@ -130,40 +127,23 @@ export class Subtasks implements SubtaskStarter {
     );
   }
 
-  /**
-   * Sends the sub-task its instruction. The SDK refuses a message for a task it has not stored,
-   * hence the task is stored first. Returns at the turn's first event (stored by then); the rest
-   * of the turn's stream is read in the background, which is what stores it.
-   */
+  /** Starts the sub-task's one turn on its instruction; resolves once the turn has begun (it runs on). */
   private async run(subtask: Task, parent: Task, instruction: string, callContext: ServerCallContext): Promise<void> {
-    const id = subtask.id;
-    const stream = this.options.turns.sendMessageStream(
+    const turn = await this.options.engine.startTurn(
       {
-        tenant: callContext.tenant ?? '',
-        message: {
-          messageId: randomUUID(),
-          taskId: id,
-          contextId: parent.contextId,
-          role: Role.ROLE_USER,
-          parts: [textPart(instruction)],
-          metadata: {},
-          extensions: [],
-          referenceTaskIds: [parent.id],
-        },
-        configuration: {
-          acceptedOutputModes: [],
-          taskPushNotificationConfig: undefined,
-          historyLength: 0,
-          returnImmediately: false,
-        },
+        messageId: randomUUID(),
+        taskId: subtask.id,
+        contextId: parent.contextId,
+        role: Role.ROLE_USER,
+        parts: [textPart(instruction)],
         metadata: {},
+        extensions: [],
+        referenceTaskIds: [parent.id],
       },
       callContext,
     );
-    await stream.next();
-    void (async () => {
-      while (!(await stream.next()).done);
-    })().catch((error: unknown) => this.options.onStreamError(error, id));
+    // Nobody reads the sub-task's stream here: its clients follow the task.
+    void turn.events.return(undefined);
   }
 
   /**
@@ -179,7 +159,7 @@ export class Subtasks implements SubtaskStarter {
   ): Promise<void> {
     const { parent: parentId } = await this.options.state.getLinks(subtask.id);
     if (!parentId || !context) return;
-    const parent = await this.options.taskStore.load(parentId, context);
+    const parent = await this.options.view.load(parentId, context);
     if (!parent || isTerminal(parent.status?.state)) return;
     const label =
       typeof subtask.metadata?.[SUBTASK_LABEL_KEY] === 'string' ? ` (${subtask.metadata[SUBTASK_LABEL_KEY]})` : '';

@@ -1,28 +1,25 @@
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import {
-  ExecutionEventQueue,
-  type AgentExecutionEvent,
-  type ServerCallContext,
-  type TaskStore,
-} from '@a2a-js/sdk/server';
+import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
+import type { LogSubscription, TaskSnapshot } from '../store/index.js';
 import { isTerminal } from '../wire.js';
-import type { TaskEngine } from './engine.js';
-import { seqOf } from '../event-seq.js';
+import { asStreamResponse } from './turn-stream.js';
 
 export interface FollowTarget {
-  taskStore: TaskStore;
-  /** Whose buses carry a task's events, from this instance and the others. */
-  engine: Pick<TaskEngine, 'buses' | 'isBusy' | 'runsHere'>;
+  /** The task as the caller sees it, with its generation. */
+  read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined>;
+  feeds: { follow(taskId: string): Promise<LogSubscription> };
+  /** Whether a turn holds the task, on any instance. */
+  isBusy(taskId: string): Promise<boolean>;
 }
 
 export interface FollowOptions {
   /**
    * What follows the task as it stands:
-   * - `live`: every event of the task until it waits for input or ends (`SubscribeToTask`). An
-   *   idle task is given a bus, so that the subscriber sees a later command reply (CMD-8).
-   * - `turn`: the events of the turn running now, if one is; nothing on an idle task.
+   * - `live`: every event of the task until it waits for input or ends (`SubscribeToTask`),
+   *   an idle task's later command replies included (CMD-8);
+   * - `turn`: the events of the turn running now, if one is; nothing on an idle task;
    * - `none`: nothing.
    */
   follow: 'live' | 'turn' | 'none';
@@ -33,13 +30,10 @@ export interface FollowOptions {
 }
 
 /**
- * Streams a task to a client: the task as stored, then its events as they are published, here
- * or on another instance, as the SDK's `resubscribe` does. An event from another instance that
- * the task as read reflects already is skipped: each is sent once, and none is missed, as the
- * store writes a task and hands on its events in one transaction. Two more differences. The stream
- * ends at once when the client goes away (`a2a/client-gone.ts`), taking its listener off the bus;
- * and a bus left with no listener and no turn is released then, so idle tasks hold nothing for
- * clients long gone.
+ * Streams a task to a client: the task as stored, then its log after the task's generation, as
+ * the SDK's `resubscribe` does, whichever instance writes it. Following begins before the task
+ * is read, and the events the task as read holds already are skipped: each is sent once, and
+ * none is missed. The stream ends at once when the client goes away (`a2a/client-gone.ts`).
  */
 export async function* followTask(
   target: FollowTarget,
@@ -48,59 +42,39 @@ export async function* followTask(
   options: FollowOptions,
 ): AsyncGenerator<StreamResponse, void, undefined> {
   if (!taskId?.trim()) throw new HarnessError('params_invalid', 'Task ID is required');
-  const buses = target.engine.buses;
-  let bus = buses.getByTaskId(taskId, context);
-  let unwatch: (() => void) | undefined;
-  if (options.follow === 'live' || (options.follow === 'turn' && (await target.engine.isBusy(taskId)))) {
-    // Following other instances begins before the task is read, so no event of theirs falls between.
-    unwatch = await buses.watch(taskId);
-    if (!bus) {
-      const stored = await target.taskStore.load(taskId, context);
-      if (stored && !isTerminal(stored.status?.state)) bus = buses.createOrGetByTaskId(taskId, context);
-    }
-  }
-  // Listening starts before the task is read, so no event falls between the two.
-  let queue = bus && options.follow !== 'none' ? new ExecutionEventQueue(bus) : undefined;
+  const follows = options.follow === 'live' || (options.follow === 'turn' && (await target.isBusy(taskId)));
+  const subscription = follows ? await target.feeds.follow(taskId) : undefined;
   const signal = clientGoneSignal(context);
-  const stop = () => queue?.stop();
+  const stop = () => subscription?.close();
   signal?.addEventListener('abort', stop, { once: true });
   try {
-    const task = await target.taskStore.load(taskId, context);
-    if (!task) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
+    const snapshot = await target.read(taskId, context);
+    if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
+    const { task, generation } = snapshot;
     if (options.refuseEnded && isTerminal(task.status?.state)) {
       throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
     }
-    // Events handed on from another instance that the task as read reflects already (`event-seq.ts`).
-    const reflected = seqOf(task) ?? 0;
     yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
-    if (!queue || signal?.aborted) return;
-    // A turn that ended before listening began has no event left to wait for.
-    if (options.follow === 'turn' && !(await target.engine.isBusy(taskId))) return;
+    if (!subscription || signal?.aborted) return;
+    // A turn that ended before following began has no event left to wait for.
+    if (options.follow === 'turn' && !(await target.isBusy(taskId)) && !inFlight(task)) return;
     for (;;) {
-      let ended = false;
-      for await (const event of queue.events()) {
-        if ((seqOf(event) ?? Infinity) <= reflected) continue;
-        ended = endsStream(event);
-        if (event.kind === 'statusUpdate' && event.data.taskId === taskId)
-          yield { payload: { $case: 'statusUpdate', value: event.data } };
-        else if (event.kind === 'artifactUpdate' && event.data.taskId === taskId)
-          yield { payload: { $case: 'artifactUpdate', value: event.data } };
-        else if (event.kind === 'task' && event.data.id === taskId)
-          yield { payload: { $case: 'task', value: event.data } };
-      }
-      if (ended || signal?.aborted || options.follow !== 'live') return;
-      // The bus joined was a turn's, finished as this stream joined it: the turn's final status
-      // went out before, and the task as read holds it. A live follower stays for what comes
-      // next (CMD-8) on the task's bus now, a new one if the turn's is gone.
-      bus = buses.createOrGetByTaskId(taskId, context);
-      queue = new ExecutionEventQueue(bus);
+      const entry = await subscription.next();
+      if (!entry) return;
+      if (entry.generation <= generation) continue;
+      const item = asStreamResponse(entry.event);
+      if (item) yield item;
+      if (endsStream(entry.event)) return;
     }
   } finally {
     signal?.removeEventListener('abort', stop);
-    queue?.stop();
-    unwatch?.();
-    if (bus) buses.releaseIfUnused(taskId, context, (id) => target.engine.runsHere(id));
+    subscription?.close();
   }
+}
+
+function inFlight(task: Task): boolean {
+  const state = task.status?.state;
+  return state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
 }
 
 /** Whether a stream ends after this event, as the SDK's queue ends: a message, or a status that waits for input or ends the task. */

@@ -1,5 +1,6 @@
 import { taskStateToJSON, type Task } from '@a2a-js/sdk';
-import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { TaskView } from './subtask-metadata.js';
 import type { TaskReport, TaskReporter } from '../commands/index.js';
 import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
@@ -11,7 +12,7 @@ export class TaskReports implements TaskReporter {
     private readonly models: TaskModels,
     private readonly state: TaskStateStore,
     private readonly engine: Pick<TaskEngine, 'isBusy'>,
-    private readonly taskStore: TaskStore,
+    private readonly taskStore: Pick<TaskView, 'load'>,
   ) {}
 
   async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {

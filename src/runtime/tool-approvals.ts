@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { TaskEngine } from './engine.js';
 import { isCommandExchange, type ToolApprovalControl } from '../commands/index.js';
 import {
   APPROVE_COMMAND,
@@ -121,25 +121,15 @@ function shortInput(input: unknown): string {
 
 /**
  * `/approve` and `/deny` on the harness: waiting calls read from the task's history, and a
- * turn resumed through the harness's own turn path (one turn per task, across instances).
+ * turn resumed by the engine (one turn per task, across instances), counted under the limit of
+ * turns in flight but never refused by it: its answers are stored already.
  */
-export function toolApprovalControl(turns: Pick<A2ARequestHandler, 'sendMessageStream'>): ToolApprovalControl {
+export function toolApprovalControl(engine: Pick<TaskEngine, 'startTurn'>): ToolApprovalControl {
   return {
     unanswered: (task) => unansweredCalls(task),
-    resume: (task, callContext) =>
-      turns.sendMessageStream(
-        {
-          tenant: callContext.tenant ?? '',
-          message: resumeMessage(task),
-          configuration: {
-            acceptedOutputModes: [],
-            taskPushNotificationConfig: undefined,
-            historyLength: 0,
-            returnImmediately: false,
-          },
-          metadata: {},
-        },
-        callContext,
-      ),
+    resume: async function* (task, callContext) {
+      const turn = await engine.startTurn(resumeMessage(task), callContext, { pastLimit: true });
+      yield* turn.events;
+    },
   };
 }

@@ -39,11 +39,11 @@ export interface TasksTable {
    */
   version: ColumnType<number, number | undefined, number>;
   /**
-   * The seq of the task's last event in `task_events` that this row reflects (0: none), set in
-   * the same transaction as the event is appended: a follower that reads the task starts after
-   * it, so that it is sent each event once and misses none (`task-event-log.ts`).
+   * The generation of the task: the number of its last event in `task_events` (1: created),
+   * set in the transaction that appends the event. A reader that reads the task starts the log
+   * after it, so that it is sent each event once and misses none (`task-log.ts`).
    */
-  event_seq: ColumnType<number, number | undefined, number>;
+  generation: ColumnType<number, number | undefined, number>;
   /**
    * Shared: the epoch of the last turn lease whose turn wrote the task, or that a sweeper gave
    * it when taking it from a dead instance; a turn's write under a lower epoch is refused
@@ -141,23 +141,15 @@ export interface TurnLeasesTable {
   epoch: ColumnType<number, number | undefined, never>;
 }
 
-/** A task's events for the instances following it, kept for minutes (`PostgresCoordination`). */
+/** A task's ordered event log (`task-log.ts`): every change to the task, by generation, kept for minutes. */
 export interface TaskEventsTable {
   task_id: string;
-  /** Order within the task, from 1, given out by `task_event_seqs` (see `task-event-log.ts`). */
-  seq: Counter;
-  /** The instance that published it; it does not deliver its own events back to itself. */
-  origin: string;
+  /** The task's generation after the event: 1 for the task's creation, then one more per event. */
+  generation: Counter;
   /** `StreamResponse.toJSON` of the event (`event-codec.ts`). */
   event_json: string;
-  /** When it was stored, ms since the epoch by PostgreSQL's clock: pruning goes by it. */
+  /** When it was stored, ms since the epoch by the writer's clock: pruning goes by it. */
   created_ms: Counter;
-}
-
-/** The last seq given to a task's events; never pruned, so a seq is never given twice. */
-export interface TaskEventSeqsTable {
-  task_id: string;
-  last_seq: Counter;
 }
 
 export interface Database {
@@ -173,7 +165,6 @@ export interface Database {
   instances: InstancesTable;
   turn_leases: TurnLeasesTable;
   task_events: TaskEventsTable;
-  task_event_seqs: TaskEventSeqsTable;
 }
 
 /**

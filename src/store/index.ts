@@ -6,7 +6,8 @@ import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
 import type { SubtaskRecords } from '../runtime/task-state.js';
 import { schemaChannel } from './channels.js';
-import { TaskEventLog } from './task-event-log.js';
+import { TaskFeeds } from './task-feeds.js';
+import { LOG_KEEP_MS, pruneLog } from './task-log.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
@@ -52,8 +53,10 @@ export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'
   idleInTransactionMs?: number;
   /** How long handled messages are remembered, for resends (CMD-34); default `DEFAULT_MESSAGE_ID_RETENTION_MS`. */
   messageIdRetentionMs?: number;
-  /** Told when a pass pruning old message claims fails (the next pass tries again). */
+  /** Told when a pass pruning old message claims or log events fails (the next pass tries again). */
   onPruneError?: (error: unknown) => void;
+  /** Told when reading a task's log for its readers here failed (shared). */
+  onFeedError?: (error: unknown, what: string) => void;
 }
 
 export interface Store {
@@ -64,8 +67,13 @@ export interface Store {
    */
   shared: boolean;
   tasks: SqlTaskStore;
-  /** Shared: where the events handed to other instances go, with the writes that store them. */
-  events?: TaskEventLog;
+  /** The readers of task logs here: each is handed the events committed after it began. */
+  feeds: TaskFeeds;
+  /**
+   * Shared: the notification channel on which instances wake each other when they log events,
+   * and where this store says it did (the coordination sends the wake-ups).
+   */
+  events?: { channel: string; onLogged(wake: (taskId: string, generation: number) => void): void };
   state: SqlTaskStateStore;
   claims: SqlMessageClaimStore;
   /** Stores a new sub-task with its link and model in one transaction. */
@@ -85,6 +93,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     idleInTransactionMs,
     messageIdRetentionMs = DEFAULT_MESSAGE_ID_RETENTION_MS,
     onPruneError = () => undefined,
+    onFeedError = () => undefined,
     ...taskOptions
   } = options;
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0)
@@ -105,31 +114,55 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
-  let events: TaskEventLog | undefined;
+  let channel: string | undefined;
   try {
-    if (shared) events = new TaskEventLog(db, id, await schemaChannel(db, 'events'));
+    if (shared) channel = await schemaChannel(db, 'events');
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  const tasks = new SqlTaskStore(db, { ...taskOptions, cacheBytes: cacheBytes - stateBytes, shared, eventLog: events });
+  const feeds = new TaskFeeds(shared ? db : undefined, onFeedError);
+  let wake: ((taskId: string, generation: number) => void) | undefined;
+  const tasks = new SqlTaskStore(db, {
+    ...taskOptions,
+    cacheBytes: cacheBytes - stateBytes,
+    shared,
+    onLogged: (taskId, logged) => {
+      feeds.committed(taskId, logged);
+      wake?.(taskId, logged.at(-1)!.generation);
+    },
+  });
   const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
   const claims = new SqlMessageClaimStore(db, id, { shared });
   const pruning = new ClaimPruning({ claims, retentionMs: messageIdRetentionMs, onError: onPruneError });
   pruning.start();
+  // Shared, the instances' heartbeat ticks prune the log (`instance-liveness.ts`).
+  const logPruning = shared
+    ? undefined
+    : new ClaimPruning({
+        claims: { prune: (keepMs) => pruneLog(db, keepMs) },
+        retentionMs: LOG_KEEP_MS,
+        onError: onPruneError,
+      });
+  logPruning?.start();
   return {
     db,
     shared,
     tasks,
-    events,
+    feeds,
+    events: channel === undefined ? undefined : { channel, onLogged: (handler) => (wake = handler) },
     state,
     claims,
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
-        state.writeSubtask(parentId, subtask.id, model, (writes) => tasks.create(subtask, context, writes)),
+        state.writeSubtask(parentId, subtask.id, model, async (writes) => {
+          await tasks.create(subtask, context, writes);
+        }),
     },
     close: async () => {
       await pruning.stop();
+      await logPruning?.stop();
+      await feeds.settled();
       await db.destroy();
     },
   };
@@ -150,5 +183,7 @@ export {
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './message-claim-store.js';
 export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
-export { TaskEventLog } from './task-event-log.js';
+export { TaskFeeds, LogSubscription } from './task-feeds.js';
+export type { LoggedEvent } from './task-log.js';
+export type { TaskSnapshot, TaskEdit, Appended } from './task-store.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

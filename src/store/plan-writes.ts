@@ -67,13 +67,15 @@ function updateTaskRow(
   fence: number | undefined,
 ): Promise<unknown> {
   const withFence = fence !== undefined;
-  const shape = `${plan.statusChanged ? 's' : ''}${plan.metadataChanged ? 'm' : ''}${withFence ? 'f' : ''}`;
+  const withGeneration = plan.generation !== undefined;
+  const shape = `${plan.statusChanged ? 's' : ''}${plan.metadataChanged ? 'm' : ''}${withFence ? 'f' : ''}${withGeneration ? 'g' : ''}`;
   let template = taskUpdates.get(shape);
   if (!template) {
     const withStatus = plan.statusChanged;
     const withMetadata = plan.metadataChanged;
     const fenceAt = (withStatus ? 4 : 0) + (withMetadata ? 1 : 0);
-    template = new QueryTemplate(2 + fenceAt + (withFence ? 1 : 0), (db, id, updatedAt, ...rest) =>
+    const generationAt = fenceAt + (withFence ? 1 : 0);
+    template = new QueryTemplate(2 + generationAt + (withGeneration ? 1 : 0), (db, id, updatedAt, ...rest) =>
       db
         .updateTable('tasks')
         .set((eb) => ({
@@ -82,6 +84,7 @@ function updateTaskRow(
             : {}),
           ...(withMetadata ? { metadata_json: rest[withStatus ? 4 : 0] } : {}),
           ...(withFence ? { fence_epoch: rest[fenceAt] } : {}),
+          ...(withGeneration ? { generation: rest[generationAt] } : {}),
           updated_at: updatedAt,
           version: eb('version', '+', 1),
         }))
@@ -96,6 +99,7 @@ function updateTaskRow(
     ...(status ? [status.state, status.status_json, status.status_timestamp, status.status_time_ms] : []),
     ...(plan.metadataChanged ? [plan.metadataJson] : []),
     ...(withFence ? [fence] : []),
+    ...(withGeneration ? [plan.generation] : []),
   ]);
 }
 
@@ -147,6 +151,7 @@ export async function writePlan(
         created_at: now,
         updated_at: now,
         version: 0,
+        generation: plan.generation ?? 0,
         ...(fence !== undefined ? { fence_epoch: fence } : {}),
       })
       .execute();
@@ -203,6 +208,7 @@ export function applyPlan(stored: StoredTask | undefined, task: TaskIdentity, pl
       metadataJson: plan.metadataJson,
     });
   if (stored) stored.version += 1;
+  if (plan.generation !== undefined) image.generation = plan.generation;
   if (plan.statusChanged) setStoredStatus(image, plan.statusJson);
   if (plan.metadataChanged) setStoredMetadata(image, plan.metadataJson);
   for (const message of plan.messages) addStoredMessage(image, message.json);

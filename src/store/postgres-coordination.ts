@@ -1,4 +1,3 @@
-import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { createLogger } from '../log.js';
@@ -8,32 +7,29 @@ import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
 import { applicationName } from './postgres-database.js';
-import { TaskEventFeeds } from './task-event-feeds.js';
-import type { TaskEventLog } from './task-event-log.js';
+import type { Store } from './index.js';
+import type { TaskFeeds } from './task-feeds.js';
+import { LOG_KEEP_MS } from './task-log.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
 export const DEFAULT_LEASE_MS = 10_000;
 
 /**
- * How long a task's events stay in `task_events`. An event is needed until every instance
- * following its task has read it, which takes one notification's round trip, or, when an
- * instance's LISTEN connection dropped, until it reconnects (its reconnection attempts end
- * within seconds) and reads what it missed. An instance cut off from the database for longer
- * than its lease is taken for dead anyway. Minutes, and many leases, are far beyond both.
+ * How long a task's events stay in `task_events` (`LOG_KEEP_MS`), and at least many leases: an
+ * instance cut off from the database for longer than its lease is taken for dead anyway.
  */
 function keepEventsMs(leaseMs: number): number {
-  return Math.max(5 * 60_000, 30 * leaseMs);
+  return Math.max(LOG_KEEP_MS, 30 * leaseMs);
 }
 
 export interface PostgresCoordinationOptions {
   /** The coordination's database (PostgreSQL), migrated: a pool of its own (see `ownsDb`). */
   db: Kysely<Database>;
-  /**
-   * The store's event log (`Store.events`): events published here are queued there and handed
-   * on with the writes that store them; this instance listens on its channel.
-   */
-  events: TaskEventLog;
+  /** The store's wake-up channel (`Store.events`): this instance listens on it and wakes the others when it logs events. */
+  events: NonNullable<Store['events']>;
+  /** The store's readers of task logs (`Store.feeds`), woken when another instance logs events. */
+  feeds: TaskFeeds;
   /** The same database's URL: the LISTEN connection is opened from it, outside the pool. */
   url: string;
   /** This instance's id, unique among the instances sharing the database: the event log's. */
@@ -54,12 +50,13 @@ export interface PostgresCoordinationOptions {
 
 /**
  * `Coordination` for instances sharing one PostgreSQL database, with every cross-instance piece
- * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`); a task's events are rows
- * appended in order, in the transaction that stores them, with a `pg_notify` wake-up in the
- * same statement (`task-event-log.ts`), and read back by the instances following the task (`task-event-feeds.ts`) when their
- * dedicated LISTEN connection (`notification-listener.ts`) hears it; a cancel request is a
- * notification every instance hears; dead instances are found by heartbeats judged by the
- * database's clock (`instance-liveness.ts`).
+ * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`); a task's log is rows appended
+ * in the transaction that stores the task (`task-log.ts`), after which this instance sends a
+ * `pg_notify` wake-up, "task T has events up to generation N", and the instances following the
+ * task read its log (`task-feeds.ts`) when their dedicated LISTEN connection
+ * (`notification-listener.ts`) hears it; a cancel request is a notification every instance
+ * hears; dead instances are found by heartbeats judged by the database's clock
+ * (`instance-liveness.ts`).
  *
  * A cancel request is a wake-up only: an instance whose LISTEN connection is down when it is
  * sent does not hear it (events, by contrast, are read back from the table after a reconnect).
@@ -77,8 +74,8 @@ export class PostgresCoordination implements Coordination {
   private readonly url: string;
   private readonly onError: (error: unknown, what: string) => void;
   private readonly liveness: InstanceLiveness;
-  private readonly feeds: TaskEventFeeds;
-  private readonly events: TaskEventLog;
+  private readonly feeds: TaskFeeds;
+  private readonly events: NonNullable<Store['events']>;
   private running = false;
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
@@ -94,7 +91,8 @@ export class PostgresCoordination implements Coordination {
       throw new RangeError(`leaseMs must be a whole number of ms >= 3, not ${leaseMs}`);
     this.instanceId = options.instanceId;
     this.events = options.events;
-    this.events.onCommitted((taskId, lastSeq) => this.wakeOthers(taskId, lastSeq));
+    this.events.onLogged((taskId, generation) => this.wakeOthers(taskId, generation));
+    this.feeds = options.feeds;
     this.db = db;
     this.ownsDb = options.ownsDb ?? false;
     this.url = url;
@@ -108,7 +106,6 @@ export class PostgresCoordination implements Coordination {
       keepEventsMs: keepEventsMs(leaseMs),
       onError: this.onError,
     });
-    this.feeds = new TaskEventFeeds(db, this.instanceId, this.onError);
   }
 
   /** Listens for wake-ups and cancel requests, then registers this instance as alive. */
@@ -146,43 +143,6 @@ export class PostgresCoordination implements Coordination {
     return leaseExists(this.db, taskId);
   }
 
-  publish(taskId: string, event: AgentExecutionEvent): void {
-    if (this.closing || !this.running) {
-      this.onError(
-        new HarnessError('store_failed', 'An event was published on a coordination that is not running.'),
-        `publishing an event of task ${taskId}`,
-      );
-      return;
-    }
-    try {
-      this.events.queue(taskId, event);
-    } catch (error) {
-      this.onError(error, `encoding an event of task ${taskId}`);
-    }
-  }
-
-  passedThrough(taskId: string): void {
-    if (this.running && !this.closing) this.events.queueStored(taskId);
-  }
-
-  async handOn(taskId: string): Promise<void> {
-    await this.events
-      .handOnQueued(taskId)
-      .catch((error: unknown) => this.onError(error, `handing on the events of task ${taskId}`));
-  }
-
-  discard(taskId: string): void {
-    this.events.takeAll(taskId);
-  }
-
-  caughtUp(taskId: string): Promise<void> {
-    return this.feeds.readNow(taskId);
-  }
-
-  follow(taskId: string, deliver: (event: AgentExecutionEvent) => void): Promise<() => void> {
-    return this.feeds.follow(taskId, deliver);
-  }
-
   /** The payload is the task id, after `stop:` for a stop (task ids never hold a colon). */
   async requestCancel(taskId: string, how: TurnEnding = 'cancel'): Promise<void> {
     await sql`select pg_notify(${this.cancelChannel}, ${how === 'stop' ? `stop:${taskId}` : taskId})`.execute(this.db);
@@ -197,7 +157,7 @@ export class PostgresCoordination implements Coordination {
   }
 
   /**
-   * Hands on the events published here that no write took, stops the heartbeat, gives back this instance's
+   * Sends the wake-ups due, stops the heartbeat, gives back this instance's
    * leases and row (no sweep is needed for an instance that closed), ends the LISTEN
    * connection, and destroys `db` when it owns it. Every step runs even when one before it
    * failed; the first failure is thrown.
@@ -216,7 +176,6 @@ export class PostgresCoordination implements Coordination {
         failure ??= error;
       }
     };
-    await step(() => this.events.flush());
     await step(() => this.sendingWakeUps);
     await step(() => this.liveness.stop());
     await step(() => removeInstance(this.db, this.instanceId));
@@ -230,19 +189,21 @@ export class PostgresCoordination implements Coordination {
   }
 
   /**
-   * Wakes the instances following the task: "<last seq> <task id>" on the events channel. Sent
-   * from this pool, whose commits do not wait for the disk, after the events' own commit; the
-   * wake-ups of one moment go in one statement.
+   * Wakes the instances following the task: "<generation> <task id>" on the events channel.
+   * Sent from this pool, whose commits do not wait for the disk, after the events' own commit
+   * (a transaction that notifies holds a lock every other notifying commit waits for, through
+   * its flush to the disk); the wake-ups of one moment go in one statement.
    */
-  private wakeOthers(taskId: string, lastSeq: number): void {
-    this.wakeUps.set(taskId, Math.max(lastSeq, this.wakeUps.get(taskId) ?? 0));
+  private wakeOthers(taskId: string, generation: number): void {
+    if (!this.running || this.closing) return;
+    this.wakeUps.set(taskId, Math.max(generation, this.wakeUps.get(taskId) ?? 0));
     this.sendingWakeUps ??= this.sendWakeUps();
   }
 
   private async sendWakeUps(): Promise<void> {
     try {
       while (this.wakeUps.size > 0) {
-        const payloads = [...this.wakeUps].map(([taskId, seq]) => `${seq} ${taskId}`);
+        const payloads = [...this.wakeUps].map(([taskId, generation]) => `${generation} ${taskId}`);
         this.wakeUps.clear();
         await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`
           .execute(this.db)
@@ -253,7 +214,7 @@ export class PostgresCoordination implements Coordination {
     }
   }
 
-  /** A wake-up: "<last seq> <task id>" (see `TaskEventLog`). */
+  /** A wake-up: "<generation> <task id>". */
   private wake(payload: string): void {
     const space = payload.indexOf(' ');
     if (space < 0) return;

@@ -49,6 +49,8 @@ export interface SavePlan {
   metadataJson: string;
   messages: MessageWrite[];
   artifacts: ArtifactWrite[];
+  /** The task's generation after the write, when it logs events (`task-log.ts`). */
+  generation: number | undefined;
 }
 
 /** Whether the plan writes nothing at all, so the save can skip its transaction. */
@@ -58,11 +60,12 @@ export function isEmptyPlan(plan: SavePlan): boolean {
     !plan.statusChanged &&
     !plan.metadataChanged &&
     plan.messages.length === 0 &&
-    plan.artifacts.length === 0
+    plan.artifacts.length === 0 &&
+    plan.generation === undefined
   );
 }
 
-export function planSave(stored: StoredTask | undefined, incoming: Task): SavePlan {
+export function planSave(stored: StoredTask | undefined, incoming: Task, generation?: number): SavePlan {
   const storedStatus = stored?.task.status;
   const replaceStatus = incoming.status !== undefined;
   const statusJson = replaceStatus ? encodeStatus(incoming.status) : (stored?.statusJson ?? null);
@@ -76,6 +79,7 @@ export function planSave(stored: StoredTask | undefined, incoming: Task): SavePl
     metadataJson,
     messages: planMessages(stored, incoming),
     artifacts: planArtifacts(stored, incoming.artifacts ?? []),
+    generation,
   };
 }
 

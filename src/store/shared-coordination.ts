@@ -1,6 +1,6 @@
 import type { Coordination } from '../runtime/coordination.js';
 import { describeError, type Logger } from '../log.js';
-import type { TaskEventLog } from './task-event-log.js';
+import type { Store } from './index.js';
 
 /** The coordination's own pool: its queries are single short statements (leases, events, heartbeats). */
 const COORDINATION_CONNECTIONS = 5;
@@ -13,7 +13,7 @@ const COORDINATION_CONNECTIONS = 5;
  */
 export async function openSharedCoordination(
   url: string,
-  events: TaskEventLog,
+  store: Pick<Store, 'events' | 'feeds'>,
   instanceId: string,
   leaseMs: number,
   log: Logger,
@@ -36,7 +36,8 @@ export async function openSharedCoordination(
     db,
     ownsDb: true,
     url,
-    events,
+    events: store.events!,
+    feeds: store.feeds,
     instanceId,
     leaseMs,
     onError: (error, what) => log.warn(`instance coordination: ${what}`, { error: describeError(error) }),

@@ -37,8 +37,8 @@ export interface StoredTask {
   createdAt: string;
   /** The task row's `version` this image matches. */
   version: number;
-  /** The seq of the last event handed on to other instances that the image reflects (`tasks.event_seq`). */
-  eventSeq: number;
+  /** The task's generation: the number of its last logged event (`task-log.ts`). */
+  generation: number;
   /** `history` has one message per `task_messages` row, in `seq` order. */
   task: Task;
   statusJson: string | null;
@@ -76,7 +76,7 @@ export interface StoredTaskHead {
   owner: string;
   createdAt: string;
   version: number;
-  eventSeq?: number;
+  generation?: number;
   statusJson: string | null;
   metadataJson: string;
 }
@@ -93,7 +93,7 @@ export function newStoredTask(head: StoredTaskHead): StoredTask {
     owner: head.owner,
     createdAt: head.createdAt,
     version: head.version,
-    eventSeq: head.eventSeq ?? 0,
+    generation: head.generation ?? 0,
     task: {
       id: head.id,
       contextId: head.contextId,

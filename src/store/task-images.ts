@@ -1,4 +1,5 @@
 import type { Task } from '@a2a-js/sdk';
+import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { Kysely, Transaction } from 'kysely';
 import { HarnessError } from '../errors.js';
 import type { Database } from './database.js';
@@ -8,6 +9,7 @@ import type { StoredTask } from './stored-task.js';
 import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
+import { insertLogRows, type LoggedEvent } from './task-log.js';
 
 /**
  * Where `SqlTaskStore` reads and writes task images: the bounded cache of images, the
@@ -22,19 +24,23 @@ import { findTaskScope, readStoredTask } from './task-rows.js';
  * again when they differ.
  */
 
-/**
- * Writes that go in the transaction of a task's save: a new task's records (`SqlTaskStore.create`),
- * or the events handed on with it, whose last seq it returns (`TaskEventLog.append`).
- */
-export type Alongside = (trx: Transaction<Database>) => Promise<number | undefined | void>;
+/** Writes that go in the transaction of a task's save: a new task's records (`SqlTaskStore.create`). */
+export type Alongside = (trx: Transaction<Database>) => Promise<unknown>;
 
-/** What a write saves, decided from the freshest stored image: a task, or undefined for nothing. */
-export type Decide = (stored: StoredTask | undefined) => Task | undefined | Promise<Task | undefined>;
+/** What a write stores: the task as it becomes, and the events that say how (appended to its log). */
+export interface Change {
+  task: Task;
+  events: readonly AgentExecutionEvent[];
+}
 
-/** After a write: the stored image, and whether its `Decide` asked for a save. */
+/** What a write saves, decided from the freshest stored image: a change, or undefined for nothing. */
+export type Decide = (stored: StoredTask | undefined) => Change | undefined | Promise<Change | undefined>;
+
+/** After a write: the stored image, whether its `Decide` asked for a save, and the events it logged. */
 export interface Written {
   image: StoredTask | undefined;
   saved: boolean;
+  logged: LoggedEvent[];
 }
 
 export interface TaskImagesOptions {
@@ -44,6 +50,11 @@ export interface TaskImagesOptions {
   now: () => Date;
   /** Whether other processes write the same database. */
   shared: boolean;
+  /**
+   * Told of the events each write logged, once it has committed and the image is updated, still
+   * under the task's lock: so in generation order, and before any later read of the task here.
+   */
+  onLogged?: (taskId: string, logged: readonly LoggedEvent[]) => void;
 }
 
 /** The refusal of a turn's write once another instance took its task over (`write`'s fence). */
@@ -67,6 +78,7 @@ export class TaskImages {
   private readonly locks = new KeyedSerialQueue();
   private readonly now: () => Date;
   private readonly shared: boolean;
+  private readonly onLogged: (taskId: string, logged: readonly LoggedEvent[]) => void;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -75,18 +87,13 @@ export class TaskImages {
     this.cache = new TaskCache(options.cacheBytes);
     this.now = options.now;
     this.shared = options.shared;
+    this.onLogged = options.onLogged ?? (() => undefined);
   }
 
   /** The kept image when it is of `version` (the row's, as just read); for `list`, without churning the order. */
   kept(scope: TaskScope, taskId: string, version: number): StoredTask | undefined {
     const image = this.cache.peek(scope, taskId);
     return image?.version === version ? image : undefined;
-  }
-
-  /** Whether saving `task` would change nothing against the image kept now (as last read or written). */
-  keptUnchanged(taskId: string, scope: TaskScope, task: Task): boolean {
-    const kept = this.cache.peek(scope, taskId);
-    return kept !== undefined && isEmptyPlan(planSave(kept, task));
   }
 
   /** Forgets every kept image. */
@@ -160,32 +167,37 @@ export class TaskImages {
     alongside?: Alongside,
     fence?: number,
   ): Promise<Written> {
-    return this.locks.run(scopedKey(scope, taskId), () =>
-      this.shared
-        ? this.writeShared(taskId, scope, decide, alongside, fence)
-        : this.writeAlone(taskId, scope, decide, alongside),
-    );
+    return this.locks.run(scopedKey(scope, taskId), async () => {
+      const written = this.shared
+        ? await this.writeShared(taskId, scope, decide, alongside, fence)
+        : await this.writeAlone(taskId, scope, decide, alongside);
+      if (written.logged.length > 0) this.onLogged(taskId, written.logged);
+      return written;
+    });
   }
 
   private async writeAlone(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside): Promise<Written> {
     const stored = await this.imageLocked(taskId, scope);
-    const task = await decide(stored);
-    if (!task) return { image: stored, saved: false };
-    const plan = planSave(stored, task);
-    if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true };
+    const change = await decide(stored);
+    if (!change) return { image: stored, saved: false, logged: [] };
+    const { task } = change;
+    const logged = numbered(stored, change.events);
+    const plan = planSave(stored, task, logged.at(-1)?.generation);
+    if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true, logged };
     const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
-    const now = this.now().toISOString();
+    const now = this.now();
     try {
       await this.db.transaction().execute(async (trx) => {
-        await writePlan(trx, identity, plan, now);
+        await writePlan(trx, identity, plan, now.toISOString());
+        await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
       });
     } catch (error) {
       throw await this.writeFailed(error, taskId, scope, plan);
     }
-    const image = applyPlan(stored, identity, plan, now);
+    const image = applyPlan(stored, identity, plan, now.toISOString());
     this.cache.set(image);
-    return { image, saved: true };
+    return { image, saved: true, logged };
   }
 
   private async writeShared(
@@ -199,7 +211,7 @@ export class TaskImages {
     const kept = this.cache.get(scope, taskId);
     let plan: SavePlan | undefined;
     let decision: { error: unknown } | undefined;
-    let outcome: Written & { write?: { identity: TaskIdentity; now: string; eventSeq: number | undefined } };
+    let outcome: Written & { write?: { identity: TaskIdentity; now: string } };
     try {
       outcome = await this.db.transaction().execute(async (trx) => {
         const row = await trx
@@ -216,18 +228,21 @@ export class TaskImages {
           : kept?.version === row.version
             ? kept
             : await readStoredTask(trx, taskId, scope);
-        const task = await Promise.resolve(decide(stored)).catch((error: unknown) => {
+        const change = await Promise.resolve(decide(stored)).catch((error: unknown) => {
           decision = { error };
           throw error;
         });
-        if (!task) return { image: stored, saved: false };
-        plan = planSave(stored, task);
-        if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true };
+        if (!change) return { image: stored, saved: false, logged: [] };
+        const { task } = change;
+        const logged = numbered(stored, change.events);
+        plan = planSave(stored, task, logged.at(-1)?.generation);
+        if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true, logged };
         const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
-        const now = this.now().toISOString();
-        await writePlan(trx, identity, plan, now, fence);
-        const eventSeq = await alongside?.(trx);
-        return { image: stored, saved: true, write: { identity, now, eventSeq: eventSeq ?? undefined } };
+        const now = this.now();
+        await writePlan(trx, identity, plan, now.toISOString(), fence);
+        await insertLogRows(trx, taskId, logged, now.getTime());
+        await alongside?.(trx);
+        return { image: stored, saved: true, logged, write: { identity, now: now.toISOString() } };
       });
     } catch (error) {
       if (decision) throw decision.error;
@@ -247,16 +262,15 @@ export class TaskImages {
       }
       throw await this.writeFailed(error, taskId, scope, plan);
     }
-    const { image, saved, write } = outcome;
+    const { image, saved, logged, write } = outcome;
     if (!write) {
       // Read again (or still current): worth keeping for the next use.
       if (image) this.cache.set(image);
-      return { image, saved };
+      return { image, saved, logged };
     }
     const next = applyPlan(image, write.identity, plan!, write.now);
-    if (write.eventSeq !== undefined) next.eventSeq = write.eventSeq;
     this.cache.set(next);
-    return { image: next, saved };
+    return { image: next, saved, logged };
   }
 
   /** The error for a write that failed; the image is dropped (the rows say what was stored). */
@@ -279,4 +293,10 @@ export class TaskImages {
     const owner = await findTaskScope(this.db, taskId).catch(() => undefined);
     return owner !== undefined && owner.tenant === scope.tenant && owner.owner === scope.owner;
   }
+}
+
+/** The events numbered after the stored task's generation (a new task's first is 1). */
+function numbered(stored: StoredTask | undefined, events: readonly AgentExecutionEvent[]): LoggedEvent[] {
+  const after = stored?.generation ?? 0;
+  return events.map((event, i) => ({ generation: after + i + 1, event }));
 }

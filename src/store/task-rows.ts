@@ -45,7 +45,7 @@ export async function readStoredTasks(
         owner: row.owner,
         createdAt: row.created_at,
         version: row.version,
-        eventSeq: Number(row.event_seq),
+        generation: Number(row.generation),
         statusJson: row.status_json,
         metadataJson: row.metadata_json,
       }),

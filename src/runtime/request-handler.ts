@@ -1,0 +1,172 @@
+import {
+  TaskState,
+  type AgentCard,
+  type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetExtendedAgentCardRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
+import { HarnessError } from '../errors.js';
+import type { TaskEngine } from './engine.js';
+import type { TaskView } from './subtask-metadata.js';
+import { followTask, type FollowTarget } from './task-follower.js';
+
+/** The page size `ListTasks` uses when the request sets none (the SDK's). */
+const DEFAULT_PAGE_SIZE = 50;
+
+/**
+ * The A2A operations of the harness, each a short call of the engine. The SDK serves them over
+ * its three transports (JSON-RPC, HTTP+JSON, gRPC); what applies around every call (error
+ * mapping, the commands extension, message claims) is the request path's (`request-path.ts`).
+ */
+export class HarnessRequestHandler implements A2ARequestHandler {
+  constructor(
+    private readonly engine: Pick<TaskEngine, 'startTurn' | 'cancel' | 'isBusy'>,
+    private readonly tasks: TaskView,
+    private readonly feeds: FollowTarget['feeds'],
+    private readonly card: () => Promise<AgentCard> | AgentCard,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.card();
+  }
+
+  getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
+    return Promise.reject(new UnsupportedOperationError('Agent does not support authenticated extended card.'));
+  }
+
+  /**
+   * A turn, answered once it has ended with the task as stored, carrying the history
+   * `historyLength` asks for (unset: the message and its reply, `DEFAULT_ANSWER_HISTORY`);
+   * with `returnImmediately`, once its first event is stored.
+   */
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    return answerBlocking(this.sendMessageStream(params, context), params, context, (p, c) => this.getTask(p, c));
+  }
+
+  async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const turn = await this.engine.startTurn(requireMessage(params), context);
+    yield* turn.events;
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    const task = await this.tasks.load(requireTaskId(params.id), context);
+    if (!task) throw new HarnessError('task_not_found', `Task not found: ${params.id}`);
+    return withHistoryLength(task, params.historyLength);
+  }
+
+  /** `ListTasks`, checked as the SDK checks it. */
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 100)
+      throw new HarnessError('params_invalid', 'pageSize must be between 1 and 100');
+    if (params.status !== undefined && !Object.values(TaskState).includes(params.status))
+      throw new HarnessError('params_invalid', `Invalid status filter: ${String(params.status)}`);
+    if (params.statusTimestampAfter && Number.isNaN(Date.parse(params.statusTimestampAfter)))
+      throw new HarnessError('params_invalid', 'statusTimestampAfter must be a valid ISO 8601 date string');
+    const page = await this.tasks.list({ ...params, pageSize }, context);
+    return { ...page, tasks: page.tasks.map((task) => withHistoryLength(task, params.historyLength)) };
+  }
+
+  /** `CancelTask` (CMD-31): the engine cancels the task and its sub-tasks; the answer is the task as `GetTask` shows it. */
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    await this.engine.cancel(requireTaskId(params.id), context);
+    return this.getTask({ tenant: params.tenant, id: params.id }, context);
+  }
+
+  /**
+   * `SubscribeToTask`: the task as stored, then its log, from any instance. Unlike the SDK's, an
+   * idle task's stream stays open for a later command reply (CMD-8).
+   */
+  resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    return followTask(
+      { read: (id, ctx) => this.tasks.read(id, ctx), feeds: this.feeds, isBusy: (id) => this.engine.isBusy(id) },
+      params.id,
+      context,
+      { follow: 'live', refuseEnded: true },
+    );
+  }
+
+  createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  listTaskPushNotificationConfigs(
+    _params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+}
+
+/**
+ * A blocking `SendMessage`, answered from the turn's stream: once it has ended, the task as
+ * stored, carrying the history `historyLength` asks for (unset: the message and its reply,
+ * `DEFAULT_ANSWER_HISTORY`); with `returnImmediately`, once its first event is stored.
+ */
+export async function answerBlocking(
+  stream: AsyncGenerator<StreamResponse, void, undefined>,
+  params: SendMessageRequest,
+  context: ServerCallContext,
+  getTask: (params: GetTaskRequest, context: ServerCallContext) => Promise<Task>,
+): Promise<Message | Task> {
+  let taskId: string | undefined;
+  try {
+    for await (const { payload } of stream) {
+      if (payload?.$case === 'message') return payload.value;
+      taskId ??= payload?.$case === 'task' ? payload.value.id : payload?.value.taskId;
+      if (params.configuration?.returnImmediately) break;
+    }
+  } finally {
+    await stream.return(undefined);
+  }
+  if (!taskId) throw new HarnessError('store_failed', 'The turn ended before its task was stored.');
+  return getTask(
+    { tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY },
+    context,
+  );
+}
+
+function requireMessage(params: SendMessageRequest): Message {
+  if (!params.message) throw new HarnessError('params_invalid', 'request.message is required.');
+  if (!params.message.messageId) throw new HarnessError('params_invalid', 'message.messageId is required.');
+  return params.message;
+}
+
+function requireTaskId(id: string | undefined): string {
+  if (!id?.trim()) throw new HarnessError('params_invalid', 'Task ID is required');
+  return id;
+}
+
+/** The SDK's `historyLength` rule: unset keeps all, 0 or less keeps none, n keeps the last n. */
+function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined) return task;
+  return { ...task, history: historyLength <= 0 ? [] : task.history.slice(-historyLength) };
+}

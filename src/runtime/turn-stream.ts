@@ -1,0 +1,64 @@
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
+import { clientGoneSignal } from '../a2a/index.js';
+import type { LogSubscription } from '../store/index.js';
+import type { RunningTurn } from './engine.js';
+
+/**
+ * A turn's stream, read from its task's log: from the turn's own task event (what was logged
+ * before it, between the lease and the turn's first write, is not the turn's), every event of
+ * the task in generation order, command replies included (CMD-8), to the turn's final status.
+ * That status is sent once the turn has given its lease back, so that a client that answers at
+ * once finds the task free. The stream ends when its client goes away; the turn goes on.
+ */
+export async function* turnStream(
+  subscription: LogSubscription,
+  turn: Pick<RunningTurn, 'taskId' | 'done'>,
+  context: ServerCallContext,
+): AsyncGenerator<StreamResponse, void, undefined> {
+  const signal = clientGoneSignal(context);
+  const stop = () => subscription.close();
+  signal?.addEventListener('abort', stop, { once: true });
+  let opened = false;
+  try {
+    for (;;) {
+      const entry = await subscription.next();
+      if (!entry) return;
+      const { event } = entry;
+      if (!opened && !(opened = event.kind === 'task')) continue;
+      const item = asStreamResponse(event);
+      if (!item) continue;
+      if (isFinalStatus(event)) {
+        await turn.done;
+        yield item;
+        return;
+      }
+      yield item;
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    subscription.close();
+  }
+}
+
+/** An event of the log as a stream sends it. */
+export function asStreamResponse(event: AgentExecutionEvent): StreamResponse | undefined {
+  switch (event.kind) {
+    case 'task':
+      return { payload: { $case: 'task', value: event.data } };
+    case 'statusUpdate':
+      return { payload: { $case: 'statusUpdate', value: event.data } };
+    case 'artifactUpdate':
+      return { payload: { $case: 'artifactUpdate', value: event.data } };
+    case 'message':
+      return { payload: { $case: 'message', value: event.data } };
+  }
+}
+
+/** States of a turn still under way; any other status is the one it ends with. */
+const STILL_GOING: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_SUBMITTED]);
+
+/** Whether the event is a status that ends a turn (or leaves the task waiting, or ended). */
+export function isFinalStatus(event: AgentExecutionEvent): boolean {
+  return event.kind === 'statusUpdate' && event.data.status !== undefined && !STILL_GOING.has(event.data.status.state);
+}
