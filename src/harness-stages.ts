@@ -134,9 +134,11 @@ export function startEngine(
 ): Engine {
   const { config } = options;
   const turnLimit = new TurnLimit(config.maxTurnsInFlight);
+  const view = new TaskView(store.tasks, store.state);
   const engine = new TaskEngine({
     coordination,
     store: store.tasks,
+    view,
     feeds: store.feeds,
     subtasks: store.subtasks,
     links: store.state,
@@ -148,7 +150,6 @@ export function startEngine(
         { task, epoch },
       ),
   });
-  const view = new TaskView(store.tasks, store.state);
   const executor = new HarnessExecutor({
     models: taskModels,
     gateway: new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs),

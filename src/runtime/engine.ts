@@ -58,6 +58,8 @@ export interface TaskEngineOptions {
   store: EngineStore;
   /** The readers of task logs here (`Store.feeds`). */
   feeds: { follow(taskId: string): Promise<LogSubscription> };
+  /** Where a turn reads its task as clients see it (sub-task links shown); default `store`. */
+  view?: Pick<EngineStore, 'read'>;
   /** Where a sub-task is stored with its link and model, in one transaction (none: no sub-tasks). */
   subtasks?: SubtaskRecords;
   /** Whose sub-tasks a cancel reaches too (CMD-31); none: only the task. */
@@ -200,7 +202,7 @@ export class TaskEngine implements CommandTaskPort {
 
   /** The message's task, which the caller must see and which must take messages (the SDK's rules). */
   private async openable(message: Message, context: ServerCallContext): Promise<TaskSnapshot> {
-    const snapshot = await this.options.store.read(message.taskId, context);
+    const snapshot = await (this.options.view ?? this.options.store).read(message.taskId, context);
     if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${message.taskId}`);
     const { task } = snapshot;
     if (isTerminal(task.status?.state))
