@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { TaskState, type Message, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
 import { HarnessError, isHarnessError } from '../errors.js';
@@ -80,9 +80,11 @@ export interface StartedTurn {
    * status, with every other event of the task in between (command replies, CMD-8). Ends early
    * with the turn's error when its final status could not be stored. Read it once.
    */
-  events: AsyncGenerator<import('@a2a-js/sdk').StreamResponse, void, undefined>;
+  events: AsyncGenerator<StreamResponse, void, undefined>;
   /** Resolves once the turn has ended and its end is stored (or could not be); never rejects. */
   done: Promise<void>;
+  /** For a caller that does not read `events`: lets go of them (the turn runs on). */
+  detach(): void;
 }
 
 /** What starting a turn takes besides its message. */
@@ -184,7 +186,13 @@ export class TaskEngine implements CommandTaskPort {
       };
       const running = turn;
       turn.done = this.track(this.run(running, request, subscription)).finally(() => place?.release());
-      return { taskId, events: turnStream(subscription, running, context), done: turn.done };
+      const events = subscription;
+      return {
+        taskId,
+        events: turnStream(events, running, context),
+        done: turn.done,
+        detach: () => events.close(),
+      };
     } catch (error) {
       subscription?.close();
       if (turn) {

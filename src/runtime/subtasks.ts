@@ -143,7 +143,7 @@ export class Subtasks implements SubtaskStarter {
       callContext,
     );
     // Nobody reads the sub-task's stream here: its clients follow the task.
-    void turn.events.return(undefined);
+    turn.detach();
   }
 
   /**
