@@ -36,7 +36,7 @@ function* chunks<T>(items: readonly T[]): Generator<T[]> {
 }
 
 /** The task row columns that follow the status. */
-function statusColumns(plan: SavePlan): {
+export function statusColumns(plan: SavePlan): {
   state: number;
   status_json: string | null;
   status_timestamp: string;

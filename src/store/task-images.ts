@@ -10,6 +10,7 @@ import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
 import { insertLogRows, type LoggedEvent } from './task-log.js';
+import { fitsOneStatement, writeInOneStatement } from './one-statement-write.js';
 
 /**
  * Where `SqlTaskStore` reads and writes task images: the bounded cache of images, the
@@ -209,6 +210,10 @@ export class TaskImages {
     firstTry = true,
   ): Promise<Written> {
     const kept = this.cache.get(scope, taskId);
+    if (kept && !alongside && firstTry) {
+      const written = await this.writeKeptInOneStatement(taskId, scope, kept, decide, fence);
+      if (written) return written;
+    }
     let plan: SavePlan | undefined;
     let decision: { error: unknown } | undefined;
     let outcome: Written & { write?: { identity: TaskIdentity; now: string } };
@@ -271,6 +276,38 @@ export class TaskImages {
     const next = applyPlan(image, write.identity, plan!, write.now);
     this.cache.set(next);
     return { image: next, saved, logged };
+  }
+
+  /**
+   * Shared: the write planned against the kept image and made in one statement, guarded by the
+   * image's version (`one-statement-write.ts`). Undefined when it cannot be: `decide` saves
+   * nothing (on an image that may be outdated), the plan needs a transaction, or the row moved
+   * on; the caller then writes in a transaction, deciding again on the row as it stands.
+   */
+  private async writeKeptInOneStatement(
+    taskId: string,
+    scope: TaskScope,
+    kept: StoredTask,
+    decide: Decide,
+    fence: number | undefined,
+  ): Promise<Written | undefined> {
+    const change = await decide(kept);
+    if (!change) return undefined;
+    const logged = numbered(kept, change.events);
+    const plan = planSave(kept, change.task, logged.at(-1)?.generation);
+    if (!fitsOneStatement(plan) || isEmptyPlan(plan)) return undefined;
+    const now = this.now();
+    let written: boolean;
+    try {
+      written = await writeInOneStatement(this.db, taskId, scope, plan, logged, { version: kept.version, fence }, now);
+    } catch (error) {
+      throw await this.writeFailed(error, taskId, scope, plan);
+    }
+    if (!written) return undefined;
+    const identity = { id: taskId, contextId: kept.task.contextId, ...scope };
+    const image = applyPlan(kept, identity, plan, now.toISOString());
+    this.cache.set(image);
+    return { image, saved: true, logged };
   }
 
   /** The error for a write that failed; the image is dropped (the rows say what was stored). */
