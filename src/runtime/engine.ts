@@ -57,7 +57,7 @@ export interface TaskEngineOptions {
   coordination: Coordination;
   store: EngineStore;
   /** The readers of task logs here (`Store.feeds`). */
-  feeds: { follow(taskId: string): Promise<LogSubscription> };
+  feeds: { follow(taskId: string, known?: number): Promise<LogSubscription> };
   /** Where a turn reads its task as clients see it (sub-task links shown); default `store`. */
   view?: Pick<EngineStore, 'read'>;
   /** Where a sub-task is stored with its link and model, in one transaction (none: no sub-tasks). */
@@ -176,7 +176,7 @@ export class TaskEngine implements CommandTaskPort {
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
       this.running.set(taskId, turn);
       // Before the turn's first write: the turn's stream misses none of its events.
-      subscription = await this.options.feeds.follow(taskId);
+      subscription = await this.options.feeds.follow(taskId, stored?.generation ?? 0);
       const request: TurnRequest = {
         taskId,
         contextId,

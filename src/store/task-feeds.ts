@@ -28,14 +28,15 @@ export class TaskFeeds {
   /**
    * Follows the task: resolves once every event committed from then on will be handed to the
    * returned subscription (events committed before may be too: a reader skips those its
-   * snapshot of the task holds, by generation).
+   * snapshot of the task holds, by generation). `known`: a generation of the task the caller
+   * read already (0 for a task not stored yet), where a new feed starts without reading it.
    */
-  async follow(taskId: string): Promise<LogSubscription> {
+  async follow(taskId: string, known?: number): Promise<LogSubscription> {
     let feed = this.feeds.get(taskId);
     if (!feed) {
-      feed = { position: undefined, readers: new Set(), readQueued: false, starting: undefined };
+      feed = { position: this.db ? known : undefined, readers: new Set(), readQueued: false, starting: undefined };
       this.feeds.set(taskId, feed);
-      if (this.db) {
+      if (this.db && known === undefined) {
         const db = this.db;
         const started = feed;
         started.starting = this.steps
