@@ -5,7 +5,8 @@
  *   node --import tsx bench/command-latency.ts [--requests N] [--history M] [--history-length K] [--no-baseline]
  *
  * 1. Seeds a temporary data dir, before the harness starts, with one INPUT_REQUIRED task of M
- *    (default 5000) alternating user/agent messages of 20-80 words and one task of 1 message.
+ *    (default 5000) alternating user/agent messages of 20-80 words and one task of 1 message,
+ *    each stored whole by `SqlTaskStore.create` (its log's first event, as the engine makes a task).
  * 2. Starts the harness in a child process on 127.0.0.1:0 with the built-in offline models.
  * 3. Sends blocking SendMessage "/status" over JSON-RPC with the SDK's client: 50 warm-up
  *    requests per task, then N (default 500) timed requests alternating fresh/long, one at a time.
@@ -107,8 +108,9 @@ async function runHarness(): Promise<void> {
   const longTask = seededTask(M, random);
   const freshTask = seededTask(1, random);
   const context = new ServerCallContext();
-  await store.tasks.save(longTask, context);
-  await store.tasks.save(freshTask, context);
+  // Each stored as one creation event (`create`), as the engine stores a new task.
+  await store.tasks.create(longTask, context);
+  await store.tasks.create(freshTask, context);
   await store.close();
 
   const harness = await startServer(

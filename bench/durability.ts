@@ -12,9 +12,11 @@
  * - turns: `--turns` blocking `SendMessage` on new tasks, answered by a fixture model that
  *   streams `--tokens` words 1 ms apart (each word that arrives alone is a stored event).
  * Servers and the fixture model run in child processes, the client here. Then, in this process,
- * one commit alone: `--saves` saves of a task's new status straight to a `SqlTaskStore`, one
- * per setting in turn. The data folders are in the system's temp folder, so the figures are
- * this disk's flush cost. No goal: figures.
+ * one commit alone: `--saves` status updates appended straight to a `SqlTaskStore`
+ * (`append`, as the engine stores each event: the task row and the event's log row in one
+ * transaction; this drove `save` of the whole task before the engine's log), one per setting in
+ * turn. The data folders are in the system's temp folder, so the figures are this disk's flush
+ * cost. No goal: figures.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -139,20 +141,24 @@ console.log(
 for (const side of Object.values(sides)) await side.server.close();
 await model.close();
 
-/** One save that changes only the status: one small transaction, one commit. */
-async function timedSave(store: Store, task: Task, i: number): Promise<number> {
+/** One status update appended, as the engine stores an event: one small transaction, one commit. */
+async function timedAppend(store: Store, task: Task, i: number): Promise<number> {
   const start = performance.now();
-  await store.tasks.save(
+  await store.tasks.append(task.id, context, [
     {
-      ...task,
-      status: {
-        state: TaskState.TASK_STATE_WORKING,
-        message: undefined,
-        timestamp: new Date(Date.UTC(2025, 0, 1) + i).toISOString(),
+      kind: 'statusUpdate',
+      data: {
+        taskId: task.id,
+        contextId: task.contextId,
+        status: {
+          state: TaskState.TASK_STATE_WORKING,
+          message: undefined,
+          timestamp: new Date(Date.UTC(2025, 0, 1) + i).toISOString(),
+        },
+        metadata: {},
       },
     },
-    context,
-  );
+  ]);
   return performance.now() - start;
 }
 
@@ -169,17 +175,17 @@ for (const durability of SETTINGS) {
     history: [],
     metadata: {},
   };
-  await store.tasks.save(task, context);
-  for (let i = 0; i < 50; i++) await timedSave(store, task, -i - 1); // warm-up
+  await store.tasks.create(task, context);
+  for (let i = 0; i < 50; i++) await timedAppend(store, task, -i - 1); // warm-up
   stores[durability] = { store, task };
   saves[durability] = [];
 }
 for (let i = 0; i < SAVES; i++) {
   for (const durability of i % 2 === 0 ? SETTINGS : [...SETTINGS].reverse())
-    saves[durability].push(await timedSave(stores[durability].store, stores[durability].task, i));
+    saves[durability].push(await timedAppend(stores[durability].store, stores[durability].task, i));
 }
 console.log(`
-one commit alone (SqlTaskStore.save of a new status, in this process, the settings alternating)`);
+one commit alone (SqlTaskStore.append of a status update, in this process, the settings alternating)`);
 const commit = { normal: summarize(saves.normal), full: summarize(saves.full) };
 for (const durability of SETTINGS) console.log(latencyLine(`durability "${durability}"`, commit[durability]));
 console.log(

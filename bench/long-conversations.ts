@@ -5,10 +5,10 @@
  *   node --import tsx bench/long-conversations.ts [--levels 10,1000,10000]
  *
  * Tasks are seeded before the runs: the harness's SQLite file through its store before it
- * starts, the bare SDK's `InMemoryTaskStore` directly (the store handed to its
- * `DefaultRequestHandler`), with the same deterministic text (20-80 words a message). Both
- * servers run in child processes; the client is the SDK's JSON-RPC client, one blocking
- * `SendMessage` at a time:
+ * starts (`SqlTaskStore.create`: each task whole, as its log's first event), the bare SDK's
+ * `InMemoryTaskStore` directly (the store handed to its `DefaultRequestHandler`), with the same
+ * deterministic text (20-80 words a message). Both servers run in child processes; the client
+ * is the SDK's JSON-RPC client, one blocking `SendMessage` at a time:
  * - command: "/status" (the bare SDK's executor answers it with a task event and an
  *   INPUT_REQUIRED status carrying a short message, what a command reply looks like);
  * - turn: an ordinary message, answered by a fixture model (8 tokens, no delay), streamed back
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   const seedStart = performance.now();
   for (const length of seedLengths()) {
     const task = seededTask(length, random);
-    await store.tasks.save(task, context);
+    await store.tasks.create(task, context);
     ours.push({ id: task.id, contextId: task.contextId });
   }
   await store.close();

@@ -1,6 +1,10 @@
 /**
  * What one command-like event costs on a task with a fresh history and on a task with 5,000
- * history messages, through the SDK's real ResultManager (load, mutate, save per event).
+ * history messages: on our SqlTaskStore as the engine stores an event (`append`: the event
+ * applied to the task and logged, in one transaction), and on the SDK's stores through the
+ * SDK's real ResultManager (load, mutate, save the whole task per event). Before the engine's
+ * log, SqlTaskStore was driven through the ResultManager too (`save` per event), with the same
+ * events.
  *
  *   node --import tsx bench/long-history.ts [events=500] [history=5000]
  *
@@ -18,8 +22,15 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, InMemoryTaskStore, ResultManager, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import { openStore } from '../src/store/index.js';
+import {
+  AgentEvent,
+  InMemoryTaskStore,
+  ResultManager,
+  ServerCallContext,
+  type AgentExecutionEvent,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
+import { openStore, type SqlTaskStore } from '../src/store/index.js';
 import { removeDir, tempDir } from './lib/cleanup.js';
 import { openSdkSqliteStore } from './lib/sdk-sqlite-store.js';
 import { header, printVerdicts, summarize, verdict } from './lib/report.js';
@@ -63,7 +74,34 @@ function taskWithHistory(length: number, artifacts = 0, partsPerArtifact = 0): T
   };
 }
 
-async function oneEvent(store: TaskStore, task: Task, i: number): Promise<void> {
+/** How a store is given events: the way its server writes them. */
+interface EventSink {
+  /** Stores the task event that starts a task, then each later event of it. */
+  write(event: AgentExecutionEvent): Promise<void>;
+  load(taskId: string): Promise<Task | undefined>;
+}
+
+/** The SDK's stores: a result manager per event, as `DefaultRequestHandler` drives them (load, mutate, save). */
+function throughResultManager(store: TaskStore): EventSink {
+  return {
+    write: (event) => new ResultManager(store, context).processEvent(event),
+    load: (taskId) => store.load(taskId, context),
+  };
+}
+
+/** Ours: as the engine stores events, a new task by `create`, each later event by `append`. */
+function asTheEngine(store: SqlTaskStore): EventSink {
+  return {
+    write: async (event) => {
+      if (event.kind === 'task') await store.create(event.data, context);
+      else if (event.kind === 'statusUpdate') await store.append(event.data.taskId, context, [event]);
+      else throw new Error(`no ${event.kind} events here`);
+    },
+    load: (taskId) => store.load(taskId, context),
+  };
+}
+
+async function oneEvent(store: EventSink, task: Task, i: number): Promise<void> {
   const reply = agentMessage(task.id, task.contextId, `reply ${i}: the task is waiting for input.`);
   const event = AgentEvent.statusUpdate({
     taskId: task.id,
@@ -71,7 +109,7 @@ async function oneEvent(store: TaskStore, task: Task, i: number): Promise<void> 
     status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() },
     metadata: undefined,
   });
-  await new ResultManager(store, context).processEvent(event);
+  await store.write(event);
 }
 
 interface Figures {
@@ -81,9 +119,9 @@ interface Figures {
   n: number;
 }
 
-async function measure(store: TaskStore, historyLength: number, artifacts = 0, partsPerArtifact = 0): Promise<Figures> {
+async function measure(store: EventSink, historyLength: number, artifacts = 0, partsPerArtifact = 0): Promise<Figures> {
   const task = taskWithHistory(historyLength, artifacts, partsPerArtifact);
-  await new ResultManager(store, context).processEvent(AgentEvent.task(task));
+  await store.write(AgentEvent.task(task));
   for (let i = 0; i < WARM_UP; i++) await oneEvent(store, task, -i);
   const times: number[] = [];
   const start = process.hrtime.bigint();
@@ -94,7 +132,7 @@ async function measure(store: TaskStore, historyLength: number, artifacts = 0, p
     times.push(Number(process.hrtime.bigint() - before) / 1e6);
   }
   const totalMs = Number(process.hrtime.bigint() - start) / 1e6;
-  const stored = await store.load(task.id, context);
+  const stored = await store.load(task.id);
   if (stored?.history.length !== Math.max(1, historyLength) + WARM_UP + times.length)
     throw new Error('the store lost messages');
   const s = summarize(times);
@@ -113,7 +151,7 @@ function ratio(label: string, long: Figures, fresh: Figures): string {
 }
 
 /** Fresh vs long history; with `artifacts`, also a long history plus many earlier artifacts. */
-async function run(name: string, store: TaskStore, artifacts = false): Promise<void> {
+async function run(name: string, store: EventSink, artifacts = false): Promise<void> {
   const fresh = await measure(store, 1);
   const long = await measure(store, LONG_HISTORY);
   console.log(`${name}`);
@@ -139,14 +177,14 @@ async function main(): Promise<void> {
   try {
     const store = await openStore({ dataDir: join(dir, 'ours') });
     const { rows } = await sql<{ v: string }>`select sqlite_version() as v`.execute(store.db);
-    header("One store event (a status update carrying a message) through the SDK's result manager", [
+    header('One store event (a status update carrying a message), written as each server writes it', [
       `command: node --import tsx bench/long-history.ts ${EVENTS} ${LONG_HISTORY}`,
       `sqlite ${rows[0]?.v}; up to ${EVENTS} timed events per task (at most ${BUDGET_MS / 1000} s, at least ${MIN_EVENTS}) after ${WARM_UP} warm-up events; in-process, no server`,
     ]);
 
-    await run('SqlTaskStore (this project, SQLite file, WAL)', store.tasks, true);
+    await run('SqlTaskStore (this project, SQLite file, WAL; append, as the engine)', asTheEngine(store.tasks), true);
     await store.close();
-    await run('InMemoryTaskStore (SDK baseline)', new InMemoryTaskStore());
+    await run('InMemoryTaskStore (SDK baseline; result manager)', throughResultManager(new InMemoryTaskStore()));
 
     let sdk;
     try {
@@ -155,7 +193,7 @@ async function main(): Promise<void> {
       console.log(`DatabaseTaskStore skipped: ${(error as Error).message}`);
       return;
     }
-    await run('DatabaseTaskStore (SDK, SQLite file, WAL)', sdk.store);
+    await run('DatabaseTaskStore (SDK, SQLite file, WAL; result manager)', throughResultManager(sdk.store));
     await sdk.close();
     printVerdicts('long-history');
   } finally {

@@ -7,8 +7,11 @@
  * One harness per backend runs in this process on the embedded defaults (a SQLite file; a
  * PostgreSQL schema of its own, as `serve --database` runs it). A task is made by a first
  * command and warmed by a second; the third is counted: every statement the harness sends
- * (`pg.Client#query` on PostgreSQL, each run of a prepared statement on SQLite), each printed with where it came from. On PostgreSQL each is a round trip
- * to the server; on SQLite a call into the library, in the process.
+ * (`pg.Client#query` on PostgreSQL, each run of a prepared statement on SQLite) from the
+ * request until its answer and every statement sent then is answered (the wake-up to the other
+ * instances goes after the reply's commit, unawaited), each printed. On PostgreSQL each is a
+ * round trip to the server; on SQLite a call into the library, in the process. The instance's
+ * heartbeat (every `leaseMs / 3`) could land in the window; it would show in the list.
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -28,11 +31,31 @@ function count(statement: unknown): void {
   const text = typeof statement === 'string' ? statement : (statement as { text?: string })?.text;
   counted.push((text ?? '?').replace(/\s+/g, ' ').trim());
 }
+/** PostgreSQL statements sent and not yet answered, and who waits for there to be none. */
+let inFlight = 0;
+let allAnswered: (() => void) | undefined;
+const answered = () => {
+  if (--inFlight === 0) allAnswered?.();
+};
 const pgQuery = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   count(args[0]);
-  return (pgQuery as (...a: unknown[]) => unknown).apply(this, args);
+  const result = (pgQuery as (...a: unknown[]) => unknown).apply(this, args);
+  if (result instanceof Promise) {
+    inFlight++;
+    result.then(answered, answered);
+  }
+  return result;
 } as typeof pgQuery;
+
+/**
+ * Resolves once every statement sent is answered: what the command set going without waiting
+ * for it (the wake-up sent after the reply's commit) is counted with it, however late.
+ */
+async function statementsAnswered(): Promise<void> {
+  while (inFlight > 0) await new Promise<void>((resolve) => (allAnswered = resolve));
+  allAnswered = undefined;
+}
 // The harness keeps some SQLite statements prepared: what is counted is each run of one.
 const statementPrototype = Object.getPrototypeOf(new BetterSqlite3(':memory:').prepare('select 1')) as Record<
   string,
@@ -72,8 +95,10 @@ async function statementsFor(databaseUrl: string | undefined): Promise<string[]>
     };
     const taskId = await send();
     await send(taskId);
+    await statementsAnswered();
     counted = [];
     await send(taskId);
+    await statementsAnswered();
     const statements = counted;
     counted = undefined;
     return statements;

@@ -177,7 +177,7 @@ async function inTheStore(): Promise<void> {
       const id = randomUUID();
       const contextId = randomUUID();
       const history = [message(id, contextId, Role.ROLE_USER, 'hello'), message(id, contextId, Role.ROLE_AGENT, 'hi')];
-      await store.tasks.save(
+      await store.tasks.create(
         {
           id,
           contextId,

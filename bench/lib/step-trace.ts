@@ -2,14 +2,17 @@
  * Where a command reply's time goes on its way from one instance to another's stream, step by
  * step, for bench/cross-instance.ts `--steps` (a CPU profile shows CPU, not the waits between
  * processes, which is most of this). In each harness child started while BENCH_STEP_TRACE=<dir>
- * is set, `installStepTrace` wraps a few methods of the engine, the coordination and the store
- * and records when each runs, with the command reply's message id where there is one; the
- * marks go to <dir>/<pid>.steps at exit. `stepBreakdown` joins them with the client's own
- * marks. Times are wall-clock milliseconds (`performance.timeOrigin + performance.now()`), the
- * same clock in every process of this machine.
+ * is set, `installStepTrace` wraps a few methods of the engine, the store, the task feeds and
+ * the coordination and records when each runs, with the command reply's message id where there
+ * is one; the marks go to <dir>/<pid>.steps at exit. `stepBreakdown` joins them with the
+ * client's own marks. Times are wall-clock milliseconds (`performance.timeOrigin +
+ * performance.now()`), the same clock in every process of this machine.
  *
- * It wraps private methods by name (`TaskEngine.postNow`, `TaskEventLog.append`,
- * `PostgresCoordination.wake`): a diagnostic, not an interface; it fails loudly when one is gone.
+ * It wraps methods by name, private ones among them (`TaskEngine.post`, `TaskImages.write`,
+ * `TaskFeeds.handOut`, `PostgresCoordination.wake`, `SqlTaskStore.read`): a diagnostic, not an
+ * interface; it fails loudly when one is gone. A reply's id is known only once it is stored
+ * (a command's reply is decided under the task's lock), so the post's and the write's marks are
+ * recorded when they end, with the times they began.
  */
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,6 +32,11 @@ function messageIdOf(event: unknown): string {
   );
 }
 
+/** The message ids of logged events (`LoggedEvent[]`), those that carry one. */
+function idsOf(logged: unknown): string {
+  return ((logged as { event: unknown }[] | undefined) ?? []).map(({ event }) => messageIdOf(event) || '-').join(',');
+}
+
 function wrap(prototype: object, name: string, around: (original: Method) => Method): void {
   const original = (prototype as Record<string, unknown>)[name];
   if (typeof original !== 'function') throw new Error(`step trace: no method ${name} to wrap (renamed?)`);
@@ -38,47 +46,50 @@ function wrap(prototype: object, name: string, around: (original: Method) => Met
 /** Records this process's steps until it exits, then writes them to `<dir>/<pid>.steps`. */
 export async function installStepTrace(dir: string): Promise<void> {
   const marks: string[] = [];
-  const mark = (step: string, id: string) => marks.push(`${step} ${at().toFixed(3)} ${id}`);
+  const mark = (step: string, id: string, time = at()) => marks.push(`${step} ${time.toFixed(3)} ${id}`);
   process.on('exit', () => appendFileSync(join(dir, `${process.pid}.steps`), marks.join('\n') + '\n'));
 
   const { TaskEngine } = await import('../../src/runtime/engine.js');
-  const { TaskBuses } = await import('../../src/runtime/task-buses.js');
+  const { TaskImages } = await import('../../src/store/task-images.js');
+  const { TaskFeeds } = await import('../../src/store/task-feeds.js');
   const { PostgresCoordination } = await import('../../src/store/postgres-coordination.js');
-  const { TaskEventLog } = await import('../../src/store/task-event-log.js');
   const { SqlTaskStore } = await import('../../src/store/task-store.js');
 
+  // A reply or note stored from outside a turn: marked with the reply's id, read off the task stored.
   wrap(
     TaskEngine.prototype,
-    'postNow',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        mark('post', (args[0] as { status?: { message?: { messageId?: string } } }).status?.message?.messageId ?? '');
-        return original.apply(this, args);
-      },
-  );
-  wrap(
-    TaskBuses.prototype,
-    'deliverHere',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        mark('publish', messageIdOf(args[1]));
-        return original.apply(this, args);
-      },
-  );
-  wrap(
-    TaskEventLog.prototype,
-    'append',
+    'post',
     (original) =>
       async function (this: unknown, ...args: unknown[]) {
-        const ids = (args[2] as { json: string }[])
-          .map(({ json }) => /"messageId":"([^"]+)"/.exec(json)?.[1] ?? '-')
-          .join(',');
-        mark('append', ids);
-        try {
-          return await original.apply(this, args);
-        } finally {
-          mark('appended', ids);
-        }
+        const start = at();
+        const task = (await original.apply(this, args)) as { status?: { message?: { messageId?: string } } };
+        mark('post', task?.status?.message?.messageId ?? '', start);
+        return task;
+      },
+  );
+  // Every write of a task: its lock, its transaction (the task row and the log rows), the commit.
+  wrap(
+    TaskImages.prototype,
+    'write',
+    (original) =>
+      async function (this: unknown, ...args: unknown[]) {
+        const start = at();
+        const written = (await original.apply(this, args)) as { logged?: unknown };
+        const ids = idsOf(written?.logged);
+        mark('append', ids, start);
+        mark('appended', ids);
+        return written;
+      },
+  );
+  // Events handed to the readers of a task here: at the commit of a write here, or read from the log.
+  wrap(
+    TaskFeeds.prototype,
+    'handOut',
+    (original) =>
+      function (this: unknown, ...args: unknown[]) {
+        const ids = idsOf(args[1]);
+        if (ids.replace(/[-,]/g, '')) mark('deliver', ids);
+        return original.apply(this, args);
       },
   );
   wrap(
@@ -91,39 +102,18 @@ export async function installStepTrace(dir: string): Promise<void> {
       },
   );
   wrap(
-    PostgresCoordination.prototype,
-    'follow',
+    SqlTaskStore.prototype,
+    'read',
     (original) =>
-      function (this: unknown, taskId: unknown, deliver: unknown) {
-        return original.call(this, taskId, (event: unknown) => {
-          const id = messageIdOf(event);
-          if (id) mark('deliver', id);
-          (deliver as (event: unknown) => void)(event);
-        });
+      async function (this: unknown, ...args: unknown[]) {
+        mark('read', '');
+        try {
+          return await original.apply(this, args);
+        } finally {
+          mark('readDone', '');
+        }
       },
   );
-  for (const [name, done] of [
-    ['load', 'loaded'],
-    ['save', 'saved'],
-  ] as const) {
-    wrap(
-      SqlTaskStore.prototype,
-      name,
-      (original) =>
-        async function (this: unknown, ...args: unknown[]) {
-          const id =
-            name === 'save'
-              ? ((args[0] as { status?: { message?: { messageId?: string } } }).status?.message?.messageId ?? '')
-              : '';
-          mark(name, id);
-          try {
-            return await original.apply(this, args);
-          } finally {
-            mark(done, id);
-          }
-        },
-    );
-  }
 }
 
 /** The time between each `start` mark and the next `end` mark among `marks` (one process's, in order), summed. */
@@ -172,9 +162,10 @@ function readMarks(dir: string): Mark[] {
 /**
  * The median of each step of each route, from the marks in `dir` and the client's: the
  * command's request until its post starts on the instance it was sent to (the task read, the
- * turn's lease checked), the post (the reply stored under the task's row lock), its append
- * (insert and NOTIFY, committed), the NOTIFY heard on A, A's read of the new events, and A's
- * stream (the SDK's result manager loads and stores the task again, then the event is written).
+ * turn's lease checked), the reply's write (under the task's lock and row lock: the task row and
+ * its log row, committed), then on the other instance the NOTIFY heard and the log read, or on
+ * the same one the hand-over at the commit, and A's stream (the event handed to its reader until
+ * the client sees it).
  */
 export function stepBreakdown(dir: string, commands: ClientMarks[]): string[] {
   const marks = readMarks(dir);
@@ -183,34 +174,39 @@ export function stepBreakdown(dir: string, commands: ClientMarks[]): string[] {
   const routes = new Map<string, Map<string, number[]>>();
   for (const command of commands) {
     const post = first('post', command.replyId);
-    const publish = post && first('publish', command.replyId, post.pid);
     const append = post && first('append', command.replyId, post.pid);
     const appended = post && first('appended', command.replyId, post.pid);
-    if (!post || !publish || !append || !appended) continue;
-    const loads = marks.filter((m) => m.pid === post.pid && m.at >= command.sent && m.at <= post.at);
+    if (!post || !append || !appended) continue;
+    const reads = marks.filter((m) => m.pid === post.pid && m.at >= command.sent && m.at <= post.at);
     const steps = new Map<string, number>([
       ['request to post (the task read, the lease checked)', post.at - command.sent],
-      ['  of which the task read', pairedTime(loads, 'load', 'loaded')],
-      ['post: the reply stored under the row lock', publish.at - post.at],
+      ['  of which the task read', pairedTime(reads, 'read', 'readDone')],
+      ['post to its write', append.at - post.at],
+      ['the write: locks, task row + log row, committed', appended.at - append.at],
     ]);
-    const deliver = marks.find((m) => m.step === 'deliver' && m.ids.includes(command.replyId) && m.pid !== post.pid);
-    if (deliver) {
-      steps.set('append: insert + NOTIFY, committed', appended.at - append.at);
+    // A reader here has it at the commit; otherwise another instance's reads it from the log.
+    const here = first('deliver', command.replyId, post.pid, append.at);
+    const elsewhere = here
+      ? undefined
+      : marks.find(
+          (m) => m.step === 'deliver' && m.ids.includes(command.replyId) && m.pid !== post.pid && m.at >= append.at,
+        );
+    const deliver = here ?? elsewhere;
+    if (!deliver) continue;
+    if (elsewhere) {
       const wake = marks.find(
-        (m) => m.step === 'wake' && m.pid === deliver.pid && m.at >= append.at && m.at <= deliver.at,
+        (m) => m.step === 'wake' && m.pid === elsewhere.pid && m.at >= appended.at && m.at <= elsewhere.at,
       );
       if (wake) {
-        steps.set('NOTIFY heard on A (from the append)', wake.at - append.at);
-        steps.set('read on A (the new events)', deliver.at - wake.at);
-      }
+        steps.set('NOTIFY heard on A (from the commit)', wake.at - appended.at);
+        steps.set('read on A (the new events, handed to the reader)', elsewhere.at - wake.at);
+      } else steps.set('commit to the reader on A (no wake-up seen)', elsewhere.at - appended.at);
     } else {
-      steps.set("(append: not on the way, A's streams have it at once)", appended.at - append.at);
+      steps.set('handed to the reader here at the commit', deliver.at - append.at);
     }
-    const handed = deliver ?? publish;
-    const onA = marks.filter((m) => m.pid === handed.pid && m.at >= handed.at && m.at <= command.seen);
-    steps.set("A's stream: the task loaded and stored again, then sent", command.seen - handed.at);
-    steps.set('  of which loading', pairedTime(onA, 'load', 'loaded'));
-    steps.set('  of which storing', pairedTime(onA, 'save', 'saved'));
+    const onA = marks.filter((m) => m.pid === deliver.pid && m.at >= deliver.at && m.at <= command.seen);
+    steps.set("A's stream: from the reader to the client", command.seen - deliver.at);
+    steps.set('  of which task reads on A', pairedTime(onA, 'read', 'readDone'));
     steps.set('answer to the client (from the post)', command.answered - post.at);
     steps.set("total: request to reply in A's stream", command.seen - command.sent);
     let route = routes.get(command.route);
