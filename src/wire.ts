@@ -117,6 +117,12 @@ export function subtaskParentOf(metadata: Record<string, unknown> | undefined): 
   return typeof links?.parent === 'string' ? links.parent : undefined;
 }
 
+/** The sub-tasks a task's metadata names under {@link SUBTASKS_KEY}, in start order. */
+export function subtaskChildrenOf(metadata: Record<string, unknown> | undefined): string[] {
+  const links = metadata?.[SUBTASKS_KEY] as { children?: unknown } | undefined;
+  return Array.isArray(links?.children) ? links.children.filter((id): id is string => typeof id === 'string') : [];
+}
+
 /** Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`. */
 export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
 

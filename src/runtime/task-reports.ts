@@ -5,20 +5,23 @@ import type { TaskReport, TaskReporter } from '../commands/index.js';
 import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
+import { subtaskChildrenOf } from '../wire.js';
 
-/** What `/status` shows of a task: its state, model, token usage, turn, and sub-tasks. */
+/**
+ * What `/status` shows of a task: its state, model, token usage, turn, and sub-tasks. The task is
+ * given as clients see it (`TaskView`): its sub-tasks are the links its metadata shows.
+ */
 export class TaskReports implements TaskReporter {
   constructor(
     private readonly models: TaskModels,
-    private readonly state: TaskStateStore,
+    private readonly state: Pick<TaskStateStore, 'getUsage'>,
     private readonly engine: Pick<TaskEngine, 'isBusy'>,
     private readonly taskStore: Pick<TaskView, 'load'>,
   ) {}
 
   async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {
-    const { children } = await this.state.getLinks(task.id);
     const subtasks = await Promise.all(
-      children.map(async (id) => ({
+      subtaskChildrenOf(task.metadata).map(async (id) => ({
         id,
         state: stateName((await this.taskStore.load(id, callContext))?.status?.state),
       })),

@@ -36,7 +36,7 @@ export interface PostgresCoordinationOptions {
   instanceId: string;
   /** How long, in ms, a silent instance keeps its turns before another takes them; default 10 s. */
   leaseMs?: number;
-  /** Where failures that reach no caller go (a publish, a lost connection, a handler's rejection); default the log. */
+  /** Where failures that reach no caller go (a lost connection, a wake-up not sent, a handler's rejection); default the log. */
   onError?: (error: unknown, what: string) => void;
   /**
    * `db` was opened for this coordination alone, and `close()` destroys it. It should be a pool
@@ -80,7 +80,7 @@ export class PostgresCoordination implements Coordination {
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
-  /** Wake-ups to send, the highest seq per task, gathered while one is being sent. */
+  /** Wake-ups to send, the highest generation per task, gathered while one is being sent. */
   private readonly wakeUps = new Map<string, number>();
   private sendingWakeUps: Promise<void> | undefined;
   private closing: Promise<void> | undefined;

@@ -60,7 +60,7 @@ export interface Appended {
   logged: LoggedEvent[];
 }
 
-/** Which interrupted tasks `listInterrupted` and `recoverInterrupted` take. */
+/** Which interrupted tasks `listInterrupted` lists. */
 export interface InterruptedOptions {
   /**
    * Only tasks whose row was last written at least this many milliseconds ago, by the writers'
