@@ -31,10 +31,14 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: {
-    may: ['errors.ts', 'event-seq.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
+    may: ['errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
     typeOnly: ['a2a/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
   },
-  runtime: { may: ['a2a', 'commands', 'models', 'tools', 'errors.ts', 'event-seq.ts', 'log.ts', 'wire.ts'] },
+  // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
+  runtime: {
+    may: ['a2a', 'commands', 'models', 'tools', 'errors.ts', 'log.ts', 'wire.ts'],
+    typeOnly: ['store/index.ts'],
+  },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'wire.ts'] },
@@ -48,8 +52,6 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // The conformance kit: the SDK's client and the specification only, so that it could be published alone.
   conform: { may: [] },
   'errors.ts': { may: [] },
-  // Where a task or an event stands in the events instances hand each other: set by the store, read by runtime.
-  'event-seq.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
   // Making a folder the user named (data, commands) without looping where none can be made.
   'make-folder.ts': { may: [] },
@@ -293,9 +295,9 @@ describe('architecture', () => {
       "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, event-seq.ts, log.ts, make-folder.ts, wire.ts, a2a/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, wire.ts, a2a/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, models, tools, errors.ts, event-seq.ts, log.ts, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",

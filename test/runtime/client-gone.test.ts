@@ -1,109 +1,67 @@
 /**
  * A client that goes away releases what it held, at once: a dropped `SubscribeToTask` stream
- * takes its listener off the task's bus (and an idle task's bus is let go), on every transport.
- * The server runs the real transports and the commands wrapper around the engine's subscriptions
- * and the SDK's handler, on engine buses that say when a listener leaves, so the test waits on that, not on time.
+ * closes its reader of the task's log, on every transport. The server runs the real transports
+ * and the harness's request path around the engine, on log readers that say when one closes,
+ * so the test waits on that, not on time.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter, getEventListeners } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import {
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  ServerCallContext,
-  type AgentExecutor,
-  type ExecutionEventBus,
-} from '@a2a-js/sdk/server';
-import {
-  CommandRegistry,
-  CommandsRequestHandler,
-  sdkTaskPort,
-  withCommandsExtension,
-} from '../../src/commands/index.js';
-import { TaskEngine } from '../../src/runtime/engine.js';
-import { LocalCoordination } from '../../src/runtime/local-coordination.js';
-import { Subscriptions } from '../../src/runtime/subscriptions.js';
-import { TaskBuses } from '../../src/runtime/task-buses.js';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { CommandRegistry } from '../../src/commands/index.js';
+import { MessageClaims } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
+import { buildRequestPath } from '../../src/request-path.js';
+import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-server.js';
 import { createHttpApp } from '../../src/server/http-app.js';
+import type { LogSubscription } from '../../src/store/index.js';
 import { collect, createClient, send, TRANSPORTS, type TransportName } from '../e2e/support.js';
-import { message } from '../store/helpers.js';
-import { startedTask, statusUpdate } from '../support/agent-events.js';
+import { tempStore, type TempStore } from '../store/helpers.js';
 import { waitFor } from '../support/wait.js';
+import { localEngine } from './engine-support.js';
 
-/** The engine's buses, whose buses say when a listener leaves. */
-class ObservedBusManager extends TaskBuses {
+/** The store's log readers, counting those open on each task and saying when one closes. */
+class ObservedFeeds {
   readonly changes = new EventEmitter();
-  private readonly observed = new WeakSet<ExecutionEventBus>();
-  override createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    const bus = super.createOrGetByTaskId(taskId, context);
-    if (!this.observed.has(bus)) {
-      this.observed.add(bus);
-      const off = bus.off.bind(bus);
-      bus.off = (eventName, listener) => {
-        off(eventName as never, listener as never);
-        this.changes.emit('change');
-        return bus;
-      };
-    }
-    return bus;
-  }
-  override cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
-    super.cleanupByTaskId(taskId, context);
-    this.changes.emit('change');
-  }
-  /** What listens to the task's bus now: 0 when it has none. */
-  listeners(taskId: string): number {
-    const bus = this.getByTaskId(taskId, new ServerCallContext());
-    return bus
-      ? getEventListeners(bus as unknown as EventTarget, 'event').length +
-          getEventListeners(bus as unknown as EventTarget, 'finished').length
-      : 0;
-  }
-  /** Resolves once `listeners(taskId)` is `count`, checked whenever a listener leaves. */
-  whenListeners(taskId: string, count: number): Promise<unknown> {
-    return waitFor(
-      `${count} listeners on the bus of ${taskId}`,
-      this.changes,
-      'change',
-      () => this.listeners(taskId) === count,
-      {
-        seen: () => `${this.listeners(taskId)} listeners`,
-      },
-    );
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly feeds: { follow(taskId: string): Promise<LogSubscription> }) {}
+
+  async follow(taskId: string): Promise<LogSubscription> {
+    const subscription = await this.feeds.follow(taskId);
+    this.open.set(taskId, this.readers(taskId) + 1);
+    const close = subscription.close.bind(subscription);
+    let closed = false;
+    subscription.close = () => {
+      close();
+      if (closed) return;
+      closed = true;
+      this.open.set(taskId, this.readers(taskId) - 1);
+      this.changes.emit('change');
+    };
+    return subscription;
   }
 
-  /** Resolves once the task has no bus, checked whenever a listener or a bus leaves. */
-  whenReleased(taskId: string): Promise<unknown> {
-    return waitFor(
-      `the bus of ${taskId} let go`,
-      this.changes,
-      'change',
-      () => !this.getByTaskId(taskId, new ServerCallContext()),
-      {
-        seen: () => `the bus kept, with ${this.listeners(taskId)} listeners`,
-      },
-    );
+  /** How many readers follow the task now. */
+  readers(taskId: string): number {
+    return this.open.get(taskId) ?? 0;
+  }
+
+  /** Resolves once `readers(taskId)` is `count`, checked whenever a reader closes. */
+  whenReaders(taskId: string, count: number): Promise<unknown> {
+    if (this.readers(taskId) === count) return Promise.resolve();
+    return waitFor(`${count} readers of ${taskId}`, this.changes, 'change', () => this.readers(taskId) === count, {
+      seen: () => `${this.readers(taskId)} readers`,
+    });
   }
 }
 
-/** Replies to every message at once and waits for input, as a finished turn does. */
-const executor: AgentExecutor = {
-  async execute(context, bus) {
-    const { taskId, contextId } = context;
-    bus.publish(startedTask(context));
-    const reply = message(taskId, contextId, Role.ROLE_AGENT, 'done');
-    bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply));
-  },
-  async cancelTask() {},
-};
-
-let buses: ObservedBusManager;
+let temp: TempStore;
+let feeds: ObservedFeeds;
 let httpServer: Server;
 let grpc: RunningGrpcServer;
 let url: string;
@@ -112,30 +70,24 @@ const onWarning = (warning: Error) => warnings.push(warning);
 
 before(async () => {
   process.on('warning', onWarning);
-  const coordination = new LocalCoordination();
-  buses = new ObservedBusManager(coordination, () => {});
+  temp = await tempStore();
+  const { store } = temp;
+  feeds = new ObservedFeeds(store.feeds);
   const registry = new CommandRegistry();
   registry.register({ name: 'ping', description: 'Answers pong', handler: () => ({ text: 'pong' }) });
   const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: 'http://127.0.0.1:0' };
-  const card = () => baseAgentCard({ ...endpoints, version: 'test' });
-  const taskStore = new InMemoryTaskStore();
-  const engine = new TaskEngine({
-    coordination,
-    store: {
-      save: () => Promise.reject(new Error('unused')),
-      load: () => Promise.reject(new Error('unused')),
-      modify: () => Promise.reject(new Error('unused')),
-      awaitWritesUnderWay: () => Promise.resolve(),
-    },
-    buses,
-    onError: () => {},
-  });
-  const sdk = new DefaultRequestHandler(withCommandsExtension(card(), registry), taskStore, executor, buses);
-  const handler = new CommandsRequestHandler(new Subscriptions(sdk, { taskStore, engine }), {
+  // Replies to every message at once and waits for input, as a finished turn does.
+  const engine = localEngine(store);
+  const path = buildRequestPath({
+    engine,
+    view: new TaskView(store.tasks, store.state),
+    feeds,
+    claims: new MessageClaims(store.claims),
     registry,
-    port: sdkTaskPort(taskStore, buses),
-    baseCard: card,
+    card: () => baseAgentCard({ ...endpoints, version: 'test' }),
+    log: silentLogger,
   });
+  const handler = path.handler;
   grpc = await startGrpcServer(handler, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
@@ -149,6 +101,7 @@ after(async () => {
   httpServer?.closeAllConnections();
   await new Promise((resolve) => httpServer?.close(resolve));
   await grpc?.close();
+  await temp?.dispose();
 });
 
 /** Opens a subscription over raw HTTP, waits for its first event, and destroys the socket. */
@@ -202,14 +155,14 @@ async function idleTask(transport: TransportName): Promise<Task> {
 
 describe('a client that goes away', () => {
   for (const transport of TRANSPORTS) {
-    it(`a dropped SubscribeToTask on an idle task leaves no listener behind, and the bus goes too, over ${transport}`, async () => {
+    it(`a dropped SubscribeToTask on an idle task leaves no reader of its log behind, over ${transport}`, async () => {
       const task = await idleTask(transport);
-      assert.equal(buses.listeners(task.id), 0, 'the idle task starts with no listener');
+      assert.equal(feeds.readers(task.id), 0, 'the idle task starts with no reader');
       warnings.length = 0;
       for (let i = 0; i < 25; i += 1) {
         if (transport === 'GRPC') await subscribeAndDropGrpc(task.id);
         else await subscribeAndDropHttp(transport, task.id);
-        await buses.whenReleased(task.id); // no listener left, and the idle task's bus let go
+        await feeds.whenReaders(task.id, 0); // no reader left
       }
       assert.deepEqual(
         warnings.map((w) => w.name),
@@ -228,19 +181,18 @@ describe('a client that goes away', () => {
       );
       const rest = await collect(live);
       assert.equal((rest.at(-1)?.payload?.value as any)?.status?.message?.metadata?.command, 'ping');
-      await buses.whenReleased(task.id);
+      await feeds.whenReaders(task.id, 0);
     });
   }
 
-  it('issue 22: 64 subscribers on one task at once, no MaxListenersExceededWarning; dropped, they leave no listener and the bus goes', async () => {
+  it('issue 22: 64 subscribers on one task at once, no MaxListenersExceededWarning; dropped, they leave no reader behind', async () => {
     const task = await idleTask('JSONRPC');
     warnings.length = 0;
     const subscribers = 64;
     const drops = await Promise.all(Array.from({ length: subscribers }, () => subscribeHttp('JSONRPC', task.id)));
-    // Each subscriber's queue listens for 'event' and 'finished'.
-    assert.equal(buses.listeners(task.id), 2 * subscribers);
+    assert.equal(feeds.readers(task.id), subscribers);
     for (const drop of drops) drop();
-    await buses.whenReleased(task.id);
+    await feeds.whenReaders(task.id, 0);
     await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
     assert.deepEqual(
       warnings.map((w) => `${w.name}: ${w.message}`),
@@ -249,18 +201,17 @@ describe('a client that goes away', () => {
     );
   });
 
-  it('a dropped subscription takes only its own listener: another subscriber keeps the bus and hears the next event', async () => {
+  it('a dropped subscription closes only its own reader: another subscriber hears the next event', async () => {
     const task = await idleTask('JSONRPC');
     const client = await createClient(url, 'JSONRPC');
     const live = client.resubscribeTask({ tenant: '', id: task.id });
     assert.equal(((await live.next()).value?.payload?.value as Task).id, task.id);
-    const withLive = buses.listeners(task.id);
-    assert.ok(withLive > 0);
+    assert.equal(feeds.readers(task.id), 1);
     await subscribeAndDropHttp('JSONRPC', task.id);
-    await buses.whenListeners(task.id, withLive);
+    await feeds.whenReaders(task.id, 1);
     await send(client, '/ping', { taskId: task.id });
     const rest = await collect(live);
     assert.equal((rest.at(-1)?.payload?.value as any)?.status?.message?.metadata?.command, 'ping');
-    await buses.whenReleased(task.id);
+    await feeds.whenReaders(task.id, 0);
   });
 });

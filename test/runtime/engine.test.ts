@@ -1,81 +1,204 @@
 /**
- * The task engine on one process (`LocalCoordination`) over the real store: one turn per task,
- * the state a posted reply leaves (CMD-9), and a drain that waits for the writes under way
- * rather than for time. Across instances the same engine runs on `PostgresCoordination`
- * (test/e2e/instances.test.ts).
+ * The task engine on one process (`LocalCoordination`) over the real store and its log
+ * readers, running turns with a small scripted executor: one turn per task, every event of a
+ * turn in the task's log and its stream read from there (issue 23), the state a posted reply
+ * leaves (CMD-9), cancel, and a drain that waits for the writes under way rather than for time.
+ * Across instances the same engine runs on `PostgresCoordination` (test/e2e/instances.test.ts).
  */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Role, TaskState } from '@a2a-js/sdk';
-import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { AgentEvent } from '@a2a-js/sdk/server';
 import type { Coordination } from '../../src/runtime/coordination.js';
 import { statusUpdate } from '../../src/runtime/events.js';
 import { TaskEngine } from '../../src/runtime/engine.js';
 import { LocalCoordination } from '../../src/runtime/local-coordination.js';
+import { asStreamResponse } from '../../src/runtime/turn-stream.js';
+import { TurnCanceled, TurnFenced, TurnStopped, type Turn } from '../../src/runtime/turns.js';
+import { readLogAfter, type LoggedEvent } from '../../src/store/task-log.js';
 import { callContext, message, newTask, tempStore, type TempStore } from '../store/helpers.js';
-import { localEngine } from './engine-support.js';
+import { gate, kinds, localEngine, readAll, scripted, userMessage } from './engine-support.js';
 import { poll } from '../support/wait.js';
 import { hasErrorCode } from '../../src/errors.js';
-import { TurnCanceled, TurnFenced, TurnStopped } from '../../src/runtime/turns.js';
+
+const alice = callContext('alice');
 
 describe('the task engine', () => {
   let temp: TempStore;
   let engine: TaskEngine;
+  /** Opened to let the turns held at it go on. */
+  let held: ReturnType<typeof gate>;
+  /** The turns started, as the executor was handed them. */
+  const turns: Turn[] = [];
   const errors: unknown[] = [];
   beforeEach(async () => {
     temp = await tempStore();
     errors.length = 0;
-    engine = localEngine(temp.store.tasks, (error) => errors.push(error));
+    turns.length = 0;
+    held = gate();
+    engine = localEngine(
+      temp.store,
+      scripted({
+        started: (_request, turn) => turns.push(turn),
+        // A turn waits at the gate until it is opened or the turn is aborted.
+        hold: (_request, turn) =>
+          new Promise<void>((resolve) => {
+            void held.opened.then(resolve);
+            turn.abort.signal.addEventListener('abort', () => resolve(), { once: true });
+          }),
+      }),
+      { onError: (error) => errors.push(error) },
+    );
   });
   afterEach(() => temp.dispose());
 
-  it('reserves a task for one turn at a time: a second reservation is refused until the turn ends', async () => {
-    assert.equal(await engine.reserve('t1'), true);
-    assert.equal(await engine.reserve('t1'), false, 'reserved');
-    assert.equal(await engine.isBusy('t1'), true);
-    const turn = await engine.begin('t1', undefined);
-    assert.equal(await engine.reserve('t1'), false, 'running');
-    await engine.end(turn);
-    assert.equal(await engine.isBusy('t1'), false);
-    assert.equal(await engine.reserve('t1'), true, 'free again');
-    await engine.release('t1', callContext());
-    assert.equal(await engine.isBusy('t1'), false, 'a reservation given back frees the task');
+  /** The task's log, from its creation. */
+  const logOf = (taskId: string): Promise<LoggedEvent[]> => readLogAfter(temp.store.db, taskId, 0);
+
+  async function idleTask(state = TaskState.TASK_STATE_INPUT_REQUIRED) {
+    const task = newTask({ state });
+    await temp.store.tasks.create(task, alice);
+    return task;
+  }
+
+  it('one turn per task: a second startTurn is refused turn_in_progress until the first has ended', async () => {
+    const task = await idleTask();
+    const first = await engine.startTurn(userMessage('one', task), alice);
+    assert.equal(await engine.isBusy(task.id), true);
+    assert.equal(engine.runsHere(task.id), true);
+    await assert.rejects(engine.startTurn(userMessage('two', task), alice), (error) =>
+      hasErrorCode(error, 'turn_in_progress'),
+    );
+    held.open();
+    await readAll(first.events);
+    await first.done;
+    assert.equal(await engine.isBusy(task.id), false);
+    const again = await engine.startTurn(userMessage('three', task), alice);
+    await readAll(again.events);
   });
 
-  it('CMD-9: a reply posted while a turn holds the task says WORKING; a reservation given back unused sets the task back to waiting; on an idle task a reply keeps the state', async () => {
-    const alice = callContext('alice');
-    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(task, alice);
-    const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
+  it('startTurn refuses a task the caller cannot see, and one that has ended, storing nothing', async () => {
+    const task = await idleTask();
+    await assert.rejects(engine.startTurn(userMessage('hi', task), callContext('bob')), (error) =>
+      hasErrorCode(error, 'task_not_found'),
+    );
+    const done = await idleTask(TaskState.TASK_STATE_COMPLETED);
+    await assert.rejects(engine.startTurn(userMessage('hi', done), alice), (error) =>
+      hasErrorCode(error, 'task_ended'),
+    );
+    assert.deepEqual(kinds(asItems(await logOf(task.id))), ['task']);
+    assert.deepEqual(kinds(asItems(await logOf(done.id))), ['task']);
+    assert.equal(await engine.isBusy(task.id), false);
+  });
 
-    assert.equal(await engine.reserve(task.id), true);
-    const during = statusUpdate(
+  it("issue 23: every event of a turn is in the log with consecutive generations; the turn's stream is exactly the log from its task event to its final status", async () => {
+    held.open();
+    const turn = await engine.startTurn(userMessage('hello'), alice);
+    const items = await readAll(turn.events);
+    await turn.done;
+    const log = await logOf(turn.taskId);
+    assert.deepEqual(
+      log.map((entry) => entry.generation),
+      log.map((_, i) => i + 1),
+      'generations 1, 2, 3...: one per event, none missing',
+    );
+    assert.deepEqual(kinds(items), ['task', 'WORKING', 'artifact', 'INPUT_REQUIRED']);
+    assert.deepEqual(plain(items), asItems(log), 'the stream is the log');
+    const stored = (await temp.store.tasks.read(turn.taskId, alice))!;
+    assert.equal(stored.generation, log.length, "the task's generation is its log's last");
+    assert.equal(stored.task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+
+    // A continued task: its turn's stream starts at its own task event.
+    const task = stored.task;
+    const next = await engine.startTurn(userMessage('again', task), alice);
+    const nextItems = await readAll(next.events);
+    const after = await readLogAfter(temp.store.db, task.id, stored.generation);
+    assert.deepEqual(
+      after.map((entry) => entry.generation),
+      after.map((_, i) => stored.generation + i + 1),
+    );
+    assert.deepEqual(plain(nextItems), asItems(after));
+  });
+
+  it("issue 23: CMD-8, CMD-9: a command reply posted during a turn is in the log between the turn's events and reaches its stream once, with state WORKING", async () => {
+    const task = await idleTask();
+    const turn = await engine.startTurn(userMessage('work', task), alice);
+    const items: StreamResponse[] = [];
+    const reading = (async () => {
+      for await (const item of turn.events) items.push(item);
+    })();
+    await poll('the turn is WORKING', () => kinds(items).includes('WORKING'));
+    const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
+    const reply = statusUpdate(
       task.id,
       task.contextId,
       TaskState.TASK_STATE_INPUT_REQUIRED,
       message(task.id, task.contextId, Role.ROLE_AGENT, 'a turn is running'),
     );
-    const stored = await engine.post(during, alice, { message: command });
-    assert.equal(during.status?.state, TaskState.TASK_STATE_WORKING);
+    const stored = await engine.post(reply, alice, { message: command });
+    assert.equal(reply.status?.state, TaskState.TASK_STATE_WORKING, 'CMD-9: the reply says WORKING');
     assert.deepEqual(
       stored.history.slice(-2).map((m) => m.messageId),
-      [command.messageId, during.status!.message!.messageId],
+      [command.messageId, reply.status!.message!.messageId],
       'the command, then its reply',
     );
-    // The turn never begins (its message was refused): the task waits for input again, reply kept.
-    await engine.release(task.id, alice);
-    const released = await temp.store.tasks.load(task.id, alice);
-    assert.equal(released?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    assert.equal(released?.status?.message?.messageId, during.status!.message!.messageId);
+    held.open();
+    await reading;
+    await turn.done;
+    assert.deepEqual(kinds(items), ['task', 'WORKING', 'WORKING', 'artifact', 'INPUT_REQUIRED']);
+    const replies = items.filter(
+      ({ payload }) =>
+        payload?.$case === 'statusUpdate' &&
+        payload.value.status?.message?.messageId === reply.status!.message!.messageId,
+    );
+    assert.equal(replies.length, 1, 'the reply reaches the stream once');
+    const log = await logOf(task.id);
+    assert.deepEqual(kinds(asItems(log)), ['task', 'task', 'WORKING', 'WORKING', 'artifact', 'INPUT_REQUIRED']);
+    assert.deepEqual(asItems(log.slice(1)), plain(items), 'the stream is the log from the turn on');
+  });
 
-    const idle = statusUpdate(
+  it("issue 23: the turn's final status is stored before its lease is released: a message sent as soon as the final status arrives is not refused", async () => {
+    held.open();
+    const task = await idleTask();
+    for (const text of ['one', 'two', 'three']) {
+      const turn = await engine.startTurn(userMessage(text, task), alice);
+      let final: StreamResponse | undefined;
+      for await (const item of turn.events) {
+        final = item;
+        if (
+          item.payload?.$case === 'statusUpdate' &&
+          item.payload.value.status?.state !== TaskState.TASK_STATE_WORKING
+        ) {
+          // Still inside the stream: the lease must be back already, and the status stored.
+          assert.equal(await engine.isBusy(task.id), false, 'the lease is back');
+          const stored = await temp.store.tasks.load(task.id, alice);
+          assert.equal(stored?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+        }
+      }
+      assert.equal(final?.payload?.$case, 'statusUpdate');
+    }
+    const stored = await temp.store.tasks.load(task.id, alice);
+    assert.equal(stored?.history.filter((m) => m.role === Role.ROLE_AGENT).length, 3);
+  });
+
+  it('CMD-9: on an idle task a reply keeps the state, and a command posted again is stored once', async () => {
+    const task = await idleTask();
+    const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
+    const first = statusUpdate(
       task.id,
       task.contextId,
       TaskState.TASK_STATE_WORKING,
       message(task.id, task.contextId, Role.ROLE_AGENT, 'idle'),
     );
-    await engine.post(idle, alice);
-    assert.equal(idle.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'an idle task keeps its state');
+    await engine.post(first, alice, { message: command });
+    assert.equal(first.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'an idle task keeps its state');
+    const again = statusUpdate(
+      task.id,
+      task.contextId,
+      TaskState.TASK_STATE_WORKING,
+      message(task.id, task.contextId, Role.ROLE_AGENT, 'idle again'),
+    );
+    await engine.post(again, alice, { message: structuredClone(command) });
     const after = await temp.store.tasks.load(task.id, alice);
     assert.equal(
       after?.history.filter((m) => m.messageId === command.messageId).length,
@@ -84,15 +207,9 @@ describe('the task engine', () => {
     );
   });
 
-  it('posts to every bus of the task on this instance, in the order the posts were stored', async () => {
-    const alice = callContext('alice');
-    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(task, alice);
-    const bus = engine.buses.createOrGetByTaskId(task.id, alice);
-    const seen: string[] = [];
-    bus.on('event', (event) => {
-      if (event.kind === 'statusUpdate') seen.push(event.data.status!.message!.messageId);
-    });
+  it("posts reach a reader of the task's log in the order they were stored", async () => {
+    const task = await idleTask();
+    const subscription = await temp.store.feeds.follow(task.id);
     const updates = [1, 2, 3, 4, 5].map((n) =>
       statusUpdate(
         task.id,
@@ -102,15 +219,22 @@ describe('the task engine', () => {
       ),
     );
     await Promise.all(updates.map((update) => engine.post(update, alice)));
+    const seen: string[] = [];
+    for (let i = 0; i < updates.length; i += 1) {
+      const entry = await subscription.next();
+      assert.equal(entry?.event.kind, 'statusUpdate');
+      if (entry?.event.kind === 'statusUpdate') seen.push(entry.event.data.status!.message!.messageId);
+    }
+    subscription.close();
     const stored = await temp.store.tasks.load(task.id, alice);
-    const storedOrder = stored!.history.slice(-5).map((m) => m.messageId);
-    assert.deepEqual(seen, storedOrder);
+    assert.deepEqual(
+      seen,
+      stored!.history.slice(-5).map((m) => m.messageId),
+    );
   });
 
   it('CMD-13: a message or note posted again with a stored id is kept once, at its first place (the engine appends without scanning the history)', async () => {
-    const alice = callContext('alice');
-    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(task, alice);
+    const task = await idleTask();
     const command = message(task.id, task.contextId, Role.ROLE_USER, '/status');
     const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'State: waiting');
     await engine.post(statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply), alice, {
@@ -137,32 +261,39 @@ describe('the task engine', () => {
     );
   });
 
-  it('drain ends running turns as interrupted and resolves only once the work it tracks (turn streams) has ended', async () => {
-    assert.equal(await engine.reserve('t2'), true);
-    const turn = await engine.begin('t2', undefined);
+  it('drain ends running turns as interrupted and resolves only once the work it tracks has ended; no turn starts after', async () => {
+    const task = await idleTask();
+    const turn = await engine.startTurn(userMessage('long', task), alice);
+    const reading = readAll(turn.events);
     let finish!: () => void;
     void engine.track(new Promise<void>((resolve) => (finish = resolve)));
     let drained = false;
     const draining = engine.drain().then(() => (drained = true));
-    assert.equal(turn.abort.signal.aborted, true, 'the turn is told to stop');
-    assert.equal(turn.abort.signal.reason?.name, 'TurnInterrupted');
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(drained, false, 'the stream is still being stored');
+    assert.equal(turns[0]!.abort.signal.aborted, true, 'the turn is told to stop');
+    assert.equal((turns[0]!.abort.signal.reason as Error).name, 'TurnInterrupted');
+    await turn.done;
+    assert.equal(drained, false, 'a write tracked is still under way');
     finish();
     await draining;
-    assert.equal(await engine.reserve('t3'), false, 'no turn starts once draining');
+    assert.equal(kinds(await reading).at(-1), 'INPUT_REQUIRED', "the turn's end is stored and streamed");
+    await assert.rejects(engine.startTurn(userMessage('more', task), alice), (error) =>
+      hasErrorCode(error, 'turn_in_progress'),
+    );
   });
 
   it('drain gives up waiting after its grace, and says what it left: the turn and the write that never ended', async () => {
-    assert.equal(await engine.reserve('t5'), true);
-    const turn = await engine.begin('t5', undefined);
-    void engine.track(new Promise<void>(() => {})); // a write the database never answers
+    const stuck = localEngine(temp.store, {
+      // A turn whose model never answers, even when aborted.
+      run: () => new Promise(() => {}),
+    });
+    await stuck.startTurn(userMessage('stuck'), alice);
+    void stuck.track(new Promise<void>(() => {})); // a write the database never answers
     let closed = false;
-    const close = engine.coordination.close.bind(engine.coordination);
-    engine.coordination.close = () => close().then(() => void (closed = true));
-    const left = await engine.drain(1);
-    assert.equal(turn.abort.signal.reason?.name, 'TurnInterrupted');
-    assert.deepEqual(left, { turns: 1, writes: 1 });
+    const close = stuck.coordination.close.bind(stuck.coordination);
+    stuck.coordination.close = () => close().then(() => void (closed = true));
+    const left = await stuck.drain(1);
+    // The turn is work under way too, until its end is stored.
+    assert.deepEqual(left, { turns: 1, writes: 2 });
     await poll('the coordination closed, without waiting for the write', () => closed);
   });
 
@@ -170,119 +301,95 @@ describe('the task engine', () => {
     assert.deepEqual(await engine.drain(1), { turns: 0, writes: 0 });
   });
 
-  it('CancelTask on an idle task: the engine stores CANCELED, and every bus here sees it once', async () => {
-    const alice = callContext('alice');
-    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(task, alice);
-    const seen: TaskState[] = [];
-    engine.buses.createOrGetByTaskId(task.id, alice).on('event', (event) => {
-      if (event.kind === 'statusUpdate') seen.push(event.data.status!.state);
-    });
+  it('CancelTask on an idle task: the engine stores CANCELED, and a reader of its log sees it once', async () => {
+    const task = await idleTask();
+    const subscription = await temp.store.feeds.follow(task.id);
     await engine.cancel(task.id, alice);
     assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_CANCELED);
-    assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED]);
     // A2A 1.0.1, 3.3.2: a task canceled already is not cancelable, and is left as it is.
     await assert.rejects(engine.cancel(task.id, alice), (error) => hasErrorCode(error, 'task_not_cancelable'));
-    assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED], 'a task canceled already is left as it is');
+    const entry = await subscription.next();
+    assert.equal(entry?.event.kind === 'statusUpdate' && entry.event.data.status?.state, TaskState.TASK_STATE_CANCELED);
+    subscription.close();
+    assert.deepEqual(kinds(asItems(await logOf(task.id))), ['task', 'CANCELED'], 'stored once, and left as it is');
   });
 
   it('CancelTask refuses a task the caller cannot see, and one that ended otherwise; neither is touched', async () => {
-    const alice = callContext('alice');
-    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(task, alice);
+    const task = await idleTask();
     await assert.rejects(engine.cancel(task.id, callContext('bob')), (error) => hasErrorCode(error, 'task_not_found'));
-    const done = newTask({ state: TaskState.TASK_STATE_COMPLETED });
-    await temp.store.tasks.save(done, alice);
+    const done = await idleTask(TaskState.TASK_STATE_COMPLETED);
     await assert.rejects(engine.cancel(done.id, alice), (error) => hasErrorCode(error, 'task_not_cancelable'));
     assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.equal((await temp.store.tasks.load(done.id, alice))?.status?.state, TaskState.TASK_STATE_COMPLETED);
   });
 
-  it('CancelTask on a turn running here aborts it, and its CANCELED end is stored and published by the engine, once, after its lease went back', async () => {
-    const alice = callContext('alice');
-    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await temp.store.tasks.save(task, alice);
-    const seen: TaskState[] = [];
-    engine.buses.createOrGetByTaskId(task.id, alice).on('event', (event) => {
-      if (event.kind === 'statusUpdate') seen.push(event.data.status!.state);
-    });
-    assert.equal(await engine.reserve(task.id), true);
-    const turn = await engine.begin(task.id, alice);
-    const canceling = engine.cancel(task.id, alice);
-    await poll('the turn is aborted', () => turn.abort.signal.aborted);
-    assert.equal(turn.abort.signal.reason?.name, 'TurnCanceled');
-    // The executor's part: its final status, which the engine stores itself for a canceled turn.
-    const final = statusUpdate(
-      task.id,
-      task.contextId,
-      TaskState.TASK_STATE_CANCELED,
-      message(task.id, task.contextId, Role.ROLE_AGENT, 'The turn was canceled.'),
-    );
-    assert.equal(await engine.end(turn, final), true, 'published by the engine, not by the turn');
-    await canceling;
-    assert.deepEqual(seen, [TaskState.TASK_STATE_CANCELED]);
+  it('issue 23: cancel on a turn running here aborts it, stores CANCELED once, and its stream ends with it after its lease went back', async () => {
+    const task = await idleTask();
+    const turn = await engine.startTurn(userMessage('long', task), alice);
+    const reading = readAll(turn.events);
+    await engine.cancel(task.id, alice);
+    assert.equal((turns[0]!.abort.signal.reason as Error).name, 'TurnCanceled');
+    const items = await reading;
+    assert.equal(kinds(items).at(-1), 'CANCELED');
     const stored = await temp.store.tasks.load(task.id, alice);
     assert.equal(stored?.status?.state, TaskState.TASK_STATE_CANCELED);
-    assert.equal(stored?.history.filter((m) => m.messageId === final.status!.message!.messageId).length, 1);
+    const canceled = kinds(asItems(await logOf(task.id))).filter((kind) => kind === 'CANCELED');
+    assert.deepEqual(canceled, ['CANCELED'], 'CANCELED stored once');
     assert.equal(await engine.isBusy(task.id), false);
+    assert.deepEqual(errors, []);
   });
 
-  it('abortTurn aborts only the turn it names, and a stop asked before begin does not replace a cancel', async () => {
-    assert.equal(await engine.reserve('t6'), true);
-    engine.abortTurn('t6', new TurnCanceled());
-    engine.abortTurn('t6', new TurnStopped());
-    const turn = await engine.begin('t6', undefined);
-    assert.equal(turn.abort.signal.reason?.name, 'TurnCanceled');
-    await engine.end(turn);
-    assert.equal(await engine.reserve('t6'), true);
-    const next = await engine.begin('t6', undefined);
-    engine.abortTurn('t6', new TurnFenced(), turn);
-    assert.equal(next.abort.signal.aborted, false, 'an earlier turn named: the running one goes on');
-    engine.abortTurn('t6', new TurnFenced(), next);
-    assert.equal(next.abort.signal.reason?.name, 'TurnFenced');
-  });
-
-  it('a cancel asked for a turn that is reserved but not begun aborts it as it begins', async () => {
-    assert.equal(await engine.reserve('t4'), true);
-    await engine.coordination.requestCancel('t4');
-    const turn = await engine.begin('t4', undefined);
-    assert.equal(turn.abort.signal.aborted, true);
-    assert.equal(errors.length, 0);
+  it('abortTurn aborts only the turn it names, and a cancel is not made a mere stop', async () => {
+    const task = await idleTask();
+    const first = await engine.startTurn(userMessage('one', task), alice);
+    engine.abortTurn(task.id, new TurnCanceled());
+    engine.abortTurn(task.id, new TurnStopped());
+    assert.equal((turns[0]!.abort.signal.reason as Error).name, 'TurnCanceled');
+    await readAll(first.events);
+    await first.done;
+    // Canceled, the task has ended: a new task for the next turn.
+    const next = await engine.startTurn(userMessage('two'), alice);
+    engine.abortTurn(next.taskId, new TurnFenced(), turns[0]);
+    assert.equal(turns[1]!.abort.signal.aborted, false, 'an earlier turn named: the running one goes on');
+    engine.abortTurn(next.taskId, new TurnStopped(), turns[1]);
+    assert.equal((turns[1]!.abort.signal.reason as Error).name, 'TurnStopped');
+    await readAll(next.events);
   });
 });
 
 describe('the task engine across instances', () => {
-  it('asks again for a cancel that the instance running the turn did not hear, until the turn ends', async () => {
+  it('asks again for a cancel that the instance running the turn did not hear, until the turn ends', async (t) => {
+    const temp = await tempStore();
+    t.after(() => temp.dispose());
+    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+    await temp.store.tasks.create(task, alice);
     const local = new LocalCoordination();
-    const followers = new Map<string, (event: AgentExecutionEvent) => void>();
     let requests = 0;
     // The turn runs "elsewhere"; the first request is lost, the second one ends the turn there.
     const coordination: Coordination = Object.assign(Object.create(local) as LocalCoordination, {
-      turnHeld: () => Promise.resolve(true),
-      follow: (taskId: string, deliver: (event: AgentExecutionEvent) => void) => {
-        followers.set(taskId, deliver);
-        return Promise.resolve(() => followers.delete(taskId));
-      },
-      requestCancel: (taskId: string) => {
+      turnHeld: () => Promise.resolve(requests < 2),
+      requestCancel: async (taskId: string) => {
         requests += 1;
         if (requests === 2)
-          followers.get(taskId)?.(AgentEvent.statusUpdate(statusUpdate(taskId, 'ctx', TaskState.TASK_STATE_CANCELED)));
-        return Promise.resolve();
+          await temp.store.tasks.append(taskId, alice, [
+            AgentEvent.statusUpdate(statusUpdate(taskId, task.contextId, TaskState.TASK_STATE_CANCELED)),
+          ]);
       },
     });
-    const engine = new TaskEngine({
-      coordination,
-      store: {
-        save: () => Promise.reject(new Error('unused')),
-        load: async (id) => ({ ...newTask({ state: TaskState.TASK_STATE_WORKING }), id }),
-        // Read after the turn ended there: stored CANCELED by that instance, nothing left to write here.
-        modify: async (id, _context, change) =>
-          change({ ...newTask({ state: TaskState.TASK_STATE_CANCELED }), id }) as Promise<undefined>,
-        awaitWritesUnderWay: () => Promise.resolve(),
-      },
-      onError: () => {},
-    });
-    await engine.cancel('t-elsewhere', callContext());
+    const engine = localEngine(temp.store, scripted(), { coordination });
+    await engine.cancel(task.id, alice);
     assert.equal(requests, 2);
+    assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_CANCELED);
+    const log = await readLogAfter(temp.store.db, task.id, 0);
+    assert.deepEqual(kinds(asItems(log)), ['task', 'CANCELED'], 'stored once, by the instance that ran the turn');
   });
 });
+
+/** Log entries as a stream sends them, as plain JSON (a stored event decoded leaves out what was undefined). */
+function asItems(log: readonly LoggedEvent[]): StreamResponse[] {
+  return plain(log.map((entry) => asStreamResponse(entry.event)!));
+}
+
+function plain<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

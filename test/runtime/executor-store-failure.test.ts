@@ -1,18 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState } from '@a2a-js/sdk';
-import {
-  DefaultExecutionEventBus,
-  RequestContext,
-  ServerCallContext,
-  type AgentExecutionEvent,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, ServerCallContext, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
 import { STORE_FAILURE_TEXT } from '../../src/runtime/turn-end.js';
 import type { ModelGateway } from '../../src/runtime/model-gateway.js';
 import type { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { localEngine } from './engine-support.js';
+import { turnOf } from './engine-support.js';
 import { textPart } from '../../src/wire.js';
 
 const replying: ModelGateway = {
@@ -31,7 +26,6 @@ describe('executor: a store that fails while a turn ends', () => {
     } as unknown as TaskStateStore;
     const reported: Array<[unknown, string]> = [];
     const executor = new HarnessExecutor({
-      engine: localEngine(),
       models: { modelFor: async () => 'fixture:model' } as unknown as TaskModels,
       gateway: replying,
       state,
@@ -48,17 +42,14 @@ describe('executor: a store that fails while a turn ends', () => {
       extensions: [],
       referenceTaskIds: [],
     };
-    const context = new RequestContext(
-      { tenant: '', message, configuration: undefined, metadata: {} },
-      't1',
-      'ctx',
-      new ServerCallContext(),
-    );
-    const bus = new DefaultExecutionEventBus();
+    const context = new ServerCallContext();
     const events: AgentExecutionEvent[] = [];
-    bus.on('event', (event) => events.push(event));
-
-    await executor.execute(context, bus);
+    const { final } = await executor.run(
+      { taskId: 't1', contextId: 'ctx', userMessage: message, task: undefined, context },
+      turnOf('t1', context),
+      { publish: (event) => events.push(event) },
+    );
+    if (final) events.push(AgentEvent.statusUpdate(final));
 
     const last = events.at(-1)!;
     assert.equal(last.kind, 'statusUpdate');

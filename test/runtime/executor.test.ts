@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { Role, StreamResponse, TaskState, type TaskArtifactUpdateEvent } from '@a2a-js/sdk';
-import { RequestContext, type AgentExecutionEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
 import type { ModelGateway, ModelRequest } from '../../src/runtime/model-gateway.js';
 import { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { localEngine } from './engine-support.js';
+import { turnOf } from './engine-support.js';
 import { StreamResponse as StreamResponseSchema, violations } from '../support/a2a-schema.js';
 import { callContext, message } from '../store/helpers.js';
 
@@ -44,7 +44,6 @@ function scripted(pieces: string[], burst = false): ModelGateway {
 /** Runs one turn and returns the events it published. */
 async function turn(gateway: ModelGateway): Promise<AgentExecutionEvent[]> {
   const executor = new HarnessExecutor({
-    engine: localEngine(),
     models: new TaskModels({ list: () => [], has: () => true, defaultModel: 'fixture:small' }, state),
     gateway,
     state,
@@ -54,9 +53,11 @@ async function turn(gateway: ModelGateway): Promise<AgentExecutionEvent[]> {
   const contextId = randomUUID();
   const userMessage = message(taskId, contextId, Role.ROLE_USER, 'hello');
   const events: AgentExecutionEvent[] = [];
-  const bus = { publish: (event: AgentExecutionEvent) => events.push(event) } as unknown as ExecutionEventBus;
-  const request = { tenant: '', message: userMessage, configuration: undefined, metadata: {} };
-  await executor.execute(new RequestContext(request, taskId, contextId, callContext()), bus);
+  const context = callContext();
+  const request = { taskId, contextId, userMessage, task: undefined, context };
+  const { final } = await executor.run(request, turnOf(taskId, context), { publish: (event) => events.push(event) });
+  // The engine stores the final status after the turn's events.
+  if (final) events.push(AgentEvent.statusUpdate(final));
   return events;
 }
 

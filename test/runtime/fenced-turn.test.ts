@@ -1,76 +1,79 @@
 /**
  * Issue 23: a turn whose write was refused because another instance took its task over
- * (`turn_fenced`) stops where it is. `TrackedTurns` aborts it (the model request listens to that
- * signal), says so once, stores no end of its own, hands on nothing it published, and the stream
+ * (`turn_fenced`) stops where it is. The engine aborts it (the model request listens to that
+ * signal), says so once, stores nothing more of it (no end of its own), and the turn's stream
  * ends with the refusal. The end-to-end proof, with SIGSTOP and SIGCONT, is
  * test/e2e/instances-fencing.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { HarnessError } from '../../src/errors.js';
-import { TaskEngine, type EngineTaskStore } from '../../src/runtime/engine.js';
-import { LocalCoordination } from '../../src/runtime/local-coordination.js';
-import { TrackedTurns } from '../../src/runtime/tracked-turns.js';
+import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { HarnessError, hasErrorCode } from '../../src/errors.js';
+import type { Turn } from '../../src/runtime/turns.js';
 import { TurnFenced } from '../../src/runtime/turns.js';
-import { callContext, newTask } from '../store/helpers.js';
-
-/** A coordination that records what is handed on and what is dropped. */
-class RecordingCoordination extends LocalCoordination {
-  readonly calls: string[] = [];
-  override handOn(taskId?: string): Promise<void> {
-    this.calls.push(`handOn ${taskId}`);
-    return Promise.resolve();
-  }
-  override discard(taskId: string): void {
-    this.calls.push(`discard ${taskId}`);
-  }
-}
+import { readLogAfter } from '../../src/store/task-log.js';
+import { callContext, newTask, tempStore } from '../store/helpers.js';
+import { kinds, localEngine, scripted, userMessage } from './engine-support.js';
 
 describe('a turn fenced off its task (issue 23)', () => {
-  it('is aborted as fenced, told once, stores no end of its own, drops what it published, and its stream ends with the refusal', async () => {
-    const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+  it('a fenced write stops the turn, stores nothing more, its stream ends with turn_fenced; told once, its lease given back', async (t) => {
+    const temp = await tempStore();
+    t.after(() => temp.dispose());
     const context = callContext('alice');
-    const writes: string[] = [];
-    const store: EngineTaskStore = {
-      save: () => Promise.resolve(void writes.push('save')),
-      load: () => Promise.resolve(void writes.push('load')),
-      modify: () => Promise.resolve(void writes.push('modify')),
-      awaitWritesUnderWay: () => Promise.resolve(),
-    };
-    const coordination = new RecordingCoordination();
-    const engine = new TaskEngine({ coordination, store, onError: () => undefined });
-    const turn = await engine.begin(task.id, context);
-    // The executor's part: stopped, a fenced turn only ends (`HarnessExecutor.execute`).
-    turn.abort.signal.addEventListener('abort', () => void engine.end(turn));
-
-    const refusal = new HarnessError('turn_fenced', `This turn of task ${task.id} was taken over.`);
-    const inner = {
-      async *sendMessageStream(): AsyncGenerator<StreamResponse, void, undefined> {
-        yield { payload: { $case: 'task', value: task } };
-        throw refusal;
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.create(task, context);
+    const tasks = temp.store.tasks;
+    let fenced = false;
+    const tried: string[] = [];
+    const store = {
+      read: tasks.read.bind(tasks),
+      load: tasks.load.bind(tasks),
+      create: tasks.create.bind(tasks),
+      modify: tasks.modify.bind(tasks),
+      // Another instance took the task over once the turn's task event was stored.
+      append: (...args: Parameters<typeof tasks.append>) => {
+        const events: readonly AgentExecutionEvent[] = args[2];
+        tried.push(...events.map((e) => e.kind));
+        if (fenced || events.some((e) => e.kind !== 'task')) {
+          fenced = true;
+          return Promise.reject(new HarnessError('turn_fenced', `Task ${task.id} is another instance's now.`));
+        }
+        return tasks.append(...args);
       },
-    } as unknown as A2ARequestHandler;
-    const fenced: Array<[string, number]> = [];
-    const tracked = new TrackedTurns(inner, engine, undefined, (taskId, epoch) => fenced.push([taskId, epoch]));
+    };
+    const turns: Turn[] = [];
+    const told: Array<[string, number]> = [];
+    const engine = localEngine(
+      temp.store,
+      scripted({
+        started: (_request, turn) => turns.push(turn),
+        hold: (_request, turn) =>
+          new Promise((resolve) => turn.abort.signal.addEventListener('abort', () => resolve(), { once: true })),
+      }),
+      { store, onFenced: (taskId, epoch) => told.push([taskId, epoch]) },
+    );
+
+    const turn = await engine.startTurn(userMessage('hi', task), context);
     const items: StreamResponse[] = [];
     await assert.rejects(
       (async () => {
-        for await (const item of tracked.sendMessageStream(
-          { tenant: '', message: undefined, configuration: undefined, metadata: {} },
-          context,
-        ))
-          items.push(item);
+        for await (const item of turn.events) items.push(item);
       })(),
-      (error) => error === refusal,
+      (error) => hasErrorCode(error, 'turn_fenced'),
     );
+    await turn.done;
 
-    assert.ok(turn.abort.signal.reason instanceof TurnFenced, 'aborted as fenced');
-    assert.deepEqual(fenced, [[task.id, turn.epoch]], 'told once, with its epoch');
-    assert.equal(items.length, 1, 'nothing after the refusal');
-    assert.deepEqual(writes, [], 'no end stored');
-    assert.deepEqual(coordination.calls, [`discard ${task.id}`], 'nothing handed on, its events dropped');
+    assert.ok(turns[0]!.abort.signal.reason instanceof TurnFenced, 'aborted as fenced');
+    assert.deepEqual(told, [[task.id, turns[0]!.epoch]], 'told once, with its epoch');
+    assert.deepEqual(kinds(items), ['task'], 'nothing after the refusal');
+    assert.deepEqual(tried, ['task', 'statusUpdate'], 'no write tried after the refusal, no end of its own');
+    const log = await readLogAfter(temp.store.db, task.id, 0);
+    assert.deepEqual(
+      log.map((entry) => entry.event.kind),
+      ['task', 'task'],
+      'the log holds the task and the turn’s task event only',
+    );
     assert.equal(await engine.isBusy(task.id), false, 'its lease given back');
   });
 });

@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { CommandUsageError } from '../../src/commands/index.js';
 import { Subtasks } from '../../src/runtime/subtasks.js';
 import { TurnLimit } from '../../src/runtime/turn-limit.js';
 import { TaskModels, type ModelOffer } from '../../src/runtime/task-models.js';
+import type { TaskEngine } from '../../src/runtime/engine.js';
+import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { localEngine } from './engine-support.js';
 import { callContext, newTask, tempStore, type TempStore } from '../store/helpers.js';
 
@@ -25,17 +26,9 @@ describe('CMD-30: a sub-task that cannot be started', () => {
   it('ends FAILED at once, saying so, rather than stay SUBMITTED with no turn to run it; the error goes to the caller', async () => {
     const alice = callContext('alice');
     const parent = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(parent, alice);
+    await temp.store.tasks.create(parent, alice);
     const refusal = new Error('the turn could not be sent');
-    const subtasks = new Subtasks({
-      engine: localEngine(temp.store.tasks, undefined, temp.store.subtasks),
-      taskStore: temp.store.tasks,
-      state: temp.store.state,
-      models: new TaskModels(offer, temp.store.state),
-      offer,
-      turns: { sendMessageStream: () => ({ next: () => Promise.reject(refusal) }) } as unknown as A2ARequestHandler,
-      onStreamError: () => {},
-    });
+    const subtasks = new Subtasks({ ...parts(temp, () => Promise.reject(refusal)) });
 
     await assert.rejects(subtasks.start(parent, 'Summarise', { callContext: alice }), (error) => error === refusal);
 
@@ -52,14 +45,13 @@ describe('CMD-30: a sub-task that cannot be started', () => {
   it('at the bound on turns in flight, nothing is stored: the command is told, in words, to send again later', async () => {
     const alice = callContext('alice');
     const parent = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(parent, alice);
+    await temp.store.tasks.create(parent, alice);
     const limit = new TurnLimit(1);
     limit.take(); // the parent's own turn, say
     let sent = 0;
     const subtasks = new Subtasks({
-      ...parts(temp),
+      ...parts(temp, () => Promise.reject(new Error(`no turn may start: ${++sent}`))),
       limit,
-      turns: { sendMessageStream: () => void sent++ } as unknown as A2ARequestHandler,
     });
 
     await assert.rejects(
@@ -77,15 +69,22 @@ describe('CMD-30: a sub-task that cannot be started', () => {
   it('a sub-task whose turn the bound refuses after all (another turn took the last place) ends FAILED, saying why', async () => {
     const alice = callContext('alice');
     const parent = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-    await temp.store.tasks.save(parent, alice);
+    await temp.store.tasks.create(parent, alice);
     const limit = new TurnLimit(1);
+    const engine = localEngine(temp.store, undefined, { limit });
     const subtasks = new Subtasks({
       ...parts(temp),
       limit,
-      // The turn path takes its place as the stream is first read: by then the last one is gone.
-      turns: {
-        sendMessageStream: () => ({ next: async () => (limit.take(), limit.take()) }),
-      } as unknown as A2ARequestHandler,
+      engine: {
+        createSubtask: engine.createSubtask.bind(engine),
+        post: engine.post.bind(engine),
+        settle: engine.settle.bind(engine),
+        // Another turn takes the last place between the sub-task's check and its turn's start.
+        startTurn: (message, context) => {
+          limit.take();
+          return engine.startTurn(message, context);
+        },
+      },
     });
 
     await assert.rejects(
@@ -102,13 +101,19 @@ describe('CMD-30: a sub-task that cannot be started', () => {
   });
 });
 
-function parts(temp: TempStore) {
+/** What `Subtasks` needs, on the engine of `temp`; `startTurn` replaces the engine's. */
+function parts(temp: TempStore, startTurn?: TaskEngine['startTurn']) {
+  const engine = localEngine(temp.store);
   return {
-    engine: localEngine(temp.store.tasks, undefined, temp.store.subtasks),
-    taskStore: temp.store.tasks,
+    engine: {
+      createSubtask: engine.createSubtask.bind(engine),
+      post: engine.post.bind(engine),
+      settle: engine.settle.bind(engine),
+      startTurn: startTurn ?? engine.startTurn.bind(engine),
+    },
+    view: new TaskView(temp.store.tasks, temp.store.state),
     state: temp.store.state,
     models: new TaskModels(offer, temp.store.state),
     offer,
-    onStreamError: () => {},
   };
 }

@@ -1,58 +1,49 @@
+/**
+ * CMD-31: `CancelTask` reaches a task's sub-tasks (`engine.cancel`): the cascade goes on past a
+ * sub-task it cannot cancel, reports that one, and takes a sub-task that ended meanwhile as done.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskState, type Task } from '@a2a-js/sdk';
-import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
-import { TaskCancellation } from '../../src/runtime/task-cancellation.js';
+import { TaskState } from '@a2a-js/sdk';
 import type { TaskLinks } from '../../src/runtime/task-state.js';
-import { HarnessError } from '../../src/errors.js';
-
-function task(id: string, state: TaskState): Task {
-  return {
-    id,
-    contextId: 'ctx',
-    status: { state, message: undefined, timestamp: '' },
-    history: [],
-    artifacts: [],
-    metadata: {},
-  };
-}
+import { callContext, newTask, tempStore } from '../store/helpers.js';
+import { localEngine } from './engine-support.js';
 
 describe('CMD-31: canceling a parent cancels its sub-tasks', () => {
-  it('goes on past a sub-task it cannot read, reports that one, and treats a sub-task that ended meanwhile as done', async () => {
-    const links: Record<string, TaskLinks> = { parent: { children: ['unreadable', 'ended', 'running'] } };
+  it('CMD-31: goes on past a sub-task it cannot read, reports that one, and treats a sub-task that ended meanwhile as done', async (t) => {
+    const temp = await tempStore();
+    t.after(() => temp.dispose());
+    const alice = callContext('alice');
+    const [parent, unreadable, ended, running] = [
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+      TaskState.TASK_STATE_COMPLETED,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+    ].map((state) => newTask({ state }));
+    for (const task of [parent!, unreadable!, ended!, running!]) await temp.store.tasks.create(task, alice);
+    const links: Record<string, TaskLinks> = { [parent!.id]: { children: [unreadable!.id, ended!.id, running!.id] } };
     const lookupFailure = new Error('database is locked');
-    const canceled: string[] = [];
-    // The engine's cancel, as it answers for each task: the one it could not read, the one that ended.
-    const engine = {
-      async cancel(id: string) {
-        if (id === 'unreadable') throw lookupFailure;
-        if (id === 'ended') throw new HarnessError('task_not_cancelable', 'Task ended');
-        canceled.push(id);
+    const tasks = temp.store.tasks;
+    const reported: Array<[unknown, string, string | undefined]> = [];
+    const engine = localEngine(temp.store, undefined, {
+      store: {
+        read: tasks.read.bind(tasks),
+        load: (id, context) => (id === unreadable!.id ? Promise.reject(lookupFailure) : tasks.load(id, context)),
+        create: tasks.create.bind(tasks),
+        append: tasks.append.bind(tasks),
+        modify: tasks.modify.bind(tasks),
       },
-    };
-    const inner = {
-      async cancelTask() {
-        throw new Error('the SDK cancel is not on the path: it would write CANCELED beside the engine');
-      },
-      async getTask({ id }: { id: string }) {
-        return task(id, canceled.includes(id) ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_WORKING);
-      },
-    } as unknown as A2ARequestHandler;
-    const reported: Array<[unknown, string]> = [];
-    const handler = new TaskCancellation(
-      inner,
-      engine,
-      { getLinks: async (id) => links[id] ?? { children: [] } },
-      (error, child) => reported.push([error, child]),
-    );
+      links: { getLinks: async (id) => links[id] ?? { children: [] } },
+      onError: (error, what, taskId) => reported.push([error, what, taskId]),
+    });
 
-    const result = await handler.cancelTask(
-      { tenant: '', id: 'parent', metadata: {} } as never,
-      new ServerCallContext(),
-    );
+    await engine.cancel(parent!.id, alice);
 
-    assert.equal(result.status?.state, TaskState.TASK_STATE_CANCELED);
-    assert.deepEqual(canceled, ['parent', 'running']);
-    assert.deepEqual(reported, [[lookupFailure, 'unreadable']]);
+    const stateOf = async (id: string) => (await tasks.load(id, alice))?.status?.state;
+    assert.equal(await stateOf(parent!.id), TaskState.TASK_STATE_CANCELED);
+    assert.equal(await stateOf(running!.id), TaskState.TASK_STATE_CANCELED);
+    assert.equal(await stateOf(ended!.id), TaskState.TASK_STATE_COMPLETED, 'an ended sub-task is left as it is');
+    assert.equal(await stateOf(unreadable!.id), TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.deepEqual(reported, [[lookupFailure, 'canceling a sub-task of a canceled task', unreadable!.id]]);
   });
 });

@@ -1,67 +1,88 @@
 /**
- * `SubscribeToTask` right as a turn ends (CMD-8): a follower that joins the turn's bus after its
- * final status went out, just before the SDK finishes that bus, stays for what comes next.
+ * `SubscribeToTask` (`followTask`): the task as stored, then its log after the snapshot's
+ * generation, each event once, whoever wrote it; an idle task's stream stays open for the next
+ * command reply (CMD-8).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
-import { AgentEvent, ServerCallContext, type TaskStore } from '@a2a-js/sdk/server';
-import { followTask } from '../../src/runtime/task-follower.js';
+import { type ServerCallContext } from '@a2a-js/sdk/server';
 import { agentMessage, statusUpdate } from '../../src/runtime/events.js';
+import { followTask } from '../../src/runtime/task-follower.js';
 import { textOf } from '../../src/wire.js';
-import { localEngine } from './engine-support.js';
+import { callContext, message, newTask, tempStore } from '../store/helpers.js';
+import { kinds, localEngine } from './engine-support.js';
 
-const task: Task = {
-  id: 't1',
-  contextId: 'c1',
-  status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: undefined, timestamp: new Date().toISOString() },
-  history: [
-    {
-      messageId: 'm1',
-      taskId: 't1',
-      contextId: 'c1',
-      role: Role.ROLE_USER,
-      parts: [],
-      metadata: {},
-      extensions: [],
-      referenceTaskIds: [],
-    },
-  ],
-  artifacts: [],
-  metadata: {},
-};
-
-const store: TaskStore = {
-  load: async () => structuredClone(task),
-  save: async () => {},
-  list: async () => ({ tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 }),
-} as unknown as TaskStore;
-
-describe('following a task as its turn ends', () => {
-  it("CMD-8: a subscriber that joined a turn's bus after its final status gets the reply posted next", async () => {
-    const engine = localEngine();
-    const context = new ServerCallContext();
-    const turnBus = engine.buses.createOrGetByTaskId(task.id, context); // the turn's, its final status sent already
-    const stream = followTask({ taskStore: store, engine }, task.id, context, { follow: 'live', refuseEnded: true });
-    assert.equal((await stream.next()).value?.payload?.$case, 'task');
-    const next = stream.next();
-    // What the SDK does once the execution is over.
-    turnBus.finished();
-    engine.buses.cleanupByTaskId(task.id, context);
-    for (let turns = 0; !engine.buses.getByTaskId(task.id, context); turns += 1) {
-      assert.ok(turns < 1000, 'the follower joins the task again');
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const reply = statusUpdate(
+describe('following a task', () => {
+  it("CMD-8: SubscribeToTask follows the log after the snapshot's generation, each event once, and ends at a status that waits for input", async (t) => {
+    const temp = await tempStore();
+    t.after(() => temp.dispose());
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.create(task, alice);
+    const engine = localEngine(temp.store);
+    const note = (text: string) =>
+      statusUpdate(
+        task.id,
+        task.contextId,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        agentMessage(task.id, task.contextId, text),
+      );
+    const tasks = temp.store.tasks;
+    const stream = followTask(
+      {
+        // A note is stored after following began and before the task is read: the snapshot holds it, and it is not sent again.
+        read: async (id: string, context: ServerCallContext) => {
+          await engine.post(note('before the snapshot'), alice);
+          return tasks.read(id, context);
+        },
+        feeds: temp.store.feeds,
+        isBusy: (id) => engine.isBusy(id),
+      },
       task.id,
-      task.contextId,
-      TaskState.TASK_STATE_INPUT_REQUIRED,
-      agentMessage(task.id, task.contextId, 'a later reply'),
+      alice,
+      { follow: 'live', refuseEnded: true },
     );
-    engine.buses.deliverHere(task.id, AgentEvent.statusUpdate(reply));
-    const got = await next;
-    assert.equal(got.value?.payload?.$case, 'statusUpdate');
-    assert.equal(textOf((got.value?.payload?.value as typeof reply).status?.message?.parts), 'a later reply');
+    const first = (await stream.next()).value;
+    assert.equal(first?.payload?.$case, 'task');
+    const snapshot = first?.payload?.value as Task;
+    assert.equal(textOf(snapshot.status?.message?.parts), 'before the snapshot');
+    const next = stream.next();
+    await engine.post(note('a later reply'), alice, {
+      message: message(task.id, task.contextId, Role.ROLE_USER, '/x'),
+    });
+    const got = (await next).value;
+    assert.equal(got?.payload?.$case, 'statusUpdate');
+    const update = got?.payload?.value as ReturnType<typeof note>;
+    assert.equal(textOf(update.status?.message?.parts), 'a later reply');
     assert.equal((await stream.next()).done, true, 'and ends there, as a stream ends at a status that waits for input');
+  });
+
+  it('follows a turn from its snapshot to its final status, missing nothing, and refuses an ended task', async (t) => {
+    const temp = await tempStore();
+    t.after(() => temp.dispose());
+    const alice = callContext('alice');
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.create(task, alice);
+    const engine = localEngine(temp.store);
+    const target = {
+      read: temp.store.tasks.read.bind(temp.store.tasks),
+      feeds: temp.store.feeds,
+      isBusy: (id: string) => engine.isBusy(id),
+    };
+    const stream = followTask(target, task.id, alice, { follow: 'live', refuseEnded: true });
+    assert.equal((await stream.next()).value?.payload?.$case, 'task');
+    const turn = await engine.startTurn(message(task.id, task.contextId, Role.ROLE_USER, 'go'), alice);
+    void turn.events.return(undefined);
+    const rest = [];
+    for await (const item of stream) rest.push(item);
+    assert.deepEqual(kinds(rest), ['task', 'WORKING', 'artifact', 'INPUT_REQUIRED']);
+    await turn.done;
+
+    await engine.cancel(task.id, alice);
+    await assert.rejects(
+      followTask(target, task.id, alice, { follow: 'live', refuseEnded: true }).next(),
+      /terminal state/,
+    );
   });
 });

@@ -97,14 +97,14 @@ describe('answers decided at once (CMD-33, issue 22)', () => {
   it('issue 22: two answers that read the same waiting call are decided under the task lock: the first wins, the second is told nothing waits', async (t) => {
     const temp = await tempStore();
     t.after(() => temp.dispose());
-    const engine = localEngine(temp.store.tasks);
+    const engine = localEngine(temp.store);
     const alice = callContext('alice');
     const waiting = { ...call('a'), id: randomUUID() };
     const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
     task.history = [
       { ...message(Role.ROLE_AGENT, { [NOTICE_KEY]: AWAITING_APPROVAL_NOTICE }, waiting), taskId: task.id },
     ];
-    await temp.store.tasks.save(task, alice);
+    await temp.store.tasks.create(task, alice);
     const resumed: string[] = [];
     const approvals: ToolApprovalControl = {
       unanswered: unansweredCalls,

@@ -7,15 +7,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Role, StreamResponse, TaskState } from '@a2a-js/sdk';
-import { RequestContext, type AgentExecutionEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
 import type { ModelGateway, ModelRequest } from '../../src/runtime/model-gateway.js';
 import { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
+import { TurnCanceled } from '../../src/runtime/turns.js';
 import { closingParts, openToolCalls, toolCallMessage } from '../../src/runtime/tool-calls.js';
 import type { ToolEntry, ToolOutcome } from '../../src/tools/index.js';
 import { toolCallsOf } from '../../src/wire.js';
-import { localEngine } from './engine-support.js';
+import { turnOf } from './engine-support.js';
 import { StreamResponse as StreamResponseSchema, violations } from '../support/a2a-schema.js';
 import { callContext, message } from '../store/helpers.js';
 
@@ -48,7 +49,6 @@ async function turn(
   whileRunning?: (cancel: () => Promise<void>) => void,
 ): Promise<AgentExecutionEvent[]> {
   const executor = new HarnessExecutor({
-    engine: localEngine(),
     models: new TaskModels({ list: () => [], has: () => true, defaultModel: 'fixture:small' }, state),
     gateway,
     state,
@@ -58,15 +58,19 @@ async function turn(
   const taskId = randomUUID();
   const contextId = randomUUID();
   const events: AgentExecutionEvent[] = [];
-  const bus = { publish: (event: AgentExecutionEvent) => events.push(event) } as unknown as ExecutionEventBus;
+  const context = callContext();
   const request = {
-    tenant: '',
-    message: message(taskId, contextId, Role.ROLE_USER, 'hello'),
-    configuration: undefined,
-    metadata: {},
+    taskId,
+    contextId,
+    userMessage: message(taskId, contextId, Role.ROLE_USER, 'hello'),
+    task: undefined,
+    context,
   };
-  whileRunning?.(() => executor.cancelTask(taskId));
-  await executor.execute(new RequestContext(request, taskId, contextId, callContext()), bus);
+  const turn = turnOf(taskId, context);
+  whileRunning?.(async () => turn.abort.abort(new TurnCanceled()));
+  const { final } = await executor.run(request, turn, { publish: (event) => events.push(event) });
+  // The engine stores the final status after the turn's events.
+  if (final) events.push(AgentEvent.statusUpdate(final));
   for (const event of events) {
     const json = StreamResponse.toJSON({
       payload: { $case: event.kind, value: event.data } as StreamResponse['payload'],

@@ -1,20 +1,22 @@
 /**
  * Issue 22: a turn whose store fails under it (a PostgreSQL connection ended) never ends
- * half-written. Its stream failing to store an event, the turn is stopped and ends saying so, or
- * keeps the end it had; that final status is stored by `TrackedTurns`, tried again until written,
- * and the stream ends with it; the turn's lease, whose release failed too, is released on a retry.
+ * half-written. A write of its events failing, the turn is stopped and ends saying so, or keeps
+ * the end it had; the engine stores that final status, tried again until written, and the
+ * turn's stream ends with it; the turn's lease, whose release failed too, is released on a retry.
  */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessError } from '../../src/errors.js';
-import { TaskEngine, type EngineTaskStore } from '../../src/runtime/engine.js';
+import type { TaskEngine } from '../../src/runtime/engine.js';
 import { agentMessage, statusUpdate } from '../../src/runtime/events.js';
+import { setClientGoneSignal } from '../../src/a2a/index.js';
 import { LocalCoordination } from '../../src/runtime/local-coordination.js';
-import { TrackedTurns } from '../../src/runtime/tracked-turns.js';
 import { STORE_INTERRUPTED_TEXT } from '../../src/runtime/turn-end.js';
-import { callContext, newTask, tempStore, type TempStore } from '../store/helpers.js';
+import type { TurnWriter } from '../../src/runtime/turn-writer.js';
+import { callContext, newTask, tempStore, textPart, type TempStore } from '../store/helpers.js';
+import { kinds, localEngine, openingTask, readAll, userMessage, type ScriptedExecutor } from './engine-support.js';
 
 const lost = () =>
   new HarnessError('store_failed', 'The PostgreSQL connection failed before the statement was answered.');
@@ -28,92 +30,158 @@ class FlakyLeases extends LocalCoordination {
   }
 }
 
+/**
+ * A turn that publishes its opening and a reply chunk, then, stopped because a write failed,
+ * ends as the executor ends such a turn; not stopped, it ends with its reply.
+ */
+const executor: ScriptedExecutor = {
+  async run(request, turn, publisher) {
+    const { taskId, contextId } = request;
+    publisher.publish(openingTask(request));
+    publisher.publish(AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)));
+    // The opening written (or failed) before the chunk goes out: each is its own write.
+    await (publisher as Partial<TurnWriter>).flushed?.();
+    publisher.publish(
+      AgentEvent.artifactUpdate({
+        taskId,
+        contextId,
+        artifact: {
+          artifactId: 'r',
+          name: '',
+          description: '',
+          parts: [textPart('Hel')],
+          metadata: {},
+          extensions: [],
+        },
+        append: false,
+        lastChunk: false,
+        metadata: {},
+      }),
+    );
+    const stopped = new Promise<boolean>((resolve) => {
+      turn.abort.signal.addEventListener('abort', () => resolve(true), { once: true });
+      setImmediate(() => resolve(turn.abort.signal.aborted));
+    });
+    if (await stopped) {
+      assert.equal((turn.abort.signal.reason as Error).name, 'TurnUnwritten');
+      const message = agentMessage(taskId, contextId, STORE_INTERRUPTED_TEXT, 'store-failure');
+      return { final: statusUpdate(taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message) };
+    }
+    return {
+      final: statusUpdate(
+        taskId,
+        contextId,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        agentMessage(taskId, contextId, 'Hello'),
+      ),
+    };
+  },
+};
+
 describe('a turn whose events could not be stored (issue 22)', () => {
   let temp: TempStore;
   let engine: TaskEngine;
-  let coordination: FlakyLeases;
   let task: Task;
   const errors: string[] = [];
   const context = callContext('alice');
+  /** Whether the next append of these events fails. */
+  let fails: (events: readonly AgentExecutionEvent[]) => boolean;
 
   beforeEach(async () => {
     temp = await tempStore();
     errors.length = 0;
-    task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await temp.store.tasks.save(task, context);
-    // The first write of the turn's end fails too.
-    let modifyFailures = 1;
-    const store: EngineTaskStore = {
-      save: (t, c) => temp.store.tasks.save(t, c),
-      load: (id, c) => temp.store.tasks.load(id, c),
-      modify: (...args) => (modifyFailures-- > 0 ? Promise.reject(lost()) : temp.store.tasks.modify(...args)),
-      awaitWritesUnderWay: () => Promise.resolve(),
+    fails = () => false;
+    task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    await temp.store.tasks.create(task, context);
+    const tasks = temp.store.tasks;
+    const store = {
+      read: tasks.read.bind(tasks),
+      load: tasks.load.bind(tasks),
+      create: tasks.create.bind(tasks),
+      modify: tasks.modify.bind(tasks),
+      append: (...args: Parameters<typeof tasks.append>) =>
+        fails(args[2]) ? Promise.reject(lost()) : tasks.append(...args),
     };
-    coordination = new FlakyLeases();
-    engine = new TaskEngine({ coordination, store, onError: (_error, what) => errors.push(what) });
+    engine = localEngine(temp.store, executor, {
+      coordination: new FlakyLeases(),
+      store,
+      onError: (_error, what) => errors.push(what),
+    });
   });
   afterEach(() => temp.dispose());
 
-  /** A stream that sends the task, then fails as a save on an ended connection does, once `failing` resolves. */
-  function turnStream(failing: Promise<void>) {
-    const inner = {
-      async *sendMessageStream(): AsyncGenerator<StreamResponse, void, undefined> {
-        yield { payload: { $case: 'task', value: task } };
-        await failing;
-        throw new HarnessError('store_failed', `Task ${task.id} could not be saved.`);
-      },
-    } as unknown as A2ARequestHandler;
-    const tracked = new TrackedTurns(inner, engine, (_error, what) => errors.push(what));
-    return tracked.sendMessageStream(
-      { tenant: '', message: undefined, configuration: undefined, metadata: {} },
-      context,
-    );
-  }
+  const isFinal = (event: AgentExecutionEvent) =>
+    event.kind === 'statusUpdate' && event.data.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
 
-  async function read(stream: AsyncGenerator<StreamResponse, void, undefined>): Promise<StreamResponse[]> {
-    const items: StreamResponse[] = [];
-    for await (const item of stream) items.push(item);
-    return items;
-  }
+  it('a turn whose write fails ends saying the store failed, and its end is stored once the store is back; its lease is released on a retry', async () => {
+    let finalTries = 0;
+    // The reply chunk's write fails, and the first try of storing the turn's end.
+    fails = (events) => events.some((e) => e.kind === 'artifactUpdate') || (events.some(isFinal) && finalTries++ === 0);
+    const turn = await engine.startTurn(userMessage('hi', task), context);
+    const items = await readAll(turn.events);
+    await turn.done;
 
-  it('a running turn is stopped, ends saying the database failed, and that end is stored on a retry; its lease is released on a retry', async () => {
-    const turn = await engine.begin(task.id, context);
-    // The executor's part: stopped, the turn ends as the store's failure ends it.
-    turn.abort.signal.addEventListener('abort', () => {
-      assert.equal(turn.abort.signal.reason?.name, 'TurnUnwritten');
-      const message = agentMessage(task.id, task.contextId, STORE_INTERRUPTED_TEXT, 'store-failure');
-      void engine.end(turn, statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, message));
-    });
-    const items = await read(turnStream(Promise.resolve()));
-
+    assert.deepEqual(kinds(items), ['task', 'WORKING', 'INPUT_REQUIRED'], 'the chunk that failed is not in the stream');
     const last = items.at(-1)!.payload;
-    assert.equal(last?.$case, 'statusUpdate');
     const ended = last?.$case === 'statusUpdate' ? last.value.status : undefined;
-    assert.equal(ended?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const stored = (await temp.store.tasks.load(task.id, context))!;
     assert.equal(stored.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     assert.equal(stored.status?.message?.messageId, ended?.message?.messageId, 'the status the stream ended with');
+    assert.equal(stored.status?.message?.parts[0]?.content?.value, STORE_INTERRUPTED_TEXT);
     assert.ok(stored.history.some((m) => m.messageId === ended?.message?.messageId));
     assert.equal(await engine.isBusy(task.id), false, 'the lease was released');
-    assert.deepEqual(errors, ['ending a turn (trying again)', 'storing the end of a turn (trying again)']);
+    assert.deepEqual(errors, [
+      'storing an event of a turn',
+      'storing the end of a turn (trying again)',
+      'ending a turn (trying again)',
+    ]);
   });
 
   it('a turn that ended before its final status failed to be stored keeps that status: it is stored as it was published', async () => {
-    const turn = await engine.begin(task.id, context);
-    let fail!: () => void;
-    const reply = agentMessage(task.id, task.contextId, 'Hello there');
-    reply.role = Role.ROLE_AGENT;
-    const final = statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, reply);
-    const reading = read(turnStream(new Promise<void>((resolve) => (fail = resolve))));
-    await engine.end(turn, final);
-    fail();
-    const items = await reading;
+    let finalTries = 0;
+    fails = (events) => events.some(isFinal) && finalTries++ === 0;
+    const turn = await engine.startTurn(userMessage('hi', task), context);
+    const items = await readAll(turn.events);
+    await turn.done;
 
+    assert.deepEqual(kinds(items), ['task', 'WORKING', 'artifact', 'INPUT_REQUIRED']);
     const last = items.at(-1)!.payload;
-    assert.equal(last?.$case === 'statusUpdate' && last.value.status?.message?.messageId, reply.messageId);
+    const ended = last?.$case === 'statusUpdate' ? last.value.status : undefined;
+    assert.equal(ended?.message?.parts[0]?.content?.value, 'Hello');
     const stored = (await temp.store.tasks.load(task.id, context))!;
     assert.equal(stored.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    assert.equal(stored.status?.message?.messageId, reply.messageId);
-    assert.equal(turn.abort.signal.aborted, false, 'an ended turn is not stopped');
+    assert.equal(stored.status?.message?.messageId, ended?.message?.messageId);
+    assert.equal(finalTries, 2, 'stored on the second try');
   });
+
+  it('a turn whose first write fails (its task event) ends all the same: its end is stored, and its lease given back', async () => {
+    fails = (events) => events.some((e) => e.kind === 'task');
+    const turn = await engine.startTurn(userMessage('hi', task), context);
+    void turn.events.return(undefined);
+    await turn.done;
+    const stored = (await temp.store.tasks.load(task.id, context))!;
+    assert.equal(stored.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(stored.status?.message?.parts[0]?.content?.value, STORE_INTERRUPTED_TEXT);
+    assert.equal(await engine.isBusy(task.id), false);
+  });
+
+  // Found here: the stream skips what comes before the turn's task event, its final status too
+  // when that event was never stored, and then waits for ever (src/runtime/turn-stream.ts).
+  it(
+    'a turn whose first write fails (its task event): its stream ends with its final status',
+    { todo: "turnStream never yields a final status logged without the turn's task event before it" },
+    async () => {
+      fails = (events) => events.some((e) => e.kind === 'task');
+      const gone = new AbortController();
+      const watched = callContext('alice');
+      setClientGoneSignal(watched, gone.signal);
+      const turn = await engine.startTurn(userMessage('hi', task), watched);
+      const reading = readAll(turn.events);
+      await turn.done;
+      // The final status, stored, is sent once the turn is done; a stream still open after that waits for ever.
+      await new Promise((resolve) => setImmediate(resolve));
+      gone.abort();
+      assert.equal(kinds(await reading).at(-1), 'INPUT_REQUIRED');
+    },
+  );
 });
