@@ -65,3 +65,11 @@ export function isHarnessError(error: unknown): error is HarnessError {
 export function hasErrorCode(error: unknown, code: HarnessErrorCode): error is HarnessError {
   return error instanceof HarnessError && error.code === code;
 }
+
+/** The refusal of a turn's write once another instance took its task over (its lease's epoch is passed). */
+export function turnFencedError(taskId: string): HarnessError {
+  return new HarnessError(
+    'turn_fenced',
+    `This turn of task ${taskId} was taken over by another instance while this one stalled; it stopped, and wrote nothing more. Read the task for how it went on.`,
+  );
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { HarnessError, isHarnessError } from '../errors.js';
+import { HarnessError, isHarnessError, turnFencedError } from '../errors.js';
 import type { Appended, LogSubscription, TaskEdit, TaskSnapshot } from '../store/index.js';
 import { isTerminal } from '../wire.js';
 import { CancelAndStop } from './cancel-and-stop.js';
@@ -238,7 +238,7 @@ export class TaskEngine implements CommandTaskPort {
       ({ final, told } = await this.executor.run(request, turn, writer));
       await writer.flushed();
       if (final && !turn.fenced) await this.storeEnd(turn, writer, final);
-      else subscription.fail(fencedError(turn.taskId));
+      else subscription.fail(turnFencedError(turn.taskId));
     } catch (error) {
       this.options.onError(error, 'running a turn', turn.taskId);
       subscription.fail(error);
@@ -257,8 +257,11 @@ export class TaskEngine implements CommandTaskPort {
       await writer.flushed();
       if (!writer.failed) return;
     }
-    if (turn.fenced) throw fencedError(turn.taskId);
-    await untilDone(() => store.append(turn.taskId, turn.context, [event], turn.epoch), {
+    if (turn.fenced) throw turnFencedError(turn.taskId);
+    // The turn's stream starts at its task event: stored first if the failed write held it.
+    const opening = writer.openingUnwritten;
+    const events = opening ? [opening, event] : [event];
+    await untilDone(() => store.append(turn.taskId, turn.context, events, turn.epoch), {
       stop: () => this.draining,
       onError: (error) => this.options.onError(error, 'storing the end of a turn (trying again)', turn.taskId),
     });
@@ -370,11 +373,6 @@ export class TaskEngine implements CommandTaskPort {
     return { turns: this.running.size, writes: this.underWay.size };
   }
 
-  /** Whether the engine is stopping (`drain`): no turn starts, and nothing is tried again. */
-  get stopping(): boolean {
-    return this.draining;
-  }
-
   /** Counts `work` as under way until it settles: `drain` waits for it. */
   track<T>(work: Promise<T>): Promise<T> {
     return this.underWay.track(work);
@@ -394,12 +392,5 @@ function turnInProgress(taskId: string): HarnessError {
   return new HarnessError(
     'turn_in_progress',
     `A reply is still being written on task ${taskId}. Send your message again once it has finished, or /stop it first. Commands work meanwhile.`,
-  );
-}
-
-function fencedError(taskId: string): HarnessError {
-  return new HarnessError(
-    'turn_fenced',
-    `This turn of task ${taskId} was taken over by another instance while this one stalled; it stopped, and wrote nothing more. Read the task for how it went on.`,
   );
 }

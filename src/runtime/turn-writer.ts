@@ -12,6 +12,9 @@ export class TurnWriter implements TurnPublisher {
   private queued: AgentExecutionEvent[] = [];
   private writing: Promise<void> | undefined;
   private failure: { error: unknown } | undefined;
+  /** The turn's task event, the first it publishes: its stream starts there. */
+  private opening: AgentExecutionEvent | undefined;
+  private openingWritten = false;
 
   constructor(
     private readonly append: (events: readonly AgentExecutionEvent[]) => Promise<unknown>,
@@ -20,6 +23,7 @@ export class TurnWriter implements TurnPublisher {
   ) {}
 
   publish(event: AgentExecutionEvent): void {
+    if (event.kind === 'task') this.opening ??= event;
     if (this.failure) return;
     this.queued.push(event);
     this.writing ??= this.write();
@@ -28,6 +32,14 @@ export class TurnWriter implements TurnPublisher {
   /** Resolves once every event published so far is written, or the writer has failed. */
   async flushed(): Promise<void> {
     while (this.writing) await this.writing;
+  }
+
+  /**
+   * The turn's task event when no write stored it (the write failed): the turn's end must be
+   * stored after it, for the turn's stream starts at it.
+   */
+  get openingUnwritten(): AgentExecutionEvent | undefined {
+    return this.openingWritten ? undefined : this.opening;
   }
 
   /** The first write's error, if one failed. */
@@ -42,6 +54,7 @@ export class TurnWriter implements TurnPublisher {
         this.queued = [];
         try {
           await this.append(batch);
+          if (this.opening && batch.includes(this.opening)) this.openingWritten = true;
         } catch (error) {
           this.failure = { error };
           this.queued = [];

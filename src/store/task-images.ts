@@ -1,7 +1,7 @@
 import type { Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { Kysely, Transaction } from 'kysely';
-import { HarnessError } from '../errors.js';
+import { HarnessError, turnFencedError } from '../errors.js';
 import type { Database } from './database.js';
 import { applyPlan, writePlan, type TaskIdentity } from './plan-writes.js';
 import { isEmptyPlan, planSave, type SavePlan } from './save-plan.js';
@@ -56,14 +56,6 @@ export interface TaskImagesOptions {
    * under the task's lock: so in generation order, and before any later read of the task here.
    */
   onLogged?: (taskId: string, logged: readonly LoggedEvent[]) => void;
-}
-
-/** The refusal of a turn's write once another instance took its task over (`write`'s fence). */
-function fenced(taskId: string): HarnessError {
-  return new HarnessError(
-    'turn_fenced',
-    `This turn of task ${taskId} was taken over by another instance while this one stalled; it stopped, and wrote nothing more. Read the task for how it went on.`,
-  );
 }
 
 /** PostgreSQL's code for a unique constraint that refused a row. */
@@ -227,7 +219,7 @@ export class TaskImages {
           .where('owner', '=', scope.owner)
           .forUpdate()
           .executeTakeFirst();
-        if (row && fence !== undefined && Number(row.fence_epoch) > fence) throw fenced(taskId);
+        if (row && fence !== undefined && Number(row.fence_epoch) > fence) throw turnFencedError(taskId);
         const stored = !row
           ? undefined
           : kept?.version === row.version
