@@ -13,15 +13,7 @@ import { TaskWrites, type DecideStatus } from './task-writes.js';
 import type { TurnLimit } from './turn-limit.js';
 import { turnStream } from './turn-stream.js';
 import { TurnWriter } from './turn-writer.js';
-import {
-  TurnCanceled,
-  TurnFenced,
-  TurnInterrupted,
-  TurnStopped,
-  TurnUnwritten,
-  type Turn,
-  type TurnAbortReason,
-} from './turns.js';
+import { TurnFenced, TurnInterrupted, TurnUnwritten, type Turn, type TurnAbortReason } from './turns.js';
 import { untilDone } from './until-done.js';
 import { WorkUnderWay } from './work-under-way.js';
 
@@ -161,7 +153,7 @@ export class TaskEngine implements CommandTaskPort {
    * has ended (`task_ended`), a turn already running on it (`turn_in_progress`).
    */
   async startTurn(message: Message, context: ServerCallContext, options: TurnOptions = {}): Promise<StartedTurn> {
-    const { limit, store, coordination } = this.options;
+    const { limit, coordination } = this.options;
     // Taken first, before any read or write: under load, a refusal must cost nothing.
     const place = options.pastLimit ? limit?.takePastLimit() : limit?.take();
     let turn: RunningTurn | undefined;
