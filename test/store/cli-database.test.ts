@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ServerCallContext } from '@a2a-js/sdk/server';
 import { openStore } from '../../src/store/index.js';
 import { startServerProcess } from '../e2e/process.js';
 import { POSTGRESQL } from './helpers.js';
@@ -109,9 +110,12 @@ describe('serve --database', () => {
       assert.doesNotMatch(server.stderr(), /search_path|options=/, 'the URL is logged without its query');
       const store = await openStore({ databaseUrl: schema.url });
       try {
-        const history = (await store.tasks.loadUnscoped(taskId))?.history.map((m) =>
-          String(m.parts[0]?.content?.value),
-        );
+        const scope = (await store.tasks.scopeOfTask(taskId))!;
+        const owner = new ServerCallContext({
+          tenant: scope.tenant,
+          user: { isAuthenticated: false, userName: scope.owner },
+        });
+        const history = (await store.tasks.load(taskId, owner))?.history.map((m) => String(m.parts[0]?.content?.value));
         assert.equal(history?.[0], 'hi');
         assert.match(history?.[1] ?? '', /^You said: hi/);
       } finally {

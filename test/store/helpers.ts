@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
-import { ServerCallContext, type User } from '@a2a-js/sdk/server';
+import { ServerCallContext, type AgentExecutionEvent, type User } from '@a2a-js/sdk/server';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import {
@@ -187,6 +187,46 @@ export function newTask(
     history: options.history ?? [message(id, contextId, Role.ROLE_USER, 'hello')],
     metadata: {},
   };
+}
+
+/** The task's task event: what `create` logs first, and what merges into a stored task (`applyEvent`). */
+export function taskEvent(task: Task): AgentExecutionEvent {
+  return { kind: 'task', data: task };
+}
+
+/** A status update of `task` to `state`, carrying `reply` (which joins the history) when given. */
+export function statusUpdate(
+  task: Pick<Task, 'id' | 'contextId'>,
+  state: TaskState,
+  reply?: Message,
+  timestamp: string | undefined = new Date().toISOString(),
+): AgentExecutionEvent {
+  return {
+    kind: 'statusUpdate',
+    data: { taskId: task.id, contextId: task.contextId, status: { state, message: reply, timestamp }, metadata: {} },
+  };
+}
+
+/** An agent message of `task` saying `text`. */
+export function reply(task: Pick<Task, 'id' | 'contextId'>, text: string): Message {
+  return message(task.id, task.contextId, Role.ROLE_AGENT, text);
+}
+
+/** An artifact update of `task`: `given` added or put in place of the one with its id, or its parts appended to it. */
+export function artifactUpdate(
+  task: Pick<Task, 'id' | 'contextId'>,
+  given: Artifact,
+  append = false,
+): AgentExecutionEvent {
+  return {
+    kind: 'artifactUpdate',
+    data: { taskId: task.id, contextId: task.contextId, artifact: given, append, lastChunk: false, metadata: {} },
+  };
+}
+
+/** The texts of the messages' first parts. */
+export function texts(messages: readonly Message[] | undefined): string[] {
+  return (messages ?? []).map((m) => String(m.parts[0]?.content?.value));
 }
 
 /** An ISO timestamp `seconds` after a fixed instant, for ordering tests. */

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { sql, type Kysely } from 'kysely';
 import { createMigrator, migrateToLatest, migrations, SqlTaskStore } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
-import { callContext, emptyDatabase, newTask, POSTGRESQL, storeBackends } from './helpers.js';
+import { TaskState } from '@a2a-js/sdk';
+import { callContext, emptyDatabase, newTask, POSTGRESQL, statusUpdate, storeBackends, taskEvent } from './helpers.js';
 import { tempSchema } from '../support/postgres.js';
 
 /** Upgrading databases written by earlier versions, on each backend; instances migrating together (PostgreSQL). */
@@ -147,6 +148,44 @@ for (const backend of storeBackends) {
       }
     });
 
+    it('issue 23 (0013): tasks stored before start at generation 1 with an empty log, and their next event is logged as 2', async () => {
+      const { db, dispose } = await emptyDatabase(backend);
+      try {
+        assert.equal((await (await createMigrator(db)).migrateTo('0012_turn_fences')).error, undefined);
+        await (db as Kysely<any>)
+          .insertInto('tasks')
+          .values({ ...task('old', 'alice', 'c'), event_seq: 7 })
+          .execute();
+        await migrateToLatest(db);
+        assert.deepEqual(
+          (await db.selectFrom('tasks').select(['id', 'generation']).execute()).map((row) => [
+            row.id,
+            Number(row.generation),
+          ]),
+          [['old', 1]],
+        );
+        assert.deepEqual(await db.selectFrom('task_events').selectAll().execute(), []);
+
+        const store = new SqlTaskStore(db, { shared: backend.shared });
+        const alice = callContext('alice');
+        assert.equal((await store.read('old', alice))?.generation, 1);
+        const { logged } = await store.append('old', alice, [
+          statusUpdate({ id: 'old', contextId: 'c' }, TaskState.TASK_STATE_COMPLETED),
+        ]);
+        assert.deepEqual(
+          logged.map((l) => l.generation),
+          [2],
+        );
+        assert.equal((await store.read('old', alice))?.generation, 2);
+        assert.deepEqual(
+          (await db.selectFrom('task_events').select('generation').execute()).map((row) => Number(row.generation)),
+          [2],
+        );
+      } finally {
+        await dispose();
+      }
+    });
+
     it('0006: tasks stored before have version 0, and every save of a task adds one', async () => {
       const { db, dispose } = await emptyDatabase(backend);
       try {
@@ -161,19 +200,26 @@ for (const backend of storeBackends) {
         const store = new SqlTaskStore(db, { shared: backend.shared });
         const alice = callContext('alice');
         const fresh = newTask();
-        await store.save(fresh, alice);
-        for (let i = 0; i < 3; i++) await store.save({ ...fresh, metadata: { round: i } }, alice);
+        await store.create(fresh, alice);
+        for (let i = 0; i < 3; i++)
+          await store.append(fresh.id, alice, [taskEvent({ ...fresh, history: [], metadata: { round: i } })]);
         const version = await db
           .selectFrom('tasks')
           .select('version')
           .where('id', '=', fresh.id)
           .executeTakeFirstOrThrow();
         assert.equal(version.version, 3);
-        await store.save({ ...fresh, metadata: { round: 2 } }, alice);
+        assert.equal(await store.modify(fresh.id, alice, () => undefined), undefined);
+        await store.append(fresh.id, alice, [statusUpdate(fresh, TaskState.TASK_STATE_COMPLETED)]);
+        // A status for an ended task in another state changes nothing and is not logged.
+        assert.deepEqual(
+          (await store.append(fresh.id, alice, [statusUpdate(fresh, TaskState.TASK_STATE_WORKING)])).logged,
+          [],
+        );
         assert.equal(
           (await db.selectFrom('tasks').select('version').where('id', '=', fresh.id).executeTakeFirstOrThrow()).version,
-          3,
-          'a save that changes nothing writes nothing',
+          4,
+          'a write that changes nothing writes nothing',
         );
       } finally {
         await dispose();

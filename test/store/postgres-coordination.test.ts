@@ -2,22 +2,24 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Role, TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { migrateToLatest, TaskEventLog, type Database } from '../../src/store/index.js';
+import { migrateToLatest, openStore, type Database, type LoggedEvent, type Store } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
-import { schemaChannel } from '../../src/store/channels.js';
 import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { artifact, message, newTask, textPart } from './helpers.js';
+import { callContext, newTask, statusUpdate } from './helpers.js';
 import { poll, waitFor } from '../support/wait.js';
 
 /**
- * `PostgresCoordination`: several instances (each with a pool of its own, as separate processes
- * would have) on one schema, proving each promise of the `Coordination` port across instances.
+ * `PostgresCoordination`: several instances (each with a store and a coordination pool of its
+ * own, as separate processes would have) on one schema, proving each promise of the
+ * `Coordination` port across instances: leases, cancel requests, heartbeats and sweeps, the
+ * stall rule; and the wake-ups it sends and hears for the store's task logs, which the stores'
+ * `TaskFeeds` read (the log itself is tested in task-log.test.ts).
  */
 
 /** Collects what arrives and lets a test wait until what arrived satisfies a condition. */
@@ -41,7 +43,10 @@ class Inbox<T> {
 
 interface Instance {
   coordination: PostgresCoordination;
+  /** The coordination's own pool. */
   db: Kysely<Database>;
+  /** The instance's store: its task logs' readers are woken by the coordination. */
+  store: Store;
   errors: Inbox<{ error: unknown; what: string }>;
   /** Set by a test that makes this instance fail on purpose. */
   failsOnPurpose?: boolean;
@@ -73,19 +78,24 @@ async function withCluster(
     admin,
     instances,
     async start(startOptions = {}) {
-      const db = await openDb(schema.url);
       const errors = new Inbox<{ error: unknown; what: string }>();
       const instanceId = randomUUID();
-      const events = new TaskEventLog(db, instanceId, await schemaChannel(db, 'events'));
+      const store = await openStore({
+        // An id of its own: only the coordination's LISTEN connection shows the instance's name.
+        databaseUrl: schema.url,
+        onFeedError: (error, what) => errors.put({ error, what }),
+      });
+      const db = await openDb(schema.url);
       const coordination = new PostgresCoordination({
         db,
         url: startOptions.url ?? schema.url,
-        events,
+        events: store.events!,
+        feeds: store.feeds,
         instanceId,
         leaseMs: options.leaseMs,
         onError: (error, what) => errors.put({ error, what }),
       });
-      const instance = { coordination, db, errors };
+      const instance = { coordination, db, store, errors };
       instances.push(instance);
       await coordination.start();
       return instance;
@@ -106,48 +116,56 @@ async function withCluster(
     for (const instance of instances) {
       await instance.coordination.close().catch(() => undefined);
       await instance.db.destroy().catch(() => undefined);
+      await instance.store.close().catch(() => undefined);
     }
     await admin.destroy();
     await schema.drop();
   }
 }
 
-/**
- * Publishes and hands on at once, as a write of the store would: this test has no store, and
- * the coordination hands its events on with the store's writes (see `TaskEventLog`).
- */
-function publishNow(coordination: PostgresCoordination, taskId: string, event: AgentExecutionEvent): void {
-  coordination.publish(taskId, event);
-  void coordination.handOn(taskId);
+const alice = callContext('alice');
+
+/** A task of `store` to write events to; `id` is its id. */
+async function createTask(store: Store, id: string): Promise<{ id: string; contextId: string }> {
+  const task = newTask({ id, state: TaskState.TASK_STATE_WORKING });
+  await store.tasks.create(task, alice);
+  return task;
 }
 
-/** A status update saying who published it and its number among that publisher's events. */
-function numbered(taskId: string, from: string, n: number): AgentExecutionEvent {
-  return {
-    kind: 'statusUpdate',
-    data: TaskStatusUpdateEvent.fromJSON({
-      taskId,
-      contextId: 'ctx',
-      status: { state: 'TASK_STATE_WORKING' },
-      metadata: { from, n },
-    }),
-  };
+/** A status update saying who wrote it and its number among that writer's events. */
+function numbered(task: { id: string; contextId: string }, from: string, n: number): AgentExecutionEvent {
+  const event = statusUpdate(task, TaskState.TASK_STATE_WORKING);
+  (event.data as { metadata: Record<string, unknown> }).metadata = { from, n };
+  return event;
 }
 
-function label(event: AgentExecutionEvent): string {
-  assert.equal(event.kind, 'statusUpdate');
-  const { from, n } = (event.data as TaskStatusUpdateEvent).metadata as { from: string; n: number };
+/** Writes the event as a turn of `store`'s instance would: logged, and the other instances woken. */
+async function write(store: Store, task: { id: string; contextId: string }, from: string, n: number): Promise<void> {
+  await store.tasks.append(task.id, alice, [numbered(task, from, n)]);
+}
+
+function label(entry: LoggedEvent): string {
+  const { from, n } = (entry.event.data as unknown as { metadata: { from: string; n: number } }).metadata;
   return `${from}${n}`;
 }
 
-/** Each publisher's events in the order they were received. */
-function byPublisher(events: AgentExecutionEvent[]): Record<string, number[]> {
+/** Each writer's events in the order they were received. */
+function byWriter(entries: LoggedEvent[]): Record<string, number[]> {
   const seen: Record<string, number[]> = {};
-  for (const event of events) {
-    const { from, n } = (event.data as TaskStatusUpdateEvent).metadata as { from: string; n: number };
+  for (const entry of entries) {
+    const { from, n } = (entry.event.data as unknown as { metadata: { from: string; n: number } }).metadata;
     (seen[from] ??= []).push(n);
   }
   return seen;
+}
+
+/** Follows the task on `store`'s instance, every event it is handed put in `inbox` until the subscription ends. */
+async function followInto(store: Store, taskId: string, inbox: Inbox<LoggedEvent>): Promise<() => void> {
+  const subscription = await store.feeds.follow(taskId);
+  void (async () => {
+    for (let entry = await subscription.next(); entry; entry = await subscription.next()) inbox.put(entry);
+  })();
+  return () => subscription.close();
 }
 
 /** The numbers from `from` (default 0) up to `to`, excluded. */
@@ -185,150 +203,40 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
-  it('events cross instances in order and once: two publishers on one task, hundreds of events, followed on a third instance', async () => {
+  it('issue 23: events cross instances in order and once: two writers on one task, hundreds of events, followed on a third instance woken by their NOTIFY', async () => {
     await withCluster(3, {}, async ({ instances }) => {
-      const [a, b, c] = instances.map((i) => i.coordination) as [
-        PostgresCoordination,
-        PostgresCoordination,
-        PostgresCoordination,
-      ];
-      const onA = new Inbox<AgentExecutionEvent>();
-      const onC = new Inbox<AgentExecutionEvent>();
-      await a.follow('t', onA.put);
-      await c.follow('t', onC.put);
-      const perPublisher = 300;
-      // In waves, so that both instances' appends to the task keep meeting in the database.
-      for (const wave of range(perPublisher / 10)) {
-        for (const n of range(10 * wave + 10, 10 * wave)) {
-          publishNow(a, 't', numbered('t', 'a', n));
-          publishNow(b, 't', numbered('t', 'b', n));
-        }
-        await new Promise(setImmediate);
+      const [a, b, c] = instances.map((i) => i.store) as [Store, Store, Store];
+      const task = await createTask(a, 't');
+      const onA = new Inbox<LoggedEvent>();
+      const onC = new Inbox<LoggedEvent>();
+      const stops = [await followInto(a, 't', onA), await followInto(c, 't', onC)];
+      const perWriter = 150;
+      // In waves, so that both instances' writes of the task keep meeting in the database.
+      for (const wave of range(perWriter / 10)) {
+        await Promise.all(
+          [a, b].map(async (store, w) => {
+            for (const n of range(10 * wave + 10, 10 * wave)) await write(store, task, w === 0 ? 'a' : 'b', n);
+          }),
+        );
       }
-      await onC.count(2 * perPublisher);
-      await onA.count(perPublisher);
+      await onC.count(2 * perWriter);
+      await onA.count(2 * perWriter);
       // A marker after everything: a duplicate could only arrive before it, as delivery is in order.
-      publishNow(b, 't', numbered('t', 'end', 0));
-      await onC.until('end0 on C', (events) => label(events.at(-1)!) === 'end0');
-      await onA.until('end0 on A', (events) => label(events.at(-1)!) === 'end0');
-
-      assert.deepEqual(
-        byPublisher(onC.items),
-        { a: range(perPublisher), b: range(perPublisher), end: [0] },
-        'every event once, each publisher in order',
-      );
-      assert.deepEqual(
-        byPublisher(onA.items),
-        { b: range(perPublisher), end: [0] },
-        'nothing of its own comes back to the publisher',
-      );
-    });
-  });
-
-  it('events cross instances in order and once across many tasks', async () => {
-    await withCluster(2, {}, async ({ instances }) => {
-      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
-      const tasks = range(50).map((i) => `task-${i}`);
-      const inboxes = new Map(tasks.map((task) => [task, new Inbox<AgentExecutionEvent>()]));
-      const stops = await Promise.all(tasks.map((task) => b.follow(task, inboxes.get(task)!.put)));
-      for (const n of range(20)) for (const task of tasks) publishNow(a, task, numbered(task, 'a', n));
-      for (const task of tasks) await inboxes.get(task)!.count(20);
-      for (const task of tasks) {
-        assert.deepEqual(byPublisher(inboxes.get(task)!.items), { a: range(20) }, task);
-        assert.ok(inboxes.get(task)!.items.every((event) => (event.data as TaskStatusUpdateEvent).taskId === task));
+      await write(b, task, 'end', 0);
+      for (const inbox of [onA, onC]) {
+        await inbox.until('end0', (entries) => label(entries.at(-1)!) === 'end0');
+        assert.deepEqual(
+          byWriter(inbox.items),
+          { a: range(perWriter), b: range(perWriter), end: [0] },
+          'every event once, each writer in order',
+        );
+        assert.deepEqual(
+          inbox.items.map((entry) => entry.generation),
+          range(2 * perWriter + 3, 2),
+          'in generation order',
+        );
       }
       for (const stop of stops) stop();
-    });
-  });
-
-  it('an event reads back on the other instance as it was published: tasks, messages, status and artifact updates', async () => {
-    await withCluster(2, {}, async ({ instances }) => {
-      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
-      const task = newTask({ id: 't' });
-      const reply = message('t', task.contextId, Role.ROLE_AGENT, 'done');
-      reply.parts.push({
-        content: { $case: 'raw', value: Buffer.from([0, 1, 254, 255]) },
-        mediaType: 'application/octet-stream',
-        filename: 'b.bin',
-        metadata: {},
-      });
-      reply.parts.push({
-        content: { $case: 'data', value: { nested: { list: [1, 'two', true] } } },
-        mediaType: 'application/json',
-        filename: '',
-        metadata: { k: 'v' },
-      });
-      const events: AgentExecutionEvent[] = [
-        { kind: 'task', data: task },
-        { kind: 'message', data: reply },
-        {
-          kind: 'statusUpdate',
-          data: {
-            taskId: 't',
-            contextId: task.contextId,
-            status: { state: 5, message: reply, timestamp: '2025-01-01T00:00:00.000Z' },
-            metadata: { a: 1 },
-          },
-        },
-        {
-          kind: 'artifactUpdate',
-          data: {
-            taskId: 't',
-            contextId: task.contextId,
-            artifact: artifact('art', [textPart('chunk')], 'out'),
-            append: true,
-            lastChunk: false,
-            metadata: {},
-          },
-        },
-      ];
-      const received = new Inbox<AgentExecutionEvent>();
-      await b.follow('t', received.put);
-      for (const event of events) publishNow(a, 't', event);
-      await received.count(events.length);
-      assert.deepEqual(received.items, events);
-    });
-  });
-
-  it('a follower sees nothing published before it followed, and everything after', async () => {
-    await withCluster(2, {}, async ({ instances }) => {
-      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
-      const early = new Inbox<AgentExecutionEvent>();
-      const stopEarly = await b.follow('t', early.put);
-      for (const n of range(5)) publishNow(a, 't', numbered('t', 'a', n));
-      await early.count(5);
-
-      const late = new Inbox<AgentExecutionEvent>();
-      const stopLate = await b.follow('t', late.put);
-      publishNow(a, 't', numbered('t', 'a', 5));
-      await early.count(6);
-      await late.count(1);
-      assert.deepEqual(late.items.map(label), ['a5']);
-
-      // A follower that stopped gets nothing more; the other one still does.
-      stopEarly();
-      publishNow(a, 't', numbered('t', 'a', 6));
-      await late.count(2);
-      assert.deepEqual(
-        early.items.map(label),
-        range(6).map((n) => `a${n}`),
-      );
-      stopLate();
-    });
-  });
-
-  it('pruning never makes a seq come back: a follower standing past pruned events gets the next ones', async () => {
-    await withCluster(2, {}, async ({ instances, admin }) => {
-      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
-      const received = new Inbox<AgentExecutionEvent>();
-      await b.follow('t', received.put);
-      for (const n of range(3)) publishNow(a, 't', numbered('t', 'a', n));
-      await received.count(3);
-      // What the sweep does to events older than a few minutes.
-      await admin.deleteFrom('task_events').execute();
-      publishNow(a, 't', numbered('t', 'a', 3));
-      await received.count(4);
-      assert.deepEqual(byPublisher(received.items), { a: range(4) });
     });
   });
 
@@ -423,20 +331,21 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
-  it('a lost LISTEN connection loses no event: it reconnects and reads what was published while it was away', async () => {
+  it('a lost LISTEN connection loses no event: it reconnects and reads what was logged while it was away', async () => {
     const role = `th_test_listen_${randomBytes(4).toString('hex')}`;
     await withCluster(1, {}, async ({ schema, admin, start, instances }) => {
       await sql`create role ${sql.id(role)} login`.execute(admin);
       try {
-        const publisher = instances[0]!.coordination;
+        const writer = instances[0]!;
+        const task = await createTask(writer.store, 't');
         // The follower's LISTEN connection logs in as a role of its own, so the test can keep it out.
         const listenUrl = new URL(schema.url);
         listenUrl.username = role;
         const follower = await start({ url: listenUrl.toString() });
         follower.failsOnPurpose = true;
-        const received = new Inbox<AgentExecutionEvent>();
-        await follower.coordination.follow('t', received.put);
-        publishNow(publisher, 't', numbered('t', 'a', 0));
+        const received = new Inbox<LoggedEvent>();
+        await followInto(follower.store, 't', received);
+        await write(writer.store, task, 'a', 0);
         await received.count(1);
 
         // The connection is killed, and every attempt to reconnect is refused for a while.
@@ -448,13 +357,13 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
           errors.some((e) => e.what === 'reconnecting the LISTEN connection'),
         );
 
-        // Published and committed while nobody listens on the follower's side: the wake-ups are lost.
-        for (const n of range(50, 1)) publishNow(publisher, 't', numbered('t', 'a', n));
-        await publisher.close();
+        // Logged and committed while nobody listens on the follower's side: the wake-ups are lost.
+        for (const n of range(50, 1)) await write(writer.store, task, 'a', n);
+        await writer.coordination.close();
 
         await sql`alter role ${sql.id(role)} login`.execute(admin);
         await received.count(50);
-        assert.deepEqual(byPublisher(received.items), { a: range(50) });
+        assert.deepEqual(byWriter(received.items), { a: range(50) });
         assert.ok(
           follower.errors.items.some((e) => e.what === 'the LISTEN connection was lost; reconnecting'),
           'the loss was reported',
@@ -466,29 +375,30 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
-  it('close hands over what was published and not yet handed on, then releases its leases, its instance row and its LISTEN connection', async () => {
+  it('close sends the wake-ups due, then releases its leases, its instance row and its LISTEN connection', async () => {
     await withCluster(2, {}, async ({ instances, admin }) => {
-      const [a, b] = instances.map((i) => i.coordination) as [PostgresCoordination, PostgresCoordination];
-      const received = new Inbox<AgentExecutionEvent>();
-      await b.follow('t', received.put);
-      assert.notEqual(await a.acquireTurn('t'), undefined);
-      await a.follow('t', () => undefined);
-      for (const n of range(100)) a.publish('t', numbered('t', 'a', n));
-      await a.close();
+      const [a, b] = instances as [Instance, Instance];
+      const task = await createTask(a.store, 't');
+      const received = new Inbox<LoggedEvent>();
+      await followInto(b.store, 't', received);
+      assert.notEqual(await a.coordination.acquireTurn('t'), undefined);
+      const writes = range(100).map((n) => write(a.store, task, 'a', n));
+      await Promise.all(writes);
+      await a.coordination.close();
 
-      assert.equal(await b.turnHeld('t'), false);
+      assert.equal(await b.coordination.turnHeld('t'), false);
       assert.deepEqual(
         (await admin.selectFrom('instances').select('id').execute()).map((row) => row.id),
-        [b.instanceId],
+        [b.coordination.instanceId],
       );
       const { rows } = await sql<{
         n: number;
-      }>`select count(*)::int as n from pg_stat_activity where application_name = ${`tiny-harness ${a.instanceId}`}`.execute(
+      }>`select count(*)::int as n from pg_stat_activity where application_name = ${`tiny-harness ${a.coordination.instanceId}`}`.execute(
         admin,
       );
       assert.equal(rows[0]!.n, 0, 'the LISTEN connection is closed');
       await received.count(100);
-      assert.deepEqual(byPublisher(received.items), { a: range(100) });
+      assert.deepEqual(byWriter(received.items), { a: range(100) });
     });
   });
 

@@ -1,20 +1,25 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { AgentEvent, ResultManager } from '@a2a-js/sdk/server';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { sql } from 'kysely';
-import { seqOf } from '../../src/event-seq.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { applyEvent, readLogAfter } from '../../src/store/task-log.js';
+import { copyTask } from '../../src/store/stored-task.js';
 import {
   artifact,
+  artifactUpdate,
   callContext,
   linkSubtask,
   message,
   newTask,
   POSTGRESQL,
+  reply,
+  statusUpdate,
+  taskEvent,
   tempStore,
   textPart,
+  texts,
   type TempStore,
 } from './helpers.js';
 import { poll } from '../support/wait.js';
@@ -26,22 +31,6 @@ import { poll } from '../support/wait.js';
  */
 
 const alice = callContext('alice');
-
-function texts(messages: readonly Message[]): string[] {
-  return messages.map((m) => String(m.parts[0]?.content?.value));
-}
-
-function statusWith(task: Task, state: TaskState, text: string): { task: Task; reply: Message } {
-  const reply = message(task.id, task.contextId, Role.ROLE_AGENT, text);
-  return {
-    task: {
-      ...task,
-      status: { state, message: reply, timestamp: new Date().toISOString() },
-      history: [...task.history, reply],
-    },
-    reply,
-  };
-}
 
 describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, () => {
   let temp: TempStore;
@@ -56,40 +45,41 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     await temp.dispose();
   });
 
-  it('each instance sees what the other wrote, writing in turn: history, artifacts, status, metadata, lists', async () => {
+  it('each instance sees what the other wrote, writing in turn: history, artifacts, status, metadata, generation, lists', async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await a.tasks.save(task, alice);
+    await a.tasks.create(task, alice);
     assert.deepStrictEqual(await b.tasks.load(task.id, alice), task);
 
     // B writes a reply on the task A keeps in memory.
-    const fromB = statusWith(
-      (await b.tasks.load(task.id, alice))!,
-      TaskState.TASK_STATE_INPUT_REQUIRED,
-      'reply from B',
-    );
-    await b.tasks.save(fromB.task, alice);
-    let seen = (await a.tasks.load(task.id, alice))!;
-    assert.deepStrictEqual(texts(seen.history), ['hello', 'reply from B']);
-    assert.equal(seen.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    await b.tasks.append(task.id, alice, [
+      statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, reply(task, 'reply from B')),
+    ]);
+    let seen = (await a.tasks.read(task.id, alice))!;
+    assert.deepStrictEqual(texts(seen.task.history), ['hello', 'reply from B']);
+    assert.equal(seen.task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(seen.generation, 2);
 
     // A streams an artifact; B adds to it; A reads it whole.
-    seen.artifacts = [artifact('answer', [textPart('one')])];
-    seen.metadata = { by: 'a' };
-    await a.tasks.save(seen, alice);
-    const onB = (await b.tasks.load(task.id, alice))!;
-    assert.deepStrictEqual(onB.metadata, { by: 'a' });
-    onB.artifacts[0]!.parts.push(textPart('two'));
-    await b.tasks.save(onB, alice);
-    seen = (await a.tasks.load(task.id, alice))!;
+    await a.tasks.append(task.id, alice, [
+      artifactUpdate(task, artifact('answer', [textPart('one')])),
+      taskEvent({ ...seen.task, history: [], metadata: { by: 'a' } }),
+    ]);
+    assert.deepStrictEqual((await b.tasks.load(task.id, alice))?.metadata, { by: 'a' });
+    await b.tasks.append(task.id, alice, [artifactUpdate(task, artifact('answer', [textPart('two')]), true)]);
+    seen = (await a.tasks.read(task.id, alice))!;
     assert.deepStrictEqual(
-      seen.artifacts[0]?.parts.map((p) => p.content?.value),
+      seen.task.artifacts[0]?.parts.map((p) => p.content?.value),
       ['one', 'two'],
     );
+    assert.equal(seen.generation, 5);
 
-    // The status is the last one saved, whichever instance saved it.
-    await a.tasks.save(statusWith(seen, TaskState.TASK_STATE_WORKING, 'A works').task, alice);
+    // The status is the last one written, whichever instance wrote it.
+    await a.tasks.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_WORKING, reply(task, 'A works'))]);
     assert.equal((await b.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_WORKING);
-    await b.tasks.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, '/status'), alice);
+    await b.tasks.modify(task.id, alice, () => ({
+      history: [message(task.id, task.contextId, Role.ROLE_USER, '/status')],
+      events: [statusUpdate(task, TaskState.TASK_STATE_WORKING, reply(task, 'working'))],
+    }));
 
     const listed = await a.tasks.list(
       {
@@ -102,157 +92,112 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
       },
       alice,
     );
-    const stored = (await (await temp.another()).tasks.load(task.id, alice))!;
-    assert.deepStrictEqual(listed.tasks, [stored]);
-    assert.deepStrictEqual(await a.tasks.load(task.id, alice), stored);
-    assert.deepStrictEqual(await b.tasks.load(task.id, alice), stored);
-    assert.deepStrictEqual(texts(stored.history), ['hello', 'reply from B', 'A works', '/status']);
+    const stored = (await (await temp.another()).tasks.read(task.id, alice))!;
+    assert.deepStrictEqual(listed.tasks, [stored.task]);
+    assert.deepStrictEqual(await a.tasks.read(task.id, alice), stored);
+    assert.deepStrictEqual(await b.tasks.read(task.id, alice), stored);
+    assert.deepStrictEqual(texts(stored.task.history), ['hello', 'reply from B', 'A works', '/status', 'working']);
+    assert.equal(stored.generation, 7);
   });
 
   it('loses nothing when both write the same task at once: a streamed turn on one, commands on the other', async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await a.tasks.save(task, alice);
+    await a.tasks.create(task, alice);
     const CHUNKS = 20;
     const COMMANDS = 20;
 
-    // A: a turn, as the SDK's result manager runs it (its task kept in memory between events).
-    const turn = new ResultManager(a.tasks, alice);
+    // A: a turn's events, each appended as the engine's turn writer does.
     const streaming = (async () => {
-      await turn.processEvent(AgentEvent.task((await a.tasks.load(task.id, alice))!));
-      for (let i = 0; i < CHUNKS; i++) {
-        const chunk = artifact('answer', [textPart(`chunk ${i}`)]);
-        await turn.processEvent(
-          AgentEvent.artifactUpdate({
-            taskId: task.id,
-            contextId: task.contextId,
-            artifact: chunk,
-            append: i > 0,
-            lastChunk: i === CHUNKS - 1,
-            metadata: undefined,
-          }),
-        );
-      }
+      await a.tasks.append(task.id, alice, [taskEvent({ ...task, history: [] })]);
+      for (let i = 0; i < CHUNKS; i++)
+        await a.tasks.append(task.id, alice, [
+          artifactUpdate(task, artifact('answer', [textPart(`chunk ${i}`)]), i > 0),
+        ]);
     })();
     // B: command messages and replies, each read-decide-write.
     const commands = (async () => {
       for (let i = 0; i < COMMANDS; i++) {
-        await b.tasks.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, `/cmd ${i}`), alice);
-        await b.tasks.modify(
-          task.id,
-          alice,
-          (current) => statusWith(current, TaskState.TASK_STATE_WORKING, `reply ${i}`).task,
-        );
+        await b.tasks.modify(task.id, alice, (current) => ({
+          history: [message(task.id, task.contextId, Role.ROLE_USER, `/cmd ${i}`)],
+          events: [statusUpdate(current, TaskState.TASK_STATE_WORKING, reply(task, `reply ${i}`))],
+        }));
       }
     })();
     await Promise.all([streaming, commands]);
 
-    const stored = (await (await temp.another()).tasks.load(task.id, alice))!;
+    const stored = (await (await temp.another()).tasks.read(task.id, alice))!;
     assert.deepStrictEqual(
-      stored.artifacts[0]?.parts.map((p) => p.content?.value),
+      stored.task.artifacts[0]?.parts.map((p) => p.content?.value),
       Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`),
     );
-    const history = texts(stored.history);
-    assert.equal(new Set(stored.history.map((m) => m.messageId)).size, history.length, 'each message once');
+    const history = texts(stored.task.history);
+    assert.equal(new Set(stored.task.history.map((m) => m.messageId)).size, history.length, 'each message once');
     assert.deepStrictEqual(
       history.filter((t) => t.startsWith('/cmd') || t.startsWith('reply')),
       Array.from({ length: COMMANDS }, (_, i) => [`/cmd ${i}`, `reply ${i}`]).flat(),
       "B's messages, all, in the order B wrote them",
     );
     assert.equal(history[0], 'hello');
-    assert.deepStrictEqual(await a.tasks.load(task.id, alice), stored);
-    assert.deepStrictEqual(await b.tasks.load(task.id, alice), stored);
+    assert.equal(stored.generation, 1 + 1 + CHUNKS + COMMANDS, 'one generation per event, whoever wrote it');
+    assert.deepStrictEqual(await a.tasks.read(task.id, alice), stored);
+    assert.deepStrictEqual(await b.tasks.read(task.id, alice), stored);
   });
 
-  it('a task read on another instance, then its events after the seq it is marked with, make the whole turn: none missed, none twice', async () => {
+  it('issue 23: a task read on another instance, then its log after the generation read, make the whole task: none missed, none twice', async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await a.tasks.save(task, alice);
+    await a.tasks.create(task, alice);
     const CHUNKS = 30;
-    const turn = new ResultManager(a.tasks, alice);
-    // A: a turn's events, each queued as its bus hands it on, then stored by the result manager.
+    // A: a turn's artifact chunks.
     const streaming = (async () => {
-      for (let i = 0; i < CHUNKS; i++) {
-        const event = AgentEvent.artifactUpdate({
-          taskId: task.id,
-          contextId: task.contextId,
-          artifact: artifact('answer', [textPart(`chunk ${i}`)]),
-          append: i > 0,
-          lastChunk: i === CHUNKS - 1,
-          metadata: undefined,
-        });
-        a.events!.queue(task.id, event);
-        await turn.processEvent(event);
-      }
+      for (let i = 0; i < CHUNKS; i++)
+        await a.tasks.append(task.id, alice, [
+          artifactUpdate(task, artifact('answer', [textPart(`chunk ${i}`)]), i > 0),
+        ]);
     })();
-    // B: replies handed on with the writes that store them, and the task read now and then.
-    const snapshots: Task[] = [];
+    // B: replies, and the task read now and then.
+    const snapshots: Array<{ task: Task; generation: number }> = [];
     const onB = (async () => {
       for (let i = 0; i < 10; i++) {
-        const reply = message(task.id, task.contextId, Role.ROLE_AGENT, `reply ${i}`);
-        const update = {
-          taskId: task.id,
-          contextId: task.contextId,
-          status: { state: TaskState.TASK_STATE_WORKING, message: reply, timestamp: new Date().toISOString() },
-          metadata: {},
-        };
-        await b.tasks.modify(
-          task.id,
-          alice,
-          (current) => ({ ...current, status: update.status, history: [...current.history, reply] }),
-          () => [AgentEvent.statusUpdate(update)],
-        );
-        snapshots.push((await b.tasks.load(task.id, alice))!);
+        await b.tasks.modify(task.id, alice, () => ({
+          events: [statusUpdate(task, TaskState.TASK_STATE_WORKING, reply(task, `reply ${i}`))],
+        }));
+        snapshots.push((await b.tasks.read(task.id, alice))!);
       }
     })();
     await Promise.all([streaming, onB]);
-    await a.events!.handOnQueued(task.id);
 
-    const rows = await b.db
-      .selectFrom('task_events')
-      .select(['seq', 'event_json'])
-      .where('task_id', '=', task.id)
-      .orderBy('seq')
-      .execute();
-    const events = rows.map((row) => ({
-      seq: Number(row.seq),
-      event: JSON.parse(row.event_json) as {
-        artifactUpdate?: { artifact: { parts: { text: string }[] } };
-        statusUpdate?: { status: { message: { parts: { text: string }[] } } };
-      },
-    }));
-    assert.equal(events.length, CHUNKS + 10, 'every event handed on once');
-    const chunks = Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`);
+    const log = await readLogAfter(b.db, task.id, 0);
+    assert.deepStrictEqual(
+      log.map((l) => l.generation),
+      Array.from({ length: 1 + CHUNKS + 10 }, (_, i) => i + 1),
+      'every event logged once, numbered from the creation on',
+    );
+    const whole = (await a.tasks.load(task.id, alice))!;
     for (const snapshot of snapshots) {
-      const since = seqOf(snapshot);
-      assert.ok(since !== undefined, 'a task read from the store is marked');
-      const later = events.filter((e) => e.seq > since);
-      const text = [
-        ...(snapshot.artifacts[0]?.parts.map((p) => String(p.content?.value)) ?? []),
-        ...later.flatMap((e) => e.event.artifactUpdate?.artifact.parts.map((p) => p.text) ?? []),
-      ];
-      assert.deepStrictEqual(text, chunks, 'the chunks in the task read, then the later events: each once, in order');
-      const replies = [
-        ...texts(snapshot.history).filter((t) => t.startsWith('reply')),
-        ...later.flatMap((e) => (e.event.statusUpdate ? [e.event.statusUpdate.status.message.parts[0]!.text] : [])),
-      ];
-      assert.deepStrictEqual(
-        replies,
-        Array.from({ length: 10 }, (_, i) => `reply ${i}`),
-      );
+      // The snapshot with the events after its generation applied is the task as it ended.
+      let rebuilt: Task | undefined = copyTask(snapshot.task);
+      for (const { event } of log.filter((l) => l.generation > snapshot.generation))
+        rebuilt = applyEvent(rebuilt, event) ?? rebuilt;
+      assert.deepStrictEqual(rebuilt, whole, `read at generation ${snapshot.generation}`);
     }
   });
 
   it('modify is one step across instances: concurrent read-decide-writes on both lose no update', async () => {
     const task = { ...newTask(), metadata: { count: 0 } };
-    await a.tasks.save(task, alice);
+    await a.tasks.create(task, alice);
     const increment = (store: Store) =>
       store.tasks.modify(task.id, alice, (current) => ({
-        ...current,
-        metadata: { count: (current.metadata?.count as number) + 1 },
+        events: [taskEvent({ ...current, history: [], metadata: { count: (current.metadata?.count as number) + 1 } })],
       }));
     const saved = await Promise.all(Array.from({ length: 40 }, (_, i) => increment(i % 2 === 0 ? a : b)));
     assert.deepStrictEqual(
-      saved.map((t) => t?.metadata?.count).sort((x, y) => Number(x) - Number(y)),
+      saved.map((t) => t?.task.metadata?.count).sort((x, y) => Number(x) - Number(y)),
       Array.from({ length: 40 }, (_, i) => i + 1),
+    );
+    assert.deepStrictEqual(
+      saved.map((t) => t!.logged[0]!.generation - (t!.task.metadata!.count as number)),
+      Array.from({ length: 40 }, () => 1),
+      'each write logged at the generation after the one it decided on',
     );
     assert.deepStrictEqual((await b.tasks.load(task.id, alice))?.metadata, { count: 40 });
     assert.deepStrictEqual((await a.tasks.load(task.id, alice))?.metadata, { count: 40 });
@@ -268,11 +213,11 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
       version,
     );
     await assert.rejects(
-      b.tasks.modify(task.id, callContext('bob'), (t) => t),
+      b.tasks.modify(task.id, callContext('bob'), () => ({ events: [] })),
       /Task not found/,
     );
     await assert.rejects(
-      b.tasks.modify(randomUUID(), alice, (t) => t),
+      b.tasks.modify(randomUUID(), alice, () => ({ events: [] })),
       /Task not found/,
     );
     await assert.rejects(
@@ -284,13 +229,21 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     assert.deepStrictEqual((await a.tasks.load(task.id, alice))?.metadata, { count: 40 });
   });
 
-  it('stores a new task once when two instances save it at the same moment, with what each added', async () => {
+  it('stores a new task once when two instances create it at the same moment: the other is refused', async () => {
     const task = newTask();
-    const onA = statusWith(task, TaskState.TASK_STATE_WORKING, 'from A').task;
-    const onB = statusWith(task, TaskState.TASK_STATE_WORKING, 'from B').task;
-    await Promise.all([a.tasks.save(onA, alice), b.tasks.save(onB, alice)]);
-    const stored = (await (await temp.another()).tasks.load(task.id, alice))!;
-    assert.deepStrictEqual(texts(stored.history).sort(), ['from A', 'from B', 'hello']);
+    const onA = { ...task, history: [...task.history, reply(task, 'from A')] };
+    const onB = { ...task, history: [...task.history, reply(task, 'from B')] };
+    const outcomes = await Promise.allSettled([a.tasks.create(onA, alice), b.tasks.create(onB, alice)]);
+    assert.deepStrictEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+    const refused = outcomes.find((o) => o.status === 'rejected')!;
+    assert.equal((refused.reason as { code?: string }).code, 'store_failed');
+    const winner = outcomes[0]!.status === 'fulfilled' ? onA : onB;
+    const stored = (await (await temp.another()).tasks.read(task.id, alice))!;
+    assert.deepStrictEqual(stored, { task: winner, generation: 1 });
+    assert.deepStrictEqual(
+      (await readLogAfter(a.db, task.id, 0)).map((l) => l.generation),
+      [1],
+    );
   });
 
   it('answers a model choice, usage and links as the other instance last wrote them, after reading them before', async () => {
@@ -310,37 +263,47 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
     assert.deepStrictEqual(await b.state.getLinks('t1'), { parent: undefined, children: ['child'] });
   });
 
-  it('start-up recovery leaves alone a turn another instance wrote within unchangedForMs', async () => {
+  it('listInterrupted leaves out a turn another instance wrote within unchangedForMs', async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await a.tasks.save(task, alice);
-    assert.equal(await b.tasks.recoverInterrupted('interrupted', undefined, { unchangedForMs: 60_000 }), 0);
-    assert.equal((await a.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_WORKING);
+    await a.tasks.create(task, alice);
+    assert.deepStrictEqual(await b.tasks.listInterrupted({ unchangedForMs: 60_000 }), []);
+    assert.deepStrictEqual(
+      (await b.tasks.listInterrupted()).map((t) => t.id),
+      [task.id],
+    );
   });
 
-  it('recovery leaves alone a task another instance wrote between its listing and its row lock', async () => {
+  it("modify waits for another instance's write of the task under way and decides on what it wrote (what recovery relies on)", async () => {
     const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-    await a.tasks.save(task, alice);
+    await a.tasks.create(task, alice);
     // Instance C recovers; its connections carry a name, to see when it waits for the row lock.
     const name = `th-recovery-${randomUUID().slice(0, 8)}`;
     const url = new URL(temp.where.databaseUrl!);
     url.searchParams.set('application_name', name);
     const c = await openStore({ databaseUrl: url.toString() });
     try {
-      // B holds the task's row (a new turn starting there) until C has listed it and waits.
+      await c.tasks.load(task.id, alice); // C keeps the task as it was
+      // B holds the task's row (a new turn starting there) until C waits for it.
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
       let entered!: () => void;
       const holding = new Promise<void>((resolve) => (entered = resolve));
-      const newTurn = b.tasks.modify(task.id, alice, async (current) => {
+      const newTurn = b.tasks.modify(task.id, alice, async () => {
         entered();
         await released;
         return {
-          ...current,
-          history: [...current.history, message(task.id, task.contextId, Role.ROLE_USER, 'a new turn')],
+          history: [message(task.id, task.contextId, Role.ROLE_USER, 'a new turn')],
+          events: [statusUpdate(task, TaskState.TASK_STATE_WORKING)],
         };
       });
       await holding;
-      const recovery = c.tasks.recoverInterrupted('interrupted', undefined, { taskIds: [task.id] });
+      const seenByC: string[][] = [];
+      const recovery = c.tasks.modify(task.id, alice, (current) => {
+        seenByC.push(texts(current.history));
+        // Recovery's rule: a task a new turn took meanwhile is left to it.
+        if (current.history.length > 1) return undefined;
+        return { events: [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, reply(task, 'interrupted'))] };
+      });
       // The database server announces no lock wait: polled.
       await poll('instance C waits for the row lock', async () => {
         const { rows } = await sql<{
@@ -352,10 +315,12 @@ describe('a store shared by several instances (PostgreSQL)', POSTGRESQL.needs, (
       });
       release();
       await newTurn;
-      assert.equal(await recovery, 0);
-      const stored = (await a.tasks.load(task.id, alice))!;
-      assert.equal(stored.status?.state, TaskState.TASK_STATE_WORKING);
-      assert.deepStrictEqual(texts(stored.history), ['hello', 'a new turn']);
+      assert.equal(await recovery, undefined);
+      assert.deepStrictEqual(seenByC, [['hello', 'a new turn']]);
+      const stored = (await a.tasks.read(task.id, alice))!;
+      assert.equal(stored.task.status?.state, TaskState.TASK_STATE_WORKING);
+      assert.deepStrictEqual(texts(stored.task.history), ['hello', 'a new turn']);
+      assert.equal(stored.generation, 2);
     } finally {
       await c.close();
     }

@@ -19,7 +19,7 @@ for (const backend of storeBackends) {
 
       it('stores all three together, as a reopened store reads them', async () => {
         const parent = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-        await temp.store.tasks.save(parent, alice);
+        await temp.store.tasks.create(parent, alice);
         const child = newTask({ contextId: parent.contextId, state: TaskState.TASK_STATE_SUBMITTED });
         await temp.store.subtasks.createSubtask(child, parent.id, 'builtin:stats', alice);
 
@@ -33,8 +33,8 @@ for (const backend of storeBackends) {
       it('leaves no link and no model when the task cannot be stored (its id is taken)', async () => {
         const parent = newTask();
         const taken = newTask();
-        await temp.store.tasks.save(parent, alice);
-        await temp.store.tasks.save(taken, callContext('bob'));
+        await temp.store.tasks.create(parent, alice);
+        await temp.store.tasks.create(taken, callContext('bob'));
         await assert.rejects(temp.store.subtasks.createSubtask({ ...taken }, parent.id, 'builtin:stats', alice), {
           code: 'store_failed',
         });

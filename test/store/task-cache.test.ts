@@ -6,12 +6,16 @@ import { byteBoundedCache } from '../../src/store/byte-bounded-cache.js';
 import { SqlTaskStateStore, SqlTaskStore } from '../../src/store/index.js';
 import {
   artifact,
+  artifactUpdate,
   callContext,
   linkSubtask,
   message,
   newTask,
   recordingDatabase,
+  reply,
+  statusUpdate,
   storeBackends,
+  taskEvent,
   tempStore,
   textPart,
   type TempStore,
@@ -95,16 +99,9 @@ for (const backend of storeBackends) {
       for (let i = 0; i < 40; i++) {
         const task = newTask({ history: [] });
         task.history.push(message(task.id, task.contextId, Role.ROLE_USER, `${i} ${'x'.repeat(100_000)}`));
-        await store.save(task, alice);
-        const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'y'.repeat(50_000));
-        await store.save(
-          {
-            ...task,
-            history: [...task.history, reply],
-            status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: new Date().toISOString() },
-          },
-          alice,
-        );
+        await store.create(task, alice);
+        const answer = message(task.id, task.contextId, Role.ROLE_AGENT, 'y'.repeat(50_000));
+        await store.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, answer)]);
         tasks.push(task);
         const usage = store.cacheUsage();
         assert.ok(usage.bytes <= maxBytes, `after ${i + 1} tasks the cache holds ${usage.bytes} of ${maxBytes} bytes`);
@@ -123,16 +120,17 @@ for (const backend of storeBackends) {
     it('never keeps a task larger than the whole bound, and still stores and serves it', async () => {
       const store = (await temp.reopen({ cacheBytes: 500_000 })).tasks;
       const small = newTask();
-      await store.save(small, alice);
+      await store.create(small, alice);
       assert.equal(store.cacheUsage().tasks, 1);
       const large = newTask({ history: [] });
       large.history.push(message(large.id, large.contextId, Role.ROLE_USER, 'z'.repeat(600_000)));
-      await store.save(large, alice);
-      const loaded = (await store.load(large.id, alice))!;
+      await store.create(large, alice);
+      await store.load(large.id, alice);
       assert.equal(store.cacheUsage().tasks, 1, 'only the small task is kept');
       assert.equal((await store.load(small.id, alice))?.id, small.id);
-      loaded.history.push(message(large.id, large.contextId, Role.ROLE_AGENT, 'and more'));
-      await store.save(loaded, alice);
+      await store.append(large.id, alice, [
+        statusUpdate(large, TaskState.TASK_STATE_INPUT_REQUIRED, reply(large, 'and more')),
+      ]);
       assert.deepEqual(
         (await store.load(large.id, alice))?.history.map((m) => m.parts[0]?.content?.value.toString().length),
         [600_000, 8],
@@ -140,27 +138,25 @@ for (const backend of storeBackends) {
       assert.equal(store.cacheUsage().tasks, 1);
     });
 
-    it('weighs an image the same whether built by saves or read from the rows', async () => {
+    it('weighs an image the same whether built by writes or read from the rows', async () => {
       const store = temp.store.tasks;
       const task = newTask({ state: TaskState.TASK_STATE_WORKING });
-      await store.save(task, alice);
-      const loaded = (await store.load(task.id, alice))!;
-      loaded.artifacts = [artifact('answer', [textPart('Hel')])];
-      await store.save(loaded, alice);
-      loaded.artifacts[0]!.parts.push(textPart('lo, world'));
-      loaded.artifacts[0]!.name = 'Answer';
-      loaded.artifacts.push(artifact('other', [textPart('x'.repeat(1000))]));
-      await store.save(loaded, alice);
-      loaded.artifacts[1] = artifact('other', [textPart('shorter')]);
-      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'done '.repeat(100));
-      loaded.history.push(reply);
-      loaded.status = {
-        state: TaskState.TASK_STATE_INPUT_REQUIRED,
-        message: reply,
-        timestamp: new Date().toISOString(),
-      };
-      loaded.metadata = { model: 'builtin:echo', note: 'n'.repeat(300) };
-      await store.save(loaded, alice);
+      await store.create(task, alice);
+      await store.append(task.id, alice, [artifactUpdate(task, artifact('answer', [textPart('Hel')]))]);
+      await store.append(task.id, alice, [
+        artifactUpdate(task, artifact('answer', [textPart('lo, world')], 'Answer'), true),
+        artifactUpdate(task, artifact('other', [textPart('x'.repeat(1000))])),
+      ]);
+      await store.append(task.id, alice, [
+        taskEvent({
+          ...task,
+          history: [],
+          status: task.status,
+          metadata: { model: 'builtin:echo', note: 'n'.repeat(300) },
+        }),
+        artifactUpdate(task, artifact('other', [textPart('shorter')])),
+        statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, reply(task, 'done '.repeat(100))),
+      ]);
       const built = store.cacheUsage().bytes;
       store.clearCache();
       await store.load(task.id, alice);
@@ -180,7 +176,7 @@ describe('SqlTaskStore scope', () => {
       const alice = callContext('alice');
       const bob = callContext('bob');
       const task = newTask();
-      await store.save(task, alice);
+      await store.create(task, alice);
       queries.length = 0;
       assert.equal((await store.load(task.id, alice))?.id, task.id);
       assert.equal(queries.length, 0, "alice's own task comes from the cache");
@@ -200,19 +196,21 @@ describe('SqlTaskStore scope', () => {
       assert.equal(store.cacheUsage().tasks, 1, 'nothing is cached for bob');
 
       // The same for the other scoped paths that reach the store.
-      await assert.rejects(
-        store.appendMessage(task.id, message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob),
-        /not found/,
-      );
-      const appendQueries = queries.splice(0);
-      await assert.rejects(
-        store.appendMessage(randomUUID(), message(task.id, task.contextId, Role.ROLE_USER, 'hi'), bob),
-        /not found/,
-      );
-      assert.deepEqual(
-        appendQueries.map((q) => q.sql),
-        queries.splice(0).map((q) => q.sql),
-      );
+      const note = message(task.id, task.contextId, Role.ROLE_USER, 'hi');
+      const writes = [
+        (id: string) => store.modify(id, bob, () => ({ history: [note], events: [] })),
+        (id: string) => store.append(id, bob, [statusUpdate(task, TaskState.TASK_STATE_WORKING, note)]),
+      ];
+      for (const write of writes) {
+        await assert.rejects(write(task.id), { code: 'task_not_found' });
+        const foreignWrite = queries.splice(0);
+        await assert.rejects(write(randomUUID()), { code: 'task_not_found' });
+        assert.deepEqual(
+          foreignWrite.map((q) => q.sql),
+          queries.splice(0).map((q) => q.sql),
+        );
+      }
+      assert.deepEqual(await store.load(task.id, alice), task, "alice's task is untouched");
     } finally {
       await dispose();
     }

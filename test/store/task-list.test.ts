@@ -64,11 +64,11 @@ for (const backend of storeBackends) {
       untimed.status = { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined };
       tasks.push(untimed);
       for (const task of tasks) {
-        await temp.store.tasks.save(task, alice);
+        await temp.store.tasks.create(task, alice);
         await memory.save(task, alice);
       }
       const bobs = newTask({ contextId: 'ctx-a', state: TaskState.TASK_STATE_WORKING });
-      await temp.store.tasks.save(bobs, callContext('bob'));
+      await temp.store.tasks.create(bobs, callContext('bob'));
       await memory.save(bobs, callContext('bob'));
       const cached = temp.store.tasks.cacheUsage().tasks;
       assert.ok(cached > 0 && cached < tasks.length, `${cached} of ${tasks.length} tasks cached`);

@@ -3,17 +3,25 @@ import assert from 'node:assert/strict';
 import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import {
   artifact,
+  artifactUpdate,
   at,
   callContext,
   message,
   newTask,
+  reply,
+  statusUpdate,
   storeBackends,
+  taskEvent,
   tempStore,
   textPart,
+  texts,
   type TempStore,
 } from './helpers.js';
 
-/** SqlTaskStore on its own, on each backend: round trips, copies, scoping, several writers, restarts. */
+/**
+ * SqlTaskStore on its own, on each backend: round trips, copies, scoping, several writers,
+ * restarts. Tasks are created whole (`create`) and changed by events (`append`, `modify`).
+ */
 
 function fullTask(): Task {
   const task = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: at(5) });
@@ -70,7 +78,8 @@ for (const backend of storeBackends) {
 
     it('round-trips a full task, enums, parts and metadata included, across a restart', async () => {
       const task = fullTask();
-      await temp.store.tasks.save(task, alice);
+      const created = await temp.store.tasks.create(task, alice);
+      assert.deepStrictEqual(created.task, task);
       assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), task);
       const reopened = await temp.reopen();
       const loaded = await reopened.tasks.load(task.id, alice);
@@ -80,10 +89,37 @@ for (const backend of storeBackends) {
       assert.ok(Buffer.isBuffer(loaded?.artifacts[0]?.parts[2]?.content?.value));
     });
 
+    it('round-trips a task built by events, across a restart', async () => {
+      const task = newTask({ state: TaskState.TASK_STATE_SUBMITTED, timestamp: at(1) });
+      await temp.store.tasks.create(task, alice);
+      const full = fullTask();
+      const answer = reply(task, 'done');
+      const { task: appended } = await temp.store.tasks.append(task.id, alice, [
+        statusUpdate(task, TaskState.TASK_STATE_WORKING, undefined, at(2)),
+        artifactUpdate(task, full.artifacts[0]!),
+        artifactUpdate(task, artifact('report', [textPart('one more')]), true),
+        taskEvent({ ...task, history: [], metadata: full.metadata, status: task.status }),
+        statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, answer, at(3)),
+      ]);
+      assert.deepStrictEqual(appended, await temp.store.tasks.load(task.id, alice));
+      const loaded = (await (await temp.reopen()).tasks.load(task.id, alice))!;
+      assert.deepStrictEqual(loaded, appended);
+      assert.deepStrictEqual(loaded.status, {
+        state: TaskState.TASK_STATE_INPUT_REQUIRED,
+        message: answer,
+        timestamp: at(3),
+      });
+      assert.deepStrictEqual(texts(loaded.history), ['hello', 'done']);
+      assert.deepStrictEqual(loaded.artifacts, [
+        { ...full.artifacts[0]!, parts: [...full.artifacts[0]!.parts, textPart('one more')] },
+      ]);
+      assert.deepStrictEqual(loaded.metadata, full.metadata);
+    });
+
     it('always sets artifacts, history and metadata', async () => {
       const task = newTask();
       (task as { metadata: unknown }).metadata = undefined;
-      await temp.store.tasks.save(task, alice);
+      await temp.store.tasks.create(task, alice);
       const loaded = await temp.store.tasks.load(task.id, alice);
       assert.deepStrictEqual(loaded?.artifacts, []);
       assert.equal(loaded?.history.length, 1);
@@ -92,137 +128,191 @@ for (const backend of storeBackends) {
 
     it('hands out copies: changing a loaded task changes nothing stored', async () => {
       const task = fullTask();
-      await temp.store.tasks.save(task, alice);
+      const created = await temp.store.tasks.create(task, alice);
       const loaded = (await temp.store.tasks.load(task.id, alice))!;
-      loaded.history.push(message(task.id, task.contextId, Role.ROLE_USER, 'not saved'));
-      loaded.artifacts[0]!.parts.push(textPart('not saved'));
-      loaded.artifacts[0]!.name = 'changed';
-      loaded.artifacts.push(artifact('other', [textPart('x')]));
-      loaded.status!.state = TaskState.TASK_STATE_FAILED;
-      loaded.metadata!.extra = 1;
+      for (const copy of [loaded, created.task]) {
+        copy.history.push(message(task.id, task.contextId, Role.ROLE_USER, 'not saved'));
+        copy.artifacts[0]!.parts.push(textPart('not saved'));
+        copy.artifacts[0]!.name = 'changed';
+        copy.artifacts.push(artifact('other', [textPart('x')]));
+        copy.status!.state = TaskState.TASK_STATE_FAILED;
+        copy.metadata!.extra = 1;
+      }
       assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), task);
+      const appended = await temp.store.tasks.append(task.id, alice, [
+        statusUpdate(task, TaskState.TASK_STATE_WORKING),
+      ]);
+      appended.task.history.length = 0;
+      (appended.logged[0]!.event.data as { status: { state: TaskState } }).status.state = TaskState.TASK_STATE_FAILED;
+      assert.equal((await temp.store.tasks.load(task.id, alice))?.history.length, task.history.length);
+      assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_WORKING);
     });
 
-    it('keeps the caller of save from changing the stored task afterwards', async () => {
+    it('keeps the caller of create and append from changing the stored task afterwards', async () => {
       const task = fullTask();
-      await temp.store.tasks.save(task, alice);
+      await temp.store.tasks.create(task, alice);
       task.history[0]!.parts.push(textPart('changed after save'));
       (task.artifacts[0]!.parts[1]!.content!.value as { rows: number[] }).rows.push(4);
-      const loaded = (await temp.store.tasks.load(task.id, alice))!;
+      let loaded = (await temp.store.tasks.load(task.id, alice))!;
       assert.equal(loaded.history[0]!.parts.length, 1);
       assert.deepStrictEqual((loaded.artifacts[0]!.parts[1]!.content!.value as { rows: number[] }).rows, [1, 2, 3]);
+
+      const added = artifact('added', [textPart('as appended')]);
+      const answer = reply(task, 'as appended');
+      await temp.store.tasks.append(task.id, alice, [
+        artifactUpdate(task, added),
+        statusUpdate(task, TaskState.TASK_STATE_WORKING, answer),
+      ]);
+      added.parts.push(textPart('changed after append'));
+      answer.parts.push(textPart('changed after append'));
+      loaded = (await temp.store.tasks.load(task.id, alice))!;
+      assert.equal(loaded.artifacts.at(-1)!.parts.length, 1);
+      assert.equal(loaded.history.at(-1)!.parts.length, 1);
     });
 
     it('scopes tasks by owner and tenant, like the SDK stores', async () => {
       const task = newTask();
-      await temp.store.tasks.save(task, alice);
+      await temp.store.tasks.create(task, alice);
       assert.equal(await temp.store.tasks.load(task.id, callContext('bob')), undefined);
+      assert.equal(await temp.store.tasks.read(task.id, callContext('bob')), undefined);
       assert.equal(await temp.store.tasks.load(task.id, callContext()), undefined);
       assert.equal(await temp.store.tasks.load(task.id, callContext('alice', 'tenant-b')), undefined);
-      assert.equal((await temp.store.tasks.loadUnscoped(task.id))?.id, task.id);
       assert.deepStrictEqual(await temp.store.tasks.scopeOfTask(task.id), { tenant: '', owner: 'alice' });
-      await assert.rejects(temp.store.tasks.save(task, callContext('bob')), /another tenant or owner/);
+      assert.equal(await temp.store.tasks.scopeOfTask('no-such-task'), undefined);
+      await assert.rejects(temp.store.tasks.create(task, callContext('bob')), {
+        code: 'store_failed',
+        message: /another tenant or owner/,
+      });
+      await assert.rejects(temp.store.tasks.create(task, alice), { code: 'store_failed', message: /stored already/ });
+      await assert.rejects(
+        temp.store.tasks.append(task.id, callContext('bob'), [statusUpdate(task, TaskState.TASK_STATE_WORKING)]),
+        { code: 'task_not_found' },
+      );
       await temp.reopen();
       assert.equal(await temp.store.tasks.load(task.id, callContext('bob')), undefined);
       assert.equal((await temp.store.tasks.load(task.id, alice))?.id, task.id);
+      assert.equal((await temp.store.tasks.load(task.id, alice))?.status?.state, TaskState.TASK_STATE_SUBMITTED);
     });
 
-    it('never loses history when two writers save the same task', async () => {
+    it('never loses history when two writers change the same task at once', async () => {
       const task = newTask();
-      await temp.store.tasks.save(task, alice);
-      const turn = (await temp.store.tasks.load(task.id, alice))!;
-      const command = (await temp.store.tasks.load(task.id, alice))!;
-      const fromTurn = message(task.id, task.contextId, Role.ROLE_AGENT, 'from the turn');
-      const fromCommand = message(task.id, task.contextId, Role.ROLE_AGENT, 'from the command');
-      turn.history = [...turn.history, fromTurn];
-      command.history = [...command.history, fromCommand];
-      await Promise.all([temp.store.tasks.save(turn, alice), temp.store.tasks.save(command, alice)]);
+      await temp.store.tasks.create(task, alice);
+      const fromTurn = reply(task, 'from the turn');
+      const fromCommand = reply(task, 'from the command');
+      await Promise.all([
+        temp.store.tasks.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_WORKING, fromTurn)]),
+        temp.store.tasks.modify(task.id, alice, () => ({
+          events: [statusUpdate(task, TaskState.TASK_STATE_WORKING, fromCommand)],
+        })),
+      ]);
       const ids = (t: Task | undefined) => t?.history.map((m) => m.messageId);
       const expected = [task.history[0]!.messageId, fromTurn.messageId, fromCommand.messageId];
       assert.deepStrictEqual(ids(await temp.store.tasks.load(task.id, alice)), expected);
-      // A save whose history lacks stored messages deletes none of them.
-      await temp.store.tasks.save({ ...task, history: [] }, alice);
+      // A task event whose history lacks stored messages deletes none of them.
+      await temp.store.tasks.append(task.id, alice, [taskEvent({ ...task, history: [] })]);
       assert.deepStrictEqual(ids(await temp.store.tasks.load(task.id, alice)), expected);
       assert.deepStrictEqual(ids(await (await temp.reopen()).tasks.load(task.id, alice)), expected);
     });
 
-    it('CMD-34: a message whose id an earlier one of the task has, with other content, is kept in its place; saving again stores nothing twice', async () => {
+    it('CMD-34: a message whose id an earlier one of the task has, with other content, is kept in its place; writing it again stores nothing twice', async () => {
       const task = newTask();
       const id = task.history[0]!.messageId;
-      await temp.store.tasks.save(task, alice);
-      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'hi there');
+      await temp.store.tasks.create(task, alice);
+      const answer = reply(task, 'hi there');
       const followUp = message(task.id, task.contextId, Role.ROLE_USER, 'a follow-up', id);
       const again = message(task.id, task.contextId, Role.ROLE_USER, 'one more', id);
-      let loaded = (await temp.store.tasks.load(task.id, alice))!;
-      await temp.store.tasks.save({ ...loaded, history: [...loaded.history, reply] }, alice);
-      loaded = (await temp.store.tasks.load(task.id, alice))!;
-      // As the SDK's handler saves a follow-up: the loaded history and the message appended.
-      await temp.store.tasks.save({ ...loaded, history: [...loaded.history, followUp] }, alice);
-      // As a turn's first save: only its message, with the task and context filled in.
-      await temp.store.tasks.save({ ...task, history: [{ ...followUp, contextId: '' }] }, alice);
-      await temp.store.tasks.save({ ...task, history: [{ ...followUp }] }, alice);
-      // Two new messages with the id in one save; the one already stored, twice.
-      await temp.store.tasks.save(
-        { ...task, history: [followUp, again, structuredClone(again), task.history[0]!] },
-        alice,
-      );
-      const texts = (t: Task | undefined) => t?.history.map((m) => m.parts[0]?.content?.value);
+      const note = statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED);
+      await temp.store.tasks.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, answer)]);
+      // As a command is stored: its message joins the history, with its reply's status.
+      await temp.store.tasks.modify(task.id, alice, () => ({ history: [followUp], events: [note] }));
+      // As a turn's task event: its message again, with the context filled in, and as is.
+      await temp.store.tasks.append(task.id, alice, [
+        taskEvent({ ...task, history: [{ ...followUp, contextId: '' }] }),
+      ]);
+      await temp.store.tasks.append(task.id, alice, [taskEvent({ ...task, history: [{ ...followUp }] })]);
+      // Two new messages with the id in one write; the one already stored, twice.
+      await temp.store.tasks.modify(task.id, alice, () => ({
+        history: [followUp, again, structuredClone(again), task.history[0]!],
+        events: [note],
+      }));
       const expected = ['hello', 'hi there', 'a follow-up', 'one more'];
-      assert.deepStrictEqual(texts(await temp.store.tasks.load(task.id, alice)), expected);
-      // The whole task saved again, as loaded and as a deep copy (what the SDK clones): nothing added.
-      loaded = (await temp.store.tasks.load(task.id, alice))!;
-      await temp.store.tasks.save(loaded, alice);
-      await temp.store.tasks.save(structuredClone(loaded), alice);
-      await temp.store.tasks.appendMessage(task.id, structuredClone(followUp), alice);
-      assert.deepStrictEqual(texts(await temp.store.tasks.load(task.id, alice)), expected);
+      assert.deepStrictEqual(texts((await temp.store.tasks.load(task.id, alice))?.history), expected);
+      // The whole history written again, as loaded and as a deep copy: nothing added.
+      let loaded = (await temp.store.tasks.load(task.id, alice))!;
+      await temp.store.tasks.append(task.id, alice, [taskEvent(loaded)]);
+      await temp.store.tasks.modify(task.id, alice, (current) => ({
+        history: structuredClone(current.history),
+        events: [note],
+      }));
+      assert.deepStrictEqual(texts((await temp.store.tasks.load(task.id, alice))?.history), expected);
 
       const reopened = await temp.reopen();
       loaded = (await reopened.tasks.load(task.id, alice))!;
-      assert.deepStrictEqual(texts(loaded), expected, 'in order after a restart');
+      assert.deepStrictEqual(texts(loaded.history), expected, 'in order after a restart');
       assert.deepStrictEqual(
         loaded.history.map((m) => m.messageId),
-        [id, reply.messageId, id, id],
+        [id, answer.messageId, id, id],
       );
-      await reopened.tasks.save(structuredClone(loaded), alice);
-      await reopened.tasks.save({ ...task, history: [again, followUp, task.history[0]!] }, alice);
-      assert.deepStrictEqual(texts(await (await temp.reopen()).tasks.load(task.id, alice)), expected);
+      await reopened.tasks.append(task.id, alice, [taskEvent(structuredClone(loaded))]);
+      await reopened.tasks.modify(task.id, alice, () => ({
+        history: [again, followUp, task.history[0]!],
+        events: [note],
+      }));
+      assert.deepStrictEqual(texts((await (await temp.reopen()).tasks.load(task.id, alice))?.history), expected);
     });
 
-    it('replaces the status with each saved one, in save order', async () => {
+    it('replaces the status with each logged one, in write order', async () => {
       const task = newTask({ state: TaskState.TASK_STATE_WORKING, timestamp: at(10) });
-      await temp.store.tasks.save(task, alice);
-      // A status built earlier but saved later still wins: saves arrive in event order.
-      const late = message(task.id, task.contextId, Role.ROLE_AGENT, 'final reply');
-      await temp.store.tasks.save(
-        {
-          ...task,
-          status: { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: late, timestamp: at(9) },
-          history: [...task.history, late],
-        },
-        alice,
-      );
+      await temp.store.tasks.create(task, alice);
+      // A status built earlier but written later still wins: writes arrive in event order.
+      const late = reply(task, 'final reply');
+      await temp.store.tasks.append(task.id, alice, [
+        statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, late, at(9)),
+      ]);
       let loaded = (await temp.store.tasks.load(task.id, alice))!;
       assert.equal(loaded.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.equal(loaded.status?.timestamp, at(9));
       assert.equal(loaded.history.at(-1)?.messageId, late.messageId);
-      await temp.store.tasks.save(
-        { ...task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined } },
-        alice,
-      );
+      await temp.store.tasks.append(task.id, alice, [
+        {
+          kind: 'statusUpdate',
+          data: {
+            taskId: task.id,
+            contextId: task.contextId,
+            status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
+            metadata: {},
+          },
+        },
+      ]);
       loaded = (await (await temp.reopen()).tasks.load(task.id, alice))!;
       assert.equal(loaded.status?.state, TaskState.TASK_STATE_WORKING);
       assert.equal(loaded.status?.timestamp, undefined);
+      assert.equal(loaded.status?.message, undefined);
+      assert.equal(loaded.history.at(-1)?.messageId, late.messageId, 'a status without a message adds none');
     });
 
-    it('appends a single message without touching the rest of the task', async () => {
+    it('stores a command message and its reply in one write without touching the rest of the task', async () => {
       const task = fullTask();
-      await temp.store.tasks.save(task, alice);
+      await temp.store.tasks.create(task, alice);
       const note = message(task.id, task.contextId, Role.ROLE_USER, '/status');
-      await temp.store.tasks.appendMessage(task.id, note, alice);
-      await temp.store.tasks.appendMessage(task.id, note, alice);
+      const answer = reply(task, 'all well');
+      const edit = () => ({
+        history: [note],
+        events: [statusUpdate(task, TaskState.TASK_STATE_WORKING, answer, at(6))],
+      });
+      const written = await temp.store.tasks.modify(task.id, alice, edit);
+      assert.equal(written?.logged.length, 1);
       const loaded = await (await temp.reopen()).tasks.load(task.id, alice);
-      assert.deepStrictEqual(loaded, { ...task, history: [...task.history, note] });
-      await assert.rejects(temp.store.tasks.appendMessage(task.id, note, callContext('bob')), {
+      const expected = {
+        ...task,
+        history: [...task.history, note, answer],
+        status: { state: TaskState.TASK_STATE_WORKING, message: answer, timestamp: at(6) },
+      };
+      assert.deepStrictEqual(loaded, expected);
+      // A resend of the command and its reply: each message is stored once.
+      await temp.store.tasks.modify(task.id, alice, edit);
+      assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), expected);
+      await assert.rejects(temp.store.tasks.modify(task.id, callContext('bob'), edit), {
         code: 'task_not_found',
         message: /not found/,
       });
@@ -230,34 +320,41 @@ for (const backend of storeBackends) {
 
     it('modify reads, decides and writes as one step: the change sees every write before it, and returns what was saved', async () => {
       const task = { ...newTask(), metadata: { count: 0 } };
-      await temp.store.tasks.save(task, alice);
+      await temp.store.tasks.create(task, alice);
       // Concurrent changes of one task, each on what the one before saved: none is lost.
       const saved = await Promise.all(
         Array.from({ length: 10 }, () =>
           temp.store.tasks.modify(task.id, alice, async (current) => {
             await Promise.resolve();
-            return { ...current, metadata: { count: (current.metadata?.count as number) + 1 } };
+            return {
+              events: [
+                taskEvent({ ...current, history: [], metadata: { count: (current.metadata?.count as number) + 1 } }),
+              ],
+            };
           }),
         ),
       );
       assert.deepStrictEqual(
-        saved.map((t) => t?.metadata?.count),
+        saved.map((t) => t?.task.metadata?.count),
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
       );
-      saved[9]!.history.push(message(task.id, task.contextId, Role.ROLE_USER, 'not saved')); // a copy
+      assert.deepStrictEqual(
+        saved.map((t) => t?.logged.map((l) => l.generation)),
+        Array.from({ length: 10 }, (_, i) => [i + 2]),
+      );
+      saved[9]!.task.history.push(message(task.id, task.contextId, Role.ROLE_USER, 'not saved')); // a copy
       assert.deepStrictEqual(await (await temp.reopen()).tasks.load(task.id, alice), {
         ...task,
         metadata: { count: 10 },
       });
 
-      const reply = message(task.id, task.contextId, Role.ROLE_AGENT, 'reply');
+      const answer = reply(task, 'reply');
       const replied = await temp.store.tasks.modify(task.id, alice, (current) => {
-        current.history.push(reply);
-        current.status = { state: TaskState.TASK_STATE_INPUT_REQUIRED, message: reply, timestamp: at(20) };
-        return current;
+        current.history.length = 0; // the task handed to decide is a copy: changing it writes nothing
+        return { events: [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, answer, at(20))] };
       });
-      assert.deepStrictEqual(replied, await temp.store.tasks.load(task.id, alice));
-      assert.equal(replied?.history.length, 2);
+      assert.deepStrictEqual(replied?.task, await temp.store.tasks.load(task.id, alice));
+      assert.equal(replied?.task.history.length, 2);
 
       assert.equal(await temp.store.tasks.modify(task.id, alice, () => undefined), undefined);
       await assert.rejects(
@@ -265,27 +362,31 @@ for (const backend of storeBackends) {
         /no/,
       );
       await assert.rejects(
-        temp.store.tasks.modify(task.id, alice, (current) => ({ ...current, id: 'other' })),
-        { code: 'store_failed' },
-      );
-      await assert.rejects(
-        temp.store.tasks.modify(task.id, callContext('bob'), (current) => current),
+        temp.store.tasks.modify(task.id, callContext('bob'), () => ({ events: [] })),
         { code: 'task_not_found', message: /Task not found/ },
       );
-      assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), replied);
+      await assert.rejects(
+        temp.store.tasks.append('no-such-task', alice, [statusUpdate(task, TaskState.TASK_STATE_WORKING)]),
+        { code: 'task_not_found', message: /Task not found/ },
+      );
+      assert.deepStrictEqual(await temp.store.tasks.load(task.id, alice), replied?.task);
     });
 
     it('serves every task correctly with a tiny cache or none', async () => {
       for (const cacheBytes of [0, 8 * 1024]) {
         const store = await temp.reopen({ cacheBytes });
         const tasks = Array.from({ length: 5 }, () => newTask());
-        for (const task of tasks) await store.tasks.save(task, alice);
+        for (const task of tasks) await store.tasks.create(task, alice);
         for (const task of tasks) {
-          const loaded = (await store.tasks.load(task.id, alice))!;
-          loaded.history.push(message(task.id, task.contextId, Role.ROLE_AGENT, 'more'));
-          await store.tasks.save(loaded, alice);
+          await store.tasks.append(task.id, alice, [
+            statusUpdate(task, TaskState.TASK_STATE_WORKING, reply(task, 'more')),
+          ]);
         }
-        for (const task of tasks) assert.equal((await store.tasks.load(task.id, alice))?.history.length, 2);
+        for (const task of tasks) {
+          const snapshot = (await store.tasks.read(task.id, alice))!;
+          assert.equal(snapshot.task.history.length, 2);
+          assert.equal(snapshot.generation, 2);
+        }
       }
     });
   });
