@@ -43,7 +43,7 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent): 
     case 'task': {
       const given = event.data;
       if (!task) return copyTask({ ...given, history: given.history ?? [], artifacts: given.artifacts ?? [] });
-      task.status = given.status;
+      if (given.status) task.status = given.status;
       // The history is append-only: messages not stored join it (`save-plan.ts`).
       task.history.push(...(given.history ?? []));
       for (const artifact of given.artifacts ?? []) putArtifact(task, artifact);

@@ -272,6 +272,12 @@ function applied(
 ): { task: Task | undefined; events: AgentExecutionEvent[] } {
   const changed: AgentExecutionEvent[] = [];
   for (const event of events) {
+    const eventTaskId = event.kind === 'task' ? event.data.id : event.data.taskId;
+    if (task && eventTaskId && eventTaskId !== task.id)
+      throw new HarnessError(
+        'store_failed',
+        `An event of task ${eventTaskId} was given to task ${task.id}; nothing was saved.`,
+      );
     const next = applyEvent(task, event);
     if (!next) continue;
     task = next;
