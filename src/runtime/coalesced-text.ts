@@ -3,8 +3,8 @@
  * together (a burst in one network read, or a backlog while the process was busy) go out as
  * one piece, on the next turn of the event loop.
  *
- * Why: each piece becomes an artifact update, which the SDK stores before it sends anything,
- * and Node's HTTP response sends nothing until that whole chain of callbacks ends. Published
+ * Why: each piece becomes an artifact update, which the engine stores before any stream sends
+ * it, and Node's HTTP response sends nothing until that whole chain of callbacks ends. Published
  * one by one, a burst of 200 deltas made the first token wait for the last. The first delta
  * of a quiet stream still goes out alone, a moment (one `setImmediate`) after it arrived.
  */

@@ -23,9 +23,9 @@ export interface MessageIdempotencyOptions {
  * turn still runs, a streaming resend follows it to its end, as `SubscribeToTask` would: a
  * client that resends `SendStreamingMessage` after losing its connection expects the stream it
  * lost (the rest of the turn, ending when the task waits for input), not a snapshot of a
- * WORKING task that leaves it to poll. Sends reach it as streams only (`BlockingSendAsStream`
- * sits in front): a blocking resend likewise answers once the turn has ended, as the first
- * send does. Sits in front of `SingleTurnGuard`, which would refuse a resend as busy.
+ * WORKING task that leaves it to poll. A blocking send is claimed as a stream too, and answered
+ * from it (`answerBlocking`): a blocking resend likewise answers once the turn has ended, as the
+ * first send does. Sits in front of the engine, which would refuse a resend as busy.
  */
 export class MessageIdempotency extends DelegatingRequestHandler {
   constructor(

@@ -49,6 +49,8 @@ export class TurnWriter implements TurnPublisher {
 
   private async write(): Promise<void> {
     try {
+      // Events published together (a turn's task and WORKING) go in one write.
+      await Promise.resolve();
       while (this.queued.length > 0 && !this.failure) {
         const batch = this.queued;
         this.queued = [];

@@ -63,7 +63,7 @@ export interface Store {
   db: Kysely<Database>;
   /**
    * Whether other processes may write this database (PostgreSQL): what lives only in this
-   * process's memory (turns, event buses) is then not the whole truth.
+   * process's memory (turns, the readers of task logs) is then not the whole truth.
    */
   shared: boolean;
   tasks: SqlTaskStore;

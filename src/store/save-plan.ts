@@ -3,18 +3,15 @@ import { encodeArtifactHeader, encodeMessage, encodeMetadata, encodePart, encode
 import { isStoredMessage, sameContent, type StoredTask } from './stored-task.js';
 
 /**
- * Works out what one `save` must write, by comparing the incoming task with the stored image.
- * This is what keeps an event's cost flat as a task grows: the SDK's result manager saves the
- * whole task after every event, and only the few things that event changed are written.
+ * Works out what one write must store, by comparing the task its events produce with the stored
+ * image. This is what keeps an event's cost flat as a task grows: only the few things the
+ * events changed are written.
  *
  * - History is append-only: messages not stored (by id and content, CMD-34) are appended, in
- *   their order; stored ones missing from the incoming history stay (another writer may have
- *   saved a task loaded earlier, and the SDK saves a turn's task with only its new message).
- * - Status is replaced by every save that carries one. Writers of a task's status go through
- *   the SDK's per-task write lock in event order (the harness's command replies included), so
- *   the last save is the latest event; comparing timestamps instead would let a status built
- *   a moment earlier but applied later (a turn's end after a command reply) lose.
- * - Metadata is replaced as a whole (the SDK merges before saving).
+ *   their order; stored ones missing from the incoming history stay.
+ * - Status is replaced by every write that carries one: writes of a task go one at a time, under
+ *   its lock, in the log's order, so the last write is the latest event.
+ * - Metadata is replaced as a whole.
  * - Artifacts: a new one is inserted; one whose stored parts are a prefix of the incoming
  *   parts gets only the new parts; any other is replaced. Artifacts are never removed.
  */

@@ -34,7 +34,7 @@ const READ_BATCH = 500;
  * Applies `event` to `task`, a working copy (`copyTask`) changed in place; undefined for no task
  * yet. Resolves with the task after it (a new one for a task event on no task), or undefined
  * when the event changes nothing and is not logged: a status for a task that has ended, as the
- * SDK's result manager ignores it, or an event for no task. The rules are the result manager's,
+ * SDK's result manager ignores it, or an event for no task. The rules are the SDK's result manager's,
  * but for metadata: a status update's metadata belongs to the event (a command reply's keys,
  * CMD-6), not to the task.
  */
