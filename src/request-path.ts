@@ -49,7 +49,12 @@ export function requestPathSteps(options: RequestPathOptions): {
 } {
   const { engine, view, feeds, claims, registry, log } = options;
   const warn = (what: string) => (error: unknown) => log.warn(what, { error: describeError(error) });
-  const tasks = { read: view.read.bind(view), feeds, isBusy: (id: string) => engine.isBusy(id) };
+  const tasks = {
+    read: view.read.bind(view),
+    readLog: view.readLog.bind(view),
+    feeds,
+    isBusy: (id: string) => engine.isBusy(id),
+  };
   const interceptors: Interceptor[] = [
     {
       name: 'errorMapping',

@@ -111,6 +111,14 @@ export const TASK_REF_KEY = 'task_ref';
  */
 export const SUBTASKS_KEY = 'tiny-harness/subtasks';
 
+/**
+ * Metadata key of the task's generation on every Task, status update and artifact update the
+ * harness sends (a JSON number): the number of the event in the task's log, 1 for its creation
+ * (A2A 1.1's draft gives these a `generation` field; the SDK's 1.0 types have none yet). A client
+ * resumes a stream after the last it saw (`Last-Event-ID`, spec/stream-resume-extension-v1.md).
+ */
+export const GENERATION_KEY = 'tiny-harness/generation';
+
 /** The parent a task's metadata names under {@link SUBTASKS_KEY}: set on sub-tasks only. */
 export function subtaskParentOf(metadata: Record<string, unknown> | undefined): string | undefined {
   const links = metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;
@@ -180,6 +188,9 @@ export function stateName(state: TaskState | undefined): string {
 
 /** The tool-calls extension v1 (spec/tool-calls-extension-v1.md): how a task shows its tool calls. */
 export const TOOL_CALLS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/tool-calls/v1';
+
+/** The stream-resume extension (spec/stream-resume-extension-v1.md): generations, SSE ids, `Last-Event-ID`. */
+export const STREAM_RESUME_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/stream-resume/v1';
 
 /**
  * Metadata key that marks an agent message reporting one tool call (TOOL-1); its value is the

@@ -97,29 +97,53 @@ async function drain<T>(
  */
 
 /** Each call's signal, made when first asked (`setClientGoneSignal`). */
-const signals = new WeakMap<User, () => AbortSignal>();
+/** What a transport knows of a call that the SDK does not pass on: its "client gone" signal, its `Last-Event-ID`. */
+interface CallFacts {
+  gone: () => AbortSignal;
+  lastEventId: string | undefined;
+}
 
-/** Wraps a transport's user builder so that each call's user carries that call's signal. */
+const facts = new WeakMap<User, CallFacts>();
+
+/**
+ * Wraps a transport's user builder so that each call's user carries that call's signal and, when
+ * the transport says, the `Last-Event-ID` it was sent with (the SDK's builders see the transport's
+ * call; its handlers see only the context built from the user).
+ */
 export function withClientGone<Call>(
   userBuilder: (call: Call) => Promise<User>,
   goneSignal: (call: Call) => AbortSignal,
+  lastEventIdOf: (call: Call) => string | undefined = () => undefined,
 ): (call: Call) => Promise<User> {
   return async (call) => {
     const user = await userBuilder(call);
     // A user of its own for this call (the authenticator shares one per token).
     const own: User = { userName: user.userName, isAuthenticated: user.isAuthenticated };
-    signals.set(own, () => goneSignal(call));
+    facts.set(own, { gone: () => goneSignal(call), lastEventId: lastEventIdOf(call) });
     return own;
   };
 }
 
-/** The SDK's context builder, plus the call's signal from its user. */
+/** The SDK's context builder, plus the call's signal and `Last-Event-ID` from its user. */
 export const clientGoneContextBuilder: ServerCallContextBuilder = (options) => {
   const context = defaultServerCallContextBuilder(options);
-  const signal = options.user ? signals.get(options.user) : undefined;
-  if (signal) setClientGoneSignal(context, signal);
+  const known = options.user ? facts.get(options.user) : undefined;
+  if (known) {
+    setClientGoneSignal(context, known.gone);
+    if (known.lastEventId !== undefined) context.state.set(LAST_EVENT_ID_KEY, known.lastEventId);
+  }
   return context;
 };
+
+/** The `ServerCallContext.state` key of the call's `Last-Event-ID` (SSE's resume header; gRPC metadata `last-event-id`). */
+export const LAST_EVENT_ID_KEY = 'tiny-harness/last-event-id';
+
+/** The call's `Last-Event-ID` as a whole number, if it came with one (anything else is ignored). */
+export function lastEventId(context: ServerCallContext | undefined): number | undefined {
+  const given = context?.state.get(LAST_EVENT_ID_KEY);
+  if (typeof given !== 'string' || !/^\d{1,15}$/.test(given.trim())) return undefined;
+  return Number(given.trim());
+}
 
 /**
  * Fires when the response closes: the client went away, or the answer is complete (when it

@@ -23,4 +23,6 @@ export {
   clientGoneContextBuilder,
   httpGoneSignal,
   grpcGoneSignal,
+  LAST_EVENT_ID_KEY,
+  lastEventId,
 } from './client-gone.js';

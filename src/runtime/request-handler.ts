@@ -19,6 +19,7 @@ import {
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { lastEventId } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
@@ -100,10 +101,15 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     return followTask(
-      { read: (id, ctx) => this.tasks.read(id, ctx), feeds: this.feeds, isBusy: (id) => this.engine.isBusy(id) },
+      {
+        read: (id, ctx) => this.tasks.read(id, ctx),
+        readLog: (id, after) => this.tasks.readLog(id, after),
+        feeds: this.feeds,
+        isBusy: (id) => this.engine.isBusy(id),
+      },
       params.id,
       context,
-      { follow: 'live', refuseEnded: true },
+      { follow: 'live', refuseEnded: true, resumeAfter: lastEventId(context) },
     );
   }
 

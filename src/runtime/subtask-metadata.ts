@@ -1,18 +1,21 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import type { TaskSnapshot } from '../store/index.js';
+import type { LoggedEvent, TaskSnapshot } from '../store/index.js';
+import { withGeneration } from './turn-stream.js';
 import { SUBTASKS_KEY } from '../wire.js';
 import type { TaskStateStore } from './task-state.js';
 
 /** Where tasks are read as stored. */
 export interface TaskReads {
   read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined>;
+  readLog(taskId: string, after: number): Promise<LoggedEvent[]>;
   list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse>;
 }
 
 /**
  * Tasks as clients see them: the sub-task links, which live in the harness's own table (written
- * with a sub-task, not with its task), shown in `Task.metadata` on every read and list.
+ * with a sub-task, not with its task), shown in `Task.metadata` on every read and list, and a
+ * read task's generation (`GENERATION_KEY`).
  */
 export class TaskView {
   constructor(
@@ -20,9 +23,17 @@ export class TaskView {
     private readonly state: Pick<TaskStateStore, 'getLinks'>,
   ) {}
 
+  /** The task with its links, and its generation in its metadata (`GENERATION_KEY`). */
   async read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined> {
     const snapshot = await this.store.read(taskId, context);
-    return snapshot && { task: await this.withLinks(snapshot.task), generation: snapshot.generation };
+    if (!snapshot) return undefined;
+    const task = withGeneration(await this.withLinks(snapshot.task), snapshot.generation);
+    return { task, generation: snapshot.generation };
+  }
+
+  /** The task's logged events after generation `after`, in order, as far as the log holds them. */
+  readLog(taskId: string, after: number): Promise<LoggedEvent[]> {
+    return this.store.readLog(taskId, after);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {

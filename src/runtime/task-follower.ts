@@ -2,13 +2,15 @@ import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
-import type { LogSubscription, TaskSnapshot } from '../store/index.js';
+import type { LoggedEvent, LogSubscription, TaskSnapshot } from '../store/index.js';
 import { isTerminal } from '../wire.js';
 import { asStreamResponse } from './turn-stream.js';
 
 export interface FollowTarget {
   /** The task as the caller sees it, with its generation. */
   read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined>;
+  /** The task's logged events after a generation, as far as the log holds them. */
+  readLog(taskId: string, after: number): Promise<LoggedEvent[]>;
   feeds: { follow(taskId: string): Promise<LogSubscription> };
   /** Whether a turn holds the task, on any instance. */
   isBusy(taskId: string): Promise<boolean>;
@@ -27,6 +29,13 @@ export interface FollowOptions {
   refuseEnded: boolean;
   /** How much history the first event carries: the SDK's rule (unset: all; 0: none). */
   historyLength?: number;
+  /**
+   * The generation the client saw last (`Last-Event-ID`): the events after it are replayed from
+   * the log instead of the Task being sent, and an ended task is replayed, then closes
+   * (spec/stream-resume-extension-v1.md). One the log no longer holds, or beyond the task's,
+   * starts with the Task as a plain follow does.
+   */
+  resumeAfter?: number;
 }
 
 /**
@@ -51,10 +60,21 @@ export async function* followTask(
     const snapshot = await target.read(taskId, context);
     if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
     const { task, generation } = snapshot;
-    if (options.refuseEnded && isTerminal(task.status?.state)) {
-      throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
+    const missed = await resumable(target, taskId, generation, options.resumeAfter);
+    if (missed) {
+      for (const entry of missed) {
+        const item = asStreamResponse(entry);
+        if (item) yield item;
+      }
+      // Ended, or the stream broken off would have ended here (the task waits for input): as it would have.
+      const last = missed.at(-1);
+      if (isTerminal(task.status?.state) || (last && endsStream(last.event))) return;
+    } else {
+      if (options.refuseEnded && isTerminal(task.status?.state)) {
+        throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
+      }
+      yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
     }
-    yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
     if (!subscription || signal?.aborted) return;
     // A turn that ended before following began has no event left to wait for.
     if (options.follow === 'turn' && !(await target.isBusy(taskId)) && !inFlight(task)) return;
@@ -62,7 +82,7 @@ export async function* followTask(
       const entry = await subscription.next();
       if (!entry) return;
       if (entry.generation <= generation) continue;
-      const item = asStreamResponse(entry.event);
+      const item = asStreamResponse(entry);
       if (item) yield item;
       if (endsStream(entry.event)) return;
     }
@@ -70,6 +90,22 @@ export async function* followTask(
     signal?.removeEventListener('abort', stop);
     subscription?.close();
   }
+}
+
+/**
+ * The events after `after` up to `generation` (the task as read), when the log holds every one
+ * of them; undefined when it does not (pruned, or an `after` beyond the task's), or none was asked.
+ */
+async function resumable(
+  target: FollowTarget,
+  taskId: string,
+  generation: number,
+  after: number | undefined,
+): Promise<LoggedEvent[] | undefined> {
+  if (after === undefined || !Number.isSafeInteger(after) || after < 0 || after > generation) return undefined;
+  if (after === generation) return [];
+  const read = (await target.readLog(taskId, after)).filter((entry) => entry.generation <= generation);
+  return read[0]?.generation === after + 1 && read.at(-1)?.generation === generation ? read : undefined;
 }
 
 function inFlight(task: Task): boolean {

@@ -2,7 +2,9 @@ import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '
 import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { DecidedUpdate } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
+import { GENERATION_KEY } from '../wire.js';
 import type { EngineStore } from './engine.js';
+import { withGeneration } from './turn-stream.js';
 
 /** Decides, on the task as stored under its lock, the status update to apply, or nothing. */
 export type DecideStatus = (
@@ -46,12 +48,13 @@ export class TaskWrites {
     context: ServerCallContext,
     exchange: { message?: Message },
   ): Promise<Task> {
+    let sent: TaskStatusUpdateEvent | undefined;
     const stored = await this.store.modify(given.taskId, context, async (task) => {
       const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
       // The command (a resend's is stored already) joins the history first; the store keeps each message once.
       const history = exchange.message ? [exchange.message] : [];
       if ('decide' in given) task.history.push(...history);
-      const update = 'decide' in given ? await given.decide(task) : given;
+      const update = (sent = 'decide' in given ? await given.decide(task) : given);
       if (update.status)
         update.status.state =
           state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING
@@ -60,6 +63,10 @@ export class TaskWrites {
       return { history, events: [AgentEvent.statusUpdate(update)] };
     });
     if (!stored) throw new HarnessError('task_not_found', `Task not found: ${given.taskId}`);
-    return stored.task;
+    // The reply as its caller sends it, and the task, carry the reply's generation (`GENERATION_KEY`).
+    const generation = stored.logged.at(-1)?.generation;
+    if (generation === undefined) return stored.task;
+    if (sent) sent.metadata = { ...sent.metadata, [GENERATION_KEY]: generation };
+    return withGeneration(stored.task, generation);
   }
 }

@@ -1,7 +1,8 @@
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
-import type { LogSubscription } from '../store/index.js';
+import type { LoggedEvent, LogSubscription } from '../store/index.js';
+import { GENERATION_KEY } from '../wire.js';
 import type { RunningTurn } from './engine.js';
 
 /**
@@ -26,7 +27,7 @@ export async function* turnStream(
       if (!entry) return;
       const { event } = entry;
       if (!opened && !(opened = event.kind === 'task')) continue;
-      const item = asStreamResponse(event);
+      const item = asStreamResponse(entry);
       if (!item) continue;
       if (isFinalStatus(event)) {
         await turn.done;
@@ -41,18 +42,29 @@ export async function* turnStream(
   }
 }
 
-/** An event of the log as a stream sends it. */
-export function asStreamResponse(event: AgentExecutionEvent): StreamResponse | undefined {
+/**
+ * An event of the log as a stream sends it, carrying its generation in its metadata
+ * (`GENERATION_KEY`): on a copy, for the log's events are shared by every reader here.
+ */
+export function asStreamResponse({ event, generation }: LoggedEvent): StreamResponse | undefined {
   switch (event.kind) {
     case 'task':
-      return { payload: { $case: 'task', value: event.data } };
+      return { payload: { $case: 'task', value: withGeneration(event.data, generation) } };
     case 'statusUpdate':
-      return { payload: { $case: 'statusUpdate', value: event.data } };
+      return { payload: { $case: 'statusUpdate', value: withGeneration(event.data, generation) } };
     case 'artifactUpdate':
-      return { payload: { $case: 'artifactUpdate', value: event.data } };
+      return { payload: { $case: 'artifactUpdate', value: withGeneration(event.data, generation) } };
     case 'message':
-      return { payload: { $case: 'message', value: event.data } };
+      return undefined;
   }
+}
+
+/** `item` with the generation in its metadata. */
+export function withGeneration<T extends { metadata?: Record<string, unknown> | undefined }>(
+  item: T,
+  generation: number,
+): T {
+  return { ...item, metadata: { ...item.metadata, [GENERATION_KEY]: generation } };
 }
 
 /** States of a turn still under way; any other status is the one it ends with. */

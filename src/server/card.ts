@@ -1,5 +1,11 @@
 import { SecurityScheme, type AgentCard, type AgentExtension, type SecurityRequirement } from '@a2a-js/sdk';
-import { JSONRPC_PATH, REST_PATH, TOOL_CALLS_EXTENSION_URI } from '../wire.js';
+import {
+  GENERATION_KEY,
+  JSONRPC_PATH,
+  REST_PATH,
+  STREAM_RESUME_EXTENSION_URI,
+  TOOL_CALLS_EXTENSION_URI,
+} from '../wire.js';
 
 export interface CardOptions {
   /** The HTTP base URL the harness listens on, e.g. http://127.0.0.1:8080 (no trailing slash). */
@@ -28,6 +34,17 @@ export function toolCallsExtension(): AgentExtension {
       'Each tool call of a turn is a data part of a WORKING status update, {id, tool, server, input, status, output?}, a new update for each change of its status.',
     required: false,
     params: {},
+  };
+}
+
+/** The stream-resume extension's entry (spec/stream-resume-extension-v1.md): every task's events carry their generation. */
+export function streamResumeExtension(): AgentExtension {
+  return {
+    uri: STREAM_RESUME_EXTENSION_URI,
+    description:
+      'Every Task, status update and artifact update carries its generation in metadata["tiny-harness/generation"] and as its SSE id; SubscribeToTask with Last-Event-ID (gRPC metadata last-event-id) replays the events after it, then goes on live.',
+    required: false,
+    params: { metadataKey: GENERATION_KEY },
   };
 }
 
@@ -87,7 +104,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     capabilities: {
       streaming: true,
       pushNotifications: false,
-      extensions: options.toolCalls ? [toolCallsExtension()] : [],
+      extensions: [streamResumeExtension(), ...(options.toolCalls ? [toolCallsExtension()] : [])],
       extendedAgentCard: false,
     },
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),

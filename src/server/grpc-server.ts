@@ -32,7 +32,10 @@ export async function startGrpcServer(
   const server = new Server();
   const service = grpcService({
     requestHandler: new UnavailableForm(handler, 'grpc'),
-    userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal),
+    userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal, (call) => {
+      const given = call.metadata.get('last-event-id')[0];
+      return typeof given === 'string' ? given : undefined;
+    }),
     contextBuilder: clientGoneContextBuilder,
   });
   // Requests are checked for nesting before they are decoded, for bytes that do not decode, then against the edge schema.

@@ -12,6 +12,7 @@ import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyT
 import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
+import { sseEventIds } from './sse-event-ids.js';
 import { isBuilt, webPage } from './web-page.js';
 import { UnavailableForm, unavailableAnswers } from './unavailable.js';
 
@@ -60,7 +61,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     type: ['application/json', 'application/a2a+json', 'application/*+json'],
     verify: verifyBodyText,
   });
-  const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal);
+  const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal, (req) =>
+    req.get('last-event-id'),
+  );
   const contextBuilder = clientGoneContextBuilder;
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>
     options.authenticator ? [requireBearer(options.authenticator, binding)] : [];
@@ -70,6 +73,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     ...auth('jsonrpc'),
     body,
     jsonRpcEdge(),
+    sseEventIds(),
     jsonRpcHandler({ requestHandler, userBuilder, contextBuilder }),
   );
   app.use(
@@ -78,6 +82,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     unavailableAnswers(),
     body,
     restEdge(),
+    sseEventIds(),
     restHandler({ requestHandler: new UnavailableForm(requestHandler, 'rest'), userBuilder, contextBuilder }),
   );
   if (options.webDir) {

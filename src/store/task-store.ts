@@ -12,7 +12,7 @@ import { IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';
 import { copyTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
 import { TaskImages, type Alongside, type Change, type Decide } from './task-images.js';
-import { applyEvent, type LoggedEvent } from './task-log.js';
+import { applyEvent, isWholeBatch, readLogAfter, type LoggedEvent } from './task-log.js';
 import { queryTaskPage } from './task-list.js';
 import { findTaskScope, readStoredTasks } from './task-rows.js';
 
@@ -189,6 +189,16 @@ export class SqlTaskStore {
       fence,
     );
     return saved && image ? { task: copyTask(image.task), logged } : undefined;
+  }
+
+  /** The task's logged events after generation `after`, in order, as far as the log holds them (for a caller that may see the task). */
+  async readLog(taskId: string, after: number): Promise<LoggedEvent[]> {
+    const events: LoggedEvent[] = [];
+    for (;;) {
+      const read = await readLogAfter(this.db, taskId, events.at(-1)?.generation ?? after);
+      events.push(...read);
+      if (!isWholeBatch(read)) return events;
+    }
   }
 
   /** `ListTasks` in SQL: filters, order and paging of `InMemoryTaskStore.list`. */
