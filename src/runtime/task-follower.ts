@@ -30,10 +30,10 @@ export interface FollowOptions {
   /** How much history the first event carries: the SDK's rule (unset: all; 0: none). */
   historyLength?: number;
   /**
-   * The generation the client saw last (`Last-Event-ID`): the events after it are replayed from
-   * the log instead of the Task being sent, and an ended task is replayed, then closes
-   * (spec/stream-resume-extension-v1.md). One the log no longer holds, or beyond the task's,
-   * starts with the Task as a plain follow does.
+   * The generation the client saw last (`Last-Event-ID`): after the Task, the events after it
+   * are replayed from the log, and an ended task closes after them
+   * (spec/stream-resume-extension-v1.md). One the log no longer holds, or beyond the task's, is
+   * a plain follow.
    */
   resumeAfter?: number;
 }
@@ -60,21 +60,23 @@ export async function* followTask(
     const snapshot = await target.read(taskId, context);
     if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
     const { task, generation } = snapshot;
+    // A resume that cannot replay is a plain subscribe; a plain subscribe to an ended task is refused (A2A 1.0).
     const missed = await resumable(target, taskId, generation, options.resumeAfter);
+    const ended = isTerminal(task.status?.state);
+    if (ended && options.refuseEnded && options.resumeAfter === undefined) {
+      throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
+    }
+    // The Task first, as A2A 1.0 requires of every subscription (3.1.6), then the missed events.
+    yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
     if (missed) {
       for (const entry of missed) {
         const item = asStreamResponse(entry);
         if (item) yield item;
+        // The stream broken off would have ended here (the task waits for input, or ended): so does this one.
+        if (endsStream(entry.event)) return;
       }
-      // Ended, or the stream broken off would have ended here (the task waits for input): as it would have.
-      const last = missed.at(-1);
-      if (isTerminal(task.status?.state) || (last && endsStream(last.event))) return;
-    } else {
-      if (options.refuseEnded && isTerminal(task.status?.state)) {
-        throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
-      }
-      yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
     }
+    if (ended && options.resumeAfter !== undefined) return;
     if (!subscription || signal?.aborted) return;
     // A turn that ended before following began has no event left to wait for.
     if (options.follow === 'turn' && !(await target.isBusy(taskId)) && !inFlight(task)) return;

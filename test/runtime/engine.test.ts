@@ -387,7 +387,7 @@ describe('the task engine across instances', () => {
 
 /** Log entries as a stream sends them, as plain JSON (a stored event decoded leaves out what was undefined). */
 function asItems(log: readonly LoggedEvent[]): StreamResponse[] {
-  return plain(log.map((entry) => asStreamResponse(entry.event)!));
+  return plain(log.map((entry) => asStreamResponse(entry)!));
 }
 
 function plain<T>(value: T): T {

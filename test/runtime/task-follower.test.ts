@@ -36,6 +36,7 @@ describe('following a task', () => {
           await engine.post(note('before the snapshot'), alice);
           return tasks.read(id, context);
         },
+        readLog: temp.store.tasks.readLog.bind(temp.store.tasks),
         feeds: temp.store.feeds,
         isBusy: (id) => engine.isBusy(id),
       },
@@ -67,6 +68,7 @@ describe('following a task', () => {
     const engine = localEngine(temp.store);
     const target = {
       read: temp.store.tasks.read.bind(temp.store.tasks),
+      readLog: temp.store.tasks.readLog.bind(temp.store.tasks),
       feeds: temp.store.feeds,
       isBusy: (id: string) => engine.isBusy(id),
     };
