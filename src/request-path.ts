@@ -9,6 +9,7 @@ import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
 import type { LogSubscription } from './store/index.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
+import { SseEventIds } from './server/sse-event-ids.js';
 import { TransportCardCache } from './server/transport-card.js';
 
 /** One step of the request path: a handler built around the path below it, and its name in the printed order. */
@@ -36,6 +37,7 @@ export const CARD_ROUTE_ENTRY = 'commands';
 
 /**
  * The request path, outermost first, in the order a request goes through it:
+ * - `sseIds`: each streamed event's generation noted for its SSE id (`server/sse-event-ids.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `transportCard`: the transports' per-call card checks get the first card built;
  * - `commands`: a command message is answered by the commands extension and goes no further;
@@ -56,6 +58,7 @@ export function requestPathSteps(options: RequestPathOptions): {
     isBusy: (id: string) => engine.isBusy(id),
   };
   const interceptors: Interceptor[] = [
+    { name: 'sseIds', around: (below) => new SseEventIds(below) },
     {
       name: 'errorMapping',
       around: (below) =>

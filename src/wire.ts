@@ -119,6 +119,13 @@ export const SUBTASKS_KEY = 'tiny-harness/subtasks';
  */
 export const GENERATION_KEY = 'tiny-harness/generation';
 
+/**
+ * Metadata key, on the Task that starts a resumed `SubscribeToTask`, of the generation the replay
+ * that follows starts after (the client's `Last-Event-ID`): a client that kept what it saw skips
+ * the Task. Absent when no replay follows (the log no longer held what was missed).
+ */
+export const RESUMED_AFTER_KEY = 'tiny-harness/resumed-after';
+
 /** The parent a task's metadata names under {@link SUBTASKS_KEY}: set on sub-tasks only. */
 export function subtaskParentOf(metadata: Record<string, unknown> | undefined): string | undefined {
   const links = metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;

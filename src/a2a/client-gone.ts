@@ -97,40 +97,43 @@ async function drain<T>(
  */
 
 /** Each call's signal, made when first asked (`setClientGoneSignal`). */
-/** What a transport knows of a call that the SDK does not pass on: its "client gone" signal, its `Last-Event-ID`. */
+/**
+ * What a transport knows of a call that the SDK does not pass on: its "client gone" signal, and
+ * entries for the call context's `state` (its `Last-Event-ID`, where its SSE ids go).
+ */
 interface CallFacts {
   gone: () => AbortSignal;
-  lastEventId: string | undefined;
+  state: ReadonlyArray<readonly [string, unknown]>;
 }
 
 const facts = new WeakMap<User, CallFacts>();
 
 /**
- * Wraps a transport's user builder so that each call's user carries that call's signal and, when
- * the transport says, the `Last-Event-ID` it was sent with (the SDK's builders see the transport's
- * call; its handlers see only the context built from the user).
+ * Wraps a transport's user builder so that each call's user carries that call's signal and the
+ * `state` entries the transport gives (the SDK's builders see the transport's call; its handlers
+ * see only the context built from the user).
  */
 export function withClientGone<Call>(
   userBuilder: (call: Call) => Promise<User>,
   goneSignal: (call: Call) => AbortSignal,
-  lastEventIdOf: (call: Call) => string | undefined = () => undefined,
+  stateOf: (call: Call) => ReadonlyArray<readonly [string, unknown]> = () => [],
 ): (call: Call) => Promise<User> {
   return async (call) => {
     const user = await userBuilder(call);
     // A user of its own for this call (the authenticator shares one per token).
     const own: User = { userName: user.userName, isAuthenticated: user.isAuthenticated };
-    facts.set(own, { gone: () => goneSignal(call), lastEventId: lastEventIdOf(call) });
+    facts.set(own, { gone: () => goneSignal(call), state: stateOf(call) });
     return own;
   };
 }
 
-/** The SDK's context builder, plus the call's signal and `Last-Event-ID` from its user. */
+/** The SDK's context builder, plus the call's signal and state entries from its user. */
 export const clientGoneContextBuilder: ServerCallContextBuilder = (options) => {
   const context = defaultServerCallContextBuilder(options);
   const known = options.user ? facts.get(options.user) : undefined;
   if (known) {
     setClientGoneSignal(context, known.gone);
-    if (known.lastEventId !== undefined) context.state.set(LAST_EVENT_ID_KEY, known.lastEventId);
+    for (const [key, value] of known.state) if (value !== undefined) context.state.set(key, value);
   }
   return context;
 };

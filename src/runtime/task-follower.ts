@@ -3,7 +3,7 @@ import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server'
 import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
 import type { LoggedEvent, LogSubscription, TaskSnapshot } from '../store/index.js';
-import { isTerminal } from '../wire.js';
+import { isTerminal, RESUMED_AFTER_KEY } from '../wire.js';
 import { asStreamResponse } from './turn-stream.js';
 
 export interface FollowTarget {
@@ -67,7 +67,9 @@ export async function* followTask(
       throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be subscribed to.`);
     }
     // The Task first, as A2A 1.0 requires of every subscription (3.1.6), then the missed events.
-    yield { payload: { $case: 'task', value: withHistoryLength(task, options.historyLength) } };
+    const first = withHistoryLength(task, options.historyLength);
+    if (missed) first.metadata = { ...first.metadata, [RESUMED_AFTER_KEY]: options.resumeAfter };
+    yield { payload: { $case: 'task', value: first } };
     if (missed) {
       for (const entry of missed) {
         const item = asStreamResponse(entry);

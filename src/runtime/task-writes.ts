@@ -2,9 +2,8 @@ import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '
 import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { DecidedUpdate } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
-import { GENERATION_KEY } from '../wire.js';
 import type { EngineStore } from './engine.js';
-import { withGeneration } from './turn-stream.js';
+import { markGeneration, withGeneration } from './turn-stream.js';
 
 /** Decides, on the task as stored under its lock, the status update to apply, or nothing. */
 export type DecideStatus = (
@@ -66,7 +65,8 @@ export class TaskWrites {
     // The reply as its caller sends it, and the task, carry the reply's generation (`GENERATION_KEY`).
     const generation = stored.logged.at(-1)?.generation;
     if (generation === undefined) return stored.task;
-    if (sent) sent.metadata = { ...sent.metadata, [GENERATION_KEY]: generation };
+    // Its metadata is exactly the extension's (CMD-4): marked, for its SSE id.
+    if (sent) markGeneration(sent, generation);
     return withGeneration(stored.task, generation);
   }
 }

@@ -2,7 +2,7 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
 import type { LoggedEvent, LogSubscription } from '../store/index.js';
-import { GENERATION_KEY } from '../wire.js';
+import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
 import type { RunningTurn } from './engine.js';
 
 /**
@@ -44,19 +44,48 @@ export async function* turnStream(
 
 /**
  * An event of the log as a stream sends it, carrying its generation in its metadata
- * (`GENERATION_KEY`): on a copy, for the log's events are shared by every reader here.
+ * (`GENERATION_KEY`): on a copy, for the log's events are shared by every reader here. A command
+ * reply's metadata is exactly the extension's (CMD-4): its generation is only marked on it
+ * (`generationOf`), for its SSE id.
  */
 export function asStreamResponse({ event, generation }: LoggedEvent): StreamResponse | undefined {
   switch (event.kind) {
     case 'task':
       return { payload: { $case: 'task', value: withGeneration(event.data, generation) } };
     case 'statusUpdate':
-      return { payload: { $case: 'statusUpdate', value: withGeneration(event.data, generation) } };
+      return {
+        payload: {
+          $case: 'statusUpdate',
+          value: isCommandReply(event.data.metadata)
+            ? markGeneration(event.data, generation)
+            : withGeneration(event.data, generation),
+        },
+      };
     case 'artifactUpdate':
       return { payload: { $case: 'artifactUpdate', value: withGeneration(event.data, generation) } };
     case 'message':
       return undefined;
   }
+}
+
+const marks = new WeakMap<object, number>();
+
+/** Marks `value` (a command reply, whose metadata takes no more keys) with its generation. */
+export function markGeneration<T extends object>(value: T, generation: number): T {
+  marks.set(value, generation);
+  return value;
+}
+
+/** The generation a stream item carries: in its metadata, or marked (a command reply). */
+export function generationOf(item: StreamResponse): number | undefined {
+  const value = item.payload?.value as { metadata?: Record<string, unknown> } | undefined;
+  if (!value) return undefined;
+  const given = value.metadata?.[GENERATION_KEY];
+  return typeof given === 'number' ? given : marks.get(value);
+}
+
+function isCommandReply(metadata: Record<string, unknown> | undefined): boolean {
+  return metadata?.[COMMAND_KEY] !== undefined;
 }
 
 /** `item` with the generation in its metadata. */

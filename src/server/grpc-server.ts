@@ -4,7 +4,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
-import { clientGoneContextBuilder, grpcGoneSignal, withClientGone } from '../a2a/index.js';
+import { clientGoneContextBuilder, grpcGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
 import { boundedDefinition } from './grpc-edge.js';
 import { UnavailableForm } from './unavailable.js';
@@ -32,10 +32,9 @@ export async function startGrpcServer(
   const server = new Server();
   const service = grpcService({
     requestHandler: new UnavailableForm(handler, 'grpc'),
-    userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal, (call) => {
-      const given = call.metadata.get('last-event-id')[0];
-      return typeof given === 'string' ? given : undefined;
-    }),
+    userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal, (call) => [
+      [LAST_EVENT_ID_KEY, call.metadata.get('last-event-id')[0]],
+    ]),
     contextBuilder: clientGoneContextBuilder,
   });
   // Requests are checked for nesting before they are decoded, for bytes that do not decode, then against the edge schema.

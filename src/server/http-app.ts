@@ -9,10 +9,10 @@ import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
-import { clientGoneContextBuilder, httpGoneSignal, withClientGone } from '../a2a/index.js';
+import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
-import { sseEventIds } from './sse-event-ids.js';
+import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
 import { isBuilt, webPage } from './web-page.js';
 import { UnavailableForm, unavailableAnswers } from './unavailable.js';
 
@@ -61,9 +61,10 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     type: ['application/json', 'application/a2a+json', 'application/*+json'],
     verify: verifyBodyText,
   });
-  const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal, (req) =>
-    req.get('last-event-id'),
-  );
+  const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal, (req) => [
+    [LAST_EVENT_ID_KEY, req.get('last-event-id')],
+    [SSE_IDS_KEY, req.res && sseIdsOf(req.res)],
+  ]);
   const contextBuilder = clientGoneContextBuilder;
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>
     options.authenticator ? [requireBearer(options.authenticator, binding)] : [];

@@ -1,24 +1,37 @@
-import type { RequestHandler } from 'express';
-import { GENERATION_KEY } from '../wire.js';
-
-/** The key as it appears in an event's JSON, followed by the generation's digits. */
-const MARK = `"${GENERATION_KEY}":`;
+import type { RequestHandler, Response } from 'express';
+import type { SendMessageRequest, StreamResponse, SubscribeToTaskRequest } from '@a2a-js/sdk';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { DelegatingRequestHandler } from '../a2a/index.js';
+import { generationOf } from '../runtime/turn-stream.js';
 
 /**
- * Gives each event of an SSE answer its generation as its SSE `id:` (the resume rule,
- * spec/stream-resume-extension-v1.md), so that a client's `EventSource` or SSE reader sends it
- * back as `Last-Event-ID`. The SDK's transports write each event as `data: <json>\n\n` with no
- * id and no way to add one: this is the one place that works around it, on the way out. The
- * generation is read from the event's own metadata (`GENERATION_KEY`), the last occurrence of
- * the key in the event: the event's own metadata comes after everything nested in it (a Task's
- * after its history, an update's after its status or artifact), as the SDK's JSON writes them.
+ * Each event of an SSE answer gets its generation as its SSE `id:` (the resume rule,
+ * spec/stream-resume-extension-v1.md), so that a client's SSE reader sends it back as
+ * `Last-Event-ID`. The SDK's transports write each event as `data: <json>\n\n`, with no id and
+ * no way to add one, from the stream the request path yields: this file is the one place that
+ * works around it. The outermost step of the path (`SseEventIds`) notes the generation of each
+ * event it passes on, in order, in the call's queue; the middleware (`sseEventIds`) takes the
+ * next one as the transport writes each event, and writes it as the event's id.
  */
+
+/** The call context `state` key of the queue the call's SSE ids go through. */
+export const SSE_IDS_KEY = 'tiny-harness/sse-ids';
+
+/** The queue of an HTTP response's SSE ids: made by the middleware, filled by the step. */
+export function sseIdsOf(res: Response): Array<number | undefined> | undefined {
+  return res.locals.sseIds as Array<number | undefined> | undefined;
+}
+
+/** Writes each SSE event's id, from the call's queue (`SseEventIds`). */
 export function sseEventIds(): RequestHandler {
   return (_req, res, next) => {
+    const ids: Array<number | undefined> = [];
+    res.locals.sseIds = ids;
     const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
     res.write = ((chunk: unknown, ...rest: unknown[]) => {
-      if (typeof chunk === 'string' && chunk.startsWith('data: ') && isEventStream(res.getHeader('content-type'))) {
-        const id = generationOf(chunk);
+      // An error event starts with `event: error`: it is no event of the stream, and takes no id.
+      if (typeof chunk === 'string' && chunk.startsWith('data: ')) {
+        const id = ids.shift();
         if (id !== undefined) return write(`id: ${id}\n${chunk}`, ...rest);
       }
       return write(chunk, ...rest);
@@ -27,14 +40,35 @@ export function sseEventIds(): RequestHandler {
   };
 }
 
-function isEventStream(type: unknown): boolean {
-  return typeof type === 'string' && type.startsWith('text/event-stream');
+/** The outermost step of the request path: notes each streamed event's generation in the call's queue. */
+export class SseEventIds extends DelegatingRequestHandler {
+  constructor(inner: A2ARequestHandler) {
+    super(inner);
+  }
+
+  override sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    return noted(this.inner.sendMessageStream(params, context), context);
+  }
+
+  override resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    return noted(this.inner.resubscribe(params, context), context);
+  }
 }
 
-/** The generation in an event's JSON, if it carries one. */
-export function generationOf(json: string): number | undefined {
-  const at = json.lastIndexOf(MARK);
-  if (at < 0) return undefined;
-  const digits = /^\s*(\d{1,15})/.exec(json.slice(at + MARK.length, at + MARK.length + 24));
-  return digits ? Number(digits[1]) : undefined;
+async function* noted(
+  stream: AsyncGenerator<StreamResponse, void, undefined>,
+  context: ServerCallContext,
+): AsyncGenerator<StreamResponse, void, undefined> {
+  const ids = context.state.get(SSE_IDS_KEY) as Array<number | undefined> | undefined;
+  if (!ids) return yield* stream;
+  for await (const item of stream) {
+    ids.push(generationOf(item));
+    yield item;
+  }
 }

@@ -1,3 +1,4 @@
+import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
 /**
  * Deliberately wrong servers for the conformance kit: the harness behind a JSON-RPC proxy that
  * injects exactly one defect. Starting from a server that passes every check and changing one
@@ -155,7 +156,7 @@ export const DEFECTS: Record<string, { defect: () => Defect; breaks: string[]; a
     breaks: ['CMD-14'],
     defect: () => ({
       card(card) {
-        card.capabilities.extensions[0].params.commands[0].hidden = false;
+        commandsEntry(card).params.commands[0].hidden = false;
       },
     }),
   },
@@ -163,7 +164,7 @@ export const DEFECTS: Record<string, { defect: () => Defect; breaks: string[]; a
     breaks: ['CMD-15'],
     defect: () => ({
       card(card) {
-        const spawn = card.capabilities.extensions[0].params.commands.find((c: Json) => c.name === 'spawn');
+        const spawn = commandsEntry(card).params.commands.find((c: Json) => c.name === 'spawn');
         spawn.name = 'Spawn';
       },
     }),
@@ -199,3 +200,8 @@ export const DEFECTS: Record<string, { defect: () => Defect; breaks: string[]; a
     }),
   },
 };
+
+/** The Commands extension's entry of a card (found by its URI: other extensions may come first). */
+function commandsEntry(card: Json): Json {
+  return card.capabilities.extensions.find((extension: Json) => extension.uri === COMMANDS_EXTENSION_URI);
+}

@@ -12,6 +12,7 @@ import {
   userMessage,
   type TestHarness,
   sendStream,
+  commandsEntry,
 } from './support.js';
 
 let h: TestHarness;
@@ -213,12 +214,12 @@ describe('commands on the card', () => {
       const response = await fetch(`${h.harness.url}/.well-known/agent-card.json`);
       assert.match(response.headers.get('cache-control') ?? '', /no-cache|max-age=0/);
       const card = await response.json();
-      const names = card.capabilities.extensions[0].params.commands.map((c: any) => c.name);
+      const names = commandsEntry(card).params.commands.map((c: any) => c.name);
       assert.ok(names.includes('late'));
     } finally {
       h.harness.registry.unregister('late');
     }
     const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
-    assert.ok(!card.capabilities.extensions[0].params.commands.some((c: any) => c.name === 'late'));
+    assert.ok(!commandsEntry(card).params.commands.some((c: any) => c.name === 'late'));
   });
 });

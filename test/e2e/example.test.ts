@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rollCommand } from '../../examples/custom-command.js';
-import { dataOf, send, startTestHarness, textOf, type TestHarness } from './support.js';
+import { dataOf, send, startTestHarness, textOf, type TestHarness, commandsEntry } from './support.js';
 
 let h: TestHarness;
 
@@ -16,7 +16,7 @@ after(async () => {
 describe('the example command of docs/commands.md', () => {
   it('is registered after the built-ins, answers, and explains a bad argument', async () => {
     const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
-    assert.deepEqual(card.capabilities.extensions[0].params.commands.at(-1), {
+    assert.deepEqual(commandsEntry(card).params.commands.at(-1), {
       name: 'roll',
       description: 'Roll a die on the harness',
       argument_hint: '[<sides>]',

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { makeFifo, recordingLogger } from '../file-commands/support.js';
 import { startServerProcess } from './process.js';
-import { send, startTestHarness, textOf, TRANSPORTS, type TestHarness } from './support.js';
+import { send, startTestHarness, textOf, TRANSPORTS, type TestHarness, commandsEntry } from './support.js';
 import { poll } from '../support/wait.js';
 
 let h: TestHarness;
@@ -15,7 +15,7 @@ const log = recordingLogger();
 
 async function cardCommands(): Promise<Array<{ name: string; description: string; argument_hint: string }>> {
   const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
-  return card.capabilities.extensions[0].params.commands;
+  return commandsEntry(card).params.commands;
 }
 
 before(async () => {
@@ -180,7 +180,7 @@ describe('the command line with a named pipe in the commands folder', () => {
         writeFileSync(join(commands, 'later.md'), '---\ndescription: After the pipe\n---\nDo it\n');
         await poll('/later on the card', async () => {
           const card = await (await fetch(`${server.url}/.well-known/agent-card.json`)).json();
-          return card.capabilities.extensions[0].params.commands.some((c: { name: string }) => c.name === 'later');
+          return commandsEntry(card).params.commands.some((c: { name: string }) => c.name === 'later');
         });
         // The log reaches this process through a pipe, possibly after the card changed.
         await poll('the pipe named in the log', () =>

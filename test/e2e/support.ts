@@ -1,3 +1,4 @@
+import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
 /**
  * What the end-to-end tests share: a real harness on 127.0.0.1 port 0 with a fixture model
  * server, SDK clients over each transport, and helpers to build messages and read replies.
@@ -190,4 +191,9 @@ export function textOf(message: Message | undefined): string {
 export function dataOf(message: Message | undefined): any {
   const part = message?.parts.find((p) => p.content?.$case === 'data');
   return part?.content?.$case === 'data' ? part.content.value : undefined;
+}
+
+/** The Commands extension's entry of an agent card as JSON (found by its URI: other extensions may come first). */
+export function commandsEntry(card: any): any {
+  return card.capabilities.extensions.find((extension: { uri: string }) => extension.uri === COMMANDS_EXTENSION_URI);
 }

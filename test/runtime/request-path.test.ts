@@ -24,7 +24,7 @@ import { baseAgentCard } from '../../src/server/card.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['errorMapping', 'transportCard', 'commands', 'idempotency'];
+const ORDER = ['sseIds', 'errorMapping', 'transportCard', 'commands', 'idempotency'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -129,10 +129,10 @@ describe('the request path', () => {
     const path = buildRequestPath(options);
     for (const method of REQUEST_METHODS) t.diagnostic(`${method}: ${path.pathOf(method).join(' → ')}`);
     assert.deepEqual(path.pathOf('sendMessage'), ['errorMapping', 'commands', 'idempotency']);
-    assert.deepEqual(path.pathOf('sendMessageStream'), ['errorMapping', 'commands', 'idempotency']);
+    assert.deepEqual(path.pathOf('sendMessageStream'), ['sseIds', 'errorMapping', 'commands', 'idempotency']);
     assert.deepEqual(path.pathOf('getTask'), ['errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('cancelTask'), ['errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('resubscribe'), ['errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('resubscribe'), ['sseIds', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('getAgentCard'), ['transportCard', 'commands']);
   });
 
@@ -156,7 +156,13 @@ describe('the request path', () => {
     assert.equal(second.id, first.id);
     assert.equal(textOf(second.status?.message), 'reply to second');
     assert.deepEqual(seen, turn);
-    assert.deepEqual(callsPerStep(seen), { errorMapping: 1, transportCard: 0, commands: 1, idempotency: 1 });
+    assert.deepEqual(callsPerStep(seen), {
+      sseIds: 0,
+      errorMapping: 1,
+      transportCard: 0,
+      commands: 1,
+      idempotency: 1,
+    });
   });
 
   it('a command reads its task from the handler, not down the path again', async () => {
@@ -170,7 +176,7 @@ describe('the request path', () => {
 
   it('refuses two steps of one name, and an entry point it does not have', () => {
     const { interceptors, handler } = requestPathSteps(options);
-    assert.throws(() => compose([...interceptors, interceptors[0]!], handler), /named errorMapping/);
+    assert.throws(() => compose([...interceptors, interceptors[1]!], handler), /named errorMapping/);
     assert.throws(() => compose(interceptors, handler).from('nowhere'), /no step named nowhere/);
   });
 });
