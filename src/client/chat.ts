@@ -15,6 +15,7 @@ import { ChatScreen } from './chat-screen.js';
 import { completeCommand } from './completion.js';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { resultText, stateName, styleFor, TurnReader, type Style } from './render.js';
+import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
 import { COMMAND_KEY, unknownCommandQuestion } from '../wire.js';
 
@@ -232,13 +233,10 @@ class Chat {
     this.turn = turn;
     let failed = false;
     try {
-      const request = {
-        tenant: '',
-        message: userMessage(text, { taskId: this.taskId, contextId: this.contextId }),
-        configuration: undefined,
-        metadata: {},
-      };
-      for await (const event of this.connection.client.sendMessageStream(request, { signal: turn.abort.signal })) {
+      const message = userMessage(text, { taskId: this.taskId, contextId: this.contextId });
+      // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
+      const said = (line: string) => (this.screen.endReply(), this.screen.line(this.style.dim(line)));
+      for await (const event of turnEvents(this.connection.client, message, turn.abort.signal, said)) {
         this.screen.show(reader.read(event), this.followSubtask);
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
@@ -391,7 +389,6 @@ class Chat {
     if (!this.closed && this.rl.terminal) this.rl.prompt();
   }
 }
-
 /** A typed message on one line of a notice, shortened. */
 function oneLineOf(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();

@@ -10,6 +10,7 @@
 import { SendMessageResponse, StreamResponse, Task, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { isFailure, resultText, stateName, TurnReader, type Shown } from './render.js';
+import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
 import { toolCallLine, TURN_FAILURE_NOTICES } from '../wire.js';
 
@@ -55,7 +56,9 @@ export async function runSend(options: SendOptions): Promise<number> {
   };
   try {
     if (options.stream) {
-      for await (const event of connection.client.sendMessageStream(request)) {
+      // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
+      const said = (line: string) => err.write(`${line}\n`);
+      for await (const event of turnEvents(connection.client, request.message, undefined, said)) {
         if (options.json) out.write(`${JSON.stringify(StreamResponse.toJSON(event))}\n`);
         const shown = reader.read(event);
         subtasks.push(...startedIn(shown));

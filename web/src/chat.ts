@@ -32,6 +32,7 @@ import {
   TURN_FAILURE_NOTICES,
   type ToolCallData,
 } from '../../src/wire.js';
+import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -146,6 +147,23 @@ function currentModelOf(message: Message): string | undefined {
   return undefined;
 }
 
+/**
+ * The reply of the turn running on a task read back: the artifact this page saw streaming
+ * (`replyArtifact`, kept across the reload), else the newest reply artifact when the task has
+ * more reply artifacts than its history has turn-ending agent messages (each finished turn has
+ * one of each; the running turn has its artifact only).
+ */
+export function runningReply(task: Task, replyArtifact?: string): { artifactId: string; text: string } | undefined {
+  const replies = task.artifacts.filter((a) => a.name !== TOOL_OUTPUT_ARTIFACT_NAME);
+  const known = replyArtifact ? replies.find((a) => a.artifactId === replyArtifact) : undefined;
+  const ended = task.history.filter(
+    (m) =>
+      m.role === Role.ROLE_AGENT && (m.metadata?.[MODEL_KEY] !== undefined || m.metadata?.[NOTICE_KEY] !== undefined),
+  ).length;
+  const artifact = known ?? (!replyArtifact && replies.length > ended ? replies.at(-1) : undefined);
+  return artifact ? { artifactId: artifact.artifactId, text: textOf(artifact.parts) } : undefined;
+}
+
 /** A task of the user's, as the list of recent conversations shows it. */
 export interface RecentTask {
   id: string;
@@ -248,9 +266,10 @@ export class Conversation {
   /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
   async *send(text: string, signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
     const message = userMessage(text, this.taskId, this.contextId);
-    const stream = this.client.sendMessageStream(
-      { tenant: '', message, configuration: undefined, metadata: {} },
-      { signal },
+    const stream = resumableStream(
+      this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal }),
+      (taskId, after, resumeSignal) => this.eventsAfter(taskId, after, resumeSignal),
+      { signal, ...this.resumeNotices },
     );
     for await (const event of stream) {
       for (const item of interpret(event)) {
@@ -265,29 +284,55 @@ export class Conversation {
    * as events to draw, and whether a turn runs on it now. A task that has ended leaves only
    * its context: the next message starts a new task in it.
    */
-  async restore(taskId: string, historyLength = 50): Promise<{ events: ChatEvent[]; running: boolean }> {
-    const task: Task = await this.client.getTask({ tenant: '', id: taskId, historyLength });
+  async restore(
+    taskId: string,
+    replyArtifact?: string,
+    historyLength = 50,
+  ): Promise<{ events: ChatEvent[]; running: boolean; reply?: { artifactId: string; text: string } }> {
+    const task: Task = await this.client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+    this.generation = generationOf({ payload: { $case: 'task', value: task } });
     this.contextId = task.contextId;
     this.state = task.status?.state;
     this.taskId = isTerminal(this.state) ? undefined : task.id;
     this.model = undefined;
     const events: ChatEvent[] = [];
-    for (const message of task.history) {
+    for (const message of task.history.slice(-historyLength)) {
       if (message.role === Role.ROLE_USER)
         events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
       else events.push(...readStatusMessage(message, undefined));
     }
     for (const event of events) this.track(event);
-    return {
-      events,
-      running: this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED,
-    };
+    const running = this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED;
+    const reply = running ? runningReply(task, replyArtifact) : undefined;
+    return { events, running, ...(reply ? { reply } : {}) };
+  }
+
+  /** Said when a stream broke and reconnecting starts, and once it goes on (the page shows it). */
+  resumeNotices: { onDropped?: (error: unknown) => void; onResumed?: () => void } = {};
+  /** The task's generation when it was read back: a follow starts after it. */
+  private generation: number | undefined;
+
+  private eventsAfter(taskId: string, after: number, signal?: AbortSignal): AsyncGenerator<StreamResponse> {
+    return this.client.resubscribeTask(
+      { tenant: '', id: taskId },
+      { signal, serviceParameters: { [LAST_EVENT_ID_HEADER]: String(after) } },
+    );
   }
 
   /** The events of the turn running on the current task, from now on (a reload in the middle of a turn). */
-  async *follow(signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
+  async *follow(shown?: Map<string, string>, signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
     if (!this.taskId) return;
-    for await (const event of this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal })) {
+    const after = this.generation;
+    // Without a generation (an agent that does not number its events), a plain subscribe: what comes next.
+    const stream =
+      after === undefined
+        ? this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal })
+        : resumableStream(
+            this.eventsAfter(this.taskId, after, signal),
+            (taskId, last, resumeSignal) => this.eventsAfter(taskId, last, resumeSignal),
+            { signal, taskId: this.taskId, after, ...(shown ? { shown } : {}), ...this.resumeNotices },
+          );
+    for await (const event of stream) {
       for (const item of interpret(event)) {
         this.track(item);
         yield item;

@@ -54,6 +54,11 @@ async function main(): Promise<void> {
   }
   let cardReadAt = Date.now();
   const conversation = new Conversation(await connect(card, location.href));
+  // A stream that broke is resumed where it broke off (issue 24); the error line says so meanwhile.
+  conversation.resumeNotices = {
+    onDropped: () => showError(errorLine, 'The connection dropped; reconnecting…'),
+    onResumed: () => showError(errorLine, undefined),
+  };
   const transcript = new Transcript(
     byId('log'),
     {
@@ -85,13 +90,16 @@ async function main(): Promise<void> {
     taskInfo.dataset['model'] = conversation.model ?? '';
   };
 
+  /** The artifact of the reply streaming now: a reload mid-turn shows it whole from the task (issue 24). */
+  let replyArtifact: string | undefined;
+
   /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
   function saveConversation(): void {
     try {
       if (conversation.taskId || conversation.contextId) {
         localStorage.setItem(
           STORED_CONVERSATION,
-          JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId }),
+          JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId, replyArtifact }),
         );
       } else {
         localStorage.removeItem(STORED_CONVERSATION);
@@ -103,7 +111,7 @@ async function main(): Promise<void> {
 
   /** Draws the conversation kept from before a reload, and follows a turn still running on it. */
   async function restoreConversation(): Promise<void> {
-    let stored: { taskId?: string; contextId?: string } | undefined;
+    let stored: { taskId?: string; contextId?: string; replyArtifact?: string } | undefined;
     try {
       stored = JSON.parse(localStorage.getItem(STORED_CONVERSATION) ?? 'null') ?? undefined;
     } catch {
@@ -113,17 +121,18 @@ async function main(): Promise<void> {
       if (stored?.contextId) conversation.contextId = stored.contextId;
       return;
     }
-    await openTask(stored.taskId);
+    await openTask(stored.taskId, stored.replyArtifact);
   }
 
   /** Draws a task's conversation read back, and follows a turn still running on it. */
-  async function openTask(taskId: string): Promise<void> {
+  async function openTask(taskId: string, storedArtifact?: string): Promise<void> {
     try {
-      const { events, running } = await conversation.restore(taskId);
+      const { events, running, reply } = await conversation.restore(taskId, storedArtifact);
       for (const event of events) new TurnView(transcript, false).handle(event);
       showTask();
+      replyArtifact = reply?.artifactId;
       saveConversation();
-      if (running) void followRunningTurn();
+      if (running) void followRunningTurn(reply);
     } catch (error) {
       // Gone, or another user's: start afresh, saying why.
       conversation.reset();
@@ -163,12 +172,19 @@ async function main(): Promise<void> {
   }
 
   /** The rest of a turn that was running when the page loaded, drawn as it comes. */
-  async function followRunningTurn(): Promise<void> {
+  async function followRunningTurn(reply?: { artifactId: string; text: string }): Promise<void> {
     const view = new TurnView(transcript, false);
     turnRunning = true;
     showStop();
+    // The reply so far, as the task holds it; the events after the task's generation add the rest.
+    const shown = new Map<string, string>();
+    if (reply) {
+      view.handle({ kind: 'chunk', artifactId: reply.artifactId, text: reply.text, append: false });
+      shown.set(reply.artifactId, reply.text);
+    }
     try {
-      for await (const event of conversation.follow()) {
+      for await (const event of conversation.follow(shown)) {
+        if (event.kind === 'chunk') replyArtifact = event.artifactId;
         view.handle(event);
         showTask();
       }
@@ -177,6 +193,7 @@ async function main(): Promise<void> {
     } finally {
       view.done();
       turnRunning = false;
+      replyArtifact = undefined;
       showStop();
       showTask();
       saveConversation();
@@ -265,6 +282,10 @@ async function main(): Promise<void> {
       for await (const event of conversation.send(text)) {
         answered = true;
         view.handle(event);
+        if (event.kind === 'chunk' && replyArtifact !== event.artifactId) {
+          replyArtifact = event.artifactId;
+          saveConversation();
+        }
         if (event.kind === 'state' && event.state === TaskState.TASK_STATE_WORKING) turnRunning = true;
         else if (
           event.kind === 'state' &&
@@ -285,6 +306,7 @@ async function main(): Promise<void> {
       }
     } finally {
       view.done();
+      if (!isCommand) replyArtifact = undefined;
       saveConversation();
       streams--;
       if (streams === 0) {
