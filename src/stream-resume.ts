@@ -6,7 +6,7 @@
  * only (the web page bundles it), never on Node.
  */
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { GENERATION_KEY, isTerminal, textOf, textPart } from './wire.js';
+import { GENERATION_KEY, isTerminal, RESUMED_AFTER_KEY, textOf, textPart } from './wire.js';
 
 /** The header (on gRPC, the metadata key `last-event-id`) a resuming `SubscribeToTask` names the last generation seen in. */
 export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
@@ -65,8 +65,9 @@ const RESUME_DELAYS_MS = [200, 500, 1000, 2000, 3000, 5000, 5000, 5000, 10_000, 
 /**
  * A turn's events, resumed when the stream breaks before the turn ends (spec/stream-resume-extension-v1.md):
  * `resume(taskId, after)` subscribes with `Last-Event-ID: after`, with backoff; events at or below a
- * generation seen are dropped, so nothing shows twice. A resume that starts with the Task (the log
- * no longer holds what was missed) first yields the rest of each artifact as an appended chunk.
+ * generation seen are dropped, so nothing shows twice. The Task a resumed stream starts with is
+ * skipped when a replay follows it (`RESUMED_AFTER_KEY`); otherwise (the log no longer holds what
+ * was missed) the rest of each artifact it holds is yielded first, as an appended chunk.
  */
 export async function* resumableStream(
   first: AsyncIterable<StreamResponse>,
@@ -85,6 +86,15 @@ export async function* resumableStream(
     let opening = resumed;
     try {
       for await (const event of stream) {
+        // The Task a replay follows (`RESUMED_AFTER_KEY`): the replayed events say what it holds.
+        if (
+          opening &&
+          event.payload?.$case === 'task' &&
+          event.payload.value.metadata?.[RESUMED_AFTER_KEY] !== undefined
+        ) {
+          opening = false;
+          continue;
+        }
         const g = generationOf(event);
         if (g !== undefined && last !== undefined && g <= last) continue;
         if (g !== undefined) last = g;

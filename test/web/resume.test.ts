@@ -22,7 +22,7 @@ let page: Page;
 let problems: string[] = [];
 let release: () => void = () => {};
 
-const wordsOf = (text: string) => text.match(/\bw\d+\b/g) ?? [];
+const wordsOf = (text: string): string[] => text.match(/\bw\d+\b/g) ?? [];
 
 describe('the chat page resumes a turn after a reload', needs(CHROMIUM), () => {
   before(async () => {
