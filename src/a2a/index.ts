@@ -6,6 +6,7 @@
  * a bare SDK server and the harness's own steps need not reach into the extension for them.
  */
 export { DelegatingRequestHandler } from './delegating-handler.js';
+export { generationOf, markGeneration } from './generations.js';
 export { MessageClaims, contentDigest, type Claim, type FirstClaim, type RepeatClaim } from './message-claims.js';
 export {
   InMemoryMessageClaimStore,

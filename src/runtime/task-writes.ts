@@ -3,7 +3,8 @@ import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { DecidedUpdate } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import type { EngineStore } from './engine.js';
-import { markGeneration, withGeneration } from './turn-stream.js';
+import { markGeneration } from '../a2a/index.js';
+import { withGeneration } from './turn-stream.js';
 
 /** Decides, on the task as stored under its lock, the status update to apply, or nothing. */
 export type DecideStatus = (

@@ -2,6 +2,7 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
 import type { LoggedEvent, LogSubscription } from '../store/index.js';
+import { markGeneration } from '../a2a/index.js';
 import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
 import type { RunningTurn } from './engine.js';
 
@@ -66,22 +67,6 @@ export function asStreamResponse({ event, generation }: LoggedEvent): StreamResp
     case 'message':
       return undefined;
   }
-}
-
-const marks = new WeakMap<object, number>();
-
-/** Marks `value` (a command reply, whose metadata takes no more keys) with its generation. */
-export function markGeneration<T extends object>(value: T, generation: number): T {
-  marks.set(value, generation);
-  return value;
-}
-
-/** The generation a stream item carries: in its metadata, or marked (a command reply). */
-export function generationOf(item: StreamResponse): number | undefined {
-  const value = item.payload?.value as { metadata?: Record<string, unknown> } | undefined;
-  if (!value) return undefined;
-  const given = value.metadata?.[GENERATION_KEY];
-  return typeof given === 'number' ? given : marks.get(value);
 }
 
 function isCommandReply(metadata: Record<string, unknown> | undefined): boolean {

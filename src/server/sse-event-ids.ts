@@ -1,8 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { SendMessageRequest, StreamResponse, SubscribeToTaskRequest } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler } from '../a2a/index.js';
-import { generationOf } from '../runtime/turn-stream.js';
+import { DelegatingRequestHandler, generationOf } from '../a2a/index.js';
 
 /**
  * Each event of an SSE answer gets its generation as its SSE `id:` (the resume rule,
