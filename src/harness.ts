@@ -87,6 +87,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
             ...left,
             graceMs: options.config.shutdownGraceMs,
           });
+        await engine.push.stop();
         await models!.tools.close();
         httpServer.closeAllConnections();
         await grpc?.close();

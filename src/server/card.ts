@@ -86,7 +86,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     version: options.version,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extensions: options.toolCalls ? [toolCallsExtension()] : [],
       extendedAgentCard: false,
     },

@@ -36,7 +36,7 @@ export interface SqlTaskStoreOptions {
    */
   shared?: boolean;
   /** Told of the events each write logged, in generation order, once committed (`TaskImages`). */
-  onLogged?: (taskId: string, logged: readonly LoggedEvent[]) => void;
+  onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
 }
 
 /** A task as read, with its generation: the log after it is what has happened since. */
