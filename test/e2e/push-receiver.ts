@@ -48,6 +48,8 @@ export async function startReceiver(mode: ReceiverMode = 'ok'): Promise<Receiver
       receiver.arrived++;
       const text = Buffer.concat(chunks).toString('utf8');
       const accept = (reply: ServerResponse) => {
+        // A sender gone meanwhile (killed) never learns of it: not received.
+        if (reply.destroyed || req.socket.destroyed) return;
         const body = JSON.parse(text);
         const kind = Object.keys(body)[0]!;
         receiver.received.push({
