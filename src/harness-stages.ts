@@ -185,7 +185,7 @@ export function startEngine(
     retry: pushConfig,
     log,
   });
-  store.onPushOwed(() => push.wake());
+  store.onPushOwed((taskId) => push.owed(taskId));
   push.start();
   return {
     engine,

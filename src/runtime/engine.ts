@@ -172,7 +172,7 @@ export class TaskEngine implements CommandTaskPort {
       if (epoch === undefined) throw turnInProgress(taskId);
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
       this.running.set(taskId, turn);
-      await options.beforeTurn?.(taskId);
+      if (options.beforeTurn) await options.beforeTurn(taskId);
       // Before the turn's first write: the turn's stream misses none of its events.
       subscription = await this.options.feeds.follow(taskId, stored?.generation ?? 0);
       const request: TurnRequest = {

@@ -74,6 +74,18 @@ export class PushConfigs {
 
   private async checked(params: TaskPushNotificationConfig, taskId: string): Promise<StoredPushConfig> {
     if (!params.url) throw new HarnessError('params_invalid', 'taskPushNotificationConfig.url is required.');
+    for (const [name, value, most] of [
+      ['url', params.url, 8192],
+      ['id', params.id, 128],
+      ['token', params.token, 1024],
+      ['authentication.scheme', params.authentication?.scheme, 128],
+      ['authentication.credentials', params.authentication?.credentials, 8192],
+    ] as const)
+      if (typeof value === 'string' && value.length > most)
+        throw new HarnessError(
+          'params_invalid',
+          `taskPushNotificationConfig.${name} must be at most ${most} characters.`,
+        );
     const refused = await this.options.checkUrl(params.url);
     if (refused) throw new HarnessError('params_invalid', `taskPushNotificationConfig.${refused}.`);
     const auth = params.authentication;

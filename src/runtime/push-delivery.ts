@@ -49,11 +49,21 @@ export interface PushDeliveryOptions {
   random?: () => number;
 }
 
+/** A pair being delivered here. */
+interface ActivePair {
+  taskId: string;
+  /** Events of its task were logged meanwhile: look again before letting go. */
+  more: boolean;
+  /** `more` was set at least once. */
+  woken: boolean;
+  run: Promise<void>;
+}
+
 /** The metadata key of an event's generation (`wire.ts`'s `GENERATION_KEY`). */
 export const PUSH_GENERATION_KEY = 'tiny-harness/generation';
 
 export class PushDelivery {
-  private readonly active = new Map<string, Promise<void>>();
+  private readonly active = new Map<string, ActivePair>();
   private readonly stopping = new AbortController();
   private readonly maxConcurrent: number;
   private readonly pollMs: number;
@@ -77,7 +87,21 @@ export class PushDelivery {
     this.wake();
   }
 
-  /** Looks at the outbox soon: events were logged, or a pair ended. Cheap: called under a task's lock. */
+  /**
+   * Events of the task were logged here, owing deliveries. Cheap (called under the task's lock):
+   * a pair of the task being delivered here goes on to them; otherwise the outbox is looked at.
+   */
+  owed(taskId: string): void {
+    let delivering = false;
+    for (const pair of this.active.values())
+      if (pair.taskId === taskId) {
+        pair.more = pair.woken = true;
+        delivering = true;
+      }
+    if (!delivering) this.wake();
+  }
+
+  /** Looks at the outbox soon: events were logged, or a pair ended. */
   wake(): void {
     if (this.stopping.signal.aborted) return;
     if (this.passing) this.again = true;
@@ -88,7 +112,7 @@ export class PushDelivery {
   async stop(): Promise<void> {
     this.stopping.abort();
     clearTimeout(this.timer);
-    await Promise.allSettled([...this.active.values()]);
+    await Promise.allSettled([...this.active.values()].map((pair) => pair.run));
   }
 
   private schedule(at: number): void {
@@ -134,7 +158,9 @@ export class PushDelivery {
   }
 
   private startPair(key: string, taskId: string, configId: string): void {
-    const run = this.deliverPair(taskId, configId)
+    const pair: ActivePair = { taskId, more: false, woken: false, run: Promise.resolve() };
+    this.active.set(key, pair);
+    pair.run = this.deliverPair(pair, configId)
       .catch((error: unknown) =>
         this.options.log.warn('delivering push notifications failed', {
           task: taskId,
@@ -144,22 +170,26 @@ export class PushDelivery {
       )
       .finally(() => {
         this.active.delete(key);
-        if (this.recheck) {
+        // Another config of the task may owe deliveries too (`owed` woke only this pair).
+        if (this.recheck || pair.woken) {
           this.recheck = false;
           this.wake();
         }
       });
-    this.active.set(key, run);
   }
 
   /** Delivers the pair's due deliveries in order, under its lease; stops at a failure (retried later). */
-  private async deliverPair(taskId: string, configId: string): Promise<void> {
+  private async deliverPair(pair: ActivePair, configId: string): Promise<void> {
+    const { taskId } = pair;
     const lease = `push:${taskId}:${configId}`;
     if ((await this.options.leases.acquireTurn(lease)) === undefined) return;
     try {
       while (!this.stopping.signal.aborted) {
+        pair.more = false;
         const delivery = await this.options.outbox.firstDue(taskId, configId, this.now());
-        if (!delivery || !(await this.attempt(taskId, configId, delivery))) break;
+        if (delivery) {
+          if (!(await this.attempt(taskId, configId, delivery))) break;
+        } else if (!pair.more) break;
       }
     } finally {
       await this.options.leases.releaseTurn(lease);

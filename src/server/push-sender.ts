@@ -14,7 +14,9 @@ import { BlockList, isIP } from 'node:net';
 
 /** The address blocks no webhook may reach unless private networks are allowed (IANA special-purpose registries). */
 const NOT_PUBLIC = (() => {
-  const list = new BlockList();
+  // One list per family: a list holding both matches an IPv4 address against IPv4-mapped IPv6 rules.
+  const v4list = new BlockList();
+  const v6list = new BlockList();
   const v4 = [
     ['0.0.0.0', 8], // "this network", unspecified
     ['10.0.0.0', 8],
@@ -32,7 +34,7 @@ const NOT_PUBLIC = (() => {
     ['224.0.0.0', 4], // multicast
     ['240.0.0.0', 4], // reserved, broadcast
   ] as const;
-  for (const [net, prefix] of v4) list.addSubnet(net, prefix, 'ipv4');
+  for (const [net, prefix] of v4) v4list.addSubnet(net, prefix, 'ipv4');
   const v6 = [
     ['::', 96], // unspecified, loopback, IPv4-compatible
     ['::ffff:0:0', 96], // IPv4-mapped: another way to an IPv4 address
@@ -48,15 +50,15 @@ const NOT_PUBLIC = (() => {
     ['fec0::', 10], // site-local (deprecated)
     ['ff00::', 8], // multicast
   ] as const;
-  for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
-  return list;
+  for (const [net, prefix] of v6) v6list.addSubnet(net, prefix, 'ipv6');
+  return { v4: v4list, v6: v6list };
 })();
 
 /** Whether a webhook may connect to `address` (an IP address, as DNS or a URL gives it). */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
-  return !NOT_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? !NOT_PUBLIC.v4.check(address, 'ipv4') : !NOT_PUBLIC.v6.check(address, 'ipv6');
 }
 
 /** Why a webhook URL is refused, or undefined when it may be used; resolves its host unless private networks are allowed. */
