@@ -126,6 +126,13 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
+  const push = new SqlPushStore(db, { shared });
+  try {
+    await push.load();
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   const feeds = new TaskFeeds(shared ? db : undefined, onFeedError);
   let wake: ((taskId: string, generation: number) => void) | undefined;
   let pushOwed: ((taskId: string) => void) | undefined;
@@ -133,6 +140,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     ...taskOptions,
     cacheBytes: cacheBytes - stateBytes,
     shared,
+    mayOwePush: (taskId) => push.mayOwe(taskId),
     onLogged: (taskId, logged, pushed) => {
       feeds.committed(taskId, logged);
       wake?.(taskId, logged.at(-1)!.generation);
@@ -160,7 +168,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     events: channel === undefined ? undefined : { channel, onLogged: (handler) => (wake = handler) },
     state,
     claims,
-    push: new SqlPushStore(db),
+    push,
     onPushOwed: (handler) => (pushOwed = handler),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>

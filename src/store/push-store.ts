@@ -39,7 +39,30 @@ export interface PendingDelivery {
 }
 
 export class SqlPushStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /**
+   * Alone (SQLite: this process is the only writer), the tasks that have or had a config, so
+   * that a write of any other task skips the outbox's statement (`mayOwe`); undefined when shared.
+   */
+  private readonly withConfigs: Set<string> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: { shared: boolean } = { shared: true },
+  ) {
+    this.withConfigs = options.shared ? undefined : new Set();
+  }
+
+  /** Alone: reads which tasks have configs; before the first write. */
+  async load(): Promise<void> {
+    if (!this.withConfigs) return;
+    const rows = await this.db.selectFrom('push_configs').select('task_id').distinct().execute();
+    for (const row of rows) this.withConfigs.add(row.task_id);
+  }
+
+  /** Whether a write of the task may owe deliveries: false only when it is known to have no config. */
+  mayOwe(taskId: string): boolean {
+    return this.withConfigs?.has(taskId) ?? true;
+  }
 
   /**
    * Stores (or replaces) a config of a task stored in `scope`; false when no such task is.
@@ -48,6 +71,8 @@ export class SqlPushStore {
    */
   async put(scope: TaskScope, config: StoredPushConfig, nowMs: number, newTask = false): Promise<boolean> {
     if (!newTask && !(await this.taskIn(scope, config.taskId))) return false;
+    // Before the row: a write of the task from now on writes the outbox's statement.
+    this.withConfigs?.add(config.taskId);
     const row = {
       url: config.url,
       token: config.token,

@@ -59,6 +59,8 @@ export interface TaskImagesOptions {
    * under the task's lock: so in generation order, and before any later read of the task here.
    */
   onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
+  /** False when a write of the task owes no push delivery (it has no config): the outbox's statement is skipped. */
+  mayOwePush?: (taskId: string) => boolean;
 }
 
 /** PostgreSQL's code for a unique constraint that refused a row. */
@@ -75,6 +77,7 @@ export class TaskImages {
   private readonly now: () => Date;
   private readonly shared: boolean;
   private readonly onLogged: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
+  private readonly mayOwePush: (taskId: string) => boolean;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -84,6 +87,7 @@ export class TaskImages {
     this.now = options.now;
     this.shared = options.shared;
     this.onLogged = options.onLogged ?? (() => undefined);
+    this.mayOwePush = options.mayOwePush ?? (() => true);
   }
 
   /** The kept image when it is of `version` (the row's, as just read); for `list`, without churning the order. */
@@ -188,7 +192,7 @@ export class TaskImages {
         await writePlan(trx, identity, plan, now.toISOString());
         await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
-        pushed = await insertDeliveries(trx, taskId, logged, now.getTime());
+        if (this.mayOwePush(taskId)) pushed = await insertDeliveries(trx, taskId, logged, now.getTime());
       });
     } catch (error) {
       throw await this.writeFailed(error, taskId, scope, plan);
@@ -244,7 +248,7 @@ export class TaskImages {
         await writePlan(trx, identity, plan, now.toISOString(), fence);
         await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
-        const pushed = await insertDeliveries(trx, taskId, logged, now.getTime());
+        const pushed = this.mayOwePush(taskId) && (await insertDeliveries(trx, taskId, logged, now.getTime()));
         return { image: stored, saved: true, logged, pushed, write: { identity, now: now.toISOString() } };
       });
     } catch (error) {
