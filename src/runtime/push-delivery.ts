@@ -16,8 +16,8 @@ import type { Coordination } from './coordination.js';
 /** What the deliverer reads and writes (`SqlPushStore`). */
 export interface PushOutbox {
   heads(limit: number): Promise<DueHead[]>;
-  firstDue(taskId: string, configId: string, nowMs: number): Promise<PendingDelivery | undefined>;
-  delivered(taskId: string, configId: string, generation: number): Promise<void>;
+  due(taskId: string, configId: string, nowMs: number, limit: number): Promise<PendingDelivery[]>;
+  delivered(taskId: string, configId: string, generations: readonly number[]): Promise<void>;
   attemptFailed(
     taskId: string,
     configId: string,
@@ -48,6 +48,9 @@ export interface PushDeliveryOptions {
   now?: () => number;
   random?: () => number;
 }
+
+/** Deliveries of a pair read at once, POSTed in order, then deleted together. */
+const BATCH = 32;
 
 /** A pair being delivered here. */
 interface ActivePair {
@@ -186,10 +189,21 @@ export class PushDelivery {
     try {
       while (!this.stopping.signal.aborted) {
         pair.more = false;
-        const delivery = await this.options.outbox.firstDue(taskId, configId, this.now());
-        if (delivery) {
-          if (!(await this.attempt(taskId, configId, delivery))) break;
-        } else if (!pair.more) break;
+        const batch = await this.options.outbox.due(taskId, configId, this.now(), BATCH);
+        if (batch.length === 0) {
+          if (pair.more) continue;
+          break;
+        }
+        // Deleted together once POSTed: a crash in between sends them again (at least once).
+        const done: number[] = [];
+        let stopped = false;
+        for (const delivery of batch) {
+          stopped = this.stopping.signal.aborted || !(await this.attempt(taskId, configId, delivery));
+          if (stopped) break;
+          done.push(delivery.generation);
+        }
+        await this.options.outbox.delivered(taskId, configId, done);
+        if (stopped) break;
       }
     } finally {
       await this.options.leases.releaseTurn(lease);
@@ -229,7 +243,6 @@ export class PushDelivery {
       else this.schedule(nextAttemptMs);
       return false;
     }
-    await outbox.delivered(taskId, configId, delivery.generation);
     return true;
   }
 }

@@ -9,7 +9,7 @@ import type { LoggedEvent } from './task-log.js';
  * that logs its event (`insertDeliveries`, from `task-images.ts`; in the one-statement write,
  * `one-statement-write.ts`), one per config of the task and event: an event is never logged
  * without the deliveries it owes. The deliverer (`runtime/push-delivery.ts`) takes each pair's
- * lowest pending generation, deletes it once delivered, or keeps it as failed once out of retries.
+ * pending generations in order, deletes them once delivered, or keeps one as failed once out of retries.
  */
 
 /** A push-notification config as stored. */
@@ -134,9 +134,12 @@ export class SqlPushStore {
     }));
   }
 
-  /** The pair's first pending delivery when it is due by `nowMs`, with its config. */
-  async firstDue(taskId: string, configId: string, nowMs: number): Promise<PendingDelivery | undefined> {
-    const row = await this.db
+  /**
+   * The pair's pending deliveries in generation order, at most `limit`, with its config; none
+   * when the first is not due by `nowMs` (a retry waits) or the config is gone.
+   */
+  async due(taskId: string, configId: string, nowMs: number, limit: number): Promise<PendingDelivery[]> {
+    const rows = await this.db
       .selectFrom('push_deliveries as d')
       .innerJoin('push_configs as c', (j) =>
         j.onRef('c.task_id', '=', 'd.task_id').onRef('c.config_id', '=', 'd.config_id'),
@@ -147,25 +150,27 @@ export class SqlPushStore {
       .where('d.config_id', '=', configId)
       .where('d.state', '=', 'pending')
       .orderBy('d.generation')
-      .limit(1)
-      .executeTakeFirst();
-    if (!row || Number(row.next_attempt_ms) > nowMs) return undefined;
-    return {
-      config: toConfig({ task_id: taskId, config_id: configId, ...row }),
+      .limit(limit)
+      .execute();
+    if (rows.length === 0 || Number(rows[0]!.next_attempt_ms) > nowMs) return [];
+    const config = toConfig({ task_id: taskId, config_id: configId, ...rows[0]! });
+    return rows.map((row) => ({
+      config,
       generation: Number(row.generation),
       eventJson: row.event_json,
       attempts: Number(row.attempts),
       firstAttemptMs: row.first_attempt_ms === null ? undefined : Number(row.first_attempt_ms),
-    };
+    }));
   }
 
-  /** The delivery is done: it goes. */
-  async delivered(taskId: string, configId: string, generation: number): Promise<void> {
+  /** The deliveries are done: they go. */
+  async delivered(taskId: string, configId: string, generations: readonly number[]): Promise<void> {
+    if (generations.length === 0) return;
     await this.db
       .deleteFrom('push_deliveries')
       .where('task_id', '=', taskId)
       .where('config_id', '=', configId)
-      .where('generation', '=', generation)
+      .where('generation', 'in', generations)
       .execute();
   }
 

@@ -106,14 +106,17 @@ for (const backend of storeBackends) {
         ['a', 1],
         ['b', 2],
       ]);
-      const first = await store.push.firstDue(task.id, 'b', Date.now());
-      assert.equal(first?.generation, 2);
-      assert.equal(first?.config.url, 'https://example.com/b');
-      await store.push.delivered(task.id, 'b', 2);
+      const due = await store.push.due(task.id, 'b', Date.now(), 2);
+      assert.deepEqual(
+        due.map((d) => d.generation),
+        [2, 3],
+      );
+      assert.equal(due[0]!.config.url, 'https://example.com/b');
+      await store.push.delivered(task.id, 'b', [2]);
       await store.push.attemptFailed(task.id, 'b', 3, { attempts: 1, firstAttemptMs: 1, error: 'down' });
       assert.equal(await store.push.failedCount(task.id), 1);
       assert.equal(
-        (await store.push.firstDue(task.id, 'b', Date.now()))?.generation,
+        (await store.push.due(task.id, 'b', Date.now(), 1))[0]?.generation,
         4,
         'a failed delivery no longer holds the next',
       );
