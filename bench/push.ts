@@ -139,7 +139,11 @@ try {
   const none = noneCpu / ROUNDS;
   const push = pushCpu / ROUNDS;
   console.log(`  server CPU per streamed turn: no config ${none.toFixed(2)} ms, one config ${push.toFixed(2)} ms`);
-  console.log(`  events delivered per turn: ${(pushedEvents / ROUNDS).toFixed(1)}`);
+  const perTurn = pushedEvents / ROUNDS;
+  const perDelivery = (push - none) / perTurn;
+  console.log(
+    `  events delivered per turn: ${perTurn.toFixed(1)}; server CPU per delivery ${perDelivery.toFixed(2)} ms (config, outbox rows, POST), about ${num(1000 / perDelivery)} deliveries per second per core`,
+  );
   verdict(
     push <= none * CPU_GOAL,
     `one push config adds ${(((push - none) / none) * 100).toFixed(1)}% to a streamed turn's server CPU (goal: at most ${Math.round((CPU_GOAL - 1) * 100)}%)`,
