@@ -24,6 +24,7 @@ const BENCHMARKS = [
   'durability',
   'task-scope-timing',
   'tool-call-overhead',
+  'push',
   // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
   'round-trips',

@@ -18,6 +18,8 @@ import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
 import { LocalCoordination } from './runtime/local-coordination.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
+import { PushConfigs } from './runtime/push-configs.js';
+import { deliveryRequest, PushDelivery } from './runtime/push-delivery.js';
 import { TurnRecovery } from './runtime/recovery.js';
 import { TaskView } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
@@ -29,6 +31,7 @@ import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
 import { createHttpApp } from './server/http-app.js';
+import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { bundledWebDir } from './server/web-page.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
@@ -124,6 +127,8 @@ export interface Engine {
   recovery: TurnRecovery;
   /** The most turns in flight here, every turn counted. */
   turnLimit: TurnLimit;
+  /** The deliverer of push notifications here (docs/push.md). */
+  push: PushDelivery;
 }
 
 export function startEngine(
@@ -165,10 +170,28 @@ export function startEngine(
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
   engine.runTurnsWith(executor);
+  const { push: pushConfig } = config;
+  const push = new PushDelivery({
+    outbox: store.push,
+    leases: coordination,
+    send: (delivery, signal) =>
+      postWebhook({
+        url: delivery.config.url,
+        ...deliveryRequest(delivery),
+        timeoutMs: pushConfig.timeoutMs,
+        allowPrivate: pushConfig.allowPrivateNetworks,
+        signal,
+      }),
+    retry: pushConfig,
+    log,
+  });
+  store.onPushOwed((taskId) => push.owed(taskId));
+  push.start();
   return {
     engine,
     view,
     turnLimit,
+    push,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -216,7 +239,20 @@ export async function startCommands(
   });
   // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
   // reach it checked against the edge schema by each transport (server/edge-schema.ts).
-  const requestPath = buildRequestPath({ engine, view, feeds: store.feeds, claims, registry, card: cardNow, log });
+  const push = new PushConfigs({
+    records: store.push,
+    checkUrl: (url) => checkWebhookUrl(url, config.push.allowPrivateNetworks),
+  });
+  const requestPath = buildRequestPath({
+    engine,
+    view,
+    feeds: store.feeds,
+    claims,
+    registry,
+    card: cardNow,
+    log,
+    push,
+  });
   const subtasks = new Subtasks({
     engine,
     view,
@@ -236,7 +272,7 @@ export async function startCommands(
   let commandFolder: CommandFolder | undefined;
   registerBuiltinCommands(registry, {
     models: taskModels,
-    reporter: new TaskReports(taskModels, store.state, engine, view),
+    reporter: new TaskReports(taskModels, store.state, engine, view, store.push),
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,

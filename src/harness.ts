@@ -6,6 +6,7 @@ import {
   startEngine,
   startModels,
   startTransports,
+  type Engine,
   type Models,
   type Storage,
 } from './harness-stages.js';
@@ -65,10 +66,12 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const log = options.log ?? silentLogger;
   const storage = await openStorage(options, log);
   let models: Models | undefined;
+  let engine: Engine | undefined;
   try {
     models = await startModels(options, storage, log);
-    const engine = startEngine(options, storage, models, log);
-    const commands = await startCommands(options, storage, models, engine, log);
+    engine = startEngine(options, storage, models, log);
+    const started = engine;
+    const commands = await startCommands(options, storage, models, started, log);
     const transports = await startTransports(options, commands, log);
     log.info(models.catalog.summary());
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
@@ -81,12 +84,13 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         await commands.commandFolder.close();
         httpServer.close();
         // Turns end as interrupted; their last events and every reply under way get the grace to be stored.
-        const left = await engine.engine.drain(options.config.shutdownGraceMs);
+        const left = await started.engine.drain(options.config.shutdownGraceMs);
         if (left.turns > 0 || left.writes > 0)
           log.warn('stopped before every turn stored its end; recovery ends those tasks when an instance next starts', {
             ...left,
             graceMs: options.config.shutdownGraceMs,
           });
+        await started.push.stop();
         await models!.tools.close();
         httpServer.closeAllConnections();
         await grpc?.close();
@@ -104,6 +108,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       close,
     };
   } catch (error) {
+    await engine?.push.stop();
     await stopStarted(storage, models);
     throw error;
   }

@@ -7,6 +7,7 @@ import type { TaskEngine } from './runtime/engine.js';
 import { MessageIdempotency } from './runtime/message-idempotency.js';
 import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
+import type { PushConfigs } from './runtime/push-configs.js';
 import type { LogSubscription } from './store/index.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { SseEventIds } from './server/sse-event-ids.js';
@@ -30,6 +31,8 @@ export interface RequestPathOptions {
   /** The card as it stands now, before the commands extension's entry is added. */
   card: () => AgentCard;
   log: Logger;
+  /** Push notifications' configs; without them their operations are refused. */
+  push?: PushConfigs;
 }
 
 /** Where the card's route reads the card: below the transports' cache, so that it is built per request (CMD-16). */
@@ -91,7 +94,13 @@ export function requestPathSteps(options: RequestPathOptions): {
         }),
     },
   ];
-  const handler = new HarnessRequestHandler(engine, view, feeds, () => withCommandsExtension(options.card(), registry));
+  const handler = new HarnessRequestHandler(
+    engine,
+    view,
+    feeds,
+    () => withCommandsExtension(options.card(), registry),
+    options.push,
+  );
   return { interceptors, handler };
 }
 

@@ -126,6 +126,36 @@ export const DEFAULT_MAX_TURNS_IN_FLIGHT = 256;
 /** 10 s: a turn interrupted by a stop stores its end in milliseconds when the store keeps up. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
+/** Push notifications' defaults (docs/push.md). */
+export const DEFAULT_PUSH_TIMEOUT_MS = 10_000;
+export const DEFAULT_PUSH_RETRY_FOR_MS = 86_400_000;
+export const DEFAULT_PUSH_FIRST_RETRY_MS = 1000;
+export const DEFAULT_PUSH_MAX_RETRY_MS = 300_000;
+
+const wholeMs = z.number().int('must be a whole number of milliseconds');
+
+/** How the events of tasks are POSTed to their push-notification configs' webhooks (docs/push.md). */
+const pushSchema = strictObject({
+  /**
+   * Whether a webhook may be on a loopback, private, link-local or otherwise non-public address.
+   * Off, such a URL is refused when its config is created and again at delivery, after DNS.
+   * On, any client that may create a config can make the harness POST to internal services (SSRF):
+   * for tests and closed deployments only.
+   */
+  allowPrivateNetworks: z.boolean().default(false),
+  /** The longest one POST to a receiver may take, in milliseconds. */
+  timeoutMs: wholeMs.min(100, 'must be at least 100').max(600_000).default(DEFAULT_PUSH_TIMEOUT_MS),
+  /** How long a delivery is retried after its first attempt, in milliseconds; then it is kept as failed. */
+  retryForMs: wholeMs
+    .min(0)
+    .max(30 * 86_400_000)
+    .default(DEFAULT_PUSH_RETRY_FOR_MS),
+  /** The first retry's greatest wait, in milliseconds; each next one doubles, up to `maxRetryMs` (full jitter). */
+  firstRetryMs: wholeMs.min(1, 'must be at least 1').max(3_600_000).default(DEFAULT_PUSH_FIRST_RETRY_MS),
+  /** The greatest wait between two attempts, in milliseconds. */
+  maxRetryMs: wholeMs.min(1, 'must be at least 1').max(86_400_000).default(DEFAULT_PUSH_MAX_RETRY_MS),
+});
+
 export const configSchema = strictObject({
   /** The model new tasks use, `provider:model`; it must be offered at start-up. */
   defaultModel: z
@@ -222,6 +252,8 @@ export const configSchema = strictObject({
     .min(1000, 'must be at least 1000')
     .max(10_000_000)
     .default(DEFAULT_TOOL_OUTPUT_CHARS),
+  /** Push notifications: their webhooks' safety, timeout and retries. */
+  push: pushSchema.default(pushSchema.parse({})),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

@@ -83,6 +83,11 @@ export interface StartedTurn {
 export interface TurnOptions {
   /** A turn resumed after `/approve` or `/deny`: counted under the limit, never refused by it. */
   pastLimit?: boolean;
+  /**
+   * Called with the turn's task id once the turn holds the task's lease, before anything of the
+   * turn is stored (a new task's id is known to nobody else yet): `SendMessage`'s push config.
+   */
+  beforeTurn?: (taskId: string) => Promise<void>;
 }
 
 /**
@@ -167,6 +172,7 @@ export class TaskEngine implements CommandTaskPort {
       if (epoch === undefined) throw turnInProgress(taskId);
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
       this.running.set(taskId, turn);
+      if (options.beforeTurn) await options.beforeTurn(taskId);
       // Before the turn's first write: the turn's stream misses none of its events.
       subscription = await this.options.feeds.follow(taskId, stored?.generation ?? 0);
       const request: TurnRequest = {

@@ -25,6 +25,7 @@ import { HarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskView } from './subtask-metadata.js';
 import { followTask, type FollowTarget } from './task-follower.js';
+import type { PushConfigs } from './push-configs.js';
 
 /** The page size `ListTasks` uses when the request sets none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50;
@@ -40,6 +41,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     private readonly tasks: TaskView,
     private readonly feeds: FollowTarget['feeds'],
     private readonly card: () => Promise<AgentCard> | AgentCard,
+    /** Push notifications' configs (docs/push.md); without them the four operations are refused. */
+    private readonly push?: PushConfigs,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -63,7 +66,11 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const turn = await this.engine.startTurn(requireMessage(params), context);
+    const message = requireMessage(params);
+    const pushConfig = params.configuration?.taskPushNotificationConfig;
+    const beforeTurn =
+      pushConfig && this.push ? await this.push.forTurn(pushConfig, context, Boolean(message.taskId)) : undefined;
+    const turn = await this.engine.startTurn(message, context, beforeTurn ? { beforeTurn } : undefined);
     yield* turn.events;
   }
 
@@ -113,22 +120,37 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     );
   }
 
-  createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.pushConfigs().create(params, context);
   }
 
-  getTaskPushNotificationConfig(_params: GetTaskPushNotificationConfigRequest): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.pushConfigs().get(params.taskId, params.id, context, params.tenant);
   }
 
-  listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+    return this.pushConfigs().list(params.taskId, context, params.tenant);
   }
 
-  deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  async deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    return this.pushConfigs().delete(params.taskId, params.id, context);
+  }
+
+  private pushConfigs(): PushConfigs {
+    if (!this.push) throw new PushNotificationNotSupportedError();
+    return this.push;
   }
 }
 

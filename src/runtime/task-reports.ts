@@ -8,7 +8,8 @@ import type { TaskEngine } from './engine.js';
 import { subtaskChildrenOf } from '../wire.js';
 
 /**
- * What `/status` shows of a task: its state, model, token usage, turn, and sub-tasks. The task is
+ * What `/status` shows of a task: its state, model, token usage, turn, sub-tasks, and push
+ * notifications that failed. The task is
  * given as clients see it (`TaskView`): its sub-tasks are the links its metadata shows.
  */
 export class TaskReports implements TaskReporter {
@@ -17,6 +18,8 @@ export class TaskReports implements TaskReporter {
     private readonly state: Pick<TaskStateStore, 'getUsage'>,
     private readonly engine: Pick<TaskEngine, 'isBusy'>,
     private readonly taskStore: Pick<TaskView, 'load'>,
+    /** The push outbox: how many of a task's deliveries failed. */
+    private readonly push?: { failedCount(taskId: string): Promise<number> },
   ) {}
 
   async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {
@@ -26,12 +29,14 @@ export class TaskReports implements TaskReporter {
         state: stateName((await this.taskStore.load(id, callContext))?.status?.state),
       })),
     );
+    const pushFailed = (await this.push?.failedCount(task.id)) ?? 0;
     return {
       state: stateName(task.status?.state),
       model: await this.models.modelFor(task, callContext),
       usage: await this.state.getUsage(task.id),
       turnRunning: await this.engine.isBusy(task.id),
       subtasks,
+      ...(pushFailed > 0 ? { pushFailed } : {}),
     };
   }
 }

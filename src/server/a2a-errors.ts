@@ -1,6 +1,10 @@
 import type {
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
   Message,
@@ -8,6 +12,7 @@ import type {
   StreamResponse,
   SubscribeToTaskRequest,
   Task,
+  TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import {
@@ -252,6 +257,42 @@ export class A2AErrorMapping extends DelegatingRequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.mappedStream('SubscribeToTask', () => this.inner.resubscribe(params, context));
+  }
+
+  override createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.mapped('CreateTaskPushNotificationConfig', () =>
+      this.inner.createTaskPushNotificationConfig(params, context),
+    );
+  }
+
+  override getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.mapped('GetTaskPushNotificationConfig', () =>
+      this.inner.getTaskPushNotificationConfig(params, context),
+    );
+  }
+
+  override listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.mapped('ListTaskPushNotificationConfigs', () =>
+      this.inner.listTaskPushNotificationConfigs(params, context),
+    );
+  }
+
+  override deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    return this.mapped('DeleteTaskPushNotificationConfig', () =>
+      this.inner.deleteTaskPushNotificationConfig(params, context),
+    );
   }
 
   private async mapped<T>(method: string, call: () => Promise<T>): Promise<T> {

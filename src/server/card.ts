@@ -103,7 +103,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     version: options.version,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: true,
       extensions: [streamResumeExtension(), ...(options.toolCalls ? [toolCallsExtension()] : [])],
       extendedAgentCard: false,
     },

@@ -152,6 +152,35 @@ export interface TaskEventsTable {
   created_ms: Counter;
 }
 
+/** A task's push-notification config (`push-store.ts`), of the task's user. */
+export interface PushConfigsTable {
+  task_id: string;
+  config_id: string;
+  tenant: string;
+  owner: string;
+  url: string;
+  token: string;
+  /** `AuthenticationInfo` as JSON, or null. */
+  auth_json: string | null;
+  created_ms: Counter;
+}
+
+/** A delivery owed to a config: one event of its task, written with the event (the outbox). */
+export interface PushDeliveriesTable {
+  task_id: string;
+  config_id: string;
+  generation: Counter;
+  /** `StreamResponse.toJSON` of the event, as `task_events` holds it. */
+  event_json: string;
+  state: 'pending' | 'failed';
+  attempts: Counter;
+  /** When it is due, ms since the epoch. */
+  next_attempt_ms: Counter;
+  /** When it was first tried, ms since the epoch; null before. */
+  first_attempt_ms: Counter | null;
+  last_error: string | null;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_messages: TaskMessagesTable;
@@ -165,6 +194,8 @@ export interface Database {
   instances: InstancesTable;
   turn_leases: TurnLeasesTable;
   task_events: TaskEventsTable;
+  push_configs: PushConfigsTable;
+  push_deliveries: PushDeliveriesTable;
 }
 
 /**

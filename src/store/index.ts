@@ -8,6 +8,7 @@ import type { SubtaskRecords } from '../runtime/task-state.js';
 import { schemaChannel } from './channels.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
+import { SqlPushStore } from './push-store.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
@@ -76,6 +77,10 @@ export interface Store {
   events?: { channel: string; onLogged(wake: (taskId: string, generation: number) => void): void };
   state: SqlTaskStateStore;
   claims: SqlMessageClaimStore;
+  /** Push notifications' configs and their outbox (`push-store.ts`). */
+  push: SqlPushStore;
+  /** Told when a write here logged events that owe push deliveries: the deliverer is woken. */
+  onPushOwed(handler: (taskId: string) => void): void;
   /** Stores a new sub-task with its link and model in one transaction. */
   subtasks: SubtaskRecords;
   /** Closes the database; the store must not be used afterwards. */
@@ -121,15 +126,25 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
+  const push = new SqlPushStore(db, { shared });
+  try {
+    await push.load();
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   const feeds = new TaskFeeds(shared ? db : undefined, onFeedError);
   let wake: ((taskId: string, generation: number) => void) | undefined;
+  let pushOwed: ((taskId: string) => void) | undefined;
   const tasks = new SqlTaskStore(db, {
     ...taskOptions,
     cacheBytes: cacheBytes - stateBytes,
     shared,
-    onLogged: (taskId, logged) => {
+    mayOwePush: (taskId) => push.mayOwe(taskId),
+    onLogged: (taskId, logged, pushed) => {
       feeds.committed(taskId, logged);
       wake?.(taskId, logged.at(-1)!.generation);
+      if (pushed) pushOwed?.(taskId);
     },
   });
   const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
@@ -153,6 +168,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     events: channel === undefined ? undefined : { channel, onLogged: (handler) => (wake = handler) },
     state,
     claims,
+    push,
+    onPushOwed: (handler) => (pushOwed = handler),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, async (writes) => {
@@ -185,5 +202,6 @@ export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './messag
 export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskFeeds, LogSubscription } from './task-feeds.js';
 export type { LoggedEvent } from './task-log.js';
+export { SqlPushStore, type StoredPushConfig, type DueHead, type PendingDelivery } from './push-store.js';
 export type { TaskSnapshot, TaskEdit, Appended } from './task-store.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

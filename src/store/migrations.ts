@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { isPostgres } from './dialect.js';
+import { pushMigration } from './push-store.js';
 import { taskLogMigration } from './task-log.js';
 
 /**
@@ -385,6 +386,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0011_messages_by_content': messagesByContent,
   '0012_turn_fences': turnFences,
   '0013_task_log': taskLogMigration,
+  '0014_push': pushMigration,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

@@ -22,7 +22,7 @@ export function fitsOneStatement(plan: SavePlan): boolean {
   return !plan.isNew && plan.artifacts.every((write) => write.kind !== 'replace');
 }
 
-/** Resolves with whether it wrote (false: the row moved on; nothing was written). */
+/** Resolves once written, saying whether push deliveries were owed; undefined when the row moved on (nothing was written). */
 export async function writeInOneStatement(
   db: Kysely<Database>,
   taskId: string,
@@ -31,7 +31,7 @@ export async function writeInOneStatement(
   logged: readonly LoggedEvent[],
   expected: { version: number; fence: number | undefined },
   now: Date,
-): Promise<boolean> {
+): Promise<{ pushed: boolean } | undefined> {
   const status = plan.statusChanged ? statusColumns(plan) : undefined;
   const sets = [
     sql`version = version + 1`,
@@ -60,7 +60,12 @@ export async function writeInOneStatement(
   if (logged.length > 0) {
     ctes.push(sql`e as (insert into task_events (task_id, generation, event_json, created_ms)
       select upd.id, x.generation, x.json, ${now.getTime()} from upd,
-      unnest(${logged.map((l) => l.generation)}::bigint[], ${logged.map((l) => encodeAgentEvent(l.event))}::text[]) as x(generation, json))`);
+      unnest(${logged.map((l) => l.generation)}::bigint[], ${logged.map((l) => encodeAgentEvent(l.event))}::text[]) as x(generation, json)
+      returning task_id, generation, event_json)`);
+    // The outbox (`push-store.ts`): a delivery per config of the task and event, with the event.
+    ctes.push(sql`pd as (insert into push_deliveries (task_id, config_id, generation, event_json, state, attempts, next_attempt_ms)
+      select c.task_id, c.config_id, e.generation, e.event_json, 'pending', 0, ${now.getTime()}
+      from e join push_configs c on c.task_id = e.task_id returning 1)`);
   }
   const inserted = plan.artifacts.filter((write) => write.kind === 'insert');
   if (inserted.length > 0) {
@@ -82,8 +87,10 @@ export async function writeInOneStatement(
       select upd.id, x.artifact_id, x.seq, x.json from upd,
       unnest(${parts.map((p) => p.artifactId)}::text[], ${parts.map((p) => p.seq)}::int[], ${parts.map((p) => p.json)}::text[]) as x(artifact_id, seq, json))`);
   }
+  const pushed = logged.length > 0 ? sql`(select count(*)::int from pd)` : sql`0`;
   const { rows } = await sql<{
     written: number;
-  }>`with ${sql.join(ctes)} select count(*)::int as written from upd`.execute(db);
-  return rows[0]!.written === 1;
+    pushed: number;
+  }>`with ${sql.join(ctes)} select count(*)::int as written, ${pushed} as pushed from upd`.execute(db);
+  return rows[0]!.written === 1 ? { pushed: rows[0]!.pushed > 0 } : undefined;
 }

@@ -10,6 +10,7 @@ import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
 import { insertLogRows, type LoggedEvent } from './task-log.js';
+import { insertDeliveries } from './push-store.js';
 import { fitsOneStatement, writeInOneStatement } from './one-statement-write.js';
 
 /**
@@ -42,6 +43,8 @@ export interface Written {
   image: StoredTask | undefined;
   saved: boolean;
   logged: LoggedEvent[];
+  /** Whether the write owed push deliveries (the task has push configs): the deliverer is woken. */
+  pushed?: boolean;
 }
 
 export interface TaskImagesOptions {
@@ -55,7 +58,9 @@ export interface TaskImagesOptions {
    * Told of the events each write logged, once it has committed and the image is updated, still
    * under the task's lock: so in generation order, and before any later read of the task here.
    */
-  onLogged?: (taskId: string, logged: readonly LoggedEvent[]) => void;
+  onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
+  /** False when a write of the task owes no push delivery (it has no config): the outbox's statement is skipped. */
+  mayOwePush?: (taskId: string) => boolean;
 }
 
 /** PostgreSQL's code for a unique constraint that refused a row. */
@@ -71,7 +76,8 @@ export class TaskImages {
   private readonly locks = new KeyedSerialQueue();
   private readonly now: () => Date;
   private readonly shared: boolean;
-  private readonly onLogged: (taskId: string, logged: readonly LoggedEvent[]) => void;
+  private readonly onLogged: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
+  private readonly mayOwePush: (taskId: string) => boolean;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -81,6 +87,7 @@ export class TaskImages {
     this.now = options.now;
     this.shared = options.shared;
     this.onLogged = options.onLogged ?? (() => undefined);
+    this.mayOwePush = options.mayOwePush ?? (() => true);
   }
 
   /** The kept image when it is of `version` (the row's, as just read); for `list`, without churning the order. */
@@ -164,7 +171,7 @@ export class TaskImages {
       const written = this.shared
         ? await this.writeShared(taskId, scope, decide, alongside, fence)
         : await this.writeAlone(taskId, scope, decide, alongside);
-      if (written.logged.length > 0) this.onLogged(taskId, written.logged);
+      if (written.logged.length > 0) this.onLogged(taskId, written.logged, written.pushed === true);
       return written;
     });
   }
@@ -179,18 +186,20 @@ export class TaskImages {
     if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true, logged };
     const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
     const now = this.now();
+    let pushed = false;
     try {
       await this.db.transaction().execute(async (trx) => {
         await writePlan(trx, identity, plan, now.toISOString());
         await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
+        if (this.mayOwePush(taskId)) pushed = await insertDeliveries(trx, taskId, logged, now.getTime());
       });
     } catch (error) {
       throw await this.writeFailed(error, taskId, scope, plan);
     }
     const image = applyPlan(stored, identity, plan, now.toISOString());
     this.cache.set(image);
-    return { image, saved: true, logged };
+    return { image, saved: true, logged, pushed };
   }
 
   private async writeShared(
@@ -239,7 +248,8 @@ export class TaskImages {
         await writePlan(trx, identity, plan, now.toISOString(), fence);
         await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
-        return { image: stored, saved: true, logged, write: { identity, now: now.toISOString() } };
+        const pushed = this.mayOwePush(taskId) && (await insertDeliveries(trx, taskId, logged, now.getTime()));
+        return { image: stored, saved: true, logged, pushed, write: { identity, now: now.toISOString() } };
       });
     } catch (error) {
       if (decision) throw decision.error;
@@ -259,7 +269,7 @@ export class TaskImages {
       }
       throw await this.writeFailed(error, taskId, scope, plan);
     }
-    const { image, saved, logged, write } = outcome;
+    const { image, saved, logged, pushed, write } = outcome;
     if (!write) {
       // Read again (or still current): worth keeping for the next use.
       if (image) this.cache.set(image);
@@ -267,7 +277,7 @@ export class TaskImages {
     }
     const next = applyPlan(image, write.identity, plan!, write.now);
     this.cache.set(next);
-    return { image: next, saved, logged };
+    return { image: next, saved, logged, pushed };
   }
 
   /**
@@ -289,7 +299,7 @@ export class TaskImages {
     const plan = planSave(kept, change.task, logged.at(-1)?.generation);
     if (!fitsOneStatement(plan) || isEmptyPlan(plan)) return undefined;
     const now = this.now();
-    let written: boolean;
+    let written: { pushed: boolean } | undefined;
     try {
       written = await writeInOneStatement(this.db, taskId, scope, plan, logged, { version: kept.version, fence }, now);
     } catch (error) {
@@ -299,7 +309,7 @@ export class TaskImages {
     const identity = { id: taskId, contextId: kept.task.contextId, ...scope };
     const image = applyPlan(kept, identity, plan, now.toISOString());
     this.cache.set(image);
-    return { image, saved: true, logged };
+    return { image, saved: true, logged, pushed: written.pushed };
   }
 
   /** The error for a write that failed; the image is dropped (the rows say what was stored). */

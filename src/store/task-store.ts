@@ -36,7 +36,9 @@ export interface SqlTaskStoreOptions {
    */
   shared?: boolean;
   /** Told of the events each write logged, in generation order, once committed (`TaskImages`). */
-  onLogged?: (taskId: string, logged: readonly LoggedEvent[]) => void;
+  onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
+  /** False when a write of the task owes no push delivery (`SqlPushStore.mayOwe`). */
+  mayOwePush?: (taskId: string) => boolean;
 }
 
 /** A task as read, with its generation: the log after it is what has happened since. */
@@ -100,6 +102,7 @@ export class SqlTaskStore {
       now: this.now,
       shared: options.shared ?? false,
       onLogged: options.onLogged,
+      mayOwePush: options.mayOwePush,
     });
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
   }

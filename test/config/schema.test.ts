@@ -48,6 +48,13 @@ describe('config schema', () => {
       maxSteps: 20,
       toolTimeoutMs: 60000,
       toolOutputChars: 20000,
+      push: {
+        allowPrivateNetworks: false,
+        timeoutMs: 10_000,
+        retryForMs: 86_400_000,
+        firstRetryMs: 1000,
+        maxRetryMs: 300_000,
+      },
       providers: {},
     });
   });

@@ -539,15 +539,15 @@ describe('bad input over gRPC', () => {
 });
 
 describe('what the harness does not support, over gRPC, as A2A 1.0.1 section 5.4 maps it (issue 22, item 3)', () => {
-  // 1.0.0's table said UNIMPLEMENTED for both; 1.0.1 says FAILED_PRECONDITION (test/server/a2a-errors.test.ts).
-  it('a push-notification call while push is off is FAILED_PRECONDITION', async () => {
+  // Push notifications are served since issue 24 (test/e2e/push.test.ts); an empty request is invalid params.
+  it('issue 24: a push-notification call without a task id is INVALID_ARGUMENT', async () => {
     const { code, details } = await rawUnaryCall(
       h.harness.grpcAddress!,
       'CreateTaskPushNotificationConfig',
       Buffer.alloc(0),
     );
-    assert.equal(code, grpcStatus.FAILED_PRECONDITION, details);
-    assert.equal(details, 'Push Notification is not supported');
+    assert.equal(code, grpcStatus.INVALID_ARGUMENT, details);
+    assert.match(details, /taskId is required/);
   });
 
   it('an unsupported protocol version is FAILED_PRECONDITION, naming the versions supported', async () => {

@@ -65,7 +65,11 @@ export async function startServerProcess(
 export function writeFixtureConfig(
   dir: string,
   baseURL: string,
-  { models = ['small', 'large'], instanceLeaseMs }: { models?: string[]; instanceLeaseMs?: number } = {},
+  {
+    models = ['small', 'large'],
+    instanceLeaseMs,
+    extra,
+  }: { models?: string[]; instanceLeaseMs?: number; extra?: Record<string, unknown> } = {},
 ): string {
   const file = join(dir, 'config.json');
   writeFileSync(
@@ -75,6 +79,7 @@ export function writeFixtureConfig(
       detectOllama: false,
       instanceLeaseMs,
       providers: { fixture: { type: 'openai-compatible', baseURL, models } },
+      ...extra,
     }),
   );
   return file;
@@ -95,6 +100,8 @@ export interface ClusterOptions {
   holdKeyIn?: (body: any) => string;
   /** The database URL the instances get, from the schema's. */
   databaseUrl?: (schema: TempSchema) => string;
+  /** More keys of the instances' config file. */
+  config?: Record<string, unknown>;
 }
 
 export interface Cluster {
@@ -165,6 +172,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const config = writeFixtureConfig(dir, model.baseURL, {
       models: ['small'],
       instanceLeaseMs: options.instanceLeaseMs,
+      extra: options.config,
     });
     const databaseUrl = options.databaseUrl?.(schema) ?? schema.url;
     const startInstance = async (name: string) => {

@@ -4,7 +4,7 @@ import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/store/index.js';
-import { SqlTaskStore } from '../../src/store/index.js';
+import { SqlPushStore, SqlTaskStore } from '../../src/store/index.js';
 import { applyEvent } from '../../src/store/task-log.js';
 import { copyTask } from '../../src/store/stored-task.js';
 import {
@@ -168,7 +168,10 @@ for (const backend of storeBackends) {
     let store: SqlTaskStore;
     beforeEach(async () => {
       ({ db, queries, dispose } = await recordingDatabase(backend));
-      store = new SqlTaskStore(db, { shared: backend.shared });
+      // As `openStore` wires them: alone, a task without push configs writes no outbox statement (issue 24).
+      const push = new SqlPushStore(db, { shared: backend.shared });
+      await push.load();
+      store = new SqlTaskStore(db, { shared: backend.shared, mayOwePush: (taskId) => push.mayOwe(taskId) });
     });
     afterEach(async () => {
       await dispose();

@@ -37,6 +37,8 @@ export interface TaskReport {
   turnRunning: boolean;
   /** The task's sub-tasks in start order, with their states' protocol names. */
   subtasks: Array<{ id: string; state: string }>;
+  /** How many of the task's push notifications ran out of retries (kept as failed); absent when none. */
+  pushFailed?: number;
 }
 
 export interface TaskReporter {

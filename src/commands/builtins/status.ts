@@ -29,6 +29,9 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
               .map((sub) => `  ${sub.id}: ${stateName(TaskState[sub.state as keyof typeof TaskState])}`)
               .join('\n')
           : '  none',
+        ...(report.pushFailed
+          ? [`Push notifications failed: ${report.pushFailed} (out of retries; kept, see the log)`]
+          : []),
       ].join('\n');
       return { text, data: { taskId: task.id, ...report } };
     },

@@ -1,0 +1,269 @@
+import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
+import type { DueHead, PendingDelivery } from '../store/index.js';
+import { describeError, type Logger } from '../log.js';
+import type { Coordination } from './coordination.js';
+
+/**
+ * The deliverer of push notifications on this instance (docs/push.md). It is woken when this
+ * instance logs events (`Store.loggedHere`) and by a timer, for retries and for the events of
+ * other instances. Each (task, config) pair is delivered in order: its lowest pending generation
+ * first, the next only once that one is delivered or kept as failed. One instance delivers a
+ * pair at a time, under a turn lease named `push:<task>:<config>`: a dead instance's leases go to
+ * the sweep of the survivors (whose recovery finds no task by that name and leaves it), and
+ * another instance takes the pair over. Pairs are delivered beside turns and beside each other,
+ * at most `maxConcurrent` POSTs at once: a slow receiver holds up only its own pair.
+ */
+
+/** What the deliverer reads and writes (`SqlPushStore`). */
+export interface PushOutbox {
+  heads(limit: number): Promise<DueHead[]>;
+  due(taskId: string, configId: string, nowMs: number, limit: number): Promise<PendingDelivery[]>;
+  delivered(taskId: string, configId: string, generations: readonly number[]): Promise<void>;
+  attemptFailed(
+    taskId: string,
+    configId: string,
+    generation: number,
+    attempt: { attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
+  ): Promise<void>;
+}
+
+export interface PushRetry {
+  /** How long after its first attempt a delivery is tried again; then it is kept as failed. */
+  retryForMs: number;
+  /** The first retry's greatest wait; each next one's doubles, up to `maxRetryMs`. */
+  firstRetryMs: number;
+  maxRetryMs: number;
+}
+
+export interface PushDeliveryOptions {
+  outbox: PushOutbox;
+  leases: Pick<Coordination, 'acquireTurn' | 'releaseTurn'>;
+  /** POSTs the delivery; rejects when it failed (an error, a timeout, an answer other than 2xx). */
+  send: (delivery: PendingDelivery, signal: AbortSignal) => Promise<void>;
+  retry: PushRetry;
+  log: Logger;
+  /** The most POSTs under way at once here; default 32. */
+  maxConcurrent?: number;
+  /** How often the outbox is looked at without a wake-up (others' events, retries); default 1 s. */
+  pollMs?: number;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** Deliveries of a pair read at once, POSTed in order, then deleted together. */
+const BATCH = 32;
+
+/** A pair being delivered here. */
+interface ActivePair {
+  taskId: string;
+  /** Events of its task were logged meanwhile: look again before letting go. */
+  more: boolean;
+  /** `more` was set at least once. */
+  woken: boolean;
+  run: Promise<void>;
+}
+
+export class PushDelivery {
+  private readonly active = new Map<string, ActivePair>();
+  private readonly stopping = new AbortController();
+  private readonly maxConcurrent: number;
+  private readonly pollMs: number;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private passing = false;
+  private again = false;
+  /** A pass found a due pair already under way here: look again when one ends. */
+  private recheck = false;
+
+  constructor(private readonly options: PushDeliveryOptions) {
+    this.maxConcurrent = options.maxConcurrent ?? 32;
+    this.pollMs = options.pollMs ?? 1000;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  start(): void {
+    this.wake();
+  }
+
+  /**
+   * Events of the task were logged here, owing deliveries. Cheap (called under the task's lock):
+   * a pair of the task being delivered here goes on to them; otherwise the outbox is looked at.
+   */
+  owed(taskId: string): void {
+    let delivering = false;
+    for (const pair of this.active.values())
+      if (pair.taskId === taskId) {
+        pair.more = pair.woken = true;
+        delivering = true;
+      }
+    if (!delivering) this.wake();
+  }
+
+  /** Looks at the outbox soon: events were logged, or a pair ended. */
+  wake(): void {
+    if (this.stopping.signal.aborted) return;
+    if (this.passing) this.again = true;
+    else this.schedule(this.now());
+  }
+
+  /** Stops: no new POST; those under way are aborted (their deliveries stay pending) and waited for. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.active.values()].map((pair) => pair.run));
+  }
+
+  private schedule(at: number): void {
+    if (this.stopping.signal.aborted || at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timerAt = Infinity;
+        void this.pass();
+      },
+      Math.max(0, at - this.now()),
+    );
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<void> {
+    this.passing = true;
+    let next = this.now() + this.pollMs;
+    try {
+      const heads = await this.options.outbox.heads(this.maxConcurrent * 4);
+      const now = this.now();
+      for (const head of heads) {
+        if (head.nextAttemptMs > now) {
+          next = Math.min(next, head.nextAttemptMs);
+          break;
+        }
+        const key = `${head.taskId}\u0000${head.configId}`;
+        if (this.active.has(key)) this.recheck = true;
+        else if (this.active.size < this.maxConcurrent) this.startPair(key, head.taskId, head.configId);
+        else this.recheck = true;
+      }
+    } catch (error) {
+      this.options.log.warn('reading the push-notification outbox failed', { error: describeError(error) });
+    } finally {
+      this.passing = false;
+      if (this.again) {
+        this.again = false;
+        next = this.now();
+      }
+      this.schedule(next);
+    }
+  }
+
+  private startPair(key: string, taskId: string, configId: string): void {
+    const pair: ActivePair = { taskId, more: false, woken: false, run: Promise.resolve() };
+    this.active.set(key, pair);
+    pair.run = this.deliverPair(pair, configId)
+      .catch((error: unknown) =>
+        this.options.log.warn('delivering push notifications failed', {
+          task: taskId,
+          config: configId,
+          error: describeError(error),
+        }),
+      )
+      .finally(() => {
+        this.active.delete(key);
+        // Another config of the task may owe deliveries too (`owed` woke only this pair).
+        if (this.recheck || pair.woken) {
+          this.recheck = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Delivers the pair's due deliveries in order, under its lease; stops at a failure (retried later). */
+  private async deliverPair(pair: ActivePair, configId: string): Promise<void> {
+    const { taskId } = pair;
+    const lease = `push:${taskId}:${configId}`;
+    if ((await this.options.leases.acquireTurn(lease)) === undefined) return;
+    try {
+      while (!this.stopping.signal.aborted) {
+        pair.more = false;
+        const batch = await this.options.outbox.due(taskId, configId, this.now(), BATCH);
+        if (batch.length === 0) {
+          if (pair.more) continue;
+          break;
+        }
+        // Deleted together once POSTed: a crash in between sends them again (at least once).
+        const done: number[] = [];
+        let stopped = false;
+        for (const delivery of batch) {
+          stopped = this.stopping.signal.aborted || !(await this.attempt(taskId, configId, delivery));
+          if (stopped) break;
+          done.push(delivery.generation);
+        }
+        await this.options.outbox.delivered(taskId, configId, done);
+        if (stopped) break;
+      }
+    } finally {
+      await this.options.leases.releaseTurn(lease);
+    }
+  }
+
+  /** One attempt; true when delivered. */
+  private async attempt(taskId: string, configId: string, delivery: PendingDelivery): Promise<boolean> {
+    const { outbox, retry, log } = this.options;
+    const startedMs = this.now();
+    try {
+      await this.options.send(delivery, this.stopping.signal);
+    } catch (error) {
+      // Cut short by a stop: still pending, delivered after the restart or by another instance.
+      if (this.stopping.signal.aborted) return false;
+      const attempts = delivery.attempts + 1;
+      const firstAttemptMs = delivery.firstAttemptMs ?? startedMs;
+      const ceiling = Math.min(retry.maxRetryMs, retry.firstRetryMs * 2 ** Math.min(attempts - 1, 40));
+      const nextAttemptMs = this.now() + Math.ceil(this.random() * ceiling);
+      const reason = describeError(error);
+      const outOfRetries = nextAttemptMs - firstAttemptMs > retry.retryForMs;
+      await outbox.attemptFailed(taskId, configId, delivery.generation, {
+        attempts,
+        firstAttemptMs,
+        nextAttemptMs: outOfRetries ? undefined : nextAttemptMs,
+        error: reason,
+      });
+      // The config's URL, token and credentials are never logged.
+      if (outOfRetries)
+        log.warn('a push notification ran out of retries; it is kept as failed', {
+          task: taskId,
+          config: configId,
+          generation: delivery.generation,
+          attempts,
+          error: reason,
+        });
+      else this.schedule(nextAttemptMs);
+      return false;
+    }
+    return true;
+  }
+}
+
+/** The header every delivery carries its event's generation in (a command reply's metadata takes none, CMD-4). */
+export const GENERATION_HEADER = 'X-Tiny-Harness-Generation';
+
+/**
+ * The body and headers of a delivery: the event's `StreamResponse` JSON with its generation in
+ * its metadata, as streams send it (a command reply's metadata stays exactly the extension's,
+ * CMD-4), and in `GENERATION_HEADER`, so that a receiver can drop a duplicate.
+ */
+export function deliveryRequest(delivery: PendingDelivery): { body: string; headers: Record<string, string> } {
+  const response = JSON.parse(delivery.eventJson) as Record<string, { metadata?: Record<string, unknown> }>;
+  for (const payload of Object.values(response))
+    if (payload && typeof payload === 'object' && payload.metadata?.[COMMAND_KEY] === undefined)
+      payload.metadata = { ...payload.metadata, [GENERATION_KEY]: delivery.generation };
+  const { token, authentication } = delivery.config;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/a2a+json',
+    [GENERATION_HEADER]: String(delivery.generation),
+  };
+  if (token) headers['X-A2A-Notification-Token'] = token;
+  if (authentication?.scheme) headers.Authorization = `${authentication.scheme} ${authentication.credentials}`;
+  return { body: JSON.stringify(response), headers };
+}

@@ -1,0 +1,172 @@
+/** The push deliverer (issue 24): order per pair, backoff with full jitter, failed once out of retries, leases. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { deliveryRequest, PushDelivery, type PushOutbox } from '../../src/runtime/push-delivery.js';
+import type { PendingDelivery } from '../../src/store/index.js';
+import { poll } from '../support/wait.js';
+
+interface Row {
+  generation: number;
+  attempts: number;
+  firstAttemptMs?: number;
+  nextAttemptMs: number;
+  state: 'pending' | 'failed';
+}
+
+const config = {
+  taskId: 't1',
+  id: 'c1',
+  url: 'https://example.com/hook?secret=s3cr3t',
+  token: 'tok-123',
+  authentication: { scheme: 'Bearer', credentials: 'cred-456' },
+};
+
+/** An outbox in memory, one pair. */
+function memoryOutbox(generations: number[]) {
+  const rows: Row[] = generations.map((generation) => ({
+    generation,
+    attempts: 0,
+    nextAttemptMs: 0,
+    state: 'pending',
+  }));
+  const failures: Array<{ generation: number; attempts: number; nextAttemptMs?: number }> = [];
+  const pending = () => rows.filter((r) => r.state === 'pending').sort((a, b) => a.generation - b.generation);
+  const outbox: PushOutbox = {
+    heads: async () => {
+      const first = pending()[0];
+      return first
+        ? [{ taskId: 't1', configId: 'c1', generation: first.generation, nextAttemptMs: first.nextAttemptMs }]
+        : [];
+    },
+    due: async (_t, _c, nowMs, limit) => {
+      const list = pending();
+      if (!list[0] || list[0].nextAttemptMs > nowMs) return [];
+      return list.slice(0, limit).map((r) => ({
+        config,
+        generation: r.generation,
+        eventJson: JSON.stringify({ statusUpdate: { taskId: 't1', metadata: { a: 1 } } }),
+        attempts: r.attempts,
+        firstAttemptMs: r.firstAttemptMs,
+      }));
+    },
+    delivered: async (_t, _c, generations) => {
+      for (const g of generations)
+        rows.splice(
+          rows.findIndex((r) => r.generation === g),
+          1,
+        );
+    },
+    attemptFailed: async (_t, _c, generation, attempt) => {
+      const row = rows.find((r) => r.generation === generation)!;
+      row.attempts = attempt.attempts;
+      row.firstAttemptMs = attempt.firstAttemptMs;
+      if (attempt.nextAttemptMs === undefined) row.state = 'failed';
+      else row.nextAttemptMs = attempt.nextAttemptMs;
+      failures.push({ generation, attempts: attempt.attempts, nextAttemptMs: attempt.nextAttemptMs });
+    },
+  };
+  return { outbox, rows, failures };
+}
+
+function leases() {
+  const held = new Set<string>();
+  return {
+    held,
+    acquireTurn: async (id: string) => (held.has(id) ? undefined : (held.add(id), 1)),
+    releaseTurn: async (id: string) => void held.delete(id),
+  };
+}
+
+describe('issue 24: the push deliverer', () => {
+  it('issue 24: the body is the event with its generation in its metadata; token and credentials in headers', () => {
+    const delivery: PendingDelivery = {
+      config,
+      generation: 7,
+      eventJson: JSON.stringify({ statusUpdate: { taskId: 't1', metadata: { a: 1 } } }),
+      attempts: 0,
+      firstAttemptMs: undefined,
+    };
+    const { body, headers } = deliveryRequest(delivery);
+    assert.deepEqual(JSON.parse(body), {
+      statusUpdate: { taskId: 't1', metadata: { a: 1, 'tiny-harness/generation': 7 } },
+    });
+    assert.deepEqual(headers, {
+      'Content-Type': 'application/a2a+json',
+      'X-A2A-Notification-Token': 'tok-123',
+      Authorization: 'Bearer cred-456',
+    });
+  });
+
+  it('issue 24: delivers a pair in order; a failure waits a jittered, doubling backoff; out of retries it is kept as failed and logged without secrets', async (t) => {
+    let now = 1_000_000;
+    const { outbox, rows, failures } = memoryOutbox([1, 2, 3]);
+    const sent: number[] = [];
+    let failing = true;
+    const logged: string[] = [];
+    const deliverer = new PushDelivery({
+      outbox,
+      leases: leases(),
+      send: async (delivery) => {
+        sent.push(delivery.generation);
+        if (failing && delivery.generation === 2) throw new Error('the receiver answered HTTP 503');
+      },
+      // Waits (random 1: the whole ceiling): 1000, 2000, then 3000 (the most), which passes the 8 s.
+      retry: { retryForMs: 8000, firstRetryMs: 1000, maxRetryMs: 3000 },
+      log: {
+        debug() {},
+        info() {},
+        error() {},
+        warn: (message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
+      },
+      now: () => now,
+      random: () => 1,
+      pollMs: 10,
+    });
+    t.after(() => deliverer.stop());
+    deliverer.start();
+    await poll('the first failure', () => failures.length === 1);
+    assert.deepEqual(sent, [1, 2]);
+    assert.deepEqual(failures[0], { generation: 2, attempts: 1, nextAttemptMs: now + 1000 });
+    // Not due yet: nothing more is sent, generation 3 waits behind 2.
+    for (const wait of [2000, 4000]) {
+      now += wait;
+      await poll('the next failure', () => failures.length === (wait === 2000 ? 2 : 3));
+    }
+    assert.deepEqual(
+      failures.map((f) => f.nextAttemptMs),
+      [1_001_000, 1_004_000, undefined],
+    );
+    assert.equal(rows.find((r) => r.generation === 2)!.state, 'failed');
+    await poll('generation 3 delivered after 2 was given up', () => sent.at(-1) === 3);
+    assert.deepEqual(sent, [1, 2, 2, 2, 3]);
+    assert.equal(logged.length, 1);
+    assert.match(logged[0]!, /ran out of retries/);
+    for (const secret of ['s3cr3t', 'tok-123', 'cred-456', 'example.com'])
+      assert.ok(!logged[0]!.includes(secret), secret);
+    failing = false;
+  });
+
+  it('issue 24: a pair whose lease another instance holds is not delivered here', async (t) => {
+    const { outbox } = memoryOutbox([1]);
+    const held = leases();
+    held.held.add('push:t1:c1');
+    let sends = 0;
+    const deliverer = new PushDelivery({
+      outbox,
+      leases: held,
+      send: async () => void sends++,
+      retry: { retryForMs: 10_000, firstRetryMs: 1000, maxRetryMs: 3000 },
+      log: { debug() {}, info() {}, error() {}, warn() {} },
+      pollMs: 5,
+    });
+    t.after(() => deliverer.stop());
+    deliverer.start();
+    let passes = 0;
+    const heads = outbox.heads;
+    outbox.heads = (limit) => (passes++, heads(limit));
+    await poll('a few passes', () => passes >= 3);
+    assert.equal(sends, 0);
+    held.held.delete('push:t1:c1');
+    await poll('delivered once the lease is free', () => sends === 1);
+  });
+});

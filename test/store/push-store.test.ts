@@ -1,0 +1,125 @@
+/**
+ * Push notifications' records (issue 24): configs belong to their task's user, and the outbox's
+ * deliveries are written with their events, in the same transaction or statement, on both
+ * backends (the shared append in one statement included).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { TaskState } from '@a2a-js/sdk';
+import {
+  artifact,
+  artifactUpdate,
+  callContext,
+  newTask,
+  reply,
+  statusUpdate,
+  storeBackends,
+  tempStore,
+  textPart,
+} from './helpers.js';
+import { readLogAfter } from '../../src/store/task-log.js';
+import type { Store } from '../../src/store/index.js';
+
+const alice = callContext('alice');
+const aliceScope = { tenant: '', owner: 'alice' };
+const bobScope = { tenant: '', owner: 'bob' };
+
+async function deliveries(store: Store, taskId: string) {
+  return store.db
+    .selectFrom('push_deliveries')
+    .select(['config_id', 'generation', 'event_json', 'state'])
+    .where('task_id', '=', taskId)
+    .orderBy('config_id')
+    .orderBy('generation')
+    .execute();
+}
+
+for (const backend of storeBackends) {
+  describe(`issue 24: push records on ${backend.name}`, backend.needs, () => {
+    it("issue 24: configs are their task's user's; another user sees none and changes none; deleting twice is no error", async (t) => {
+      const temp = await tempStore(backend);
+      t.after(() => temp.dispose());
+      const { store } = temp;
+      const task = newTask();
+      await store.tasks.create(task, alice);
+      const config = { taskId: task.id, id: 'c1', url: 'https://example.com/hook', token: 't' };
+      assert.equal(await store.push.put(bobScope, config, 1), false, "bob cannot add to alice's task");
+      assert.equal(await store.push.put(aliceScope, config, 1), true);
+      assert.deepEqual(await store.push.list(bobScope, task.id), []);
+      assert.equal(await store.push.get(bobScope, task.id, 'c1'), undefined);
+      await store.push.delete(bobScope, task.id, 'c1');
+      assert.deepEqual(await store.push.get(aliceScope, task.id, 'c1'), config);
+      await store.push.delete(aliceScope, task.id, 'c1');
+      await store.push.delete(aliceScope, task.id, 'c1');
+      assert.deepEqual(await store.push.list(aliceScope, task.id), []);
+    });
+
+    it('issue 24: every logged event owes one delivery per config of its task, written with it; a task without configs owes none', async (t) => {
+      const temp = await tempStore(backend);
+      t.after(() => temp.dispose());
+      const { store } = temp;
+      const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      const other = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      await store.push.put(aliceScope, { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' }, 1, true);
+      await store.tasks.create(task, alice);
+      await store.tasks.create(other, alice);
+      await store.push.put(aliceScope, { taskId: task.id, id: 'b', url: 'https://example.com/b', token: '' }, 2);
+      // Several appends: shared, those after the first go in one statement (the kept image).
+      for (const target of [task, other]) {
+        await store.tasks.append(target.id, alice, [statusUpdate(target, TaskState.TASK_STATE_WORKING)]);
+        await store.tasks.append(target.id, alice, [
+          artifactUpdate(target, artifact('r', [textPart('one')])),
+          artifactUpdate(target, artifact('r', [textPart(' two')]), true),
+        ]);
+        await store.tasks.append(target.id, alice, [
+          statusUpdate(target, TaskState.TASK_STATE_INPUT_REQUIRED, reply(target, 'one two')),
+        ]);
+      }
+      const log = await readLogAfter(store.db, task.id, 0);
+      const owed = await deliveries(store, task.id);
+      // Config a was there from the start (a new task's config), b from generation 2 on.
+      const expected = [
+        ...log.map((entry) => ['a', entry.generation]),
+        ...log.filter((entry) => entry.generation > 1).map((entry) => ['b', entry.generation]),
+      ];
+      assert.deepEqual(
+        owed.map((row) => [row.config_id, Number(row.generation)]),
+        expected,
+      );
+      const logged = new Map(
+        (
+          await store.db
+            .selectFrom('task_events')
+            .select(['generation', 'event_json'])
+            .where('task_id', '=', task.id)
+            .execute()
+        ).map((row) => [Number(row.generation), row.event_json]),
+      );
+      for (const row of owed) {
+        assert.equal(row.event_json, logged.get(Number(row.generation)), 'the event as the log holds it');
+        assert.equal(row.state, 'pending');
+      }
+      assert.deepEqual(await deliveries(store, other.id), []);
+      // The deliverer's view: each pair's first pending delivery.
+      const heads = await store.push.heads(10);
+      assert.deepEqual(heads.map((h) => [h.configId, h.generation]).sort(), [
+        ['a', 1],
+        ['b', 2],
+      ]);
+      const due = await store.push.due(task.id, 'b', Date.now(), 2);
+      assert.deepEqual(
+        due.map((d) => d.generation),
+        [2, 3],
+      );
+      assert.equal(due[0]!.config.url, 'https://example.com/b');
+      await store.push.delivered(task.id, 'b', [2]);
+      await store.push.attemptFailed(task.id, 'b', 3, { attempts: 1, firstAttemptMs: 1, error: 'down' });
+      assert.equal(await store.push.failedCount(task.id), 1);
+      assert.equal(
+        (await store.push.due(task.id, 'b', Date.now(), 1))[0]?.generation,
+        4,
+        'a failed delivery no longer holds the next',
+      );
+    });
+  });
+}
