@@ -78,7 +78,7 @@ function leases() {
 }
 
 describe('issue 24: the push deliverer', () => {
-  it('issue 24: the body is the event with its generation in its metadata; token and credentials in headers', () => {
+  it('issue 24: the body is the event with its generation in its metadata (and a header); token and credentials in headers', () => {
     const delivery: PendingDelivery = {
       config,
       generation: 7,
@@ -92,9 +92,23 @@ describe('issue 24: the push deliverer', () => {
     });
     assert.deepEqual(headers, {
       'Content-Type': 'application/a2a+json',
+      'X-Tiny-Harness-Generation': '7',
       'X-A2A-Notification-Token': 'tok-123',
       Authorization: 'Bearer cred-456',
     });
+  });
+
+  it("issue 24: a command reply's metadata stays exactly the extension's (CMD-4): its generation is in the header only", () => {
+    const delivery: PendingDelivery = {
+      config,
+      generation: 9,
+      eventJson: JSON.stringify({ statusUpdate: { taskId: 't1', metadata: { command: 'status' } } }),
+      attempts: 0,
+      firstAttemptMs: undefined,
+    };
+    const { body, headers } = deliveryRequest(delivery);
+    assert.deepEqual(JSON.parse(body), { statusUpdate: { taskId: 't1', metadata: { command: 'status' } } });
+    assert.equal(headers['X-Tiny-Harness-Generation'], '9');
   });
 
   it('issue 24: delivers a pair in order; a failure waits a jittered, doubling backoff; out of retries it is kept as failed and logged without secrets', async (t) => {
