@@ -8,17 +8,12 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
-import { GENERATION_KEY, RESUMED_AFTER_KEY } from '../../src/wire.js';
+import { RESUMED_AFTER_KEY } from '../../src/wire.js';
 import { startCluster, type Cluster } from './process.js';
-import { collect, createClient, textOf } from './support.js';
+import { assertDenseFromOne, collect, createClient, generationIn, textOf } from './support.js';
 
 const LEASE_MS = 1500;
 const REPLY = 'one two three four five six seven eight';
-
-function generationOf(event: StreamResponse): number {
-  const value = event.payload?.value as { metadata?: Record<string, unknown> };
-  return value.metadata?.[GENERATION_KEY] as number;
-}
 
 /** Resumes the task's stream with `Last-Event-ID: after` on `client`: the Task it starts with, and the events after it. */
 async function resume(client: Client, taskId: string, after: number) {
@@ -45,18 +40,13 @@ describe('stream resume across instances on PostgreSQL (issue 24)', needs(POSTGR
     const seen = [turn.first];
     seen.push((await turn.stream.next()).value as StreamResponse); // WORKING
     await turn.stream.return(undefined); // the client's connection to A breaks off
-    const last = generationOf(seen.at(-1)!);
+    const last = generationIn(seen.at(-1)!);
     const resumed = resume(b, turn.taskId, last);
     turn.release();
     const { task, events } = await resumed;
     assert.equal((task.payload!.value as { metadata: Record<string, unknown> }).metadata[RESUMED_AFTER_KEY], last);
     const joined = [...seen, ...events];
-    const generations = joined.map(generationOf);
-    assert.deepEqual(
-      generations,
-      generations.map((_, i) => i + 1),
-      `dense from 1: ${generations.join(',')}`,
-    );
+    assertDenseFromOne(joined);
     const final = joined.at(-1)!.payload;
     assert.equal(final?.$case === 'statusUpdate' && final.value.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const text = joined
@@ -75,17 +65,12 @@ describe('stream resume across instances on PostgreSQL (issue 24)', needs(POSTGR
       const turn = await cluster.heldTurn(victim);
       const seen = [turn.first, (await turn.stream.next()).value as StreamResponse];
       await doomed.stop('SIGKILL');
-      const last = generationOf(seen.at(-1)!);
+      const last = generationIn(seen.at(-1)!);
       // The turn is ended as interrupted by a survivor once the dead instance's lease is past;
       // a resume meanwhile follows the task live until then.
       const { events } = await resume(b, turn.taskId, last);
       const joined = [...seen, ...events];
-      const generations = joined.map(generationOf);
-      assert.deepEqual(
-        generations,
-        generations.map((_, i) => i + 1),
-        `dense from 1: ${generations.join(',')}`,
-      );
+      assertDenseFromOne(joined);
       const end = joined.at(-1)!.payload;
       assert.ok(end?.$case === 'statusUpdate');
       assert.equal(end.value.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);

@@ -8,18 +8,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StreamResponse } from '@a2a-js/sdk';
-import { GENERATION_KEY, RESUMED_AFTER_KEY } from '../../src/wire.js';
-import { collect, sendStream, startTestHarness, userMessage, type TestHarness } from './support.js';
+import { RESUMED_AFTER_KEY } from '../../src/wire.js';
+import { collect, generationIn, sendStream, startTestHarness, userMessage, type TestHarness } from './support.js';
 import { deduped, startReceiver, type Receiver } from './push-receiver.js';
 import { poll } from '../support/wait.js';
 
 const REPLY = 'one two three four five six';
 const PUSH = { push: { allowPrivateNetworks: true, firstRetryMs: 20, maxRetryMs: 200 } };
-
-function generationOf(event: StreamResponse): number {
-  return (event.payload?.value as { metadata: Record<string, unknown> }).metadata[GENERATION_KEY] as number;
-}
 
 describe('the task log across a restart (issue 24)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-log-restart-'));
@@ -50,11 +45,11 @@ describe('the task log across a restart (issue 24)', () => {
     const [task, ...rest] = await collect(
       again.resubscribeTask(
         { tenant: '', id: taskId },
-        { serviceParameters: { 'last-event-id': String(generationOf(seen.at(-1)!)) } },
+        { serviceParameters: { 'last-event-id': String(generationIn(seen.at(-1)!)) } },
       ),
     );
     assert.equal((task!.payload!.value as { metadata: Record<string, unknown> }).metadata[RESUMED_AFTER_KEY], 2);
-    assert.deepEqual([...seen, ...rest].map(generationOf), whole.map(generationOf));
+    assert.deepEqual([...seen, ...rest].map(generationIn), whole.map(generationIn));
   });
 
   it('issue 24: deliveries owed to a receiver that was down are made after a restart, in order, each event at least once', async () => {
@@ -86,11 +81,11 @@ describe('the task log across a restart (issue 24)', () => {
 
     r.mode = 'ok';
     await start();
-    const last = generationOf(events.at(-1)!);
+    const last = generationIn(events.at(-1)!);
     await poll('every event delivered after the restart', () => deduped(r.received).some((x) => x.generation === last));
     assert.deepEqual(
       deduped(r.received).map((x) => x.generation),
-      events.map(generationOf),
+      events.map(generationIn),
     );
   });
 });

@@ -4,15 +4,15 @@ import { request } from 'node:http';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { GENERATION_KEY, JSONRPC_PATH, STREAM_RESUME_EXTENSION_URI } from '../../src/wire.js';
-import { collect, sendStream, startTestHarness, TRANSPORTS, type TestHarness, type TransportName } from './support.js';
-
-/** The generation an event carries (spec/stream-resume-extension-v1.md). */
-function generationOf(event: StreamResponse): number {
-  const value = event.payload?.value as { metadata?: Record<string, unknown> } | undefined;
-  const generation = value?.metadata?.[GENERATION_KEY];
-  assert.equal(typeof generation, 'number', `every event carries its generation: ${JSON.stringify(event.payload)}`);
-  return generation as number;
-}
+import {
+  collect,
+  generationIn,
+  sendStream,
+  startTestHarness,
+  TRANSPORTS,
+  type TestHarness,
+  type TransportName,
+} from './support.js';
 
 function kindOf(event: StreamResponse): string {
   const payload = event.payload;
@@ -42,7 +42,7 @@ describe('stream resume (issue 24)', () => {
   it('issue 24: every event of a stream carries its generation, one more than the event before it; GetTask carries the last', async () => {
     const client = clients.get('JSONRPC')!;
     const events = await wholeTurn(client);
-    const generations = events.map(generationOf);
+    const generations = events.map(generationIn);
     assert.equal(generations[0], 1, 'the task event of a new task is generation 1');
     for (let i = 1; i < generations.length; i++)
       assert.equal(generations[i], generations[i - 1]! + 1, `dense: ${generations.join(',')}`);
@@ -103,18 +103,18 @@ describe('stream resume (issue 24)', () => {
       // Cut after each event but the last (after it, there is nothing to resume: the turn is over).
       for (let cut = 1; cut < all.length; cut++) {
         const seen = all.slice(0, cut);
-        const last = generationOf(seen.at(-1)!);
+        const last = generationIn(seen.at(-1)!);
         const [snapshot, ...rest] = await collect(
           client.resubscribeTask({ tenant: '', id: taskId }, { serviceParameters: { 'Last-Event-ID': String(last) } }),
         );
         // The Task first (A2A 1.0, 3.1.6), as it stands; then the events after the cut, to where a
         // stream ends: the next final status.
         assert.equal(snapshot!.payload?.$case, 'task');
-        assert.equal(generationOf(snapshot!), generationOf(all.at(-1)!));
+        assert.equal(generationIn(snapshot!), generationIn(all.at(-1)!));
         const end = all.findIndex((event, i) => i >= cut && endsStream(event));
-        const expected = all.slice(0, end + 1).map(generationOf);
+        const expected = all.slice(0, end + 1).map(generationIn);
         assert.deepEqual(
-          [...seen, ...rest].map(generationOf),
+          [...seen, ...rest].map(generationIn),
           expected,
           `cut after ${cut}: ${rest.map(kindOf).join(', ')}`,
         );
@@ -126,21 +126,21 @@ describe('stream resume (issue 24)', () => {
     const client = clients.get('HTTP+JSON')!;
     const events = await wholeTurn(client);
     const taskId = (events[0]!.payload!.value as { id: string }).id;
-    const last = generationOf(events.at(-1)!);
+    const last = generationIn(events.at(-1)!);
     await client.cancelTask({ tenant: '', id: taskId, metadata: {} });
     await assert.rejects(collect(client.resubscribeTask({ tenant: '', id: taskId })), /terminal state/);
     const replayed = await collect(
       client.resubscribeTask({ tenant: '', id: taskId }, { serviceParameters: { 'Last-Event-ID': String(last) } }),
     );
     assert.deepEqual(replayed.map(kindOf), ['task', 'status TASK_STATE_CANCELED']);
-    assert.deepEqual(replayed.map(generationOf), [last + 1, last + 1]);
+    assert.deepEqual(replayed.map(generationIn), [last + 1, last + 1]);
   });
 
   it('issue 24: a Last-Event-ID beyond the task is a plain subscribe: the Task, then what comes next', async () => {
     const client = clients.get('GRPC')!;
     const events = await wholeTurn(client);
     const taskId = (events[0]!.payload!.value as { id: string }).id;
-    const beyond = generationOf(events.at(-1)!) + 50;
+    const beyond = generationIn(events.at(-1)!) + 50;
     const stream = client.resubscribeTask(
       { tenant: '', id: taskId },
       { serviceParameters: { 'last-event-id': String(beyond) } },
@@ -148,7 +148,7 @@ describe('stream resume (issue 24)', () => {
     const first = await stream.next();
     await stream.return(undefined);
     assert.equal(first.value?.payload?.$case, 'task');
-    assert.equal(generationOf(first.value!), beyond - 50);
+    assert.equal(generationIn(first.value!), beyond - 50);
   });
 });
 

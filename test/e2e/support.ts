@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { generationOf } from '../../src/stream-resume.js';
 import { COMMANDS_EXTENSION_URI } from '../../src/wire.js';
 /**
  * What the end-to-end tests share: a real harness on 127.0.0.1 port 0 with a fixture model
@@ -196,4 +198,21 @@ export function dataOf(message: Message | undefined): any {
 /** The Commands extension's entry of an agent card as JSON (found by its URI: other extensions may come first). */
 export function commandsEntry(card: any): any {
   return card.capabilities.extensions.find((extension: { uri: string }) => extension.uri === COMMANDS_EXTENSION_URI);
+}
+
+/** The generation an event carries (spec/stream-resume-extension-v1.md); every event of a task carries one. */
+export function generationIn(event: StreamResponse): number {
+  const generation = generationOf(event);
+  assert.equal(typeof generation, 'number', `every event carries its generation: ${JSON.stringify(event.payload)}`);
+  return generation!;
+}
+
+/** Asserts that the events' generations are 1, 2, 3, ...: none missing, none twice, in order. */
+export function assertDenseFromOne(events: readonly StreamResponse[]): void {
+  const generations = events.map(generationIn);
+  assert.deepEqual(
+    generations,
+    generations.map((_, i) => i + 1),
+    `dense from 1: ${generations.join(',')}`,
+  );
 }
