@@ -1,7 +1,7 @@
 /**
  * The Commands extension mounted on a bare `DefaultRequestHandler` of the SDK, with nothing of
  * the harness but the extension and its port over the SDK's own task store and event buses
- * (`sdkTaskPort`): what docs/commands.md promises an embedder.
+ * (`sdkTaskPort`): what docs/embedding.md promises an embedder.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

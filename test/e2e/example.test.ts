@@ -13,7 +13,7 @@ after(async () => {
   await h?.close();
 });
 
-describe('the example command of docs/commands.md', () => {
+describe('the example command of docs/embedding.md', () => {
   it('is registered after the built-ins, answers, and explains a bad argument', async () => {
     const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
     assert.deepEqual(commandsEntry(card).params.commands.at(-1), {
