@@ -10,7 +10,7 @@ import type { TaskReporter } from './ports.js';
 export function statusCommand(reporter: TaskReporter): CommandDefinition {
   return {
     name: 'status',
-    description: "Show this task's state, model, token usage and whether a turn is running",
+    description: "Show this task's state, model, token usage, whether a turn is running and the messages queued",
     handler: async ({ task, callContext }) => {
       const report = await reporter.report(task, callContext);
       const usage = report.usage.length
@@ -21,6 +21,8 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
         `State: ${stateName(TaskState[report.state as keyof typeof TaskState])}`,
         `Model: ${report.model}`,
         `Turn running: ${report.turnRunning ? 'yes' : 'no'}`,
+        `Queued messages: ${report.queued.length}`,
+        ...report.queued.map((queued, i) => `  ${i + 1}. ${queued.preview}`),
         `Tokens used:`,
         usage,
         `Sub-tasks:`,
