@@ -7,6 +7,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
@@ -24,6 +26,13 @@ import {
   userMessage,
   type TestHarness,
 } from './support.js';
+
+const schema = JSON.parse(
+  readFileSync(new URL('../../spec/while-busy-extension-v1.schema.json', import.meta.url), 'utf8'),
+);
+const ajv = new Ajv2020({ strict: false });
+const validParams = ajv.compile(schema);
+const validNote = ajv.compile({ $ref: `${schema.$id}#/$defs/Queued` });
 
 let h: TestHarness;
 /** Lets go of the replies held so far; each test holds its own. */
@@ -74,7 +83,9 @@ async function queuedPlace(
   const first = await within('the queued Task', stream.next());
   assert.equal(first.value?.payload?.$case, 'task', 'a queued message is answered with the Task first');
   const task = first.value.payload.value as Task;
-  return { task, note: task.metadata?.[QUEUED_KEY] as QueuedNote };
+  const note = task.metadata?.[QUEUED_KEY] as QueuedNote;
+  assert.ok(validNote(note), `the note follows the schema: ${JSON.stringify(validNote.errors)}`);
+  return { task, note };
 }
 
 const finalStatus = (events: StreamResponse[]) => {
@@ -87,11 +98,12 @@ const taskEventOf = (events: StreamResponse[]) =>
   events.find((e) => e.payload?.$case === 'task')?.payload?.value as Task;
 
 describe('while-busy extension', () => {
-  it('while-busy: the card declares the extension', async () => {
+  it('while-busy: the card declares the extension, its params as the schema says', async () => {
     const card = await (await h.client('JSONRPC')).getAgentCard();
     const entry = card.capabilities?.extensions.find((e) => e.uri === WHILE_BUSY_EXTENSION_URI);
     assert.ok(entry, 'declared');
     assert.equal(entry.params?.maxPerTask, 2);
+    assert.ok(validParams(entry.params), JSON.stringify(validParams.errors));
   });
 
   for (const transport of TRANSPORTS) {
