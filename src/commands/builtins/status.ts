@@ -10,7 +10,7 @@ import type { TaskReporter } from './ports.js';
 export function statusCommand(reporter: TaskReporter): CommandDefinition {
   return {
     name: 'status',
-    description: "Show this task's state, model, token usage, whether a turn is running and the messages queued",
+    description: "Show this task's state, model, token usage and whether a turn is running",
     handler: async ({ task, callContext }) => {
       const report = await reporter.report(task, callContext);
       const usage = report.usage.length
