@@ -40,6 +40,9 @@ export interface TurnQueueOptions {
 export class TurnQueue {
   /** Tasks whose queued turn this instance is starting: the lease it gives back on a failure is not a turn's end. */
   private readonly starting = new Set<string>();
+  /** The runs under way, which `stop` waits for. */
+  private readonly runs = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(private readonly options: TurnQueueOptions) {}
 
@@ -97,8 +100,20 @@ export class TurnQueue {
    * starts its turn. Called after a message is queued, after every turn here gives its lease
    * back, after recovery and at start-up. Never rejects.
    */
-  async run(taskId: string): Promise<void> {
-    if (this.starting.has(taskId)) return;
+  run(taskId: string): Promise<void> {
+    if (this.stopped || this.starting.has(taskId)) return Promise.resolve();
+    const run = this.runOnce(taskId).finally(() => this.runs.delete(run));
+    this.runs.add(run);
+    return run;
+  }
+
+  /** Starts no queued turn more, and resolves once the runs under way are over (the instance stops: the queues wait in the store). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.runs);
+  }
+
+  private async runOnce(taskId: string): Promise<void> {
     const { engine, records, onError } = this.options;
     try {
       for (;;) {

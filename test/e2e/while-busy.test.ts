@@ -7,15 +7,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../../src/wire.js';
-import { STOPPED_MARK } from '../../src/runtime/turn-end.js';
+import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn-end.js';
 import { lastMessage } from '../fixtures/model-server.js';
-import { nextMatching, within } from '../support/wait.js';
+import { nextMatching, poll, within } from '../support/wait.js';
 import {
   collect,
   send,
@@ -282,5 +284,41 @@ describe('while-busy extension', () => {
     const answer = (await within('the blocking answer', blocking)) as Task;
     assert.equal(textOf(answer.status?.message), 're: quick one alpha beta gamma');
     await collect(running.stream);
+  });
+});
+
+describe('while-busy across a restart', () => {
+  it('while-busy: a queue is kept in the store; the next start runs it after recovering the interrupted turn', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-queue-restart-'));
+    const started: TestHarness[] = [];
+    t.after(async () => {
+      for (const one of started) await one.close().catch(() => undefined);
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const never = new Promise<void>(() => {});
+    const script = {
+      reply: (body: any) => `re: ${lastMessage(body).content}`,
+      hold: (body: any) => (lastMessage(body).content.includes('hold') ? { afterChunks: 1, until: never } : undefined),
+    };
+    const first = await startTestHarness({ dataDir, script });
+    started.push(first);
+    const client = await first.client('JSONRPC');
+    const stream = sendStream(client, 'hold until the restart');
+    const opening = await nextMatching('the turn task', stream, (e) => e.payload?.$case === 'task');
+    const taskId = (opening.payload!.value as Task).id;
+    await first.model.waitForRequest((r) => lastMessage(r.body).content.includes('hold'));
+    const queued = sendWhileBusy(client, 'waits for the restart', taskId, 'enqueue');
+    await queuedPlace(queued);
+    await first.close();
+    const second = await startTestHarness({ dataDir, script });
+    started.push(second);
+    const again = await second.client('JSONRPC');
+    const task = await poll('the queued message answered after the restart', async () => {
+      const read = await again.getTask({ tenant: '', id: taskId, historyLength: undefined });
+      return textOf(read.history.at(-1)) === 're: waits for the restart' && read;
+    });
+    const said = task.history.map((m) => textOf(m));
+    assert.ok(said.includes(INTERRUPTED_TEXT), 'the turn cut by the stop was recovered first');
+    assert.equal(said.at(-2), 'waits for the restart');
   });
 });
