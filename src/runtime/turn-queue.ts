@@ -61,7 +61,8 @@ export class TurnQueue {
     if (!message.taskId) return start();
     const waiting = await records.size(message.taskId);
     if (how === 'reject') {
-      if (waiting > 0) throw turnInProgress(message.taskId);
+      // Refused as busy only once the caller is known to see the task: another user's stays unknown.
+      if (waiting > 0 && (await this.openable(message, context))) throw turnInProgress(message.taskId);
       return start();
     }
     if (waiting === 0) {
@@ -164,18 +165,13 @@ export class TurnQueue {
     how: Exclude<WhileBusy, 'reject'>,
     turnOptions: TurnOptions | undefined,
   ): Promise<AsyncGenerator<StreamResponse, void, undefined>> {
-    const { records, view, feeds, maxPerTask, engine } = this.options;
+    const { records, feeds, maxPerTask, engine } = this.options;
     const taskId = message.taskId;
     // Before anything is stored: the stream misses none of the task's events.
     const subscription = await feeds.follow(taskId);
     try {
-      const snapshot = await view.read(taskId, context);
-      if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
+      const snapshot = await this.openable(message, context);
       const { task } = snapshot;
-      if (isTerminal(task.status?.state))
-        throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be modified.`);
-      if (message.contextId && message.contextId !== task.contextId)
-        throw new HarnessError('params_invalid', `contextId mismatch: the message's is not task ${taskId}'s.`);
       await turnOptions?.beforeTurn?.(taskId);
       const added = await records.add(
         {
@@ -201,6 +197,18 @@ export class TurnQueue {
       subscription.close();
       throw error;
     }
+  }
+
+  /** The message's task, which the caller must see and which must take messages, as `TaskEngine.startTurn` checks it. */
+  private async openable(message: Message, context: ServerCallContext): Promise<TaskSnapshot> {
+    const taskId = message.taskId;
+    const snapshot = await this.options.view.read(taskId, context);
+    if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
+    if (isTerminal(snapshot.task.status?.state))
+      throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be modified.`);
+    if (message.contextId && message.contextId !== snapshot.task.contextId)
+      throw new HarnessError('params_invalid', `contextId mismatch: the message's is not task ${taskId}'s.`);
+    return snapshot;
   }
 
   /** Starts a popped message's turn under the lease taken for it; on a failure the message goes back, or the queue goes with its ended task. */

@@ -322,3 +322,48 @@ describe('while-busy across a restart', () => {
     assert.equal(said.at(-2), 'waits for the restart');
   });
 });
+
+describe('while-busy with bearer tokens', () => {
+  it("while-busy: a queued message runs as the user who queued it; another user's message finds no task, queued or not", async (t) => {
+    const ALICE = 'alice-token-0123456789abcdef';
+    const BOB = 'bob-token-0123456789abcdef00';
+    const gate = deferred();
+    const users = await startTestHarness({
+      script: {
+        reply: (body) => `re: ${lastMessage(body).content}`,
+        hold: (body) =>
+          lastMessage(body).content.includes('hold') ? { afterChunks: 1, until: gate.promise } : undefined,
+      },
+      harness: {
+        auth: {
+          tokens: new Map([
+            [ALICE, 'alice'],
+            [BOB, 'bob'],
+          ]),
+        },
+      },
+    });
+    t.after(async () => {
+      gate.resolve();
+      await users.close();
+    });
+    const alice = await users.client('JSONRPC', { authorization: `Bearer ${ALICE}` });
+    const bob = await users.client('JSONRPC', { authorization: `Bearer ${BOB}` });
+    const stream = sendStream(alice, 'hold a moment');
+    const opening = await nextMatching('the turn task', stream, (e) => e.payload?.$case === 'task');
+    const taskId = (opening.payload!.value as Task).id;
+    await users.model.waitForRequest((r) => lastMessage(r.body).content.includes('hold'));
+    const queued = sendWhileBusy(alice, 'alice queued this', taskId, 'enqueue');
+    await queuedPlace(queued);
+    const notFound = (error: any) => /not found/i.test(String(error?.message));
+    await assert.rejects(collect(sendWhileBusy(bob, 'bob queues', taskId, 'enqueue')), notFound);
+    await assert.rejects(collect(sendWhileBusy(bob, 'bob interrupts', taskId, 'interrupt')), notFound);
+    await assert.rejects(collect(sendWhileBusy(bob, 'bob is refused', taskId)), notFound);
+    gate.resolve();
+    await collect(stream);
+    const events = await collect(queued);
+    assert.equal(textOf(finalStatus(events).status?.message), 're: alice queued this');
+    const task = await alice.getTask({ tenant: '', id: taskId, historyLength: undefined });
+    assert.equal(textOf(task.history.at(-1)), 're: alice queued this', "alice's task holds the queued turn");
+  });
+});
