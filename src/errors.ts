@@ -24,6 +24,8 @@ export type HarnessErrorCode =
    * refused, the turn stops (`turn-fencing` in the README's "Several instances").
    */
   | 'turn_fenced'
+  /** A message sent to be queued on a task whose queue is full (`queue.maxPerTask`). */
+  | 'queue_full'
   /** A message that would start a turn while this instance runs as many as it may (`maxTurnsInFlight`): retry later. */
   | 'turns_at_limit'
   /** The bearer tokens are malformed (start-up). */
@@ -71,5 +73,13 @@ export function turnFencedError(taskId: string): HarnessError {
   return new HarnessError(
     'turn_fenced',
     `This turn of task ${taskId} was taken over by another instance while this one stalled; it stopped, and wrote nothing more. Read the task for how it went on.`,
+  );
+}
+
+/** The refusal of a message whose task a turn holds (or whose queue is not empty). */
+export function turnInProgress(taskId: string): HarnessError {
+  return new HarnessError(
+    'turn_in_progress',
+    `A reply is still being written on task ${taskId}. Send your message again once it has finished, or /stop it first. Commands work meanwhile.`,
   );
 }

@@ -27,6 +27,7 @@ import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn-limit.js';
+import { TurnQueue } from './runtime/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
@@ -129,6 +130,8 @@ export interface Engine {
   turnLimit: TurnLimit;
   /** The deliverer of push notifications here (docs/push.md). */
   push: PushDelivery;
+  /** The tasks' queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
+  queue: TurnQueue;
 }
 
 export function startEngine(
@@ -170,6 +173,16 @@ export function startEngine(
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
   engine.runTurnsWith(executor);
+  const queue = new TurnQueue({
+    engine,
+    records: store.queue,
+    view,
+    feeds: store.feeds,
+    maxPerTask: config.queue.maxPerTask,
+    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+  });
+  // A turn's end runs the next message of its task's queue.
+  engine.onTurnReleased((taskId) => void queue.run(taskId));
   const { push: pushConfig } = config;
   const push = new PushDelivery({
     outbox: store.push,
@@ -192,6 +205,7 @@ export function startEngine(
     view,
     turnLimit,
     push,
+    queue,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -215,7 +229,7 @@ export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools }: Models,
-  { engine, view, recovery, turnLimit }: Engine,
+  { engine, view, recovery, turnLimit, queue }: Engine,
   log: Logger,
 ): Promise<Commands> {
   const { config } = options;
@@ -230,6 +244,7 @@ export async function startCommands(
       version: VERSION,
       bearerAuth: authenticator !== undefined,
       toolCalls: tools.configured,
+      queueMaxPerTask: config.queue.maxPerTask,
     });
   const registry = new CommandRegistry();
   // One record of the messages each user sent, for commands and turns alike (CMD-34).
@@ -252,6 +267,7 @@ export async function startCommands(
     card: cardNow,
     log,
     push,
+    queue,
   });
   const subtasks = new Subtasks({
     engine,
@@ -265,14 +281,17 @@ export async function startCommands(
   coordination.onOrphanedTurns(async (taskIds) => {
     const recovered = await recovery.recoverTasks(taskIds);
     if (recovered > 0) log.warn('turns of an instance that stopped were ended as interrupted', { tasks: recovered });
+    // Their queues run on here: the instance that would have run them is gone.
+    for (const taskId of taskIds) await queue.run(taskId);
   });
   const recovered = await recovery.recoverAtStart();
   if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
+  await queue.runAll();
 
   let commandFolder: CommandFolder | undefined;
   registerBuiltinCommands(registry, {
     models: taskModels,
-    reporter: new TaskReports(taskModels, store.state, engine, view, store.push),
+    reporter: new TaskReports(taskModels, store.state, engine, view, store.push, queue),
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,

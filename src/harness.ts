@@ -83,6 +83,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         models!.stopRediscovery();
         await commands.commandFolder.close();
         httpServer.close();
+        // Queued messages wait in the store for the next instance to take them.
+        await started.queue.stop();
         // Turns end as interrupted; their last events and every reply under way get the grace to be stored.
         const left = await started.engine.drain(options.config.shutdownGraceMs);
         if (left.turns > 0 || left.writes > 0)

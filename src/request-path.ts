@@ -8,6 +8,7 @@ import { MessageIdempotency } from './runtime/message-idempotency.js';
 import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
 import type { PushConfigs } from './runtime/push-configs.js';
+import type { TurnQueue } from './runtime/turn-queue.js';
 import type { LogSubscription } from './store/index.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { SseEventIds } from './server/sse-event-ids.js';
@@ -33,6 +34,8 @@ export interface RequestPathOptions {
   log: Logger;
   /** Push notifications' configs; without them their operations are refused. */
   push?: PushConfigs;
+  /** The tasks' queues of messages sent while a turn runs; without them such a message is refused. */
+  queue?: TurnQueue;
 }
 
 /** Where the card's route reads the card: below the transports' cache, so that it is built per request (CMD-16). */
@@ -89,6 +92,7 @@ export function requestPathSteps(options: RequestPathOptions): {
         new MessageIdempotency(below, {
           claims,
           tasks,
+          queued: options.queue && ((id, messageId, context) => options.queue!.followQueued(id, messageId, context)),
           onClaimError: (error, task) =>
             log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
         }),
@@ -100,6 +104,7 @@ export function requestPathSteps(options: RequestPathOptions): {
     feeds,
     () => withCommandsExtension(options.card(), registry),
     options.push,
+    options.queue,
   );
   return { interceptors, handler };
 }

@@ -322,3 +322,32 @@ export function unknownCommandQuestion(text: string, commands: readonly string[]
   const near = closestName(split.name, commands);
   return `/${split.name} is not a command${near ? ` (did you mean /${near}?)` : ''}.`;
 }
+
+/**
+ * The while-busy extension v1 (spec/while-busy-extension-v1.md): what a message sent while a
+ * turn runs on its task does, by its metadata.
+ */
+export const WHILE_BUSY_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/while-busy/v1';
+
+/** Message metadata key: what the message does when its task is busy (`WhileBusy`); unset is `reject`. */
+export const WHILE_BUSY_KEY = 'tiny-harness/while-busy';
+
+/**
+ * What a message does when a turn runs on its task, or its queue is not empty: refused
+ * (`turn_in_progress`), queued behind the turns before it, or queued first with the running turn
+ * stopped as `/stop` stops it.
+ */
+export const WHILE_BUSY_VALUES = ['reject', 'enqueue', 'interrupt'] as const;
+export type WhileBusy = (typeof WHILE_BUSY_VALUES)[number];
+
+/**
+ * Metadata key on the Task a queued message's stream begins with: `{ messageId, position }`,
+ * position 1 being next (`QueuedNote`).
+ */
+export const QUEUED_KEY = 'tiny-harness/queued';
+
+/** The value of `QUEUED_KEY`. */
+export interface QueuedNote {
+  messageId: string;
+  position: number;
+}

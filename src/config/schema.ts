@@ -132,6 +132,9 @@ export const DEFAULT_PUSH_RETRY_FOR_MS = 86_400_000;
 export const DEFAULT_PUSH_FIRST_RETRY_MS = 1000;
 export const DEFAULT_PUSH_MAX_RETRY_MS = 300_000;
 
+/** A task's queue of messages sent while a turn runs holds this many at most (spec/while-busy-extension-v1.md). */
+export const DEFAULT_QUEUE_MAX_PER_TASK = 16;
+
 const wholeMs = z.number().int('must be a whole number of milliseconds');
 
 /** How the events of tasks are POSTed to their push-notification configs' webhooks (docs/push.md). */
@@ -154,6 +157,17 @@ const pushSchema = strictObject({
   firstRetryMs: wholeMs.min(1, 'must be at least 1').max(3_600_000).default(DEFAULT_PUSH_FIRST_RETRY_MS),
   /** The greatest wait between two attempts, in milliseconds. */
   maxRetryMs: wholeMs.min(1, 'must be at least 1').max(86_400_000).default(DEFAULT_PUSH_MAX_RETRY_MS),
+});
+
+/** The queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
+const queueSchema = strictObject({
+  /** The most messages one task's queue holds; one more is refused (`queue_full`). */
+  maxPerTask: z
+    .number()
+    .int('must be a whole number of messages')
+    .min(1, 'must be at least 1')
+    .max(1000)
+    .default(DEFAULT_QUEUE_MAX_PER_TASK),
 });
 
 export const configSchema = strictObject({
@@ -254,6 +268,8 @@ export const configSchema = strictObject({
     .default(DEFAULT_TOOL_OUTPUT_CHARS),
   /** Push notifications: their webhooks' safety, timeout and retries. */
   push: pushSchema.default(pushSchema.parse({})),
+  /** Messages sent while a turn runs, with `tiny-harness/while-busy` set to queue them. */
+  queue: queueSchema.default(queueSchema.parse({})),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

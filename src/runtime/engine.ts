@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { HarnessError, isHarnessError, turnFencedError } from '../errors.js';
+import { HarnessError, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
 import type { Appended, LogSubscription, TaskEdit, TaskSnapshot } from '../store/index.js';
 import { isTerminal } from '../wire.js';
 import { CancelAndStop } from './cancel-and-stop.js';
@@ -88,6 +88,8 @@ export interface TurnOptions {
    * turn is stored (a new task's id is known to nobody else yet): `SendMessage`'s push config.
    */
   beforeTurn?: (taskId: string) => Promise<void>;
+  /** The task's lease, taken already by the caller (a queued message's turn): given back if the turn cannot start. */
+  heldEpoch?: number;
 }
 
 /**
@@ -110,6 +112,7 @@ export class TaskEngine implements CommandTaskPort {
   /** Turn ends and posts under way: what `drain` waits for. */
   private readonly underWay = new WorkUnderWay();
   private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
+  private readonly releaseListeners: ((taskId: string) => void)[] = [];
   private readonly writes: TaskWrites;
   private readonly cancels: CancelAndStop;
   private executor: Pick<HarnessExecutor, 'run'> | undefined;
@@ -168,7 +171,7 @@ export class TaskEngine implements CommandTaskPort {
       const taskId = stored?.task.id ?? randomUUID();
       const contextId = stored?.task.contextId ?? (message.contextId || randomUUID());
       if (this.draining || this.running.has(taskId)) throw turnInProgress(taskId);
-      const epoch = await coordination.acquireTurn(taskId);
+      const epoch = options.heldEpoch ?? (await coordination.acquireTurn(taskId));
       if (epoch === undefined) throw turnInProgress(taskId);
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
       this.running.set(taskId, turn);
@@ -193,14 +196,14 @@ export class TaskEngine implements CommandTaskPort {
       };
     } catch (error) {
       subscription?.close();
-      if (turn) {
-        this.running.delete(turn.taskId);
+      const held = turn?.taskId ?? (options.heldEpoch === undefined ? undefined : message.taskId);
+      if (turn) this.running.delete(turn.taskId);
+      if (held)
         await coordination
-          .releaseTurn(turn.taskId)
+          .releaseTurn(held)
           .catch((releaseError: unknown) =>
-            this.options.onError(releaseError, 'giving back a turn that could not start', turn!.taskId),
+            this.options.onError(releaseError, 'giving back a turn that could not start', held),
           );
-      }
       place?.release();
       throw error;
     }
@@ -289,6 +292,12 @@ export class TaskEngine implements CommandTaskPort {
     } finally {
       if (this.running.get(turn.taskId) === turn) this.running.delete(turn.taskId);
     }
+    for (const listener of this.releaseListeners) listener(turn.taskId);
+  }
+
+  /** Told each time a turn here has given its task back (the task's queue runs its next message); must not throw. */
+  onTurnReleased(listener: (taskId: string) => void): void {
+    this.releaseListeners.push(listener);
   }
 
   /**
@@ -384,11 +393,4 @@ export interface RunningTurn extends Turn {
   done: Promise<void>;
   /** A write was refused because another instance took the task over: nothing more of the turn is stored. */
   fenced?: boolean;
-}
-
-function turnInProgress(taskId: string): HarnessError {
-  return new HarnessError(
-    'turn_in_progress',
-    `A reply is still being written on task ${taskId}. Send your message again once it has finished, or /stop it first. Commands work meanwhile.`,
-  );
 }

@@ -9,6 +9,12 @@ export interface MessageIdempotencyOptions {
   tasks: FollowTarget;
   /** The same claims the commands wrapper uses: one record of handled message ids (CMD-34). */
   claims: MessageClaims;
+  /** The stream of a message still waiting in its task's queue (`TurnQueue.followQueued`); undefined once it left it. */
+  queued?: (
+    taskId: string,
+    messageId: string,
+    context: ServerCallContext,
+  ) => Promise<AsyncGenerator<StreamResponse, void, undefined> | undefined>;
   /** Told when a claim could not be recorded as accepted; the turn goes on regardless. */
   onClaimError?: (error: unknown, taskId: string) => void;
 }
@@ -89,6 +95,9 @@ export class MessageIdempotency extends DelegatingRequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    // A message still queued: the resend waits for its turn as the first send does.
+    const queued = await this.options.queued?.(claim.outcome.taskId, params.message!.messageId, context);
+    if (queued) return yield* queued;
     // A resend reaching another instance than the first send finds the claim there, not the
     // request: it follows the task's turn if one is running, wherever it runs.
     const following = claim.inFlight || (await this.options.tasks.isBusy(claim.outcome.taskId)) ? 'turn' : 'none';

@@ -22,10 +22,12 @@ import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a
 import { lastEventId } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
+import { QUEUED_KEY } from '../wire.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskView } from './subtask-metadata.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 import type { PushConfigs } from './push-configs.js';
+import type { TurnQueue } from './turn-queue.js';
 
 /** The page size `ListTasks` uses when the request sets none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50;
@@ -43,6 +45,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     private readonly card: () => Promise<AgentCard> | AgentCard,
     /** Push notifications' configs (docs/push.md); without them the four operations are refused. */
     private readonly push?: PushConfigs,
+    /** Where a message sent while its task is busy is queued (spec/while-busy-extension-v1.md); none: refused. */
+    private readonly queue?: Pick<TurnQueue, 'send' | 'drop'>,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -70,7 +74,9 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     const beforeTurn =
       pushConfig && this.push ? await this.push.forTurn(pushConfig, context, Boolean(message.taskId)) : undefined;
-    const turn = await this.engine.startTurn(message, context, beforeTurn ? { beforeTurn } : undefined);
+    const options = beforeTurn ? { beforeTurn } : undefined;
+    if (this.queue) return yield* await this.queue.send(message, context, options);
+    const turn = await this.engine.startTurn(message, context, options);
     yield* turn.events;
   }
 
@@ -96,6 +102,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
   /** `CancelTask` (CMD-31): the engine cancels the task and its sub-tasks; the answer is the task as `GetTask` shows it. */
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     await this.engine.cancel(requireTaskId(params.id), context);
+    // The task has ended: the messages waiting on it go (their streams end on its CANCELED).
+    await this.queue?.drop(params.id);
     return this.getTask({ tenant: params.tenant, id: params.id }, context);
   }
 
@@ -170,6 +178,9 @@ export async function answerBlocking(
     for await (const { payload } of stream) {
       if (payload?.$case === 'message') return payload.value;
       taskId ??= payload?.$case === 'task' ? payload.value.id : payload?.value.taskId;
+      // A queued message's answer is the Task marking its place (spec/while-busy-extension-v1.md).
+      if (params.configuration?.returnImmediately && payload?.$case === 'task' && payload.value.metadata?.[QUEUED_KEY])
+        return withHistoryLength(payload.value, params.configuration.historyLength ?? DEFAULT_ANSWER_HISTORY);
       if (params.configuration?.returnImmediately) break;
     }
   } finally {

@@ -1,4 +1,4 @@
-import { taskStateToJSON, type Task } from '@a2a-js/sdk';
+import { taskStateToJSON, type Message, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { TaskView } from './subtask-metadata.js';
 import type { TaskReport, TaskReporter } from '../commands/index.js';
@@ -6,6 +6,10 @@ import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
 import { subtaskChildrenOf } from '../wire.js';
+import type { TurnQueue } from './turn-queue.js';
+
+/** How much of a queued message `/status` shows. */
+const PREVIEW_WORDS = 8;
 
 /**
  * What `/status` shows of a task: its state, model, token usage, turn, sub-tasks, and push
@@ -20,6 +24,8 @@ export class TaskReports implements TaskReporter {
     private readonly taskStore: Pick<TaskView, 'load'>,
     /** The push outbox: how many of a task's deliveries failed. */
     private readonly push?: { failedCount(taskId: string): Promise<number> },
+    /** The tasks' queues: the messages waiting on a task. */
+    private readonly queue?: Pick<TurnQueue, 'list'>,
   ) {}
 
   async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {
@@ -30,12 +36,17 @@ export class TaskReports implements TaskReporter {
       })),
     );
     const pushFailed = (await this.push?.failedCount(task.id)) ?? 0;
+    const queued = ((await this.queue?.list(task.id)) ?? []).map(({ message }) => ({
+      messageId: message.messageId,
+      preview: firstWords(message),
+    }));
     return {
       state: stateName(task.status?.state),
       model: await this.models.modelFor(task, callContext),
       usage: await this.state.getUsage(task.id),
       turnRunning: await this.engine.isBusy(task.id),
       subtasks,
+      queued,
       ...(pushFailed > 0 ? { pushFailed } : {}),
     };
   }
@@ -43,4 +54,11 @@ export class TaskReports implements TaskReporter {
 
 function stateName(state: Parameters<typeof taskStateToJSON>[0] | undefined): string {
   return state === undefined ? 'TASK_STATE_UNSPECIFIED' : taskStateToJSON(state);
+}
+
+/** The first words of a message's text, "…" when there are more. */
+function firstWords(message: Message): string {
+  const text = message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join(' ');
+  const words = text.split(/\s+/).filter(Boolean);
+  return words.slice(0, PREVIEW_WORDS).join(' ') + (words.length > PREVIEW_WORDS ? ' …' : '');
 }

@@ -5,6 +5,10 @@ import {
   REST_PATH,
   STREAM_RESUME_EXTENSION_URI,
   TOOL_CALLS_EXTENSION_URI,
+  QUEUED_KEY,
+  WHILE_BUSY_EXTENSION_URI,
+  WHILE_BUSY_KEY,
+  WHILE_BUSY_VALUES,
 } from '../wire.js';
 
 export interface CardOptions {
@@ -24,6 +28,8 @@ export interface CardOptions {
   bearerAuth?: boolean;
   /** Declare the tool-calls extension: tool servers are configured, so turns may call tools. */
   toolCalls?: boolean;
+  /** The most messages a task's queue holds (`queue.maxPerTask`), declared with the while-busy extension; none: not declared. */
+  queueMaxPerTask?: number;
 }
 
 /** The card entry of the tool-calls extension (spec/tool-calls-extension-v1.md). */
@@ -45,6 +51,17 @@ export function streamResumeExtension(): AgentExtension {
       'Every Task, status update and artifact update carries its generation in metadata["tiny-harness/generation"] and as its SSE id; SubscribeToTask with Last-Event-ID (gRPC metadata last-event-id) replays the events after it, then goes on live.',
     required: false,
     params: { metadataKey: GENERATION_KEY },
+  };
+}
+
+/** The while-busy extension's entry (spec/while-busy-extension-v1.md): a message sent while a turn runs may be queued. */
+export function whileBusyExtension(maxPerTask: number): AgentExtension {
+  return {
+    uri: WHILE_BUSY_EXTENSION_URI,
+    description:
+      'A message sent while a turn runs on its task is refused, queued behind it, or queued first with the running turn stopped, as its metadata["tiny-harness/while-busy"] says ("reject", the default, "enqueue" or "interrupt"); a queued message\'s stream starts with the Task marked metadata["tiny-harness/queued"] = {messageId, position}, then its turn.',
+    required: false,
+    params: { metadataKey: WHILE_BUSY_KEY, values: [...WHILE_BUSY_VALUES], queuedKey: QUEUED_KEY, maxPerTask },
   };
 }
 
@@ -104,7 +121,11 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     capabilities: {
       streaming: true,
       pushNotifications: true,
-      extensions: [streamResumeExtension(), ...(options.toolCalls ? [toolCallsExtension()] : [])],
+      extensions: [
+        streamResumeExtension(),
+        ...(options.queueMaxPerTask ? [whileBusyExtension(options.queueMaxPerTask)] : []),
+        ...(options.toolCalls ? [toolCallsExtension()] : []),
+      ],
       extendedAgentCard: false,
     },
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),

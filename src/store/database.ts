@@ -181,6 +181,20 @@ export interface PushDeliveriesTable {
   last_error: string | null;
 }
 
+/** A message waiting in its task's queue (`task-queue.ts`). */
+export interface TaskQueueTable {
+  task_id: string;
+  /** Its place: the head has the least. */
+  seq: Counter;
+  message_id: string;
+  message_json: string;
+  tenant: string;
+  owner: string;
+  /** 1 when the request that queued it was authenticated. */
+  authenticated: number;
+  created_ms: Counter;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_messages: TaskMessagesTable;
@@ -196,6 +210,7 @@ export interface Database {
   task_events: TaskEventsTable;
   push_configs: PushConfigsTable;
   push_deliveries: PushDeliveriesTable;
+  task_queue: TaskQueueTable;
 }
 
 /**

@@ -9,6 +9,7 @@ import { schemaChannel } from './channels.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
 import { SqlPushStore } from './push-store.js';
+import { SqlTaskQueue } from './task-queue.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 
@@ -79,6 +80,8 @@ export interface Store {
   claims: SqlMessageClaimStore;
   /** Push notifications' configs and their outbox (`push-store.ts`). */
   push: SqlPushStore;
+  /** Each task's queue of messages sent while a turn ran (`task-queue.ts`). */
+  queue: SqlTaskQueue;
   /** Told when a write here logged events that owe push deliveries: the deliverer is woken. */
   onPushOwed(handler: (taskId: string) => void): void;
   /** Stores a new sub-task with its link and model in one transaction. */
@@ -169,6 +172,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     state,
     claims,
     push,
+    queue: new SqlTaskQueue(db),
     onPushOwed: (handler) => (pushOwed = handler),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
@@ -204,4 +208,5 @@ export { TaskFeeds, LogSubscription } from './task-feeds.js';
 export type { LoggedEvent } from './task-log.js';
 export { SqlPushStore, type StoredPushConfig, type DueHead, type PendingDelivery } from './push-store.js';
 export type { TaskSnapshot, TaskEdit, Appended } from './task-store.js';
+export { SqlTaskQueue, type QueuedMessage, type Added } from './task-queue.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely
 import { isPostgres } from './dialect.js';
 import { pushMigration } from './push-store.js';
 import { taskLogMigration } from './task-log.js';
+import { taskQueueMigration } from './task-queue.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -387,6 +388,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0012_turn_fences': turnFences,
   '0013_task_log': taskLogMigration,
   '0014_push': pushMigration,
+  '0015_task_queue': taskQueueMigration,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

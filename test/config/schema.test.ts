@@ -55,6 +55,7 @@ describe('config schema', () => {
         firstRetryMs: 1000,
         maxRetryMs: 300_000,
       },
+      queue: { maxPerTask: 16 },
       providers: {},
     });
   });

@@ -37,6 +37,8 @@ export interface TaskReport {
   turnRunning: boolean;
   /** The task's sub-tasks in start order, with their states' protocol names. */
   subtasks: Array<{ id: string; state: string }>;
+  /** The messages waiting in the task's queue, the next first, each with its first words. */
+  queued: Array<{ messageId: string; preview: string }>;
   /** How many of the task's push notifications ran out of retries (kept as failed); absent when none. */
   pushFailed?: number;
 }

@@ -21,6 +21,8 @@ export function statusCommand(reporter: TaskReporter): CommandDefinition {
         `State: ${stateName(TaskState[report.state as keyof typeof TaskState])}`,
         `Model: ${report.model}`,
         `Turn running: ${report.turnRunning ? 'yes' : 'no'}`,
+        `Queued messages: ${report.queued.length}`,
+        ...report.queued.map((queued, i) => `  ${i + 1}. ${queued.preview}`),
         `Tokens used:`,
         usage,
         `Sub-tasks:`,

@@ -1,0 +1,286 @@
+import type { Message, StreamResponse } from '@a2a-js/sdk';
+import { resolveUserScope, ServerCallContext } from '@a2a-js/sdk/server';
+import { clientGoneSignal } from '../a2a/index.js';
+import { hasErrorCode, HarnessError, turnInProgress } from '../errors.js';
+import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../store/index.js';
+import { isTerminal, QUEUED_KEY, WHILE_BUSY_KEY, WHILE_BUSY_VALUES, type QueuedNote, type WhileBusy } from '../wire.js';
+import type { StartedTurn, TaskEngine, TurnOptions } from './engine.js';
+import { asStreamResponse, isFinalStatus, withGeneration } from './turn-stream.js';
+
+/** The tasks' queues as the store keeps them (`store/task-queue.ts`). */
+export interface QueueRecords {
+  add(entry: QueuedMessage, options: { head: boolean; max: number }): Promise<Added>;
+  position(taskId: string, messageId: string): Promise<number | undefined>;
+  list(taskId: string): Promise<QueuedMessage[]>;
+  size(taskId: string): Promise<number>;
+  pop(taskId: string): Promise<QueuedMessage | undefined>;
+  drop(taskId: string): Promise<number>;
+  tasks(): Promise<string[]>;
+}
+
+export interface TurnQueueOptions {
+  engine: Pick<TaskEngine, 'startTurn' | 'stop' | 'coordination'>;
+  records: QueueRecords;
+  /** The task as the caller sees it, with its generation. */
+  view: { read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined> };
+  feeds: { follow(taskId: string): Promise<LogSubscription> };
+  /** The most messages one task's queue holds (`queue.maxPerTask`). */
+  maxPerTask: number;
+  onError: (error: unknown, what: string, taskId?: string) => void;
+}
+
+/**
+ * Messages sent while a turn runs on their task (spec/while-busy-extension-v1.md): refused, as
+ * before, or kept in the task's queue (`store/task-queue.ts`) and run as normal turns, in order,
+ * once the turns before them have ended, on whichever instance is free. No message is stranded
+ * across instances: whoever queues one stores it, then tries the task's lease; whoever ends a
+ * turn gives its lease back, then tries the same (`run`). The one holding the lease takes the
+ * head off the queue and starts its turn through the engine, as the user who queued it.
+ */
+export class TurnQueue {
+  /** Tasks whose queued turn this instance is starting: the lease it gives back on a failure is not a turn's end. */
+  private readonly starting = new Set<string>();
+  /** The runs under way, which `stop` waits for. */
+  private readonly runs = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly options: TurnQueueOptions) {}
+
+  /**
+   * A message's answer: its turn's stream when it runs at once (no turn on its task, an empty
+   * queue), or the stream of its place in the queue (`queuedStream`) as its metadata asks.
+   */
+  async send(
+    message: Message,
+    context: ServerCallContext,
+    turnOptions?: TurnOptions,
+  ): Promise<AsyncGenerator<StreamResponse, void, undefined>> {
+    const { engine, records } = this.options;
+    const how = whileBusyOf(message);
+    const start = async () => (await engine.startTurn(message, context, turnOptions)).events;
+    if (!message.taskId) return start();
+    const waiting = await records.size(message.taskId);
+    if (how === 'reject') {
+      // Refused as busy only once the caller is known to see the task: another user's stays unknown.
+      if (waiting > 0 && (await this.openable(message, context))) throw turnInProgress(message.taskId);
+      return start();
+    }
+    if (waiting === 0) {
+      try {
+        return await start();
+      } catch (error) {
+        if (!hasErrorCode(error, 'turn_in_progress')) throw error;
+      }
+    }
+    return this.enqueue(message, context, how, turnOptions);
+  }
+
+  /** A resend of a message still in its task's queue: the stream of its place; undefined once it left the queue. */
+  async followQueued(
+    taskId: string,
+    messageId: string,
+    context: ServerCallContext,
+  ): Promise<AsyncGenerator<StreamResponse, void, undefined> | undefined> {
+    const subscription = await this.options.feeds.follow(taskId);
+    try {
+      const position = await this.options.records.position(taskId, messageId);
+      const snapshot = position === undefined ? undefined : await this.options.view.read(taskId, context);
+      if (position === undefined || !snapshot) {
+        subscription.close();
+        return undefined;
+      }
+      return queuedStream(subscription, snapshot, { messageId, position }, context);
+    } catch (error) {
+      subscription.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Runs the head of the task's queue if the task is free: takes the lease, pops the head and
+   * starts its turn. Called after a message is queued, after every turn here gives its lease
+   * back, after recovery and at start-up. Never rejects.
+   */
+  run(taskId: string): Promise<void> {
+    if (this.stopped || this.starting.has(taskId)) return Promise.resolve();
+    const run = this.runOnce(taskId).finally(() => this.runs.delete(run));
+    this.runs.add(run);
+    return run;
+  }
+
+  /** Starts no queued turn more, and resolves once the runs under way are over (the instance stops: the queues wait in the store). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.runs);
+  }
+
+  private async runOnce(taskId: string): Promise<void> {
+    const { engine, records, onError } = this.options;
+    try {
+      for (;;) {
+        if ((await records.size(taskId)) === 0) return;
+        const epoch = await engine.coordination.acquireTurn(taskId);
+        // The holder's turn runs the queue when it gives the lease back.
+        if (epoch === undefined) return;
+        this.starting.add(taskId);
+        try {
+          const head = await records.pop(taskId).catch(async (error: unknown) => {
+            await engine.coordination.releaseTurn(taskId);
+            throw error;
+          });
+          // Emptied meanwhile: given back, and looked at again, for one queued while the lease was held.
+          if (!head) {
+            await engine.coordination.releaseTurn(taskId);
+            continue;
+          }
+          await this.startQueued(head, epoch);
+          return;
+        } finally {
+          this.starting.delete(taskId);
+        }
+      }
+    } catch (error) {
+      onError(error, "running a task's queued message", taskId);
+    }
+  }
+
+  /** Start-up: the queues of every task with messages waiting (their instance may have stopped). */
+  async runAll(): Promise<void> {
+    for (const taskId of await this.options.records.tasks()) await this.run(taskId);
+  }
+
+  /** The task's waiting messages, the head first (`/status`). */
+  list(taskId: string): Promise<QueuedMessage[]> {
+    return this.options.records.list(taskId);
+  }
+
+  /** Drops the task's queue: it has ended (`CancelTask`). Its waiting streams end on the task's final status. */
+  async drop(taskId: string): Promise<void> {
+    await this.options.records.drop(taskId);
+  }
+
+  private async enqueue(
+    message: Message,
+    context: ServerCallContext,
+    how: Exclude<WhileBusy, 'reject'>,
+    turnOptions: TurnOptions | undefined,
+  ): Promise<AsyncGenerator<StreamResponse, void, undefined>> {
+    const { records, feeds, maxPerTask, engine } = this.options;
+    const taskId = message.taskId;
+    // Before anything is stored: the stream misses none of the task's events.
+    const subscription = await feeds.follow(taskId);
+    try {
+      const snapshot = await this.openable(message, context);
+      const { task } = snapshot;
+      await turnOptions?.beforeTurn?.(taskId);
+      const added = await records.add(
+        {
+          taskId,
+          message: { ...message, contextId: task.contextId },
+          tenant: context.tenant ?? '',
+          owner: resolveUserScope(context),
+          authenticated: context.user?.isAuthenticated ?? false,
+          createdMs: Date.now(),
+        },
+        { head: how === 'interrupt', max: maxPerTask },
+      );
+      if (added.kind === 'full')
+        throw new HarnessError(
+          'queue_full',
+          `Task ${taskId} has ${added.size} messages waiting, as many as it may (queue.maxPerTask). Send this one again once one of them has run.`,
+        );
+      // Queued first, then stopped: the stopped turn's end runs this message next.
+      if (how === 'interrupt' && added.kind === 'added') await engine.stop(taskId);
+      await this.run(taskId);
+      return queuedStream(subscription, snapshot, { messageId: message.messageId, position: added.position }, context);
+    } catch (error) {
+      subscription.close();
+      throw error;
+    }
+  }
+
+  /** The message's task, which the caller must see and which must take messages, as `TaskEngine.startTurn` checks it. */
+  private async openable(message: Message, context: ServerCallContext): Promise<TaskSnapshot> {
+    const taskId = message.taskId;
+    const snapshot = await this.options.view.read(taskId, context);
+    if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
+    if (isTerminal(snapshot.task.status?.state))
+      throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be modified.`);
+    if (message.contextId && message.contextId !== snapshot.task.contextId)
+      throw new HarnessError('params_invalid', `contextId mismatch: the message's is not task ${taskId}'s.`);
+    return snapshot;
+  }
+
+  /** Starts a popped message's turn under the lease taken for it; on a failure the message goes back, or the queue goes with its ended task. */
+  private async startQueued(head: QueuedMessage, epoch: number): Promise<void> {
+    const { engine, records, onError } = this.options;
+    const context = new ServerCallContext({
+      tenant: head.tenant,
+      user: { isAuthenticated: head.authenticated, userName: head.owner },
+    });
+    let turn: StartedTurn;
+    try {
+      turn = await engine.startTurn(head.message, context, { heldEpoch: epoch, pastLimit: true });
+    } catch (error) {
+      if (hasErrorCode(error, 'task_ended') || hasErrorCode(error, 'task_not_found')) {
+        await records.drop(head.taskId);
+        return;
+      }
+      // Kept, first again: a turn ending on the task (here or elsewhere) or a restart runs it.
+      await records.add(head, { head: true, max: Number.MAX_SAFE_INTEGER });
+      onError(error, 'starting a queued message (kept in the queue)', head.taskId);
+      return;
+    }
+    // Nobody reads it here: the streams waiting for the message follow the task's log.
+    turn.detach();
+  }
+}
+
+/** The message's `tiny-harness/while-busy`: `reject` when unset; any other value is refused, naming the allowed ones. */
+export function whileBusyOf(message: Message): WhileBusy {
+  const value = message.metadata?.[WHILE_BUSY_KEY];
+  if (value === undefined) return 'reject';
+  if (typeof value === 'string' && (WHILE_BUSY_VALUES as readonly string[]).includes(value)) return value as WhileBusy;
+  throw new HarnessError(
+    'params_invalid',
+    `message.metadata["${WHILE_BUSY_KEY}"] must be one of ${WHILE_BUSY_VALUES.map((v) => `"${v}"`).join(', ')}, not ${JSON.stringify(value) ?? String(value)}.`,
+  );
+}
+
+/**
+ * A queued message's stream: the task as stored, marked with the message's place
+ * (`QUEUED_KEY`); then nothing until the message's own turn starts (the first task event whose
+ * history ends with it); then that turn's events, as a turn's stream sends them, to its final
+ * status. A task that ends before (canceled) ends the stream with its final status.
+ */
+async function* queuedStream(
+  subscription: LogSubscription,
+  { task, generation }: TaskSnapshot,
+  note: QueuedNote,
+  context: ServerCallContext,
+): AsyncGenerator<StreamResponse, void, undefined> {
+  const signal = clientGoneSignal(context);
+  const stop = () => subscription.close();
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    const first = withGeneration(task, generation);
+    first.metadata = { ...first.metadata, [QUEUED_KEY]: note };
+    yield { payload: { $case: 'task', value: first } };
+    let opened = false;
+    for (;;) {
+      const entry = await subscription.next();
+      if (!entry) return;
+      if (entry.generation <= generation) continue;
+      const { event } = entry;
+      opened ||= event.kind === 'task' && event.data.history.at(-1)?.messageId === note.messageId;
+      const ended = event.kind === 'statusUpdate' && isTerminal(event.data.status?.state);
+      if (!opened && !ended) continue;
+      const item = asStreamResponse(entry);
+      if (item) yield item;
+      if (ended || isFinalStatus(event)) return;
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    subscription.close();
+  }
+}
