@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { TaskState } from '@a2a-js/sdk';
-import { CONFORM_EXIT, runConform } from '../../src/conform/command-line.js';
+import { runConform, type ConformCommand } from '../../src/conform/command-line.js';
+import { CONFORM_EXIT } from '../../src/conform/exit-codes.js';
 import type { ConformReport } from '../../src/conform/results.js';
 import { parseRules } from '../../src/conform/spec-text.js';
 import { startBareAgent, type BareAgent } from '../client/bare-agent.js';
@@ -27,14 +28,14 @@ after(async () => {
   await h?.close();
 });
 
-async function conform(args: string[]): Promise<{ code: number; report: ConformReport; stderr: string }> {
+async function conform(options: ConformCommand): Promise<{ code: number; report: ConformReport; stderr: string }> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
   let stderr = '';
   out.on('data', (chunk) => (stdout += chunk));
   err.on('data', (chunk) => (stderr += chunk));
-  const code = await runConform(['--json', ...args], out, err);
+  const code = await runConform({ ...options, json: true }, out, err);
   return { code, report: stdout ? JSON.parse(stdout) : undefined, stderr };
 }
 
@@ -43,7 +44,7 @@ const failedRules = (report: ConformReport) =>
 
 describe('tiny-harness conform against the harness', () => {
   it('every check passes on every transport, or is skipped saying why', async () => {
-    const { code, report } = await conform(['--allow-model', h.harness.url]);
+    const { code, report } = await conform({ url: h.harness.url, allowModel: true });
     assert.deepEqual(
       report.results.filter((r) => r.outcome === 'fail'),
       [],
@@ -78,13 +79,11 @@ describe('tiny-harness conform against the harness', () => {
   });
 
   it('CMD-30: with a command that starts a sub-task, task_ref names a task GetTask finds', async () => {
-    const { code, report } = await conform([
-      '--transport',
-      'jsonrpc',
-      '--command',
-      'spawn count to three',
-      h.harness.url,
-    ]);
+    const { code, report } = await conform({
+      url: h.harness.url,
+      transports: ['JSONRPC'],
+      command: 'spawn count to three',
+    });
     assert.equal(code, CONFORM_EXIT.ok, JSON.stringify(report.results.filter((r) => r.outcome === 'fail')));
     assert.ok(report.results.some((r) => r.rule === 'CMD-30' && r.outcome === 'pass'));
   });
@@ -142,7 +141,7 @@ describe('tiny-harness conform against deliberately wrong servers', () => {
     it(`${name}: fails on ${breaks.join(' and ')}, and nothing else`, async () => {
       const faulty = await startFaultyServer(h.harness.url, defect());
       try {
-        const { code, report } = await conform([...(allowModel ? ['--allow-model'] : []), faulty.url]);
+        const { code, report } = await conform({ url: faulty.url, allowModel });
         assert.deepEqual(
           failedRules(report),
           breaks,
@@ -180,12 +179,18 @@ describe('tiny-harness conform against what is not a Commands server', () => {
   });
 
   it('nothing listening: exit 3 with one line; bad usage: exit 2', async () => {
-    const gone = await conform([(await unusedBaseURL()).replace(/\/v1$/, '')]);
+    const down = (await unusedBaseURL()).replace(/\/v1$/, '');
+    const gone = await runCli(['conform', down]);
     assert.equal(gone.code, CONFORM_EXIT.unreachable);
-    assert.match(gone.stderr, /^tiny-harness conform: cannot read the agent card of http:\/\/127\.0\.0\.1:\d+: /);
-    assert.equal((await conform(['--transport', 'carrier-pigeon', h.harness.url])).code, CONFORM_EXIT.usage);
-    assert.equal((await conform(['--only', 'rule-4', h.harness.url])).code, CONFORM_EXIT.usage);
-    assert.equal((await conform([])).code, CONFORM_EXIT.usage);
+    assert.match(gone.stderr, /^error: cannot /);
+    const usage = await Promise.all([
+      runCli(['conform', '--transport', 'carrier-pigeon', h.harness.url]),
+      runCli(['conform', '--only', 'rule-4', h.harness.url]),
+      runCli(['conform']),
+      runCli(['conform', '--jsn', h.harness.url]),
+    ]);
+    for (const result of usage) assert.equal(result.code, CONFORM_EXIT.usage, result.stderr);
+    assert.equal(usage[3]!.stderr, "error: unknown option '--jsn' (Did you mean --json?)\n");
   });
 });
 
