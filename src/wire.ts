@@ -4,7 +4,7 @@
  * it from here, so none of them can drift from the others. It depends on the SDK's types and
  * fastest-levenshtein only (the web page bundles it), never on Node.
  */
-import { TaskState, type Part } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { closest, distance } from 'fastest-levenshtein';
 
 /** The Commands extension v1 (spec/commands-extension-v1.md): its card entry and replies name it. */
@@ -101,6 +101,21 @@ export const REST_PATH = '/a2a/rest';
 
 /** Metadata key naming the command a reply answers (CMD-4, CMD-5). */
 export const COMMAND_KEY = 'command';
+
+/**
+ * Key of a command reply's data part saying the command failed, with a code (`command_usage`,
+ * `command_failed`, `model_unknown`); the reply's text says what went wrong (CMD-12).
+ */
+export const REPLY_ERROR_KEY = 'error';
+
+/** The error code a command reply's data part carries, if the command failed. */
+export function commandReplyError(message: Message | undefined): string | undefined {
+  for (const part of message?.parts ?? []) {
+    const code = part.content?.$case === 'data' ? part.content.value[REPLY_ERROR_KEY] : undefined;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
 
 /** Metadata key holding the id of the sub-task a command created (CMD-4, CMD-30). */
 export const TASK_REF_KEY = 'task_ref';
