@@ -79,13 +79,13 @@ export async function serve(flags: ServeFlags): Promise<void> {
   const commandsFolder = commandsDir ?? join(dataDir, 'commands');
   if (process.stderr.isTTY) {
     process.stderr.write(
-      `Open ${harness.url}/ in a browser, or chat in a terminal: tiny-harness chat ${harness.url}\n` +
+      `Open ${harness.url}/ in a browser, or chat in a terminal: npx tiny-harness chat ${harness.url}\n` +
         `Command files (*.md, one command each) are read from ${commandsFolder}\n`,
     );
   } else {
     log.info('ready', {
       page: `${harness.url}/`,
-      chat: `tiny-harness chat ${harness.url}`,
+      chat: `npx tiny-harness chat ${harness.url}`,
       commandsDir: commandsFolder,
     });
   }

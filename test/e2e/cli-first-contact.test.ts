@@ -111,7 +111,7 @@ describe('the command line, first contact', () => {
       );
       const ready = JSON.parse(line) as Record<string, string>;
       assert.equal(ready.page, `${server.url}/`);
-      assert.equal(ready.chat, `tiny-harness chat ${server.url}`);
+      assert.equal(ready.chat, `npx tiny-harness chat ${server.url}`);
       assert.equal(ready.commandsDir, join(dataDir, 'commands'));
     } finally {
       await server.stop();
