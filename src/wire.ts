@@ -1,10 +1,11 @@
 /**
  * The wire vocabulary: every name and shape that crosses the wire and that more than one side
  * must spell the same way. The server, the command-line clients and the web page all import
- * it from here, so none of them can drift from the others. It depends on the SDK's types only
- * (the web page bundles it), never on Node.
+ * it from here, so none of them can drift from the others. It depends on the SDK's types and
+ * fastest-levenshtein only (the web page bundles it), never on Node.
  */
-import { TaskState, type Part } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part } from '@a2a-js/sdk';
+import { closest, distance } from 'fastest-levenshtein';
 
 /** The Commands extension v1 (spec/commands-extension-v1.md): its card entry and replies name it. */
 export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
@@ -100,6 +101,21 @@ export const REST_PATH = '/a2a/rest';
 
 /** Metadata key naming the command a reply answers (CMD-4, CMD-5). */
 export const COMMAND_KEY = 'command';
+
+/**
+ * Key of a command reply's data part saying the command failed, with a code (`command_usage`,
+ * `command_failed`, `model_unknown`); the reply's text says what went wrong (CMD-12).
+ */
+export const REPLY_ERROR_KEY = 'error';
+
+/** The error code a command reply's data part carries, if the command failed. */
+export function commandReplyError(message: Message | undefined): string | undefined {
+  for (const part of message?.parts ?? []) {
+    const code = part.content?.$case === 'data' ? part.content.value[REPLY_ERROR_KEY] : undefined;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
 
 /** Metadata key holding the id of the sub-task a command created (CMD-4, CMD-30). */
 export const TASK_REF_KEY = 'task_ref';
@@ -285,30 +301,11 @@ export interface ToolCallAnswer {
   reason?: string;
 }
 
-/** The number of single-character edits (insert, delete, replace, swap two neighbours) from `a` to `b`. */
-export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
 /** The name closest to `typed` within two edits (the first in `names` order on a tie), if any: for "did you mean". */
 export function closestName(typed: string, names: readonly string[]): string | undefined {
-  let best: { name: string; distance: number } | undefined;
-  for (const name of names) {
-    const distance = editDistance(typed, name);
-    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
-  }
-  return best?.name;
+  if (names.length === 0) return undefined;
+  const near = closest(typed, names as string[]);
+  return distance(typed, near) <= 2 ? near : undefined;
 }
 
 /**

@@ -2,17 +2,25 @@
  * `tiny-harness send <url> <text>`: one message, for scripts. The reply text goes to standard
  * output (streamed as it arrives with `--stream`), diagnostics and the task id to standard
  * error; `--json` prints the A2A objects instead, one JSON object per line. With `wait`, the
- * sub-tasks a command started are followed to their end and their results printed too. The
- * exit code is 0 when it worked, 1 when the request failed or the task (or a sub-task waited
- * for) ended FAILED or REJECTED, and 3 when the turn ended without the model's reply (the
- * model failed, the server stopped mid-turn).
+ * sub-tasks a command started are followed to their end and their results printed too. Tool
+ * calls are listed on standard error, blocking or streamed. The exit codes are `SEND_EXIT`.
  */
-import { SendMessageResponse, StreamResponse, Task, type SendMessageResult } from '@a2a-js/sdk';
+import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
 import { isFailure, resultText, stateName, TurnReader, type Shown } from './render.js';
 import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
-import { toolCallLine, TURN_FAILURE_NOTICES } from '../wire.js';
+import { SEND_EXIT } from './exit-codes.js';
+import {
+  AWAITING_APPROVAL_NOTICE,
+  commandReplyError,
+  COMMAND_KEY,
+  splitCommandText,
+  TOOL_CALL_KEY,
+  toolCallLine,
+  toolCallsOf,
+  TURN_FAILURE_NOTICES,
+} from '../wire.js';
 
 export interface SendOptions {
   url: string;
@@ -38,7 +46,7 @@ export async function runSend(options: SendOptions): Promise<number> {
     connection = await connect(options.url, options.headers);
   } catch (error) {
     err.write(`error: ${describeClientError(error, options.url)}\n`);
-    return 1;
+    return SEND_EXIT.failed;
   }
   // A reader that stops early (`| head -1`) is not an error: the rest is dropped.
   out.on('error', (error: NodeJS.ErrnoException) => {
@@ -48,10 +56,25 @@ export async function runSend(options: SendOptions): Promise<number> {
   const printer = replyPrinter(out, err);
   /** The sub-tasks that command replies say they started. */
   const subtasks: string[] = [];
+  /** The command sent, if the text is one: a reply to it that says it failed sets the exit code. */
+  const command = splitCommandText(options.text)?.name;
+  let commandFailed = false;
+  const readReply = (message: Message | undefined) => {
+    if (command !== undefined && message?.metadata?.[COMMAND_KEY] === command && commandReplyError(message))
+      commandFailed = true;
+  };
   const request = {
     tenant: '',
     message: userMessage(options.text, { taskId: options.taskId, contextId: options.contextId }),
-    configuration: undefined,
+    // The turn's tool calls are read from the history a blocking answer carries; --json prints the answer as it asked.
+    configuration: options.json
+      ? undefined
+      : {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: undefined,
+          historyLength: TURN_HISTORY,
+          returnImmediately: false,
+        },
     metadata: {},
   };
   try {
@@ -60,6 +83,8 @@ export async function runSend(options: SendOptions): Promise<number> {
       const said = (line: string) => err.write(`${line}\n`);
       for await (const event of turnEvents(connection.client, request.message, undefined, said)) {
         if (options.json) out.write(`${JSON.stringify(StreamResponse.toJSON(event))}\n`);
+        if (event.payload?.$case === 'task' || event.payload?.$case === 'statusUpdate')
+          readReply(event.payload.value.status?.message);
         const shown = reader.read(event);
         subtasks.push(...startedIn(shown));
         if (!options.json) printer.show(shown);
@@ -67,6 +92,11 @@ export async function runSend(options: SendOptions): Promise<number> {
     } else {
       const result = await connection.client.sendMessage(request);
       if (options.json) out.write(`${JSON.stringify(SendMessageResponse.toJSON(responseOf(result)))}\n`);
+      if ('status' in result) {
+        readReply(result.status?.message);
+        // The calls the turn made are in its history, after the message sent: listed as a stream lists them.
+        if (!options.json) printer.show(toolCallsAfter(result, request.message.messageId));
+      }
       const shown = reader.read(
         'status' in result
           ? { payload: { $case: 'task', value: result } }
@@ -82,13 +112,31 @@ export async function runSend(options: SendOptions): Promise<number> {
     printer.end();
     err.write(`error: ${describeClientError(error, options.url)}\n`);
     if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId}\n`);
-    return 1;
+    return SEND_EXIT.failed;
   }
   if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId} state=${stateName(reader.state)}\n`);
   for (const ref of subtasks) err.write(`sub-task ${ref} started\n`);
   const subtasksFailed = options.wait ? await waitForSubtasks(connection, subtasks, options, out, err) : false;
-  if (isFailure(reader.state) || subtasksFailed) return 1;
-  return reader.endNotice !== undefined && TURN_FAILURE_NOTICES.has(reader.endNotice) ? NO_REPLY_EXIT : 0;
+  if (isFailure(reader.state) || subtasksFailed) return SEND_EXIT.failed;
+  if (reader.endNotice !== undefined && TURN_FAILURE_NOTICES.has(reader.endNotice)) return SEND_EXIT.noReply;
+  if (reader.endNotice === AWAITING_APPROVAL_NOTICE) return SEND_EXIT.awaitingApproval;
+  return commandFailed ? SEND_EXIT.commandFailed : SEND_EXIT.ok;
+}
+
+/**
+ * The history a blocking send asks for: enough for a turn of a hundred tool calls (each a
+ * report when it starts and when it ends), not the whole of a long conversation.
+ */
+const TURN_HISTORY = 200;
+
+/** Each report of a tool call in the task's history after the message `sentId`, as `Shown` items. */
+function toolCallsAfter(task: Task, sentId: string): Shown[] {
+  const sent = task.history.findIndex((message) => message.messageId === sentId);
+  if (sent === -1) return []; // a history cut short: the calls of earlier turns are not this one's
+  return task.history
+    .slice(sent + 1)
+    .filter((message) => message.metadata?.[TOOL_CALL_KEY] !== undefined)
+    .flatMap((message) => toolCallsOf(message.parts).map((call) => ({ kind: 'tool' as const, call })));
 }
 
 /**
@@ -128,9 +176,6 @@ async function waitForSubtasks(
 function startedIn(shown: Shown[]): string[] {
   return shown.flatMap((item) => (item.kind === 'command' && item.taskRef ? [item.taskRef] : []));
 }
-
-/** The exit code of a turn that ended without the model's reply (docs/clients.md, "send"). */
-export const NO_REPLY_EXIT = 3;
 
 function responseOf(result: SendMessageResult): SendMessageResponse {
   return 'status' in result

@@ -3,7 +3,7 @@ import { TaskState, type Message, type StreamResponse, type Task, type TaskStatu
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { CommandUsageError, type CommandResult } from './command.js';
-import { COMMAND_KEY } from '../wire.js';
+import { COMMAND_KEY, REPLY_ERROR_KEY } from '../wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
 import type { ClaimOutcome, MessageClaims } from '../a2a/index.js';
@@ -160,10 +160,12 @@ export class CommandRunner {
       if (typeof result?.text !== 'string') throw new Error(`command /${command.name} returned no text`);
       return result;
     } catch (error) {
-      if (error instanceof CommandUsageError) return { text: error.message };
+      if (error instanceof CommandUsageError)
+        return { text: error.message, data: { [REPLY_ERROR_KEY]: 'command_usage' } };
       this.options.onHandlerError?.(error, command.name);
       return {
         text: `The command /${command.name} failed unexpectedly; nothing was changed. The error was logged on the server. Try again, or send /help to see the commands.`,
+        data: { [REPLY_ERROR_KEY]: 'command_failed' },
       };
     }
   }

@@ -24,6 +24,8 @@ import {
   type Probe,
 } from './command-checks.js';
 import {
+  AuthenticationRequired,
+  CardUnreadable,
   clientFor,
   COMMANDS_URI,
   declaredTransports,
@@ -31,6 +33,7 @@ import {
   readCard,
   textPart,
   userMessage,
+  unreachable,
   type TransportName,
 } from './probe-client.js';
 import { Results, type ConformReport } from './results.js';
@@ -49,7 +52,7 @@ export interface ConformOptions {
   allowModel?: boolean;
 }
 
-/** The server could not be asked at all (no card). */
+/** The server could not be asked at all: no card, or it wants a token the kit was not given. */
 export class ConformUnreachable extends Error {}
 
 export async function conform(options: ConformOptions): Promise<ConformReport> {
@@ -59,7 +62,10 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
   try {
     first = await readCard(options.url, headers);
   } catch (error) {
-    throw new ConformUnreachable(`cannot read the agent card of ${options.url}: ${describe(error)}`);
+    if (error instanceof AuthenticationRequired) throw new ConformUnreachable(error.message);
+    if (error instanceof CardUnreadable)
+      throw new ConformUnreachable(`cannot read the agent card of ${options.url}: ${error.message}`);
+    throw new ConformUnreachable(unreachable(options.url, error));
   }
   const declared = declaredTransports(first.card);
   const transports = options.transports ? declared.filter((name) => options.transports!.includes(name)) : declared;
@@ -98,6 +104,8 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
       const client = await clientFor(first.card, transport, headers, tap);
       clients.push(client);
       await checkTransport(probe, transport, client, tap);
+      // Every check would fail the same way: one line says what to do instead.
+      if (tap.authRefused) throw new ConformUnreachable(new AuthenticationRequired().message);
       await checkWithoutActivation(
         probe,
         transport,

@@ -14,7 +14,7 @@ import {
   type TransportFactory,
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
-import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { InterceptingCall, status as GrpcStatus, type Interceptor } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 
 export const COMMANDS_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
@@ -26,9 +26,48 @@ export type TransportName = (typeof TRANSPORT_NAMES)[number];
 const CARD_PATH = '.well-known/agent-card.json';
 const TIMEOUT_MS = 15_000;
 
+/** The server refused the kit's credentials: it wants a token. */
+export class AuthenticationRequired extends Error {
+  constructor() {
+    super("authentication required: pass --header 'Authorization: Bearer ...'");
+  }
+}
+
+/** The server answered, but not with a card. */
+export class CardUnreadable extends Error {}
+
+/** Why `url` could not be reached, in words: what the network said, never a stack. */
+export function unreachable(url: string, error: unknown): string {
+  const codes = new Set<unknown>();
+  for (let current = error, depth = 0; current instanceof Object && depth < 5; depth++) {
+    const { code, errors, cause } = current as { code?: unknown; errors?: unknown; cause?: unknown };
+    codes.add(code);
+    if (Array.isArray(errors)) for (const inner of errors) codes.add((inner as { code?: unknown })?.code);
+    current = cause;
+  }
+  const has = (...wanted: string[]) => wanted.some((code) => codes.has(code));
+  const why = has('ECONNREFUSED')
+    ? 'connection refused'
+    : has('ENOTFOUND', 'EAI_AGAIN')
+      ? 'host not found'
+      : has('ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT') ||
+          (error instanceof Error && error.name === 'TimeoutError')
+        ? 'timed out'
+        : has('ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE')
+          ? 'the connection was lost'
+          : error instanceof Error && error.cause instanceof Error
+            ? error.cause.message
+            : error instanceof Error
+              ? error.message
+              : String(error);
+  return `cannot reach ${url} (${why.split('\n')[0]!.slice(0, 200)})`;
+}
+
 /** The `A2A-Extensions` header values the last answers carried, newest last. */
 export class HeaderTap {
   private seen: string[] = [];
+  /** Whether an answer refused the credentials: HTTP 401 or 403, gRPC UNAUTHENTICATED or PERMISSION_DENIED. */
+  authRefused = false;
 
   record(value: string | null | undefined): void {
     this.seen.push(value ?? '');
@@ -69,8 +108,11 @@ export async function readCard(url: string, headers: Record<string, string>): Pr
     headers,
     signal: AbortSignal.timeout(TIMEOUT_MS),
   });
-  if (!response.ok) throw new Error(`the agent card answered HTTP ${response.status}`);
-  const raw = (await response.json()) as Record<string, unknown>;
+  if (response.status === 401 || response.status === 403) throw new AuthenticationRequired();
+  if (!response.ok) throw new CardUnreadable(`it answered HTTP ${response.status}`);
+  const raw = (await response.json().catch(() => {
+    throw new CardUnreadable('it is not JSON');
+  })) as Record<string, unknown>;
   return { raw, card: AgentCard.fromJSON(raw) };
 }
 
@@ -100,6 +142,7 @@ export async function clientFor(
   const tappingFetch: typeof fetch = async (input, init) => {
     const response = await fetch(input, init);
     tap.record(response.headers.get('a2a-extensions'));
+    if (response.status === 401 || response.status === 403) tap.authRefused = true;
     return response;
   };
   const tappingInterceptor: Interceptor = (options, nextCall) =>
@@ -109,6 +152,11 @@ export async function clientFor(
           onReceiveMetadata(received, nextMetadata) {
             tap.record(received.get('a2a-extensions').map(String).join(', '));
             nextMetadata(received);
+          },
+          onReceiveStatus(status, nextStatus) {
+            if (status.code === GrpcStatus.UNAUTHENTICATED || status.code === GrpcStatus.PERMISSION_DENIED)
+              tap.authRefused = true;
+            nextStatus(status);
           },
         });
       },

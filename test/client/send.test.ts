@@ -169,7 +169,7 @@ describe('tiny-harness send', () => {
     const results = await Promise.all(cases.map((args) => runCli(args)));
     results.forEach((result, i) => {
       assert.equal(result.code, 2, `${cases[i]!.join(' ')}: ${result.stderr}`);
-      assert.match(result.stderr, /^tiny-harness: /);
+      assert.match(result.stderr, /^error: /);
       assert.equal(result.stdout, '');
     });
   });

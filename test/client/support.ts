@@ -29,10 +29,28 @@ function clientEnv(): NodeJS.ProcessEnv {
 
 /** Runs `tiny-harness <args>` to its end (killed after `timeoutMs`). */
 export function runCli(args: string[], timeoutMs = 30000): Promise<CliResult> {
+  return runToEnd(process.execPath, [...cliProgram(), ...args], args, timeoutMs);
+}
+
+/** Runs `tiny-harness <args>` with `input` piped to its standard input, as `printf … | tiny-harness …` does. */
+export function runCliWithInput(args: string[], input: string, timeoutMs = 30000): Promise<CliResult> {
+  const pipe = 'printf %s "$TINY_HARNESS_TEST_INPUT" | "$0" "$@"';
+  return runToEnd('/bin/sh', ['-c', pipe, process.execPath, ...cliProgram(), ...args], args, timeoutMs, {
+    TINY_HARNESS_TEST_INPUT: input,
+  });
+}
+
+function runToEnd(
+  command: string,
+  argv: string[],
+  args: string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnGroup(process.execPath, [...cliProgram(), ...args], {
+    const child = spawnGroup(command, argv, {
       cwd: ROOT,
-      env: clientEnv(),
+      env: { ...clientEnv(), ...env },
     });
     const chunks: string[] = [];
     let stderr = '';

@@ -2,14 +2,19 @@
  * `tiny-harness conform`: the conformance kit judges rightly. Against the harness, on every
  * transport, everything passes or is skipped for a reason; against the harness behind a proxy
  * that injects one defect, the kit fails on exactly the rules that defect breaks; against an
- * agent without the extension it says so and exits 4; against nothing, 3.
+ * agent without the extension it says so and exits 4; against nothing, or a server that wants
+ * a token it was not given, 3 with one line.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { TaskState } from '@a2a-js/sdk';
-import { CONFORM_EXIT, runConform } from '../../src/conform/command-line.js';
+import { runConform, type ConformCommand } from '../../src/conform/command-line.js';
+import { CONFORM_EXIT } from '../../src/conform/exit-codes.js';
 import type { ConformReport } from '../../src/conform/results.js';
+import { unreachable } from '../../src/conform/probe-client.js';
 import { parseRules } from '../../src/conform/spec-text.js';
 import { startBareAgent, type BareAgent } from '../client/bare-agent.js';
 import { runCli } from '../client/support.js';
@@ -27,14 +32,14 @@ after(async () => {
   await h?.close();
 });
 
-async function conform(args: string[]): Promise<{ code: number; report: ConformReport; stderr: string }> {
+async function conform(options: ConformCommand): Promise<{ code: number; report: ConformReport; stderr: string }> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
   let stderr = '';
   out.on('data', (chunk) => (stdout += chunk));
   err.on('data', (chunk) => (stderr += chunk));
-  const code = await runConform(['--json', ...args], out, err);
+  const code = await runConform({ ...options, json: true }, out, err);
   return { code, report: stdout ? JSON.parse(stdout) : undefined, stderr };
 }
 
@@ -43,7 +48,7 @@ const failedRules = (report: ConformReport) =>
 
 describe('tiny-harness conform against the harness', () => {
   it('every check passes on every transport, or is skipped saying why', async () => {
-    const { code, report } = await conform(['--allow-model', h.harness.url]);
+    const { code, report } = await conform({ url: h.harness.url, allowModel: true });
     assert.deepEqual(
       report.results.filter((r) => r.outcome === 'fail'),
       [],
@@ -78,13 +83,11 @@ describe('tiny-harness conform against the harness', () => {
   });
 
   it('CMD-30: with a command that starts a sub-task, task_ref names a task GetTask finds', async () => {
-    const { code, report } = await conform([
-      '--transport',
-      'jsonrpc',
-      '--command',
-      'spawn count to three',
-      h.harness.url,
-    ]);
+    const { code, report } = await conform({
+      url: h.harness.url,
+      transports: ['JSONRPC'],
+      command: 'spawn count to three',
+    });
     assert.equal(code, CONFORM_EXIT.ok, JSON.stringify(report.results.filter((r) => r.outcome === 'fail')));
     assert.ok(report.results.some((r) => r.rule === 'CMD-30' && r.outcome === 'pass'));
   });
@@ -142,7 +145,7 @@ describe('tiny-harness conform against deliberately wrong servers', () => {
     it(`${name}: fails on ${breaks.join(' and ')}, and nothing else`, async () => {
       const faulty = await startFaultyServer(h.harness.url, defect());
       try {
-        const { code, report } = await conform([...(allowModel ? ['--allow-model'] : []), faulty.url]);
+        const { code, report } = await conform({ url: faulty.url, allowModel });
         assert.deepEqual(
           failedRules(report),
           breaks,
@@ -180,12 +183,82 @@ describe('tiny-harness conform against what is not a Commands server', () => {
   });
 
   it('nothing listening: exit 3 with one line; bad usage: exit 2', async () => {
-    const gone = await conform([(await unusedBaseURL()).replace(/\/v1$/, '')]);
+    const down = (await unusedBaseURL()).replace(/\/v1$/, '');
+    const gone = await runCli(['conform', down]);
     assert.equal(gone.code, CONFORM_EXIT.unreachable);
-    assert.match(gone.stderr, /^tiny-harness conform: cannot read the agent card of http:\/\/127\.0\.0\.1:\d+: /);
-    assert.equal((await conform(['--transport', 'carrier-pigeon', h.harness.url])).code, CONFORM_EXIT.usage);
-    assert.equal((await conform(['--only', 'rule-4', h.harness.url])).code, CONFORM_EXIT.usage);
-    assert.equal((await conform([])).code, CONFORM_EXIT.usage);
+    assert.equal(gone.stderr, `error: cannot reach ${down} (connection refused)\n`);
+    const usage = await Promise.all([
+      runCli(['conform', '--transport', 'carrier-pigeon', h.harness.url]),
+      runCli(['conform', '--only', 'rule-4', h.harness.url]),
+      runCli(['conform']),
+      runCli(['conform', '--jsn', h.harness.url]),
+    ]);
+    for (const result of usage) assert.equal(result.code, CONFORM_EXIT.usage, result.stderr);
+    assert.equal(usage[3]!.stderr, "error: unknown option '--jsn' (Did you mean --json?)\n");
+  });
+});
+
+describe('tiny-harness conform against a server that wants a token', () => {
+  const TOKEN = 'conform-token-0123456789';
+  const AUTH_REQUIRED = "error: authentication required: pass --header 'Authorization: Bearer ...'\n";
+  let secured: TestHarness;
+  let closedCard: Server;
+  let closedCardUrl: string;
+  before(async () => {
+    secured = await startTestHarness({
+      script: { reply: 'a model reply' },
+      harness: { auth: { tokens: new Map([[TOKEN, 'alice']]) } },
+    });
+    closedCard = createServer((_request, response) => response.writeHead(401).end());
+    await new Promise<void>((resolve) => closedCard.listen(0, '127.0.0.1', resolve));
+    closedCardUrl = `http://127.0.0.1:${(closedCard.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await secured?.close();
+    closedCard?.close();
+  });
+
+  it('calls refused (401 over HTTP, UNAUTHENTICATED over gRPC): one line saying what to pass, exit 3', async () => {
+    const results = await Promise.all([
+      runCli(['conform', secured.harness.url]),
+      runCli(['conform', '--transport', 'grpc', secured.harness.url]),
+    ]);
+    for (const result of results) {
+      assert.equal(result.code, CONFORM_EXIT.unreachable, result.stdout + result.stderr);
+      assert.equal(result.stderr, AUTH_REQUIRED);
+      assert.equal(result.stdout, '');
+    }
+  });
+
+  it('a card refused (401): the same line, exit 3; with the token the checks run and pass', async () => {
+    const card = await runCli(['conform', closedCardUrl]);
+    assert.equal(card.code, CONFORM_EXIT.unreachable);
+    assert.equal(card.stderr, AUTH_REQUIRED);
+    const { code, report } = await conform({
+      url: secured.harness.url,
+      transports: ['JSONRPC'],
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(code, CONFORM_EXIT.ok, JSON.stringify(report.results.filter((r) => r.outcome === 'fail')));
+  });
+});
+
+describe('the words for a server that cannot be reached', () => {
+  it('names what the network said: refused, host not found, timed out, lost; never a stack', () => {
+    const failed = (code: string) => new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code }) });
+    const url = 'http://agent.example';
+    assert.equal(unreachable(url, failed('ECONNREFUSED')), `cannot reach ${url} (connection refused)`);
+    assert.equal(unreachable(url, failed('ENOTFOUND')), `cannot reach ${url} (host not found)`);
+    assert.equal(unreachable(url, failed('UND_ERR_CONNECT_TIMEOUT')), `cannot reach ${url} (timed out)`);
+    assert.equal(
+      unreachable(url, new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+      `cannot reach ${url} (timed out)`,
+    );
+    assert.equal(unreachable(url, failed('ECONNRESET')), `cannot reach ${url} (the connection was lost)`);
+    const refusedTwice = new TypeError('fetch failed', {
+      cause: new AggregateError([Object.assign(new Error('a'), { code: 'ECONNREFUSED' })]),
+    });
+    assert.equal(unreachable(url, refusedTwice), `cannot reach ${url} (connection refused)`);
   });
 });
 

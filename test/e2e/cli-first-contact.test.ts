@@ -15,7 +15,7 @@ import { startServerProcess } from './process.js';
 import { waitFor } from '../support/wait.js';
 
 describe('the command line, first contact', () => {
-  for (const sub of ['serve', 'chat', 'send']) {
+  for (const sub of ['serve', 'chat', 'send', 'conform']) {
     it(`tiny-harness ${sub} --help prints the usage and exits 0`, async () => {
       const result = await runCli([sub, '--help']);
       assert.equal(result.code, 0, result.stderr);
@@ -23,13 +23,29 @@ describe('the command line, first contact', () => {
     });
   }
 
-  it('a mistyped subcommand or flag gets a "did you mean", exit code 2', async () => {
-    const sub = await runCli(['chta', 'http://127.0.0.1:1']);
-    assert.equal(sub.code, 2);
-    assert.match(sub.stderr, /Unknown command "chta" \(did you mean chat\?\)/);
-    const flag = await runCli(['serve', '--prot', '9000']);
-    assert.equal(flag.code, 2);
-    assert.match(flag.stderr, /Unknown option '--prot'.*\(did you mean --port\?\)/);
+  it('a mistyped subcommand or flag gets one line with a "did you mean", exit code 2', async () => {
+    const [sub, serveFlag, sendFlag] = await Promise.all([
+      runCli(['chta', 'http://127.0.0.1:1']),
+      runCli(['serve', '--prot', '9000']),
+      runCli(['send', '--jsn', 'http://127.0.0.1:1', 'hi']),
+    ]);
+    assert.deepEqual(
+      [sub, serveFlag, sendFlag].map((result) => [result.code, result.stderr, result.stdout]),
+      [
+        [2, "error: unknown command 'chta' (Did you mean chat?)\n", ''],
+        [2, "error: unknown option '--prot' (Did you mean --port?)\n", ''],
+        [2, "error: unknown option '--jsn' (Did you mean --json?)\n", ''],
+      ],
+    );
+  });
+
+  it('a flag value out of range is named with what would do, exit code 2; bare tiny-harness prints the help, exit 2', async () => {
+    const port = await runCli(['serve', '--port', '70000']);
+    assert.equal(port.code, 2);
+    assert.match(port.stderr, /^error: option '--port <port>' argument '70000' is invalid\. .*0 to 65535/);
+    const bare = await runCli([]);
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /^Usage: tiny-harness/);
   });
 
   it('a port in use is named, with the flags that choose another', async () => {
@@ -95,7 +111,7 @@ describe('the command line, first contact', () => {
       );
       const ready = JSON.parse(line) as Record<string, string>;
       assert.equal(ready.page, `${server.url}/`);
-      assert.equal(ready.chat, `tiny-harness chat ${server.url}`);
+      assert.equal(ready.chat, `npx tiny-harness chat ${server.url}`);
       assert.equal(ready.commandsDir, join(dataDir, 'commands'));
     } finally {
       await server.stop();

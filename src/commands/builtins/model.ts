@@ -1,6 +1,6 @@
 import type { CommandDefinition } from '../command.js';
 import type { ModelChoice, ModelControl } from './ports.js';
-import { fullModelId } from '../../wire.js';
+import { fullModelId, REPLY_ERROR_KEY } from '../../wire.js';
 
 function listing(current: string, choices: ModelChoice[]): string {
   return choices
@@ -41,7 +41,7 @@ export function modelCommand(models: ModelControl): CommandDefinition {
       if (!(await models.choose(task, args, callContext))) {
         return {
           text: `Unknown model "${args}"; the task still uses ${current}. Choose one of:\n${listing(current, choices)}`,
-          data: { ...data(current), error: 'model_unknown' },
+          data: { ...data(current), [REPLY_ERROR_KEY]: 'model_unknown' },
         };
       }
       return { text: `This task now uses ${args} (it was ${current}).`, data: data(args) };

@@ -1,0 +1,116 @@
+/**
+ * `tiny-harness serve`: starts the harness with the flags the command line parsed, says where
+ * it listens and what to do next, and stops it cleanly on SIGINT or SIGTERM. Everything it
+ * needs is loaded here when it runs, so the clients start without the server.
+ */
+import { join, resolve } from 'node:path';
+import { createLogger, describeError, routeConsoleToLog } from './log.js';
+
+/** The flags of `serve`, as cli.ts defines them. */
+export interface ServeFlags {
+  host: string;
+  port: number;
+  grpcPort?: number;
+  dataDir: string;
+  database?: string;
+  commandsDir?: string;
+  config?: string;
+  tokensFile?: string;
+  publicUrl?: string;
+  logContent?: boolean;
+}
+
+/** A flag the harness refuses; the command line answers it as bad usage. */
+export class ServeFlagError extends Error {}
+
+/** What a stop may take beyond `shutdownGraceMs`: closing the transports, the tools and the store. */
+const CLOSE_MARGIN_MS = 5000;
+
+export async function serve(flags: ServeFlags): Promise<void> {
+  const [
+    { loadConfig },
+    { startHarness },
+    { loadTokens },
+    { checkPublicAddress, publicUrlSchema },
+    { describeDatabaseUrl, isPostgresUrl },
+  ] = await Promise.all([
+    import('./config/load.js'),
+    import('./harness.js'),
+    import('./server/auth-tokens.js'),
+    import('./config/public-url.js'),
+    import('./store/database-url.js'),
+  ]);
+  let publicUrl: string | undefined;
+  if (flags.publicUrl !== undefined) {
+    const checked = checkPublicAddress(publicUrlSchema, flags.publicUrl);
+    if ('problem' in checked) throw new ServeFlagError(`--public-url ${checked.problem}.`);
+    publicUrl = checked.value;
+  }
+  const log = createLogger({ level: process.env.TINY_HARNESS_LOG_LEVEL === 'debug' ? 'debug' : 'info' });
+  routeConsoleToLog(log);
+  const config = await loadConfig(flags.config);
+  const tokens = await loadTokens({
+    env: process.env,
+    file: flags.tokensFile === undefined ? undefined : resolve(flags.tokensFile),
+  });
+  // The flag wins over TINY_HARNESS_DATABASE_URL (an empty one is none); the URL may hold a
+  // password, so only its host and database are logged.
+  const databaseUrl = flags.database || undefined;
+  if (databaseUrl !== undefined && isPostgresUrl(databaseUrl))
+    log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
+  const dataDir = resolve(flags.dataDir);
+  const commandsDir = flags.commandsDir === undefined ? undefined : resolve(flags.commandsDir);
+  const harness = await startHarness({
+    config,
+    dataDir,
+    databaseUrl,
+    commandsDir,
+    host: flags.host,
+    port: flags.port,
+    grpcPort: flags.grpcPort,
+    log,
+    auth: tokens ? { tokens } : undefined,
+    logContent: flags.logContent === true || process.env.TINY_HARNESS_LOG_CONTENT === '1',
+    publicUrl,
+  });
+  process.stdout.write(`listening on ${harness.url}\n`);
+  // What to do next, for whoever just started it: plain words on a terminal, a log line (JSON)
+  // otherwise; standard output stays the one line scripts read.
+  const commandsFolder = commandsDir ?? join(dataDir, 'commands');
+  if (process.stderr.isTTY) {
+    process.stderr.write(
+      `Open ${harness.url}/ in a browser, or chat in a terminal: npx tiny-harness chat ${harness.url}\n` +
+        `Command files (*.md, one command each) are read from ${commandsFolder}\n`,
+    );
+  } else {
+    log.info('ready', {
+      page: `${harness.url}/`,
+      chat: `npx tiny-harness chat ${harness.url}`,
+      commandsDir: commandsFolder,
+    });
+  }
+  if (harness.grpcAddress) log.info(`gRPC on ${harness.grpcAddress}`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    log.info('shutting down', { signal });
+    // The close gives turns the grace, then closes what is left; should that hang, the stop still ends.
+    setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting', { signal, graceMs: config.shutdownGraceMs });
+      process.exit(1);
+    }, config.shutdownGraceMs + CLOSE_MARGIN_MS).unref();
+    harness.close().then(
+      () => process.exit(0),
+      (error) => {
+        log.error('shutdown failed', { error: describeError(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
