@@ -21,7 +21,6 @@ import {
   MODEL_KEY,
   NOTICE_KEY,
   SUBTASK_NOTE_KEY,
-  subtaskParentOf,
   TASK_REF_KEY,
   TOOL_CALL_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
@@ -33,6 +32,7 @@ import {
   type ToolCallData,
 } from '../../src/wire.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
+import { listRecent, type RecentTask } from './recent.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -162,16 +162,6 @@ export function runningReply(task: Task, replyArtifact?: string): { artifactId: 
   ).length;
   const artifact = known ?? (!replyArtifact && replies.length > ended ? replies.at(-1) : undefined);
   return artifact ? { artifactId: artifact.artifactId, text: textOf(artifact.parts) } : undefined;
-}
-
-/** A task of the user's, as the list of recent conversations shows it. */
-export interface RecentTask {
-  id: string;
-  state: TaskState | undefined;
-  /** When its status last changed (ISO 8601), if known. */
-  updated: string | undefined;
-  /** The newest message the user sent in it, else the newest message. */
-  text: string;
 }
 
 /** A random id, also where `crypto.randomUUID` is missing (a page served over plain http to another host). */
@@ -348,25 +338,9 @@ export class Conversation {
     this.model = undefined;
   }
 
-  /** The user's newest conversations (tasks that are not sub-tasks), newest first. */
-  async recent(limit = 20): Promise<RecentTask[]> {
-    const { tasks } = await this.client.listTasks({
-      tenant: '',
-      contextId: '',
-      status: TaskState.TASK_STATE_UNSPECIFIED,
-      pageSize: limit,
-      pageToken: '',
-      historyLength: 4,
-      statusTimestampAfter: undefined,
-      includeArtifacts: false,
-    });
-    return tasks
-      .filter((task) => subtaskParentOf(task.metadata) === undefined)
-      .map((task) => {
-        const newest = [...task.history].reverse();
-        const said = newest.find((m) => m.role === Role.ROLE_USER) ?? newest[0];
-        return { id: task.id, state: task.status?.state, updated: task.status?.timestamp, text: textOf(said?.parts) };
-      });
+  /** The user's newest conversations, newest first, titled by their first message. */
+  recent(limit = 20): Promise<RecentTask[]> {
+    return listRecent(this.client, limit);
   }
 
   /** A sub-task's state and result (its status message, else its artifacts' text). */

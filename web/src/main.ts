@@ -7,7 +7,8 @@ import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
 import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
-import { CompletionList, oneLine, RecentList, showError, Transcript, TurnView } from './render.js';
+import { RecentList } from './recent.js';
+import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
 
 /** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
 const STORED_CONVERSATION = 'tiny-harness/conversation';
