@@ -7,8 +7,10 @@ import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
 import { connect, Conversation, loadCard } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
+import { retryingText } from './reachability.js';
 import { RecentList } from './recent.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
+import { SubtaskWatch } from './task-watch.js';
 
 /** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
 const STORED_CONVERSATION = 'tiny-harness/conversation';
@@ -72,6 +74,24 @@ async function main(): Promise<void> {
       void send();
     },
   );
+  /** The error line says the harness cannot be reached and when the page tries again; cleared once it answers. */
+  let retrying = false;
+  const unreachable = (error: unknown, delayMs: number) => {
+    retrying = true;
+    showError(errorLine, retryingText(error, delayMs));
+  };
+  const reachedAgain = () => {
+    if (retrying) showError(errorLine, undefined);
+    retrying = false;
+  };
+  // While a sub-task of the open task runs and no turn streams here, the task is followed for its note.
+  const subtaskWatch = new SubtaskWatch(
+    conversation,
+    transcript,
+    () => (reachedAgain(), showTask(), saveConversation()),
+    unreachable,
+    (error) => showError(errorLine, oneLine(error)),
+  );
   title.textContent = card.name || 'tiny-harness';
   document.title = card.name || 'tiny-harness';
   completion.setCommands(commandsFromCard(card));
@@ -134,6 +154,7 @@ async function main(): Promise<void> {
       replyArtifact = reply?.artifactId;
       saveConversation();
       if (running) void followRunningTurn(reply);
+      else subtaskWatch.start();
     } catch (error) {
       // Gone, or another user's: start afresh, saying why.
       conversation.reset();
@@ -165,6 +186,7 @@ async function main(): Promise<void> {
     }
     recent.close();
     keepQueuedText();
+    subtaskWatch.stop();
     conversation.reset();
     transcript.clear();
     showError(errorLine, undefined);
@@ -174,6 +196,7 @@ async function main(): Promise<void> {
 
   /** The rest of a turn that was running when the page loaded, drawn as it comes. */
   async function followRunningTurn(reply?: { artifactId: string; text: string }): Promise<void> {
+    subtaskWatch.stop();
     const view = new TurnView(transcript, false);
     turnRunning = true;
     showStop();
@@ -199,6 +222,7 @@ async function main(): Promise<void> {
       showTask();
       saveConversation();
       sendQueued();
+      if (!turnRunning && streams === 0) subtaskWatch.start();
     }
   }
 
@@ -272,6 +296,7 @@ async function main(): Promise<void> {
 
   /** Sends one message and draws what comes back; a message that could not be sent goes back into the input. */
   async function deliver(text: string, bubble: HTMLElement, isCommand: boolean): Promise<void> {
+    subtaskWatch.stop();
     const view = new TurnView(transcript, !isCommand);
     streams++;
     document.body.dataset['streaming'] = 'true';
@@ -317,6 +342,7 @@ async function main(): Promise<void> {
       showStop();
       showTask();
       sendQueued();
+      if (!turnRunning && streams === 0) subtaskWatch.start();
     }
   }
 
@@ -374,6 +400,7 @@ async function main(): Promise<void> {
   newChat.addEventListener('click', () => {
     recent.close();
     keepQueuedText();
+    subtaskWatch.stop();
     conversation.reset();
     saveConversation();
     transcript.clear();

@@ -80,6 +80,7 @@ export function renderMarkdown(el: HTMLElement, text: string): void {
   }
   for (const pre of fragment.querySelectorAll('pre')) withCopyButton(pre);
   el.replaceChildren(fragment);
+  el.classList.add('markdown');
 }
 
 /** Puts a code block in a box whose header row holds a button that copies its text. */

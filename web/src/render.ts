@@ -149,11 +149,15 @@ export class Transcript {
       detail.hidden = !open;
       button.setAttribute('aria-expanded', String(open));
       if (!open) return;
+      detail.classList.remove('markdown');
       detail.textContent = 'loading…';
       try {
         const { state: now, text } = await this.subtasks.load(id);
         showState(now);
-        this.keepingBottom(() => (detail.textContent = text || `No result yet (${stateName(now)}).`));
+        // The result is the sub-task's model's reply: Markdown, drawn as a reply is.
+        this.keepingBottom(() =>
+          text ? renderMarkdown(detail, text) : (detail.textContent = `No result yet (${stateName(now)}).`),
+        );
       } catch (error) {
         detail.textContent = oneLine(error);
       }
