@@ -5,7 +5,6 @@
  */
 import { Role, TaskState, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
-  AgentCardResolver,
   ClientFactory,
   JsonRpcTransportFactory,
   ServiceParameters,
@@ -26,6 +25,7 @@ import {
 } from '../../src/wire.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
 import { interpret, readStatusMessage, type ChatEvent } from './events.js';
+import { harnessFetch } from './reachability.js';
 import { listRecent, type RecentTask } from './recent.js';
 
 export { interpret, type ChatEvent } from './events.js';
@@ -128,15 +128,10 @@ export function besidePage(card: AgentCard, pageUrl: string): AgentCard {
   };
 }
 
-/** The agent card, read from beside the page (`.well-known/agent-card.json` under the harness's root). */
-export function loadCard(pageUrl: string): Promise<AgentCard> {
-  return AgentCardResolver.default.resolve(harnessRoot(pageUrl));
-}
-
 /** A client of the harness for the page at `pageUrl`: JSON-RPC beside the page, extension active. */
 export async function connect(card: AgentCard, pageUrl: string): Promise<Client> {
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory()],
+    transports: [new JsonRpcTransportFactory({ fetchImpl: harnessFetch })],
     preferredTransports: ['JSONRPC'],
     clientConfig: { interceptors: [activateCommands] },
   });
@@ -154,9 +149,14 @@ export class Conversation {
 
   constructor(private readonly client: Client) {}
 
-  /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
-  async *send(text: string, signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
+  /**
+   * Sends `text` on the current task (or a new one in the current context), yielding what comes
+   * back; `messageId` when sending again what may have reached the harness.
+   */
+  async *send(text: string, signal?: AbortSignal, messageId?: string): AsyncGenerator<ChatEvent, void, undefined> {
     const message = userMessage(text, this.taskId, this.contextId);
+    // A resend keeps the first send's id: the harness runs a message id once (CMD-34).
+    if (messageId) message.messageId = messageId;
     const stream = resumableStream(
       this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal }),
       (taskId, after, resumeSignal) => this.eventsAfter(taskId, after, resumeSignal),

@@ -5,9 +5,10 @@
  */
 import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
-import { connect, Conversation, loadCard } from './chat.js';
+import { CardReader } from './card.js';
+import { connect, Conversation, newId, type ChatEvent } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
-import { retryingText } from './reachability.js';
+import { isUnreachable, retryingText, retryWhileUnreachable } from './reachability.js';
 import { RecentList } from './recent.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
 import { SubtaskWatch } from './task-watch.js';
@@ -15,8 +16,8 @@ import { SubtaskWatch } from './task-watch.js';
 /** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
 const STORED_CONVERSATION = 'tiny-harness/conversation';
 
-/** The card is re-read when the list opens, at most this often: command files come and go. */
-const CARD_REFRESH_MS = 10_000;
+/** The card is read again this often while the page is idle (command files come and go); a 304 when unchanged. */
+const CARD_REFRESH_MS = 30_000;
 /** A sub-task's state is followed live for at most this long; pressing its link reads it again. */
 const SUBTASK_WATCH_MS = 15 * 60_000;
 
@@ -48,14 +49,26 @@ async function main(): Promise<void> {
     },
   );
 
+  /** The error line says the harness cannot be reached and when the page tries again; cleared once it answers. */
+  let retrying = false;
+  const unreachable = (error: unknown, delayMs: number) => {
+    retrying = true;
+    showError(errorLine, retryingText(error, delayMs));
+  };
+  const reachedAgain = () => {
+    if (retrying) showError(errorLine, undefined);
+    retrying = false;
+  };
+  const cards = new CardReader(location.href);
   let card: AgentCard;
   try {
-    card = await loadCard(location.href);
+    // The first read always has a card: no ETag was sent.
+    card = (await retryWhileUnreachable(() => cards.read(), unreachable))!;
+    reachedAgain();
   } catch (error) {
     showError(errorLine, `Could not read the agent card: ${oneLine(error)}`);
     return;
   }
-  let cardReadAt = Date.now();
   const conversation = new Conversation(await connect(card, location.href));
   // A stream that broke is resumed where it broke off (issue 24); the error line says so meanwhile.
   conversation.resumeNotices = {
@@ -74,16 +87,6 @@ async function main(): Promise<void> {
       void send();
     },
   );
-  /** The error line says the harness cannot be reached and when the page tries again; cleared once it answers. */
-  let retrying = false;
-  const unreachable = (error: unknown, delayMs: number) => {
-    retrying = true;
-    showError(errorLine, retryingText(error, delayMs));
-  };
-  const reachedAgain = () => {
-    if (retrying) showError(errorLine, undefined);
-    retrying = false;
-  };
   // While a sub-task of the open task runs and no turn streams here, the task is followed for its note.
   const subtaskWatch = new SubtaskWatch(
     conversation,
@@ -243,18 +246,34 @@ async function main(): Promise<void> {
     // Grow with the text, up to the CSS max-height (CSSOM, which the CSP allows).
     input.style.height = 'auto';
     input.style.height = `${input.scrollHeight}px`;
-    if (completion.isOpen && Date.now() - cardReadAt > CARD_REFRESH_MS) void refreshCommands();
-  }
-
-  async function refreshCommands(): Promise<void> {
-    cardReadAt = Date.now();
-    try {
-      completion.setCommands(commandsFromCard(await loadCard(location.href)));
-      list.render(completion);
-    } catch {
-      // Keep the commands we have; the next send will say if the server is gone.
+    // A command name the card does not list may be a command file added since: read the card again.
+    const typed = /^\/([a-z][a-z0-9-]*)$/.exec(input.value)?.[1];
+    if (typed && typed !== unknownAskedFor && !completion.all.some((c) => c.name.startsWith(typed))) {
+      unknownAskedFor = typed;
+      void refreshCommands();
     }
   }
+
+  /** The last unknown name typed that the card was read again for (once per name). */
+  let unknownAskedFor: string | undefined;
+
+  /** Reads the card again (a 304 when unchanged) and offers its commands; a failure keeps those we have. */
+  async function refreshCommands(): Promise<void> {
+    try {
+      const fresh = await cards.read();
+      reachedAgain();
+      if (!fresh) return;
+      completion.setCommands(commandsFromCard(fresh));
+      list.render(completion);
+      showStop();
+    } catch (error) {
+      if (isUnreachable(error)) unreachable(error, CARD_REFRESH_MS);
+    }
+  }
+  // Every so often while the page is shown and idle, so new commands are offered without typing them.
+  setInterval(() => {
+    if (!document.hidden && streams === 0 && !turnRunning) void refreshCommands();
+  }, CARD_REFRESH_MS);
 
   /** Text shaped like a command the card does not list, once asked about: sending it again sends it. */
   let confirmedUnknown: string | undefined;
@@ -266,14 +285,18 @@ async function main(): Promise<void> {
   async function send(): Promise<void> {
     const text = input.value.trim();
     if (!text) return;
-    // CMD-3 would send an unknown /name to the model: a typo is asked about first, the text kept.
-    const question = unknownCommandQuestion(
-      text,
-      completion.all.map((c) => c.name),
-    );
-    if (question && confirmedUnknown !== text) {
+    // CMD-3 would send an unknown /name to the model: a typo is asked about first, the text kept,
+    // once the card has been read again (the command may be a file added since the page loaded).
+    const question = () =>
+      unknownCommandQuestion(
+        text,
+        completion.all.map((c) => c.name),
+      );
+    if (question() && confirmedUnknown !== text) await refreshCommands();
+    const asked = question();
+    if (asked && confirmedUnknown !== text) {
       confirmedUnknown = text;
-      showError(errorLine, `${question} Press Enter again to send it to the model anyway.`);
+      showError(errorLine, `${asked} Press Enter again to send it to the model anyway.`);
       return;
     }
     confirmedUnknown = undefined;
@@ -303,10 +326,11 @@ async function main(): Promise<void> {
     // An ordinary message runs a turn; so may a command (/approve resumes one): the stream says.
     if (!isCommand) turnRunning = true;
     showStop();
-    let answered = false;
-    try {
-      for await (const event of conversation.send(text)) {
+    async function receive(events: AsyncIterable<ChatEvent>): Promise<void> {
+      for await (const event of events) {
+        if (!answered) bubble.classList.remove('retrying');
         answered = true;
+        reachedAgain();
         view.handle(event);
         if (event.kind === 'chunk' && replyArtifact !== event.artifactId) {
           replyArtifact = event.artifactId;
@@ -322,6 +346,19 @@ async function main(): Promise<void> {
         showStop();
         showTask();
       }
+    }
+    let answered = false;
+    const messageId = newId();
+    try {
+      // Sent again, with the same id, for as long as the harness cannot be reached.
+      await retryWhileUnreachable(
+        () => receive(conversation.send(text, undefined, messageId)),
+        (error, delayMs) => {
+          if (answered) throw error;
+          bubble.classList.add('retrying');
+          unreachable(error, delayMs);
+        },
+      );
     } catch (error) {
       showError(errorLine, oneLine(error));
       if (!answered) {

@@ -367,7 +367,9 @@ export class CompletionList {
 
 /** An error as one line: its message's first line, bounded. */
 export function oneLine(error: unknown): string {
-  const raw = error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // Whatever answered in the harness's place (a proxy's error page) is never shown.
+  const raw = message.replace(/\.?\s*Response:\s*<[\s\S]*$/i, '.');
   const first = raw.split('\n').find((line) => line.trim()) ?? 'Something went wrong.';
   const line = first.trim();
   return line.length > 240 ? `${line.slice(0, 239)}…` : line;
