@@ -6,7 +6,7 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import { AgentCardResolver } from '@a2a-js/sdk/client';
 import { harnessRoot } from './chat.js';
-import { harnessFetch } from './reachability.js';
+import { harnessFetch, isUnreachable } from './reachability.js';
 
 /** Where the card is, under the harness's root (A2A 1.0's well-known path). */
 const CARD_PATH = '.well-known/agent-card.json';
@@ -26,5 +26,54 @@ export class CardReader {
     const card = AgentCardResolver.default.normalizeAgentCard(await response.json());
     this.etag = response.headers.get('etag') ?? undefined;
     return card;
+  }
+}
+
+/** How the page hears of a card read again. */
+export interface CardUpdates {
+  /** A card that changed since the last read. */
+  changed(card: AgentCard): void;
+  /** The harness answered (after it could not be reached, this clears the notice). */
+  answered(): void;
+  /** The harness could not be reached; the next read is in `delayMs`. */
+  unreachable(error: unknown, delayMs: number): void;
+}
+
+/**
+ * Reads the card again when it may have changed: when a command name no command of the card
+ * starts is typed (once per name), when asked (before a command is called unknown), and every
+ * `everyMs` while `idle()`. A failure keeps the commands the page has.
+ */
+export class CardRefresh {
+  private askedFor: string | undefined;
+
+  constructor(
+    private readonly reader: CardReader,
+    private readonly updates: CardUpdates,
+    private readonly everyMs: number,
+    idle: () => boolean,
+  ) {
+    setInterval(() => {
+      if (!document.hidden && idle()) void this.now();
+    }, everyMs);
+  }
+
+  /** `text` was typed: an unknown `/name` may be a command file added since the card was read. */
+  typed(text: string, names: readonly string[]): void {
+    const name = /^\/([a-z][a-z0-9-]*)$/.exec(text)?.[1];
+    if (!name || name === this.askedFor || names.some((known) => known.startsWith(name))) return;
+    this.askedFor = name;
+    void this.now();
+  }
+
+  /** Reads the card now (a 304 when unchanged). */
+  async now(): Promise<void> {
+    try {
+      const fresh = await this.reader.read();
+      this.updates.answered();
+      if (fresh) this.updates.changed(fresh);
+    } catch (error) {
+      if (isUnreachable(error)) this.updates.unreachable(error, this.everyMs);
+    }
   }
 }

@@ -5,16 +5,14 @@
  */
 import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
-import { CardReader } from './card.js';
+import { CardReader, CardRefresh } from './card.js';
 import { connect, Conversation, newId, type ChatEvent } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
-import { isUnreachable, retryingText, retryWhileUnreachable } from './reachability.js';
+import { retryingText, retryWhileUnreachable } from './reachability.js';
 import { RecentList } from './recent.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
+import { storeConversation, storedConversation } from './stored.js';
 import { SubtaskWatch } from './task-watch.js';
-
-/** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
-const STORED_CONVERSATION = 'tiny-harness/conversation';
 
 /** The card is read again this often while the page is idle (command files come and go); a 304 when unchanged. */
 const CARD_REFRESH_MS = 30_000;
@@ -119,28 +117,12 @@ async function main(): Promise<void> {
 
   /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
   function saveConversation(): void {
-    try {
-      if (conversation.taskId || conversation.contextId) {
-        localStorage.setItem(
-          STORED_CONVERSATION,
-          JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId, replyArtifact }),
-        );
-      } else {
-        localStorage.removeItem(STORED_CONVERSATION);
-      }
-    } catch {
-      // Storage refused (private mode, full): the page works, it just does not survive a reload.
-    }
+    storeConversation({ taskId: conversation.taskId, contextId: conversation.contextId, replyArtifact });
   }
 
   /** Draws the conversation kept from before a reload, and follows a turn still running on it. */
   async function restoreConversation(): Promise<void> {
-    let stored: { taskId?: string; contextId?: string; replyArtifact?: string } | undefined;
-    try {
-      stored = JSON.parse(localStorage.getItem(STORED_CONVERSATION) ?? 'null') ?? undefined;
-    } catch {
-      stored = undefined;
-    }
+    const stored = storedConversation();
     if (!stored?.taskId) {
       if (stored?.contextId) conversation.contextId = stored.contextId;
       return;
@@ -246,34 +228,27 @@ async function main(): Promise<void> {
     // Grow with the text, up to the CSS max-height (CSSOM, which the CSP allows).
     input.style.height = 'auto';
     input.style.height = `${input.scrollHeight}px`;
-    // A command name the card does not list may be a command file added since: read the card again.
-    const typed = /^\/([a-z][a-z0-9-]*)$/.exec(input.value)?.[1];
-    if (typed && typed !== unknownAskedFor && !completion.all.some((c) => c.name.startsWith(typed))) {
-      unknownAskedFor = typed;
-      void refreshCommands();
-    }
+    cardRefresh.typed(
+      input.value,
+      completion.all.map((c) => c.name),
+    );
   }
 
-  /** The last unknown name typed that the card was read again for (once per name). */
-  let unknownAskedFor: string | undefined;
-
-  /** Reads the card again (a 304 when unchanged) and offers its commands; a failure keeps those we have. */
-  async function refreshCommands(): Promise<void> {
-    try {
-      const fresh = await cards.read();
-      reachedAgain();
-      if (!fresh) return;
-      completion.setCommands(commandsFromCard(fresh));
-      list.render(completion);
-      showStop();
-    } catch (error) {
-      if (isUnreachable(error)) unreachable(error, CARD_REFRESH_MS);
-    }
-  }
-  // Every so often while the page is shown and idle, so new commands are offered without typing them.
-  setInterval(() => {
-    if (!document.hidden && streams === 0 && !turnRunning) void refreshCommands();
-  }, CARD_REFRESH_MS);
+  // The card read again: new command files are offered without a reload.
+  const cardRefresh = new CardRefresh(
+    cards,
+    {
+      changed: (fresh) => {
+        completion.setCommands(commandsFromCard(fresh));
+        list.render(completion);
+        showStop();
+      },
+      answered: reachedAgain,
+      unreachable,
+    },
+    CARD_REFRESH_MS,
+    () => streams === 0 && !turnRunning,
+  );
 
   /** Text shaped like a command the card does not list, once asked about: sending it again sends it. */
   let confirmedUnknown: string | undefined;
@@ -292,7 +267,7 @@ async function main(): Promise<void> {
         text,
         completion.all.map((c) => c.name),
       );
-    if (question() && confirmedUnknown !== text) await refreshCommands();
+    if (question() && confirmedUnknown !== text) await cardRefresh.now();
     const asked = question();
     if (asked && confirmedUnknown !== text) {
       confirmedUnknown = text;
