@@ -136,14 +136,24 @@ describe('reading stream events', () => {
       },
     );
     const note = agentMessage('Sub-task s1 (/spawn) completed.', {
-      'tiny-harness/subtask-note': { id: 's1', state: 'completed' },
+      'tiny-harness/subtask-note': { id: 's1', state: 'TASK_STATE_COMPLETED' },
     });
     assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, note))).at(1), {
       kind: 'note',
       messageId: '-',
       text: 'Sub-task s1 (/spawn) completed.',
       subtaskId: 's1',
+      subtaskEnded: true,
     });
+    const waiting = agentMessage('Sub-task s2 (/spawn) is waiting for approval of its tool calls.', {
+      'tiny-harness/subtask-note': { id: 's2', state: 'TASK_STATE_INPUT_REQUIRED' },
+    });
+    assert.equal(
+      interpret(status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, waiting)).find((e) => e.kind === 'note')
+        ?.subtaskEnded,
+      false,
+      'a sub-task waiting for approval goes on',
+    );
   });
 
   it('names states for people', () => {

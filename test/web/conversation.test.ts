@@ -2,7 +2,7 @@
  * The chat page in Chromium across turns and conversations, with a model that holds its reply
  * half-way: the Stop button (CMD-32), which sends `/stop` and keeps the partial reply; a message
  * typed while a turn runs, queued; a reload that goes on where it was; the task's model in the
- * header; the list of recent conversations.
+ * header; the list of recent conversations, titled by their first messages.
  */
 import { after, before, describe, it } from 'node:test';
 import { WAIT_MS } from '../support/wait.js';
@@ -159,9 +159,14 @@ describe('the chat page across turns and conversations', needs(CHROMIUM), () => 
       'true',
       'this conversation is marked',
     );
-    assert.match(
-      (await page.locator(`#recent-list button[data-task-id="${fresh}"]`).textContent()) ?? '',
-      /a fresh start/,
+    assert.equal(
+      await page.locator(`#recent-list button[data-task-id="${fresh}"] .recent-text`).textContent(),
+      'a fresh start',
+    );
+    assert.equal(
+      await page.locator(`#recent-list button[data-task-id="${earlier}"] .recent-text`).textContent(),
+      'please hold on',
+      'titled by its first message, not its newest',
     );
     await page.locator(`#recent-list button[data-task-id="${earlier}"]`).click();
     await page.locator('.msg.user', { hasText: 'and then this' }).waitFor({ timeout: WAIT_MS });

@@ -28,6 +28,10 @@ const REPLY = [
   '',
   '<img src="x" onerror="window.pwned = \'onerror\'">',
   '<iframe src="https://example.com/"></iframe>',
+  '',
+  '```',
+  `const longest = '${'a line as wide as the block '.repeat(8)}';`,
+  '```',
 ].join('\n');
 
 let h: TestHarness | undefined;
@@ -58,14 +62,30 @@ describe('replies as Markdown on the chat page', needs(CHROMIUM), () => {
     assert.equal(await reply.locator('em').first().textContent(), 'emphasis');
     assert.equal(await reply.locator('p code').textContent(), 'inline code');
     assert.deepEqual(await reply.locator('ul > li').allTextContents(), ['first', 'second']);
-    assert.equal((await reply.locator('.code-block pre').textContent())?.trim(), 'const answer = 42;');
+    assert.equal((await reply.locator('.code-block pre').first().textContent())?.trim(), 'const answer = 42;');
     assert.doesNotMatch((await reply.innerText()) ?? '', /\*\*|```/, 'no Markdown markers left');
   });
 
   it('a code block has a copy button that copies its code', async () => {
-    await page.locator('.msg.agent .code-block .copy').click();
+    await page.locator('.msg.agent .code-block .copy').first().click();
     await page.locator('.msg.agent .code-block .copy', { hasText: 'Copied' }).waitFor({ timeout: WAIT_MS });
     assert.equal((await page.evaluate(() => navigator.clipboard.readText())).trim(), 'const answer = 42;');
+  });
+
+  it('the copy button covers no code, not even the end of a line as wide as the block', async () => {
+    const blocks = page.locator('.msg.agent .code-block');
+    assert.equal(await blocks.count(), 2);
+    for (const block of await blocks.all()) {
+      const button = await block.locator('.copy').boundingBox();
+      const code = await block.locator('pre code').boundingBox();
+      assert.ok(button && code, 'the button and the code are shown');
+      const apart =
+        button.y + button.height <= code.y ||
+        code.y + code.height <= button.y ||
+        button.x + button.width <= code.x ||
+        code.x + code.width <= button.x;
+      assert.ok(apart, `the button ${JSON.stringify(button)} overlaps the code ${JSON.stringify(code)}`);
+    }
   });
 
   it('nothing in a reply runs: HTML in it shows as text; no javascript: link, no image', async () => {

@@ -5,7 +5,6 @@
  */
 import { Role, TaskState, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
-  AgentCardResolver,
   ClientFactory,
   JsonRpcTransportFactory,
   ServiceParameters,
@@ -14,138 +13,22 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import {
-  AWAITING_APPROVAL_NOTICE,
-  COMMAND_KEY,
   COMMANDS_EXTENSION_URI,
   JSONRPC_PATH,
   MODEL_KEY,
   NOTICE_KEY,
-  SUBTASK_NOTE_KEY,
-  subtaskParentOf,
-  TASK_REF_KEY,
-  TOOL_CALL_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
   isTerminal,
+  subtaskChildrenOf,
   textOf,
   textPart,
-  toolCallsOf,
-  TURN_FAILURE_NOTICES,
-  type ToolCallData,
 } from '../../src/wire.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
+import { interpret, readStatusMessage, type ChatEvent } from './events.js';
+import { harnessFetch } from './reachability.js';
+import { listRecent, type RecentTask } from './recent.js';
 
-/** What one stream event means for the page. */
-export type ChatEvent =
-  /** The task the message went to (created or continued); its status message is old news. */
-  | { kind: 'task'; taskId: string; contextId: string; state: TaskState }
-  /** A piece of the model's reply as it streams. */
-  | { kind: 'chunk'; artifactId: string; text: string; append: boolean }
-  /** The task's state changed (or was re-announced). */
-  | { kind: 'state'; taskId: string; contextId: string; state: TaskState }
-  /** An agent message: the whole reply at the end of a turn (with the model that wrote it), or a failure explained. */
-  | { kind: 'reply'; messageId: string; text: string; model?: string }
-  /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`); `/model`'s says the task's model. */
-  | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string; model?: string }
-  /** The harness's note that a sub-task ended. */
-  | { kind: 'note'; messageId: string; text: string; subtaskId?: string }
-  /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
-  | { kind: 'tool'; call: ToolCallData }
-  /** A message the user sent, as a task read back shows it. */
-  | { kind: 'user'; messageId: string; text: string }
-  /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval, a failure explained). */
-  | { kind: 'notice'; messageId: string; text: string; error?: boolean };
-
-function stringAt(metadata: Record<string, unknown> | undefined, key: string): string | undefined {
-  const value = metadata?.[key];
-  return typeof value === 'string' && value ? value : undefined;
-}
-
-/** Reads one stream event. */
-export function interpret(event: StreamResponse): ChatEvent[] {
-  const payload = event.payload;
-  switch (payload?.$case) {
-    case 'task': {
-      const task = payload.value;
-      return [
-        {
-          kind: 'task',
-          taskId: task.id,
-          contextId: task.contextId,
-          state: task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED,
-        },
-      ];
-    }
-    case 'artifactUpdate': {
-      const { artifact, append } = payload.value;
-      // A call's whole output: its row says where it is; it is not the reply.
-      if (artifact?.name === TOOL_OUTPUT_ARTIFACT_NAME) return [];
-      const text = textOf(artifact?.parts);
-      return artifact && text ? [{ kind: 'chunk', artifactId: artifact.artifactId, text, append }] : [];
-    }
-    case 'message':
-      return [{ kind: 'reply', messageId: payload.value.messageId, text: textOf(payload.value.parts) }];
-    case 'statusUpdate': {
-      const update = payload.value;
-      const state = update.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-      const events: ChatEvent[] = [{ kind: 'state', taskId: update.taskId, contextId: update.contextId, state }];
-      const message = update.status?.message;
-      if (message) events.push(...readStatusMessage(message, update.metadata));
-      return events;
-    }
-    default:
-      return [];
-  }
-}
-
-function readStatusMessage(message: Message, updateMetadata: Record<string, unknown> | undefined): ChatEvent[] {
-  const metadata = { ...message.metadata, ...updateMetadata };
-  const text = textOf(message.parts);
-  const command = stringAt(metadata, COMMAND_KEY);
-  if (command) {
-    const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
-    const model = command === 'model' ? currentModelOf(message) : undefined;
-    return [
-      {
-        kind: 'command',
-        messageId: message.messageId,
-        command,
-        text,
-        ...(taskRef ? { taskRef } : {}),
-        ...(model ? { model } : {}),
-      },
-    ];
-  }
-  const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown } | undefined;
-  if (note && typeof note === 'object') {
-    return [
-      typeof note.id === 'string'
-        ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id }
-        : { kind: 'note', messageId: message.messageId, text },
-    ];
-  }
-  if (metadata[TOOL_CALL_KEY] !== undefined) return toolCallsOf(message.parts).map((call) => ({ kind: 'tool', call }));
-  const notice = metadata[NOTICE_KEY];
-  if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice))
-    return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
-  if (notice === AWAITING_APPROVAL_NOTICE) {
-    return [
-      { kind: 'notice', messageId: message.messageId, text },
-      ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call })),
-    ];
-  }
-  const model = stringAt(metadata, MODEL_KEY);
-  return [{ kind: 'reply', messageId: message.messageId, text, ...(model ? { model } : {}) }];
-}
-
-/** The task's model after a `/model` reply: its data part's `current`. */
-function currentModelOf(message: Message): string | undefined {
-  for (const part of message.parts) {
-    const current =
-      part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>)['current'] : undefined;
-    if (typeof current === 'string' && current) return current;
-  }
-  return undefined;
-}
+export { interpret, type ChatEvent } from './events.js';
 
 /**
  * The reply of the turn running on a task read back: the artifact this page saw streaming
@@ -164,14 +47,22 @@ export function runningReply(task: Task, replyArtifact?: string): { artifactId: 
   return artifact ? { artifactId: artifact.artifactId, text: textOf(artifact.parts) } : undefined;
 }
 
-/** A task of the user's, as the list of recent conversations shows it. */
-export interface RecentTask {
-  id: string;
-  state: TaskState | undefined;
-  /** When its status last changed (ISO 8601), if known. */
-  updated: string | undefined;
-  /** The newest message the user sent in it, else the newest message. */
-  text: string;
+/** The task an event is about. */
+function taskIdOf(event: StreamResponse): string | undefined {
+  const p = event.payload;
+  if (p?.$case === 'task') return p.value.id;
+  return p?.$case === 'statusUpdate' || p?.$case === 'artifactUpdate' ? p.value.taskId : undefined;
+}
+
+/** A task's sub-tasks (its metadata names them) that no note in its history has said ended. */
+export function subtasksRunningIn(task: Task): string[] {
+  const ended = new Set<string>();
+  for (const message of task.history) {
+    for (const event of readStatusMessage(message, undefined)) {
+      if (event.kind === 'note' && event.subtaskId && event.subtaskEnded) ended.add(event.subtaskId);
+    }
+  }
+  return subtaskChildrenOf(task.metadata).filter((id) => !ended.has(id));
 }
 
 /** A random id, also where `crypto.randomUUID` is missing (a page served over plain http to another host). */
@@ -237,15 +128,10 @@ export function besidePage(card: AgentCard, pageUrl: string): AgentCard {
   };
 }
 
-/** The agent card, read from beside the page (`.well-known/agent-card.json` under the harness's root). */
-export function loadCard(pageUrl: string): Promise<AgentCard> {
-  return AgentCardResolver.default.resolve(harnessRoot(pageUrl));
-}
-
 /** A client of the harness for the page at `pageUrl`: JSON-RPC beside the page, extension active. */
 export async function connect(card: AgentCard, pageUrl: string): Promise<Client> {
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory()],
+    transports: [new JsonRpcTransportFactory({ fetchImpl: harnessFetch })],
     preferredTransports: ['JSONRPC'],
     clientConfig: { interceptors: [activateCommands] },
   });
@@ -263,20 +149,20 @@ export class Conversation {
 
   constructor(private readonly client: Client) {}
 
-  /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
-  async *send(text: string, signal?: AbortSignal): AsyncGenerator<ChatEvent, void, undefined> {
+  /**
+   * Sends `text` on the current task (or a new one in the current context), yielding what comes
+   * back; `messageId` when sending again what may have reached the harness.
+   */
+  async *send(text: string, signal?: AbortSignal, messageId?: string): AsyncGenerator<ChatEvent, void, undefined> {
     const message = userMessage(text, this.taskId, this.contextId);
+    // A resend keeps the first send's id: the harness runs a message id once (CMD-34).
+    if (messageId) message.messageId = messageId;
     const stream = resumableStream(
       this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal }),
       (taskId, after, resumeSignal) => this.eventsAfter(taskId, after, resumeSignal),
       { signal, ...this.resumeNotices },
     );
-    for await (const event of stream) {
-      for (const item of interpret(event)) {
-        this.track(item);
-        yield item;
-      }
-    }
+    yield* this.read(stream);
   }
 
   /**
@@ -291,6 +177,8 @@ export class Conversation {
   ): Promise<{ events: ChatEvent[]; running: boolean; reply?: { artifactId: string; text: string } }> {
     const task: Task = await this.client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     this.generation = generationOf({ payload: { $case: 'task', value: task } });
+    this.subtasksRunning.clear();
+    for (const id of subtasksRunningIn(task)) this.subtasksRunning.add(id);
     this.contextId = task.contextId;
     this.state = task.status?.state;
     this.taskId = isTerminal(this.state) ? undefined : task.id;
@@ -309,8 +197,32 @@ export class Conversation {
 
   /** Said when a stream broke and reconnecting starts, and once it goes on (the page shows it). */
   resumeNotices: { onDropped?: (error: unknown) => void; onResumed?: () => void } = {};
-  /** The task's generation when it was read back: a follow starts after it. */
-  private generation: number | undefined;
+  /**
+   * The newest generation of the current task's events seen here (read back, or streamed): a
+   * follow starts after it.
+   */
+  generation: number | undefined;
+  /** The current task's sub-tasks that have not ended (no note has said they did). */
+  readonly subtasksRunning = new Set<string>();
+
+  /** The events of `stream`, read, tracked and noted as seen. */
+  async *read(stream: AsyncIterable<StreamResponse>): AsyncGenerator<ChatEvent, void, undefined> {
+    for await (const event of stream) {
+      const items = interpret(event);
+      for (const item of items) this.track(item);
+      const g = generationOf(event);
+      if (g !== undefined && this.taskId !== undefined && taskIdOf(event) === this.taskId) this.generation = g;
+      yield* items;
+    }
+  }
+
+  /** Subscribes to the current task after generation `after` (all of it when undefined). */
+  subscribe(after: number | undefined, signal?: AbortSignal): AsyncGenerator<StreamResponse> {
+    if (!this.taskId) throw new Error('no task to follow');
+    return after === undefined
+      ? this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal })
+      : this.eventsAfter(this.taskId, after, signal);
+  }
 
   private eventsAfter(taskId: string, after: number, signal?: AbortSignal): AsyncGenerator<StreamResponse> {
     return this.client.resubscribeTask(
@@ -332,41 +244,22 @@ export class Conversation {
             (taskId, last, resumeSignal) => this.eventsAfter(taskId, last, resumeSignal),
             { signal, taskId: this.taskId, after, ...(shown ? { shown } : {}), ...this.resumeNotices },
           );
-    for await (const event of stream) {
-      for (const item of interpret(event)) {
-        this.track(item);
-        yield item;
-      }
-    }
+    yield* this.read(stream);
   }
 
   /** Forgets the task and its context: the next message starts a new conversation. */
   reset(): void {
+    this.generation = undefined;
+    this.subtasksRunning.clear();
     this.taskId = undefined;
     this.contextId = undefined;
     this.state = undefined;
     this.model = undefined;
   }
 
-  /** The user's newest conversations (tasks that are not sub-tasks), newest first. */
-  async recent(limit = 20): Promise<RecentTask[]> {
-    const { tasks } = await this.client.listTasks({
-      tenant: '',
-      contextId: '',
-      status: TaskState.TASK_STATE_UNSPECIFIED,
-      pageSize: limit,
-      pageToken: '',
-      historyLength: 4,
-      statusTimestampAfter: undefined,
-      includeArtifacts: false,
-    });
-    return tasks
-      .filter((task) => subtaskParentOf(task.metadata) === undefined)
-      .map((task) => {
-        const newest = [...task.history].reverse();
-        const said = newest.find((m) => m.role === Role.ROLE_USER) ?? newest[0];
-        return { id: task.id, state: task.status?.state, updated: task.status?.timestamp, text: textOf(said?.parts) };
-      });
+  /** The user's newest conversations, newest first, titled by their first message. */
+  recent(limit = 20): Promise<RecentTask[]> {
+    return listRecent(this.client, limit);
   }
 
   /** A sub-task's state and result (its status message, else its artifacts' text). */
@@ -397,6 +290,8 @@ export class Conversation {
   }
 
   private track(event: ChatEvent): void {
+    if (event.kind === 'command' && event.taskRef) this.subtasksRunning.add(event.taskRef);
+    if (event.kind === 'note' && event.subtaskId && event.subtaskEnded) this.subtasksRunning.delete(event.subtaskId);
     if ((event.kind === 'reply' || event.kind === 'command') && event.model) this.model = event.model;
     if (event.kind !== 'task' && event.kind !== 'state') return;
     // Only this conversation's task moves the ids (a note about a sub-task names the parent).

@@ -5,15 +5,17 @@
  */
 import { TaskState, type AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
-import { connect, Conversation, loadCard } from './chat.js';
+import { CardReader, CardRefresh } from './card.js';
+import { connect, Conversation, newId, type ChatEvent } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
-import { CompletionList, oneLine, RecentList, showError, Transcript, TurnView } from './render.js';
+import { retryingText, retryWhileUnreachable } from './reachability.js';
+import { RecentList } from './recent.js';
+import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
+import { storeConversation, storedConversation } from './stored.js';
+import { SubtaskWatch } from './task-watch.js';
 
-/** Where the page keeps the conversation across a reload: `{taskId?, contextId?}`. */
-const STORED_CONVERSATION = 'tiny-harness/conversation';
-
-/** The card is re-read when the list opens, at most this often: command files come and go. */
-const CARD_REFRESH_MS = 10_000;
+/** The card is read again this often while the page is idle (command files come and go); a 304 when unchanged. */
+const CARD_REFRESH_MS = 30_000;
 /** A sub-task's state is followed live for at most this long; pressing its link reads it again. */
 const SUBTASK_WATCH_MS = 15 * 60_000;
 
@@ -45,14 +47,26 @@ async function main(): Promise<void> {
     },
   );
 
+  /** The error line says the harness cannot be reached and when the page tries again; cleared once it answers. */
+  let retrying = false;
+  const unreachable = (error: unknown, delayMs: number) => {
+    retrying = true;
+    showError(errorLine, retryingText(error, delayMs));
+  };
+  const reachedAgain = () => {
+    if (retrying) showError(errorLine, undefined);
+    retrying = false;
+  };
+  const cards = new CardReader(location.href);
   let card: AgentCard;
   try {
-    card = await loadCard(location.href);
+    // The first read always has a card: no ETag was sent.
+    card = (await retryWhileUnreachable(() => cards.read(), unreachable))!;
+    reachedAgain();
   } catch (error) {
     showError(errorLine, `Could not read the agent card: ${oneLine(error)}`);
     return;
   }
-  let cardReadAt = Date.now();
   const conversation = new Conversation(await connect(card, location.href));
   // A stream that broke is resumed where it broke off (issue 24); the error line says so meanwhile.
   conversation.resumeNotices = {
@@ -70,6 +84,14 @@ async function main(): Promise<void> {
       setText(text);
       void send();
     },
+  );
+  // While a sub-task of the open task runs and no turn streams here, the task is followed for its note.
+  const subtaskWatch = new SubtaskWatch(
+    conversation,
+    transcript,
+    () => (reachedAgain(), showTask(), saveConversation()),
+    unreachable,
+    (error) => showError(errorLine, oneLine(error)),
   );
   title.textContent = card.name || 'tiny-harness';
   document.title = card.name || 'tiny-harness';
@@ -95,28 +117,12 @@ async function main(): Promise<void> {
 
   /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
   function saveConversation(): void {
-    try {
-      if (conversation.taskId || conversation.contextId) {
-        localStorage.setItem(
-          STORED_CONVERSATION,
-          JSON.stringify({ taskId: conversation.taskId, contextId: conversation.contextId, replyArtifact }),
-        );
-      } else {
-        localStorage.removeItem(STORED_CONVERSATION);
-      }
-    } catch {
-      // Storage refused (private mode, full): the page works, it just does not survive a reload.
-    }
+    storeConversation({ taskId: conversation.taskId, contextId: conversation.contextId, replyArtifact });
   }
 
   /** Draws the conversation kept from before a reload, and follows a turn still running on it. */
   async function restoreConversation(): Promise<void> {
-    let stored: { taskId?: string; contextId?: string; replyArtifact?: string } | undefined;
-    try {
-      stored = JSON.parse(localStorage.getItem(STORED_CONVERSATION) ?? 'null') ?? undefined;
-    } catch {
-      stored = undefined;
-    }
+    const stored = storedConversation();
     if (!stored?.taskId) {
       if (stored?.contextId) conversation.contextId = stored.contextId;
       return;
@@ -133,6 +139,7 @@ async function main(): Promise<void> {
       replyArtifact = reply?.artifactId;
       saveConversation();
       if (running) void followRunningTurn(reply);
+      else subtaskWatch.start();
     } catch (error) {
       // Gone, or another user's: start afresh, saying why.
       conversation.reset();
@@ -164,6 +171,7 @@ async function main(): Promise<void> {
     }
     recent.close();
     keepQueuedText();
+    subtaskWatch.stop();
     conversation.reset();
     transcript.clear();
     showError(errorLine, undefined);
@@ -173,6 +181,7 @@ async function main(): Promise<void> {
 
   /** The rest of a turn that was running when the page loaded, drawn as it comes. */
   async function followRunningTurn(reply?: { artifactId: string; text: string }): Promise<void> {
+    subtaskWatch.stop();
     const view = new TurnView(transcript, false);
     turnRunning = true;
     showStop();
@@ -198,6 +207,7 @@ async function main(): Promise<void> {
       showTask();
       saveConversation();
       sendQueued();
+      if (!turnRunning && streams === 0) subtaskWatch.start();
     }
   }
 
@@ -218,18 +228,27 @@ async function main(): Promise<void> {
     // Grow with the text, up to the CSS max-height (CSSOM, which the CSP allows).
     input.style.height = 'auto';
     input.style.height = `${input.scrollHeight}px`;
-    if (completion.isOpen && Date.now() - cardReadAt > CARD_REFRESH_MS) void refreshCommands();
+    cardRefresh.typed(
+      input.value,
+      completion.all.map((c) => c.name),
+    );
   }
 
-  async function refreshCommands(): Promise<void> {
-    cardReadAt = Date.now();
-    try {
-      completion.setCommands(commandsFromCard(await loadCard(location.href)));
-      list.render(completion);
-    } catch {
-      // Keep the commands we have; the next send will say if the server is gone.
-    }
-  }
+  // The card read again: new command files are offered without a reload.
+  const cardRefresh = new CardRefresh(
+    cards,
+    {
+      changed: (fresh) => {
+        completion.setCommands(commandsFromCard(fresh));
+        list.render(completion);
+        showStop();
+      },
+      answered: reachedAgain,
+      unreachable,
+    },
+    CARD_REFRESH_MS,
+    () => streams === 0 && !turnRunning,
+  );
 
   /** Text shaped like a command the card does not list, once asked about: sending it again sends it. */
   let confirmedUnknown: string | undefined;
@@ -241,14 +260,18 @@ async function main(): Promise<void> {
   async function send(): Promise<void> {
     const text = input.value.trim();
     if (!text) return;
-    // CMD-3 would send an unknown /name to the model: a typo is asked about first, the text kept.
-    const question = unknownCommandQuestion(
-      text,
-      completion.all.map((c) => c.name),
-    );
-    if (question && confirmedUnknown !== text) {
+    // CMD-3 would send an unknown /name to the model: a typo is asked about first, the text kept,
+    // once the card has been read again (the command may be a file added since the page loaded).
+    const question = () =>
+      unknownCommandQuestion(
+        text,
+        completion.all.map((c) => c.name),
+      );
+    if (question() && confirmedUnknown !== text) await cardRefresh.now();
+    const asked = question();
+    if (asked && confirmedUnknown !== text) {
       confirmedUnknown = text;
-      showError(errorLine, `${question} Press Enter again to send it to the model anyway.`);
+      showError(errorLine, `${asked} Press Enter again to send it to the model anyway.`);
       return;
     }
     confirmedUnknown = undefined;
@@ -271,16 +294,18 @@ async function main(): Promise<void> {
 
   /** Sends one message and draws what comes back; a message that could not be sent goes back into the input. */
   async function deliver(text: string, bubble: HTMLElement, isCommand: boolean): Promise<void> {
+    subtaskWatch.stop();
     const view = new TurnView(transcript, !isCommand);
     streams++;
     document.body.dataset['streaming'] = 'true';
     // An ordinary message runs a turn; so may a command (/approve resumes one): the stream says.
     if (!isCommand) turnRunning = true;
     showStop();
-    let answered = false;
-    try {
-      for await (const event of conversation.send(text)) {
+    async function receive(events: AsyncIterable<ChatEvent>): Promise<void> {
+      for await (const event of events) {
+        if (!answered) bubble.classList.remove('retrying');
         answered = true;
+        reachedAgain();
         view.handle(event);
         if (event.kind === 'chunk' && replyArtifact !== event.artifactId) {
           replyArtifact = event.artifactId;
@@ -296,6 +321,19 @@ async function main(): Promise<void> {
         showStop();
         showTask();
       }
+    }
+    let answered = false;
+    const messageId = newId();
+    try {
+      // Sent again, with the same id, for as long as the harness cannot be reached.
+      await retryWhileUnreachable(
+        () => receive(conversation.send(text, undefined, messageId)),
+        (error, delayMs) => {
+          if (answered) throw error;
+          bubble.classList.add('retrying');
+          unreachable(error, delayMs);
+        },
+      );
     } catch (error) {
       showError(errorLine, oneLine(error));
       if (!answered) {
@@ -316,6 +354,7 @@ async function main(): Promise<void> {
       showStop();
       showTask();
       sendQueued();
+      if (!turnRunning && streams === 0) subtaskWatch.start();
     }
   }
 
@@ -373,6 +412,7 @@ async function main(): Promise<void> {
   newChat.addEventListener('click', () => {
     recent.close();
     keepQueuedText();
+    subtaskWatch.stop();
     conversation.reset();
     saveConversation();
     transcript.clear();

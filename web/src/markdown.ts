@@ -80,9 +80,10 @@ export function renderMarkdown(el: HTMLElement, text: string): void {
   }
   for (const pre of fragment.querySelectorAll('pre')) withCopyButton(pre);
   el.replaceChildren(fragment);
+  el.classList.add('markdown');
 }
 
-/** Puts a code block in a box with a button that copies its text. */
+/** Puts a code block in a box whose header row holds a button that copies its text. */
 function withCopyButton(pre: HTMLPreElement): void {
   const block = document.createElement('div');
   block.className = 'code-block';
@@ -93,7 +94,10 @@ function withCopyButton(pre: HTMLPreElement): void {
   copy.textContent = 'Copy';
   copy.title = 'Copy the code';
   copy.addEventListener('click', () => void copyText(pre, copy));
-  block.append(copy, pre);
+  const head = document.createElement('div');
+  head.className = 'code-head';
+  head.append(copy);
+  block.append(head, pre);
 }
 
 async function copyText(pre: HTMLElement, button: HTMLButtonElement): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import type { TaskState } from '@a2a-js/sdk';
 import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
-import type { ChatEvent, RecentTask } from './chat.js';
+import type { ChatEvent } from './chat.js';
 import type { Completion } from './completion.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -149,11 +149,15 @@ export class Transcript {
       detail.hidden = !open;
       button.setAttribute('aria-expanded', String(open));
       if (!open) return;
+      detail.classList.remove('markdown');
       detail.textContent = 'loading…';
       try {
         const { state: now, text } = await this.subtasks.load(id);
         showState(now);
-        this.keepingBottom(() => (detail.textContent = text || `No result yet (${stateName(now)}).`));
+        // The result is the sub-task's model's reply: Markdown, drawn as a reply is.
+        this.keepingBottom(() =>
+          text ? renderMarkdown(detail, text) : (detail.textContent = `No result yet (${stateName(now)}).`),
+        );
       } catch (error) {
         detail.textContent = oneLine(error);
       }
@@ -361,63 +365,11 @@ export class CompletionList {
   }
 }
 
-/** The user's recent conversations under the header; `onOpen` reopens one. */
-export class RecentList {
-  constructor(
-    private readonly root: HTMLElement,
-    private readonly button: HTMLElement,
-    private readonly onOpen: (taskId: string) => void,
-  ) {}
-
-  get isOpen(): boolean {
-    return !this.root.hidden;
-  }
-
-  /** Shows the list, saying it is loading until {@link show} or {@link note}. */
-  open(): void {
-    this.root.hidden = false;
-    this.button.setAttribute('aria-expanded', 'true');
-    this.note('Loading…');
-  }
-
-  close(): void {
-    this.root.hidden = true;
-    this.button.setAttribute('aria-expanded', 'false');
-  }
-
-  /** A line in place of the list: loading, nothing there, or why it could not be read. */
-  note(text: string): void {
-    this.root.replaceChildren(element('p', 'recent-empty', text));
-  }
-
-  /** The tasks, newest first; `currentId`'s is marked as the one open. */
-  show(tasks: readonly RecentTask[], currentId: string | undefined): void {
-    if (tasks.length === 0) return this.note('No conversations yet.');
-    const items = tasks.map((task) => {
-      const button = element('button');
-      button.type = 'button';
-      button.dataset['taskId'] = task.id;
-      button.title = `Open task ${task.id}`;
-      if (task.id === currentId) button.setAttribute('aria-current', 'true');
-      const when = task.updated ? ` · ${new Date(task.updated).toLocaleString()}` : '';
-      button.append(
-        element('span', 'recent-text', task.text || '(no messages)'),
-        element('span', 'recent-meta', `${stateName(task.state)}${when}`),
-      );
-      button.addEventListener('click', () => this.onOpen(task.id));
-      const item = element('li');
-      item.append(button);
-      return item;
-    });
-    const list = element('ul');
-    list.append(...items);
-    this.root.replaceChildren(list);
-  }
-}
-
 /** An error as one line: its message's first line, bounded. */
 export function oneLine(error: unknown): string {
-  const raw = error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // Whatever answered in the harness's place (a proxy's error page) is never shown.
+  const raw = message.replace(/\.?\s*Response:\s*<[\s\S]*$/i, '.');
   const first = raw.split('\n').find((line) => line.trim()) ?? 'Something went wrong.';
   const line = first.trim();
   return line.length > 240 ? `${line.slice(0, 239)}…` : line;

@@ -1,0 +1,82 @@
+/**
+ * Sub-tasks on the chat page in Chromium: the note with a sub-task's result, which the harness
+ * writes on the parent task outside any turn, appears while the page is idle, without a reload;
+ * an opened sub-task shows its result rendered as Markdown, as replies are.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { lastMessage } from '../fixtures/model-server.js';
+import { needs } from '../needs.js';
+import { WAIT_MS } from '../support/wait.js';
+import { CHROMIUM, openChatPage, type BrowserPage } from './browser.js';
+import { ensureBundle } from './bundle.js';
+
+let release: () => void = () => {};
+const released = new Promise<void>((resolve) => (release = resolve));
+
+let h: TestHarness | undefined;
+let browser: BrowserPage | undefined;
+let page: Page;
+let problems: string[] = [];
+
+describe('sub-tasks on the chat page', needs(CHROMIUM), () => {
+  before(async () => {
+    ensureBundle();
+    h = await startTestHarness({
+      script: {
+        reply: 'The result is **bold** and `coded`.',
+        hold: (body) =>
+          lastMessage(body).content.includes('slow job') ? { afterChunks: 1, until: released } : undefined,
+      },
+    });
+    browser = await openChatPage(`${h.harness.url}/`, { waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
+    ({ page, problems } = browser);
+  });
+
+  after(async () => {
+    release();
+    await browser?.close();
+    await h?.close();
+  });
+
+  it("a sub-task's note appears on the idle page as the sub-task ends, without a reload", async () => {
+    await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
+    await page.locator('#input').pressSequentially('/spawn a slow job', { delay: 5 });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    await page.locator('.msg.command[data-command="spawn"] .task-ref').waitFor({ timeout: WAIT_MS });
+    // The command's own stream has ended: the page is idle while the sub-task's model still writes.
+    await page.waitForFunction(() => !document.body.dataset['streaming'], undefined, { timeout: WAIT_MS });
+    assert.equal(await page.locator('.msg.note').count(), 0, 'no note before the sub-task ends');
+    release();
+    const note = page.locator('.msg.note', { hasText: 'completed' });
+    await note.waitFor({ timeout: WAIT_MS });
+    assert.match(
+      (await note.textContent()) ?? '',
+      /The result is \*\*bold\*\*/,
+      "the note carries the sub-task's result",
+    );
+    assert.equal(
+      await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce),
+      true,
+      'the same page, never reloaded',
+    );
+    assert.equal(await page.locator('.msg.note', { hasText: 'completed' }).count(), 1, 'shown once');
+  });
+
+  it("an opened sub-task's result is rendered Markdown, as a reply is", async () => {
+    const link = page.locator('.msg.command[data-command="spawn"] .task-ref');
+    await link.locator('.task-ref-link').click();
+    const detail = link.locator('.task-ref-detail');
+    await detail.locator('strong').waitFor({ timeout: WAIT_MS });
+    assert.equal(await detail.locator('strong').textContent(), 'bold');
+    assert.equal(await detail.locator('code').textContent(), 'coded');
+    assert.doesNotMatch((await detail.innerText()) ?? '', /\*\*|`/, 'no Markdown markers left');
+  });
+
+  it('showed no script errors and broke no Content-Security-Policy rule', () => {
+    assert.deepEqual(problems, []);
+  });
+});

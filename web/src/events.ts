@@ -1,0 +1,143 @@
+/**
+ * Reading stream events into the few things the page shows: a reply streaming, a command's
+ * reply with its sub-task, a note about a sub-task, a tool call, a state. No DOM here.
+ */
+import { TaskState, taskStateFromJSON, type Message, type StreamResponse } from '@a2a-js/sdk';
+import {
+  AWAITING_APPROVAL_NOTICE,
+  COMMAND_KEY,
+  MODEL_KEY,
+  NOTICE_KEY,
+  SUBTASK_NOTE_KEY,
+  TASK_REF_KEY,
+  TOOL_CALL_KEY,
+  TOOL_OUTPUT_ARTIFACT_NAME,
+  textOf,
+  toolCallsOf,
+  TURN_FAILURE_NOTICES,
+  type ToolCallData,
+} from '../../src/wire.js';
+
+/** What one stream event means for the page. */
+export type ChatEvent =
+  /** The task the message went to (created or continued); its status message is old news. */
+  | { kind: 'task'; taskId: string; contextId: string; state: TaskState }
+  /** A piece of the model's reply as it streams. */
+  | { kind: 'chunk'; artifactId: string; text: string; append: boolean }
+  /** The task's state changed (or was re-announced). */
+  | { kind: 'state'; taskId: string; contextId: string; state: TaskState }
+  /** An agent message: the whole reply at the end of a turn (with the model that wrote it), or a failure explained. */
+  | { kind: 'reply'; messageId: string; text: string; model?: string }
+  /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`); `/model`'s says the task's model. */
+  | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string; model?: string }
+  /** The harness's note that a sub-task ended (`subtaskEnded`), or waits for approval of its tool calls. */
+  | { kind: 'note'; messageId: string; text: string; subtaskId?: string; subtaskEnded?: boolean }
+  /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
+  | { kind: 'tool'; call: ToolCallData }
+  /** A message the user sent, as a task read back shows it. */
+  | { kind: 'user'; messageId: string; text: string }
+  /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval, a failure explained). */
+  | { kind: 'notice'; messageId: string; text: string; error?: boolean };
+
+/** The states of a sub-task that has not ended. */
+const GOING_ON = new Set<TaskState>([
+  TaskState.TASK_STATE_SUBMITTED,
+  TaskState.TASK_STATE_WORKING,
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
+function stringAt(metadata: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = metadata?.[key];
+  return typeof value === 'string' && value ? value : undefined;
+}
+
+/** Reads one stream event. */
+export function interpret(event: StreamResponse): ChatEvent[] {
+  const payload = event.payload;
+  switch (payload?.$case) {
+    case 'task': {
+      const task = payload.value;
+      return [
+        {
+          kind: 'task',
+          taskId: task.id,
+          contextId: task.contextId,
+          state: task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED,
+        },
+      ];
+    }
+    case 'artifactUpdate': {
+      const { artifact, append } = payload.value;
+      // A call's whole output: its row says where it is; it is not the reply.
+      if (artifact?.name === TOOL_OUTPUT_ARTIFACT_NAME) return [];
+      const text = textOf(artifact?.parts);
+      return artifact && text ? [{ kind: 'chunk', artifactId: artifact.artifactId, text, append }] : [];
+    }
+    case 'message':
+      return [{ kind: 'reply', messageId: payload.value.messageId, text: textOf(payload.value.parts) }];
+    case 'statusUpdate': {
+      const update = payload.value;
+      const state = update.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
+      const events: ChatEvent[] = [{ kind: 'state', taskId: update.taskId, contextId: update.contextId, state }];
+      const message = update.status?.message;
+      if (message) events.push(...readStatusMessage(message, update.metadata));
+      return events;
+    }
+    default:
+      return [];
+  }
+}
+
+/** Reads an agent message (a status update's, or one of a task's history) and its update's metadata. */
+export function readStatusMessage(message: Message, updateMetadata: Record<string, unknown> | undefined): ChatEvent[] {
+  const metadata = { ...message.metadata, ...updateMetadata };
+  const text = textOf(message.parts);
+  const command = stringAt(metadata, COMMAND_KEY);
+  if (command) {
+    const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
+    const model = command === 'model' ? currentModelOf(message) : undefined;
+    return [
+      {
+        kind: 'command',
+        messageId: message.messageId,
+        command,
+        text,
+        ...(taskRef ? { taskRef } : {}),
+        ...(model ? { model } : {}),
+      },
+    ];
+  }
+  const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown; state?: unknown } | undefined;
+  if (note && typeof note === 'object') {
+    // Ended unless it says the sub-task goes on (waits for approval): a note never leaves one followed forever.
+    const subtaskEnded = typeof note.state !== 'string' || !GOING_ON.has(taskStateFromJSON(note.state));
+    return [
+      typeof note.id === 'string'
+        ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id, subtaskEnded }
+        : { kind: 'note', messageId: message.messageId, text },
+    ];
+  }
+  if (metadata[TOOL_CALL_KEY] !== undefined) return toolCallsOf(message.parts).map((call) => ({ kind: 'tool', call }));
+  const notice = metadata[NOTICE_KEY];
+  if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice))
+    return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
+  if (notice === AWAITING_APPROVAL_NOTICE) {
+    return [
+      { kind: 'notice', messageId: message.messageId, text },
+      ...toolCallsOf(message.parts).map((call): ChatEvent => ({ kind: 'tool', call })),
+    ];
+  }
+  const model = stringAt(metadata, MODEL_KEY);
+  return [{ kind: 'reply', messageId: message.messageId, text, ...(model ? { model } : {}) }];
+}
+
+/** The task's model after a `/model` reply: its data part's `current`. */
+function currentModelOf(message: Message): string | undefined {
+  for (const part of message.parts) {
+    const current =
+      part.content?.$case === 'data' ? (part.content.value as Record<string, unknown>)['current'] : undefined;
+    if (typeof current === 'string' && current) return current;
+  }
+  return undefined;
+}
