@@ -91,11 +91,6 @@ export interface Models {
 export async function startModels(options: HarnessOptions, { store }: Storage, log: Logger): Promise<Models> {
   const { config } = options;
   const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
-  // Providers whose servers were down at start-up are asked again every minute (and on demand).
-  const rediscovery = setInterval(
-    () => void catalog.rediscover(),
-    options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS,
-  ).unref();
   // Every turn's model, sub-tasks' included, may call the tools of every connected server.
   const tools = new McpTools({
     servers: config.mcpServers,
@@ -105,13 +100,14 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     log,
     logContent: options.logContent,
   });
-  try {
-    await tools.start();
-  } catch (error) {
-    clearInterval(rediscovery);
-    await tools.close();
-    throw error;
-  }
+  // Providers whose servers were down at start-up are asked again every minute (and on demand).
+  const rediscovery = setInterval(
+    () => void catalog.rediscover(),
+    options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS,
+  ).unref();
+  // Not awaited: serving does not wait for the servers. Each one's tools join the box when it
+  // answers (one `npx` server took 4 s to, 18 s on a busy machine); start() never rejects.
+  void tools.start();
   return {
     catalog,
     taskModels: new TaskModels(catalog, store.state),

@@ -52,6 +52,12 @@ export interface RunningHarness {
   grpcAddress?: string;
   registry: CommandRegistry;
   catalog: ModelCatalog;
+  /**
+   * Resolves once every MCP server has answered its first attempt to connect (connected or
+   * failed); never rejects. Serving does not wait for it: turns meanwhile go on without the
+   * tools of a server still connecting.
+   */
+  toolsAnswered(): Promise<void>;
   /** Stops serving: running turns end as interrupted, given `shutdownGraceMs` to store their end, then the store closes. */
   close(): Promise<void>;
 }
@@ -107,6 +113,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       grpcAddress: transports.grpc?.address,
       registry: commands.registry,
       catalog: models.catalog,
+      toolsAnswered: () => models!.tools.start(),
       close,
     };
   } catch (error) {

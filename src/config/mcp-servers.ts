@@ -31,28 +31,44 @@ const approvePolicy = z
   .union([z.literal('never'), z.literal('always'), z.array(z.string().min(1)).min(1)], {
     error: 'must be "never", "always" or a list of tool names',
   })
-  .default('never');
+  .default('never')
+  .describe(
+    "Which calls wait for a person's approval (CMD-33): `never`, `always`, or a list of the server's own tool names (`delete`, not `search_delete`).",
+  );
 
-const description = z.string().max(200).optional();
+const description = z.string().max(200).optional().describe('A line about the server, for people reading the file.');
+
+const typeText =
+  'Filled in from the keys when left out: `command` means `stdio`, `url` Streamable HTTP (`http`, also spelled `streamable-http`).';
 
 const stdioServer = z.strictObject({
-  /** Filled in from the keys when left out: `command` means stdio, `url` Streamable HTTP. */
-  type: z.literal('stdio'),
-  /** The program to start, found on PATH; it speaks MCP on its standard input and output. */
-  command: z.string().min(1),
-  args: z.array(z.string()).default([]),
-  /** Added to a small safe environment (PATH, HOME, ...), not to the harness's whole one. */
-  env: secretSafeRecord.default({}),
-  cwd: z.string().min(1).optional(),
+  type: z.literal('stdio').describe(typeText),
+  command: z
+    .string()
+    .min(1)
+    .describe(
+      'The program to start, found on PATH; it speaks MCP on its standard input and output. Its standard error is dropped.',
+    ),
+  args: z.array(z.string()).default([]).describe("The program's arguments."),
+  env: secretSafeRecord
+    .default({})
+    .describe("Added to a small safe environment (PATH, HOME, ...), not to the harness's whole one."),
+  cwd: z.string().min(1).optional().describe("The folder the program starts in; the harness's own without it."),
   approve: approvePolicy,
   description,
 });
 
 const httpServer = z.strictObject({
-  type: z.enum(['http', 'streamable-http']),
-  /** The server's Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`. */
-  url: z.string().regex(/^https?:\/\/\S+$/, 'must be an http:// or https:// URL'),
-  headers: secretSafeRecord.default({}),
+  type: z.enum(['http', 'streamable-http']).describe(typeText),
+  url: z
+    .string()
+    .regex(/^https?:\/\/\S+$/, 'must be an http:// or https:// URL')
+    .describe("The server's Streamable HTTP endpoint, e.g. `http://127.0.0.1:9000/mcp`."),
+  headers: secretSafeRecord
+    .default({})
+    .describe(
+      'Sent with every request; a secret-looking one (`Authorization`, ...) must take its value from `${VAR}`.',
+    ),
   approve: approvePolicy,
   description,
 });

@@ -56,41 +56,55 @@ const modelList = z
   .array(z.string().trim().min(1, 'a model name must not be empty'))
   .min(1, 'list at least one model, or leave "models" out to ask the server');
 
-const description = z.string().max(200).optional();
+const description = z
+  .string()
+  .max(200)
+  .optional()
+  .describe("A line about the provider, shown beside its models in the start-up log and `/model`'s list.");
 
 /** The most characters of conversation one turn sends to its model: the newest messages that fit. */
 const contextChars = z.number().int().min(1000, 'must be at least 1000');
 
+// Described once, shared by the three kinds of provider (the docs list a key once for all).
+const providerType = <T extends string>(type: T) =>
+  z
+    .literal(type)
+    .describe(
+      'How the provider is spoken to: `openai-compatible` (local servers), `openai` (the Responses API) or `anthropic`.',
+    );
+const baseURLText =
+  "The server's OpenAI-style API root, e.g. `http://127.0.0.1:11434/v1`; required for `openai-compatible`.";
+const apiKeyEnvText =
+  'The environment variable holding the key (never the key itself); local servers usually need none.';
+const modelsText = "The models to offer; without it the server's `GET {baseURL}/models` is asked at start-up.";
+const providerContextChars = contextChars
+  .optional()
+  .describe("Overrides the top-level `contextChars` for this provider's models (a small local model wants less).");
+
 const openAICompatibleProvider = strictObject({
-  type: z.literal('openai-compatible'),
-  /** The server's OpenAI API root, e.g. `http://127.0.0.1:11434/v1`. */
-  baseURL: httpURL,
-  /** The environment variable holding the key; local servers usually need none. */
-  apiKeyEnv: envName.optional(),
-  /** The models to offer; without it the server's `GET {baseURL}/models` is asked at start-up. */
-  models: modelList.optional(),
-  /** Overrides the top-level `contextChars` for this provider's models (a small local model wants less). */
-  contextChars: contextChars.optional(),
+  type: providerType('openai-compatible'),
+  baseURL: httpURL.describe(baseURLText),
+  apiKeyEnv: envName.optional().describe(apiKeyEnvText),
+  models: modelList.optional().describe(modelsText),
+  contextChars: providerContextChars,
   description,
 });
 
 const openAIProvider = strictObject({
-  type: z.literal('openai'),
-  baseURL: httpURL.optional(),
-  apiKeyEnv: envName.default('OPENAI_API_KEY'),
-  models: modelList.optional(),
-  /** Overrides the top-level `contextChars` for this provider's models (a small local model wants less). */
-  contextChars: contextChars.optional(),
+  type: providerType('openai'),
+  baseURL: httpURL.optional().describe(baseURLText),
+  apiKeyEnv: envName.default('OPENAI_API_KEY').describe(apiKeyEnvText),
+  models: modelList.optional().describe(modelsText),
+  contextChars: providerContextChars,
   description,
 });
 
 const anthropicProvider = strictObject({
-  type: z.literal('anthropic'),
-  baseURL: httpURL.optional(),
-  apiKeyEnv: envName.default('ANTHROPIC_API_KEY'),
-  models: modelList.optional(),
-  /** Overrides the top-level `contextChars` for this provider's models (a small local model wants less). */
-  contextChars: contextChars.optional(),
+  type: providerType('anthropic'),
+  baseURL: httpURL.optional().describe(baseURLText),
+  apiKeyEnv: envName.default('ANTHROPIC_API_KEY').describe(apiKeyEnvText),
+  models: modelList.optional().describe(modelsText),
+  contextChars: providerContextChars,
   description,
 });
 
@@ -139,142 +153,183 @@ const wholeMs = z.number().int('must be a whole number of milliseconds');
 
 /** How the events of tasks are POSTed to their push-notification configs' webhooks (docs/push.md). */
 const pushSchema = strictObject({
-  /**
-   * Whether a webhook may be on a loopback, private, link-local or otherwise non-public address.
-   * Off, such a URL is refused when its config is created and again at delivery, after DNS.
-   * On, any client that may create a config can make the harness POST to internal services (SSRF):
-   * for tests and closed deployments only.
-   */
-  allowPrivateNetworks: z.boolean().default(false),
-  /** The longest one POST to a receiver may take, in milliseconds. */
-  timeoutMs: wholeMs.min(100, 'must be at least 100').max(600_000).default(DEFAULT_PUSH_TIMEOUT_MS),
-  /** How long a delivery is retried after its first attempt, in milliseconds; then it is kept as failed. */
+  allowPrivateNetworks: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Whether a webhook may be on a loopback, private, link-local or otherwise non-public address. Off, such a URL is refused when its config is created and again at delivery, after DNS. On, any client that may create a config can make the harness POST to internal services (SSRF): for tests and closed deployments only (docs/push.md).',
+    ),
+  timeoutMs: wholeMs
+    .min(100, 'must be at least 100')
+    .max(600_000)
+    .default(DEFAULT_PUSH_TIMEOUT_MS)
+    .describe('The longest one POST to a webhook may take, in milliseconds.'),
   retryForMs: wholeMs
     .min(0)
     .max(30 * 86_400_000)
-    .default(DEFAULT_PUSH_RETRY_FOR_MS),
-  /** The first retry's greatest wait, in milliseconds; each next one doubles, up to `maxRetryMs` (full jitter). */
-  firstRetryMs: wholeMs.min(1, 'must be at least 1').max(3_600_000).default(DEFAULT_PUSH_FIRST_RETRY_MS),
-  /** The greatest wait between two attempts, in milliseconds. */
-  maxRetryMs: wholeMs.min(1, 'must be at least 1').max(86_400_000).default(DEFAULT_PUSH_MAX_RETRY_MS),
+    .default(DEFAULT_PUSH_RETRY_FOR_MS)
+    .describe(
+      'How long, in milliseconds, a failed delivery is retried after its first attempt (a day); then it is kept as failed, `/status` counts it and a log line says so.',
+    ),
+  firstRetryMs: wholeMs
+    .min(1, 'must be at least 1')
+    .max(3_600_000)
+    .default(DEFAULT_PUSH_FIRST_RETRY_MS)
+    .describe(
+      'The longest wait before the first retry, in milliseconds; each next one doubles, up to `maxRetryMs`, with full jitter.',
+    ),
+  maxRetryMs: wholeMs
+    .min(1, 'must be at least 1')
+    .max(86_400_000)
+    .default(DEFAULT_PUSH_MAX_RETRY_MS)
+    .describe('The longest wait between two attempts, in milliseconds.'),
 });
 
 /** The queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
 const queueSchema = strictObject({
-  /** The most messages one task's queue holds; one more is refused (`queue_full`). */
   maxPerTask: z
     .number()
     .int('must be a whole number of messages')
     .min(1, 'must be at least 1')
     .max(1000)
-    .default(DEFAULT_QUEUE_MAX_PER_TASK),
+    .default(DEFAULT_QUEUE_MAX_PER_TASK)
+    .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
 });
 
 export const configSchema = strictObject({
-  /** The model new tasks use, `provider:model`; it must be offered at start-up. */
   defaultModel: z
     .string()
     .regex(/^[^:\s]+:\S/, 'must be "provider:model", e.g. "local:llama3.2"')
-    .optional(),
-  systemPrompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
-  /** The state a task is left in after the model's reply. */
-  turnEndState: z.enum(['input-required', 'completed']).default('input-required'),
-  /** Where clients reach the harness's root from outside (a proxy): the card names it. `--public-url` wins. */
-  publicUrl: publicUrlSchema.optional(),
-  /** `host:port` of the gRPC endpoint from outside; without it the card names the address gRPC listens on. */
-  publicGrpcAddress: publicGrpcAddressSchema.optional(),
-  /** Whether to look for an Ollama server on 127.0.0.1:11434 at start-up. */
-  detectOllama: z.boolean().default(true),
-  /** The longest one model request may take, in milliseconds. */
-  modelTimeoutMs: z.number().int().min(1000, 'must be at least 1000').max(3_600_000).default(DEFAULT_MODEL_TIMEOUT_MS),
-  /**
-   * The most characters of conversation one turn sends to its model: the newest messages that
-   * fit. About 4 characters make a token, so the default is some 50,000 tokens.
-   */
-  contextChars: contextChars.default(DEFAULT_CONTEXT_CHARS),
-  /**
-   * The most memory, in bytes (estimated from the stored text), the store's caches of tasks
-   * and their state may take; a task larger than that is read from the database each time.
-   * 0 turns caching off.
-   */
+    .optional()
+    .describe(
+      'The model of a new task, `provider:model`; it must be offered at start-up. Without it: the first real model found, else `builtin:echo`.',
+    ),
+  systemPrompt: z.string().default(DEFAULT_SYSTEM_PROMPT).describe('Sent first in every model request.'),
+  turnEndState: z
+    .enum(['input-required', 'completed'])
+    .default('input-required')
+    .describe("The state a task is left in after the model's reply: `completed` ends each task after one reply."),
+  publicUrl: publicUrlSchema
+    .optional()
+    .describe(
+      'The HTTP address the card names, when clients reach the harness through a proxy (e.g. `https://agent.example.com`); without it, the listening address. `--public-url` wins (docs/security.md).',
+    ),
+  publicGrpcAddress: publicGrpcAddressSchema
+    .optional()
+    .describe(
+      '`host:port` the card names for gRPC, when clients come through a proxy; without it, the address gRPC listens on.',
+    ),
+  detectOllama: z
+    .boolean()
+    .default(true)
+    .describe('Whether to look for an Ollama server on 127.0.0.1:11434 at start-up.'),
+  modelTimeoutMs: z
+    .number()
+    .int()
+    .min(1000, 'must be at least 1000')
+    .max(3_600_000)
+    .default(DEFAULT_MODEL_TIMEOUT_MS)
+    .describe('The longest one model request may take, in milliseconds.'),
+  contextChars: contextChars
+    .default(DEFAULT_CONTEXT_CHARS)
+    .describe(
+      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens): the newest messages that fit, starting at a user message; the task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (CMD-35; the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
+    ),
   cacheBytes: z
     .number()
     .int('must be a whole number of bytes')
     .min(0, 'must be 0 (no cache) or more')
     .max(Number.MAX_SAFE_INTEGER)
-    .default(DEFAULT_CACHE_BYTES),
-  /**
-   * What an acknowledged write survives: `normal` a killed or crashed process, `full` a power
-   * cut or an operating-system crash too (every commit flushed to the disk, slower).
-   */
-  durability: z.enum(['normal', 'full']).default('normal'),
-  /**
-   * With several instances on one PostgreSQL database: how long, in milliseconds, an instance
-   * that stopped answering (killed, its machine lost) keeps its turns before another instance
-   * ends them as interrupted. Each instance renews its own lease three times in that time.
-   */
+    .default(DEFAULT_CACHE_BYTES)
+    .describe(
+      "The most memory, in bytes (64 MiB by default, estimated from the stored text), the store's caches of tasks and their state may take; a task larger than that is read from the database each time. 0 turns caching off (docs/storage.md).",
+    ),
+  durability: z
+    .enum(['normal', 'full'])
+    .default('normal')
+    .describe(
+      'What an acknowledged write survives: `normal` a killed or crashed process, `full` a power cut or an operating-system crash too (every commit flushed to the disk, slower; docs/storage.md).',
+    ),
   instanceLeaseMs: z
     .number()
     .int('must be a whole number of milliseconds')
     .min(500, 'must be at least 500')
     .max(600_000)
-    .default(DEFAULT_INSTANCE_LEASE_MS),
-  /**
-   * How long, in milliseconds, a handled message is remembered: the same message (id and
-   * content) sent again within it is a resend, answered with what the first went to and not
-   * run again (CMD-34). Older records are pruned.
-   */
+    .default(DEFAULT_INSTANCE_LEASE_MS)
+    .describe(
+      'With several instances on one PostgreSQL database: how long, in milliseconds, an instance that stopped answering keeps its turns before another ends them as interrupted (each renews its lease three times in that time), and how long a transaction may wait idle before PostgreSQL ends it (docs/instances.md).',
+    ),
   messageIdRetentionMs: z
     .number()
     .int('must be a whole number of milliseconds')
     .min(60_000, 'must be at least 60000 (a minute): retries come later than that')
     .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
-    .default(DEFAULT_MESSAGE_ID_RETENTION_MS),
-  /**
-   * The most turns in flight on one instance, from the message that starts one until its last
-   * event is stored; sub-tasks' turns count too, commands do not. A message past it is refused
-   * at once, retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603), instead
-   * of queueing behind a store that cannot keep up.
-   */
+    .default(DEFAULT_MESSAGE_ID_RETENTION_MS)
+    .describe(
+      'How long, in milliseconds (24 hours by default), a handled message is remembered: the same message (id and content) sent again within it is a resend, answered with what the first went to and not run again (CMD-34; docs/protocol.md). Older records are pruned.',
+    ),
   maxTurnsInFlight: z
     .number()
     .int('must be a whole number of turns')
     .min(1, 'must be at least 1')
     .max(100_000)
-    .default(DEFAULT_MAX_TURNS_IN_FLIGHT),
-  /**
-   * On a stop (SIGTERM, SIGINT), how long, in milliseconds, running turns get to store their
-   * end as interrupted. Past it the harness exits anyway; recovery ends the turns left when an
-   * instance next starts on the store.
-   */
+    .default(DEFAULT_MAX_TURNS_IN_FLIGHT)
+    .describe(
+      "The most turns in flight on one instance, from the message that starts one until its last event is stored; sub-tasks' turns count too, commands do not. A message past it is refused at once, retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603), instead of queueing behind a store that cannot keep up (how the default was chosen: docs/performance.md).",
+    ),
   shutdownGraceMs: z
     .number()
     .int('must be a whole number of milliseconds')
     .min(0)
     .max(600_000)
-    .default(DEFAULT_SHUTDOWN_GRACE_MS),
-  /** MCP servers whose tools every turn's model may call (docs/tools.md). */
-  mcpServers: mcpServersSchema.default({}),
-  /** The most model-and-tool steps in one turn; the last one's reply ends the turn. */
-  maxSteps: z.number().int().min(1, 'must be at least 1').max(1000).default(DEFAULT_MAX_STEPS),
-  /** The longest one tool call may take, in milliseconds; the model is then told it timed out. */
-  toolTimeoutMs: z.number().int().min(100, 'must be at least 100').max(3_600_000).default(DEFAULT_TOOL_TIMEOUT_MS),
-  /** The most characters of one tool result the model is sent; the rest is cut, with a note saying so. */
+    .default(DEFAULT_SHUTDOWN_GRACE_MS)
+    .describe(
+      'On a stop (SIGTERM, SIGINT), how long, in milliseconds, running turns get to store their end as interrupted. Past it the harness exits anyway; recovery ends the turns left when an instance next starts on the store.',
+    ),
+  mcpServers: mcpServersSchema
+    .default({})
+    .describe(
+      "MCP servers whose tools every turn's model may call, by name (prefixing their tools' names, `fs_read_text_file`); each a stdio server (`command`) or a Streamable HTTP one (`url`). Any value may name an environment variable, `${VAR}` or `${VAR:-default}`, read at start-up (docs/tools.md).",
+    ),
+  maxSteps: z
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(1000)
+    .default(DEFAULT_MAX_STEPS)
+    .describe("The most model-and-tool steps in one turn; the last one's reply ends the turn."),
+  toolTimeoutMs: z
+    .number()
+    .int()
+    .min(100, 'must be at least 100')
+    .max(3_600_000)
+    .default(DEFAULT_TOOL_TIMEOUT_MS)
+    .describe(
+      'The longest one tool call, or one attempt to connect to an MCP server, may take, in milliseconds; a call past it is cancelled and the model told it timed out.',
+    ),
   toolOutputChars: z
     .number()
     .int()
     .min(1000, 'must be at least 1000')
     .max(10_000_000)
-    .default(DEFAULT_TOOL_OUTPUT_CHARS),
-  /** Push notifications: their webhooks' safety, timeout and retries. */
-  push: pushSchema.default(pushSchema.parse({})),
-  /** Messages sent while a turn runs, with `tiny-harness/while-busy` set to queue them. */
-  queue: queueSchema.default(queueSchema.parse({})),
+    .default(DEFAULT_TOOL_OUTPUT_CHARS)
+    .describe('The most characters of one tool result the model is sent; the rest is cut, with a note saying so.'),
+  push: pushSchema
+    .default(pushSchema.parse({}))
+    .describe("Push notifications: their webhooks' safety, timeout and retries (docs/push.md)."),
+  queue: queueSchema
+    .default(queueSchema.parse({}))
+    .describe(
+      'Messages sent while a turn runs with `tiny-harness/while-busy` set to queue them (spec/while-busy-extension-v1.md).',
+    ),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),
     })
-    .default({}),
+    .default({})
+    .describe(
+      'Model providers, by name (`a-z`, `0-9`, `-`): the prefix of their model ids (`local:small`). Keys come only from the environment, named by `apiKeyEnv`.',
+    ),
 });
 
 /** The validated configuration, every default filled in. */

@@ -1,19 +1,21 @@
 /**
- * Follows a folder at a path for its owner: calls back a short, debounced while after files in
- * it change, and keeps following when the folder itself is replaced (moved away, removed and
- * made again, swapped for another). An `fs.watch` watcher follows one folder, not a path, and
- * goes silent when that folder goes; so the owner, which reads the folder anyway, says which
- * folder it found there (`follow`) or that there is none (`lost`), and this looks again in a
- * while until there is one. Nothing here reads files or keeps the process alive.
+ * Follows a folder at a path for its owner: calls back a short, debounced while after command
+ * files in it or its subfolders change, and keeps following when the folder itself is replaced
+ * (moved away, removed and made again, swapped for another). chokidar watches the folder's tree;
+ * like `fs.watch` under it, it follows one folder, not a path, and goes silent when that folder
+ * goes (measured with chokidar 4.0.3: after `rm -r` and `mkdir`, new files raise no event). So
+ * the owner, which reads the folder anyway, says which folder it found there (`follow`) or that
+ * there is none (`lost`), and this looks again in a while until there is one. Nothing here
+ * reads files or keeps the process alive.
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
 import { describeError, type Logger } from '../log.js';
 
 export interface FolderWatcherOptions {
-  /** Whether a change to this entry matters (the folder's own name always does). */
+  /** Whether a change to this file matters (by its name; folders always do). */
   relevant: (fileName: string) => boolean;
-  /** Called once the changes have settled (`change`), or to look at a lost folder again (`retry`). */
+  /** Called once the changes have settled (`change`), or to look at the folder again (`retry`). */
   onChange: (why: 'change' | 'retry') => void;
   /** Quiet time after the last change before `onChange`. */
   debounceMs: number;
@@ -27,13 +29,13 @@ const RETRY_MS = 1000;
 
 export class FolderWatcher {
   private watcher: FSWatcher | undefined;
-  /** One watcher per subfolder, by its path in the folder: `fs.watch` is not recursive on every platform. */
-  private readonly subWatchers = new Map<string, FSWatcher>();
   /** `dev:ino` of the folder followed now. */
   private followedId: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private firstPendingChange = 0;
+  /** Settles the promise of the last `follow`. */
+  private scanned: (() => void) | undefined;
   private closed = false;
 
   constructor(
@@ -41,69 +43,61 @@ export class FolderWatcher {
     private readonly options: FolderWatcherOptions,
   ) {}
 
-  /** The folder now at the path is `id` (`dev:ino`): follow it, unless it is the one followed already. */
-  follow(id: string): void {
-    if (this.closed || this.followedId === id) return;
+  /**
+   * The folder now at the path is `id` (`dev:ino`): follow it, unless it is the one followed
+   * already. Resolves once the watches are in place (chokidar has scanned the tree), so that a
+   * listing made after it misses no change.
+   */
+  follow(id: string): Promise<void> {
+    if (this.closed || this.followedId === id) return Promise.resolve();
     this.unwatch();
-    const own = basename(this.dir);
-    try {
-      this.watcher = watch(this.dir, { persistent: false }, (_event, fileName) => {
-        // The folder's own name: the folder itself was moved or removed.
-        // A name without a dot is most likely a subfolder made or removed.
-        if (
-          fileName === null ||
-          this.options.relevant(String(fileName)) ||
-          String(fileName) === own ||
-          !String(fileName).includes('.')
-        )
-          this.changed();
-      });
-    } catch (error) {
-      this.options.log.warn('cannot watch the commands folder; looking again in a second', {
-        dir: this.dir,
-        error: describeError(error),
-      });
-      this.lost();
-      return;
-    }
     this.followedId = id;
-    this.watcher.on('error', (error) => {
+    const watcher = watch(this.dir, {
+      persistent: false,
+      ignoreInitial: true,
+      followSymlinks: false,
+      // Hidden files and folders hold no commands (the loader skips them too).
+      ignored: (path) =>
+        relative(this.dir, path)
+          .split(sep)
+          .some((part) => part.startsWith('.')),
+    });
+    this.watcher = watcher;
+    watcher.on('all', (event, path) => {
+      if (event === 'addDir' || event === 'unlinkDir' || this.options.relevant(basename(path))) this.changed();
+    });
+    // The folder itself moved away: chokidar emits nothing for it (measured), only the raw
+    // event of the folder's watch, which names the folder.
+    const own = basename(this.dir);
+    watcher.on('raw', (_event, fileName) => {
+      if (fileName === own) this.changed();
+    });
+    watcher.on('error', (error) => {
+      if (watcher !== this.watcher) return;
       this.options.log.warn('watching the commands folder stopped; looking again in a second', {
         dir: this.dir,
         error: describeError(error),
       });
       this.lost();
     });
+    // Settled by its scan's end, or by the watcher's end (an error, a close) before it.
+    return new Promise((resolve) => {
+      this.scanned = resolve;
+      watcher.once('ready', () => resolve());
+    });
   }
 
   /**
-   * Watches these subfolders too (paths within the folder), and no others: called after each
-   * read of the folder. A subfolder made or removed shows as a change of its parent.
+   * Watches these subfolders too (paths within the folder, as a listing found them), when
+   * chokidar has not: one made between its reading of a folder and its watch on it.
    */
   followSubfolders(paths: readonly string[]): void {
-    if (this.closed) return;
-    const wanted = new Set(paths);
-    for (const [path, watcher] of this.subWatchers) {
-      if (wanted.has(path)) continue;
-      watcher.close();
-      this.subWatchers.delete(path);
-    }
-    for (const path of wanted) {
-      if (this.subWatchers.has(path)) continue;
-      try {
-        const watcher = watch(join(this.dir, path), { persistent: false }, (_event, fileName) => {
-          if (fileName === null || this.options.relevant(String(fileName)) || !String(fileName).includes('.'))
-            this.changed();
-        });
-        watcher.on('error', () => {
-          watcher.close();
-          this.subWatchers.delete(path);
-          this.changed(); // gone, most likely: the next read says what is there
-        });
-        this.subWatchers.set(path, watcher);
-      } catch {
-        // Gone since it was listed: the next read no longer lists it.
-      }
+    const watcher = this.watcher;
+    if (!watcher) return;
+    const watched = watcher.getWatched();
+    for (const path of paths) {
+      const full = join(this.dir, path);
+      if (!(full in watched)) watcher.add(full);
     }
   }
 
@@ -142,10 +136,11 @@ export class FolderWatcher {
   }
 
   private unwatch(): void {
-    this.watcher?.close();
+    // chokidar's close() only releases its watches; nothing of it need be awaited.
+    void this.watcher?.close().catch(() => undefined);
     this.watcher = undefined;
+    this.scanned?.();
+    this.scanned = undefined;
     this.followedId = undefined;
-    for (const watcher of this.subWatchers.values()) watcher.close();
-    this.subWatchers.clear();
   }
 }

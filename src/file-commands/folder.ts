@@ -199,7 +199,8 @@ export class CommandFolder {
     }
     if (signal.aborted) return true;
     // Watch before listing, so that a change made during the listing is not missed.
-    this.watcher?.follow(id);
+    await this.watcher?.follow(id);
+    if (signal.aborted) return true;
     const loaded = await this.read(this.dir, { reservedNames: this.takenNames(), signal });
     if (signal.aborted || this.closed) return true;
     if (loaded.folderProblem !== undefined) {

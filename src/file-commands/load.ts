@@ -1,5 +1,5 @@
 /**
- * Reads a commands folder: every `*.md` file directly in it (not in sub-folders) is a command
+ * Reads a commands folder: every `*.md` file in it or its subfolders (`frontend/review.md`) is a command
  * named after the file. A file that cannot be a command is reported with its path and the
  * reason, and skipped; the others still load. Hidden files (`.name.md`, editors' lock and
  * swap files) are ignored.

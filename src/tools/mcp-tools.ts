@@ -34,6 +34,17 @@ export interface PromptEntry {
   arguments: Array<{ name: string; description?: string; required: boolean }>;
 }
 
+/** A server as `/tools` shows it. */
+export interface ServerReport {
+  name: string;
+  /** Its first attempt to connect is under way: it has not answered yet. */
+  connecting: boolean;
+  connected: boolean;
+  /** Why the last attempt failed, while it is not connected. */
+  failure?: string;
+  tools: { name: string; description: string }[];
+}
+
 /** Why a prompt could not be read, in words fit to show the user (no path, no secret). */
 export class PromptUnavailable extends Error {
   constructor(message: string) {
@@ -53,6 +64,7 @@ export function needsApproval(policy: McpServerConfig['approve'] | undefined, to
 
 export class McpTools implements ToolBox {
   private readonly connections: ServerConnection[];
+  private started: Promise<void> | undefined;
 
   /** Throws `config_invalid` when a server names an unset environment variable. */
   constructor(private readonly options: McpToolsOptions) {
@@ -65,9 +77,14 @@ export class McpTools implements ToolBox {
     );
   }
 
-  /** Connects every server at once; one that fails is logged and tried again on next use. */
-  async start(): Promise<void> {
-    await Promise.all(this.connections.map((connection) => connection.ensure().catch(() => undefined)));
+  /**
+   * Starts connecting every server at once, in the background: each one's tools join the box
+   * when it answers, and one that fails is logged and tried again on next use. Resolves (never
+   * rejects) once every server has answered its first attempt; serving need not wait for it.
+   */
+  start(): Promise<void> {
+    this.started ??= Promise.all(this.connections.map((c) => c.ensure().catch(() => undefined))).then(() => undefined);
+    return this.started;
   }
 
   /** True when the config names any server. */
@@ -75,19 +92,26 @@ export class McpTools implements ToolBox {
     return this.connections.length > 0;
   }
 
-  /** The servers in config order, connected or not (and why not), with their tools as the model sees them (`/tools`). */
-  servers(): { name: string; connected: boolean; failure?: string; tools: { name: string; description: string }[] }[] {
+  /** The servers in config order: still connecting, connected or not (and why not), with their tools as the model sees them (`/tools`). */
+  servers(): ServerReport[] {
     const entries = this.entries();
     return this.connections.map((c) => ({
       name: c.name,
+      connecting: c.connecting,
       connected: c.connected,
       failure: c.connected ? undefined : c.lastFailure,
       tools: entries.filter((e) => e.server === c.name).map((e) => ({ name: e.name, description: e.description })),
     }));
   }
 
+  /**
+   * The tools of the servers connected now. A server lost or failed since is connected again
+   * first; one still on its first attempt is not waited for: its tools are offered from the
+   * turn after it answers.
+   */
   async list(): Promise<ToolEntry[]> {
-    await Promise.all(this.connections.map((connection) => connection.ensure().catch(() => undefined)));
+    const settled = this.connections.filter((connection) => !connection.connecting);
+    await Promise.all(settled.map((connection) => connection.ensure().catch(() => undefined)));
     return this.entries();
   }
 

@@ -4,7 +4,9 @@
  * `notifications/tools/list_changed` and `notifications/prompts/list_changed`,
  * and connected again on the next use after it died (a crash, a closed connection), with a
  * log line each way. Connecting is single-flight: turns that need the server at once share
- * one attempt.
+ * one attempt. Until its first attempt settles the server is `connecting`, and turns go on
+ * without it; a shutdown meanwhile stops the attempt (and a stdio server's process) rather
+ * than wait for an answer that may never come.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -67,6 +69,8 @@ function isOverReadLimit(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('ReadBuffer exceeded maximum size');
 }
 
+const SHUTTING_DOWN = 'The harness is shutting down.';
+
 export interface CallOptions {
   /** Aborting it cancels the call (`notifications/cancelled`). */
   signal: AbortSignal;
@@ -75,7 +79,12 @@ export interface CallOptions {
 
 export class ServerConnection {
   private client: Client | undefined;
-  private connecting: Promise<Client> | undefined;
+  /** The attempt to connect under way, shared by everyone who needs the server meanwhile. */
+  private attempt: Promise<Client> | undefined;
+  /** The transport of that attempt, closed by a shutdown that comes first. */
+  private opening: Transport | undefined;
+  /** Whether an attempt has settled yet, either way. */
+  private answered = false;
   private tools: Tool[] = [];
   /** The prompts as last listed; kept while the server is away, so its commands do not come and go with it. */
   private prompts: Prompt[] = [];
@@ -95,6 +104,11 @@ export class ServerConnection {
 
   get connected(): boolean {
     return this.client !== undefined;
+  }
+
+  /** True while the first attempt to connect is under way: the server has not answered yet. */
+  get connecting(): boolean {
+    return !this.answered && this.attempt !== undefined;
   }
 
   /** The server's tools as last listed (empty while it is not connected). */
@@ -121,8 +135,12 @@ export class ServerConnection {
   /** The connected client, connecting (again) first when needed. Rejects when the server cannot be reached. */
   ensure(): Promise<Client> {
     if (this.client) return Promise.resolve(this.client);
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-    return this.connecting;
+    if (this.closed) return Promise.reject(new Error(SHUTTING_DOWN));
+    this.attempt ??= this.connect().finally(() => {
+      this.attempt = undefined;
+      this.answered = true;
+    });
+    return this.attempt;
   }
 
   async call(tool: string, input: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
@@ -139,9 +157,12 @@ export class ServerConnection {
     }
   }
 
+  /** Ends the connection, and an attempt under way: its transport is closed, a stdio server's process stopped. */
   async close(): Promise<void> {
     this.closed = true;
-    const client = this.client ?? (await this.connecting?.catch(() => undefined));
+    await this.opening?.close().catch(() => undefined);
+    await this.attempt?.catch(() => undefined);
+    const client = this.client;
     this.client = undefined;
     await client?.close().catch(() => undefined);
   }
@@ -198,19 +219,25 @@ export class ServerConnection {
     client.onerror = (error) => {
       if (isOverReadLimit(error)) this.overLimit.add(client);
     };
+    const transport = this.transport();
+    this.opening = transport;
     try {
-      await client.connect(this.transport(), { timeout: this.options.connectTimeoutMs });
+      await client.connect(transport, { timeout: this.options.connectTimeoutMs });
       this.tools = await listAllTools(client, this.options.connectTimeoutMs);
       prompts = await listAllPrompts(client, this.options.connectTimeoutMs);
     } catch (error) {
       await client.close().catch(() => undefined);
+      // Stopped by a shutdown: not a failure of the server's.
+      if (this.closed) throw new Error(SHUTTING_DOWN);
       this.lastFailure = describeError(error);
       this.options.log.warn('MCP server could not be connected', { server: this.name, error: this.lastFailure });
       throw error;
+    } finally {
+      this.opening = undefined;
     }
     if (this.closed) {
       await client.close().catch(() => undefined);
-      throw new Error('The harness is shutting down.');
+      throw new Error(SHUTTING_DOWN);
     }
     this.client = client;
     this.lastFailure = undefined;

@@ -2,7 +2,8 @@
 export interface ToolBox {
   /**
    * The tools offered now, named per the rule in `names.ts`. Called at the start of each turn:
-   * a server that died since its last use is connected again here (or left out, logged).
+   * a server that died since its last use is connected again here (or left out, logged); one
+   * still on its first attempt to connect is left out, not waited for.
    */
   list(): Promise<ToolEntry[]>;
   /** Ends every connection and child process; called once, at shutdown. */

@@ -9,12 +9,15 @@ import type { Client } from '@a2a-js/sdk/client';
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
 import { tempSchema, type TempSchema } from '../support/postgres.js';
 import { cliProgram, spawnGroup } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
 import { createClient, sendStream } from './support.js';
 
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
   stderr(): string;
+  /** Resolves once its standard error (the log) matches `pattern`. */
+  logged(what: string, pattern: RegExp): Promise<void>;
   /** Sends the signal and resolves with the exit code (null when killed by a signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -51,6 +54,7 @@ export async function startServerProcess(
     url,
     child,
     stderr: () => stderr,
+    logged: async (what, pattern) => void (await waitFor(what, child.stderr, 'data', () => pattern.test(stderr))),
     stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

@@ -49,6 +49,11 @@ export interface TestHarnessOptions {
   config?: HarnessConfigInput | ((modelBaseURL: string) => HarnessConfigInput);
   dataDir?: string;
   harness?: Partial<HarnessOptions>;
+  /**
+   * Resolve only once every MCP server has answered its first attempt to connect (default:
+   * true, so a test's first turn is offered every tool); the harness itself serves at once.
+   */
+  waitForTools?: boolean;
 }
 
 export async function startTestHarness(options: TestHarnessOptions = {}): Promise<TestHarness> {
@@ -71,6 +76,12 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
     env: {},
     ...options.harness,
   });
+  if (options.waitForTools ?? true)
+    await within('the MCP servers answering', harness.toolsAnswered()).catch(async (error: unknown) => {
+      await harness.close();
+      await model.close();
+      throw error;
+    });
   const clients: Client[] = [];
   return {
     harness,

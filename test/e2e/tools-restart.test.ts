@@ -61,6 +61,8 @@ describe('a stop in the middle of a tool call', () => {
   ] as const) {
     it(`TOOL-4: after ${how}, the turn is interrupted and no call shows as running`, async () => {
       const first = await start();
+      // It serves before its MCP server answers; the turn must be offered the server's tool.
+      await first.logged('the MCP server connected', /MCP server connected/);
       const client = await createClient(first.url, 'JSONRPC');
       const stream = sendStream(client, 'hang on');
       const taskId = ((await stream.next()).value as any).payload.value.id as string;

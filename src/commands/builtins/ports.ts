@@ -59,6 +59,8 @@ export interface SubtaskControl {
 /** One tool server as `/tools` shows it. */
 export interface ToolServerReport {
   name: string;
+  /** Its first attempt to connect is under way (turns meanwhile go on without its tools). */
+  connecting: boolean;
   connected: boolean;
   /** Why it is not connected, when an attempt failed (a short line, no path or secret). */
   failure?: string;

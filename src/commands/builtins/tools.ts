@@ -1,5 +1,5 @@
 import type { CommandDefinition } from '../command.js';
-import type { ToolDirectory } from './ports.js';
+import type { ToolDirectory, ToolServerReport } from './ports.js';
 
 /** The first line of a description, cut to fit one line of a terminal. */
 function oneLine(text: string): string {
@@ -7,7 +7,14 @@ function oneLine(text: string): string {
   return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }
 
-/** `/tools`: each tool server, whether it is connected (or why not), and its tools, one line each. */
+/** How a server stands, in the words of `/tools`. */
+function standing(server: ToolServerReport): string {
+  if (server.connected) return `connected, ${server.tools.length} tool${server.tools.length === 1 ? '' : 's'}`;
+  if (server.connecting) return 'connecting; its tools are offered once it answers';
+  return `not connected${server.failure ? ` (${server.failure})` : ''}; tried again on next use`;
+}
+
+/** `/tools`: each tool server, whether it is connecting, connected (or why not), and its tools, one line each. */
 export function toolsCommand(directory: ToolDirectory): CommandDefinition {
   return {
     name: 'tools',
@@ -15,7 +22,7 @@ export function toolsCommand(directory: ToolDirectory): CommandDefinition {
     handler: () => {
       const servers = directory.servers();
       const lines = servers.flatMap((server) => [
-        `${server.name}: ${server.connected ? `connected, ${server.tools.length} tool${server.tools.length === 1 ? '' : 's'}` : `not connected${server.failure ? ` (${server.failure})` : ''}; tried again on next use`}`,
+        `${server.name}: ${standing(server)}`,
         ...server.tools.map((tool) => `  ${tool.name}${tool.description ? ` - ${oneLine(tool.description)}` : ''}`),
       ]);
       return { text: lines.join('\n'), data: { servers } };
