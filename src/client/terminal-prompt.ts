@@ -196,17 +196,17 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     let out = '';
     let row = 0;
     let cursorRow = 0;
-    let end = { row: 0, column: 0 };
+    let lastRow = 0; // the row the drawing ends on
     lines.forEach((line, i) => {
       const w = width(line);
       if (i === cursorLine) cursorRow = row + Math.floor(cursorOffset / columns);
       // A line that fills its last row exactly leaves the cursor waiting at the margin: a space
       // takes it to a row of its own, so every line is floor(w / columns) + 1 rows.
       out += (i > 0 ? '\r\n' : '') + line + (w > 0 && w % columns === 0 ? ' \r' : '');
-      end = { row: row + Math.floor(w / columns), column: w % columns };
-      row = end.row + 1;
+      lastRow = row + Math.floor(w / columns);
+      row = lastRow + 1;
     });
-    const up = end.row - cursorRow;
+    const up = lastRow - cursorRow;
     const column = cursorOffset % columns;
     out += (up > 0 ? `\x1b[${up}A` : '') + '\r' + (column > 0 ? `\x1b[${column}C` : '');
     this.cursorRow = cursorRow;
