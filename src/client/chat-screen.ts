@@ -1,14 +1,22 @@
 /**
- * What the terminal chat writes: lines and streamed replies (rendered as light Markdown on a
- * terminal), tool-call lines rewritten in place, how a turn ended. It keeps where the cursor is
- * (at the start of a line or not), so a line never starts in the middle of another.
+ * What the terminal chat writes: lines and streamed replies (rendered as Markdown on a
+ * terminal), tool-call lines rewritten in place, how a turn ended. On a terminal everything goes
+ * above the prompt (`TerminalPrompt`), and a reply's unfinished line is shown in the prompt's
+ * area until it ends, so nothing typed is ever spliced into it. Elsewhere it keeps where the
+ * cursor is (at the start of a line or not), so a line never starts in the middle of another.
  */
-import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { stripVTControlCharacters } from 'node:util';
-import { TaskState } from '@a2a-js/sdk';
-import { stateName, type Shown, type Style } from './render.js';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { isTerminal } from '../commands/index.js';
+import { PROMPT } from './chat-input.js';
+import { resultText, stateName, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
-import { toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import type { TerminalPrompt } from './terminal-prompt.js';
+import { wrapWords } from './wrap.js';
+import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+
+/** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */
+const BACK_OVER_LINE = '\x1b[1A\r\x1b[2K';
 
 export class ChatScreen {
   private atLineStart = true;
@@ -19,10 +27,18 @@ export class ChatScreen {
   /** Command replies already shown: the same reply can come both from its turn and from a read of the task. */
   private readonly shownReplies = new Set<string>();
 
+  /** The prompt's area on a terminal: what is written goes above it. */
+  private prompt: TerminalPrompt | undefined;
+
   constructor(
     readonly output: NodeJS.WriteStream,
     readonly style: Style,
   ) {}
+
+  /** From now on, writes go above `prompt`'s area, and a reply's unfinished line is shown in it. */
+  attach(prompt: TerminalPrompt): void {
+    this.prompt = prompt;
+  }
 
   /** Shows what a turn's events said; a command that started a sub-task hands its id to `onSubtask`. */
   show(shown: Shown[], onSubtask: (taskRef: string) => void): void {
@@ -37,7 +53,7 @@ export class ChatScreen {
           if (this.shownReplies.has(item.messageId)) continue;
           this.shownReplies.add(item.messageId);
         }
-        this.line(this.style.command(`[/${item.name}] ${item.text}`));
+        this.line(this.commandReply(item.name, item.text));
         if (item.taskRef) {
           this.line(this.style.subtask(`sub-task ${item.taskRef} started`));
           onSubtask(item.taskRef);
@@ -46,11 +62,6 @@ export class ChatScreen {
       else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
       // 'note': sub-tasks are followed by the chat, which says when each one ends.
     }
-  }
-
-  /** Enter moved the cursor to a new line (typed while a turn was printing, say). */
-  enterPressed(): void {
-    this.atLineStart = true;
   }
 
   /**
@@ -66,15 +77,47 @@ export class ChatScreen {
       this.runningLine = call.id;
       return;
     }
-    if (terminal && this.runningLine === call.id && this.atLineStart) {
-      moveCursor(this.output, 0, -1);
-      clearLine(this.output, 0);
-      cursorTo(this.output, 0);
-      this.write(`${text}\n`);
-    } else {
-      this.line(text);
-    }
+    if (terminal && this.runningLine === call.id && this.atLineStart) this.write(`${BACK_OVER_LINE}${text}\n`);
+    else this.line(text);
     this.runningLine = undefined;
+  }
+
+  /** A task's conversation so far (its history as read), and whether it goes on. */
+  history(task: Task): void {
+    for (const message of task.history) {
+      const text = resultText({ ...task, status: { ...task.status!, message }, artifacts: [] });
+      if (!text) continue;
+      if (message.role === Role.ROLE_USER) this.line(this.style.dim(this.typed(text)));
+      else if (typeof message.metadata?.[COMMAND_KEY] === 'string')
+        this.line(this.commandReply(message.metadata[COMMAND_KEY], text));
+      else this.line(this.markdown(text));
+    }
+    this.line(
+      this.style.dim(
+        isTerminal(task.status?.state)
+          ? `(task ${task.id} has ended: the next message starts a new task in its conversation)`
+          : `(resumed task ${task.id})`,
+      ),
+    );
+  }
+
+  /** How a sub-task ended; its result is a reply, rendered as one. */
+  subtaskEnded(task: Task): void {
+    const result = resultText(task);
+    this.line(this.style.subtask(`sub-task ${task.id} ${stateName(task.status?.state)}${result ? ':' : ''}`));
+    if (result) this.line(this.markdown(result));
+  }
+
+  /** A message as it was typed, after the prompt; its further lines under its first. */
+  typed(text: string): string {
+    return PROMPT + text.replace(/\n/g, `\n${' '.repeat(PROMPT.length)}`);
+  }
+
+  /** A command's reply, marked with its name, wrapped at word boundaries on a terminal. */
+  commandReply(name: string, text: string): string {
+    const whole = `[/${name}] ${text}`;
+    const lines = this.output.isTTY ? wrapWords(whole, this.output.columns ?? 80) : [whole];
+    return lines.map((line) => this.style.command(line)).join('\n');
   }
 
   showEnd(state: TaskState, text: string, notice?: string): void {
@@ -91,31 +134,42 @@ export class ChatScreen {
     }
   }
 
-  /** Model output as it streams: on a terminal, through the light Markdown rendering. */
+  /** Model output as it streams: on a terminal, through the Markdown rendering, its unfinished line apart. */
   writeReply(text: string): void {
-    if (!this.style.colors) return this.write(text);
-    this.reply ??= new TerminalMarkdown();
+    if (!this.prompt) return this.write(text);
+    this.reply ??= new TerminalMarkdown({ styled: this.style.colors, columns: this.output.columns });
     this.write(this.reply.push(text));
+    this.prompt.setEdge(this.reply.pending());
   }
 
-  /** The streamed reply is over: what the rendering held back, and its styles closed. */
+  /** The streamed reply is over: what the rendering held back, rendered, and its line ended. */
   endReply(): void {
     const reply = this.reply;
     this.reply = undefined;
-    if (reply) this.write(reply.end());
+    if (!reply) return;
+    const rest = reply.end();
+    this.prompt?.setEdge('');
+    if (rest) this.line(rest);
   }
 
   /** A whole reply as the terminal shows it. */
   markdown(text: string): string {
     if (!this.style.colors) return text;
-    const rendering = new TerminalMarkdown();
+    const rendering = new TerminalMarkdown({ columns: this.output.columns });
     return rendering.push(text) + rendering.end();
+  }
+
+  /** Clears the screen (the prompt's area drawn again at its top). */
+  clear(): void {
+    this.prompt?.clearScreen();
+    this.atLineStart = true;
   }
 
   write(text: string): void {
     if (!text) return;
     this.runningLine = undefined;
-    this.output.write(text);
+    if (this.prompt) this.prompt.print(text);
+    else this.output.write(text);
     // Styles closed after a line's end leave the cursor at the start of a line.
     const visible = stripVTControlCharacters(text);
     if (visible) this.atLineStart = visible.endsWith('\n');
@@ -129,4 +183,10 @@ export class ChatScreen {
   endLine(): void {
     if (!this.atLineStart) this.write('\n');
   }
+}
+
+/** A typed message on one line of a notice, shortened. */
+export function oneLineOf(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }

@@ -1,23 +1,25 @@
 /**
- * `tiny-harness chat <url>`: a terminal chat with an A2A agent. The card is read once; its
- * commands complete on Tab. Each message streams its reply as it arrives; command replies are
- * marked with the command's name; a command that starts a sub-task is followed in the
- * background and its result shown when it ends. The conversation stays in one task while the
+ * `tiny-harness chat <url>`: a terminal chat with an A2A agent. The card's commands are listed
+ * under the prompt as a `/name` is typed and complete on Tab; the card is read again when it may
+ * have changed. A message may take several lines (a paste, Alt+Enter, `\` before Enter). The
+ * chat's own commands (`/clear`, `/new`, `/exit`) are answered here. Each message streams its
+ * reply as it arrives; command replies are marked with the command's name; a command that starts
+ * a sub-task is followed in the background and its result shown when it ends. The conversation stays in one task while the
  * agent waits for input, and moves to a new task in the same context once a task has ended.
  * Ctrl+C stops a running turn (`/stop`, CMD-32: the conversation goes on; CancelTask with an
  * agent that has no `/stop`); a second Ctrl+C during the same turn leaves. At an empty prompt
  * Ctrl+C exits, as Ctrl+D does.
  */
-import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
-import { Role } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
-import { ChatScreen } from './chat-screen.js';
-import { completeCommand } from './completion.js';
-import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
-import { resultText, stateName, styleFor, TurnReader, type Style } from './render.js';
+import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
+import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
+import { ChatScreen, oneLineOf } from './chat-screen.js';
+import { connect, describeClientError, refreshCard, userMessage, type Connection, type Header } from './connect.js';
+import { stateName, styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
-import { COMMAND_KEY, unknownCommandQuestion } from '../wire.js';
+import { TerminalPrompt } from './terminal-prompt.js';
+import { unknownCommandQuestion } from '../wire.js';
 
 export interface ChatOptions {
   url: string;
@@ -31,6 +33,9 @@ const RESUME_SHOWN = 40;
 
 /** How long a canceled turn may take to end before the chat stops waiting for it. */
 const CANCEL_GRACE_MS = 5000;
+
+/** How often an idle chat reads the card again (a 304 when it has not changed). */
+const CARD_REFRESH_MS = 30_000;
 
 /** Runs the chat until the user leaves; returns the exit code. */
 export async function runChat(options: ChatOptions): Promise<number> {
@@ -66,25 +71,22 @@ class Chat {
   private readonly watchers = new Set<AbortController>();
   private readonly followSubtask = (taskRef: string): void => void this.watch(taskRef);
   private readonly style: Style;
-  private readonly rl: Interface;
+  private readonly input: ChatInput;
   private readonly screen: ChatScreen;
+  private readonly cardTimer: NodeJS.Timeout;
 
   constructor(
     private readonly connection: Connection,
     input: NodeJS.ReadStream,
-    private readonly output: NodeJS.WriteStream,
+    output: NodeJS.WriteStream,
   ) {
     this.style = styleFor(output);
     this.screen = new ChatScreen(output, this.style);
-    const terminal = input.isTTY === true && output.isTTY === true;
-    this.rl = createInterface({
-      input,
-      output,
-      terminal,
-      prompt: '> ',
-      historySize: 200,
-      completer: (line: string) => this.complete(line),
-    });
+    this.input = chatInput(input, this.screen, () => offeredCommands(this.connection.commands));
+    // Commands added to the agent since the chat started show up while it waits.
+    this.cardTimer = setInterval(() => {
+      if (!this.turn && !this.draining) void refreshCard(this.connection);
+    }, CARD_REFRESH_MS).unref();
   }
 
   /** Shows a task's conversation so far and goes on in it; false (said why) when it cannot be read. */
@@ -98,21 +100,7 @@ class Chat {
     }
     this.contextId = task.contextId;
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
-    for (const message of task.history) {
-      const text = resultText({ ...task, status: { ...task.status!, message }, artifacts: [] });
-      if (!text) continue;
-      if (message.role === Role.ROLE_USER) this.screen.line(this.style.dim(`> ${text}`));
-      else if (typeof message.metadata?.[COMMAND_KEY] === 'string')
-        this.screen.line(this.style.command(`[/${message.metadata[COMMAND_KEY]}] ${text}`));
-      else this.screen.line(this.screen.markdown(text));
-    }
-    this.screen.line(
-      this.style.dim(
-        isTerminal(task.status?.state)
-          ? `(task ${task.id} has ended: the next message starts a new task in its conversation)`
-          : `(resumed task ${task.id})`,
-      ),
-    );
+    this.screen.history(task);
     return true;
   }
 
@@ -124,17 +112,19 @@ class Chat {
     this.screen.line(
       this.style.dim(
         commands.length > 0
-          ? 'Type a message, or / and Tab for commands. Ctrl+C stops a turn (twice: leaves); Ctrl+D exits.'
-          : 'Type a message. Ctrl+C cancels a turn (twice: leaves); Ctrl+D exits. (This agent lists no commands.)',
+          ? 'Type a message, or / for commands. Alt+Enter starts a new line; Ctrl+C stops a turn (twice: leaves); Ctrl+D exits.'
+          : 'Type a message. Alt+Enter starts a new line; Ctrl+C cancels a turn (twice: leaves); Ctrl+D exits.',
       ),
     );
-    this.rl.on('line', (line) => this.onLine(line));
-    this.rl.on('SIGINT', () => this.onInterrupt());
-    this.prompt();
+    if (commands.length === 0)
+      this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
+    this.input.on('line', (line) => this.onLine(line));
+    this.input.on('interrupt', () => this.onInterrupt());
+    this.input.start();
     return new Promise((resolve) => {
-      this.rl.on('close', () => {
+      this.input.on('close', () => {
         this.closed = true;
-        if (this.rl.terminal && !this.draining) this.screen.write('\n'); // off the prompt line
+        clearInterval(this.cardTimer);
         void (async () => {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
@@ -151,23 +141,18 @@ class Chat {
     });
   }
 
-  private complete(line: string): [string[], string] {
-    const { completions, list } = completeCommand(line, this.connection.commands, this.output.columns);
-    if (list.length > 0) {
-      this.output.write(`\r\n${list.join('\r\n')}\r\n`);
-      this.rl.prompt(true);
-    }
-    return [completions, line];
-  }
-
   private isCommand(text: string): boolean {
     return parseCommandText(text, (name) => this.connection.commands.some((c) => c.name === name)) !== undefined;
   }
 
   private onLine(line: string): void {
-    // Enter moved the cursor to a new line (typed while a turn was printing, say).
-    if (this.rl.terminal) this.screen.enterPressed();
     const text = line.trimEnd(); // a leading space stays: ` /name` is not a command (CMD-3)
+    // What was sent stays on the screen, as typed; a queued message is shown when it is sent.
+    if (
+      this.input instanceof TerminalPrompt &&
+      (!this.busy || this.unsure !== undefined || this.isCommand(text) || !text.trim())
+    )
+      this.screen.line(this.style.dim(this.screen.typed(text)));
     if (this.unsure !== undefined) {
       const unsure = this.unsure;
       this.unsure = undefined;
@@ -175,27 +160,42 @@ class Chat {
         this.send(unsure);
       } else {
         this.screen.line(this.style.dim('(not sent)'));
-        if (!this.turn && !this.draining) this.prompt();
+        if (!this.busy) this.prompt();
       }
       return;
     }
     if (!text.trim()) {
-      if (!this.turn && !this.draining) this.prompt();
+      if (!this.busy) this.prompt();
       return;
     }
-    // CMD-3 would send an unknown /name to the model: a typo is asked about first.
-    const question = unknownCommandQuestion(
-      text,
-      this.connection.commands.map((c) => c.name),
-    );
-    if (question) {
-      this.unsure = text;
-      this.screen.line(this.style.error(`${question} Send it to the model anyway? [y/N]`));
-      if (!this.turn && !this.draining) this.prompt();
+    const action = chatActionOf(text, this.connection.commands);
+    if (action) return this.chatCommand(action);
+    if (this.unknownCommand(text)) {
+      // The agent may have gained the command since the card was read: read it again first.
+      void refreshCard(this.connection).then(() => {
+        if (this.unknownCommand(text)) this.ask(text);
+        else this.dispatch(text);
+      });
       return;
     }
+    this.dispatch(text);
+  }
+
+  /** A question when `text` looks like a command the card does not list (CMD-3 would send it to the model). */
+  private unknownCommand(text: string): string | undefined {
+    return unknownCommandQuestion(text, this.connection.commands.map((c) => c.name)); // prettier-ignore
+  }
+
+  /** Asks whether a `/name` the agent does not know should go to the model anyway. */
+  private ask(text: string): void {
+    this.unsure = text;
+    this.screen.line(this.style.error(`${this.unknownCommand(text)} Send it to the model anyway? [y/N]`));
+    if (!this.busy) this.prompt();
+  }
+
+  /** A message or a command for the agent: a command is answered at once, even while a turn runs. */
+  private dispatch(text: string): void {
     const running = this.turn?.reader.taskId;
-    // A command is answered at once, even while a turn runs on the task.
     if (running && this.isCommand(text)) {
       void this.commandDuringTurn(text, running);
       return;
@@ -203,14 +203,36 @@ class Chat {
     this.send(text);
   }
 
+  private chatCommand(action: ChatAction): void {
+    if (action === 'exit') return this.input.close();
+    if (action === 'help') return this.afterCommand('/help');
+    if (this.busy) {
+      this.screen.line(this.style.error('A turn is running: Ctrl+C stops it; then /clear starts a new conversation.'));
+      return;
+    }
+    this.taskId = '';
+    this.contextId = '';
+    this.screen.clear();
+    this.screen.line(this.style.dim('(a new conversation: the next message starts a new task in a new context)'));
+  }
+
+  /** After `/help` (the agent's, or the chat's when the agent has none), the chat's own commands, apart. */
+  private afterCommand(text: string): void {
+    if (/^\/help\s*$/.test(text)) this.screen.line(this.style.dim(chatHelp(this.connection.commands).join('\n')));
+  }
+
+  private get busy(): boolean {
+    return this.turn !== undefined || this.draining !== undefined;
+  }
+
   /**
    * Sends a message now, or when the running turn ends: a message typed during a turn is said to
    * be queued, and shown again above its reply, so the screen reads in order.
    */
   private send(text: string): void {
-    const busy = this.turn !== undefined || this.draining !== undefined;
-    if (busy) this.screen.line(this.style.dim(`(queued: ${oneLineOf(text)}; sent when the turn ends)`));
-    this.queue.push({ text, queued: busy });
+    const queued = this.busy;
+    if (queued) this.screen.line(this.style.dim(`(queued: ${oneLineOf(text)}; sent when the turn ends)`));
+    this.queue.push({ text, queued });
     this.drain();
   }
 
@@ -218,8 +240,9 @@ class Chat {
     if (this.draining) return;
     this.draining = (async () => {
       for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
-        if (next.queued) this.screen.line(this.style.dim(`> ${next.text}`));
+        if (next.queued) this.screen.line(this.style.dim(this.screen.typed(next.text)));
         await this.runTurn(next.text);
+        this.afterCommand(next.text);
       }
     })().finally(() => {
       this.draining = undefined;
@@ -231,6 +254,7 @@ class Chat {
     const turn: Turn = { reader: new TurnReader(), abort: new AbortController(), cancel: 'no' };
     const { reader } = turn;
     this.turn = turn;
+    this.input.setPrompt(BUSY_PROMPT);
     let failed = false;
     try {
       const message = userMessage(text, { taskId: this.taskId, contextId: this.contextId });
@@ -295,6 +319,7 @@ class Chat {
           new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'),
           this.followSubtask,
         );
+      this.afterCommand(text);
     } catch (error) {
       this.screen.line(this.style.error(`error: ${describeClientError(error, this.connection.url)}`));
     }
@@ -308,7 +333,7 @@ class Chat {
         for (const { text } of this.queue) this.screen.line(this.style.dim(`(not sent: ${oneLineOf(text)})`));
         this.queue.length = 0;
         turn.abort.abort();
-        this.rl.close();
+        this.input.close();
         return;
       }
       // Messages queued meanwhile are still sent once the turn has ended: stopping a turn is how to say something else instead.
@@ -323,13 +348,12 @@ class Chat {
       return;
     }
     if (this.draining) return;
-    if (this.rl.line === '') {
-      this.rl.close();
+    if (this.input.text === '') {
+      this.input.close();
       return;
     }
     // Like a shell: Ctrl+C drops what was typed.
-    this.rl.write(null, { ctrl: true, name: 'e' });
-    this.rl.write(null, { ctrl: true, name: 'u' });
+    this.input.clearText();
   }
 
   /** Whether the agent lists `/stop`: then Ctrl+C keeps the conversation; otherwise it cancels the task. */
@@ -359,38 +383,16 @@ class Chat {
     this.watchers.add(abort);
     try {
       const end = await followSubtask(this.connection.client, id, abort.signal);
-      if (end.kind === 'lost')
-        this.notice(
-          this.style.error(`error: lost sub-task ${id}: ${describeClientError(end.error, this.connection.url)}`),
-        );
-      if (end.kind !== 'ended') return;
-      const result = resultText(end.task);
-      this.notice(
-        this.style.subtask(`sub-task ${id} ${stateName(end.task.status?.state)}${result ? `: ${result}` : ''}`),
-      );
+      if (end.kind === 'ended') this.screen.subtaskEnded(end.task);
+      const lost = end.kind === 'lost' ? describeClientError(end.error, this.connection.url) : '';
+      if (lost) this.screen.line(this.style.error(`error: lost sub-task ${id}: ${lost}`));
     } finally {
       this.watchers.delete(abort);
     }
   }
 
-  /** Shows a line while the user may be typing at the prompt: above it, then the prompt again. */
-  private notice(text: string): void {
-    if (this.turn || this.draining || this.closed || !this.rl.terminal) {
-      this.screen.line(text);
-      return;
-    }
-    clearLine(this.output, 0);
-    cursorTo(this.output, 0);
-    this.screen.write(`${text}\n`);
-    this.rl.prompt(true);
-  }
-
+  /** The chat waits for a message again. */
   private prompt(): void {
-    if (!this.closed && this.rl.terminal) this.rl.prompt();
+    if (!this.closed) this.input.setPrompt(PROMPT);
   }
-}
-/** A typed message on one line of a notice, shortened. */
-function oneLineOf(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }

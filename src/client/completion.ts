@@ -1,9 +1,9 @@
 /**
- * Tab completion of slash commands from the card: `/` and Tab lists every command with its
- * argument hint and description; a prefix that only one command has completes to `/name `;
- * a prefix several share completes as far as they agree. After the name, an argument completes
- * the same way from the values the card lists for it. An agent without the Commands extension
- * has no commands, so nothing completes.
+ * Completing slash commands from the card. While a command's name is typed, the menu under the
+ * prompt lists the commands it matches, with their argument hints and descriptions; Tab
+ * completes a prefix that only one command has to `/name `, and a prefix several share as far
+ * as they agree. After the name, an argument completes the same way from the values the card
+ * lists for it. An agent without the Commands extension has no commands, so nothing completes.
  */
 import type { CardCommand } from './connect.js';
 import { matchingValues, type ArgumentValue } from '../wire.js';
@@ -73,4 +73,37 @@ export function completeCommand(line: string, commands: readonly CardCommand[], 
   const shared = commonPrefix(matches.map((c) => c.name));
   if (shared.length > typed.length) return { completions: [`/${shared}`], list: [] };
   return { completions: [], list: matches.map((c) => describeCommand(c, width)) };
+}
+
+/** How many lines the menu under the prompt takes at most. */
+const MENU_LINES = 8;
+
+/**
+ * The menu under the prompt for what is typed: while a command's name is typed, the commands it
+ * matches; after the name, the values its argument can take, else the command itself (its hint
+ * says what comes next). Nothing for a message that is not a command.
+ */
+export function commandMenu(text: string, commands: readonly CardCommand[], width?: number): string[] {
+  if (!text.startsWith('/') || text.includes('\n')) return [];
+  const name = /^\/(\S*)$/.exec(text);
+  let lines: string[];
+  if (name) {
+    lines = commands.filter((c) => c.name.startsWith(name[1]!)).map((c) => describeCommand(c, width));
+  } else {
+    const match = /^\/([a-z][a-z0-9-]*)[ \t]+(.*)$/.exec(text);
+    const command = match && commands.find((c) => c.name === match[1]);
+    if (!match || !command) return [];
+    const words = match[2]!.split(/[ \t]+/);
+    const values = command.argumentValues?.[words.length - 1] ?? [];
+    const found = matchingValues(values, words.at(-1)!);
+    lines = found.length > 0 ? found.map((v) => describeValue(v, width)) : [describeCommand(command, width)];
+  }
+  if (lines.length <= MENU_LINES) return lines;
+  return [...lines.slice(0, MENU_LINES - 1), `… ${lines.length - MENU_LINES + 1} more (type to narrow)`];
+}
+
+/** What Tab turns `text` (left of the cursor) into; `undefined` when it completes nothing. */
+export function tabCompletion(text: string, commands: readonly CardCommand[]): string | undefined {
+  const { completions } = completeCommand(text, commands);
+  return completions.length === 1 ? completions[0] : undefined;
 }

@@ -34,9 +34,12 @@ export interface Connection {
   /** The agent's base URL as the user gave it, without a trailing slash. */
   url: string;
   client: Client;
+  /** The card as last read ({@link refreshCard} reads it again). */
   card: AgentCard;
   /** The card's commands, in its order; empty when the agent does not offer the extension. */
   commands: CardCommand[];
+  /** Reads the card again; `undefined` when it has not changed since the last read (HTTP 304). */
+  readCard: () => Promise<AgentCard | undefined>;
 }
 
 const CARD_TIMEOUT_MS = 15000;
@@ -95,21 +98,66 @@ function headerInterceptor(headers: Record<string, string>): CallInterceptor {
   };
 }
 
-/** Reads the card once (with the user's headers) and builds a client on the transport it prefers. */
-export async function connect(url: string, headers: readonly Header[]): Promise<Connection> {
-  const sent = requestHeaders(headers);
-  const cardFetch: typeof fetch = (input, init) => {
+/** Thrown by the card's fetch on a 304, so that the resolver reads no body. */
+class CardUnchanged extends Error {}
+
+/**
+ * A reader of the agent's card with the user's headers, sending the last read's ETag in
+ * `If-None-Match`: a card that has not changed costs a 304 and no body.
+ */
+function cardReader(url: string, sent: Record<string, string>): () => Promise<AgentCard | undefined> {
+  let etag: string | undefined;
+  const cardFetch: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(sent)) merged.set(name, value);
-    return fetch(input, { ...init, headers: merged, signal: init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS) });
+    if (etag) merged.set('If-None-Match', etag);
+    const response = await fetch(input, {
+      ...init,
+      headers: merged,
+      signal: init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS),
+    });
+    if (response.status === 304) throw new CardUnchanged();
+    if (response.ok) etag = response.headers.get('etag') ?? undefined;
+    return response;
   };
-  const card = await new DefaultAgentCardResolver({ fetchImpl: cardFetch }).resolve(`${url}/`);
+  const resolver = new DefaultAgentCardResolver({ fetchImpl: cardFetch });
+  return async () => {
+    try {
+      return await resolver.resolve(`${url}/`);
+    } catch (error) {
+      if (error instanceof CardUnchanged) return undefined;
+      throw error;
+    }
+  };
+}
+
+/** Reads the card (with the user's headers) and builds a client on the transport it prefers. */
+export async function connect(url: string, headers: readonly Header[]): Promise<Connection> {
+  const sent = requestHeaders(headers);
+  const readCard = cardReader(url, sent);
+  const card = (await readCard())!;
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
     clientConfig: { interceptors: [headerInterceptor(sent)] },
   });
   const client = await factory.createFromAgentCard(card);
-  return { url, client, card, commands: cardCommands(card) };
+  return { url, client, card, commands: cardCommands(card), readCard };
+}
+
+/**
+ * Reads the card again and takes its commands when it changed (a command file added since, say).
+ * The client stays as it is: its transport was chosen once. A card that cannot be read now
+ * leaves the one read before.
+ */
+export async function refreshCard(connection: Connection): Promise<void> {
+  try {
+    const card = await connection.readCard();
+    if (!card) return;
+    connection.card = card;
+    connection.commands = cardCommands(card);
+  } catch {
+    // The agent may be restarting: the next read tries again.
+  }
 }
 
 /** The commands a card lists under the extension; none when it has no such entry or a malformed one. */

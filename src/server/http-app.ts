@@ -1,12 +1,13 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { JSONRPC_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
+import { agentCardRoute } from './card-route.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
 import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
@@ -49,12 +50,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
-  app.use(
+  app.get(
     `/${AGENT_CARD_PATH}`,
-    agentCardHandler({
-      agentCardProvider: async () => cardJson(await (options.card ? options.card() : options.handler.getAgentCard())),
-      cache: { maxAge: 0 },
-    }),
+    agentCardRoute(async () => cardJson(await (options.card ? options.card() : options.handler.getAgentCard()))),
   );
   const body = express.json({
     limit: options.bodyLimit,

@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBareAgent, type BareAgent } from './bare-agent.js';
 import { needs } from '../needs.js';
-import { TMUX, Tmux, type ChatPane } from './support.js';
+import { PROMPT, TMUX, Tmux, type ChatPane } from './support.js';
 
 let bare: BareAgent;
 const tmux = new Tmux();
@@ -37,19 +37,28 @@ describe('tiny-harness chat with other agents', needs(TMUX), () => {
     await bare?.close();
   });
 
-  it('an agent without the commands extension chats, without completions; a completed task is followed by a new one', async () => {
+  it("an agent without the commands extension chats, with the chat's own commands alone; a completed task is followed by a new one", async () => {
     pane = await tmux.chat(bare.url, ['--header', 'Authorization: Bearer chat-token']);
     assert.match(await pane.screen(), /lists no commands/);
     await pane.keys('/', 'Tab', 'Tab');
-    await pane.waitFor((s) => lastLine(s) === '> /');
+    const menu = await pane.waitFor((s) => s.includes('/exit — ') && s.includes('/help — '));
+    assert.deepEqual(
+      menu
+        .split(`${PROMPT} /\n`)[1]!
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(' — ')[0]),
+      ['/clear', '/new', '/exit', '/help'],
+      "only the chat's commands, Tab completing none of them",
+    );
     await pane.keys('C-u');
     await pane.type('first');
     await pane.keys('Enter');
-    await pane.waitFor((s) => s.includes('echo: first') && lastLine(s) === '>');
+    await pane.waitFor((s) => s.includes('echo: first') && lastLine(s) === PROMPT);
     // The task ended COMPLETED: the next message must go to a new task, or the agent would refuse it.
     await pane.type('second');
     await pane.keys('Enter');
-    const screen = await pane.waitFor((s) => s.includes('echo: second') && lastLine(s) === '>');
+    const screen = await pane.waitFor((s) => s.includes('echo: second') && lastLine(s) === PROMPT);
     assert.doesNotMatch(screen, /error/);
     assert.equal(screen.split('echo: first').length, 2, 'each reply is shown once');
     const sent = bare.requests.filter((r) => r.path !== '/' && r.headers.authorization === 'Bearer chat-token');
@@ -65,7 +74,7 @@ describe('tiny-harness chat with other agents', needs(TMUX), () => {
     }
     await pane.type('anyone?');
     await pane.keys('Enter');
-    const screen = await pane.waitFor((s) => /error: /.test(s) && lastLine(s) === '>');
+    const screen = await pane.waitFor((s) => /error: /.test(s) && lastLine(s) === PROMPT);
     const errors = screen.split('\n').filter((l) => l.includes('error'));
     assert.deepEqual(errors, [`error: cannot reach ${other.url} (connection refused)`]);
     assert.doesNotMatch(screen, /\n\s+at /, 'no stack trace');

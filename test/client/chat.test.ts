@@ -6,7 +6,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { needs } from '../needs.js';
-import { TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
+import { PROMPT, TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 const ANSWER = 'one two three four five six seven eight nine ten';
 const LONG = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
@@ -48,25 +48,39 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await h?.close();
   });
 
-  it('/ and Tab list the commands with their hints and descriptions; /mo and Tab completes to /model', async () => {
+  it('typing / shows the commands under the prompt with their hints and descriptions, one menu updated in place; /mo and Tab completes to /model', async () => {
     pane = await tmux.chat(h.harness.url);
-    await pane.keys('/', 'Tab');
+    await pane.type('/');
     const screen = await pane.waitFor((s) => s.includes('/spawn <instruction> — '));
     for (const line of [
       '/help [<command>] — ',
       '/model [<model>] — Show or choose',
       '/status — ',
       '/spawn <instruction> — Start a sub-task',
+      '/clear — Start a new conversation',
+      '/exit — Leave the chat',
     ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }
-    assert.equal(lines(screen).at(-1), '> /', 'the prompt comes back with what was typed');
+    assert.equal(lines(screen).filter((l) => l === `${PROMPT} /`).length, 1, 'the prompt above the menu, once');
 
+    await pane.type('s');
+    const narrowed = await pane.waitFor((s) => !s.includes('/model [<model>]') && s.includes('/spawn <instruction>'));
+    const menu = lines(narrowed).slice(lines(narrowed).indexOf(`${PROMPT} /s`) + 1);
+    assert.deepEqual(
+      menu.map((l) => l.split(' ')[0]),
+      ['/status', '/stop', '/spawn'],
+      'the one menu, updated in place: no earlier menu left above',
+    );
+    assert.equal(narrowed.split('/help [<command>]').length, 1, 'no menu piles up');
+    await pane.keys('Tab'); // /status, /stop and /spawn share no more than /s: nothing changes
     await pane.keys('C-u');
+    await pane.waitFor((s) => atPrompt(s));
+
     await pane.type('/mo');
     await pane.keys('Tab');
     await pane.type('x'); // proves the space after the completed name
-    await pane.waitFor((s) => lines(s).at(-1) === '> /model x');
+    await pane.waitFor((s) => lines(s).includes(`${PROMPT} /model x`));
   });
 
   it('a question shows the answer as it streams, then the prompt again', async () => {
@@ -110,7 +124,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
     const started = await pane.waitFor((s) => /sub-task (\S+) started/.test(s));
     const id = /sub-task (\S+) started/.exec(started)![1]!;
     assert.match(started, /\[\/spawn\] /);
-    const ended = await pane.waitFor((s) => s.includes(`sub-task ${id} completed: ${ANSWER}`) && atPrompt(s));
+    const ended = await pane.waitFor((s) => s.includes(`sub-task ${id} completed:\n${ANSWER}`) && atPrompt(s));
     assert.ok(ended);
   });
 
@@ -161,8 +175,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes('(queued: and then this; sent when the turn ends)'));
     await pane.keys('C-c');
-    const screen = await pane.waitFor((s) => s.includes('> and then this') && s.includes(ANSWER) && atPrompt(s));
-    assert.ok(screen.indexOf('[/stop]') < screen.indexOf('> and then this'), 'sent once the turn has ended');
+    const screen = await pane.waitFor(
+      (s) => s.includes(`${PROMPT} and then this`) && s.includes(ANSWER) && atPrompt(s),
+    );
+    assert.ok(screen.indexOf('[/stop]') < screen.indexOf(`${PROMPT} and then this`), 'sent once the turn has ended');
     assert.match(JSON.stringify(h.chatRequests().at(-1).messages.at(-1)), /and then this/);
   });
 
@@ -202,7 +218,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
 
     pane = await tmux.chat(h.harness.url, ['--task', taskId]);
     const resumed = await pane.waitFor((s) => s.includes(`(resumed task ${taskId})`) && atPrompt(s));
-    assert.ok(resumed.includes('> my name is Ada') && resumed.includes(ANSWER), resumed);
+    assert.ok(resumed.includes(`${PROMPT} my name is Ada`) && resumed.includes(ANSWER), resumed);
     await pane.type('and now?');
     await pane.keys('Enter');
     await pane.waitFor((s) => s.split(ANSWER).length === 3 && atPrompt(s));

@@ -85,8 +85,11 @@ export function lines(screen: string): string[] {
   return all;
 }
 
+/** The chat's prompt while it waits for a message (another shows while a turn runs). */
+export const PROMPT = '❯';
+
 /** The prompt is back, empty, on the last line. */
-export const atPrompt = (screen: string) => lines(screen).at(-1) === '>';
+export const atPrompt = (screen: string) => lines(screen).at(-1) === PROMPT;
 
 export const TMUX = program('tmux', 'apt-get install -y tmux');
 
@@ -158,6 +161,12 @@ export class ChatPane {
   /** Keys as tmux names them: text, `Enter`, `Tab`, `C-c`, `C-d`. */
   async keys(...keys: string[]): Promise<void> {
     await this.tmux.run('send-keys', '-t', this.name, ...keys);
+  }
+
+  /** Pastes text as a terminal does when the program asked for bracketed paste (`ESC[200~ … ESC[201~`). */
+  async paste(text: string): Promise<void> {
+    await this.tmux.run('set-buffer', '-b', 'paste', '--', text);
+    await this.tmux.run('paste-buffer', '-p', '-d', '-b', 'paste', '-t', this.name);
   }
 
   /** Types text literally (no key names). */

@@ -1,6 +1,7 @@
 /**
- * The terminal's light Markdown: bold, code, lists and headings as styles, as the reply
- * streams in, however the chunks cut it.
+ * The terminal's Markdown, rendered from marked's tokens as the reply streams in: styles for
+ * bold, italics, code, links, headings; bullets; quotes behind a bar; tables in columns; the
+ * unfinished line kept apart until it ends, however the chunks cut it.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,8 +12,13 @@ import { checkProperty } from '../support/property.js';
 
 const BOLD = '\x1b[1m';
 const UNBOLD = '\x1b[22m';
+const ITALIC = '\x1b[3m';
+const UNITALIC = '\x1b[23m';
+const UNDERLINE = '\x1b[4m';
+const UNUNDERLINE = '\x1b[24m';
 const CODE = '\x1b[36m';
 const UNCODE = '\x1b[39m';
+const DIM = '\x1b[2m';
 
 function render(...chunks: string[]): string {
   const md = new TerminalMarkdown();
@@ -20,59 +26,78 @@ function render(...chunks: string[]): string {
 }
 
 describe('terminal Markdown', () => {
-  it('bold, inline code, bullets and headings become styles; their markers are not printed', () => {
-    assert.equal(render('a **b** `c`\n'), `a ${BOLD}b${UNBOLD} ${CODE}c${UNCODE}\n`);
+  it('bold, italics, inline code, bullets and headings become styles; their markers are not printed', () => {
+    assert.equal(render('a **b** `c` *d*\n'), `a ${BOLD}b${UNBOLD} ${CODE}c${UNCODE} ${ITALIC}d${UNITALIC}\n`);
     assert.equal(render('- one\n* two\n  + three\n'), '• one\n• two\n  • three\n');
     assert.equal(render('## Title\nbody\n'), `${BOLD}Title${UNBOLD}\nbody\n`);
-    assert.equal(render('1. first\n'), '1. first\n', 'a numbered list is already readable');
+    assert.equal(render('1. first\n2. second\n'), '1. first\n2. second\n');
+    assert.equal(render('- [x] done\n'), '• [x] done\n');
   });
 
-  it('a fenced block is in the code color, its fence lines left out, its insides printed as they are', () => {
+  it('a link is underlined, with its address when that differs from its text', () => {
+    assert.equal(
+      render('see [the spec](https://a2a.dev)\n'),
+      `see ${UNDERLINE}the spec${UNUNDERLINE} ${DIM}(https://a2a.dev)${UNBOLD}\n`,
+    );
+    assert.equal(render('<https://a2a.dev>\n'), `${UNDERLINE}https://a2a.dev${UNUNDERLINE}\n`);
+  });
+
+  it('a block quote is shown behind a dim bar, never as "> " (the prompt)', () => {
+    const out = render('> quoted **words**\n> > deeper\n');
+    assert.equal(stripVTControlCharacters(out), '│ quoted words\n│ │ deeper\n');
+    assert.ok(out.startsWith(`${DIM}│ `), 'the bar is dim');
+  });
+
+  it('a table is aligned in columns once its last row has come; its header in bold', () => {
+    const md = new TerminalMarkdown();
+    assert.equal(md.push('| name | n |\n|---|--:|\n| a | 1 |\n'), '', 'held: more rows may come');
+    const out = md.push('| long name | 22 |\nafter\n') + md.end();
+    assert.deepEqual(stripVTControlCharacters(out).split('\n'), [
+      'name      │  n',
+      '──────────┼───',
+      'a         │  1',
+      'long name │ 22',
+      'after',
+      '',
+    ]);
+    assert.ok(out.startsWith(BOLD));
+    assert.equal(stripVTControlCharacters(render('a | b\nplain\n')), 'a | b\nplain\n', 'a bar alone is no table');
+  });
+
+  it('a fenced block is in the code color, its fences left out, its language dim, its insides as they are', () => {
     assert.equal(
       render('see:\n```ts\nconst a = **b**;\n- x\n```\ndone\n'),
-      `see:\n${CODE}const a = **b**;\n- x\n${UNCODE}done\n`,
+      `see:\n${DIM}ts${UNBOLD}\n${CODE}const a = **b**;${UNCODE}\n${CODE}- x${UNCODE}\ndone\n`,
     );
-  });
-
-  it('a marker cut between chunks is still one marker', () => {
-    assert.equal(render('a *', '*b*', '* c'), `a ${BOLD}b${UNBOLD} c`);
-    assert.equal(render('x\n`', '``\ncode\n``', '`\n'), `x\n${CODE}code\n${UNCODE}`);
-    assert.equal(render('-', ' item\n'), '• item\n');
-    assert.equal(
-      render('# ', ' Title'),
-      render('#  Title'),
-      "a marker's spaces cut between chunks are all the marker's",
-    );
-    assert.equal(render('- ', ' item'), '• item');
-  });
-
-  it('a stray marker styles at most the rest of its line, and the end closes every style', () => {
-    const out = render('2 ** 3 is 8\nplain\n');
-    assert.equal(out, `2 ${BOLD} 3 is 8${UNBOLD}\nplain\n`);
     assert.equal(render('```\nunclosed'), `${CODE}unclosed${UNCODE}`);
-    assert.equal(render('a `b'), `a ${CODE}b${UNCODE}`);
   });
 
-  it('a last line that would open a fence, with nothing after it, is printed as a line of text', () => {
-    // Nothing follows it, so it opens no block: it is read as any other line, streamed or not.
-    assert.equal(render('~~~ a b'), '~~~ a b');
-    assert.equal(stripVTControlCharacters(render('```python')), 'python');
-    assert.equal(render('```python'), render('``', '`python'));
-    assert.equal(stripVTControlCharacters(render('x\n```end')), 'x\nend');
-    assert.equal(render('x\n```end'), render('x\n', '```', 'end'));
-    // A fence that is closed on the last line still closes, and one opened by a full line still opens.
-    assert.equal(render('```\ncode\n```'), `${CODE}code\n${UNCODE}`);
-    assert.equal(render('```ts\n'), `${CODE}${UNCODE}`);
+  it('a stray marker is printed as it is; the end closes every style', () => {
+    assert.equal(render('2 ** 3 is 8\nplain\n'), '2 ** 3 is 8\nplain\n');
+    assert.equal(render('a `b'), 'a `b');
+    assert.equal(render('~~~ a b'), '~~~ a b', 'a fence with nothing after it is a line of text');
   });
 
-  it('text streams as it comes: a word at the start of a line is not held back', () => {
+  it('the unfinished line is pending, shown as far as it can be, and printed once it ends', () => {
     const md = new TerminalMarkdown();
-    assert.equal(md.push('Hello'), 'Hello');
-    assert.equal(md.push(' there\nNext'), ' there\nNext');
+    assert.equal(md.push('Hello'), '');
+    assert.equal(md.pending(), 'Hello');
+    assert.equal(md.push(' **there'), '');
+    assert.equal(md.pending(), 'Hello **there', 'a span not closed yet is shown as typed');
+    assert.equal(md.push('**\n- ne'), `Hello ${BOLD}there${UNBOLD}\n`);
+    assert.equal(md.pending(), '• ne');
+    assert.equal(md.end(), '• ne');
+    assert.equal(md.pending(), '');
+  });
+
+  it('without styles, lines pass through as they came', () => {
+    const md = new TerminalMarkdown({ styled: false });
+    assert.equal(md.push('**a**\n> b'), '**a**\n');
+    assert.equal(md.end(), '> b');
   });
 
   it('however the chunks fall, the output is the same as in one piece, and no letter is lost', () => {
-    const alphabet = fc.constantFrom('a', ' ', '*', '`', '-', '#', '\n', '~', 'b');
+    const alphabet = fc.constantFrom('a', ' ', '*', '`', '-', '#', '\n', '~', 'b', '>', '|', '_', '[', ']');
     checkProperty(
       'chunking changes nothing and drops only markers',
       fc.property(fc.array(alphabet, { maxLength: 40 }), fc.array(fc.nat(40), { maxLength: 6 }), (chars, cuts) => {

@@ -1,0 +1,227 @@
+/**
+ * The bottom of the chat's terminal, kept apart from what is printed above it: the unfinished
+ * line of a streaming reply, the prompt with the message being typed (`LineEditor`), and the
+ * menu of matching commands under it. Each change erases the rows it drew and draws them again,
+ * so what streams never mixes with what is typed, and one menu updates in place. Everything
+ * else is printed above it through {@link TerminalPrompt.print}.
+ *
+ * Keys come from Node's keypress parser in raw mode, with bracketed paste switched on
+ * (`ESC[?2004h`) so that a paste arrives as one piece. Widths count code points: a wide
+ * character (CJK, most emoji) takes one column here and two on screen.
+ */
+import { EventEmitter } from 'node:events';
+import { emitKeypressEvents } from 'node:readline';
+import { stripVTControlCharacters } from 'node:util';
+import type { ChatInput } from './chat-input.js';
+import { LineEditor, type Key } from './line-editor.js';
+
+const PASTE_ON = '\x1b[?2004h';
+const PASTE_OFF = '\x1b[?2004l';
+const HIDE_CURSOR = '\x1b[?25l';
+const SHOW_CURSOR = '\x1b[?25h';
+const CLEAR_BELOW = '\x1b[J';
+
+export interface PromptOptions {
+  /** The prompt before the message's first line. */
+  prompt: string;
+  /** Lines to show under the message (the slash menu) for what is typed; none to show nothing. */
+  menu(text: string): string[];
+  /** What Tab makes of what is typed; `undefined` leaves it as it is. */
+  complete(text: string): string | undefined;
+}
+
+export interface TerminalPromptEvents {
+  /** A message was sent (Enter). */
+  line: [text: string];
+  /** Ctrl+C. */
+  interrupt: [];
+  /** Ctrl+D on an empty prompt, or the end of input. */
+  close: [];
+}
+
+export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implements ChatInput {
+  private readonly editor = new LineEditor();
+  /** The unfinished line (or held block) of what streams, drawn above the prompt. */
+  private edge = '';
+  /** Which of the drawn rows the cursor is on, counted from the first. */
+  private cursorRow = 0;
+  private drawn = false;
+  /** Drawn only once started: what is printed before goes to the screen as it is. */
+  private started = false;
+  private closed = false;
+  private readonly onKey = (char: string | undefined, key: Key | undefined) => this.key(char, key ?? {});
+  private readonly onEnd = () => this.close();
+  private readonly onResize = () => this.redraw();
+
+  constructor(
+    private readonly input: NodeJS.ReadStream,
+    private readonly output: NodeJS.WriteStream,
+    private options: PromptOptions,
+  ) {
+    super();
+  }
+
+  start(): void {
+    emitKeypressEvents(this.input);
+    this.input.setRawMode(true);
+    this.input.on('keypress', this.onKey);
+    this.input.on('end', this.onEnd);
+    this.output.on('resize', this.onResize);
+    this.input.resume();
+    this.output.write(PASTE_ON);
+    this.started = true;
+    this.draw();
+  }
+
+  /** What is typed so far. */
+  get text(): string {
+    return this.editor.text;
+  }
+
+  /** Drops what is typed (Ctrl+C at a prompt with text, as a shell does). */
+  clearText(): void {
+    this.editor.set('');
+    this.redraw();
+  }
+
+  setPrompt(prompt: string): void {
+    if (prompt === this.options.prompt) return;
+    this.options = { ...this.options, prompt };
+    this.redraw();
+  }
+
+  /** Shows what streams but has not ended its line yet; '' when nothing. */
+  setEdge(text: string): void {
+    if (text === this.edge) return;
+    this.edge = text;
+    this.redraw();
+  }
+
+  /** Prints text above the prompt; it should end its last line. */
+  print(text: string): void {
+    if (!text) return;
+    if (this.closed || !this.started) return void this.output.write(text);
+    this.output.write(HIDE_CURSOR + this.erase() + text.replace(/\r?\n/g, '\r\n') + this.render() + SHOW_CURSOR);
+  }
+
+  /** Clears the screen and draws the prompt at its top. */
+  clearScreen(): void {
+    this.output.write('\x1b[H\x1b[2J\x1b[3J');
+    this.drawn = false;
+    this.draw();
+  }
+
+  /** Erases the prompt and gives the terminal back: no raw mode, no bracketed paste. Emits `close` once. */
+  close(): void {
+    if (this.closed) return;
+    this.output.write(this.erase() + PASTE_OFF); // the edge is the reply's: its end prints it
+    this.closed = true;
+    this.input.off('keypress', this.onKey);
+    this.input.off('end', this.onEnd);
+    this.output.off('resize', this.onResize);
+    if (this.input.isTTY) this.input.setRawMode(false);
+    this.input.pause();
+    this.emit('close');
+  }
+
+  private key(char: string | undefined, key: Key): void {
+    if (this.closed) return;
+    const action = this.editor.key(char, key);
+    switch (action.kind) {
+      case 'submit':
+        this.redraw();
+        this.emit('line', action.text);
+        return;
+      case 'interrupt':
+        this.emit('interrupt');
+        return;
+      case 'eof':
+        this.close();
+        return;
+      case 'clear-screen':
+        this.clearScreen();
+        return;
+      case 'complete': {
+        const completed = this.options.complete(this.editor.text.slice(0, this.editor.cursor));
+        if (completed === undefined) return;
+        this.editor.set(completed + this.editor.text.slice(this.editor.cursor));
+        this.editor.cursor = completed.length;
+        this.redraw();
+        return;
+      }
+      case 'changed':
+        // A paste is drawn once, at its end.
+        if (!this.editor.pasting) this.redraw();
+        return;
+      case 'none':
+        return;
+    }
+  }
+
+  private redraw(): void {
+    if (this.closed) return;
+    this.output.write(HIDE_CURSOR + this.erase() + this.render() + SHOW_CURSOR);
+  }
+
+  private draw(): void {
+    this.output.write(this.render());
+  }
+
+  /** Moves to the first row drawn and clears from there down. */
+  private erase(): string {
+    if (!this.drawn) return '';
+    this.drawn = false;
+    const up = this.cursorRow > 0 ? `\x1b[${this.cursorRow}A` : '';
+    this.cursorRow = 0;
+    return `\r${up}${CLEAR_BELOW}`;
+  }
+
+  /** The rows to draw, from the cursor at the start of a row; leaves the cursor where the editor's is. */
+  private render(): string {
+    if (this.closed || !this.started) return '';
+    const columns = Math.max(10, this.output.columns ?? 80);
+    const lines: string[] = [];
+    if (this.edge) lines.push(...this.edge.split('\n'));
+    const first = lines.length;
+    const indent = ' '.repeat(width(this.options.prompt));
+    const typed = this.editor.text.replace(/\t/g, ' ').split('\n');
+    typed.forEach((line, i) => lines.push(`${i === 0 ? this.options.prompt : indent}${line}`));
+    for (const line of this.options.menu(this.editor.text)) lines.push(`\x1b[2m${cut(line, columns - 1)}\x1b[0m`);
+
+    // The editor's cursor: which typed line, and how far into it.
+    const before = this.editor.text.slice(0, this.editor.cursor).split('\n');
+    const cursorLine = first + before.length - 1;
+    const cursorOffset = width(indent) + width(before.at(-1)!);
+
+    let out = '';
+    let row = 0;
+    let cursorRow = 0;
+    let lastRow = 0; // the row the drawing ends on
+    lines.forEach((line, i) => {
+      const w = width(line);
+      if (i === cursorLine) cursorRow = row + Math.floor(cursorOffset / columns);
+      // A line that fills its last row exactly leaves the cursor waiting at the margin: a space
+      // takes it to a row of its own, so every line is floor(w / columns) + 1 rows.
+      out += (i > 0 ? '\r\n' : '') + line + (w > 0 && w % columns === 0 ? ' \r' : '');
+      lastRow = row + Math.floor(w / columns);
+      row = lastRow + 1;
+    });
+    const up = lastRow - cursorRow;
+    const column = cursorOffset % columns;
+    out += (up > 0 ? `\x1b[${up}A` : '') + '\r' + (column > 0 ? `\x1b[${column}C` : '');
+    this.cursorRow = cursorRow;
+    this.drawn = true;
+    return out;
+  }
+}
+
+/** Columns a line takes, styles left out. */
+function width(text: string): number {
+  return [...stripVTControlCharacters(text)].length;
+}
+
+/** A line cut to `columns`, with an ellipsis when cut. */
+function cut(text: string, columns: number): string {
+  const chars = [...text];
+  return chars.length <= columns ? text : `${chars.slice(0, columns - 1).join('')}…`;
+}
