@@ -132,7 +132,7 @@ class Chat {
           if (this.taskId)
             this.screen.write(
               this.style.dim(
-                `task ${this.taskId}; resume it with: tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`,
+                `task ${this.taskId}; resume it with: npx tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`,
               ),
             );
           resolve(0);

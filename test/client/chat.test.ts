@@ -211,7 +211,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
     // The pane wraps long lines: read the screen as one line.
     const unwrapped = (s: string) => s.replace(/\n/g, '');
     const left = await pane.waitFor((s) =>
-      /resume it with: tiny-harness chat \S+ --task [0-9a-f-]{36}/.test(unwrapped(s)),
+      /resume it with: npx tiny-harness chat \S+ --task [0-9a-f-]{36}/.test(unwrapped(s)),
     );
     const taskId = /--task ([0-9a-f-]{36})/.exec(unwrapped(left))![1]!;
     await pane.kill();
