@@ -101,7 +101,7 @@ describe('the public address on the card', () => {
     assert.equal(run.status, 2);
     assert.equal(
       run.stderr,
-      'tiny-harness: --public-url must not have a query (?...) or a fragment (#...): give the address of the harness root.\n',
+      'error: --public-url must not have a query (?...) or a fragment (#...): give the address of the harness root.\n',
     );
     assert.equal(run.stdout, '', 'it never listened');
   });
