@@ -167,6 +167,34 @@ describe("the chat page and the task's queue", needs(CHROMIUM), () => {
     ]);
   });
 
+  it('while-busy: six queued messages hold at most two connections: Stop still answers, and all six run in order', async () => {
+    await type('please hold four');
+    await holding();
+    const texts = ['one', 'two', 'three', 'four', 'five', 'six'].map((n) => `queued ${n}`);
+    for (const text of texts) await type(text);
+    await page.waitForFunction((n) => document.querySelectorAll('.msg.user.queued').length === n, texts.length, {
+      timeout: WAIT_MS,
+    });
+    // A browser opens six connections to one host: a stream per queued message would leave none for /stop.
+    await page.locator('#stop').click();
+    await page.locator('.msg.command[data-command="stop"]').last().waitFor({ timeout: WAIT_MS });
+    await page.locator('.msg.agent', { hasText: 're: queued six alpha beta gamma' }).waitFor({ timeout: WAIT_MS });
+    await idle();
+    assert.deepEqual(
+      h!
+        .chatRequests()
+        .slice(-texts.length)
+        .map((r) => lastMessage(r).content),
+      texts,
+    );
+    const shown = (await transcript()).filter((line) => line.startsWith('user: queued'));
+    assert.deepEqual(
+      shown.slice(-texts.length),
+      texts.map((t) => `user: ${t}`),
+    );
+    assert.equal(await page.locator('.msg.user.queued').count(), 0);
+  });
+
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
     assert.deepEqual(problems, []);
   });

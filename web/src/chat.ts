@@ -187,6 +187,23 @@ export class Conversation {
   }
 
   /**
+   * Sends `text` on the current task with `metadata`, answered at once (`returnImmediately`):
+   * a message put in the task's queue on the agent without a connection held open for it.
+   */
+  async place(text: string, messageId: string, metadata: Record<string, unknown>): Promise<void> {
+    const message = userMessage(text, this.taskId, this.contextId);
+    message.messageId = messageId;
+    message.metadata = { ...metadata };
+    const configuration = {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      historyLength: 0,
+      returnImmediately: true,
+    };
+    await this.client.sendMessage({ tenant: '', message, configuration, metadata: {} });
+  }
+
+  /**
    * Goes on in a task read back (a reload): its history (the newest `historyLength` messages)
    * as events to draw, and whether a turn runs on it now. A task that has ended leaves only
    * its context: the next message starts a new task in it.

@@ -12,6 +12,14 @@ import { retryWhileUnreachable } from './reachability.js';
 import { oneLine, TurnView, type Transcript } from './render.js';
 import type { QueuedMessage } from './stored.js';
 
+/**
+ * A browser opens at most six connections to one host, and each stream holds one: this many
+ * queued messages hold a stream while they wait, leaving room for the running turn, /stop and
+ * the rest. One more is put in the queue at once without a stream (`Conversation.place`), and
+ * its stream opens (sent again, with its id) once one of those has started its turn.
+ */
+const WAITING_STREAMS = 2;
+
 /** What the turns need of the page around them. */
 export interface TurnsPage {
   /** The turn started or ended, an event came: the Stop button and the task line are drawn again. */
@@ -49,6 +57,8 @@ export class Turns {
   private readonly waitingForTask: Waiting[] = [];
   /** Aborts the streams of queued messages when the page leaves the conversation (the messages stay queued). */
   private scope = new AbortController();
+  /** The queued messages holding a stream while they wait. */
+  private waitingStreams = new Slots(WAITING_STREAMS);
 
   constructor(
     private readonly conversation: Conversation,
@@ -105,6 +115,7 @@ export class Turns {
   leave(): string[] {
     this.scope.abort();
     this.scope = new AbortController();
+    this.waitingStreams = new Slots(WAITING_STREAMS);
     this.queued.clear();
     return this.waitingForTask.splice(0).map((w) => w.text);
   }
@@ -161,6 +172,8 @@ export class Turns {
     const signal = queuedId ? this.scope.signal : undefined;
     const metadata = queuedId ? { [WHILE_BUSY_KEY]: 'enqueue' } : undefined;
     const messageId = queuedId ?? newId();
+    const slots = this.waitingStreams;
+    let holdsSlot = false;
     let answered = false;
     /** The task ended before the queued message's turn: the agent dropped its queue. */
     let taskEnded = false;
@@ -171,6 +184,8 @@ export class Turns {
         this.page.reached();
         if (event.kind === 'queued') bubble.title = `Queued: ${ordinal(event.position)} in line`;
         if (event.kind === 'started') {
+          if (holdsSlot) slots.give();
+          holdsSlot = false;
           view = this.started(messageId, bubble);
           this.running.add(token);
         }
@@ -203,6 +218,19 @@ export class Turns {
         signal,
       );
     try {
+      if (signal && metadata) {
+        if (!(holdsSlot = slots.tryTake())) {
+          // Into the queue now, its stream later: nothing waits in the page.
+          await retryWhileUnreachable(
+            () => this.conversation.place(text, messageId, metadata),
+            (error, delayMs) => this.page.unreachable(error, delayMs),
+            signal,
+          );
+          answered = true;
+          await slots.take(signal);
+          holdsSlot = true;
+        }
+      }
       await sendOnce();
       // A queued message's stream that ended before its turn on a task still open: taken up again (the same id).
       for (let again = 0; queuedId && !view && !taskEnded && !signal?.aborted && again < 3; again++) await sendOnce();
@@ -217,6 +245,7 @@ export class Turns {
         if (!answered) this.unsent(text, bubble, messageId, 'it is back in the input');
       }
     } finally {
+      if (holdsSlot) slots.give();
       view?.done();
       if (view && !isCommand) this.replyArtifact = undefined;
       this.streams--;
@@ -261,6 +290,47 @@ export class Turns {
     this.page.save();
     this.sendWaiting();
     if (!this.busy) this.page.idleWatch.start();
+  }
+}
+
+/** At most `max` holders at once; the others wait their turn, in order. */
+class Slots {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  /** Takes one if one is free now. */
+  tryTake(): boolean {
+    if (this.held >= this.max) return false;
+    this.held++;
+    return true;
+  }
+
+  /** Takes one once one is free; rejects if `signal` aborts first. */
+  take(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    if (this.tryTake()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        signal.removeEventListener('abort', quit);
+        resolve();
+      };
+      const quit = () => {
+        const at = this.waiting.indexOf(wake);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(signal.reason);
+      };
+      this.waiting.push(wake);
+      signal.addEventListener('abort', quit, { once: true });
+    });
+  }
+
+  /** Gives one back: the first waiting takes it. */
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held--;
   }
 }
 
