@@ -16,7 +16,7 @@ import {
   newId,
   type ChatEvent,
 } from '../../web/src/chat.js';
-import { COMMANDS_EXTENSION_URI, stateName } from '../../src/wire.js';
+import { COMMANDS_EXTENSION_URI, GENERATION_KEY, QUEUED_KEY, stateName, WHILE_BUSY_KEY } from '../../src/wire.js';
 import { textPart } from '../e2e/support.js';
 
 const agentMessage = (text: string, metadata: Record<string, unknown> = {}, referenceTaskIds: string[] = []) => ({
@@ -213,6 +213,76 @@ describe('the conversation', () => {
     conversation.reset();
     assert.equal(conversation.taskId, undefined);
     assert.equal(conversation.contextId, undefined);
+  });
+
+  /** The Task a queued message's stream sends: first marked with its place, then (`holding`) its own turn's. */
+  function queuedTask(generation: number, place?: { messageId: string; position: number }, holding?: string) {
+    const event = task('t1', TaskState.TASK_STATE_WORKING) as any;
+    event.payload.value.metadata = { [GENERATION_KEY]: generation, ...(place ? { [QUEUED_KEY]: place } : {}) };
+    if (holding) event.payload.value.history = [{ ...agentMessage('x'), role: 1, messageId: holding }];
+    return event as StreamResponse;
+  }
+  const reply = (generation: number) => {
+    const event = status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('done')) as any;
+    event.payload.value.metadata = { [GENERATION_KEY]: generation };
+    return event as StreamResponse;
+  };
+
+  it("while-busy: a message sent with enqueue shows its place, then that its own turn started (the task event holding it), then the turn's events", async () => {
+    const { client, sent } = scriptedClient([
+      [queuedTask(5, { messageId: 'q1', position: 2 }), queuedTask(9, undefined, 'q1'), reply(10)],
+    ]);
+    const conversation = new Conversation(client);
+    conversation.taskId = 't1';
+    const events: ChatEvent[] = [];
+    for await (const event of conversation.send('later', undefined, 'q1', { [WHILE_BUSY_KEY]: 'enqueue' }))
+      events.push(event);
+    assert.deepEqual(sent[0].metadata, { [WHILE_BUSY_KEY]: 'enqueue' });
+    assert.equal(sent[0].messageId, 'q1');
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['task', 'queued', 'started', 'task', 'state', 'reply'],
+    );
+    assert.deepEqual(events[1], { kind: 'queued', messageId: 'q1', position: 2 });
+  });
+
+  it('while-busy: a queued stream that breaks before its turn is taken up by sending the message again, not by following the task', async () => {
+    const sent: any[] = [];
+    const streams: (() => AsyncGenerator<StreamResponse>)[] = [
+      async function* () {
+        yield queuedTask(5, { messageId: 'q1', position: 1 });
+        throw new TypeError('network error');
+      },
+      async function* () {
+        yield queuedTask(5, { messageId: 'q1', position: 1 });
+        yield queuedTask(9, undefined, 'q1');
+        yield reply(10);
+      },
+    ];
+    const client = {
+      sendMessageStream(params: any) {
+        sent.push(params.message);
+        return streams.shift()!();
+      },
+      resubscribeTask() {
+        throw new Error('a queued message is not followed through the task: its events are the turns before it');
+      },
+    } as unknown as Client;
+    const conversation = new Conversation(client);
+    conversation.taskId = 't1';
+    const events: ChatEvent[] = [];
+    for await (const event of conversation.send('later', undefined, 'q1', { [WHILE_BUSY_KEY]: 'enqueue' }))
+      events.push(event);
+    assert.deepEqual(
+      sent.map((m) => m.messageId),
+      ['q1', 'q1'],
+      'sent again with its id',
+    );
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['task', 'queued', 'started', 'task', 'state', 'reply'],
+      'the place shown once, then the turn',
+    );
   });
 
   it('every call carries the A2A-Extensions header naming the Commands extension', async () => {

@@ -18,6 +18,7 @@ import {
   MODEL_KEY,
   NOTICE_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
+  WHILE_BUSY_KEY,
   isTerminal,
   subtaskChildrenOf,
   textOf,
@@ -151,18 +152,55 @@ export class Conversation {
 
   /**
    * Sends `text` on the current task (or a new one in the current context), yielding what comes
-   * back; `messageId` when sending again what may have reached the harness.
+   * back; `messageId` when sending again what may have reached the harness; `metadata` the
+   * message's (`tiny-harness/while-busy: "enqueue"` to wait in the task's queue while it is busy).
    */
-  async *send(text: string, signal?: AbortSignal, messageId?: string): AsyncGenerator<ChatEvent, void, undefined> {
+  async *send(
+    text: string,
+    signal?: AbortSignal,
+    messageId?: string,
+    metadata?: Record<string, unknown>,
+  ): AsyncGenerator<ChatEvent, void, undefined> {
     const message = userMessage(text, this.taskId, this.contextId);
     // A resend keeps the first send's id: the harness runs a message id once (CMD-34).
     if (messageId) message.messageId = messageId;
+    if (metadata) message.metadata = { ...metadata };
+    // Until a queued message's turn starts, its stream sends nothing of the turns before it: one
+    // that breaks meanwhile is taken up by sending the message again (the stream of its place,
+    // spec/while-busy-extension-v1.md "Resending"), not by following the task's events.
+    let waiting = metadata?.[WHILE_BUSY_KEY] === 'enqueue';
+    const sendIt = (s?: AbortSignal) =>
+      this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal: s });
     const stream = resumableStream(
-      this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal }),
-      (taskId, after, resumeSignal) => this.eventsAfter(taskId, after, resumeSignal),
+      sendIt(signal),
+      (taskId, after, resumeSignal) => (waiting ? sendIt(resumeSignal) : this.eventsAfter(taskId, after, resumeSignal)),
       { signal, ...this.resumeNotices },
     );
-    yield* this.read(stream);
+    for await (const event of stream) {
+      const p = event.payload;
+      if (waiting && p?.$case === 'task' && p.value.history.some((m) => m.messageId === message.messageId)) {
+        waiting = false;
+        yield { kind: 'started', messageId: message.messageId };
+      }
+      yield* this.readOne(event);
+    }
+  }
+
+  /**
+   * Sends `text` on the current task with `metadata`, answered at once (`returnImmediately`):
+   * a message put in the task's queue on the agent without a connection held open for it.
+   */
+  async place(text: string, messageId: string, metadata: Record<string, unknown>): Promise<void> {
+    const message = userMessage(text, this.taskId, this.contextId);
+    message.messageId = messageId;
+    message.metadata = { ...metadata };
+    const configuration = {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      historyLength: 0,
+      returnImmediately: true,
+    };
+    await this.client.sendMessage({ tenant: '', message, configuration, metadata: {} });
   }
 
   /**
@@ -174,7 +212,13 @@ export class Conversation {
     taskId: string,
     replyArtifact?: string,
     historyLength = 50,
-  ): Promise<{ events: ChatEvent[]; running: boolean; reply?: { artifactId: string; text: string } }> {
+  ): Promise<{
+    events: ChatEvent[];
+    running: boolean;
+    reply?: { artifactId: string; text: string };
+    /** The ids of every message of the task's history (a queued message kept across a reload may have run). */
+    messageIds: Set<string>;
+  }> {
     const task: Task = await this.client.getTask({ tenant: '', id: taskId, historyLength: undefined });
     this.generation = generationOf({ payload: { $case: 'task', value: task } });
     this.subtasksRunning.clear();
@@ -192,7 +236,8 @@ export class Conversation {
     for (const event of events) this.track(event);
     const running = this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED;
     const reply = running ? runningReply(task, replyArtifact) : undefined;
-    return { events, running, ...(reply ? { reply } : {}) };
+    const messageIds = new Set(task.history.map((m) => m.messageId));
+    return { events, running, messageIds, ...(reply ? { reply } : {}) };
   }
 
   /** Said when a stream broke and reconnecting starts, and once it goes on (the page shows it). */
@@ -207,13 +252,15 @@ export class Conversation {
 
   /** The events of `stream`, read, tracked and noted as seen. */
   async *read(stream: AsyncIterable<StreamResponse>): AsyncGenerator<ChatEvent, void, undefined> {
-    for await (const event of stream) {
-      const items = interpret(event);
-      for (const item of items) this.track(item);
-      const g = generationOf(event);
-      if (g !== undefined && this.taskId !== undefined && taskIdOf(event) === this.taskId) this.generation = g;
-      yield* items;
-    }
+    for await (const event of stream) yield* this.readOne(event);
+  }
+
+  private readOne(event: StreamResponse): ChatEvent[] {
+    const items = interpret(event);
+    for (const item of items) this.track(item);
+    const g = generationOf(event);
+    if (g !== undefined && this.taskId !== undefined && taskIdOf(event) === this.taskId) this.generation = g;
+    return items;
   }
 
   /** Subscribes to the current task after generation `after` (all of it when undefined). */

@@ -8,6 +8,7 @@ import {
   COMMAND_KEY,
   MODEL_KEY,
   NOTICE_KEY,
+  QUEUED_KEY,
   SUBTASK_NOTE_KEY,
   TASK_REF_KEY,
   TOOL_CALL_KEY,
@@ -37,7 +38,11 @@ export type ChatEvent =
   /** A message the user sent, as a task read back shows it. */
   | { kind: 'user'; messageId: string; text: string }
   /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval, a failure explained). */
-  | { kind: 'notice'; messageId: string; text: string; error?: boolean };
+  | { kind: 'notice'; messageId: string; text: string; error?: boolean }
+  /** The message waits in the task's queue on the agent, `position` 1 being next (the while-busy extension). */
+  | { kind: 'queued'; messageId: string; position: number }
+  /** A queued message's own turn has started: what follows is its turn's (said by `Conversation.send`). */
+  | { kind: 'started'; messageId: string };
 
 /** The states of a sub-task that has not ended. */
 const GOING_ON = new Set<TaskState>([
@@ -58,7 +63,7 @@ export function interpret(event: StreamResponse): ChatEvent[] {
   switch (payload?.$case) {
     case 'task': {
       const task = payload.value;
-      return [
+      const events: ChatEvent[] = [
         {
           kind: 'task',
           taskId: task.id,
@@ -66,6 +71,10 @@ export function interpret(event: StreamResponse): ChatEvent[] {
           state: task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED,
         },
       ];
+      const queued = task.metadata?.[QUEUED_KEY] as { messageId?: unknown; position?: unknown } | undefined;
+      if (queued && typeof queued.messageId === 'string' && typeof queued.position === 'number')
+        events.push({ kind: 'queued', messageId: queued.messageId, position: queued.position });
+      return events;
     }
     case 'artifactUpdate': {
       const { artifact, append } = payload.value;

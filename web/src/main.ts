@@ -3,16 +3,17 @@
  * wires the input (completion keys, Enter to send, Shift+Enter for a new line) to the
  * conversation and the transcript.
  */
-import { TaskState, type AgentCard } from '@a2a-js/sdk';
+import type { AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
 import { CardReader, CardRefresh } from './card.js';
-import { connect, Conversation, newId, type ChatEvent } from './chat.js';
+import { connect, Conversation } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { retryingText, retryWhileUnreachable } from './reachability.js';
 import { RecentList } from './recent.js';
 import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
-import { storeConversation, storedConversation } from './stored.js';
+import { storeConversation, storedConversation, type QueuedMessage } from './stored.js';
 import { SubtaskWatch } from './task-watch.js';
+import { Turns } from './turns.js';
 
 /** The card is read again this often while the page is idle (command files come and go); a 304 when unchanged. */
 const CARD_REFRESH_MS = 30_000;
@@ -97,11 +98,18 @@ async function main(): Promise<void> {
   document.title = card.name || 'tiny-harness';
   completion.setCommands(commandsFromCard(card));
 
-  let streams = 0;
-  /** A turn of the task is running (its stream is open here): the Stop button shows, when the agent has /stop (CMD-32). */
-  let turnRunning = false;
+  const turns = new Turns(conversation, transcript, {
+    redraw: () => (showStop(), showTask()),
+    save: () => saveConversation(),
+    error: (message) => showError(errorLine, message),
+    reached: reachedAgain,
+    unreachable,
+    giveBack: (text) => setText([input.value, text].filter(Boolean).join('\n')),
+    idleWatch: { start: () => subtaskWatch.start(), stop: () => subtaskWatch.stop() },
+  });
+  /** While a turn of the task runs (its stream open here), the Stop button shows, when the agent has /stop (CMD-32). */
   const showStop = () => {
-    stop.hidden = !(turnRunning && completion.all.some((c) => c.name === 'stop'));
+    stop.hidden = !(turns.turnRunning && completion.all.some((c) => c.name === 'stop'));
   };
   const showTask = () => {
     const model = conversation.model ? ` · ${conversation.model}` : '';
@@ -112,12 +120,14 @@ async function main(): Promise<void> {
     taskInfo.dataset['model'] = conversation.model ?? '';
   };
 
-  /** The artifact of the reply streaming now: a reload mid-turn shows it whole from the task (issue 24). */
-  let replyArtifact: string | undefined;
-
   /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
   function saveConversation(): void {
-    storeConversation({ taskId: conversation.taskId, contextId: conversation.contextId, replyArtifact });
+    storeConversation({
+      taskId: conversation.taskId,
+      contextId: conversation.contextId,
+      replyArtifact: turns.replyArtifact,
+      queued: turns.queuedMessages,
+    });
   }
 
   /** Draws the conversation kept from before a reload, and follows a turn still running on it. */
@@ -127,19 +137,20 @@ async function main(): Promise<void> {
       if (stored?.contextId) conversation.contextId = stored.contextId;
       return;
     }
-    await openTask(stored.taskId, stored.replyArtifact);
+    await openTask(stored.taskId, stored.replyArtifact, stored.queued);
   }
 
-  /** Draws a task's conversation read back, and follows a turn still running on it. */
-  async function openTask(taskId: string, storedArtifact?: string): Promise<void> {
+  /** Draws a task's conversation read back, its messages still queued, and follows a turn still running on it. */
+  async function openTask(taskId: string, storedArtifact?: string, queued: QueuedMessage[] = []): Promise<void> {
     try {
-      const { events, running, reply } = await conversation.restore(taskId, storedArtifact);
+      const { events, running, reply, messageIds } = await conversation.restore(taskId, storedArtifact);
       for (const event of events) new TurnView(transcript, false).handle(event);
       showTask();
-      replyArtifact = reply?.artifactId;
+      turns.replyArtifact = reply?.artifactId;
+      turns.resume(queued, messageIds);
       saveConversation();
-      if (running) void followRunningTurn(reply);
-      else subtaskWatch.start();
+      if (running) void turns.follow(reply);
+      else if (!turns.busy) subtaskWatch.start();
     } catch (error) {
       // Gone, or another user's: start afresh, saying why.
       conversation.reset();
@@ -162,7 +173,7 @@ async function main(): Promise<void> {
 
   /** Opens another of the user's conversations in place of this one. */
   async function reopen(taskId: string): Promise<void> {
-    if (streams > 0 || turnRunning) {
+    if (turns.busy) {
       showError(
         errorLine,
         'A turn is still running here: stop it, or wait for it to end, before opening another conversation.',
@@ -170,45 +181,12 @@ async function main(): Promise<void> {
       return;
     }
     recent.close();
-    keepQueuedText();
     subtaskWatch.stop();
     conversation.reset();
     transcript.clear();
     showError(errorLine, undefined);
     await openTask(taskId);
     input.focus();
-  }
-
-  /** The rest of a turn that was running when the page loaded, drawn as it comes. */
-  async function followRunningTurn(reply?: { artifactId: string; text: string }): Promise<void> {
-    subtaskWatch.stop();
-    const view = new TurnView(transcript, false);
-    turnRunning = true;
-    showStop();
-    // The reply so far, as the task holds it; the events after the task's generation add the rest.
-    const shown = new Map<string, string>();
-    if (reply) {
-      view.handle({ kind: 'chunk', artifactId: reply.artifactId, text: reply.text, append: false });
-      shown.set(reply.artifactId, reply.text);
-    }
-    try {
-      for await (const event of conversation.follow(shown)) {
-        if (event.kind === 'chunk') replyArtifact = event.artifactId;
-        view.handle(event);
-        showTask();
-      }
-    } catch (error) {
-      showError(errorLine, oneLine(error));
-    } finally {
-      view.done();
-      turnRunning = false;
-      replyArtifact = undefined;
-      showStop();
-      showTask();
-      saveConversation();
-      sendQueued();
-      if (!turnRunning && streams === 0) subtaskWatch.start();
-    }
   }
 
   function setText(text: string): void {
@@ -247,16 +225,13 @@ async function main(): Promise<void> {
       unreachable,
     },
     CARD_REFRESH_MS,
-    () => streams === 0 && !turnRunning,
+    () => !turns.busy,
   );
 
   /** Text shaped like a command the card does not list, once asked about: sending it again sends it. */
   let confirmedUnknown: string | undefined;
 
-  /** Messages typed while a turn ran, each with its bubble: sent in order once the turn has ended. */
-  const queued: { text: string; bubble: HTMLElement }[] = [];
-
-  /** Sends what is typed: a command at once; a message now, or queued behind a running turn. */
+  /** Sends what is typed: a command at once; a message now, or to the task's queue behind a running turn. */
   async function send(): Promise<void> {
     const text = input.value.trim();
     if (!text) return;
@@ -277,101 +252,25 @@ async function main(): Promise<void> {
     confirmedUnknown = undefined;
     const name = splitCommandText(text)?.name;
     const isCommand = !!name && completion.all.some((c) => c.name === name);
-    if (!isCommand && (turnRunning || streams > 0)) {
+    if (!isCommand && turns.busy) {
       showError(errorLine, undefined);
       setText('');
-      queued.push({ text, bubble: transcript.user(text, true) });
+      turns.queue(text);
       return;
     }
-    if (streams > 0 && !conversation.taskId) {
+    if (turns.busy && !conversation.taskId) {
       showError(errorLine, 'Wait a moment: the first reply has not started yet.');
       return;
     }
     showError(errorLine, undefined);
     setText('');
-    await deliver(text, transcript.user(text), isCommand);
+    await turns.send(text, isCommand);
   }
 
-  /** Sends one message and draws what comes back; a message that could not be sent goes back into the input. */
-  async function deliver(text: string, bubble: HTMLElement, isCommand: boolean): Promise<void> {
-    subtaskWatch.stop();
-    const view = new TurnView(transcript, !isCommand);
-    streams++;
-    document.body.dataset['streaming'] = 'true';
-    // An ordinary message runs a turn; so may a command (/approve resumes one): the stream says.
-    if (!isCommand) turnRunning = true;
-    showStop();
-    async function receive(events: AsyncIterable<ChatEvent>): Promise<void> {
-      for await (const event of events) {
-        if (!answered) bubble.classList.remove('retrying');
-        answered = true;
-        reachedAgain();
-        view.handle(event);
-        if (event.kind === 'chunk' && replyArtifact !== event.artifactId) {
-          replyArtifact = event.artifactId;
-          saveConversation();
-        }
-        if (event.kind === 'state' && event.state === TaskState.TASK_STATE_WORKING) turnRunning = true;
-        else if (
-          event.kind === 'state' &&
-          event.state !== TaskState.TASK_STATE_WORKING &&
-          event.state !== TaskState.TASK_STATE_SUBMITTED
-        )
-          turnRunning = false;
-        showStop();
-        showTask();
-      }
-    }
-    let answered = false;
-    const messageId = newId();
-    try {
-      // Sent again, with the same id, for as long as the harness cannot be reached.
-      await retryWhileUnreachable(
-        () => receive(conversation.send(text, undefined, messageId)),
-        (error, delayMs) => {
-          if (answered) throw error;
-          bubble.classList.add('retrying');
-          unreachable(error, delayMs);
-        },
-      );
-    } catch (error) {
-      showError(errorLine, oneLine(error));
-      if (!answered) {
-        // Refused (a turn another client runs, the server gone): the text is not lost.
-        bubble.classList.add('unsent');
-        bubble.title = 'Not sent: it is back in the input';
-        if (!input.value) setText(text);
-      }
-    } finally {
-      view.done();
-      if (!isCommand) replyArtifact = undefined;
-      saveConversation();
-      streams--;
-      if (streams === 0) {
-        delete document.body.dataset['streaming'];
-        turnRunning = false;
-      }
-      showStop();
-      showTask();
-      sendQueued();
-      if (!turnRunning && streams === 0) subtaskWatch.start();
-    }
-  }
-
-  /** The next queued message, once nothing runs. */
-  function sendQueued(): void {
-    if (turnRunning || streams > 0) return;
-    const next = queued.shift();
-    if (!next) return;
-    next.bubble.classList.remove('queued');
-    void deliver(next.text, next.bubble, false);
-  }
-
-  /** Queued messages are not sent into another conversation: they go back into the input. */
-  function keepQueuedText(): void {
-    if (queued.length === 0) return;
-    const texts = queued.splice(0).map(({ text, bubble }) => (bubble.remove(), text));
-    setText([input.value, ...texts].filter(Boolean).join('\n'));
+  /** The page leaves the conversation: its queued messages stay in its task's queue; texts never sent come back. */
+  function leaveConversation(): void {
+    const unsent = turns.leave();
+    if (unsent.length > 0) setText([input.value, ...unsent].filter(Boolean).join('\n'));
   }
 
   input.addEventListener('input', changed);
@@ -411,7 +310,7 @@ async function main(): Promise<void> {
   recentButton.addEventListener('click', () => void toggleRecent());
   newChat.addEventListener('click', () => {
     recent.close();
-    keepQueuedText();
+    leaveConversation();
     subtaskWatch.stop();
     conversation.reset();
     saveConversation();

@@ -67,9 +67,25 @@ export class Transcript {
     return el;
   }
 
-  /** A message the user sent; `queued` when it waits for the running turn to end. */
+  /**
+   * A message the user sent; `queued` when it waits in the task's queue. Queued messages stay
+   * last, in the order sent: what the running turn draws meanwhile goes above them.
+   */
   user(text: string, queued = false): HTMLElement {
-    return this.add(element('div', queued ? 'msg user queued' : 'msg user', text));
+    if (!queued) return this.add(element('div', 'msg user', text));
+    const bubble = element('div', 'msg user queued', text);
+    this.keepingBottom(() => this.root.append(bubble));
+    return bubble;
+  }
+
+  /** A queued message leaves the queue (its turn starts, or it was refused): placed above the ones still queued. */
+  unqueue(bubble: HTMLElement): void {
+    bubble.classList.remove('queued');
+    if (bubble.parentElement === this.root) this.root.insertBefore(bubble, this.firstQueued());
+  }
+
+  private firstQueued(): Element | null {
+    return this.root.querySelector(':scope > .msg.user.queued');
   }
 
   /** An agent bubble, empty and marked as streaming until {@link finish}. */
@@ -168,7 +184,7 @@ export class Transcript {
   }
 
   private add<T extends HTMLElement>(el: T): T {
-    this.keepingBottom(() => this.root.append(el));
+    this.keepingBottom(() => this.root.insertBefore(el, this.firstQueued()));
     return el;
   }
 
@@ -301,6 +317,8 @@ export class TurnView {
         }
         return;
       case 'task':
+      case 'queued':
+      case 'started':
         return;
     }
   }
