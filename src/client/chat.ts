@@ -9,7 +9,7 @@
  * once a task has ended. A message typed during a turn waits for its end, on the agent's queue
  * when it has one (queued-turns.ts). Ctrl+C stops a running turn (`/stop`, CMD-32; CancelTask
  * with an agent that has no `/stop`); twice during one turn, it leaves; at an empty prompt it
- * exits, as Ctrl+D does.
+ * exits, as Ctrl+D does. After a stopped turn, the messages queued still run.
  */
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
@@ -331,7 +331,6 @@ class Chat {
     if (turn) {
       // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
       if (turn.cancel !== 'no') return void this.leave();
-      // Messages queued meanwhile are still sent once the turn has ended: stopping a turn is how to say something else instead.
       this.screen.line(
         this.style.dim(
           this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)',
