@@ -4,19 +4,21 @@
  * have changed. A message may take several lines (a paste, Alt+Enter, `\` before Enter). The
  * chat's own commands (`/clear`, `/new`, `/exit`) are answered here. Each message streams its
  * reply as it arrives; command replies are marked with the command's name; a command that starts
- * a sub-task is followed in the background and its result shown when it ends. The conversation stays in one task while the
- * agent waits for input, and moves to a new task in the same context once a task has ended.
- * Ctrl+C stops a running turn (`/stop`, CMD-32: the conversation goes on; CancelTask with an
- * agent that has no `/stop`); a second Ctrl+C during the same turn leaves. At an empty prompt
- * Ctrl+C exits, as Ctrl+D does.
+ * a sub-task is followed in the background and its result shown when it ends. The conversation
+ * stays in one task while the agent waits for input, and moves to a new task in the same context
+ * once a task has ended. A message typed during a turn waits for its end, on the agent's queue
+ * when it has one (queued-turns.ts). Ctrl+C stops a running turn (`/stop`, CMD-32; CancelTask
+ * with an agent that has no `/stop`); twice during one turn, it leaves; at an empty prompt it
+ * exits, as Ctrl+D does. After a stopped turn, the messages queued still run.
  */
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
 import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
-import { ChatScreen, oneLineOf } from './chat-screen.js';
+import { ChatScreen } from './chat-screen.js';
 import { connect, describeClientError, refreshCard, userMessage, type Connection, type Header } from './connect.js';
 import { stateName, styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
+import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
 import { followSubtask } from './subtasks.js';
 import { TerminalPrompt } from './terminal-prompt.js';
 import { unknownCommandQuestion } from '../wire.js';
@@ -62,8 +64,9 @@ class Chat {
   private taskId = '';
   private contextId = '';
   private turn: Turn | undefined;
-  /** Messages waiting for their turn; `queued` when typed while another turn ran. */
-  private readonly queue: { text: string; queued: boolean }[] = [];
+  /** Messages waiting for their turn, here or on the agent's queue. */
+  private readonly waiting: WaitingMessages;
+  private leftOnAgent = 0; // messages left queued on the agent when the chat was left
   /** Text shaped like a command the card does not list, waiting for "send it anyway?". */
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
@@ -83,6 +86,7 @@ class Chat {
     this.style = styleFor(output);
     this.screen = new ChatScreen(output, this.style);
     this.input = chatInput(input, this.screen, () => offeredCommands(this.connection.commands));
+    this.waiting = new WaitingMessages(connection, this.screen);
     // Commands added to the agent since the chat started show up while it waits.
     this.cardTimer = setInterval(() => {
       if (!this.turn && !this.draining) void refreshCard(this.connection);
@@ -129,12 +133,9 @@ class Chat {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
           this.screen.endLine();
-          if (this.taskId)
-            this.screen.write(
-              this.style.dim(
-                `task ${this.taskId}; resume it with: npx tiny-harness chat ${this.connection.url} --task ${this.taskId}\n`,
-              ),
-            );
+          if (this.taskId && this.leftOnAgent) this.screen.line(this.waiting.stayNote(this.leftOnAgent, this.taskId));
+          const resume = `npx tiny-harness chat ${this.connection.url} --task ${this.taskId}`;
+          if (this.taskId) this.screen.write(this.style.dim(`task ${this.taskId}; resume it with: ${resume}\n`));
           resolve(0);
         })();
       });
@@ -204,7 +205,7 @@ class Chat {
   }
 
   private chatCommand(action: ChatAction): void {
-    if (action === 'exit') return this.input.close();
+    if (action === 'exit') return this.waiting.onAgent ? void this.leave() : this.input.close();
     if (action === 'help') return this.afterCommand('/help');
     if (this.busy) {
       this.screen.line(this.style.error('A turn is running: Ctrl+C stops it; then /clear starts a new conversation.'));
@@ -225,23 +226,20 @@ class Chat {
     return this.turn !== undefined || this.draining !== undefined;
   }
 
-  /**
-   * Sends a message now, or when the running turn ends: a message typed during a turn is said to
-   * be queued, and shown again above its reply, so the screen reads in order.
-   */
+  /** Sends a message now, or queues it while a turn runs; a queued one is shown again above its reply. */
   private send(text: string): void {
-    const queued = this.busy;
-    if (queued) this.screen.line(this.style.dim(`(queued: ${oneLineOf(text)}; sent when the turn ends)`));
-    this.queue.push({ text, queued });
+    this.waiting.add(text, this.busy, this.turn?.reader);
     this.drain();
   }
 
   private drain(): void {
     if (this.draining) return;
     this.draining = (async () => {
-      for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
-        if (next.queued) this.screen.line(this.style.dim(this.screen.typed(next.text)));
-        await this.runTurn(next.text);
+      for (let next = this.waiting.next(); next !== undefined; next = this.waiting.next()) {
+        const onAgent = await next.onAgent;
+        if (next.onAgent && !onAgent) continue; // refused, and said so
+        if (next.typed) this.screen.line(this.style.dim(this.screen.typed(next.text)));
+        await this.runTurn(next.text, onAgent);
         this.afterCommand(next.text);
       }
     })().finally(() => {
@@ -250,9 +248,11 @@ class Chat {
     });
   }
 
-  private async runTurn(text: string): Promise<void> {
-    const turn: Turn = { reader: new TurnReader(), abort: new AbortController(), cancel: 'no' };
+  /** Runs a message's turn: sent now, or, queued on the agent, read from the stream kept since. */
+  private async runTurn(text: string, onAgent?: QueuedOnAgent): Promise<void> {
+    const turn: Turn = { reader: new TurnReader(), abort: onAgent?.abort ?? new AbortController(), cancel: 'no' };
     const { reader } = turn;
+    if (onAgent) reader.taskId = onAgent.taskId; // Ctrl+C can stop its turn before its first event
     this.turn = turn;
     this.input.setPrompt(BUSY_PROMPT);
     let failed = false;
@@ -260,7 +260,8 @@ class Chat {
       const message = userMessage(text, { taskId: this.taskId, contextId: this.contextId });
       // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
       const said = (line: string) => (this.screen.endReply(), this.screen.line(this.style.dim(line)));
-      for await (const event of turnEvents(this.connection.client, message, turn.abort.signal, said)) {
+      const events = onAgent?.events ?? turnEvents(this.connection.client, message, turn.abort.signal, said);
+      for await (const event of events) {
         this.screen.show(reader.read(event), this.followSubtask);
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
@@ -328,15 +329,8 @@ class Chat {
   private onInterrupt(): void {
     const turn = this.turn;
     if (turn) {
-      if (turn.cancel !== 'no') {
-        // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
-        for (const { text } of this.queue) this.screen.line(this.style.dim(`(not sent: ${oneLineOf(text)})`));
-        this.queue.length = 0;
-        turn.abort.abort();
-        this.input.close();
-        return;
-      }
-      // Messages queued meanwhile are still sent once the turn has ended: stopping a turn is how to say something else instead.
+      // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
+      if (turn.cancel !== 'no') return void this.leave();
       this.screen.line(
         this.style.dim(
           this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)',
@@ -354,6 +348,14 @@ class Chat {
     }
     // Like a shell: Ctrl+C drops what was typed.
     this.input.clearText();
+  }
+
+  /** Leaves now: what waits here is dropped, and said; what waits on the agent's queue stays there, and runs. */
+  private async leave(): Promise<void> {
+    const left = this.waiting.leave(); // before the turn's end lets the next message start
+    this.turn?.abort.abort();
+    this.leftOnAgent = await left;
+    this.input.close();
   }
 
   /** Whether the agent lists `/stop`: then Ctrl+C keeps the conversation; otherwise it cancels the task. */

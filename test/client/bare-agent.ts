@@ -1,7 +1,8 @@
 /**
  * A bare A2A agent on the SDK alone, for the client tests: no Commands extension on its card,
  * every request's headers recorded. It echoes a message back (an artifact, then COMPLETED with
- * the same text as the status message), and a message that is exactly `fail` ends FAILED.
+ * the same text as the status message), and a message that is exactly `fail` ends FAILED. Its
+ * card declares no while-busy extension; a message that is exactly `hold` waits for `options.hold`.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -20,7 +21,7 @@ export interface BareAgent {
   close(): Promise<void>;
 }
 
-const executor: AgentExecutor = {
+const executorFor = (hold: Promise<void>): AgentExecutor => ({
   async execute(context, bus) {
     const { taskId, contextId, userMessage } = context;
     const text = userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
@@ -30,6 +31,7 @@ const executor: AgentExecutor = {
       bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_FAILED, failure));
       return;
     }
+    if (text === 'hold') await hold;
     const reply = `echo: ${text}`;
     bus.publish(artifactUpdate(taskId, contextId, [textPart(reply)], { name: 'reply' }));
     bus.publish(
@@ -37,9 +39,9 @@ const executor: AgentExecutor = {
     );
   },
   async cancelTask() {},
-};
+});
 
-export async function startBareAgent(): Promise<BareAgent> {
+export async function startBareAgent(options: { hold?: Promise<void> } = {}): Promise<BareAgent> {
   const requests: BareAgent['requests'] = [];
   const app = express();
   app.use((req, _res, next) => {
@@ -67,7 +69,11 @@ export async function startBareAgent(): Promise<BareAgent> {
     skills: [],
     signatures: [],
   };
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const handler = new DefaultRequestHandler(
+    card,
+    new InMemoryTaskStore(),
+    executorFor(options.hold ?? Promise.resolve()),
+  );
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));

@@ -9,6 +9,7 @@ import { needs } from '../needs.js';
 import { PROMPT, TMUX, Tmux, type ChatPane } from './support.js';
 
 let bare: BareAgent;
+let release!: () => void;
 const tmux = new Tmux();
 let pane: ChatPane | undefined;
 
@@ -24,7 +25,7 @@ function lastLine(screen: string): string {
 
 describe('tiny-harness chat with other agents', needs(TMUX), () => {
   before(async () => {
-    bare = await startBareAgent();
+    bare = await startBareAgent({ hold: new Promise<void>((resolve) => (release = resolve)) });
   });
 
   afterEach(async () => {
@@ -33,6 +34,7 @@ describe('tiny-harness chat with other agents', needs(TMUX), () => {
   });
 
   after(async () => {
+    release();
     await tmux.close();
     await bare?.close();
   });
@@ -63,6 +65,20 @@ describe('tiny-harness chat with other agents', needs(TMUX), () => {
     assert.equal(screen.split('echo: first').length, 2, 'each reply is shown once');
     const sent = bare.requests.filter((r) => r.path !== '/' && r.headers.authorization === 'Bearer chat-token');
     assert.ok(sent.length >= 3, 'the card and both messages carried the header');
+  });
+
+  it('an agent without the while-busy extension: a message typed during a turn waits in the chat, said so, and is sent when the turn ends', async () => {
+    pane = await tmux.chat(bare.url);
+    await pane.type('hold');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes(`${PROMPT} hold`));
+    await pane.type('and then this');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('(queued: and then this; sent when the turn ends)'));
+    release();
+    const screen = await pane.waitFor((s) => s.includes('echo: and then this') && lastLine(s) === PROMPT);
+    const at = ['echo: hold', `${PROMPT} and then this`, 'echo: and then this'].map((l) => screen.indexOf(l));
+    assert.ok(at[0]! >= 0 && at[1]! > at[0]! && at[2]! > at[1]!, `sent once the turn ended:\n${screen}`);
   });
 
   it('an agent that went away is one error line, and the chat goes on', async () => {

@@ -169,19 +169,6 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
   });
 
-  it('a message typed while a turn runs is shown as queued, kept when the turn is stopped, and sent next', async () => {
-    pane = await slowTurn();
-    await pane.type('and then this');
-    await pane.keys('Enter');
-    await pane.waitFor((s) => s.includes('(queued: and then this; sent when the turn ends)'));
-    await pane.keys('C-c');
-    const screen = await pane.waitFor(
-      (s) => s.includes(`${PROMPT} and then this`) && s.includes(ANSWER) && atPrompt(s),
-    );
-    assert.ok(screen.indexOf('[/stop]') < screen.indexOf(`${PROMPT} and then this`), 'sent once the turn has ended');
-    assert.match(JSON.stringify(h.chatRequests().at(-1).messages.at(-1)), /and then this/);
-  });
-
   it('a reply is rendered as light Markdown: no ** or ` markers, bullets for list items', async () => {
     pane = await tmux.chat(h.harness.url);
     await pane.type('some markdown please');
