@@ -48,6 +48,20 @@ export class InstanceLiveness {
     this.schedule();
   }
 
+  /**
+   * Registers this instance again after another took it for dead (it was paused past its lease):
+   * the heartbeats from before the gap say nothing of the database's time since. Resolves once
+   * its row is back, whoever wrote it (a heartbeat may do so at the same moment).
+   */
+  async rejoin(): Promise<void> {
+    this.history.written(await this.register());
+  }
+
+  private async register(): Promise<number> {
+    this.history.forget();
+    return insertInstance(this.options.db, this.options.instanceId, { ifMissing: true });
+  }
+
   /** Sweeping waits for a handler: a dead instance's turns taken with nobody to end them would stay in flight. */
   onOrphanedTurns(handler: (taskIds: string[]) => Promise<void>): void {
     this.orphanHandler = handler;
@@ -84,8 +98,7 @@ export class InstanceLiveness {
           ),
           'heartbeat',
         );
-        this.history.forget();
-        beat = await insertInstance(db, instanceId);
+        beat = await this.register();
       }
       this.history.written(beat);
       written = true;

@@ -131,8 +131,16 @@ export class PostgresCoordination implements Coordination {
     this.running = true;
   }
 
-  acquireTurn(taskId: string): Promise<number | undefined> {
-    return insertLease(this.db, taskId, this.instanceId);
+  async acquireTurn(taskId: string): Promise<number | undefined> {
+    try {
+      return await insertLease(this.db, taskId, this.instanceId);
+    } catch (error) {
+      // Taken for dead while paused, this instance has no row until its next heartbeat: it
+      // registers again at once, as that heartbeat would, rather than fail the request.
+      if (!isMissingInstance(error)) throw error;
+      await this.liveness.rejoin();
+      return insertLease(this.db, taskId, this.instanceId);
+    }
   }
 
   releaseTurn(taskId: string): Promise<void> {
@@ -230,4 +238,10 @@ export class PostgresCoordination implements Coordination {
       this.onError(error, `cancelling task ${taskId}`);
     }
   }
+}
+
+/** The lease's insert refused because this instance's row is gone (another instance took it for dead). */
+function isMissingInstance(error: unknown): boolean {
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23503' && constraint === 'turn_leases_instance_id_fkey';
 }

@@ -42,11 +42,19 @@ export async function leaseExists(db: Kysely<Database>, taskId: string): Promise
   return row !== undefined;
 }
 
-/** Registers an instance as alive now; resolves with its heartbeat, by the database's clock. */
-export async function insertInstance(db: Kysely<Database>, instanceId: string): Promise<number> {
+/**
+ * Registers an instance as alive now; resolves with its heartbeat, by the database's clock.
+ * `ifMissing`: a row written meanwhile (by the instance's heartbeat) gets this heartbeat instead.
+ */
+export async function insertInstance(
+  db: Kysely<Database>,
+  instanceId: string,
+  { ifMissing = false } = {},
+): Promise<number> {
   const row = await db
     .insertInto('instances')
     .values({ id: instanceId, heartbeat: clockMs })
+    .$if(ifMissing, (query) => query.onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat: clockMs })))
     .returning('heartbeat')
     .executeTakeFirstOrThrow();
   return Number(row.heartbeat);

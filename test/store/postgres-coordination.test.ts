@@ -289,6 +289,25 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
+  it('an instance taken for dead while it was paused takes a turn as soon as it wakes, before its next heartbeat: it registers again', async () => {
+    // A lease long enough that no heartbeat comes between the takeover and the next turn.
+    await withCluster(2, { leaseMs: 60_000 }, async ({ instances, admin }) => {
+      const [paused, survivor] = instances as [Instance, Instance];
+      // What a survivor's sweep does to an instance paused past its lease: its row and leases go.
+      await admin.deleteFrom('instances').where('id', '=', paused.coordination.instanceId).execute();
+
+      const epoch = await paused.coordination.acquireTurn('t1');
+      assert.notEqual(epoch, undefined, "the turn is taken, not refused by the lease table's foreign key");
+      assert.equal(await survivor.coordination.turnHeld('t1'), true);
+      const rows = await admin.selectFrom('instances').select('id').execute();
+      assert.ok(
+        rows.some((row) => row.id === paused.coordination.instanceId),
+        'its row is back',
+      );
+      assert.equal(paused.errors.items.length, 0);
+    });
+  });
+
   it('instance loss with several dead instances and survivors: each dead instance is taken by exactly one survivor', async () => {
     const leaseMs = 1000;
     await withCluster(3, { leaseMs }, async ({ instances, admin }) => {
