@@ -5,7 +5,7 @@
  * so the provider's fetch (`tracingFetch`) carries its `traceparent`. Content (the prompt, the
  * reply's text) only with `--log-content`.
  */
-import { context, trace, type Span } from '@opentelemetry/api';
+import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import type { LanguageModelV3, LanguageModelV3Prompt, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -39,6 +39,8 @@ export function tracedModel(model: LanguageModelV3, modelId: string, conversatio
     const span = tracer().startSpan(
       `${GEN_AI_OPERATION_NAME_VALUE_CHAT} ${name}`,
       {
+        // The conventions' kind for a request to a model served elsewhere.
+        kind: SpanKind.CLIENT,
         attributes: {
           [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
           [ATTR_GEN_AI_PROVIDER_NAME]: colon === -1 ? model.provider.split('.')[0] : modelId.slice(0, colon),

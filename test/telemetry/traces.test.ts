@@ -103,7 +103,7 @@ describe('traces', () => {
     assert.equal(chats.length, 2, 'one chat span per model request: the call, then the answer');
     for (const chat of chats) {
       assert.equal(parentOf(chat), spanId(turn));
-      assert.equal(chat.kind, SpanKind.INTERNAL);
+      assert.equal(chat.kind, SpanKind.CLIENT);
       assert.equal(chat.attributes['gen_ai.operation.name'], 'chat');
       assert.equal(chat.attributes['gen_ai.provider.name'], 'fixture');
       assert.equal(chat.attributes['gen_ai.request.model'], 'small');
