@@ -139,33 +139,49 @@ export class A2ASpans extends DelegatingRequestHandler {
     return inSpan(span, parent, run);
   }
 
-  private async *stream(
+  /**
+   * The stream is opened at once, as the steps below expect (the commands step activates its
+   * extension before the transport writes its headers); each of its steps then runs in the span.
+   */
+  private stream(
     method: string,
     attributes: Attributes,
     callContext: ServerCallContext,
     open: () => AsyncGenerator<StreamResponse, void, undefined>,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const { span, parent } = serverSpan(method, attributes, callContext);
-    // Each step of the stream runs in the span: the turn it starts, and what that calls, are its children.
     const active = trace.setSpan(parent, span);
-    let stream: AsyncGenerator<StreamResponse, void, undefined> | undefined;
-    let done = false;
     try {
-      stream = context.with(active, open);
-      for (;;) {
-        const next = await context.with(active, () => stream!.next());
-        if (next.done) break;
-        yield next.value;
-      }
-      done = true;
+      return spanned(context.with(active, open), span, active);
     } catch (error) {
-      done = true;
       failSpan(span, errorType(error), error instanceof Error ? error.message : undefined);
-      throw error;
-    } finally {
-      if (!done) await stream?.return(undefined); // the reader left early
       span.end();
+      throw error;
     }
+  }
+}
+
+/** `stream` read in `active` (the turn it starts, and what that calls, are the span's children); the span ends with it. */
+async function* spanned(
+  stream: AsyncGenerator<StreamResponse, void, undefined>,
+  span: Span,
+  active: Context,
+): AsyncGenerator<StreamResponse, void, undefined> {
+  let done = false;
+  try {
+    for (;;) {
+      const next = await context.with(active, () => stream.next());
+      if (next.done) break;
+      yield next.value;
+    }
+    done = true;
+  } catch (error) {
+    done = true;
+    failSpan(span, errorType(error), error instanceof Error ? error.message : undefined);
+    throw error;
+  } finally {
+    if (!done) await stream.return(undefined); // the reader left early
+    span.end();
   }
 }
 
