@@ -36,6 +36,7 @@ import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { bundledWebDir } from './server/web-page.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
+import { configureTraces } from './telemetry/traces.js';
 import { McpTools } from './tools/index.js';
 import { VERSION } from './version.js';
 
@@ -242,6 +243,7 @@ export async function startCommands(
       toolCalls: tools.configured,
       queueMaxPerTask: config.queue.maxPerTask,
     });
+  configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
   const registry = new CommandRegistry();
   // One record of the messages each user sent, for commands and turns alike (CMD-34).
   const claims = new MessageClaims(store.claims, {

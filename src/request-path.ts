@@ -13,6 +13,8 @@ import type { LogSubscription } from './store/index.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { SseEventIds } from './server/sse-event-ids.js';
 import { TransportCardCache } from './server/transport-card.js';
+import { A2ASpans } from './telemetry/a2a-spans.js';
+import { traceCommand } from './telemetry/traces.js';
 
 /** One step of the request path: a handler built around the path below it, and its name in the printed order. */
 export interface Interceptor {
@@ -43,6 +45,7 @@ export const CARD_ROUTE_ENTRY = 'commands';
 
 /**
  * The request path, outermost first, in the order a request goes through it:
+ * - `spans`: a server span for the call, continuing the caller's trace (`telemetry/a2a-spans.ts`);
  * - `sseIds`: each streamed event's generation noted for its SSE id (`server/sse-event-ids.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `transportCard`: the transports' per-call card checks get the first card built;
@@ -64,6 +67,7 @@ export function requestPathSteps(options: RequestPathOptions): {
     isBusy: (id: string) => engine.isBusy(id),
   };
   const interceptors: Interceptor[] = [
+    { name: 'spans', around: (below) => new A2ASpans(below) },
     { name: 'sseIds', around: (below) => new SseEventIds(below) },
     {
       name: 'errorMapping',
@@ -83,6 +87,7 @@ export function requestPathSteps(options: RequestPathOptions): {
           baseCard: options.card,
           onHandlerError: (error, command) =>
             log.error('command handler failed', { command, error: describeError(error) }),
+          aroundHandler: traceCommand,
           onStreamError: warn('a turn stream failed after its client went away'),
         }),
     },

@@ -5,6 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
+import { tracingRequested } from './telemetry/tracing-env.js';
 
 /** The flags of `serve`, as cli.ts defines them. */
 export interface ServeFlags {
@@ -48,6 +49,10 @@ export async function serve(flags: ServeFlags): Promise<void> {
   }
   const log = createLogger({ level: process.env.TINY_HARNESS_LOG_LEVEL === 'debug' ? 'debug' : 'info' });
   routeConsoleToLog(log);
+  // OpenTelemetry's SDK is loaded only when the standard variables ask for traces (docs/operations.md).
+  const tracing = tracingRequested(process.env)
+    ? (await import('./telemetry/tracing-sdk.js')).startTracing()
+    : undefined;
   const config = await loadConfig(flags.config);
   const tokens = await loadTokens({
     env: process.env,
@@ -103,13 +108,16 @@ export async function serve(flags: ServeFlags): Promise<void> {
       log.error('shutdown did not finish in time: exiting', { signal, graceMs: config.shutdownGraceMs });
       process.exit(1);
     }, config.shutdownGraceMs + CLOSE_MARGIN_MS).unref();
-    harness.close().then(
-      () => process.exit(0),
-      (error) => {
-        log.error('shutdown failed', { error: describeError(error) });
-        process.exit(1);
-      },
-    );
+    harness
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        (error) => {
+          log.error('shutdown failed', { error: describeError(error) });
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

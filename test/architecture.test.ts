@@ -28,7 +28,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   a2a: { may: ['wire.ts'] },
   // The Commands extension: the SDK and the building blocks, nothing of the harness.
   commands: { may: ['a2a', 'wire.ts'] },
-  models: { may: ['config', 'errors.ts', 'log.ts', 'wire.ts'] },
+  models: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: {
     may: ['errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
@@ -36,12 +36,15 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
   runtime: {
-    may: ['a2a', 'commands', 'models', 'tools', 'errors.ts', 'log.ts', 'wire.ts'],
+    may: ['a2a', 'commands', 'models', 'tools', 'telemetry', 'errors.ts', 'log.ts', 'wire.ts'],
     typeOnly: ['store/index.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.
-  tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
-  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'wire.ts'] },
+  tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
+  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'telemetry', 'wire.ts'] },
+  // Traces, metrics, health: below every area that reports to them. The A2A calls' spans are a
+  // step of the request path, built on a2a/'s DelegatingRequestHandler.
+  telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': {
     may: ['commands', 'errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
@@ -298,7 +301,7 @@ describe('architecture', () => {
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, wire.ts, a2a/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
-      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, wire.ts)",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, telemetry, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",

@@ -62,7 +62,14 @@ export function cpuMs(before: CpuSample, after: CpuSample): number {
 
 export async function startServer(
   spec: ServerSpec,
-  options: { exposeGc?: boolean; name?: string } = {},
+  options: {
+    exposeGc?: boolean;
+    name?: string;
+    /** Variables over this process's (OpenTelemetry's, say). */
+    env?: Record<string, string>;
+    /** Another checkout whose server child to run (a baseline of earlier code); default: this one. */
+    root?: string;
+  } = {},
 ): Promise<ServerProcess> {
   const execArgv = ['--import', 'tsx'];
   if (options.exposeGc) execArgv.push('--expose-gc');
@@ -70,8 +77,9 @@ export async function startServer(
   // One folder per server: the main thread and tsx's loader thread each write a profile there.
   if (profDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', join(profDir, options.name ?? spec.kind));
   const child = track(
-    fork(join(ROOT, 'bench/lib/server-child.ts'), [JSON.stringify(spec)], {
-      cwd: ROOT,
+    fork(join(options.root ?? ROOT, 'bench/lib/server-child.ts'), [JSON.stringify(spec)], {
+      cwd: options.root ?? ROOT,
+      env: { ...process.env, ...options.env },
       execArgv,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',

@@ -14,11 +14,16 @@ import { startBareSdkAgent, type BareAgentOptions } from '../bare-sdk-agent.js';
 import { prng, seededTask } from './seed.js';
 import type { ChildRequest, ServerSpec } from './processes.js';
 import { installStepTrace, STEP_TRACE_VARIABLE } from './step-trace.js';
+import { tracingRequested } from '../../src/telemetry/tracing-env.js';
 
 const spec = JSON.parse(process.argv[2]!) as ServerSpec;
 // A diagnostic some benchmarks ask for (bench/lib/step-trace.ts); installed before the harness loads its parts.
 const stepTrace = process.env[STEP_TRACE_VARIABLE];
 if (stepTrace && spec.kind === 'harness') await installStepTrace(stepTrace);
+// Traces as `serve` turns them on: only when OpenTelemetry's standard variables ask (bench/tracing.ts).
+const tracing = tracingRequested(process.env)
+  ? (await import('../../src/telemetry/tracing-sdk.js')).startTracing()
+  : undefined;
 
 interface Running {
   url: string;
@@ -72,7 +77,7 @@ async function start(): Promise<Running> {
         env: {},
         auth,
       });
-      return { url: harness.url, close: () => harness.close() };
+      return { url: harness.url, close: async () => (await harness.close(), await tracing?.shutdown()) };
     }
     case 'bare': {
       const options: BareAgentOptions = spec.options;

@@ -24,6 +24,11 @@ export interface CommandRunnerOptions {
   claims?: MessageClaims;
   /** Told about a handler that failed unexpectedly; the user gets a generic reply (CMD-12). */
   onHandlerError?: (error: unknown, command: string) => void;
+  /**
+   * Runs around each handler call (and what it starts inside it, such as a sub-task): the
+   * harness traces each command there. Default: the handler alone.
+   */
+  aroundHandler?: (command: string, task: Task, run: () => Promise<CommandResult>) => Promise<CommandResult>;
 }
 
 export interface CommandOutcome {
@@ -127,7 +132,9 @@ export class CommandRunner {
     context: ServerCallContext,
   ): Promise<CommandOutcome> {
     const decide = async (seen: Task) => {
-      const result = await this.invoke(seen, message, command, context);
+      const invoke = () => this.invoke(seen, message, command, context);
+      const { aroundHandler } = this.options;
+      const result = await (aroundHandler ? aroundHandler(command.name, seen, invoke) : invoke());
       const reply = buildReply(seen, seen.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
       return { result, reply };
     };

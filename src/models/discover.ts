@@ -19,6 +19,7 @@ import { BUILTIN_PROVIDER, type HarnessConfig, type ProviderConfig } from '../co
 import { BUILTIN_MODELS, createBuiltinProvider, type BuiltinModelOptions } from './builtin.js';
 import { ModelCatalog, type CatalogEntry, type FoundProvider, type MissingProvider } from './catalog.js';
 import { displayURL, listServerModels, ProbeError, type FetchFunction } from './probe.js';
+import { tracingFetch } from '../telemetry/propagation.js';
 
 /** Offered when OPENAI_API_KEY is set and no `models` are configured for `openai`. */
 export const DEFAULT_OPENAI_MODELS: readonly string[] = ['gpt-5-mini', 'gpt-5', 'gpt-4.1-mini'];
@@ -65,7 +66,7 @@ async function discoverConfigured(
   options: DiscoverOptions,
 ): Promise<Found> {
   const apiKey = keyFrom(env, config.apiKeyEnv);
-  const fetch = options.fetch;
+  const fetch = tracingFetch(options.fetch);
   const description = config.description;
   if (config.type === 'openai' || config.type === 'anthropic') {
     if (!apiKey) return { name, models: [], reason: `${config.apiKeyEnv} is not set, so it offers no models` };

@@ -1,4 +1,5 @@
 import type { ModelCatalog } from '../models/catalog.js';
+import { tracedModel } from '../telemetry/model-spans.js';
 import { streamReply, type TextMessage } from '../models/stream.js';
 import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
@@ -20,7 +21,7 @@ export class CatalogGateway implements ModelGateway {
   async complete(request: ModelRequest): Promise<ModelResponse> {
     // A model of a provider that was down (chosen before a restart, say): its server is asked again first.
     if (!this.catalog.has(request.modelId)) await this.catalog.rediscover();
-    const model = this.catalog.resolve(request.modelId);
+    const model = tracedModel(this.catalog.resolve(request.modelId), request.modelId, request.conversationId);
     if (request.tools?.length) {
       // Loaded on the first turn with tools (`ai`'s tool loop is a sizeable part of start-up
       // otherwise), then kept: awaiting `import()` again yields ahead of the model request.

@@ -16,6 +16,7 @@ import { TurnWriter } from './turn-writer.js';
 import { TurnFenced, TurnInterrupted, TurnUnwritten, type Turn, type TurnAbortReason } from './turns.js';
 import { untilDone } from './until-done.js';
 import { WorkUnderWay } from './work-under-way.js';
+import { traceTurn } from '../telemetry/traces.js';
 
 /** What the engine reads and writes tasks through: the store, every write an append to the task's log. */
 export interface EngineStore {
@@ -236,7 +237,7 @@ export class TaskEngine implements CommandTaskPort {
     try {
       if (!this.executor) throw new Error('The engine was given nothing to run turns with.');
       if (this.draining) this.abortTurn(turn.taskId, new TurnInterrupted());
-      ({ final, told } = await this.executor.run(request, turn, writer));
+      ({ final, told } = await traceTurn(request, () => this.executor!.run(request, turn, writer)));
       await writer.flushed();
       if (final && !turn.fenced) await this.storeEnd(turn, writer, final);
       else subscription.fail(turnFencedError(turn.taskId));

@@ -233,6 +233,7 @@ export class HarnessExecutor {
           before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history,
           this.options.contextCharsFor?.(modelId),
         ),
+        conversationId: contextId,
         abortSignal: turn.abort.signal,
         onText: (delta) => {
           written += delta;

@@ -30,6 +30,8 @@ export interface ModelRequest {
   modelId: string;
   system?: string;
   messages: ConversationMessage[];
+  /** The A2A context id the request is made for: its spans' `gen_ai.conversation.id`. */
+  conversationId?: string;
   /** Aborts the provider request itself (CancelTask, shutdown), and the tool call running. */
   abortSignal: AbortSignal;
   /** Called with each piece of text as it arrives, in order. */

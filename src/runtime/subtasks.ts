@@ -18,6 +18,7 @@ import type { ModelOffer, TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskView } from './subtask-metadata.js';
 import type { TurnLimit } from './turn-limit.js';
+import { traceParentEntry } from '../telemetry/traces.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
 export const SUBTASK_LABEL_KEY = 'tiny-harness/label';
@@ -89,6 +90,7 @@ export class Subtasks implements SubtaskStarter {
         ...(label ? { [SUBTASK_LABEL_KEY]: label } : {}),
         ...(allowedTools ? { [ALLOWED_TOOLS_KEY]: allowedTools } : {}),
         ...(context ? { [SUBTASK_CONTEXT_KEY]: context } : {}),
+        ...traceParentEntry(),
       },
     };
     await engine.createSubtask(subtask, parent.id, modelId, callContext);

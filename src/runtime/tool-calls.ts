@@ -26,6 +26,7 @@ import {
 } from '../wire.js';
 import type { ModelTool, RequestedToolCall } from './model-gateway.js';
 import { statusUpdate } from './events.js';
+import { traceToolCall } from '../telemetry/traces.js';
 
 /** Said of a call its turn left behind (canceled, interrupted, or ended by the step limit). */
 export const CALL_LEFT_TEXT = 'The turn ended before the call did.';
@@ -177,7 +178,7 @@ export class TurnToolCalls {
     const call: ToolCallData = { ...asked, status: 'running' };
     this.open.set(call.id, call);
     this.report(call);
-    const outcome = await entry.call(call.input, signal);
+    const outcome = await traceToolCall(call, () => entry.call(call.input, signal));
     if (!this.open.delete(call.id)) return left;
     if (outcome.full === undefined) return this.report({ ...call, status: outcome.status, output: outcome.output });
     const artifactId = `tool-output-${call.id}`;

@@ -6,6 +6,7 @@ import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
 import { clientGoneContextBuilder, grpcGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
+import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { boundedDefinition } from './grpc-edge.js';
 import { UnavailableForm } from './unavailable.js';
 
@@ -34,6 +35,7 @@ export async function startGrpcServer(
     requestHandler: new UnavailableForm(handler, 'grpc'),
     userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal, (call) => [
       [LAST_EVENT_ID_KEY, call.metadata.get('last-event-id')[0]],
+      [TRACE_CARRIER_KEY, traceCarrier((name) => call.metadata.get(name)[0])],
     ]),
     contextBuilder: clientGoneContextBuilder,
   });

@@ -13,6 +13,7 @@ import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyT
 import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requestLog } from './request-log.js';
+import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
 import { isBuilt, webPage } from './web-page.js';
 import { UnavailableForm, unavailableAnswers } from './unavailable.js';
@@ -62,6 +63,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal, (req) => [
     [LAST_EVENT_ID_KEY, req.get('last-event-id')],
     [SSE_IDS_KEY, req.res && sseIdsOf(req.res)],
+    [TRACE_CARRIER_KEY, traceCarrier((name) => req.get(name))],
   ]);
   const contextBuilder = clientGoneContextBuilder;
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>

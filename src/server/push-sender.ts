@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
+import { withTraceHeaders } from '../telemetry/propagation.js';
 
 /**
  * Where push notifications are POSTed (docs/push.md), and the one check that keeps a webhook off
@@ -129,7 +130,7 @@ export function postWebhook(post: WebhookPost): Promise<void> {
     const secure = url.protocol === 'https:';
     const options: RequestOptions = {
       method: 'POST',
-      headers: { ...post.headers, 'Content-Length': Buffer.byteLength(post.body) },
+      headers: withTraceHeaders({ ...post.headers, 'Content-Length': Buffer.byteLength(post.body) }),
       agent: secure ? agents.https : agents.http,
       signal: post.signal,
       ...(post.allowPrivate ? {} : { lookup: publicOnlyLookup as RequestOptions['lookup'] }),

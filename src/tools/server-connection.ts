@@ -11,6 +11,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { tracingFetch } from '../telemetry/propagation.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, GetPromptResult, Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer, type McpServerConfig } from '../config/mcp-servers.js';
@@ -251,7 +252,10 @@ export class ServerConnection {
   private transport(): Transport {
     const { target } = this;
     if (target.kind === 'http')
-      return new StreamableHTTPClientTransport(target.url, { requestInit: { headers: target.headers } });
+      return new StreamableHTTPClientTransport(target.url, {
+        requestInit: { headers: target.headers },
+        fetch: tracingFetch(),
+      });
     // The server's standard error is not ours to print: it may hold anything the server saw.
     return new StdioClientTransport({
       command: target.command,

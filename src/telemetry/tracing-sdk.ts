@@ -1,0 +1,36 @@
+/**
+ * OpenTelemetry's Node SDK, started for traces alone: it reads the standard variables itself
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_SERVICE_NAME`,
+ * `OTEL_TRACES_SAMPLER`, ...), registers the W3C propagator and the context manager that carries
+ * the active span across `await`, and exports spans in batches. Loaded by `serve.ts` only when
+ * the environment asks for traces (`tracing-env.ts`): otherwise nothing of the SDK is loaded.
+ * Metrics are not exported here (Prometheus' `/metrics` has them), nor logs.
+ */
+import { NodeSDK, resources, type tracing } from '@opentelemetry/sdk-node';
+
+export interface Tracing {
+  /** Exports the spans still waiting, then stops: called when the harness stops. */
+  shutdown(): Promise<void>;
+}
+
+export interface TracingOptions {
+  /** Where spans go instead of the exporter the variables name (tests: an in-memory exporter). */
+  spanProcessors?: tracing.SpanProcessor[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export function startTracing(options: TracingOptions = {}): Tracing {
+  const env = options.env ?? process.env;
+  const named =
+    (env.OTEL_SERVICE_NAME ?? '').trim() !== '' || /(^|,)\s*service\.name=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const sdk = new NodeSDK({
+    ...(named ? {} : { serviceName: 'tiny-harness' }),
+    // The process detector would export the command line, which may hold a database URL's password.
+    resourceDetectors: [resources.envDetector, resources.hostDetector],
+    metricReaders: [],
+    logRecordProcessors: [],
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
+  });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown() };
+}
