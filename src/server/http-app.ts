@@ -11,6 +11,7 @@ import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
 import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
+import { healthChecks, type Readiness } from './health.js';
 import { requestLog } from './request-log.js';
 import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
 import { isBuilt, webPage } from './web-page.js';
@@ -29,6 +30,8 @@ export interface HttpAppOptions {
   authenticator?: TokenAuthenticator;
   /** Log the text of each message sent (debugging only). */
   logContent?: boolean;
+  /** Answers `/readyz` (`health.ts`); with it, `/healthz` and `/readyz` are served. */
+  readiness?: Readiness;
 }
 
 /**
@@ -48,6 +51,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable('x-powered-by');
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
+  if (options.readiness) app.use(healthChecks(options.readiness));
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
   app.use(
     `/${AGENT_CARD_PATH}`,
