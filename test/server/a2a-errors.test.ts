@@ -136,7 +136,11 @@ describe("one function gives each transport's form of an error (transportForms)"
     const plain = CODES.filter((code) => {
       const [jsonRpcHttp, jsonRpc] = FORMS[code];
       // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts).
-      return jsonRpcHttp === 200 && ![-32600, -32700].includes(jsonRpc) && !['turns_at_limit', 'instance_draining'].includes(code);
+      return (
+        jsonRpcHttp === 200 &&
+        ![-32600, -32700].includes(jsonRpc) &&
+        !['turns_at_limit', 'instance_draining'].includes(code)
+      );
     });
     assert.ok(plain.length >= 8, plain.join());
     for (const code of plain) {
