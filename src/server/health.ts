@@ -33,6 +33,8 @@ export type ReadinessAnswer = { ready: true } | { ready: false; reason: 'drainin
 export class Readiness {
   private checked: { at: number; ok: boolean } | undefined;
   private checking: Promise<boolean> | undefined;
+  /** The store's query under way: one that hangs past the timeout is waited on again, not repeated. */
+  private pinging: Promise<unknown> | undefined;
 
   constructor(private readonly options: ReadinessOptions) {}
 
@@ -50,8 +52,9 @@ export class Readiness {
     let timer: NodeJS.Timeout | undefined;
     let ok: boolean;
     try {
+      this.pinging ??= this.options.pingStore().finally(() => (this.pinging = undefined));
       await Promise.race([
-        this.options.pingStore(),
+        this.pinging,
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`the store did not answer within ${timeoutMs} ms`)), timeoutMs);
         }),
