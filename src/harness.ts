@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { CommandRegistry } from './commands/index.js';
 import type { HarnessConfig } from './config/schema.js';
 import {
@@ -122,12 +123,11 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
             ...left,
             graceMs: shutdownGraceMs,
           });
+        // Every stream ends now: a turn's with its final status, a client's for it to resume elsewhere.
         started.streams.closeAll();
-        httpServer.close();
         await started.push.stop();
         await models!.tools.close();
-        httpServer.closeAllConnections();
-        await grpc?.close();
+        await Promise.all([stopListening(httpServer), grpc?.close()]);
         // With writes left, the database may never answer them: its connections are not waited for.
         const closingStore = storage.store.close();
         if (left.writes === 0) await closingStore;
@@ -152,6 +152,20 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     await stopStarted(storage, models);
     throw error;
   }
+}
+
+/** How long the responses under way get to be written (streams that just ended) before the connections are cut. */
+const RESPONSES_END_MS = 2000;
+
+/** Stops taking connections; those left open after `RESPONSES_END_MS` are cut. */
+function stopListening(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), RESPONSES_END_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+  });
 }
 
 /** What a start that failed midway had started, stopped. */
