@@ -32,9 +32,4 @@ export class ClientStreams {
     this.closing = which;
     for (const [subscription, taskId] of this.open) if (which(taskId)) subscription.close();
   }
-
-  /** How many are open: for tests. */
-  get size(): number {
-    return this.open.size;
-  }
 }
