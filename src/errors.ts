@@ -28,6 +28,8 @@ export type HarnessErrorCode =
   | 'queue_full'
   /** A message that would start a turn while this instance runs as many as it may (`maxTurnsInFlight`): retry later. */
   | 'turns_at_limit'
+  /** A message that would start a turn while this instance drains (it is stopping): retry, on another instance. */
+  | 'instance_draining'
   /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid'
   /** A task that does not exist, or that the caller may not see. */
@@ -81,5 +83,13 @@ export function turnInProgress(taskId: string): HarnessError {
   return new HarnessError(
     'turn_in_progress',
     `A reply is still being written on task ${taskId}. Send your message again once it has finished, or /stop it first. Commands work meanwhile.`,
+  );
+}
+
+/** The refusal of a turn while this instance drains: retryable, and a retry through a balancer lands on another instance. */
+export function instanceDraining(): HarnessError {
+  return new HarnessError(
+    'instance_draining',
+    'This server is shutting down and starts no new turn. Send the message again in a few seconds; another instance (or this one, restarted) takes it. Commands work meanwhile.',
   );
 }

@@ -12,6 +12,7 @@ import { splitModelId, type ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { buildRequestPath, type RequestPath } from './request-path.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
+import { ClientStreams } from './runtime/client-streams.js';
 import { earlierInContext } from './runtime/context-history.js';
 import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
@@ -31,6 +32,7 @@ import { TurnQueue } from './runtime/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
+import type { Readiness } from './server/health.js';
 import { createHttpApp } from './server/http-app.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { bundledWebDir } from './server/web-page.js';
@@ -129,6 +131,8 @@ export interface Engine {
   push: PushDelivery;
   /** The tasks' queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
   queue: TurnQueue;
+  /** The log readers of clients' streams, which a drain closes. */
+  streams: ClientStreams;
 }
 
 export function startEngine(
@@ -170,16 +174,17 @@ export function startEngine(
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
   engine.runTurnsWith(executor);
+  const streams = new ClientStreams(store.feeds);
   const queue = new TurnQueue({
     engine,
     records: store.queue,
     view,
-    feeds: store.feeds,
+    feeds: streams,
     maxPerTask: config.queue.maxPerTask,
     onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
   });
-  // A turn's end runs the next message of its task's queue.
-  engine.onTurnReleased((taskId) => void queue.run(taskId));
+  // A turn's end runs the next message of its task's queue (draining, offers it to others: waited for).
+  engine.onTurnReleased((taskId) => void engine.track(queue.run(taskId)));
   const { push: pushConfig } = config;
   const push = new PushDelivery({
     outbox: store.push,
@@ -203,6 +208,7 @@ export function startEngine(
     turnLimit,
     push,
     queue,
+    streams,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -226,7 +232,7 @@ export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools }: Models,
-  { engine, view, recovery, turnLimit, queue }: Engine,
+  { engine, view, recovery, turnLimit, queue, streams }: Engine,
   log: Logger,
 ): Promise<Commands> {
   const { config } = options;
@@ -259,7 +265,7 @@ export async function startCommands(
   const requestPath = buildRequestPath({
     engine,
     view,
-    feeds: store.feeds,
+    feeds: streams,
     claims,
     registry,
     card: cardNow,
@@ -320,6 +326,7 @@ export async function startTransports(
   options: HarnessOptions,
   { requestPath, endpoints, authenticator }: Commands,
   log: Logger,
+  readiness: Readiness,
 ): Promise<Transports> {
   const { handler } = requestPath;
   let grpc: RunningGrpcServer | undefined;
@@ -348,6 +355,7 @@ export async function startTransports(
       webDir: bundledWebDir(),
       authenticator,
       logContent: options.logContent,
+      readiness,
     }),
   );
   const publicUrl = options.publicUrl ?? options.config.publicUrl;

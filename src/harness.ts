@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { CommandRegistry } from './commands/index.js';
 import type { HarnessConfig } from './config/schema.js';
 import {
@@ -12,6 +13,7 @@ import {
 } from './harness-stages.js';
 import { describeError, silentLogger, type Logger } from './log.js';
 import type { ModelCatalog } from './models/catalog.js';
+import { Readiness } from './server/health.js';
 
 export interface HarnessOptions {
   config: HarnessConfig;
@@ -58,8 +60,15 @@ export interface RunningHarness {
    * tools of a server still connecting.
    */
   toolsAnswered(): Promise<void>;
-  /** Stops serving: running turns end as interrupted, given `shutdownGraceMs` to store their end, then the store closes. */
+  /**
+   * Stops serving, draining first: at once `/readyz` answers 503, new turns are refused
+   * (retryably) and streams not following a turn here end; the turns here get `drainTimeoutMs`
+   * to finish, then those left end as interrupted, given `shutdownGraceMs` to store their end;
+   * then the store closes.
+   */
   close(): Promise<void>;
+  /** Ends the drain's wait for running turns now (a second stop signal): true when it was waiting. */
+  skipDrainWait(): boolean;
 }
 
 /**
@@ -73,35 +82,52 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const storage = await openStorage(options, log);
   let models: Models | undefined;
   let engine: Engine | undefined;
+  let closing: Promise<void> | undefined;
+  /** Whether the drain waits for running turns now; a second stop ends the wait (`skipDrainWait`). */
+  let waiting = false;
+  const skipWait = new AbortController();
+  const readiness = new Readiness({
+    pingStore: () => storage.store.ping(),
+    draining: () => closing !== undefined,
+    log,
+  });
   try {
     models = await startModels(options, storage, log);
     engine = startEngine(options, storage, models, log);
     const started = engine;
     const commands = await startCommands(options, storage, models, started, log);
-    const transports = await startTransports(options, commands, log);
+    const transports = await startTransports(options, commands, log, readiness);
     log.info(models.catalog.summary());
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
     void commands.commandFolder.watch();
-    let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         const { httpServer, grpc } = transports;
+        const { drainTimeoutMs, shutdownGraceMs } = options.config;
+        // At once: new turns are refused, /readyz fails, and streams no turn here will end close.
+        const finishing = started.engine.finishTurns(drainTimeoutMs, skipWait.signal);
+        waiting = true;
+        started.streams.closeAll((taskId) => !started.engine.runsHere(taskId));
+        log.info('draining: new turns are refused; the running ones get time to finish', { drainTimeoutMs });
         models!.stopRediscovery();
         await commands.commandFolder.close();
-        httpServer.close();
-        // Queued messages wait in the store for the next instance to take them.
+        // Queued messages wait in the store; a task given back with messages waiting is offered to other instances.
         await started.queue.stop();
-        // Turns end as interrupted; their last events and every reply under way get the grace to be stored.
-        const left = await started.engine.drain(options.config.shutdownGraceMs);
+        const finished = await finishing;
+        waiting = false;
+        if (!finished) log.warn('turns still running after the drain: they end as interrupted', { drainTimeoutMs });
+        // Turns left end as interrupted; their last events and every reply under way get the grace to be stored.
+        const left = await started.engine.drain(shutdownGraceMs);
         if (left.turns > 0 || left.writes > 0)
           log.warn('stopped before every turn stored its end; recovery ends those tasks when an instance next starts', {
             ...left,
-            graceMs: options.config.shutdownGraceMs,
+            graceMs: shutdownGraceMs,
           });
+        // Every stream ends now: a turn's with its final status, a client's for it to resume elsewhere.
+        started.streams.closeAll();
         await started.push.stop();
         await models!.tools.close();
-        httpServer.closeAllConnections();
-        await grpc?.close();
+        await Promise.all([stopListening(httpServer), grpc?.close()]);
         // With writes left, the database may never answer them: its connections are not waited for.
         const closingStore = storage.store.close();
         if (left.writes === 0) await closingStore;
@@ -115,12 +141,31 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       catalog: models.catalog,
       toolsAnswered: () => models!.tools.start(),
       close,
+      skipDrainWait: () => {
+        if (!waiting) return false;
+        skipWait.abort();
+        return true;
+      },
     };
   } catch (error) {
     await engine?.push.stop();
     await stopStarted(storage, models);
     throw error;
   }
+}
+
+/** How long the responses under way get to be written (streams that just ended) before the connections are cut. */
+const RESPONSES_END_MS = 2000;
+
+/** Stops taking connections; those left open after `RESPONSES_END_MS` are cut. */
+function stopListening(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), RESPONSES_END_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+  });
 }
 
 /** What a start that failed midway had started, stopped. */

@@ -1,6 +1,6 @@
 /**
  * `tiny-harness serve`: starts the harness with the flags the command line parsed, says where
- * it listens and what to do next, and stops it cleanly on SIGINT or SIGTERM. Everything it
+ * it listens and what to do next, and stops it cleanly on SIGINT or SIGTERM, draining first (a second signal ends the drain's wait). Everything it
  * needs is loaded here when it runs, so the clients start without the server.
  */
 import { join, resolve } from 'node:path';
@@ -24,7 +24,7 @@ export interface ServeFlags {
 /** A flag the harness refuses; the command line answers it as bad usage. */
 export class ServeFlagError extends Error {}
 
-/** What a stop may take beyond `shutdownGraceMs`: closing the transports, the tools and the store. */
+/** What a stop may take beyond `drainTimeoutMs` and `shutdownGraceMs`: closing the transports, the tools and the store. */
 const CLOSE_MARGIN_MS = 5000;
 
 export async function serve(flags: ServeFlags): Promise<void> {
@@ -98,16 +98,22 @@ export async function serve(flags: ServeFlags): Promise<void> {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
-      log.warn('second signal: exiting now', { signal });
+      // A second signal while running turns get their drain time: they end as interrupted now.
+      if (harness.skipDrainWait()) {
+        log.warn('second signal: running turns end as interrupted now', { signal });
+        return;
+      }
+      log.warn('another signal: exiting now', { signal });
       process.exit(1);
     }
     stopping = true;
     log.info('shutting down', { signal });
-    // The close gives turns the grace, then closes what is left; should that hang, the stop still ends.
+    // The close drains, gives turns left the grace, then closes what is left; should that hang, the stop still ends.
+    const boundMs = config.drainTimeoutMs + config.shutdownGraceMs + CLOSE_MARGIN_MS;
     setTimeout(() => {
-      log.error('shutdown did not finish in time: exiting', { signal, graceMs: config.shutdownGraceMs });
+      log.error('shutdown did not finish in time: exiting', { signal, boundMs });
       process.exit(1);
-    }, config.shutdownGraceMs + CLOSE_MARGIN_MS).unref();
+    }, boundMs).unref();
     harness
       .close()
       .then(() => tracing?.shutdown())

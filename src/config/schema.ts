@@ -137,6 +137,9 @@ export const DEFAULT_INSTANCE_LEASE_MS = 10_000;
 /** See `maxTurnsInFlight` and README, "Configuration" (how it was chosen). */
 export const DEFAULT_MAX_TURNS_IN_FLIGHT = 256;
 
+/** 30 s: most turns finish within it; a load balancer's own drain time is often as long. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
 /** 10 s: a turn interrupted by a stop stores its end in milliseconds when the store keeps up. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
@@ -277,6 +280,15 @@ export const configSchema = strictObject({
     .describe(
       "The most turns in flight on one instance, from the message that starts one until its last event is stored; sub-tasks' turns count too, commands do not. A message past it is refused at once, retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603), instead of queueing behind a store that cannot keep up (how the default was chosen: docs/performance.md).",
     ),
+  drainTimeoutMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(0)
+    .max(3_600_000)
+    .default(DEFAULT_DRAIN_TIMEOUT_MS)
+    .describe(
+      'On a stop (SIGTERM, SIGINT), how long, in milliseconds, the turns running get to finish on their own while the instance drains: /readyz answers 503 and new turns are refused retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603). Past it, or at a second signal, the turns left end as interrupted (shutdownGraceMs). 0 interrupts them at once (docs/operations.md).',
+    ),
   shutdownGraceMs: z
     .number()
     .int('must be a whole number of milliseconds')
@@ -284,7 +296,7 @@ export const configSchema = strictObject({
     .max(600_000)
     .default(DEFAULT_SHUTDOWN_GRACE_MS)
     .describe(
-      'On a stop (SIGTERM, SIGINT), how long, in milliseconds, running turns get to store their end as interrupted. Past it the harness exits anyway; recovery ends the turns left when an instance next starts on the store.',
+      'On a stop (SIGTERM, SIGINT), after drainTimeoutMs, how long, in milliseconds, the turns still running get to store their end as interrupted. Past it the harness exits anyway; recovery ends the turns left when an instance next starts on the store.',
     ),
   mcpServers: mcpServersSchema
     .default({})

@@ -30,6 +30,13 @@ export interface Coordination {
   /** The handler of cancel and stop requests for turns on this instance; set once, by the engine. */
   onCancelRequest(handler: (taskId: string, how: TurnEnding) => void): void;
   /**
+   * Tells the other instances that the task is free while its queue holds messages this
+   * instance will not run (it drains): one of them runs the queue's head (`TurnQueue`).
+   */
+  offerQueue(taskId: string): Promise<void>;
+  /** The handler of queues offered by other instances; set once, by the queue. */
+  onQueueOffered(handler: (taskId: string) => void): void;
+  /**
    * The handler of turns left held by an instance that stopped without ending them (`kill -9`,
    * a lost machine): called on one surviving instance, once per dead instance, after its
    * heartbeat is older than the lease time. The leases are released before the call, so the

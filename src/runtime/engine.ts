@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Message, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { HarnessError, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
+import { instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
 import type { Appended, LogSubscription, TaskEdit, TaskSnapshot } from '../store/index.js';
-import { isTerminal } from '../wire.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { Coordination } from './coordination.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
+import { openableTask } from './openable-task.js';
 import type { SubtaskRecords, TaskStateStore } from './task-state.js';
 import { TaskWrites, type DecideStatus } from './task-writes.js';
 import type { TurnLimit } from './turn-limit.js';
 import { turnStream } from './turn-stream.js';
 import { TurnWriter } from './turn-writer.js';
-import { TurnFenced, TurnInterrupted, TurnUnwritten, type Turn, type TurnAbortReason } from './turns.js';
+import {
+  TurnFenced,
+  TurnInterrupted,
+  TurnUnwritten,
+  type StartedTurn,
+  type Turn,
+  type TurnAbortReason,
+  type TurnOptions,
+} from './turns.js';
 import { untilDone } from './until-done.js';
-import { WorkUnderWay } from './work-under-way.js';
+import { within, WorkUnderWay } from './work-under-way.js';
 import { traceTurn } from '../telemetry/traces.js';
 
 /** What the engine reads and writes tasks through: the store, every write an append to the task's log. */
@@ -65,34 +73,6 @@ export interface TaskEngineOptions {
   onFenced?: (taskId: string, epoch: number) => void;
 }
 
-/** A turn as its caller sees it, once started: its task and its events. */
-export interface StartedTurn {
-  taskId: string;
-  /**
-   * The turn's events as its task's log holds them, from the turn's task event to its final
-   * status, with every other event of the task in between (command replies, CMD-8). Ends early
-   * with the turn's error when its final status could not be stored. Read it once.
-   */
-  events: AsyncGenerator<StreamResponse, void, undefined>;
-  /** Resolves once the turn has ended and its end is stored (or could not be); never rejects. */
-  done: Promise<void>;
-  /** For a caller that does not read `events`: lets go of them (the turn runs on). */
-  detach(): void;
-}
-
-/** What starting a turn takes besides its message. */
-export interface TurnOptions {
-  /** A turn resumed after `/approve` or `/deny`: counted under the limit, never refused by it. */
-  pastLimit?: boolean;
-  /**
-   * Called with the turn's task id once the turn holds the task's lease, before anything of the
-   * turn is stored (a new task's id is known to nobody else yet): `SendMessage`'s push config.
-   */
-  beforeTurn?: (taskId: string) => Promise<void>;
-  /** The task's lease, taken already by the caller (a queued message's turn): given back if the turn cannot start. */
-  heldEpoch?: number;
-}
-
 /**
  * The one writer of tasks. Every change to a task is an event the engine appends to the task's
  * log, with the task it produces, in one transaction (`SqlTaskStore`); streams, subscriptions,
@@ -118,6 +98,8 @@ export class TaskEngine implements CommandTaskPort {
   private readonly cancels: CancelAndStop;
   private executor: Pick<HarnessExecutor, 'run'> | undefined;
   private draining = false;
+  /** Wakes the waits of `finishTurns` once no turn runs here. */
+  private readonly noTurnsLeft = new Set<() => void>();
 
   constructor(private readonly options: TaskEngineOptions) {
     this.writes = new TaskWrites(options.store);
@@ -158,7 +140,7 @@ export class TaskEngine implements CommandTaskPort {
   /**
    * Starts a turn on the message's task (a new task when it names none): every turn starts here,
    * from a request, a sub-task or `/approve`. Refused before anything is stored: at the limit of
-   * turns in flight (`turns_at_limit`), a task the caller may not see (`task_not_found`) or that
+   * turns in flight (`turns_at_limit`), while the instance drains (`instance_draining`), a task the caller may not see (`task_not_found`) or that
    * has ended (`task_ended`), a turn already running on it (`turn_in_progress`).
    */
   async startTurn(message: Message, context: ServerCallContext, options: TurnOptions = {}): Promise<StartedTurn> {
@@ -168,10 +150,13 @@ export class TaskEngine implements CommandTaskPort {
     let turn: RunningTurn | undefined;
     let subscription: LogSubscription | undefined;
     try {
-      const stored = message.taskId ? await this.openable(message, context) : undefined;
+      if (this.draining) throw instanceDraining();
+      const stored = message.taskId
+        ? await openableTask(this.options.view ?? this.options.store, message, context)
+        : undefined;
       const taskId = stored?.task.id ?? randomUUID();
       const contextId = stored?.task.contextId ?? (message.contextId || randomUUID());
-      if (this.draining || this.running.has(taskId)) throw turnInProgress(taskId);
+      if (this.running.has(taskId)) throw turnInProgress(taskId);
       const epoch = options.heldEpoch ?? (await coordination.acquireTurn(taskId));
       if (epoch === undefined) throw turnInProgress(taskId);
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
@@ -198,7 +183,7 @@ export class TaskEngine implements CommandTaskPort {
     } catch (error) {
       subscription?.close();
       const held = turn?.taskId ?? (options.heldEpoch === undefined ? undefined : message.taskId);
-      if (turn) this.running.delete(turn.taskId);
+      if (turn) this.forget(turn);
       if (held)
         await coordination
           .releaseTurn(held)
@@ -208,21 +193,6 @@ export class TaskEngine implements CommandTaskPort {
       place?.release();
       throw error;
     }
-  }
-
-  /** The message's task, which the caller must see and which must take messages (the SDK's rules). */
-  private async openable(message: Message, context: ServerCallContext): Promise<TaskSnapshot> {
-    const snapshot = await (this.options.view ?? this.options.store).read(message.taskId, context);
-    if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${message.taskId}`);
-    const { task } = snapshot;
-    if (isTerminal(task.status?.state))
-      throw new HarnessError('task_ended', `Task ${task.id} is in a terminal state and cannot be modified.`);
-    if (message.contextId && message.contextId !== task.contextId)
-      throw new HarnessError(
-        'params_invalid',
-        `contextId mismatch: message contextId '${message.contextId}' does not match task '${task.id}' contextId '${task.contextId}'`,
-      );
-    return snapshot;
   }
 
   /** Runs the turn and stores its end; never rejects. */
@@ -291,9 +261,15 @@ export class TaskEngine implements CommandTaskPort {
     } catch (error) {
       this.options.onError(error, 'ending a turn', turn.taskId);
     } finally {
-      if (this.running.get(turn.taskId) === turn) this.running.delete(turn.taskId);
+      this.forget(turn);
     }
     for (const listener of this.releaseListeners) listener(turn.taskId);
+  }
+
+  /** The turn is no longer here; the last one gone wakes whoever waits for the turns to finish. */
+  private forget(turn: RunningTurn): void {
+    if (this.running.get(turn.taskId) === turn) this.running.delete(turn.taskId);
+    if (this.running.size === 0) for (const wake of this.noTurnsLeft) wake();
   }
 
   /** Told each time a turn here has given its task back (the task's queue runs its next message); must not throw. */
@@ -364,6 +340,23 @@ export class TaskEngine implements CommandTaskPort {
   /** `/stop` (CMD-32), wherever the turn runs: it ends as a finished turn ends, keeping what it wrote. */
   stop(taskId: string): Promise<void> {
     return this.cancels.stop(taskId);
+  }
+
+  /**
+   * Starts draining: every new turn is refused from now on (`instance_draining`, retryable);
+   * the turns here go on. Resolves true once none is left, false past `ms` or once `skip` fired
+   * (then `drain` ends those left).
+   */
+  async finishTurns(ms: number, skip?: AbortSignal): Promise<boolean> {
+    this.draining = true;
+    if (this.running.size === 0) return true;
+    let wake!: () => void;
+    const none = new Promise<void>((resolve) => this.noTurnsLeft.add((wake = resolve)));
+    try {
+      return await within(none, ms, skip);
+    } finally {
+      this.noTurnsLeft.delete(wake);
+    }
   }
 
   /**

@@ -40,6 +40,13 @@ export class LocalCoordination implements Coordination {
     this.cancelHandler = handler;
   }
 
+  /** No other instance can run the queue: it waits in the store for the next start. */
+  offerQueue(_taskId: string): Promise<void> {
+    return Promise.resolve();
+  }
+
+  onQueueOffered(_handler: (taskId: string) => void): void {}
+
   /** No other instance can leave turns behind here. */
   onOrphanedTurns(_handler: (taskIds: string[]) => Promise<void>): void {}
 

@@ -4,7 +4,9 @@ import { clientGoneSignal } from '../a2a/index.js';
 import { hasErrorCode, HarnessError, turnInProgress } from '../errors.js';
 import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../store/index.js';
 import { isTerminal, QUEUED_KEY, WHILE_BUSY_KEY, WHILE_BUSY_VALUES, type QueuedNote, type WhileBusy } from '../wire.js';
-import type { StartedTurn, TaskEngine, TurnOptions } from './engine.js';
+import type { TaskEngine } from './engine.js';
+import { openableTask } from './openable-task.js';
+import type { StartedTurn, TurnOptions } from './turns.js';
 import { asStreamResponse, isFinalStatus, withGeneration } from './turn-stream.js';
 
 /** The tasks' queues as the store keeps them (`store/task-queue.ts`). */
@@ -44,7 +46,10 @@ export class TurnQueue {
   private readonly runs = new Set<Promise<void>>();
   private stopped = false;
 
-  constructor(private readonly options: TurnQueueOptions) {}
+  constructor(private readonly options: TurnQueueOptions) {
+    // Another instance, draining, gave a task back with messages waiting: run them here.
+    options.engine.coordination.onQueueOffered((taskId) => void this.run(taskId));
+  }
 
   /**
    * A message's answer: its turn's stream when it runs at once (no turn on its task, an empty
@@ -62,7 +67,8 @@ export class TurnQueue {
     const waiting = await records.size(message.taskId);
     if (how === 'reject') {
       // Refused as busy only once the caller is known to see the task: another user's stays unknown.
-      if (waiting > 0 && (await this.openable(message, context))) throw turnInProgress(message.taskId);
+      if (waiting > 0 && (await openableTask(this.options.view, message, context)))
+        throw turnInProgress(message.taskId);
       return start();
     }
     if (waiting === 0) {
@@ -99,19 +105,34 @@ export class TurnQueue {
   /**
    * Runs the head of the task's queue if the task is free: takes the lease, pops the head and
    * starts its turn. Called after a message is queued, after every turn here gives its lease
-   * back, after recovery and at start-up. Never rejects.
+   * back, after recovery and at start-up. Once stopped (the instance drains), the task is
+   * offered to the other instances instead, when messages wait. Never rejects.
    */
   run(taskId: string): Promise<void> {
-    if (this.stopped || this.starting.has(taskId)) return Promise.resolve();
+    if (this.stopped) return this.offer(taskId);
+    if (this.starting.has(taskId)) return Promise.resolve();
     const run = this.runOnce(taskId).finally(() => this.runs.delete(run));
     this.runs.add(run);
     return run;
   }
 
-  /** Starts no queued turn more, and resolves once the runs under way are over (the instance stops: the queues wait in the store). */
+  /**
+   * Starts no queued turn more, and resolves once the runs under way are over (the instance
+   * drains: the queues wait in the store, and each task given back is offered to the others).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all(this.runs);
+  }
+
+  /** A task of this instance, draining, whose queue holds messages: offered to the other instances. */
+  private async offer(taskId: string): Promise<void> {
+    const { records, engine, onError } = this.options;
+    try {
+      if ((await records.size(taskId)) > 0) await engine.coordination.offerQueue(taskId);
+    } catch (error) {
+      onError(error, "offering a task's queued messages to the other instances", taskId);
+    }
   }
 
   private async runOnce(taskId: string): Promise<void> {
@@ -170,7 +191,7 @@ export class TurnQueue {
     // Before anything is stored: the stream misses none of the task's events.
     const subscription = await feeds.follow(taskId);
     try {
-      const snapshot = await this.openable(message, context);
+      const snapshot = await openableTask(this.options.view, message, context);
       const { task } = snapshot;
       await turnOptions?.beforeTurn?.(taskId);
       const added = await records.add(
@@ -199,18 +220,6 @@ export class TurnQueue {
     }
   }
 
-  /** The message's task, which the caller must see and which must take messages, as `TaskEngine.startTurn` checks it. */
-  private async openable(message: Message, context: ServerCallContext): Promise<TaskSnapshot> {
-    const taskId = message.taskId;
-    const snapshot = await this.options.view.read(taskId, context);
-    if (!snapshot) throw new HarnessError('task_not_found', `Task not found: ${taskId}`);
-    if (isTerminal(snapshot.task.status?.state))
-      throw new HarnessError('task_ended', `Task ${taskId} is in a terminal state and cannot be modified.`);
-    if (message.contextId && message.contextId !== snapshot.task.contextId)
-      throw new HarnessError('params_invalid', `contextId mismatch: the message's is not task ${taskId}'s.`);
-    return snapshot;
-  }
-
   /** Starts a popped message's turn under the lease taken for it; on a failure the message goes back, or the queue goes with its ended task. */
   private async startQueued(head: QueuedMessage, epoch: number): Promise<void> {
     const { engine, records, onError } = this.options;
@@ -228,6 +237,8 @@ export class TurnQueue {
       }
       // Kept, first again: a turn ending on the task (here or elsewhere) or a restart runs it.
       await records.add(head, { head: true, max: Number.MAX_SAFE_INTEGER });
+      // This instance began draining meanwhile: another runs it.
+      if (hasErrorCode(error, 'instance_draining')) return this.offer(head.taskId);
       onError(error, 'starting a queued message (kept in the queue)', head.taskId);
       return;
     }

@@ -1,3 +1,4 @@
+import type { StreamResponse } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -69,3 +70,31 @@ export interface Turn {
 
 /** Why a turn is aborted: the one reason `TaskEngine.abortTurn` takes. */
 export type TurnAbortReason = TurnCanceled | TurnStopped | TurnInterrupted | TurnUnwritten | TurnFenced;
+
+/** A turn as its caller sees it, once started: its task and its events. */
+export interface StartedTurn {
+  taskId: string;
+  /**
+   * The turn's events as its task's log holds them, from the turn's task event to its final
+   * status, with every other event of the task in between (command replies, CMD-8). Ends early
+   * with the turn's error when its final status could not be stored. Read it once.
+   */
+  events: AsyncGenerator<StreamResponse, void, undefined>;
+  /** Resolves once the turn has ended and its end is stored (or could not be); never rejects. */
+  done: Promise<void>;
+  /** For a caller that does not read `events`: lets go of them (the turn runs on). */
+  detach(): void;
+}
+
+/** What starting a turn takes besides its message. */
+export interface TurnOptions {
+  /** A turn resumed after `/approve` or `/deny`: counted under the limit, never refused by it. */
+  pastLimit?: boolean;
+  /**
+   * Called with the turn's task id once the turn holds the task's lease, before anything of the
+   * turn is stored (a new task's id is known to nobody else yet): `SendMessage`'s push config.
+   */
+  beforeTurn?: (taskId: string) => Promise<void>;
+  /** The task's lease, taken already by the caller (a queued message's turn): given back if the turn cannot start. */
+  heldEpoch?: number;
+}

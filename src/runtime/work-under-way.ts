@@ -25,18 +25,33 @@ export class WorkUnderWay {
    * `graceMs` has passed first.
    */
   async settled(graceMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeUp = new Promise<false>((resolve) => {
-      if (Number.isFinite(graceMs)) timer = setTimeout(() => resolve(false), graceMs);
-    });
-    const allSettled = (async () => {
-      while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-      return true as const;
-    })();
-    try {
-      return await Promise.race([allSettled, timeUp]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return within(
+      (async () => {
+        while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+      })(),
+      graceMs,
+    );
+  }
+}
+
+/** Resolves true once `work` has settled, or false once `ms` has passed (Infinity: never) or `skip` fired first. */
+export async function within(work: Promise<unknown>, ms: number, skip?: AbortSignal): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  let skipped: (() => void) | undefined;
+  const cut = new Promise<false>((resolve) => {
+    if (Number.isFinite(ms)) timer = setTimeout(() => resolve(false), ms);
+    skipped = () => resolve(false);
+    if (skip?.aborted) skipped();
+    skip?.addEventListener('abort', skipped, { once: true });
+  });
+  const done = work.then(
+    () => true as const,
+    () => true as const,
+  );
+  try {
+    return await Promise.race([done, cut]);
+  } finally {
+    clearTimeout(timer);
+    if (skipped) skip?.removeEventListener('abort', skipped);
   }
 }

@@ -78,6 +78,8 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   turn_fenced: { a2a: UnsupportedOperationError },
   // Temporary and retryable: HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603 (spec 3.3.2; unavailable.ts).
   turns_at_limit: { a2a: UnavailableError },
+  // The same temporary refusal: this instance is stopping, another takes the retry.
+  instance_draining: { a2a: UnavailableError },
   model_unknown: { a2a: RequestMalformedError },
   params_invalid: { a2a: RequestMalformedError },
   request_invalid: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST },

@@ -12,6 +12,7 @@ import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
 import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
+import { healthChecks, type Readiness } from './health.js';
 import { requestLog } from './request-log.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
@@ -31,6 +32,8 @@ export interface HttpAppOptions {
   authenticator?: TokenAuthenticator;
   /** Log the text of each message sent (debugging only). */
   logContent?: boolean;
+  /** Answers `/readyz` (`health.ts`); with it, `/healthz` and `/readyz` are served. */
+  readiness?: Readiness;
 }
 
 /**
@@ -50,6 +53,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable('x-powered-by');
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
+  if (options.readiness) app.use(healthChecks(options.readiness));
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
   app.get(
     `/${AGENT_CARD_PATH}`,

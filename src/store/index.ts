@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
 import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
@@ -86,6 +86,8 @@ export interface Store {
   onPushOwed(handler: (taskId: string) => void): void;
   /** Stores a new sub-task with its link and model in one transaction. */
   subtasks: SubtaskRecords;
+  /** Resolves once the database answers a `select 1`: what `/readyz` asks. */
+  ping(): Promise<void>;
   /** Closes the database; the store must not be used afterwards. */
   close(): Promise<void>;
 }
@@ -179,6 +181,9 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
         state.writeSubtask(parentId, subtask.id, model, async (writes) => {
           await tasks.create(subtask, context, writes);
         }),
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db);
     },
     close: async () => {
       await pruning.stop();

@@ -80,6 +80,8 @@ export class PostgresCoordination implements Coordination {
   private listener: NotificationListener | undefined;
   private cancelChannel = '';
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
+  private queueChannel = '';
+  private queueHandler: ((taskId: string) => void) | undefined;
   /** Wake-ups to send, the highest generation per task, gathered while one is being sent. */
   private readonly wakeUps = new Map<string, number>();
   private sendingWakeUps: Promise<void> | undefined;
@@ -112,12 +114,16 @@ export class PostgresCoordination implements Coordination {
   async start(): Promise<void> {
     const eventsChannel = this.events.channel;
     this.cancelChannel = await schemaChannel(this.db, 'cancel');
+    this.queueChannel = await schemaChannel(this.db, 'queue');
     this.listener = new NotificationListener({
       url: this.url,
       applicationName: applicationName(this.instanceId),
-      channels: [eventsChannel, this.cancelChannel],
-      onNotification: (channel, payload) =>
-        channel === eventsChannel ? this.wake(payload) : this.cancelRequested(payload),
+      channels: [eventsChannel, this.cancelChannel, this.queueChannel],
+      onNotification: (channel, payload) => {
+        if (channel === eventsChannel) this.wake(payload);
+        else if (channel === this.queueChannel) this.queueOffered(payload);
+        else this.cancelRequested(payload);
+      },
       onReconnect: () => this.feeds.wakeAll(),
       onError: this.onError,
     });
@@ -158,6 +164,15 @@ export class PostgresCoordination implements Coordination {
 
   onCancelRequest(handler: (taskId: string, how: TurnEnding) => void): void {
     this.cancelHandler = handler;
+  }
+
+  /** The payload is "<this instance's id> <task id>": the instance offering it does not take it. */
+  async offerQueue(taskId: string): Promise<void> {
+    await sql`select pg_notify(${this.queueChannel}, ${`${this.instanceId} ${taskId}`})`.execute(this.db);
+  }
+
+  onQueueOffered(handler: (taskId: string) => void): void {
+    this.queueHandler = handler;
   }
 
   onOrphanedTurns(handler: (taskIds: string[]) => Promise<void>): void {
@@ -227,6 +242,16 @@ export class PostgresCoordination implements Coordination {
     const space = payload.indexOf(' ');
     if (space < 0) return;
     this.feeds.wake(payload.slice(space + 1), Number(payload.slice(0, space)));
+  }
+
+  private queueOffered(payload: string): void {
+    const space = payload.indexOf(' ');
+    if (space < 0 || payload.slice(0, space) === this.instanceId) return;
+    try {
+      this.queueHandler?.(payload.slice(space + 1));
+    } catch (error) {
+      this.onError(error, `running the queue of task ${payload.slice(space + 1)}`);
+    }
   }
 
   private cancelRequested(payload: string): void {

@@ -134,8 +134,15 @@ export class LogSubscription {
   private wakeReader: (() => void) | undefined;
   private closed = false;
   private failure: { error: unknown } | undefined;
+  private readonly closeListeners: (() => void)[] = [];
 
   constructor(private readonly onClose: () => void) {}
+
+  /** Told once when it closes, by whoever keeps a list of open readers (a drain's). */
+  onClosed(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.push(listener);
+  }
 
   push(entry: LoggedEvent): void {
     if (this.closed) return;
@@ -166,5 +173,6 @@ export class LogSubscription {
     this.waiting.length = 0;
     this.onClose();
     this.wakeReader?.();
+    for (const listener of this.closeListeners.splice(0)) listener();
   }
 }

@@ -43,6 +43,7 @@ describe('config schema', () => {
       instanceLeaseMs: 10000,
       messageIdRetentionMs: 86_400_000,
       maxTurnsInFlight: DEFAULT_MAX_TURNS_IN_FLIGHT,
+      drainTimeoutMs: 30_000,
       shutdownGraceMs: 10_000,
       mcpServers: {},
       maxSteps: 20,

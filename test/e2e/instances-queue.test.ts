@@ -14,7 +14,7 @@ import { POSTGRES } from '../support/postgres.js';
 import { QUEUED_KEY, WHILE_BUSY_KEY, type QueuedNote } from '../../src/wire.js';
 import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn-end.js';
 import { startCluster, type Cluster } from './process.js';
-import { collect, textOf, userMessage } from './support.js';
+import { collect, createClient, textOf, userMessage } from './support.js';
 import { within } from '../support/wait.js';
 
 const LEASE_MS = 1500;
@@ -90,6 +90,25 @@ describe('while-busy across instances on one PostgreSQL database', needs(POSTGRE
     assert.ok(ownTurn(events, note.messageId));
     assert.equal(textOf(lastStatus(events)?.message), REPLY);
     turn.release();
+  });
+
+  it('drain: a message queued behind a turn on an instance that drains runs on another once that turn has finished with its whole reply', async () => {
+    const draining = await cluster.startInstance('queue-c');
+    const [c, b] = [await createClient(draining.url, 'JSONRPC'), cluster.clients[1]!];
+    const turn = await cluster.heldTurn(c);
+    const queued = queue(b, 'queued during the drain', turn.taskId, 'enqueue');
+    const note = await queuedNote(queued);
+    const exited = draining.stop('SIGTERM');
+    await draining.logged('the drain beginning', /draining/);
+    turn.release();
+    const own = await collect(turn.stream);
+    assert.equal(lastStatus(own)?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(textOf(lastStatus(own)?.message), REPLY, "C's turn finished on its own");
+    assert.equal(await exited, 0, 'C stopped cleanly');
+    // C runs no queue while it drains: the message's turn ran on another instance.
+    const events = await collect(queued);
+    assert.ok(ownTurn(events, note.messageId), "B's stream carries the queued message's own turn");
+    assert.equal(textOf(lastStatus(events)?.message), REPLY);
   });
 
   it('while-busy: the queue of a task whose instance died runs on the survivor once the turn is recovered', async () => {

@@ -100,6 +100,8 @@ export interface ClusterOptions {
   reply: ModelServerScript['reply'];
   /** Chunks a held reply sends before it pauses. */
   holdAfterChunks: number;
+  /** The fixture model's delay before each chunk: turns that take a while. */
+  chunkDelayMs?: number;
   /** Where a request's hold key (`HOLD-<key>`) is looked for: all its messages by default. */
   holdKeyIn?: (body: any) => string;
   /** The database URL the instances get, from the schema's. */
@@ -167,6 +169,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     model = await startModelServer({
       reply: options.reply,
+      chunkDelayMs: options.chunkDelayMs,
       hold: (body) => {
         const key = /HOLD-(\w+)/.exec(holdKeyIn(body))?.[1];
         const held = key ? holds.get(key) : undefined;

@@ -103,7 +103,11 @@ describe('a stop while a turn cannot store its end (shutdownGraceMs)', needs(POS
       const configFile = writeFixtureConfig(dir, model.baseURL);
       writeFileSync(
         configFile,
-        JSON.stringify({ ...JSON.parse(readFileSync(configFile, 'utf8')), shutdownGraceMs: GRACE_MS }),
+        JSON.stringify({
+          ...JSON.parse(readFileSync(configFile, 'utf8')),
+          shutdownGraceMs: GRACE_MS,
+          drainTimeoutMs: 0,
+        }),
       );
       const server = await startServerProcess(['--data-dir', join(dir, 'data'), '--config', configFile], {
         TINY_HARNESS_DATABASE_URL: schema.url,

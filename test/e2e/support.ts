@@ -64,6 +64,9 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
       defaultModel: 'fixture:small',
       detectOllama: false,
       providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } },
+      // A test that ends with a turn held would wait out the drain: turns are interrupted at once
+      // unless a test of the drain sets its own.
+      drainTimeoutMs: 0,
       ...(typeof options.config === 'function' ? options.config(model.baseURL) : options.config),
     }),
   );

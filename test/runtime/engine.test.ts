@@ -277,8 +277,40 @@ describe('the task engine', () => {
     await draining;
     assert.equal(kinds(await reading).at(-1), 'INPUT_REQUIRED', "the turn's end is stored and streamed");
     await assert.rejects(engine.startTurn(userMessage('more', task), alice), (error) =>
-      hasErrorCode(error, 'turn_in_progress'),
+      hasErrorCode(error, 'instance_draining'),
     );
+  });
+
+  it('drainTimeoutMs: finishTurns refuses new turns at once (instance_draining) while the running turn finishes on its own', async () => {
+    const task = await idleTask();
+    const other = await idleTask();
+    const turn = await engine.startTurn(userMessage('long', task), alice);
+    const reading = readAll(turn.events);
+    const finishing = engine.finishTurns(Number.MAX_SAFE_INTEGER);
+    await assert.rejects(engine.startTurn(userMessage('new', other), alice), (error) =>
+      hasErrorCode(error, 'instance_draining'),
+    );
+    assert.equal(turns[0]!.abort.signal.aborted, false, 'the running turn goes on');
+    held.open();
+    assert.equal(await finishing, true, 'no turn left');
+    assert.equal(kinds(await reading).at(-1), 'INPUT_REQUIRED');
+    assert.deepEqual(kinds(asItems(await logOf(other.id))), ['task'], 'nothing of the refused turn is stored');
+    assert.equal(await engine.finishTurns(0), true, 'nothing to wait for');
+  });
+
+  it('drainTimeoutMs: finishTurns gives up past its time, or at once when skipped (a second signal); drain then interrupts the turn', async () => {
+    const task = await idleTask();
+    const turn = await engine.startTurn(userMessage('long', task), alice);
+    const reading = readAll(turn.events);
+    assert.equal(await engine.finishTurns(1), false, 'past its time, the turn still runs');
+    const skip = new AbortController();
+    const waiting = engine.finishTurns(Number.MAX_SAFE_INTEGER, skip.signal);
+    skip.abort();
+    assert.equal(await waiting, false, 'skipped');
+    assert.equal(turns[0]!.abort.signal.aborted, false, 'not interrupted by the wait itself');
+    await engine.drain();
+    assert.equal((turns[0]!.abort.signal.reason as Error).name, 'TurnInterrupted');
+    assert.equal(kinds(await reading).at(-1), 'INPUT_REQUIRED', 'ended as interrupted, its end stored');
   });
 
   it('drain gives up waiting after its grace, and says what it left: the turn and the write that never ended', async () => {

@@ -44,6 +44,7 @@ const FORMS: Record<HarnessErrorCode, Row> = {
   queue_full: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turn_fenced: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turns_at_limit: [200, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
+  instance_draining: [200, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
   model_unknown: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
   params_invalid: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
   request_invalid: [200, -32600, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
@@ -135,7 +136,11 @@ describe("one function gives each transport's form of an error (transportForms)"
     const plain = CODES.filter((code) => {
       const [jsonRpcHttp, jsonRpc] = FORMS[code];
       // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts).
-      return jsonRpcHttp === 200 && ![-32600, -32700].includes(jsonRpc) && code !== 'turns_at_limit';
+      return (
+        jsonRpcHttp === 200 &&
+        ![-32600, -32700].includes(jsonRpc) &&
+        !['turns_at_limit', 'instance_draining'].includes(code)
+      );
     });
     assert.ok(plain.length >= 8, plain.join());
     for (const code of plain) {
