@@ -13,6 +13,8 @@ import type { LogSubscription } from './store/index.js';
 import { A2AErrorMapping } from './server/a2a-errors.js';
 import { SseEventIds } from './server/sse-event-ids.js';
 import { TransportCardCache } from './server/transport-card.js';
+import type { HarnessMetrics } from './telemetry/metrics.js';
+import { RequestMetrics } from './telemetry/request-metrics.js';
 
 /** One step of the request path: a handler built around the path below it, and its name in the printed order. */
 export interface Interceptor {
@@ -36,6 +38,8 @@ export interface RequestPathOptions {
   push?: PushConfigs;
   /** The tasks' queues of messages sent while a turn runs; without them such a message is refused. */
   queue?: TurnQueue;
+  /** Where every call is counted; without it, no `metrics` step. */
+  metrics?: HarnessMetrics;
 }
 
 /** Where the card's route reads the card: below the transports' cache, so that it is built per request (CMD-16). */
@@ -43,6 +47,7 @@ export const CARD_ROUTE_ENTRY = 'commands';
 
 /**
  * The request path, outermost first, in the order a request goes through it:
+ * - `metrics`: every call counted by method and outcome, and timed (`telemetry/request-metrics.ts`);
  * - `sseIds`: each streamed event's generation noted for its SSE id (`server/sse-event-ids.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `transportCard`: the transports' per-call card checks get the first card built;
@@ -63,7 +68,9 @@ export function requestPathSteps(options: RequestPathOptions): {
     feeds,
     isBusy: (id: string) => engine.isBusy(id),
   };
+  const { metrics } = options;
   const interceptors: Interceptor[] = [
+    ...(metrics ? [{ name: 'metrics', around: (below: A2ARequestHandler) => new RequestMetrics(below, metrics) }] : []),
     { name: 'sseIds', around: (below) => new SseEventIds(below) },
     {
       name: 'errorMapping',

@@ -42,6 +42,9 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'wire.ts'] },
+  // Traces, metrics, health: wrappers the composition root puts around the rest, knowing only
+  // its shapes. Metrics' request step is a DelegatingRequestHandler (a2a) like every step.
+  telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': {
     may: ['commands', 'errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
@@ -5,7 +6,7 @@ import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/serve
 import { HarnessError, isHarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
-import { JSONRPC_PATH, REST_PATH } from '../wire.js';
+import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
@@ -29,6 +30,8 @@ export interface HttpAppOptions {
   authenticator?: TokenAuthenticator;
   /** Log the text of each message sent (debugging only). */
   logContent?: boolean;
+  /** Answers `GET /metrics`, before the request log (scrapes are not logged) and off the A2A auth. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /**
@@ -48,6 +51,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.disable('x-powered-by');
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
+  if (options.metrics) app.all(METRICS_PATH, options.metrics);
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
   app.use(
     `/${AGENT_CARD_PATH}`,
