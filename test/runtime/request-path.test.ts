@@ -21,10 +21,11 @@ import {
 } from '../../src/request-path.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
+import { HarnessMetrics } from '../../src/telemetry/metrics.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['sseIds', 'errorMapping', 'transportCard', 'commands', 'idempotency'];
+const ORDER = ['metrics', 'sseIds', 'errorMapping', 'transportCard', 'commands', 'idempotency'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -61,6 +62,7 @@ before(async () => {
     registry,
     card: () => baseAgentCard({ httpUrl: 'http://127.0.0.1:0', version: 'test' }),
     log: silentLogger,
+    metrics: new HarnessMetrics(),
   };
 });
 
@@ -128,11 +130,17 @@ describe('the request path', () => {
   it('takes each method only through the steps that do something for it', (t) => {
     const path = buildRequestPath(options);
     for (const method of REQUEST_METHODS) t.diagnostic(`${method}: ${path.pathOf(method).join(' → ')}`);
-    assert.deepEqual(path.pathOf('sendMessage'), ['errorMapping', 'commands', 'idempotency']);
-    assert.deepEqual(path.pathOf('sendMessageStream'), ['sseIds', 'errorMapping', 'commands', 'idempotency']);
-    assert.deepEqual(path.pathOf('getTask'), ['errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('cancelTask'), ['errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('resubscribe'), ['sseIds', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('sendMessage'), ['metrics', 'errorMapping', 'commands', 'idempotency']);
+    assert.deepEqual(path.pathOf('sendMessageStream'), [
+      'metrics',
+      'sseIds',
+      'errorMapping',
+      'commands',
+      'idempotency',
+    ]);
+    assert.deepEqual(path.pathOf('getTask'), ['metrics', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('cancelTask'), ['metrics', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('resubscribe'), ['metrics', 'sseIds', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('getAgentCard'), ['transportCard', 'commands']);
   });
 
@@ -141,6 +149,7 @@ describe('the request path', () => {
     const first = (await path.handler.sendMessage(send('first'), callContext())) as Task;
     assert.equal(first.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const turn = [
+      'metrics.sendMessage',
       'errorMapping.sendMessage',
       'commands.sendMessage',
       'idempotency.sendMessage',
@@ -157,6 +166,7 @@ describe('the request path', () => {
     assert.equal(textOf(second.status?.message), 'reply to second');
     assert.deepEqual(seen, turn);
     assert.deepEqual(callsPerStep(seen), {
+      metrics: 1,
       sseIds: 0,
       errorMapping: 1,
       transportCard: 0,
@@ -171,12 +181,17 @@ describe('the request path', () => {
     seen.length = 0;
     const answer = (await path.handler.sendMessage(send('/ping', task), callContext())) as Task;
     assert.equal(textOf(answer.status?.message), 'pong');
-    assert.deepEqual(seen, ['errorMapping.sendMessage', 'commands.sendMessage', 'handler.getTask']);
+    assert.deepEqual(seen, [
+      'metrics.sendMessage',
+      'errorMapping.sendMessage',
+      'commands.sendMessage',
+      'handler.getTask',
+    ]);
   });
 
   it('refuses two steps of one name, and an entry point it does not have', () => {
     const { interceptors, handler } = requestPathSteps(options);
-    assert.throws(() => compose([...interceptors, interceptors[1]!], handler), /named errorMapping/);
+    assert.throws(() => compose([...interceptors, interceptors[2]!], handler), /named errorMapping/);
     assert.throws(() => compose(interceptors, handler).from('nowhere'), /no step named nowhere/);
   });
 });
