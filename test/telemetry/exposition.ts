@@ -86,10 +86,11 @@ function parseLabels(body: string, where: string): Record<string, string> {
   return labels;
 }
 
+/** As Go's ParseFloat reads it, which the format names: `NaN` in any case (prom-client writes `Nan`), `±Inf`. */
 function parseValue(text: string, where: string): number {
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  if (/^\+?inf(inity)?$/i.test(text)) return Infinity;
+  if (/^-inf(inity)?$/i.test(text)) return -Infinity;
+  if (/^nan$/i.test(text)) return NaN;
   const value = Number(text);
   if (text === '' || Number.isNaN(value)) throw new Error(`${where}: value ${text} is not a number`);
   return value;
