@@ -36,11 +36,14 @@ import type { Readiness } from './server/health.js';
 import { createHttpApp } from './server/http-app.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { bundledWebDir } from './server/web-page.js';
+import { formatHost, isLoopback, listen } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools } from './tools/index.js';
 import { VERSION } from './version.js';
+import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
+import { serveMetrics, type MetricsServer, type MetricsSetup } from './telemetry/metrics-endpoint.js';
 
 /**
  * The stages `startHarness` runs, in the order their data forces: each takes the records of the
@@ -55,7 +58,7 @@ export interface Storage {
   coordination: Coordination;
 }
 
-export async function openStorage(options: HarnessOptions, log: Logger): Promise<Storage> {
+export async function openStorage(options: HarnessOptions, { metrics }: MetricsSetup, log: Logger): Promise<Storage> {
   const { config } = options;
   const instanceId = randomUUID();
   const store = await openStore({
@@ -70,6 +73,7 @@ export async function openStorage(options: HarnessOptions, log: Logger): Promise
     // A transaction idle for a lease is a stopped process's, holding back the takeover of its turns.
     idleInTransactionMs: config.instanceLeaseMs,
     onPruneError: (error) => log.warn('pruning old message ids failed', { error: describeError(error) }),
+    onTransaction: metrics && ((seconds, committed) => metrics.storeTransaction(seconds, committed)),
   });
   try {
     const coordination = store.events
@@ -139,6 +143,7 @@ export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools }: Models,
+  { metrics }: MetricsSetup,
   log: Logger,
 ): Engine {
   const { config } = options;
@@ -161,8 +166,8 @@ export function startEngine(
   });
   const executor = new HarnessExecutor({
     models: taskModels,
-    gateway: new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs),
-    tools,
+    gateway: meteredGateway(new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs), metrics),
+    tools: meteredTools(tools, metrics),
     maxSteps: config.maxSteps,
     state: store.state,
     systemPrompt: config.systemPrompt,
@@ -173,7 +178,7 @@ export function startEngine(
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
-  engine.runTurnsWith(executor);
+  engine.runTurnsWith(meteredTurns(executor, metrics));
   const streams = new ClientStreams(store.feeds);
   const queue = new TurnQueue({
     engine,
@@ -199,6 +204,7 @@ export function startEngine(
       }),
     retry: pushConfig,
     log,
+    onAttempt: (outcome) => metrics?.pushDelivery(outcome),
   });
   store.onPushOwed((taskId) => push.owed(taskId));
   push.start();
@@ -233,6 +239,7 @@ export async function startCommands(
   { store, coordination }: Storage,
   { catalog, taskModels, tools }: Models,
   { engine, view, recovery, turnLimit, queue, streams }: Engine,
+  { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
   const { config } = options;
@@ -272,6 +279,7 @@ export async function startCommands(
     log,
     push,
     queue,
+    metrics,
   });
   const subtasks = new Subtasks({
     engine,
@@ -283,6 +291,7 @@ export async function startCommands(
   });
   engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
   coordination.onOrphanedTurns(async (taskIds) => {
+    metrics?.leasesTakenOver(taskIds.length);
     const recovered = await recovery.recoverTasks(taskIds);
     if (recovered > 0) log.warn('turns of an instance that stopped were ended as interrupted', { tasks: recovered });
     // Their queues run on here: the instance that would have run them is gone.
@@ -320,27 +329,32 @@ export interface Transports {
   url: string;
   httpServer: Server;
   grpc?: RunningGrpcServer;
+  /** `/metrics` on a port of its own (`metrics.port`). */
+  metricsServer?: MetricsServer;
 }
 
 export async function startTransports(
   options: HarnessOptions,
   { requestPath, endpoints, authenticator }: Commands,
+  telemetry: MetricsSetup,
   log: Logger,
   readiness: Readiness,
 ): Promise<Transports> {
   const { handler } = requestPath;
+  const metrics = await serveMetrics(telemetry, options.config.metrics, options.host, log);
   let grpc: RunningGrpcServer | undefined;
-  if (options.grpcPort !== undefined) {
-    // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
-    const { startGrpcServer } = await import('./server/grpc-server.js');
-    grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator });
-    endpoints.grpcAddress = grpc.address;
-  }
   const httpServer = createServer();
   try {
+    if (options.grpcPort !== undefined) {
+      // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
+      const { startGrpcServer } = await import('./server/grpc-server.js');
+      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator });
+      endpoints.grpcAddress = grpc.address;
+    }
     await listen(httpServer, options.host, options.port);
   } catch (error) {
     await grpc?.close();
+    await metrics.apart?.close();
     throw error;
   }
   const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
@@ -356,6 +370,7 @@ export async function startTransports(
       authenticator,
       logContent: options.logContent,
       readiness,
+      metrics: metrics.onAppPort,
     }),
   );
   const publicUrl = options.publicUrl ?? options.config.publicUrl;
@@ -367,34 +382,8 @@ export async function startTransports(
       'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
       { host: options.host },
     );
-  return { url, httpServer, grpc };
+  return { url, httpServer, grpc, metricsServer: metrics.apart };
 }
 
 /** Providers whose servers were down at start-up are asked again this often. */
 const REDISCOVERY_INTERVAL_MS = 60_000;
-
-/**
- * Connections the OS may hold for the server before it accepts them. Node's default, 511, is
- * too few for a burst of clients while the event loop is busy: the rest are dropped and reset
- * after the kernel's retries (a 1,000-stream burst lost 20 to 40 streams that way). The OS
- * caps it at its own limit (net.core.somaxconn).
- */
-const LISTEN_BACKLOG = 4096;
-
-function listen(server: Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
-function formatHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}

@@ -14,6 +14,8 @@ import {
 import { describeError, silentLogger, type Logger } from './log.js';
 import type { ModelCatalog } from './models/catalog.js';
 import { Readiness } from './server/health.js';
+import { setUpMetrics } from './telemetry/metrics-endpoint.js';
+import { METRICS_PATH } from './wire.js';
 
 export interface HarnessOptions {
   config: HarnessConfig;
@@ -52,6 +54,8 @@ export interface RunningHarness {
   url: string;
   /** host:port of the gRPC server, when one runs. */
   grpcAddress?: string;
+  /** Where Prometheus scrapes the harness (`…/metrics`); none when `metrics.enabled` is off. */
+  metricsUrl?: string;
   registry: CommandRegistry;
   catalog: ModelCatalog;
   /**
@@ -79,7 +83,8 @@ export interface RunningHarness {
  */
 export async function startHarness(options: HarnessOptions): Promise<RunningHarness> {
   const log = options.log ?? silentLogger;
-  const storage = await openStorage(options, log);
+  const telemetry = setUpMetrics(options.config.metrics, options.env ?? process.env);
+  const storage = await openStorage(options, telemetry, log);
   let models: Models | undefined;
   let engine: Engine | undefined;
   let closing: Promise<void> | undefined;
@@ -93,11 +98,13 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   });
   try {
     models = await startModels(options, storage, log);
-    engine = startEngine(options, storage, models, log);
+    engine = startEngine(options, storage, models, telemetry, log);
     const started = engine;
-    const commands = await startCommands(options, storage, models, started, log);
-    const transports = await startTransports(options, commands, log, readiness);
+    const commands = await startCommands(options, storage, models, started, telemetry, log);
+    const transports = await startTransports(options, commands, telemetry, log, readiness);
     log.info(models.catalog.summary());
+    const metricsUrl = transports.metricsServer?.url ?? (telemetry.metrics && `${transports.url}${METRICS_PATH}`);
+    if (metricsUrl) log.info('metrics served', { url: metricsUrl, token: telemetry.token ? 'required' : 'none' });
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
     void commands.commandFolder.watch();
     const close = () =>
@@ -127,7 +134,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         started.streams.closeAll();
         await started.push.stop();
         await models!.tools.close();
-        await Promise.all([stopListening(httpServer), grpc?.close()]);
+        await Promise.all([stopListening(httpServer), grpc?.close(), transports.metricsServer?.close()]);
         // With writes left, the database may never answer them: its connections are not waited for.
         const closingStore = storage.store.close();
         if (left.writes === 0) await closingStore;
@@ -137,6 +144,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     return {
       url: transports.url,
       grpcAddress: transports.grpc?.address,
+      metricsUrl,
       registry: commands.registry,
       catalog: models.catalog,
       toolsAnswered: () => models!.tools.start(),

@@ -15,6 +15,8 @@ import { SseEventIds } from './server/sse-event-ids.js';
 import { TransportCardCache } from './server/transport-card.js';
 import { A2ASpans } from './telemetry/a2a-spans.js';
 import { traceCommand } from './telemetry/traces.js';
+import type { HarnessMetrics } from './telemetry/metrics.js';
+import { RequestMetrics } from './telemetry/request-metrics.js';
 
 /** One step of the request path: a handler built around the path below it, and its name in the printed order. */
 export interface Interceptor {
@@ -38,6 +40,8 @@ export interface RequestPathOptions {
   push?: PushConfigs;
   /** The tasks' queues of messages sent while a turn runs; without them such a message is refused. */
   queue?: TurnQueue;
+  /** Where every call is counted; without it, no `metrics` step. */
+  metrics?: HarnessMetrics;
 }
 
 /** Where the card's route reads the card: below the transports' cache, so that it is built per request (CMD-16). */
@@ -46,6 +50,7 @@ export const CARD_ROUTE_ENTRY = 'commands';
 /**
  * The request path, outermost first, in the order a request goes through it:
  * - `spans`: a server span for the call, continuing the caller's trace (`telemetry/a2a-spans.ts`);
+ * - `metrics`: every call counted by method and outcome, and timed (`telemetry/request-metrics.ts`);
  * - `sseIds`: each streamed event's generation noted for its SSE id (`server/sse-event-ids.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `transportCard`: the transports' per-call card checks get the first card built;
@@ -66,8 +71,10 @@ export function requestPathSteps(options: RequestPathOptions): {
     feeds,
     isBusy: (id: string) => engine.isBusy(id),
   };
+  const { metrics } = options;
   const interceptors: Interceptor[] = [
     { name: 'spans', around: (below) => new A2ASpans(below) },
+    ...(metrics ? [{ name: 'metrics', around: (below: A2ARequestHandler) => new RequestMetrics(below, metrics) }] : []),
     { name: 'sseIds', around: (below) => new SseEventIds(below) },
     {
       name: 'errorMapping',

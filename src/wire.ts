@@ -98,6 +98,8 @@ export function matchingValues(values: readonly ArgumentValue[], typed: string):
 /** Where the harness serves JSON-RPC and HTTP+JSON, from its root (the card names both; the page posts to the first). */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
 export const REST_PATH = '/a2a/rest';
+/** Where the Prometheus metrics are served (docs/operations.md). */
+export const METRICS_PATH = '/metrics';
 
 /** Metadata key naming the command a reply answers (CMD-4, CMD-5). */
 export const COMMAND_KEY = 'command';

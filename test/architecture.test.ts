@@ -42,8 +42,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'telemetry', 'wire.ts'] },
-  // Traces, metrics, health: below every area that reports to them. The A2A calls' spans are a
-  // step of the request path, built on a2a/'s DelegatingRequestHandler.
+  // Traces and metrics: below every area that reports to them. The A2A calls' span and metrics
+  // are steps of the request path, built on a2a/'s DelegatingRequestHandler.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { mcpServersSchema } from './mcp-servers.js';
+import { metricsSchema } from './metrics.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
 
 /** Provider names are also the prefix of model ids (`local:small`); `builtin` is taken. */
@@ -334,6 +335,9 @@ export const configSchema = strictObject({
     .describe(
       'Messages sent while a turn runs with `tiny-harness/while-busy` set to queue them (spec/while-busy-extension-v1.md).',
     ),
+  metrics: metricsSchema
+    .default(metricsSchema.parse({}))
+    .describe('Prometheus metrics at `GET /metrics`: on or off, their own port, a token (docs/operations.md).'),
   providers: z
     .record(providerName, providerSchema, {
       error: (issue) => (issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined),

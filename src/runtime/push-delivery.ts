@@ -48,6 +48,8 @@ export interface PushDeliveryOptions {
   pollMs?: number;
   now?: () => number;
   random?: () => number;
+  /** Told how each attempt ended: failed means it is tried again later, gave up that it ran out of retries. */
+  onAttempt?: (outcome: 'delivered' | 'failed' | 'gave_up' | 'interrupted') => void;
 }
 
 /** Deliveries of a pair read at once, POSTed in order, then deleted together. */
@@ -216,7 +218,10 @@ export class PushDelivery {
       await this.options.send(delivery, this.stopping.signal);
     } catch (error) {
       // Cut short by a stop: still pending, delivered after the restart or by another instance.
-      if (this.stopping.signal.aborted) return false;
+      if (this.stopping.signal.aborted) {
+        this.options.onAttempt?.('interrupted');
+        return false;
+      }
       const attempts = delivery.attempts + 1;
       const firstAttemptMs = delivery.firstAttemptMs ?? startedMs;
       const ceiling = Math.min(retry.maxRetryMs, retry.firstRetryMs * 2 ** Math.min(attempts - 1, 40));
@@ -239,8 +244,10 @@ export class PushDelivery {
           error: reason,
         });
       else this.schedule(nextAttemptMs);
+      this.options.onAttempt?.(outOfRetries ? 'gave_up' : 'failed');
       return false;
     }
+    this.options.onAttempt?.('delivered');
     return true;
   }
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
@@ -5,7 +6,7 @@ import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
-import { JSONRPC_PATH, REST_PATH } from '../wire.js';
+import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { agentCardRoute } from './card-route.js';
 import { transportForms } from './a2a-errors.js';
@@ -34,6 +35,8 @@ export interface HttpAppOptions {
   logContent?: boolean;
   /** Answers `/readyz` (`health.ts`); with it, `/healthz` and `/readyz` are served. */
   readiness?: Readiness;
+  /** Answers `GET /metrics`, before the request log (scrapes are not logged) and off the A2A auth. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /**
@@ -54,6 +57,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
   if (options.readiness) app.use(healthChecks(options.readiness));
+  if (options.metrics) app.all(METRICS_PATH, options.metrics);
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
   app.get(
     `/${AGENT_CARD_PATH}`,

@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
+import { timedTransactions, type TransactionListener } from './timed-transactions.js';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
 import { makeFolder, whyNoFolder } from '../make-folder.js';
@@ -232,7 +233,11 @@ const SYNCHRONOUS: Record<Durability, string> = { normal: 'NORMAL', full: 'FULL'
  * `normal`, see `Durability`); `busy_timeout` waits for another connection's lock instead of
  * failing at once; foreign keys are off in SQLite unless asked for.
  */
-export function openSqliteDatabase(file: string, durability: Durability = 'normal'): Kysely<Database> {
+export function openSqliteDatabase(
+  file: string,
+  durability: Durability = 'normal',
+  onTransaction?: TransactionListener,
+): Kysely<Database> {
   const synchronous = SYNCHRONOUS[durability];
   if (!Object.hasOwn(SYNCHRONOUS, durability))
     throw new HarnessError('store_failed', `Unknown durability "${String(durability)}": use "normal" or "full".`);
@@ -261,7 +266,8 @@ export function openSqliteDatabase(file: string, durability: Durability = 'norma
         : whyUnusable(error);
     throw new HarnessError('data_unusable', `Cannot open the database file ${file}: ${why}.`, { cause: error });
   }
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
+  return new Kysely<Database>({ dialect: timedTransactions(dialect, onTransaction) });
 }
 
 /** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */

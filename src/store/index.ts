@@ -12,6 +12,7 @@ import { SqlPushStore } from './push-store.js';
 import { SqlTaskQueue } from './task-queue.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
+import type { TransactionListener } from './timed-transactions.js';
 
 /**
  * The harness's durable storage, opened once at start-up: tasks, harness task state and the
@@ -59,6 +60,8 @@ export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'
   onPruneError?: (error: unknown) => void;
   /** Told when reading a task's log for its readers here failed (shared). */
   onFeedError?: (error: unknown, what: string) => void;
+  /** Told of each transaction's end: how long it ran and whether it committed (the store's metrics). */
+  onTransaction?: TransactionListener;
 }
 
 export interface Store {
@@ -104,6 +107,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     messageIdRetentionMs = DEFAULT_MESSAGE_ID_RETENTION_MS,
     onPruneError = () => undefined,
     onFeedError = () => undefined,
+    onTransaction,
     ...taskOptions
   } = options;
   if (!Number.isSafeInteger(cacheBytes) || cacheBytes < 0)
@@ -116,8 +120,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const db = shared
     ? await (
         await import('./postgres-database.js')
-      ).openPostgresDatabase(databaseUrl, { onConnectionError, instanceId: id, idleInTransactionMs })
-    : openSqliteDatabase(join(dataDir!, DATABASE_FILE_NAME), durability);
+      ).openPostgresDatabase(databaseUrl, { onConnectionError, instanceId: id, idleInTransactionMs, onTransaction })
+    : openSqliteDatabase(join(dataDir!, DATABASE_FILE_NAME), durability, onTransaction);
   try {
     await migrateToLatest(db);
   } catch (error) {

@@ -14,6 +14,7 @@ import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
 import type { Database } from './database.js';
 import { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
+import { timedTransactions, type TransactionListener } from './timed-transactions.js';
 
 /**
  * Opening the store's database on a PostgreSQL server, for several harness processes sharing
@@ -44,6 +45,8 @@ export interface PostgresDatabaseOptions {
    * `sessionSettings`); default 10 s, the default lease.
    */
   idleInTransactionMs?: number;
+  /** Told of each transaction's end (the store's metrics). */
+  onTransaction?: TransactionListener;
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -115,7 +118,10 @@ export async function openPostgresDatabase(
   const pool = new pg.Pool({ connectionString: url, max: options.maxConnections, types, Client });
   pool.on('error', options.onConnectionError ?? (() => undefined));
   const db = new Kysely<Database>({
-    dialect: new SearchPathDialect({ pool: discardingFailedConnections(pool) }),
+    dialect: timedTransactions(
+      new SearchPathDialect({ pool: discardingFailedConnections(pool) }),
+      options.onTransaction,
+    ),
     log: options.log,
   });
   try {

@@ -57,8 +57,23 @@ describe('config schema', () => {
         maxRetryMs: 300_000,
       },
       queue: { maxPerTask: 16 },
+      metrics: { enabled: true },
       providers: {},
     });
+  });
+
+  it('metrics: a token only through an environment variable, a host only with a port of its own', () => {
+    assert.deepEqual(parseConfig(JSON.stringify({ metrics: { port: 9464, tokenEnv: 'METRICS_TOKEN' } })).metrics, {
+      enabled: true,
+      port: 9464,
+      tokenEnv: 'METRICS_TOKEN',
+    });
+    assert.match(
+      problems({ metrics: { tokenEnv: 'abc def' } }),
+      /metrics\.tokenEnv: must be the name of an environment variable/,
+    );
+    assert.match(problems({ metrics: { host: '0.0.0.0' } }), /metrics\.host: "host" needs "port"/);
+    assert.match(problems({ metrics: { port: 70_000 } }), /metrics\.port/);
   });
 
   it('bounds the caches at 64 MiB unless told, as the store does when used alone', () => {

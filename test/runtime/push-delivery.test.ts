@@ -117,6 +117,7 @@ describe('issue 24: the push deliverer', () => {
     const sent: number[] = [];
     let failing = true;
     const logged: string[] = [];
+    const outcomes: string[] = [];
     const deliverer = new PushDelivery({
       outbox,
       leases: leases(),
@@ -135,6 +136,7 @@ describe('issue 24: the push deliverer', () => {
       now: () => now,
       random: () => 1,
       pollMs: 10,
+      onAttempt: (outcome) => outcomes.push(outcome),
     });
     t.after(() => deliverer.stop());
     deliverer.start();
@@ -153,6 +155,11 @@ describe('issue 24: the push deliverer', () => {
     assert.equal(rows.find((r) => r.generation === 2)!.state, 'failed');
     await poll('generation 3 delivered after 2 was given up', () => sent.at(-1) === 3);
     assert.deepEqual(sent, [1, 2, 2, 2, 3]);
+    assert.deepEqual(
+      outcomes,
+      ['delivered', 'failed', 'failed', 'gave_up', 'delivered'],
+      'each attempt told (metrics)',
+    );
     assert.equal(logged.length, 1);
     assert.match(logged[0]!, /ran out of retries/);
     for (const secret of ['s3cr3t', 'tok-123', 'cred-456', 'example.com'])

@@ -21,10 +21,11 @@ import {
 } from '../../src/request-path.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
+import { HarnessMetrics } from '../../src/telemetry/metrics.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['spans', 'sseIds', 'errorMapping', 'transportCard', 'commands', 'idempotency'];
+const ORDER = ['spans', 'metrics', 'sseIds', 'errorMapping', 'transportCard', 'commands', 'idempotency'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -61,6 +62,7 @@ before(async () => {
     registry,
     card: () => baseAgentCard({ httpUrl: 'http://127.0.0.1:0', version: 'test' }),
     log: silentLogger,
+    metrics: new HarnessMetrics(),
   };
 });
 
@@ -128,11 +130,18 @@ describe('the request path', () => {
   it('takes each method only through the steps that do something for it', (t) => {
     const path = buildRequestPath(options);
     for (const method of REQUEST_METHODS) t.diagnostic(`${method}: ${path.pathOf(method).join(' → ')}`);
-    assert.deepEqual(path.pathOf('sendMessage'), ['spans', 'errorMapping', 'commands', 'idempotency']);
-    assert.deepEqual(path.pathOf('sendMessageStream'), ['spans', 'sseIds', 'errorMapping', 'commands', 'idempotency']);
-    assert.deepEqual(path.pathOf('getTask'), ['spans', 'errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('cancelTask'), ['spans', 'errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('resubscribe'), ['spans', 'sseIds', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('sendMessage'), ['spans', 'metrics', 'errorMapping', 'commands', 'idempotency']);
+    assert.deepEqual(path.pathOf('sendMessageStream'), [
+      'spans',
+      'metrics',
+      'sseIds',
+      'errorMapping',
+      'commands',
+      'idempotency',
+    ]);
+    assert.deepEqual(path.pathOf('getTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('cancelTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('resubscribe'), ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('getAgentCard'), ['transportCard', 'commands']);
   });
 
@@ -142,6 +151,7 @@ describe('the request path', () => {
     assert.equal(first.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const turn = [
       'spans.sendMessage',
+      'metrics.sendMessage',
       'errorMapping.sendMessage',
       'commands.sendMessage',
       'idempotency.sendMessage',
@@ -159,6 +169,7 @@ describe('the request path', () => {
     assert.deepEqual(seen, turn);
     assert.deepEqual(callsPerStep(seen), {
       spans: 1,
+      metrics: 1,
       sseIds: 0,
       errorMapping: 1,
       transportCard: 0,
@@ -175,6 +186,7 @@ describe('the request path', () => {
     assert.equal(textOf(answer.status?.message), 'pong');
     assert.deepEqual(seen, [
       'spans.sendMessage',
+      'metrics.sendMessage',
       'errorMapping.sendMessage',
       'commands.sendMessage',
       'handler.getTask',
