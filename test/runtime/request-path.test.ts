@@ -195,7 +195,7 @@ describe('the request path', () => {
 
   it('refuses two steps of one name, and an entry point it does not have', () => {
     const { interceptors, handler } = requestPathSteps(options);
-    assert.throws(() => compose([...interceptors, interceptors[2]!], handler), /named errorMapping/);
+    assert.throws(() => compose([...interceptors, interceptors[3]!], handler), /named errorMapping/);
     assert.throws(() => compose(interceptors, handler).from('nowhere'), /no step named nowhere/);
   });
 });
