@@ -1,9 +1,12 @@
 /**
- * What traces cost the server: CPU per streamed turn and per `/status` command, with tracing
- * off (no OTEL_ variable: nothing of the SDK loaded, the API's no-op spans) and on (the Node
- * SDK exporting OTLP/HTTP JSON to a receiver in this process, every span sampled).
+ * What observability costs the server: CPU per streamed turn and per `/status` command with
+ * everything off (no OTEL_ variable: nothing of the SDK loaded, the API's no-op spans; metrics
+ * off), with metrics on and scraped every second, with tracing on (the Node SDK exporting
+ * OTLP/HTTP JSON to a receiver in this process, every span sampled), and with both. The goal
+ * (issue 26): at most 5% more CPU with everything on. A scrape's own CPU counts: it is the
+ * server's.
  *
- *   node --import tsx bench/tracing.ts [--turns N] [--before <checkout>]
+ *   node --import tsx bench/observability.ts [--turns N] [--before <checkout>]
  *
  * `--before`: a checkout of the code before tracing (`git archive <commit> | tar -x -C dir`,
  * with node_modules linked), whose harness is measured too, tracing off: the baseline.
@@ -96,24 +99,59 @@ const config = {
   detectOllama: false,
   providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
 };
-const harness = (name: string, options: Parameters<typeof startServer>[1] = {}) =>
-  startServer({ kind: 'harness', dataDir: tempDir(`tracing-${name}`), config }, { name, ...options });
-const runs: { label: string; server: ServerProcess; turn: number[]; status: number[] }[] = [];
-if (flags.before)
-  runs.push({ label: 'before tracing', server: await harness('before', { root: flags.before }), turn: [], status: [] });
-runs.push({ label: 'tracing off', server: await harness('off'), turn: [], status: [] });
-runs.push({
-  label: 'tracing on (OTLP http/json)',
-  server: await harness('on', {
-    env: {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SERVICE_NAME: 'tiny-harness-bench',
+const harness = (name: string, metrics: boolean | undefined, options: Parameters<typeof startServer>[1] = {}) =>
+  startServer(
+    {
+      kind: 'harness',
+      dataDir: tempDir(`observability-${name}`),
+      config: { ...config, metrics: { enabled: metrics } },
     },
-  }),
+    { name, ...options },
+  );
+const tracing = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_SERVICE_NAME: 'tiny-harness-bench',
+};
+const runs: { label: string; server: ServerProcess; scraped?: boolean; turn: number[]; status: number[] }[] = [];
+if (flags.before)
+  runs.push({
+    label: 'before',
+    server: await harness('before', undefined, { root: flags.before }),
+    turn: [],
+    status: [],
+  });
+runs.push({ label: 'everything off', server: await harness('off', false), turn: [], status: [] });
+runs.push({
+  label: 'metrics, scraped 1/s',
+  server: await harness('metrics', true),
+  scraped: true,
   turn: [],
   status: [],
 });
+runs.push({
+  label: 'tracing (OTLP http/json)',
+  server: await harness('tracing', false, { env: tracing }),
+  turn: [],
+  status: [],
+});
+runs.push({
+  label: 'everything on',
+  server: await harness('all', true, { env: tracing }),
+  scraped: true,
+  turn: [],
+  status: [],
+});
+// Every second, as a Prometheus server would: each scrape read whole.
+let scrapes = 0;
+const scraper = setInterval(() => {
+  for (const run of runs.filter((r) => r.scraped))
+    void fetch(`${run.server.url}/metrics`).then(async (response) => {
+      if (!response.ok) throw new Error(`/metrics answered HTTP ${response.status}`);
+      await response.text();
+      scrapes += 1;
+    });
+}, 1000);
 try {
   const tasks = new Map<ServerProcess, { taskId: string; contextId: string }>();
   for (const run of runs) tasks.set(run.server, await turn(run.server.url));
@@ -129,10 +167,10 @@ try {
     }
     if (i % 50 === 49) await model.reset();
   }
-  header('Traces: server CPU per operation (median, p90), ms', [
+  header('Observability: server CPU per operation (median, p90), ms', [
     `${TURNS} streamed turns of 100 tokens and ${TURNS} /status commands per harness, alternating`,
   ]);
-  const base = runs[0]!;
+  const base = runs.find((run) => run.label === 'everything off')!;
   for (const run of runs) {
     const t = summarize(run.turn);
     const s = summarize(run.status);
@@ -145,7 +183,18 @@ try {
   }
   const { posts, bytes } = receiver.counts();
   console.log(`  the receiver got ${posts} OTLP posts, ${(bytes / 1024).toFixed(0)} KiB (before the last flush)`);
+  console.log(`  ${scrapes} scrapes of /metrics`);
+  const off = runs.find((run) => run.label === 'everything off')!;
+  const all = runs.find((run) => run.label === 'everything on')!;
+  const added = (on: number[], base: number[]) => (summarize(on).median / summarize(base).median - 1) * 100;
+  const turnAdded = added(all.turn, off.turn);
+  const statusAdded = added(all.status, off.status);
+  const verdict = turnAdded <= 5 && statusAdded <= 5 ? 'PASS' : 'FAIL';
+  console.log(
+    `  goal: everything on adds at most 5% CPU: turn ${turnAdded.toFixed(1)}%, /status ${statusAdded.toFixed(1)}%: ${verdict}`,
+  );
 } finally {
+  clearInterval(scraper);
   for (const run of runs) await run.server.close();
   await model.close();
   await receiver.close();
