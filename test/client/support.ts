@@ -121,7 +121,8 @@ export class Tmux {
       .map((word) => `'${word.replace(/'/g, `'\\''`)}'`)
       .join(' ');
     // The shell around the program writes its exit status on the screen; remain-on-exit keeps
-    // the pane (and so the screen) after it has ended.
+    // the pane (and so the screen) after it has ended. exit-empty off: the server outlives its
+    // last session (until close), so the next test's session never meets a server shutting down.
     const shell = `${command}; status=$?; printf '\\n[exited %s]\\n' "$status"; exit "$status"`;
     await this.run(
       'new-session',
@@ -141,6 +142,11 @@ export class Tmux {
       name,
       'remain-on-exit',
       'on',
+      ';',
+      'set-option',
+      '-g',
+      'exit-empty',
+      'off',
     );
     const pane = new ChatPane(this, name);
     await pane.waitFor((screen) => screen.includes(ready));
