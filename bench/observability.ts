@@ -6,7 +6,8 @@
  * (issue 26): at most 5% more CPU with everything on. A scrape's own CPU counts: it is the
  * server's.
  *
- *   node --import tsx bench/observability.ts [--turns N] [--before <checkout>]
+ *   node --import tsx bench/observability.ts [--turns N] [--before <checkout>] [--protocol http/json|http/protobuf]
+ *     [--sampler <OTEL_TRACES_SAMPLER>]   (always_off: the SDK loaded, no span recorded)
  *
  * `--before`: a checkout of the code before tracing (`git archive <commit> | tar -x -C dir`,
  * with node_modules linked), whose harness is measured too, tracing off: the baseline.
@@ -23,7 +24,12 @@ import { cpuMs, startServer, type ServerProcess } from './lib/processes.js';
 import { header, summarize } from './lib/report.js';
 
 const { values: flags } = parseArgs({
-  options: { turns: { type: 'string', default: '300' }, before: { type: 'string' } },
+  options: {
+    turns: { type: 'string', default: '300' },
+    before: { type: 'string' },
+    protocol: { type: 'string', default: 'http/json' },
+    sampler: { type: 'string', default: 'parentbased_always_on' },
+  },
 });
 const TURNS = Number(flags.turns);
 const WARM_UP = 30;
@@ -110,8 +116,9 @@ const harness = (name: string, metrics: boolean | undefined, options: Parameters
   );
 const tracing = {
   OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_EXPORTER_OTLP_PROTOCOL: flags.protocol,
   OTEL_SERVICE_NAME: 'tiny-harness-bench',
+  OTEL_TRACES_SAMPLER: flags.sampler,
 };
 const runs: { label: string; server: ServerProcess; scraped?: boolean; turn: number[]; status: number[] }[] = [];
 if (flags.before)
@@ -130,7 +137,7 @@ runs.push({
   status: [],
 });
 runs.push({
-  label: 'tracing (OTLP http/json)',
+  label: `tracing (${flags.protocol}, ${flags.sampler})`,
   server: await harness('tracing', false, { env: tracing }),
   turn: [],
   status: [],
