@@ -1,5 +1,5 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
-import type { ArgumentValue } from '../wire.js';
+import type { ArgumentValue } from './wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /** What a command handler is given: the parsed command and the task it runs on. */

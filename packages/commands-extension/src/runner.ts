@@ -3,13 +3,14 @@ import { TaskState, type Message, type StreamResponse, type Task, type TaskStatu
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { CommandUsageError, type CommandResult } from './command.js';
-import { COMMAND_KEY, REPLY_ERROR_KEY } from '../wire.js';
+import { COMMAND_KEY, REPLY_ERROR_KEY } from './wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
-import type { ClaimOutcome, MessageClaims } from '../a2a/index.js';
+import type { MessageClaims } from './message-claims.js';
+import type { ClaimOutcome } from './message-claim-store.js';
 import type { CommandTaskPort } from './port.js';
 import { buildReply } from './reply.js';
-import { isTerminal } from '../wire.js';
+import { isTerminal } from './wire.js';
 
 export interface CommandRunnerOptions {
   registry: CommandRegistry;
