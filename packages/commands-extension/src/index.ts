@@ -48,6 +48,7 @@ export {
 export { CommandRunner, type CommandOutcome, type CommandRunnerOptions } from './runner.js';
 export type { CommandTaskPort, DecidedUpdate } from './port.js';
 export { sdkTaskPort } from './sdk-port.js';
+export { mountCommandsOnSdk, type SdkMountOptions } from './sdk-mount.js';
 export { DelegatingRequestHandler } from './delegating-handler.js';
 export { MessageClaims, contentDigest, type Claim, type FirstClaim, type RepeatClaim } from './message-claims.js';
 export {
