@@ -32,6 +32,7 @@ export interface CommandResult {
   followUp?: () => AsyncGenerator<StreamResponse, void, undefined>;
 }
 
+/** Answers one command: its reply text (and data), or a `CommandUsageError` the user reads. */
 export type CommandHandler = (invocation: CommandInvocation) => Promise<CommandResult> | CommandResult;
 
 /** A command as registered: what the card shows plus the code that runs it. */

@@ -16,6 +16,7 @@ import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
 
+/** What `CommandsRequestHandler` needs besides the handler it wraps: the commands, the port, and optional hooks. */
 export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'getTask'> {
   /** The commands to answer. */
   registry: CommandRegistry;

@@ -12,6 +12,7 @@ import type { CommandTaskPort } from './port.js';
 import { buildReply } from './reply.js';
 import { isTerminal } from './wire.js';
 
+/** What `CommandRunner` needs: the commands, the port, a way to read a task, and optional claims and hooks. */
 export interface CommandRunnerOptions {
   registry: CommandRegistry;
   /** Where replies are posted and busy tasks are told apart. */
@@ -32,6 +33,7 @@ export interface CommandRunnerOptions {
   aroundHandler?: (command: string, task: Task, run: () => Promise<CommandResult>) => Promise<CommandResult>;
 }
 
+/** One command run: the task before and after its reply, the reply, and what it started. */
 export interface CommandOutcome {
   /** The task with the command message, before the reply. */
   taskBefore: Task;
