@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

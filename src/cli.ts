@@ -6,8 +6,8 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { text as readAll } from 'node:stream/consumers';
-import type { TransportName } from './conform/probe-client.js';
-import { CONFORM_EXIT, CONFORM_EXIT_MEANINGS } from './conform/exit-codes.js';
+import type { TransportName } from '@tiny-harness/conform';
+import { CONFORM_EXIT, CONFORM_EXIT_MEANINGS } from '@tiny-harness/conform/exit-codes';
 import { SEND_EXIT, SEND_EXIT_MEANINGS } from './client/exit-codes.js';
 import { isHarnessError } from './errors.js';
 import { describeError } from './log.js';
@@ -197,7 +197,7 @@ function program(): Command {
     .addHelpText('after', exitCodeHelp(CONFORM_EXIT, CONFORM_EXIT_MEANINGS))
     .action(async (url: string, flags: ConformFlags) => {
       const target = await clientTarget(url, flags.header);
-      const { runConform } = await import('./conform/command-line.js');
+      const { runConform } = await import('@tiny-harness/conform');
       const code = await runConform({
         url: target.url,
         headers: Object.fromEntries(target.headers),

@@ -1,34 +1,30 @@
 /**
  * The wire vocabulary: every name and shape that crosses the wire and that more than one side
  * must spell the same way. The server, the command-line clients and the web page all import
- * it from here, so none of them can drift from the others. It depends on the SDK's types and
- * fastest-levenshtein only (the web page bundles it), never on Node.
+ * it from here, so none of them can drift from the others. It depends on the SDK's types,
+ * the Commands extension's vocabulary and fastest-levenshtein only (the web page bundles it), never on Node.
  */
-import { TaskState, type Message, type Part } from '@a2a-js/sdk';
+import { TaskState, type Part } from '@a2a-js/sdk';
 import { closest, distance } from 'fastest-levenshtein';
+import { splitCommandText, type ArgumentValue } from '@tiny-harness/commands-extension/wire';
 
-/** The Commands extension v1 (spec/commands-extension-v1.md): its card entry and replies name it. */
-export const COMMANDS_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1';
-
-/**
- * The command-arguments extension v1 (spec/command-arguments-extension-v1.md): beside the
- * commands entry on the card, the values a command's arguments can take, for completion.
- */
-export const COMMAND_ARGUMENTS_EXTENSION_URI =
-  'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/command-arguments/v1';
-
-/** One value an argument can take, as the command-arguments extension lists it. */
-export interface ArgumentValue {
-  value: string;
-  description?: string;
-}
-
-/** The values of one argument of one command (`position` counts words after the name, from 0). */
-export interface ArgumentValues {
-  command: string;
-  position: number;
-  values: ArgumentValue[];
-}
+/** The Commands extension's own vocabulary has one home, its package; re-exported here for the harness's sides. */
+export {
+  COMMANDS_EXTENSION_URI,
+  COMMAND_ARGUMENTS_EXTENSION_URI,
+  type ArgumentValue,
+  type ArgumentValues,
+  argumentValuesOf,
+  COMMAND_KEY,
+  REPLY_ERROR_KEY,
+  commandReplyError,
+  TASK_REF_KEY,
+  COMMAND_NAME_PATTERN,
+  splitCommandText,
+  textPart,
+  dataPart,
+  isTerminal,
+} from '@tiny-harness/commands-extension/wire';
 
 /**
  * Metadata key that marks an agent message the harness wrote itself, not a model (a failure
@@ -51,27 +47,6 @@ export const TURN_FAILURE_NOTICES: ReadonlySet<string> = new Set(['model-failure
 
 /** The notice kind of the status message that ends a turn waiting for tool-call approval (CMD-33). */
 export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
-
-/**
- * The argument values a card lists under the command-arguments extension, by command name, by
- * position; empty when the card has no such entry or a malformed one. Clients complete from it.
- */
-export function argumentValuesOf(
-  extensions: readonly { uri: string; params?: Record<string, unknown> }[] | undefined,
-): Map<string, ArgumentValue[][]> {
-  const found = new Map<string, ArgumentValue[][]>();
-  const listed = extensions?.find((extension) => extension.uri === COMMAND_ARGUMENTS_EXTENSION_URI)?.params?.arguments;
-  if (!Array.isArray(listed)) return found;
-  for (const entry of listed as Partial<ArgumentValues>[]) {
-    if (typeof entry?.command !== 'string' || !Number.isInteger(entry.position) || !Array.isArray(entry.values))
-      continue;
-    const values = entry.values.filter((v): v is ArgumentValue => typeof v?.value === 'string' && v.value !== '');
-    const positions = found.get(entry.command) ?? [];
-    positions[entry.position!] = values;
-    found.set(entry.command, positions);
-  }
-  return found;
-}
 
 /**
  * A model named without its provider (`echo` for `builtin:echo`, as people and Claude Code's
@@ -100,27 +75,6 @@ export const JSONRPC_PATH = '/a2a/jsonrpc';
 export const REST_PATH = '/a2a/rest';
 /** Where the Prometheus metrics are served (docs/operations.md). */
 export const METRICS_PATH = '/metrics';
-
-/** Metadata key naming the command a reply answers (CMD-4, CMD-5). */
-export const COMMAND_KEY = 'command';
-
-/**
- * Key of a command reply's data part saying the command failed, with a code (`command_usage`,
- * `command_failed`, `model_unknown`); the reply's text says what went wrong (CMD-12).
- */
-export const REPLY_ERROR_KEY = 'error';
-
-/** The error code a command reply's data part carries, if the command failed. */
-export function commandReplyError(message: Message | undefined): string | undefined {
-  for (const part of message?.parts ?? []) {
-    const code = part.content?.$case === 'data' ? part.content.value[REPLY_ERROR_KEY] : undefined;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
-/** Metadata key holding the id of the sub-task a command created (CMD-4, CMD-30). */
-export const TASK_REF_KEY = 'task_ref';
 
 /**
  * Task metadata key under which a task names its parent and its sub-tasks (CMD-30):
@@ -159,45 +113,9 @@ export function subtaskChildrenOf(metadata: Record<string, unknown> | undefined)
 /** Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`. */
 export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
 
-/** A command's name (CMD-1): lower-case letters, digits and "-", starting with a letter. */
-export const COMMAND_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
-
-/**
- * A command message's text (CMD-1 to CMD-3): `/<name>`, or `/<name>` then spaces or tabs and
- * the arguments. Trailing white space is removed before matching; a newline right after the
- * name makes the text an ordinary message.
- */
-const COMMAND_TEXT_PATTERN = new RegExp(`^/(${COMMAND_NAME_PATTERN.source.slice(1, -1)})(?:[ \\t]+([\\s\\S]*))?$`);
-
-/** The name and arguments of a text shaped like a command, whether or not the name is registered. */
-export function splitCommandText(text: string): { name: string; args: string } | undefined {
-  const match = COMMAND_TEXT_PATTERN.exec(text.trimEnd());
-  return match ? { name: match[1]!, args: (match[2] ?? '').trim() } : undefined;
-}
-
-export function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: {} };
-}
-
-export function dataPart(data: Record<string, unknown>): Part {
-  return { content: { $case: 'data', value: data }, mediaType: 'application/json', filename: '', metadata: {} };
-}
-
 /** The text of a message's or an artifact's parts, data and files left out. */
 export function textOf(parts: readonly Part[] | undefined): string {
   return (parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-}
-
-const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
-
-/** Completed, failed, canceled and rejected tasks take no more messages (CMD-11). */
-export function isTerminal(state: TaskState | undefined): boolean {
-  return state !== undefined && TERMINAL_STATES.has(state);
 }
 
 /** A state as a person reads it: `TASK_STATE_INPUT_REQUIRED` → `input required`. */

@@ -32,7 +32,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   config: { may: ['errors.ts'] },
   store: {
     may: ['errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
-    typeOnly: ['a2a/message-claim-store.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
+    typeOnly: ['a2a/index.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
   },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
   runtime: {
@@ -52,8 +52,6 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: { may: ['commands', 'errors.ts', 'log.ts', 'stream-resume.ts', 'version.ts', 'wire.ts'] },
-  // The conformance kit: the SDK's client and the specification only, so that it could be published alone.
-  conform: { may: [] },
   'errors.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
   // Making a folder the user named (data, commands) without looping where none can be made.
@@ -205,6 +203,55 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
   return problems;
 }
 
+/**
+ * Breaches of the packages' rule: a package under packages/ imports nothing of the harness. Its
+ * relative imports stay inside its own src/, and a bare specifier is Node's, or a package its
+ * package.json names (dependencies, peerDependencies); never the harness.
+ */
+function packageViolations(name: string, declared: readonly string[], sources: ReadonlyMap<string, string>): string[] {
+  const problems: string[] = [];
+  for (const [file, text] of sources) {
+    for (const imp of importsOf(file, text)) {
+      const where = `packages/${name}/src/${file}:${imp.line} imports '${imp.specifier}'`;
+      if (imp.opaque) problems.push(`${where}: a computed specifier cannot be checked`);
+      else if (isRelative(imp.specifier)) {
+        if (resolveSpecifier(file, imp.specifier).startsWith('../'))
+          problems.push(`${where}: reaches outside the package's src/`);
+      } else if (imp.specifier.startsWith('/') || imp.specifier.startsWith('file:'))
+        problems.push(`${where}: an absolute import`);
+      else if (!imp.specifier.startsWith('node:')) {
+        const pkg = imp.specifier
+          .split('/')
+          .slice(0, imp.specifier.startsWith('@') ? 2 : 1)
+          .join('/');
+        if (!declared.includes(pkg)) problems.push(`${where}: '${pkg}' is not in its package.json`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** Each workspace package: its name, the packages it declares and its sources by path under src/. */
+function workspacePackages(): { name: string; declared: string[]; sources: Map<string, string> }[] {
+  const root = join(ROOT, 'packages');
+  return readdirSync(root).map((name) => {
+    const manifest = JSON.parse(readFileSync(join(root, name, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+    };
+    const src = join(root, name, 'src');
+    const files = readdirSync(src, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.split(sep).join('/'));
+    return {
+      name,
+      declared: [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})],
+      sources: new Map(files.map((f) => [f, readFileSync(join(src, f), 'utf8')])),
+    };
+  });
+}
+
 describe('architecture', () => {
   it('dependencies inside src/ point one way (a2a ← commands ← runtime ← harness; server knows only a2a and commands)', () => {
     const files = sourceFiles();
@@ -276,7 +323,7 @@ describe('architecture', () => {
         ['a2a/a.ts', "import { CommandRegistry } from '../commands/index.js';"],
         [
           'store/a.ts',
-          "import type { MessageClaimStore } from '../a2a/message-claim-store.js';\nimport { TaskStateStore } from '../runtime/task-state.js';",
+          "import type { MessageClaimStore } from '../a2a/index.js';\nimport { TaskStateStore } from '../runtime/task-state.js';",
         ],
         ['store/b.ts', "import { COMMAND_KEY } from '../commands/extension.js';"],
         ['server/a.ts', "import type { TurnRegistry } from '../runtime/turns.js';"],
@@ -300,7 +347,7 @@ describe('architecture', () => {
       "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, wire.ts, a2a/message-claim-store.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, telemetry, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
@@ -311,8 +358,46 @@ describe('architecture', () => {
     ]);
   });
 
-  it(`no file under src/ is longer than ${MAX_LINES} lines`, () => {
-    const long = sourceFiles()
+  it('the packages import nothing of the harness: only their own src/, Node and what their package.json names', () => {
+    const packages = workspacePackages();
+    assert.deepEqual(
+      packages.map((p) => p.name),
+      ['commands-extension', 'conform'],
+      'the scan found the packages',
+    );
+    const problems = packages.flatMap((p) => packageViolations(p.name, p.declared, p.sources));
+    assert.deepEqual(problems, [], `a package depends on what it may not:\n  ${problems.join('\n  ')}`);
+  });
+
+  it('the packages rule rejects the harness, a reach outside src/ and an undeclared package', () => {
+    const problems = packageViolations(
+      'x',
+      ['@a2a-js/sdk'],
+      new Map([
+        [
+          'a.ts',
+          [
+            "import { readFileSync } from 'node:fs';",
+            "import { TaskState } from '@a2a-js/sdk';",
+            "import { Client } from '@a2a-js/sdk/client';",
+            "import { startHarness } from 'tiny-harness';",
+            "import { textOf } from '../../../src/wire.js';",
+            "import { b } from './b.js';",
+          ].join('\n'),
+        ],
+      ]),
+    );
+    assert.deepEqual(problems, [
+      "packages/x/src/a.ts:4 imports 'tiny-harness': 'tiny-harness' is not in its package.json",
+      "packages/x/src/a.ts:5 imports '../../../src/wire.js': reaches outside the package's src/",
+    ]);
+  });
+
+  it(`no file under src/ or packages/*/src/ is longer than ${MAX_LINES} lines`, () => {
+    const packaged = workspacePackages().flatMap((p) =>
+      [...p.sources.keys()].map((f) => `../packages/${p.name}/src/${f}`),
+    );
+    const long = [...sourceFiles(), ...packaged]
       .map((file) => {
         const text = readFileSync(join(SRC, file), 'utf8');
         const lines = text.length === 0 ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);

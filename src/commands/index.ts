@@ -1,35 +1,39 @@
 /**
- * The Commands extension v1 for any @a2a-js/sdk server: a registry, a request handler that
- * answers command messages, the card entry, and the built-in commands. It knows the SDK and
- * the generic building blocks of ../a2a/, nothing of the harness around it.
+ * The Commands extension v1, from its package (`@tiny-harness/commands-extension`), and the
+ * harness's built-in commands, which stand on the harness's own ports.
  */
-export { COMMANDS_EXTENSION_URI, COMMAND_KEY, TASK_REF_KEY, isTerminal } from '../wire.js';
 export {
+  COMMANDS_EXTENSION_URI,
+  COMMAND_KEY,
+  TASK_REF_KEY,
+  isTerminal,
   CommandUsageError,
   type CommandDefinition,
   type CommandHandler,
   type CommandInvocation,
   type CommandResult,
-} from './command.js';
-export { CommandRegistry, CommandRegistrationError, type RegisteredCommand } from './registry.js';
-export { parseCommand, parseCommandText, type ParsedCommand } from './parse.js';
-export {
+  CommandRegistry,
+  CommandRegistrationError,
+  type RegisteredCommand,
+  parseCommand,
+  parseCommandText,
+  type ParsedCommand,
   commandArgumentsExtension,
   commandArgumentsParams,
   commandsExtension,
   commandsExtensionParams,
   withCommandsExtension,
-} from './card.js';
-export { buildReply, isCommandExchange } from './reply.js';
-export { withoutCommandMetadata } from './metadata-guard.js';
-export {
+  buildReply,
+  isCommandExchange,
+  withoutCommandMetadata,
   CommandsRequestHandler,
   DEFAULT_ANSWER_HISTORY,
   type CommandsRequestHandlerOptions,
-} from './request-handler.js';
-export type { CommandOutcome } from './runner.js';
-export type { CommandTaskPort, DecidedUpdate } from './port.js';
-export { sdkTaskPort } from './sdk-port.js';
+  type CommandOutcome,
+  type CommandTaskPort,
+  type DecidedUpdate,
+  sdkTaskPort,
+} from '@tiny-harness/commands-extension';
 export {
   registerBuiltinCommands,
   type ToolApprovalControl,

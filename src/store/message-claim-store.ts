@@ -1,6 +1,6 @@
 import { TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { Kysely } from 'kysely';
-import type { ClaimOutcome, ClaimScope, MessageClaimStore, StoredClaim } from '../a2a/message-claim-store.js';
+import type { ClaimOutcome, ClaimScope, MessageClaimStore, StoredClaim } from '../a2a/index.js';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
 

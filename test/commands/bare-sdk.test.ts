@@ -1,7 +1,8 @@
 /**
  * The Commands extension mounted on a bare `DefaultRequestHandler` of the SDK, with nothing of
  * the harness but the extension and its port over the SDK's own task store and event buses
- * (`sdkTaskPort`): what docs/embedding.md promises an embedder.
+ * (`sdkTaskPort`), and as `mountCommandsOnSdk` mounts it (examples/commands-on-sdk.mjs, judged by
+ * the conformance kit): what docs/embedding.md promises an embedder.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,8 @@ import {
 import { baseAgentCard } from '../../src/server/card.js';
 import { textPart } from '../../src/wire.js';
 import { startedTask, statusUpdate } from '../support/agent-events.js';
+import { failedRules, runKit, startServerScript } from '../support/kit-run.js';
+import { ROOT } from '../support/processes.js';
 
 /** An agent whose turn works until `release` is called, then waits for input. */
 function heldAgent(): { executor: AgentExecutor; started: Promise<void>; release: () => void } {
@@ -116,5 +119,22 @@ describe('the extension on a bare DefaultRequestHandler (sdkTaskPort)', () => {
     assert.ok(replyIndex >= 0, 'the reply reached the turn stream (CMD-8)');
     assert.equal(states.at(-1)?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'and the turn ended after it');
     assert.ok(replyIndex < states.length - 1);
+  });
+});
+
+describe('mountCommandsOnSdk, judged by the conformance kit', () => {
+  it('examples/commands-on-sdk.mjs (/help and /time on a bare SDK agent): every rule the kit checks passes (CMD-6, CMD-8 and CMD-13 included)', async () => {
+    const server = await startServerScript('examples/commands-on-sdk.mjs', ROOT);
+    try {
+      const { code, report } = await runKit('packages/conform/dist/bin.js', server.url, ROOT);
+      assert.deepEqual(failedRules(report), [], JSON.stringify(report.results.filter((r) => r.outcome === 'fail')));
+      assert.equal(code, 0);
+      const passed = new Set(report.results.filter((r) => r.outcome === 'pass').map((r) => r.rule));
+      for (const rule of ['CMD-4', 'CMD-6', 'CMD-8', 'CMD-10', 'CMD-13', 'CMD-14', 'CMD-17'])
+        assert.ok(passed.has(rule), `${rule} was checked and passed`);
+      assert.deepEqual(report.transports, ['JSONRPC', 'HTTP+JSON']);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Role, type Message, type Part } from '@a2a-js/sdk';
-import { parseCommand, parseCommandText, type ParsedCommand } from '../../src/commands/parse.js';
+import { parseCommand, parseCommandText, type ParsedCommand } from '@tiny-harness/commands-extension';
 import { checkProperty } from '../support/property.js';
 
 const RUNS = { numRuns: 300 } as const;

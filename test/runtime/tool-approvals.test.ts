@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
 import { CommandRegistry, type ToolApprovalControl } from '../../src/commands/index.js';
 import { approveCommand, denyCommand } from '../../src/commands/builtins/approve.js';
-import { parseCommand } from '../../src/commands/parse.js';
-import { CommandRunner } from '../../src/commands/runner.js';
+import { CommandRunner, parseCommand } from '@tiny-harness/commands-extension';
 import { resumeMessage, unansweredCalls, waitingCalls } from '../../src/runtime/tool-approvals.js';
 import {
   AWAITING_APPROVAL_NOTICE,

@@ -1,4 +1,9 @@
-import { CommandUsageError, type CommandDefinition, type CommandInvocation, type CommandResult } from '../command.js';
+import {
+  CommandUsageError,
+  type CommandDefinition,
+  type CommandInvocation,
+  type CommandResult,
+} from '@tiny-harness/commands-extension';
 import { APPROVE_COMMAND, DENY_COMMAND, type ToolCallAnswer, type ToolCallData } from '../../wire.js';
 import type { ToolApprovalControl } from './ports.js';
 

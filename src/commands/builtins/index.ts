@@ -1,6 +1,6 @@
-import type { CommandRegistry } from '../registry.js';
+import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
-import { helpCommand } from './help.js';
+import { helpCommand } from '@tiny-harness/commands-extension';
 import { modelCommand } from './model.js';
 import type {
   ModelControl,

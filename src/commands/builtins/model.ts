@@ -1,4 +1,4 @@
-import type { CommandDefinition } from '../command.js';
+import type { CommandDefinition } from '@tiny-harness/commands-extension';
 import type { ModelChoice, ModelControl } from './ports.js';
 import { fullModelId, REPLY_ERROR_KEY } from '../../wire.js';
 

@@ -1,4 +1,4 @@
-import { CommandUsageError, type CommandDefinition } from '../command.js';
+import { CommandUsageError, type CommandDefinition } from '@tiny-harness/commands-extension';
 import type { SubtaskControl } from './ports.js';
 
 /** `/spawn <instruction>`: starts a sub-task on the instruction and replies at once with its id (CMD-30). */

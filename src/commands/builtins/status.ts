@@ -1,5 +1,5 @@
 import { TaskState } from '@a2a-js/sdk';
-import type { CommandDefinition } from '../command.js';
+import type { CommandDefinition } from '@tiny-harness/commands-extension';
 import { stateName } from '../../wire.js';
 import type { TaskReporter } from './ports.js';
 

@@ -1,4 +1,4 @@
-import type { CommandDefinition } from '../command.js';
+import type { CommandDefinition } from '@tiny-harness/commands-extension';
 import type { TurnControl } from './ports.js';
 
 /**

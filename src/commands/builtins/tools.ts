@@ -1,4 +1,4 @@
-import type { CommandDefinition } from '../command.js';
+import type { CommandDefinition } from '@tiny-harness/commands-extension';
 import type { ToolDirectory, ToolServerReport } from './ports.js';
 
 /** The first line of a description, cut to fit one line of a terminal. */

@@ -7,11 +7,13 @@ import { conform, ConformUnreachable, type ConformOptions } from './conform.js';
 import { CONFORM_EXIT } from './exit-codes.js';
 import { formatReport } from './results.js';
 
+/** `runConform`'s options: the kit's, and how to print the report. */
 export interface ConformCommand extends ConformOptions {
   /** Print the report as JSON. */
   json?: boolean;
 }
 
+/** Runs the kit as the command line does: the report on `out`, a server that cannot be asked on `err`; resolves with the exit code (`CONFORM_EXIT`). */
 export async function runConform(
   options: ConformCommand,
   out: NodeJS.WritableStream = process.stdout,

@@ -38,6 +38,7 @@ import {
 } from './probe-client.js';
 import { Results, type ConformReport } from './results.js';
 
+/** What to check: the server, and which transports, rules and command. */
 export interface ConformOptions {
   url: string;
   /** Sent on every request (auth). */
@@ -55,6 +56,7 @@ export interface ConformOptions {
 /** The server could not be asked at all: no card, or it wants a token the kit was not given. */
 export class ConformUnreachable extends Error {}
 
+/** Checks the server at `options.url`, rule by rule; throws `ConformUnreachable` when it cannot be asked at all. */
 export async function conform(options: ConformOptions): Promise<ConformReport> {
   const headers = options.headers ?? {};
   const results = new Results(options.only?.length ? new Set(options.only) : undefined);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task, type TaskState, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { CommandResult } from './command.js';
-import { COMMAND_KEY, COMMANDS_EXTENSION_URI, TASK_REF_KEY, dataPart, textPart } from '../wire.js';
+import { COMMAND_KEY, COMMANDS_EXTENSION_URI, TASK_REF_KEY, dataPart, textPart } from './wire.js';
 
 /** The metadata of a reply: exactly `{command}` or `{command, task_ref}` (CMD-4). */
 export function replyMetadata(name: string, taskRef?: string): Record<string, string> {

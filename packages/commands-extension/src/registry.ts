@@ -1,4 +1,4 @@
-import { COMMAND_NAME_PATTERN } from '../wire.js';
+import { COMMAND_NAME_PATTERN } from './wire.js';
 import type { CommandDefinition } from './command.js';
 
 /** A registered command with its argument hint resolved. */

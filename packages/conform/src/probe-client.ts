@@ -21,6 +21,7 @@ export const COMMANDS_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a
 
 /** The transports as the card names them (`protocolBinding`). */
 export const TRANSPORT_NAMES = ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const;
+/** A transport as a card names it. */
 export type TransportName = (typeof TRANSPORT_NAMES)[number];
 
 const CARD_PATH = '.well-known/agent-card.json';

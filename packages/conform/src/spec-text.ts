@@ -1,7 +1,7 @@
 /**
- * The specification the kit judges by, read from `spec/` as published: the JSON Schema of the
- * card params, and the behaviour rules, so that a failure quotes the rule it breaks in the
- * rule's own words. Found from this file both in the sources and in the built package.
+ * The specification the kit judges by, read from the package's `spec/` (copied there from the
+ * repository's `spec/` when the package is built): the JSON Schema of the card params, and the
+ * behaviour rules, so that a failure quotes the rule it breaks in the rule's own words.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +10,9 @@ const SCHEMA_FILE = 'commands-extension-v1.schema.json';
 const RULES_FILE = 'behaviour.md';
 
 function specFolder(): string {
-  // src/conform/ in the sources, dist/src/conform/ once built: spec/ is at the package root.
-  for (const up of ['../../spec/', '../../../spec/']) {
+  // The package's dist/: spec/ is beside it. Bundled into tiny-harness's dist/bundle/: the
+  // harness's spec/, two folders up. Run from packages/conform/src/: the repository's spec/.
+  for (const up of ['../spec/', '../../spec/', '../../../spec/']) {
     const folder = fileURLToPath(new URL(up, import.meta.url));
     if (existsSync(`${folder}${SCHEMA_FILE}`)) return folder;
   }

@@ -1,5 +1,5 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
-import type { ArgumentValue } from '../wire.js';
+import type { ArgumentValue } from './wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /** What a command handler is given: the parsed command and the task it runs on. */
@@ -32,6 +32,7 @@ export interface CommandResult {
   followUp?: () => AsyncGenerator<StreamResponse, void, undefined>;
 }
 
+/** Answers one command: its reply text (and data), or a `CommandUsageError` the user reads. */
 export type CommandHandler = (invocation: CommandInvocation) => Promise<CommandResult> | CommandResult;
 
 /** A command as registered: what the card shows plus the code that runs it. */

@@ -3,14 +3,16 @@ import { TaskState, type Message, type StreamResponse, type Task, type TaskStatu
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { CommandUsageError, type CommandResult } from './command.js';
-import { COMMAND_KEY, REPLY_ERROR_KEY } from '../wire.js';
+import { COMMAND_KEY, REPLY_ERROR_KEY } from './wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
-import type { ClaimOutcome, MessageClaims } from '../a2a/index.js';
+import type { MessageClaims } from './message-claims.js';
+import type { ClaimOutcome } from './message-claim-store.js';
 import type { CommandTaskPort } from './port.js';
 import { buildReply } from './reply.js';
-import { isTerminal } from '../wire.js';
+import { isTerminal } from './wire.js';
 
+/** What `CommandRunner` needs: the commands, the port, a way to read a task, and optional claims and hooks. */
 export interface CommandRunnerOptions {
   registry: CommandRegistry;
   /** Where replies are posted and busy tasks are told apart. */
@@ -31,6 +33,7 @@ export interface CommandRunnerOptions {
   aroundHandler?: (command: string, task: Task, run: () => Promise<CommandResult>) => Promise<CommandResult>;
 }
 
+/** One command run: the task before and after its reply, the reply, and what it started. */
 export interface CommandOutcome {
   /** The task with the command message, before the reply. */
   taskBefore: Task;

@@ -28,6 +28,7 @@ export interface RepeatClaim {
   firstDone: Promise<void>;
 }
 
+/** What claiming a message gives: the first send of its id (run it), or a repeat (answer as before). */
 export type Claim = FirstClaim | RepeatClaim;
 
 /**

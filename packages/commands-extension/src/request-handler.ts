@@ -9,12 +9,14 @@ import type {
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
-import { clientGoneSignal, detachedOnClientGone, DelegatingRequestHandler } from '../a2a/index.js';
-import { COMMANDS_EXTENSION_URI } from '../wire.js';
+import { clientGoneSignal, detachedOnClientGone } from './client-gone.js';
+import { DelegatingRequestHandler } from './delegating-handler.js';
+import { COMMANDS_EXTENSION_URI } from './wire.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
 import { parseCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
 
+/** What `CommandsRequestHandler` needs besides the handler it wraps: the commands, the port, and optional hooks. */
 export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions, 'getTask'> {
   /** The commands to answer. */
   registry: CommandRegistry;

@@ -1,5 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
-import { splitCommandText } from '../wire.js';
+import { splitCommandText } from './wire.js';
 
 /** A command message split into its name and arguments (CMD-1). */
 export interface ParsedCommand {

@@ -5,8 +5,10 @@
 import { ruleText } from './spec-text.js';
 import { COMMANDS_URI, type TransportName } from './probe-client.js';
 
+/** A check passed, failed, or could not be made from outside. */
 export type Outcome = 'pass' | 'fail' | 'skip';
 
+/** One check's result. */
 export interface CheckResult {
   /** The behaviour rule the check is about (`CMD-4`). */
   rule: string;
@@ -20,6 +22,7 @@ export interface CheckResult {
   ruleText?: string;
 }
 
+/** The kit's report on one server. */
 export interface ConformReport {
   url: string;
   /** Whether the card declares the Commands extension at all; nothing else is checked when not. */

@@ -1,13 +1,14 @@
-import { CommandUsageError, type CommandDefinition } from '../command.js';
-import type { CommandRegistry, RegisteredCommand } from '../registry.js';
+import { CommandUsageError, type CommandDefinition } from './command.js';
+import type { CommandRegistry, RegisteredCommand } from './registry.js';
 
 function usage(command: RegisteredCommand): string {
   return command.argumentHint ? `/${command.name} ${command.argumentHint}` : `/${command.name}`;
 }
 
 /**
- * `/help [<command>]`: lists the commands, or describes one. The list ends with the command
- * files that were skipped and why (`skipped`), which a user would otherwise never learn.
+ * `/help [<command>]`: lists the registry's commands, or describes one; register it like any
+ * other command. `skipped` names command definitions that could not be loaded (the harness's
+ * command files with errors), listed after the commands, which a user would otherwise never learn.
  */
 export function helpCommand(registry: CommandRegistry, skipped: () => readonly string[] = () => []): CommandDefinition {
   return {

@@ -1,5 +1,5 @@
 import type { AgentCard, AgentExtension } from '@a2a-js/sdk';
-import { COMMAND_ARGUMENTS_EXTENSION_URI, COMMANDS_EXTENSION_URI, type ArgumentValues } from '../wire.js';
+import { COMMAND_ARGUMENTS_EXTENSION_URI, COMMANDS_EXTENSION_URI, type ArgumentValues } from './wire.js';
 import type { CommandRegistry } from './registry.js';
 
 /** The card `params` of the extension: exactly `{commands: [{name, description, argument_hint}]}`. */

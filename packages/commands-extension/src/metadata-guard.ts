@@ -1,6 +1,6 @@
 import type { Task } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { COMMAND_KEY, TASK_REF_KEY } from '../wire.js';
+import { COMMAND_KEY, TASK_REF_KEY } from './wire.js';
 
 /**
  * Wraps a task store so that `Task.metadata` never keeps the reply keys (CMD-6). The SDK's

@@ -1,0 +1,58 @@
+/**
+ * Runs a server script (it prints its URL on its first line of output) as a child process, and
+ * the conformance kit's command line against it: for the tests that check a server built on the
+ * packages as an embedder builds one (the example, the packed packages).
+ */
+import assert from 'node:assert/strict';
+import type { ConformReport } from '@tiny-harness/conform';
+import { spawnGroup } from './processes.js';
+import { waitFor, within } from './wait.js';
+
+export interface ServerScript {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node <script>` in `cwd` and waits for the URL it prints. */
+export async function startServerScript(script: string, cwd: string): Promise<ServerScript> {
+  const child = spawnGroup(process.execPath, [script, '0'], { cwd, env: process.env });
+  let out = '';
+  let err = '';
+  let exited = false;
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  child.once('exit', () => (exited = true));
+  const url = await waitFor(`${script} prints its URL`, child.stdout, 'data', () => {
+    assert.ok(!exited, `${script} exited: ${err}`);
+    return /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)?.[1];
+  });
+  return {
+    url,
+    async stop() {
+      if (exited) return;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await within(`${script} stops`, gone);
+    },
+  };
+}
+
+/** Runs `node <bin> <url> --json` in `cwd` and returns its exit code and report. */
+export async function runKit(bin: string, url: string, cwd: string): Promise<{ code: number; report: ConformReport }> {
+  const child = spawnGroup(process.execPath, [bin, url, '--json'], { cwd, env: process.env });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const code = await within(
+    'the kit ends',
+    new Promise<number>((resolve) => child.once('close', (c) => resolve(c ?? -1))),
+  );
+  assert.ok(out.trim().startsWith('{'), `the kit printed no report (exit ${code}): ${err}`);
+  return { code, report: JSON.parse(out) as ConformReport };
+}
+
+/** The rules with a failed check, each once, sorted. */
+export function failedRules(report: ConformReport): string[] {
+  return [...new Set(report.results.filter((r) => r.outcome === 'fail').map((r) => r.rule))].sort();
+}
