@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TaskState, type Task } from '@a2a-js/sdk';
+import { TaskState, type AgentCard, type Task } from '@a2a-js/sdk';
+import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
 import { poll, within } from '../support/wait.js';
@@ -126,10 +127,15 @@ describe('a rolling restart of three instances behind a balancer', needs(POSTGRE
 
     for (let i = 0; i < cluster.instances.length; i++) {
       const instance = cluster.instances[i]!;
-      // A turn surely running on this instance when it is told to stop.
-      const held = await cluster.heldTurn(cluster.clients[i]!);
+      // A turn surely running on this instance when it is told to stop: sent to it, not through
+      // the balancer (the card names the balancer).
+      const held = await cluster.heldTurn(await pinnedClient(instance.url, balancer.url));
       const exited = instance.stop('SIGTERM');
-      await poll('its /readyz failing', async () => (await fetch(`${instance.url}/readyz`)).status === 503);
+      // A probe cut off as the instance closes idle connections counts as not answered yet.
+      await poll(
+        'its /readyz failing',
+        async () => (await fetch(`${instance.url}/readyz`).catch(() => undefined))?.status === 503,
+      );
       held.release();
       const events = await collect(held.stream);
       const end = events.at(-1)?.payload;
@@ -167,4 +173,14 @@ describe('a rolling restart of three instances behind a balancer', needs(POSTGRE
 function isUnavailable(error: unknown): boolean {
   const data = (error as { data?: { reason?: string }[] } | undefined)?.data;
   return Array.isArray(data) && data.some((detail) => detail?.reason === 'UNAVAILABLE');
+}
+
+/** A client of the one instance at `instanceUrl`, whose card names `publicUrl` (the balancer). */
+async function pinnedClient(instanceUrl: string, publicUrl: string): Promise<Client> {
+  const card = (await (await fetch(`${instanceUrl}/.well-known/agent-card.json`)).json()) as AgentCard;
+  const pinned = JSON.parse(JSON.stringify(card).replaceAll(publicUrl, instanceUrl)) as AgentCard;
+  return new ClientFactory({
+    transports: [new JsonRpcTransportFactory()],
+    preferredTransports: ['JSONRPC'],
+  }).createFromAgentCard(pinned);
 }
