@@ -8,14 +8,12 @@
  */
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { status as grpcStatus } from '@grpc/grpc-js';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
-import { RETRY_AFTER_SECONDS } from '../../src/server/unavailable.js';
 import { JSONRPC_PATH } from '../../src/wire.js';
 import { nextMatching, within } from '../support/wait.js';
 import {
+  assertRetryable,
   collect,
   send,
   sendStream,
@@ -23,7 +21,6 @@ import {
   textOf,
   TRANSPORTS,
   type TestHarness,
-  type TransportName,
 } from './support.js';
 
 const REPLY = 'one two three four five';
@@ -151,23 +148,3 @@ describe('health checks and the drain before a stop', () => {
     await within('the stop', closing);
   });
 });
-
-/** The retryable form of each transport (spec 3.3.2): JSON-RPC -32603, HTTP 503 with Retry-After, gRPC UNAVAILABLE. */
-function assertRetryable(transport: TransportName, error: any): void {
-  switch (transport) {
-    case 'JSONRPC':
-      assert.equal(error.envelopeCode, A2A_ERROR_CODE.INTERNAL_ERROR);
-      assert.deepEqual(
-        error.data.map((detail: any) => [detail.reason, detail.metadata?.retryAfterSeconds]),
-        [['UNAVAILABLE', String(RETRY_AFTER_SECONDS)]],
-      );
-      return;
-    case 'HTTP+JSON':
-      assert.equal(error.statusCode, 503);
-      assert.equal(error.headers['retry-after'], String(RETRY_AFTER_SECONDS));
-      return;
-    case 'GRPC':
-      assert.equal(error.status, grpcStatus.UNAVAILABLE);
-      return;
-  }
-}

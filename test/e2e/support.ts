@@ -19,7 +19,10 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { parseConfig } from '../../src/config/load.js';
+import { RETRY_AFTER_SECONDS } from '../../src/server/unavailable.js';
 import type { HarnessConfigInput } from '../../src/config/schema.js';
 import { startHarness, type HarnessOptions, type RunningHarness } from '../../src/harness.js';
 import { startModelServer, type ModelServerScript, type RunningModelServer } from '../fixtures/model-server.js';
@@ -229,4 +232,24 @@ export function assertDenseFromOne(events: readonly StreamResponse[]): void {
     generations.map((_, i) => i + 1),
     `dense from 1: ${generations.join(',')}`,
   );
+}
+
+/** The retryable form of each transport (spec 3.3.2): JSON-RPC -32603, HTTP 503 with Retry-After, gRPC UNAVAILABLE. */
+export function assertRetryable(transport: TransportName, error: any): void {
+  switch (transport) {
+    case 'JSONRPC':
+      assert.equal(error.envelopeCode, A2A_ERROR_CODE.INTERNAL_ERROR);
+      assert.deepEqual(
+        error.data.map((detail: any) => [detail.reason, detail.metadata?.retryAfterSeconds]),
+        [['UNAVAILABLE', String(RETRY_AFTER_SECONDS)]],
+      );
+      return;
+    case 'HTTP+JSON':
+      assert.equal(error.statusCode, 503);
+      assert.equal(error.headers['retry-after'], String(RETRY_AFTER_SECONDS));
+      return;
+    case 'GRPC':
+      assert.equal(error.status, grpcStatus.UNAVAILABLE);
+      return;
+  }
 }

@@ -1,20 +1,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { status as grpcStatus } from '@grpc/grpc-js';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
-import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { RETRY_AFTER_SECONDS } from '../../src/server/unavailable.js';
 import { REST_PATH, SUBTASKS_KEY } from '../../src/wire.js';
 import { nextMatching, poll, within } from '../support/wait.js';
 import {
+  assertRetryable,
   collect,
   send,
   startTestHarness,
   textOf,
   TRANSPORTS,
   type TestHarness,
-  type TransportName,
   sendStream,
 } from './support.js';
 
@@ -156,23 +154,3 @@ describe(`maxTurnsInFlight: ${LIMIT} turns held`, () => {
     );
   });
 });
-
-/** The retryable form of each transport (spec 3.3.2): JSON-RPC -32603, HTTP 503 with Retry-After, gRPC UNAVAILABLE. */
-function assertRetryable(transport: TransportName, error: any): void {
-  switch (transport) {
-    case 'JSONRPC':
-      assert.equal(error.envelopeCode, A2A_ERROR_CODE.INTERNAL_ERROR);
-      assert.deepEqual(
-        error.data.map((detail: any) => [detail.reason, detail.metadata?.retryAfterSeconds]),
-        [['UNAVAILABLE', String(RETRY_AFTER_SECONDS)]],
-      );
-      return;
-    case 'HTTP+JSON':
-      assert.equal(error.statusCode, 503);
-      assert.equal(error.headers['retry-after'], String(RETRY_AFTER_SECONDS));
-      return;
-    case 'GRPC':
-      assert.equal(error.status, grpcStatus.UNAVAILABLE);
-      return;
-  }
-}
