@@ -1,0 +1,225 @@
+/**
+ * The first run (issue 33): every command that the README, docs/, the packages' READMEs and
+ * the command line itself print works as printed right after `npm ci` in a clone. Each
+ * `npx tiny-harness` subcommand and flag exists; each `npm start`, `npm test` and `npm run`
+ * names a script (of the workspace it names, if any), and the flags passed through it exist.
+ * `npx tiny-harness` inside the repository installs the repository as a package, which runs
+ * its `prepare`: that builds nothing while dist/ is newer than every source, so the command
+ * starts at once and leaves dist/ alone. `.ci/run` runs the printed commands from its fresh
+ * clone and checks that dist/ is untouched (a clone in a test would build for minutes).
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { BUILD_INPUTS, BUILD_OUTPUTS, staleness } from '../scripts/freshness.mjs';
+import { runCli } from './client/support.js';
+import { ROOT } from './support/processes.js';
+
+interface Manifest {
+  scripts?: Record<string, string>;
+  workspaces?: string[];
+  bin?: Record<string, string>;
+  name: string;
+}
+
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+const manifest = (dir = '.') => JSON.parse(read(join(dir, 'package.json'))) as Manifest;
+
+/** Every file a person reads a command in: the pages, and the sources that print commands. */
+function printingFiles(): string[] {
+  const under = (dir: string, ext: string) =>
+    readdirSync(join(ROOT, dir), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(ext))
+      .map((f) => join(dir, f));
+  return [
+    'README.md',
+    ...under('docs', '.md'),
+    ...(manifest().workspaces ?? []).map((w) => join(w, 'README.md')),
+    ...under('src', '.ts'),
+    ...(manifest().workspaces ?? []).flatMap((w) => under(join(w, 'src'), '.ts')),
+    ...under('examples', '.mjs'),
+  ];
+}
+
+interface Printed {
+  file: string;
+  /** The command as printed, up to the end of the line, a pipe, a redirection or the code span. */
+  text: string;
+  tool: string;
+  words: string[];
+}
+
+/** The npm and npx commands `file` prints (`npx tiny-harness …`, `npm start …`, `npm run …`, ...). */
+function printedCommands(file: string): Printed[] {
+  const found: Printed[] = [];
+  const pattern = /\b(npx tiny-harness|npx @tiny-harness\/[a-z-]+|npm (?:run|start|test|exec))\b([^\n`|#<>;&)]*)/g;
+  for (const match of read(file).matchAll(pattern)) {
+    found.push({ file, text: match[0].trim(), tool: match[1]!, words: match[2]!.trim().split(/\s+/).filter(Boolean) });
+  }
+  return found;
+}
+
+const helpTexts = new Map<string, string>();
+
+/** `tiny-harness [sub] --help`, run once per subcommand. */
+async function help(sub: string | undefined): Promise<string> {
+  const key = sub ?? '';
+  if (!helpTexts.has(key)) {
+    const result = await runCli(sub ? [sub, '--help'] : ['--help']);
+    assert.equal(result.code, 0, result.stderr);
+    helpTexts.set(key, result.stdout);
+  }
+  return helpTexts.get(key)!;
+}
+
+/** What is wrong with `tiny-harness <words>`, checked against `--help`, or undefined. */
+async function cliProblem(words: string[]): Promise<string | undefined> {
+  const first = words[0];
+  const sub = first && /^[a-z]+$/.test(first) ? first : undefined;
+  if (sub && !new RegExp(`^  ${sub}\\b`, 'm').test(await help(undefined))) return `no subcommand ${sub}`;
+  const usage = await help(sub);
+  for (const word of words) {
+    const flag = /^(--?[a-z][a-z-]*)(=.*)?$/.exec(word)?.[1];
+    if (flag && flag !== '--' && !new RegExp(`(^|[\\s,])${flag}\\b`, 'm').test(usage))
+      return `${sub ?? 'tiny-harness'} has no ${flag}`;
+  }
+  return undefined;
+}
+
+/** The subcommand of the command line a package.json script runs (`node dist/bundle/cli.mjs serve`). */
+function scriptSubcommand(script: string): string | undefined {
+  return /\bdist\/bundle\/cli\.mjs (\w+)/.exec(script)?.[1];
+}
+
+/** What is wrong with `npm <verb> <words>` printed in the repository, or undefined. */
+async function npmProblem(printed: Printed): Promise<string | undefined> {
+  const verb = printed.tool.slice('npm '.length);
+  const words = [...printed.words];
+  let dir = '.';
+  const workspace = words.findIndex((w) => w === '-w' || w === '--workspace');
+  if (workspace >= 0) {
+    const name = words[workspace + 1];
+    const dirs = manifest().workspaces ?? [];
+    const found = dirs.find((d) => d === name || manifest(d).name === name);
+    if (!found) return `no workspace ${name}`;
+    dir = found;
+    words.splice(workspace, 2);
+  }
+  if (verb === 'exec') {
+    const bin = words[words.indexOf('--') + 1];
+    return bin && manifest(dir).bin?.[bin] ? undefined : `${dir} has no bin ${bin}`;
+  }
+  const name = verb === 'run' ? words.shift() : verb;
+  if (!name || name.startsWith('<')) return undefined;
+  const script = manifest(dir).scripts?.[name];
+  if (script === undefined) return `${dir}/package.json has no script ${name}`;
+  const sub = scriptSubcommand(script);
+  const passed = words.indexOf('--');
+  if (sub && passed >= 0) return cliProblem([sub, ...words.slice(passed + 1)]);
+  return undefined;
+}
+
+describe('the first run: the commands printed work as printed', () => {
+  let printed: Printed[];
+  before(() => {
+    printed = printingFiles().flatMap(printedCommands);
+  });
+
+  it('the pages and the sources print commands (the scan finds them)', () => {
+    const tools = new Set(printed.map((p) => p.tool));
+    for (const tool of ['npx tiny-harness', 'npm start', 'npm test', 'npm run'])
+      assert.ok(tools.has(tool), `found no "${tool}"`);
+    const files = new Set(printed.map((p) => p.file));
+    for (const file of ['README.md', 'src/serve.ts', 'src/client/chat.ts']) assert.ok(files.has(file), file);
+  });
+
+  it('each npx tiny-harness command names a subcommand and flags the command line has', async () => {
+    const problems: string[] = [];
+    for (const p of printed.filter((p) => p.tool === 'npx tiny-harness')) {
+      const problem = await cliProblem(p.words);
+      if (problem) problems.push(`${p.file}: ${p.text}: ${problem}`);
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it('each npm start, npm test, npm run and npm exec names a script or bin of package.json, with flags it takes', async () => {
+    const problems: string[] = [];
+    for (const p of printed.filter((p) => p.tool.startsWith('npm '))) {
+      const problem = await npmProblem(p);
+      if (problem) problems.push(`${p.file}: ${p.text}: ${problem}`);
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it('the checks catch a wrong command', async () => {
+    const wrong = (tool: string, words: string[]) => ({ file: 'x', text: '', tool, words });
+    assert.equal(await cliProblem(['serve', '--prot', '9000']), 'serve has no --prot');
+    assert.equal(await cliProblem(['chta']), 'no subcommand chta');
+    assert.equal(await npmProblem(wrong('npm start', ['--', '--prot', '9000'])), 'serve has no --prot');
+    assert.equal(await npmProblem(wrong('npm run', ['chat'])), './package.json has no script chat');
+    assert.equal(
+      await npmProblem(wrong('npm exec', ['-w', '@tiny-harness/x', '--', 'x'])),
+      'no workspace @tiny-harness/x',
+    );
+  });
+});
+
+describe('the first run: prepare builds only a stale dist/', () => {
+  it('package.json runs the build from prepare only through the freshness check', () => {
+    assert.equal(manifest().scripts?.prepare, 'node scripts/build-if-stale.mjs');
+  });
+
+  it('the check covers what npm run build reads and writes', () => {
+    const build = manifest().scripts?.build ?? '';
+    const covered = (file: string) => BUILD_INPUTS.some((input) => file === input || file.startsWith(`${input}/`));
+    for (const file of build.match(/[\w./-]+\.(?:mjs|json)\b/g) ?? []) assert.ok(covered(file), `${file} is an input`);
+    for (const workspace of manifest().workspaces ?? []) {
+      for (const file of ['src/index.ts', 'package.json', 'tsconfig.json'])
+        assert.ok(covered(join(workspace, file)), `${workspace}/${file} is an input`);
+      assert.ok(BUILD_OUTPUTS.includes(join(workspace, 'dist/index.js')), `${workspace}/dist is an output`);
+    }
+    for (const file of ['src/cli.ts', 'web/src/main.ts', 'web/style.css', 'package-lock.json'])
+      assert.ok(covered(file), file);
+  });
+
+  it('current when every output is newer than every input; stale naming why otherwise', () => {
+    const root = mkdtempSync(join(tmpdir(), 'tiny-harness-fresh-'));
+    try {
+      const at = (file: string, seconds: number) => {
+        mkdirSync(dirname(join(root, file)), { recursive: true });
+        writeFileSync(join(root, file), file);
+        utimesSync(join(root, file), seconds, seconds);
+      };
+      const inputs = ['src', 'package.json'];
+      const outputs = ['dist/a.js', 'dist/b.js'];
+      at('src/x/y.ts', 1000);
+      at('src/z.ts', 1000);
+      utimesSync(join(root, 'src/x'), 1000, 1000);
+      utimesSync(join(root, 'src'), 1000, 1000);
+      at('package.json', 1000);
+      assert.equal(staleness(root, outputs, inputs), 'dist/a.js is missing');
+      at('dist/a.js', 2000);
+      at('dist/b.js', 2001);
+      assert.equal(staleness(root, outputs, inputs), undefined);
+      at('src/x/y.ts', 3000);
+      assert.equal(staleness(root, outputs, inputs), 'src/x/y.ts is newer than the build');
+      at('src/x/y.ts', 1000);
+      unlinkSync(join(root, 'src/z.ts'));
+      assert.equal(staleness(root, outputs, inputs), 'src is newer than the build', 'a file removed');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
