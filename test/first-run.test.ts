@@ -64,7 +64,8 @@ interface Printed {
 /** The npm and npx commands `file` prints (`npx tiny-harness …`, `npm start …`, `npm run …`, ...). */
 function printedCommands(file: string): Printed[] {
   const found: Printed[] = [];
-  const pattern = /\b(npx tiny-harness|npx @tiny-harness\/[a-z-]+|npm (?:run|start|test|exec))\b([^\n`|#<>;&)]*)/g;
+  const pattern =
+    /\b(npx tiny-harness|npx @tiny-harness\/[a-z-]+|npm (?:run|start|test|exec|pack|install))\b([^\n`|#<>;&)]*)/g;
   for (const match of read(file).matchAll(pattern)) {
     found.push({ file, text: match[0].trim(), tool: match[1]!, words: match[2]!.trim().split(/\s+/).filter(Boolean) });
   }
@@ -103,6 +104,17 @@ function scriptSubcommand(script: string): string | undefined {
   return /\bdist\/bundle\/cli\.mjs (\w+)/.exec(script)?.[1];
 }
 
+/** The folder of the workspace `name` (its folder or its package name), if there is one. */
+function workspaceDir(name: string | undefined): string | undefined {
+  return (manifest().workspaces ?? []).find((d) => d === name || manifest(d).name === name);
+}
+
+/** The file `npm pack` writes for the workspace in `dir`: `tiny-harness-conform-0.1.0.tgz`. */
+function tarballName(dir: string): string {
+  const { name, version } = manifest(dir) as Manifest & { version: string };
+  return `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`;
+}
+
 /** What is wrong with `npm <verb> <words>` printed in the repository, or undefined. */
 async function npmProblem(printed: Printed): Promise<string | undefined> {
   const verb = printed.tool.slice('npm '.length);
@@ -110,12 +122,18 @@ async function npmProblem(printed: Printed): Promise<string | undefined> {
   let dir = '.';
   const workspace = words.findIndex((w) => w === '-w' || w === '--workspace');
   if (workspace >= 0) {
-    const name = words[workspace + 1];
-    const dirs = manifest().workspaces ?? [];
-    const found = dirs.find((d) => d === name || manifest(d).name === name);
-    if (!found) return `no workspace ${name}`;
+    const found = workspaceDir(words[workspace + 1]);
+    if (!found) return `no workspace ${words[workspace + 1]}`;
     dir = found;
     words.splice(workspace, 2);
+  }
+  if (verb === 'pack') return dir === '.' ? 'the packages are packed with -w <workspace>' : undefined;
+  if (verb === 'install') {
+    const fromRegistry = words.find((w) => w.startsWith('@tiny-harness/'));
+    if (fromRegistry) return `${fromRegistry} is not on the npm registry: install the tarball npm pack writes`;
+    const tarballs = (manifest().workspaces ?? []).map(tarballName);
+    const wrong = words.find((w) => w.endsWith('.tgz') && !tarballs.includes(w.split('/').at(-1)!));
+    return wrong && `npm pack writes none of ${wrong} (it writes ${tarballs.join(', ')})`;
   }
   if (verb === 'exec') {
     const bin = words[words.indexOf('--') + 1];
@@ -163,6 +181,15 @@ describe('the first run: the commands printed work as printed', () => {
     assert.deepEqual(problems, []);
   });
 
+  it('each npx @tiny-harness/… command follows the npm pack and npm install of its tarball', () => {
+    const problems: string[] = [];
+    for (const p of printed.filter((p) => p.tool.startsWith('npx @tiny-harness/'))) {
+      const problem = packageProblem(p, read(p.file));
+      if (problem) problems.push(`${p.file}: ${p.text}: ${problem}`);
+    }
+    assert.deepEqual(problems, []);
+  });
+
   it('the checks catch a wrong command', async () => {
     const wrong = (tool: string, words: string[]) => ({ file: 'x', text: '', tool, words });
     assert.equal(await cliProblem(['serve', '--prot', '9000']), 'serve has no --prot');
@@ -173,8 +200,28 @@ describe('the first run: the commands printed work as printed', () => {
       await npmProblem(wrong('npm exec', ['-w', '@tiny-harness/x', '--', 'x'])),
       'no workspace @tiny-harness/x',
     );
+    assert.match((await npmProblem(wrong('npm install', ['@tiny-harness/conform'])))!, /not on the npm registry/);
+    assert.match(
+      (await npmProblem(wrong('npm install', ['/tmp/tiny-harness-conform-0.0.9.tgz'])))!,
+      /npm pack writes none/,
+    );
+    const kit = wrong('npx @tiny-harness/conform', ['http://127.0.0.1:8080']);
+    assert.match(packageProblem(kit, 'npx @tiny-harness/conform http://127.0.0.1:8080')!, /not on the npm registry/);
   });
 });
+
+/**
+ * What is wrong with `npx @tiny-harness/<name>` printed in `file`: the packages are not on the
+ * npm registry (npx would get a 404), so only after the file showed how to pack and install one.
+ */
+function packageProblem(printed: Printed, fileText: string): string | undefined {
+  const name = printed.tool.slice('npx '.length);
+  const dir = workspaceDir(name);
+  if (!dir) return `no workspace ${name}`;
+  const packs = new RegExp(`npm pack -w ${name}\\b`).test(fileText);
+  const installs = fileText.includes(`npm install /tmp/${tarballName(dir)}`);
+  return packs && installs ? undefined : `${name} is not on the npm registry: show npm pack and npm install first`;
+}
 
 describe('the first run: prepare builds only a stale dist/', () => {
   it('package.json runs the build from prepare only through the freshness check', () => {
