@@ -223,6 +223,18 @@ function packageProblem(printed: Printed, fileText: string): string | undefined 
   return packs && installs ? undefined : `${name} is not on the npm registry: show npm pack and npm install first`;
 }
 
+describe('the first run: what the README says', () => {
+  it("the README's time for the test suite is the one docs/testing.md measured", () => {
+    const measured = /quiet, `npm test`: ([\d,]+) tests in (\d+ min \d+ s)/.exec(read('docs/testing.md'));
+    assert.ok(measured, 'docs/testing.md gives the time of npm test on a quiet machine');
+    const readme = read('README.md');
+    const quoted = [...readme.matchAll(/(\d+ min \d+ s) on (?:a quiet )?2 cores/g)].map((m) => m[1]);
+    assert.ok(quoted.length >= 2, 'the README quotes it beside both npm test lines');
+    assert.deepEqual(new Set(quoted), new Set([measured[2]]));
+    assert.ok(readme.includes(`${measured[1]} tests`), `the README counts ${measured[1]} tests`);
+  });
+});
+
 describe('the first run: prepare builds only a stale dist/', () => {
   it('package.json runs the build from prepare only through the freshness check', () => {
     assert.equal(manifest().scripts?.prepare, 'node scripts/build-if-stale.mjs');
