@@ -224,6 +224,14 @@ function packageProblem(printed: Printed, fileText: string): string | undefined 
 }
 
 describe('the first run: what the README says', () => {
+  it('the README names the default port serve --help gives, and shows npm start with another', async () => {
+    const port = /--port <port>[\s\S]*?\(default: (\d+)\)/.exec(await help('serve'))?.[1];
+    assert.ok(port, 'serve --help gives the default port');
+    const readme = read('README.md');
+    assert.ok(readme.includes(`The port is ${port} unless you give another`), `the README says ${port} is the default`);
+    assert.match(readme, /`npm start -- --port \d+`/);
+  });
+
   it("the README's time for the test suite is the one docs/testing.md measured", () => {
     const measured = /quiet, `npm test`: ([\d,]+) tests in (\d+ min \d+ s)/.exec(read('docs/testing.md'));
     assert.ok(measured, 'docs/testing.md gives the time of npm test on a quiet machine');
