@@ -1,5 +1,5 @@
 // An existing @a2a-js/sdk agent gains the Commands extension: /help and /time, answered without
-// the agent. Run: node examples/commands-on-sdk.mjs [port], then `npx @tiny-harness/conform <url>`.
+// the agent. Run: node examples/commands-on-sdk.mjs [port], then `npx tiny-harness conform <url>`.
 import express from 'express';
 import { AGENT_CARD_PATH } from '@a2a-js/sdk';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';

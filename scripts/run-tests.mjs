@@ -4,7 +4,7 @@
 // and when it is interrupted, it kills whatever the run started and left running: every child
 // inherits TINY_HARNESS_TEST_RUN, the run's tmux sockets and PostgreSQL schemas carry its id
 // (test/support/processes.ts), and each thing it had to kill or drop is named on a line.
-import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { setTimeout } from 'node:timers/promises';
 import { availableParallelism, constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { BUNDLE_INPUTS, staleness } from './freshness.mjs';
 
 const filter = process.argv.slice(2);
 const files = readdirSync('test', { recursive: true })
@@ -69,25 +70,9 @@ process.exit(interrupted ? 128 + constants.signals[interrupted] : (code ?? 1));
 
 /** Runs scripts/bundle-cli.mjs unless dist/bundle/cli.mjs is newer than everything it is built from. */
 function bundleIfStale() {
-  const bundle = 'dist/bundle/cli.mjs';
-  const sources = [
-    ...readdirSync('src', { recursive: true }).map((f) => join('src', String(f))),
-    'package.json',
-    'package-lock.json',
-    'scripts/bundle-cli.mjs',
-  ];
-  const built = mtime(bundle);
-  if (built !== undefined && sources.every((f) => (mtime(f) ?? 0) <= built)) return;
+  if (staleness('.', ['dist/bundle/cli.mjs'], BUNDLE_INPUTS) === undefined) return;
   const result = spawnSync(process.execPath, ['scripts/bundle-cli.mjs'], { stdio: 'inherit' });
   if (result.status !== 0) process.exit(1);
-}
-
-function mtime(file) {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Kills the run's tmux servers and processes, drops its schemas, and names each. */

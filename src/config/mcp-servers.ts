@@ -33,7 +33,7 @@ const approvePolicy = z
   })
   .default('never')
   .describe(
-    "Which calls wait for a person's approval (CMD-33): `never`, `always`, or a list of the server's own tool names (`delete`, not `search_delete`).",
+    "Which calls wait for a person's approval (docs/tools.md): `never`, `always`, or a list of the server's own tool names (`delete`, not `search_delete`).",
   );
 
 const description = z.string().max(200).optional().describe('A line about the server, for people reading the file.');

@@ -237,7 +237,7 @@ export const configSchema = strictObject({
   contextChars: contextChars
     .default(DEFAULT_CONTEXT_CHARS)
     .describe(
-      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens): the newest messages that fit, starting at a user message; the task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (CMD-35; the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
+      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens): the newest messages that fit, starting at a user message; the task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
     ),
   cacheBytes: z
     .number()
@@ -270,7 +270,7 @@ export const configSchema = strictObject({
     .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
     .default(DEFAULT_MESSAGE_ID_RETENTION_MS)
     .describe(
-      'How long, in milliseconds (24 hours by default), a handled message is remembered: the same message (id and content) sent again within it is a resend, answered with what the first went to and not run again (CMD-34; docs/protocol.md). Older records are pruned.',
+      'How long, in milliseconds (24 hours by default), a handled message is remembered: the same message (id and content) sent again within it is a resend, answered with what the first went to and not run again (docs/protocol.md). Older records are pruned.',
     ),
   maxTurnsInFlight: z
     .number()

@@ -1,4 +1,10 @@
-import { SecurityScheme, type AgentCard, type AgentExtension, type SecurityRequirement } from '@a2a-js/sdk';
+import {
+  A2A_PROTOCOL_VERSION,
+  SecurityScheme,
+  type AgentCard,
+  type AgentExtension,
+  type SecurityRequirement,
+} from '@a2a-js/sdk';
 import {
   GENERATION_KEY,
   JSONRPC_PATH,
@@ -92,15 +98,15 @@ function bearerScheme(): {
 
 /**
  * The harness's agent card, with the tool-calls extension when tools are configured (the
- * commands wrapper adds its own entries on every request). Every interface says protocol 1.0, or the SDK's clients refuse it. The
+ * commands wrapper adds its own entries on every request). Every interface says protocol 1.0 (`A2A_PROTOCOL_VERSION`, which `protocol-version.ts` requires of every call), or the SDK's clients refuse it. The
  * addresses are the public ones when given: clients follow the card, and behind a proxy the
  * address the harness listens on is one they cannot reach.
  */
 export function baseAgentCard(options: CardOptions): AgentCard {
   const httpUrl = options.publicUrl ?? options.httpUrl;
   const interfaces = [
-    { url: `${httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
-    { url: `${httpUrl}${REST_PATH}`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
+    { url: `${httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+    { url: `${httpUrl}${REST_PATH}`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
   ];
   // gRPC is listed only when it runs: a public address alone does not make it so.
   if (options.grpcAddress) {
@@ -108,7 +114,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
       url: options.publicGrpcAddress ?? options.grpcAddress,
       protocolBinding: 'GRPC',
       tenant: '',
-      protocolVersion: '1.0',
+      protocolVersion: A2A_PROTOCOL_VERSION,
     });
   }
   return {

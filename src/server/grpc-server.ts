@@ -6,6 +6,7 @@ import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
 import { clientGoneContextBuilder, grpcGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
+import { requireProtocolVersion } from './protocol-version.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { boundedDefinition } from './grpc-edge.js';
 import { UnavailableForm } from './unavailable.js';
@@ -37,7 +38,7 @@ export async function startGrpcServer(
       [LAST_EVENT_ID_KEY, call.metadata.get('last-event-id')[0]],
       [TRACE_CARRIER_KEY, traceCarrier((name) => call.metadata.get(name)[0])],
     ]),
-    contextBuilder: clientGoneContextBuilder,
+    contextBuilder: requireProtocolVersion(clientGoneContextBuilder),
   });
   // Requests are checked for nesting before they are decoded, for bytes that do not decode, then against the edge schema.
   server.addService(

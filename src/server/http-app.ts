@@ -13,6 +13,7 @@ import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
 import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
+import { requireProtocolVersion } from './protocol-version.js';
 import { healthChecks, type Readiness } from './health.js';
 import { requestLog } from './request-log.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
@@ -73,7 +74,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     [SSE_IDS_KEY, req.res && sseIdsOf(req.res)],
     [TRACE_CARRIER_KEY, traceCarrier((name) => req.get(name))],
   ]);
-  const contextBuilder = clientGoneContextBuilder;
+  const contextBuilder = requireProtocolVersion(clientGoneContextBuilder);
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>
     options.authenticator ? [requireBearer(options.authenticator, binding)] : [];
   const requestHandler = options.handler;

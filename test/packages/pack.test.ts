@@ -17,6 +17,12 @@ import { ROOT } from '../support/processes.js';
 
 const PACKAGES = ['commands-extension', 'conform'];
 const KIT = 'node_modules/@tiny-harness/conform/dist/bin.js';
+/**
+ * The scratch project's packages are symlinks into this repository's node_modules: Node would
+ * resolve their imports from where the links point, finding there what the scratch project
+ * lacks. Kept at the link, an import finds only what an install would have put beside it.
+ */
+const AS_INSTALLED = ['--preserve-symlinks'];
 
 function run(command: string, args: string[], cwd: string): string {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8' });
@@ -24,7 +30,11 @@ function run(command: string, args: string[], cwd: string): string {
   return result.stdout;
 }
 
-/** The packages `names` need at run time, found in the root node_modules (its layout is flat). */
+/**
+ * The packages `names` need at run time, found in the root node_modules (its layout is flat):
+ * what npm installs with them, so their dependencies and their peers, but not the peers marked
+ * optional (the SDK's gRPC and database peers), which a package that needs them must declare.
+ */
 function closure(names: string[]): Set<string> {
   const found = new Set<string>();
   const queue = [...names];
@@ -33,8 +43,11 @@ function closure(names: string[]): Set<string> {
     const manifest = join(ROOT, 'node_modules', name, 'package.json');
     if (found.has(name) || !existsSync(manifest)) continue;
     found.add(name);
-    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, Record<string, string> | undefined>;
-    queue.push(...Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies, ...pkg.optionalDependencies }));
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, Record<string, unknown> | undefined>;
+    const optional = (peer: string) =>
+      (pkg.peerDependenciesMeta?.[peer] as { optional?: boolean } | undefined)?.optional;
+    const peers = Object.keys(pkg.peerDependencies ?? {}).filter((peer) => !optional(peer));
+    queue.push(...Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }), ...peers);
   }
   return found;
 }
@@ -93,9 +106,9 @@ describe('the packages as published', () => {
   });
 
   it('the packed extension on a bare DefaultRequestHandler: every rule the packed kit checks passes', async () => {
-    const server = await startServerScript('agent.mjs', scratch);
+    const server = await startServerScript('agent.mjs', scratch, AS_INSTALLED);
     try {
-      const { code, report } = await runKit(KIT, server.url, scratch);
+      const { code, report } = await runKit(KIT, server.url, scratch, AS_INSTALLED);
       assert.deepEqual(failedRules(report), []);
       assert.equal(code, 0);
       assert.ok(report.summary.pass > 20, `${report.summary.pass} checks passed`);
@@ -105,9 +118,9 @@ describe('the packages as published', () => {
   });
 
   it('the same server with two deliberate defects fails on exactly those rules (CMD-13, CMD-17)', async () => {
-    const server = await startServerScript('defective.mjs', scratch);
+    const server = await startServerScript('defective.mjs', scratch, AS_INSTALLED);
     try {
-      const { code, report } = await runKit(KIT, server.url, scratch);
+      const { code, report } = await runKit(KIT, server.url, scratch, AS_INSTALLED);
       assert.deepEqual(failedRules(report), ['CMD-13', 'CMD-17']);
       assert.equal(code, 1);
     } finally {

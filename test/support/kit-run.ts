@@ -13,9 +13,9 @@ export interface ServerScript {
   stop(): Promise<void>;
 }
 
-/** Starts `node <script>` in `cwd` and waits for the URL it prints. */
-export async function startServerScript(script: string, cwd: string): Promise<ServerScript> {
-  const child = spawnGroup(process.execPath, [script, '0'], { cwd, env: process.env });
+/** Starts `node [nodeFlags] <script>` in `cwd` and waits for the URL it prints. */
+export async function startServerScript(script: string, cwd: string, nodeFlags: string[] = []): Promise<ServerScript> {
+  const child = spawnGroup(process.execPath, [...nodeFlags, script, '0'], { cwd, env: process.env });
   let out = '';
   let err = '';
   let exited = false;
@@ -37,9 +37,14 @@ export async function startServerScript(script: string, cwd: string): Promise<Se
   };
 }
 
-/** Runs `node <bin> <url> --json` in `cwd` and returns its exit code and report. */
-export async function runKit(bin: string, url: string, cwd: string): Promise<{ code: number; report: ConformReport }> {
-  const child = spawnGroup(process.execPath, [bin, url, '--json'], { cwd, env: process.env });
+/** Runs `node [nodeFlags] <bin> <url> --json` in `cwd` and returns its exit code and report. */
+export async function runKit(
+  bin: string,
+  url: string,
+  cwd: string,
+  nodeFlags: string[] = [],
+): Promise<{ code: number; report: ConformReport }> {
+  const child = spawnGroup(process.execPath, [...nodeFlags, bin, url, '--json'], { cwd, env: process.env });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npx @tiny-harness/conform <url>`: the kit from a terminal, with the options of
+ * `conform <url>`, the package's bin: the kit from a terminal, with the options of
  * `tiny-harness conform` (see `--help`), the report on standard output and its exit code.
  */
 import { parseArgs } from 'node:util';

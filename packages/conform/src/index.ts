@@ -1,8 +1,8 @@
 /**
  * The conformance kit of the Commands extension v1: asks an A2A server, over each transport its
  * card declares, whether it keeps the rules of `spec/commands-extension-v1.md` and
- * `spec/behaviour.md`, as far as can be seen from outside. `npx @tiny-harness/conform <url>` runs
- * it from a terminal; `conform` runs it from code and returns the report.
+ * `spec/behaviour.md`, as far as can be seen from outside. The package's bin, `conform <url>`,
+ * runs it from a terminal; `conform` runs it from code and returns the report.
  */
 export { conform, ConformUnreachable, type ConformOptions } from './conform.js';
 export { runConform, type ConformCommand } from './command-line.js';
