@@ -9,7 +9,7 @@ import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
 import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
-import { ALLOWED_TOOLS_KEY, AWAITING_APPROVAL_NOTICE, dataPart, NOTICE_KEY } from '../wire.js';
+import { ALLOWED_TOOLS_KEY, AWAITING_APPROVAL_NOTICE, dataPart, NOTICE_KEY, RETRYING_NOTICE } from '../wire.js';
 import { allowedEntries } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
@@ -245,6 +245,11 @@ export class HarnessExecutor {
           text.flush();
           calls.awaitApproval(call);
         },
+        // Said at once, while the AI SDK waits to try again: the turn goes on.
+        onRetry: (notice) => {
+          text.flush();
+          bus.publish(progressNotice(turn.taskId, contextId, notice, RETRYING_NOTICE));
+        },
       });
     } catch (error) {
       text.flush(); // what arrived before a failure goes out before the final status
@@ -306,6 +311,12 @@ export class HarnessExecutor {
     bus.open();
     return statusUpdate(message.taskId!, message.contextId!, state, message);
   }
+}
+
+/** A WORKING status update with the harness's words of `kind` (`TURN_PROGRESS_NOTICES`): the turn goes on. */
+function progressNotice(taskId: string, contextId: string, text: string, kind: string) {
+  const message = agentMessage(taskId, contextId, text, kind);
+  return AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING, message));
 }
 
 /** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
