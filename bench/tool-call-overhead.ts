@@ -43,7 +43,7 @@ const tools = new McpTools({
   log: silentLogger,
 });
 await tools.start();
-const entry = (await tools.list()).find((e) => e.name === 'fx_echo');
+const entry = (await tools.list()).tools.find((e) => e.name === 'fx_echo');
 if (!entry) throw new Error('the fixture server offered no echo tool');
 const calls = new TurnToolCalls('bench-task', 'bench-context', () => {});
 const [harnessTool] = calls.wrap([entry]);

@@ -103,6 +103,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     servers: config.mcpServers,
     env: options.env ?? process.env,
     toolTimeoutMs: config.toolTimeoutMs,
+    connectWaitMs: config.mcpConnectWaitMs,
     toolOutputChars: config.toolOutputChars,
     log,
     logContent: options.logContent,

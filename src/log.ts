@@ -117,12 +117,38 @@ function loadPrettyFactory(): typeof import('pino-pretty').prettyFactory {
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 const PATH_PATTERN = /(?:[A-Za-z]:)?(?:\/[\w.@+-]+){2,}\/?/g;
-const SECRET_PATTERN = /\b(sk-[\w-]{8,}|(?:api[_-]?key|token|secret|password)=\S+)/gi;
 
-/** One line about an error: its name and message, with paths and anything key-shaped removed. */
+/** A URL's user and password: `https://user:pw@host` keeps `https://` and `@host`. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi;
+/** The credentials of an `Authorization` value: `Bearer …`, `Basic …`. */
+const AUTH_SCHEME = /\b(Bearer|Basic)\s+[\w.~+/=*-]*[\w~+/=*]/gi;
+/** A value named as a secret: `key=…`, `api_key=…`, `client_secret=…`, `"access_token": "…"`. */
+const NAMED_SECRET = /\b([\w-]*(?:key|token|secret|password)(?:=|["']\s*:\s*["']))[^\s"'&,;})]+/gi;
+/** Keys by their providers' prefixes (`sk-…`, `sk-ant-…`, `gsk_…`, `AIza…`, `AKIA…`), masked parts (`*`, `...`) included, a full stop after them not. */
+const KEY_PREFIX =
+  /\b(?:(?:sk|pk|rk|gsk|xai|hf|ghp|gho|ghs|github_pat|glpat|pplx|fw)[-_][\w*.-]{5,}[\w*]|AIza[\w-]{20,}|AKIA[0-9A-Z]{16})/g;
+/** Any other long opaque token of letters and digits: 24 characters or more, with both. */
+const OPAQUE_TOKEN = /\b(?=\w*\d)(?=\w*[A-Za-z])\w{24,}/g;
+
+/**
+ * `text` with anything secret-shaped replaced by `[redacted]`: API keys, bearer and basic
+ * credentials, values named `key`, `token`, `password`..., a URL's user and password, and long
+ * opaque tokens. The rest stays as it was, so that a provider's error text still says what is
+ * wrong. Every text of someone else's that reaches a reply or a log line passes here.
+ */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(URL_CREDENTIALS, '$1[redacted]@')
+    .replace(AUTH_SCHEME, '$1 [redacted]')
+    .replace(NAMED_SECRET, '$1[redacted]')
+    .replace(KEY_PREFIX, '[redacted]')
+    .replace(OPAQUE_TOKEN, '[redacted]');
+}
+
+/** One line about an error: its name and message, with paths and anything secret-shaped removed. */
 export function describeError(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.split('\n')[0]!.replace(PATH_PATTERN, '<path>').replace(SECRET_PATTERN, '<redacted>').slice(0, 300);
+  return redactSecrets(text.split('\n')[0]!).replace(PATH_PATTERN, '<path>').slice(0, 300);
 }
 
 /**

@@ -48,6 +48,21 @@ export const TURN_FAILURE_NOTICES: ReadonlySet<string> = new Set(['model-failure
 /** The notice kind of the status message that ends a turn waiting for tool-call approval (CMD-33). */
 export const AWAITING_APPROVAL_NOTICE = 'awaiting-approval';
 
+/** The notice kind of a WORKING status message: the turn's model request failed and is tried again. */
+export const RETRYING_NOTICE = 'retrying';
+
+/**
+ * The notice kind of a WORKING status message: the turn runs without the tools of some MCP
+ * servers (still connecting, or unreachable). Its data part is `{missing: [{server, why, ...}]}`.
+ */
+export const TOOLS_MISSING_NOTICE = 'tools-missing';
+
+/**
+ * The notice kinds a turn sends while it goes on, in WORKING status updates: the harness's own
+ * words, which clients show apart from the reply and which do not end the turn.
+ */
+export const TURN_PROGRESS_NOTICES: ReadonlySet<string> = new Set([RETRYING_NOTICE, TOOLS_MISSING_NOTICE]);
+
 /**
  * A model named without its provider (`echo` for `builtin:echo`, as people and Claude Code's
  * command files name them) is the offered `provider:model` of that name when exactly one

@@ -59,6 +59,7 @@ export class ChatScreen {
           onSubtask(item.taskRef);
         }
       } else if (item.kind === 'tool') this.showTool(item.call);
+      else if (item.kind === 'notice') this.line(this.style.dim(item.text));
       else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
       // 'note': sub-tasks are followed by the chat, which says when each one ends.
     }

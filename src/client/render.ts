@@ -12,6 +12,7 @@ import {
   TASK_REF_KEY,
   TOOL_CALL_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
+  TURN_PROGRESS_NOTICES,
   isTerminal,
   textOf as partsText,
   toolCallsOf,
@@ -26,6 +27,8 @@ export type Shown =
   | { kind: 'command'; name: string; text: string; taskRef?: string; messageId?: string }
   /** A note that a sub-task ended (the chat reports sub-tasks itself). */
   | { kind: 'note'; text: string }
+  /** The harness's words while the turn goes on (`TURN_PROGRESS_NOTICES`: a retry, tools missing). */
+  | { kind: 'notice'; text: string }
   /** A tool call's status changed (the tool-calls extension). */
   | { kind: 'tool'; call: ToolCallData }
   /** The end of the turn: its state, its reply when none was streamed, and the harness's notice kind when it wrote the text. */
@@ -138,6 +141,8 @@ export class TurnReader {
             message,
             toolCallsOf(message.parts).map((call) => ({ kind: 'tool' as const, call })),
           );
+        if (TURN_PROGRESS_NOTICES.has(noticeOf(message) ?? ''))
+          return this.once(message, [{ kind: 'notice', text: textOf(message) }]);
         this.state = update.status?.state ?? this.state;
         if (!endsTurn(this.state)) return [];
         this.ended = true;

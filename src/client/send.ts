@@ -204,6 +204,9 @@ function replyPrinter(out: NodeJS.WritableStream, err: NodeJS.WritableStream) {
         } else if (item.kind === 'tool') {
           // How each call ended, on standard error: standard output stays the reply.
           if (item.call.status !== 'running') err.write(`[tool] ${toolCallLine(item.call)}\n`);
+        } else if (item.kind === 'notice') {
+          // The harness's words (a retry, tools missing), on standard error: standard output stays the reply.
+          err.write(`[notice] ${item.text}\n`);
         } else if (item.kind === 'end') {
           if (item.text) line(item.text);
           if (isFailure(item.state)) err.write(`the task ended ${stateName(item.state)}\n`);

@@ -128,6 +128,11 @@ export const DEFAULT_MAX_STEPS = 20;
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** About 5,000 tokens: enough for a page of a file, small enough that a few calls fit a context. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000;
+/**
+ * 5 s: most servers answer within it (an `npx` one took 4 s), and a turn sent right after a
+ * start gets their tools; one that takes longer costs the first turn no more than that.
+ */
+export const DEFAULT_MCP_CONNECT_WAIT_MS = 5_000;
 
 /** 24 h, as payment APIs keep idempotency keys (the store's own default; a test keeps the two equal). */
 export const DEFAULT_MESSAGE_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -303,6 +308,15 @@ export const configSchema = strictObject({
     .default({})
     .describe(
       "MCP servers whose tools every turn's model may call, by name (prefixing their tools' names, `fs_read_text_file`); each a stdio server (`command`) or a Streamable HTTP one (`url`). Any value may name an environment variable, `${VAR}` or `${VAR:-default}`, read at start-up (docs/tools.md).",
+    ),
+  mcpConnectWaitMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(0)
+    .max(600_000)
+    .default(DEFAULT_MCP_CONNECT_WAIT_MS)
+    .describe(
+      'How long, in milliseconds, a turn that starts while MCP servers are still connecting (the harness serves before they answer) waits for them. Past it the turn runs without their tools and its stream carries a notice (`tools-missing`) naming the servers; 0 never waits (docs/tools.md).',
     ),
   maxSteps: z
     .number()

@@ -1,14 +1,16 @@
 /**
  * Turns whatever a provider call threw (or put on the stream) into one
  * `HarnessError('provider_failed')` whose message a person can act on: which model, what kind
- * of failure. The AI SDK's errors carry the request URL, the request body and the provider's
- * own text (OpenAI's 401 text quotes part of the key), so messages are built here from the
- * status and the error's kind; a provider's text is only kept, sanitized, for requests it
- * refused (4xx other than auth), where it usually says what to change. No stack, no cause.
+ * of failure, and what the provider itself said. The AI SDK's errors carry the request URL and
+ * body, which are never shown; the provider's own text (its error's message, or the body it
+ * answered) is kept beside ours, cut short and with every secret removed (`redactSecrets`:
+ * OpenAI's 401 text quotes part of the key). No stack, no cause.
  */
 import { APICallError, LoadAPIKeyError, NoSuchModelError } from '@ai-sdk/provider';
 import type { RetryError } from 'ai';
+import { STATUS_CODES } from 'node:http';
 import { HarnessError } from '../errors.js';
+import { redactSecrets } from '../log.js';
 import { describeNetworkFailure } from './probe.js';
 
 const NETWORK_CODES = new Set([
@@ -42,25 +44,38 @@ function isNetworkFailure(error: unknown): boolean {
   return false;
 }
 
-/** A provider's own words, cut to one short line with URLs and key-like tokens removed. */
-export function sanitizeDetail(text: string): string {
-  const line = text.split(/\r?\n/)[0] ?? '';
-  const clean = line
-    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, '[url]')
-    .replace(/\b(sk|pk|rk|key|api|bearer)[-_][\w-]{4,}/gi, '[redacted]')
-    .replace(/[A-Za-z0-9_\-+/=]{24,}/g, '[redacted]')
-    .trim();
-  return clean.length > 160 ? `${clean.slice(0, 157)}...` : clean;
+/** The most characters of a provider's own text that a message quotes. */
+const PROVIDER_WORDS_CHARS = 200;
+
+/**
+ * What the provider said about its failure, in one short line with secrets removed: its
+ * error's message, or, when the SDK could not read its error body (HTML, another provider's
+ * shape), that body's text. None when it said nothing but its HTTP status.
+ */
+export function providerWords(error: unknown): string | undefined {
+  const call = isRetryError(error) ? error.lastError : error;
+  if (!APICallError.isInstance(call) || call.statusCode === undefined || call.statusCode < 400) return undefined;
+  const unread = call.data === undefined && call.responseBody?.trim() ? call.responseBody : undefined;
+  // Cut before the patterns run: a body may be a whole page (whose tags go).
+  const raw = unread?.slice(0, 4 * PROVIDER_WORDS_CHARS).replace(/<[^>]*>/g, ' ') ?? call.message;
+  const text = redactSecrets(
+    raw
+      .slice(0, 4 * PROVIDER_WORDS_CHARS)
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
+  if (!text || text === STATUS_CODES[call.statusCode]) return undefined;
+  return text.length > PROVIDER_WORDS_CHARS ? `${text.slice(0, PROVIDER_WORDS_CHARS - 1)}…` : text;
 }
 
-function describeStatus(status: number, detail: string): string {
+function describeStatus(status: number): string {
   if (status === 401) return 'the provider rejected the API key (HTTP 401)';
   if (status === 403) return 'the provider refused access with this API key (HTTP 403)';
-  if (status === 404) return `the provider does not know this model (HTTP 404)${detail}`;
+  if (status === 404) return 'the provider does not know this model (HTTP 404)';
   if (status === 408 || status === 504) return `the provider timed out (HTTP ${status})`;
   if (status === 429) return 'the provider is rate limiting or out of quota (HTTP 429)';
   if (status >= 500) return `the provider had a server error (HTTP ${status})`;
-  if (status >= 400) return `the provider refused the request (HTTP ${status})${detail}`;
+  if (status >= 400) return `the provider refused the request (HTTP ${status})`;
   return `the provider answered HTTP ${status} with something that is not a valid reply`;
 }
 
@@ -80,11 +95,7 @@ export function describeProviderFailure(error: unknown): string {
       }
       return 'the provider answered something that is not a valid reply';
     }
-    const raw =
-      error.message && !/^(Failed to process|Bad Request|Not Found|Unauthorized)/.test(error.message)
-        ? sanitizeDetail(error.message)
-        : '';
-    return describeStatus(status, raw ? `: ${raw}` : '');
+    return describeStatus(status);
   }
   if (LoadAPIKeyError.isInstance(error)) return 'no API key is configured for this provider';
   if (NoSuchModelError.isInstance(error)) return 'the provider does not offer this model';
@@ -97,9 +108,25 @@ export function describeProviderFailure(error: unknown): string {
   return `the call failed unexpectedly (${name})`;
 }
 
+/** Our account of a failure, then the provider's own words when it gave any. */
+function failureText(modelName: string, error: unknown): string {
+  const words = providerWords(error);
+  const said = words ? ` The provider said: "${words.replace(/\.$/, '')}".` : '';
+  return `Model ${modelName} failed: ${describeProviderFailure(error)}.${said}`;
+}
+
 /** The error a turn reports when its model call fails. */
 export function providerFailure(modelName: string, error: unknown): HarnessError {
-  return new HarnessError('provider_failed', `Model ${modelName} failed: ${describeProviderFailure(error)}.`);
+  return new HarnessError('provider_failed', failureText(modelName, error));
+}
+
+/**
+ * What the user is told, at once, when a request failed and is tried again: the failure as
+ * {@link providerFailure} says it, and which attempt comes next.
+ * @param attempt the attempt about to start, 2 for the first retry
+ */
+export function retryNotice(modelName: string, error: unknown, attempt: number, attempts: number): string {
+  return `${failureText(modelName, error)} Retrying (attempt ${attempt} of ${attempts})…`;
 }
 
 /** The error a turn reports when its model call took longer than allowed. */

@@ -15,7 +15,8 @@
  * a pipeline of a dozen web streams (steps, tools, telemetry) and validates every message of
  * the conversation with zod: measured, 10.7 ms of CPU before the first token where the
  * provider's stream takes 4.9 ms. The request is retried as `streamText` does it, with the AI
- * SDK's own `prepareRetries` (exported by `ai/internal`; pinned by the retry tests).
+ * SDK's own `prepareRetries` (exported by `ai/internal`; pinned by the retry tests), and each
+ * retry told at once to `onRetry` (`retries.ts`).
  * Provider errors arrive as `error` parts, and the stream may go on after one: the first ends
  * the reply.
  *
@@ -31,6 +32,7 @@ import type { FinishReason } from 'ai';
 import { DEFAULT_MODEL_TIMEOUT_MS } from '../config/schema.js';
 import { isHarnessError } from '../errors.js';
 import { providerFailure, providerTimeout } from './failure.js';
+import { announcingRetries, retriesWithin, type RetryListener } from './retries.js';
 
 /** One message of a conversation, as a turn sends it: the harness talks to models in text. */
 export interface TextMessage {
@@ -59,24 +61,15 @@ export interface StreamReplyOptions {
   timeoutMs?: number;
   /** The catalog id to name in error messages (default: derived from the model object). */
   modelName?: string;
-  /** Retries of a request that failed before its reply started (AI SDK default: 2). */
+  /** Retries of a request that failed before its reply started (default: what `timeoutMs` leaves room for). */
   maxRetries?: number;
+  /** Told at once each time the request failed and is tried again (`retries.ts`). */
+  onRetry?: RetryListener;
 }
 
 /** True for the error {@link streamReply} throws when its caller aborted it. */
 export function isAbortError(error: unknown): boolean {
   return error instanceof Error || error instanceof DOMException ? error.name === 'AbortError' : false;
-}
-
-/**
- * How many retries the AI SDK may make within the request's time budget. It waits 2 s before
- * its first retry and 4 s before its second; a retry that cannot start before the timeout only
- * turns a clear failure (HTTP 500, a reset) into "timed out". Half the budget goes to waiting.
- */
-export function retriesWithin(timeoutMs: number): number {
-  if (timeoutMs >= 12_000) return 2;
-  if (timeoutMs >= 4_000) return 1;
-  return 0;
 }
 
 function abortError(): DOMException {
@@ -122,14 +115,13 @@ export async function* streamReply(
     // Loaded on the first model request (it is a sizeable part of start-up otherwise), then kept:
     // awaiting `import()` again yields to whatever else waits, ahead of the model request.
     const { prepareRetries } = (aiInternal ??= await import('ai/internal'));
-    const { retry } = prepareRetries({
-      maxRetries: options.maxRetries ?? retriesWithin(timeoutMs),
-      abortSignal: controller.signal,
-    });
+    const maxRetries = options.maxRetries ?? retriesWithin(timeoutMs);
+    const { retry } = prepareRetries({ maxRetries, abortSignal: controller.signal });
+    const announcing = announcingRetries(model, { maxRetries, modelName, onRetry: options.onRetry });
     let outcome: ReplyOutcome | undefined;
     try {
       const prompt = providerPrompt(options.system, options.messages);
-      const { stream } = await retry(() => model.doStream({ prompt, abortSignal: controller.signal }));
+      const { stream } = await retry(() => announcing.doStream({ prompt, abortSignal: controller.signal }));
       const reader = stream.getReader();
       try {
         for (let read = await reader.read(); !read.done; read = await reader.read()) {

@@ -16,7 +16,8 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { jsonSchema, stepCountIs, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
 import { isHarnessError } from '../errors.js';
 import { providerFailure, providerTimeout } from './failure.js';
-import { retriesWithin, type ReplyUsage } from './stream.js';
+import { announcingRetries, retriesWithin, type RetryListener } from './retries.js';
+import type { ReplyUsage } from './stream.js';
 
 /** A tool the model may call. `execute` resolves with the result text, or throws with the error text the model reads. */
 export interface LoopTool {
@@ -45,6 +46,8 @@ export interface ToolLoopOptions {
   onText: (delta: string) => void;
   /** Told of each call to a tool that needs approval, in stream order, instead of running it. */
   onApprovalRequest?: (call: { id: string; tool: string; input: unknown }) => void;
+  /** Told at once each time a step's model request failed and is tried again (`retries.ts`). */
+  onRetry?: RetryListener;
 }
 
 export interface ToolLoopOutcome extends ReplyUsage {
@@ -63,15 +66,16 @@ export async function runToolLoop(model: LanguageModelV3, options: ToolLoopOptio
     });
   }
   let failure: unknown;
+  const maxRetries = retriesWithin(options.stepTimeoutMs);
   const result = streamText({
-    model,
+    model: announcingRetries(model, { maxRetries, modelName: options.modelName, onRetry: options.onRetry }),
     system: options.system,
     messages: modelMessages(options.messages),
     tools,
     stopWhen: stepCountIs(options.maxSteps),
     abortSignal: options.abortSignal,
     timeout: { stepMs: options.stepTimeoutMs },
-    maxRetries: retriesWithin(options.stepTimeoutMs),
+    maxRetries,
     onError: ({ error }) => {
       failure ??= error;
     },

@@ -36,6 +36,7 @@ export class CatalogGateway implements ModelGateway {
         modelName: request.modelId,
         onText: request.onText,
         onApprovalRequest: request.onApprovalRequest,
+        onRetry: request.onRetry,
       });
     }
     const reply = streamReply(model, {
@@ -44,6 +45,7 @@ export class CatalogGateway implements ModelGateway {
       abortSignal: request.abortSignal,
       timeoutMs: this.timeoutMs,
       modelName: request.modelId,
+      onRetry: request.onRetry,
     });
     let text = '';
     for (let step = await reply.next(); ; step = await reply.next()) {

@@ -9,8 +9,15 @@ import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
 import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
-import { ALLOWED_TOOLS_KEY, AWAITING_APPROVAL_NOTICE, dataPart, NOTICE_KEY } from '../wire.js';
-import { allowedEntries } from '../tools/index.js';
+import {
+  ALLOWED_TOOLS_KEY,
+  AWAITING_APPROVAL_NOTICE,
+  dataPart,
+  NOTICE_KEY,
+  RETRYING_NOTICE,
+  TOOLS_MISSING_NOTICE,
+} from '../wire.js';
+import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TurnEnd } from './engine.js';
@@ -32,7 +39,7 @@ export interface ExecutorOptions {
    * of the context, or a sub-task's parent conversation. None without it.
    */
   earlier?: (task: Pick<Task, 'id' | 'contextId' | 'metadata'>, callContext: ServerCallContext) => Promise<Message[]>;
-  /** The tools every turn's model may call (MCP servers); none without it. */
+  /** The tools every turn's model may call (MCP servers), and the servers a turn goes without; none without it. */
   tools?: Pick<ToolBox, 'list'>;
   /** The most model-and-tool steps in one turn (default 20). */
   maxSteps?: number;
@@ -220,7 +227,15 @@ export class HarnessExecutor {
     });
     // A command file's `allowed-tools` (TOOL-3): the model is offered no other tool, and the AI
     // SDK answers a call to one it was not offered with an error result.
-    const offered = allowedEntries((await this.options.tools?.list()) ?? [], start.allowedTools);
+    const listed = await this.options.tools?.list(turn.abort.signal);
+    const offered = allowedEntries(listed?.tools ?? [], start.allowedTools);
+    // Servers still connecting past the wait, or unreachable: the user is told the turn goes without them.
+    const missing = (listed?.missing ?? []).filter((entry) => mayAllowServer(start.allowedTools, entry.server));
+    if (missing.length > 0 && !turn.abort.signal.aborted) {
+      const notice = agentMessage(turn.taskId, contextId, missingToolsText(missing), TOOLS_MISSING_NOTICE);
+      notice.parts.push(dataPart({ missing }));
+      bus.publish(progressNotice(notice));
+    }
     const tools = calls.wrap(offered, () => text.flush());
     const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
     const before = await start.earlier;
@@ -244,6 +259,11 @@ export class HarnessExecutor {
         onApprovalRequest: (call) => {
           text.flush();
           calls.awaitApproval(call);
+        },
+        // Said at once, while the AI SDK waits to try again: the turn goes on.
+        onRetry: (notice) => {
+          text.flush();
+          bus.publish(progressNotice(agentMessage(turn.taskId, contextId, notice, RETRYING_NOTICE)));
         },
       });
     } catch (error) {
@@ -306,6 +326,13 @@ export class HarnessExecutor {
     bus.open();
     return statusUpdate(message.taskId!, message.contextId!, state, message);
   }
+}
+
+/** A WORKING status update with the harness's words (a notice of `TURN_PROGRESS_NOTICES`): the turn goes on. */
+function progressNotice(message: Message) {
+  return AgentEvent.statusUpdate(
+    statusUpdate(message.taskId!, message.contextId!, TaskState.TASK_STATE_WORKING, message),
+  );
 }
 
 /** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */

@@ -45,6 +45,11 @@ export interface ModelRequest {
    * loop then stops after the step: the turn waits for a person's answer.
    */
   onApprovalRequest?: (call: RequestedToolCall) => void;
+  /**
+   * Told at once each time the model request failed and is tried again (a rate limit, a server
+   * error), with why, in words fit to show the user; the request goes on.
+   */
+  onRetry?: (notice: string) => void;
 }
 
 /** A call the model asked for, not run. */

@@ -118,26 +118,31 @@ interface ToolShape {
 }
 
 /** The tool box, each call timed and counted by tool and outcome. */
-export function meteredTools<T extends ToolShape>(
-  box: { list(): Promise<T[]> },
+export function meteredTools<T extends ToolShape, L extends { tools: T[] }>(
+  box: { list(signal?: AbortSignal): Promise<L> },
   metrics: HarnessMetrics | undefined,
-): { list(): Promise<T[]> } {
+): { list(signal?: AbortSignal): Promise<L> } {
   if (!metrics) return box;
   return {
-    list: async () =>
-      (await box.list()).map((entry) => ({
-        ...entry,
-        call: async (input: unknown, signal: AbortSignal) => {
-          const started = performance.now();
-          let status = 'failed';
-          try {
-            const outcome = await entry.call(input, signal);
-            status = outcome.status;
-            return outcome;
-          } finally {
-            metrics.toolCallEnded(entry.name, started, status);
-          }
-        },
-      })),
+    list: async (signal) => {
+      const listed = await box.list(signal);
+      return {
+        ...listed,
+        tools: listed.tools.map((entry) => ({
+          ...entry,
+          call: async (input: unknown, signal: AbortSignal) => {
+            const started = performance.now();
+            let status = 'failed';
+            try {
+              const outcome = await entry.call(input, signal);
+              status = outcome.status;
+              return outcome;
+            } finally {
+              metrics.toolCallEnded(entry.name, started, status);
+            }
+          },
+        })),
+      };
+    },
   };
 }

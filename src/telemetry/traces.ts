@@ -22,6 +22,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from '@opentelemetry/semantic-conventions/incubating';
 import { isHarnessError } from '../errors.js';
+import { redactSecrets } from '../log.js';
 import { NOTICE_KEY, REPLY_ERROR_KEY } from '../wire.js';
 
 /** The instrumentation scope of every span the harness makes. */
@@ -71,10 +72,13 @@ export function errorType(error: unknown): string {
   return '_OTHER';
 }
 
-/** Marks a span failed: status ERROR and `error.type`; the message only (no stack, no content). */
+/**
+ * Marks a span failed: status ERROR and `error.type`; the message only (no stack, no content),
+ * secrets removed (a provider's 401 text may quote the key).
+ */
 export function failSpan(span: Span, type: string, message?: string): void {
   span.setAttribute(ATTR_ERROR_TYPE, type);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: message === undefined ? undefined : redactSecrets(message) });
 }
 
 /** Runs `work` inside `span` (its child spans and outgoing requests see it), ending the span after. */

@@ -17,3 +17,11 @@ export function allowedEntries<T extends Pick<ToolEntry, 'name' | 'server'>>(
 ): T[] {
   return rules === undefined ? [...entries] : entries.filter((entry) => allowedBy(rules, entry));
 }
+
+/**
+ * Whether `rules` may allow any tool of `server` (its tools unknown: it has not answered): a
+ * `<server>:*` rule, or a name that starts with its prefix. All do when there are no rules.
+ */
+export function mayAllowServer(rules: readonly string[] | undefined, server: string): boolean {
+  return rules === undefined || rules.some((rule) => rule === `${server}:*` || rule.startsWith(`${server}_`));
+}

@@ -1,4 +1,11 @@
 export { McpTools, PromptUnavailable, type McpToolsOptions, type PromptEntry } from './mcp-tools.js';
 export { normalizeToolName, ToolNamer } from './names.js';
-export type { ToolBox, ToolEntry, ToolOutcome } from './tool-box.js';
-export { allowedBy, allowedEntries } from './allowed.js';
+export {
+  missingToolsText,
+  type MissingServer,
+  type ToolBox,
+  type ToolEntry,
+  type ToolList,
+  type ToolOutcome,
+} from './tool-box.js';
+export { allowedBy, allowedEntries, mayAllowServer } from './allowed.js';

@@ -11,13 +11,15 @@ import type { Logger } from '../log.js';
 import { ToolNamer } from './names.js';
 import { boundOutput, resultText, splitOutput } from './output.js';
 import { MessageTooLarge, ServerConnection, serverTarget, STDIO_MESSAGE_LIMIT } from './server-connection.js';
-import type { ToolBox, ToolEntry, ToolOutcome } from './tool-box.js';
+import type { MissingServer, ToolBox, ToolEntry, ToolList, ToolOutcome } from './tool-box.js';
 
 export interface McpToolsOptions {
   servers: Readonly<Record<string, McpServerConfig>>;
   /** Where `${VAR}` values come from. */
   env: Readonly<Record<string, string | undefined>>;
   toolTimeoutMs: number;
+  /** How long a turn waits for servers still on their first attempt to connect (`mcpConnectWaitMs`); default 0. */
+  connectWaitMs?: number;
   toolOutputChars: number;
   log: Logger;
   /** Log each call's input and (the head of its) output too: content, off by default (`--log-content`). */
@@ -105,14 +107,31 @@ export class McpTools implements ToolBox {
   }
 
   /**
-   * The tools of the servers connected now. A server lost or failed since is connected again
-   * first; one still on its first attempt is not waited for: its tools are offered from the
-   * turn after it answers.
+   * The tools of the servers connected now, and the servers left out. A server lost or failed
+   * since is connected again first; one still on its first attempt is waited for, up to
+   * `connectWaitMs` or until `signal` aborts: then its tools are offered from the turn after it
+   * answers.
    */
-  async list(): Promise<ToolEntry[]> {
+  async list(signal?: AbortSignal): Promise<ToolList> {
+    const waitedMs = this.options.connectWaitMs ?? 0;
+    const connecting = this.connections.filter((connection) => connection.connecting);
     const settled = this.connections.filter((connection) => !connection.connecting);
-    await Promise.all(settled.map((connection) => connection.ensure().catch(() => undefined)));
-    return this.entries();
+    await Promise.all([
+      ...settled.map((connection) => connection.ensure().catch(() => undefined)),
+      firstAnswers(connecting, waitedMs, signal),
+    ]);
+    const missing = this.connections
+      .filter((connection) => !connection.connected)
+      .map((connection): MissingServer =>
+        connection.connecting
+          ? { server: connection.name, why: 'connecting', waitedMs }
+          : {
+              server: connection.name,
+              why: 'unreachable',
+              ...(connection.lastFailure === undefined ? {} : { failure: connection.lastFailure }),
+            },
+      );
+    return { tools: this.entries(), missing };
   }
 
   /** The tools of the servers connected now, named by the rule of `names.ts`. */
@@ -261,4 +280,22 @@ export class McpTools implements ToolBox {
     if (error instanceof McpError) return `The MCP server "${server}" refused the call: ${error.message.slice(0, 500)}`;
     return `The call to the MCP server "${server}" failed: ${error instanceof Error ? error.message.slice(0, 500) : 'unknown error'}`;
   }
+}
+
+/**
+ * Resolves once every one of `connecting` has answered its first attempt, either way, or after
+ * `waitMs`, or when `signal` aborts, whichever comes first.
+ */
+function firstAnswers(connecting: readonly ServerConnection[], waitMs: number, signal?: AbortSignal): Promise<void> {
+  if (connecting.length === 0 || waitMs === 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, waitMs);
+    signal?.addEventListener('abort', done, { once: true });
+    void Promise.all(connecting.map((connection) => connection.ensure().catch(() => undefined))).then(done);
+  });
 }

@@ -4,9 +4,9 @@
  * `notifications/tools/list_changed` and `notifications/prompts/list_changed`,
  * and connected again on the next use after it died (a crash, a closed connection), with a
  * log line each way. Connecting is single-flight: turns that need the server at once share
- * one attempt. Until its first attempt settles the server is `connecting`, and turns go on
- * without it; a shutdown meanwhile stops the attempt (and a stdio server's process) rather
- * than wait for an answer that may never come.
+ * one attempt. Until its first attempt settles the server is `connecting` (a turn waits for it
+ * a while, `McpTools.list`); a shutdown meanwhile stops the attempt (and a stdio server's
+ * process) rather than wait for an answer that may never come.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

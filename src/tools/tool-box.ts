@@ -1,11 +1,12 @@
 /** What a turn may call, as the runtime sees it: tools by name, with a JSON Schema for their input. */
 export interface ToolBox {
   /**
-   * The tools offered now, named per the rule in `names.ts`. Called at the start of each turn:
-   * a server that died since its last use is connected again here (or left out, logged); one
-   * still on its first attempt to connect is left out, not waited for.
+   * The tools offered now, named per the rule in `names.ts`, and the servers left out. Called at
+   * the start of each turn: a server that died since its last use is connected again here (or
+   * left out, logged); one still on its first attempt to connect is waited for, up to
+   * `mcpConnectWaitMs` or until `signal` aborts, then left out.
    */
-  list(): Promise<ToolEntry[]>;
+  list(signal?: AbortSignal): Promise<ToolList>;
   /** Ends every connection and child process; called once, at shutdown. */
   close(): Promise<void>;
 }
@@ -32,4 +33,29 @@ export interface ToolOutcome {
   output: string;
   /** The whole output when `output` was cut (within its own ceiling): the task keeps it as an artifact. */
   full?: string;
+}
+
+/** The tools a turn may call, and the configured servers whose tools it lacks. */
+export interface ToolList {
+  tools: ToolEntry[];
+  /** In config order; empty when every server is connected. */
+  missing: MissingServer[];
+}
+
+/** A configured server whose tools a turn goes without, and why. */
+export type MissingServer =
+  /** Its first attempt to connect had not answered when the turn's wait (`waitedMs`) ended. */
+  | { server: string; why: 'connecting'; waitedMs: number }
+  /** Its last attempt to connect failed: `failure` says why (no path, no secret). */
+  | { server: string; why: 'unreachable'; failure?: string };
+
+/** What the user is told when a turn runs without some servers' tools: one sentence per server. */
+export function missingToolsText(missing: readonly MissingServer[]): string {
+  return missing
+    .map((entry) =>
+      entry.why === 'connecting'
+        ? `The MCP server "${entry.server}" has not answered yet (waited ${entry.waitedMs} ms): this turn runs without its tools, which later turns get once it answers.`
+        : `The MCP server "${entry.server}" cannot be reached now${entry.failure ? ` (${entry.failure})` : ''}: this turn runs without its tools; it is tried again at the next turn.`,
+    )
+    .join(' ');
 }

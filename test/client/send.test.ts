@@ -11,14 +11,21 @@ const ANSWER = 'one two three four five six seven eight nine ten';
 
 let h: TestHarness;
 let bare: BareAgent;
+let rateLimited = 0;
 
 before(async () => {
   h = await startTestHarness({
     script: {
       reply: ANSWER,
       chunkDelayMs: 40,
-      fail: (body) =>
-        JSON.stringify(body.messages).includes('make the model fail') ? { kind: 'status', status: 500 } : undefined,
+      fail: (body) => {
+        const sent = JSON.stringify(body.messages);
+        if (sent.includes('make the model fail')) return { kind: 'status', status: 500 };
+        // Rate limited the first time only, tried again at once.
+        if (sent.includes('rate limited once') && ++rateLimited === 1)
+          return { kind: 'status', status: 429, message: 'slow down', headers: { 'retry-after-ms': '0' } };
+        return undefined;
+      },
     },
   });
   bare = await startBareAgent();
@@ -52,6 +59,16 @@ describe('tiny-harness send', () => {
     assert.equal(result.stdout, `${ANSWER}\n`);
     assert.ok(result.chunks.length > 2, `expected several writes, got ${JSON.stringify(result.chunks)}`);
     assert.ok(!result.chunks[0]!.includes('ten'), 'the first write came before the whole reply');
+  });
+
+  it('--stream prints the notice of a retry on stderr as it comes, and the reply on stdout', async () => {
+    const result = await runCli(['send', '--stream', h.harness.url, 'rate limited once']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, `${ANSWER}\n`);
+    assert.match(
+      result.stderr,
+      /^\[notice\] Model fixture:small failed: the provider is rate limiting or out of quota \(HTTP 429\)\. The provider said: "slow down"\. Retrying \(attempt 2 of 3\)…$/m,
+    );
   });
 
   it('--json prints the A2A SendMessageResponse, and --stream --json one StreamResponse per line', async () => {

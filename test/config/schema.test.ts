@@ -46,6 +46,7 @@ describe('config schema', () => {
       drainTimeoutMs: 30_000,
       shutdownGraceMs: 10_000,
       mcpServers: {},
+      mcpConnectWaitMs: 5000,
       maxSteps: 20,
       toolTimeoutMs: 60000,
       toolOutputChars: 20000,

@@ -85,14 +85,17 @@ describe('streamReply with an OpenAI-compatible server', () => {
     assert.equal(request?.authorization, `Bearer ${SECRET}`);
   });
 
-  it('reports a rejected key (401) without the key the provider quoted back', async () => {
+  it("reports a rejected key (401) with the provider's words, the key it quoted back redacted", async () => {
     const error = await failure({
-      script: { fail: { kind: 'status', status: 401, message: `Incorrect API key provided: ${SECRET}` } },
+      script: { fail: { kind: 'status', status: 401, message: `Incorrect API key provided: ${SECRET}.` } },
     });
-    assert.equal(error.message, 'Model local:small failed: the provider rejected the API key (HTTP 401).');
+    assert.equal(
+      error.message,
+      'Model local:small failed: the provider rejected the API key (HTTP 401). The provider said: "Incorrect API key provided: [redacted]".',
+    );
   });
 
-  it("reports an unknown model (404) with the provider's sanitized reason", async () => {
+  it("reports an unknown model (404) with the provider's words, a URL's credentials removed", async () => {
     const error = await failure({
       script: {
         fail: {
@@ -102,19 +105,69 @@ describe('streamReply with an OpenAI-compatible server', () => {
         },
       },
     });
-    assert.match(
+    assert.equal(
       error.message,
-      /the provider does not know this model \(HTTP 404\): The model small does not exist \(key \[redacted\], see \[url\]/,
+      'Model local:small failed: the provider does not know this model (HTTP 404). The provider said: "The model small does not exist (key [redacted], see https://[redacted]@docs.example/x)".',
     );
   });
 
-  it('reports a server error after its retries', async () => {
-    const error = await failure({ maxRetries: 1, script: { fail: { kind: 'status', status: 503 } } });
+  it('quotes a body the provider SDK cannot read as its text, bounded', async () => {
+    const page = `<html><body><h1>502 Bad Gateway</h1><p>Authorization: Bearer ${SECRET}</p>${'x '.repeat(300)}</body></html>`;
+    const error = await failure({ script: { fail: { kind: 'status', status: 400, body: page } } });
+    const said = /The provider said: "(.*)"\.$/.exec(error.message)?.[1] ?? assert.fail(error.message);
+    assert.match(said, /^502 Bad Gateway Authorization: Bearer \[redacted\] x x x/);
+    assert.ok(said.length <= 200 && said.endsWith('…'), said);
+  });
+
+  it('leaves out words that only repeat the HTTP status', async () => {
+    const error = await failure({ script: { fail: { kind: 'status', status: 429, body: '' } } });
+    assert.equal(error.message, 'Model local:small failed: the provider is rate limiting or out of quota (HTTP 429).');
+  });
+
+  it('reports a server error after its retries, each retry told at once', async () => {
+    const notices: string[] = [];
+    const error = await failure({
+      maxRetries: 1,
+      onRetry: (notice) => notices.push(notice),
+      script: { fail: { kind: 'status', status: 503, message: 'overloaded', headers: { 'retry-after-ms': '0' } } },
+    });
     assert.equal(
       error.message,
-      'Model local:small failed: the provider had a server error (HTTP 503), after 2 attempts.',
+      'Model local:small failed: the provider had a server error (HTTP 503), after 2 attempts. The provider said: "overloaded".',
     );
     assert.equal(server!.requests.length, 2);
+    assert.deepEqual(notices, [
+      'Model local:small failed: the provider had a server error (HTTP 503). The provider said: "overloaded". Retrying (attempt 2 of 2)…',
+    ]);
+  });
+
+  it('a rate limit (429) then a reply: the retry is told before the reply starts', async () => {
+    let requests = 0;
+    const model = await modelOn({
+      reply: 'Hello.',
+      fail: () =>
+        ++requests === 1
+          ? { kind: 'status', status: 429, message: 'Rate limit reached', headers: { 'retry-after-ms': '0' } }
+          : undefined,
+    });
+    const seen: string[] = [];
+    const reply = streamReply(model, { ...ask, maxRetries: 2, onRetry: (notice) => seen.push(`notice: ${notice}`) });
+    for await (const delta of reply) seen.push(delta);
+    assert.deepEqual(seen, [
+      'notice: Model local:small failed: the provider is rate limiting or out of quota (HTTP 429). The provider said: "Rate limit reached". Retrying (attempt 2 of 3)…',
+      'Hello.',
+    ]);
+  });
+
+  it('a failure that is not tried again (400) is told once, as the failure, not as a retry', async () => {
+    const notices: string[] = [];
+    await failure({
+      maxRetries: 2,
+      onRetry: (notice) => notices.push(notice),
+      script: { fail: { kind: 'status', status: 400, message: 'bad request' } },
+    });
+    assert.deepEqual(notices, []);
+    assert.equal(server!.requests.length, 1);
   });
 
   it('reports a stream that closes mid-way, after the deltas that did arrive', async () => {

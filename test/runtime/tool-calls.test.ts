@@ -52,7 +52,7 @@ async function turn(
     models: new TaskModels({ list: () => [], has: () => true, defaultModel: 'fixture:small' }, state),
     gateway,
     state,
-    tools: { list: async () => tools },
+    tools: { list: async () => ({ tools, missing: [] }) },
     endState: TaskState.TASK_STATE_INPUT_REQUIRED,
   });
   const taskId = randomUUID();

@@ -94,22 +94,28 @@ describe('model requests and tool calls', () => {
     const metrics = new HarnessMetrics();
     const tools = meteredTools(
       {
-        list: async (): Promise<
-          { name: string; call(input: unknown, signal: AbortSignal): Promise<{ status: string }> }[]
-        > => [
-          { name: 'fx_ok', call: async () => ({ status: 'succeeded' }) },
-          { name: 'fx_no', call: async () => ({ status: 'canceled' }) },
-          {
-            name: 'fx_bug',
-            call: async () => {
-              throw new Error('bug');
+        list: async (): Promise<{
+          tools: { name: string; call(input: unknown, signal: AbortSignal): Promise<{ status: string }> }[];
+          missing: string[];
+        }> => ({
+          tools: [
+            { name: 'fx_ok', call: async () => ({ status: 'succeeded' }) },
+            { name: 'fx_no', call: async () => ({ status: 'canceled' }) },
+            {
+              name: 'fx_bug',
+              call: async () => {
+                throw new Error('bug');
+              },
             },
-          },
-        ],
+          ],
+          missing: ['down'],
+        }),
       },
       metrics,
     );
-    const [ok, no, bug] = await tools.list();
+    const listed = await tools.list();
+    assert.deepEqual(listed.missing, ['down'], 'what else the list says is kept');
+    const [ok, no, bug] = listed.tools;
     await ok!.call({}, aborted());
     await no!.call({}, aborted());
     await assert.rejects(bug!.call({}, aborted()));
@@ -120,7 +126,7 @@ describe('model requests and tool calls', () => {
   });
 
   it('without metrics, each wrapper gives back what it was given', () => {
-    const box = { list: async () => [] };
+    const box = { list: async () => ({ tools: [], missing: [] }) };
     assert.equal(meteredTools(box, undefined), box);
   });
 });

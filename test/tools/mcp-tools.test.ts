@@ -3,9 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter, getEventListeners } from 'node:events';
 import { silentLogger } from '../../src/log.js';
-import { McpTools, type ToolEntry } from '../../src/tools/index.js';
+import { mayAllowServer, McpTools, missingToolsText, type ToolEntry } from '../../src/tools/index.js';
 import { OUTPUT_ARTIFACT_MAX_CHARS } from '../../src/tools/output.js';
 import { startMcpHttpServer, STDIO_FIXTURE, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
+import { unusedBaseURL } from '../fixtures/model-server.js';
 import { poll, waitFor } from '../support/wait.js';
 
 let server: RunningMcpHttpServer;
@@ -28,7 +29,8 @@ after(async () => {
   await server?.close();
 });
 
-const find = async (name: string): Promise<ToolEntry | undefined> => (await tools.list()).find((e) => e.name === name);
+const find = async (name: string): Promise<ToolEntry | undefined> =>
+  (await tools.list()).tools.find((e) => e.name === name);
 
 describe('McpTools', () => {
   it('follows tools/list_changed: a tool the server adds is offered without reconnecting', async () => {
@@ -98,7 +100,7 @@ describe('what a tool call logs', () => {
       });
       try {
         await own.start();
-        const echo = (await own.list()).find((e) => e.name === 'fx_echo')!;
+        const echo = (await own.list()).tools.find((e) => e.name === 'fx_echo')!;
         await echo.call({ text: 'secret-words' }, new AbortController().signal);
         const line = lines.find((l) => l.msg === 'tool call')!;
         assert.equal(line.server, 'fx');
@@ -137,7 +139,7 @@ describe('a stdio tool whose output is over the MCP SDK limit (issue 22)', () =>
     });
     try {
       await own.start();
-      const huge = (await own.list()).find((e) => e.name === 'fx_huge')!;
+      const huge = (await own.list()).tools.find((e) => e.name === 'fx_huge')!;
       const within = await huge.call({ size: 2 * 1024 * 1024 }, new AbortController().signal);
       assert.equal(within.status, 'succeeded', 'output within the limit is read, and cut as the bounds say');
       assert.match(within.output, /\[output cut: the first 1000 of 2097152 characters are shown\]$/);
@@ -156,7 +158,7 @@ describe('a stdio tool whose output is over the MCP SDK limit (issue 22)', () =>
         warnings.map((w) => w.msg),
         ['MCP server sent a message larger than 10 MiB; its connection is closed, and it is started again on next use'],
       );
-      const echo = (await own.list()).find((e) => e.name === 'fx_echo')!;
+      const echo = (await own.list()).tools.find((e) => e.name === 'fx_echo')!;
       assert.deepEqual(await echo.call({ text: 'again' }, new AbortController().signal), {
         status: 'succeeded',
         output: 'echo: again',
@@ -164,5 +166,43 @@ describe('a stdio tool whose output is over the MCP SDK limit (issue 22)', () =>
     } finally {
       await own.close();
     }
+  });
+});
+
+describe('the servers a turn goes without', () => {
+  it('a server that cannot be reached is listed as missing, with why; the others are offered', async () => {
+    const own = new McpTools({
+      servers: {
+        fx: { type: 'http', url: server.url, headers: {}, approve: 'never' },
+        gone: { type: 'http', url: `${await unusedBaseURL()}/mcp`, headers: {}, approve: 'never' },
+      },
+      env: {},
+      toolTimeoutMs: 60_000,
+      connectWaitMs: 60_000,
+      toolOutputChars: 1000,
+      log: silentLogger,
+    });
+    try {
+      await own.start();
+      const { tools: offered, missing } = await own.list();
+      assert.ok(offered.some((e) => e.name === 'fx_echo'));
+      assert.equal(missing.length, 1);
+      assert.equal(missing[0]!.server, 'gone');
+      assert.equal(missing[0]!.why, 'unreachable');
+      assert.match(
+        missingToolsText(missing),
+        /^The MCP server "gone" cannot be reached now \(.+\): this turn runs without its tools; it is tried again at the next turn\.$/,
+      );
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("allowed-tools (TOOL-3): a missing server matters to a turn only when its rules may allow the server's tools", () => {
+    assert.equal(mayAllowServer(undefined, 'slow'), true, 'no rules: every tool');
+    assert.equal(mayAllowServer(['slow:*'], 'slow'), true);
+    assert.equal(mayAllowServer(['slow_echo'], 'slow'), true);
+    assert.equal(mayAllowServer(['fs_read_text_file', 'fs:*'], 'slow'), false);
+    assert.equal(mayAllowServer([], 'slow'), false);
   });
 });

@@ -156,6 +156,17 @@ describe('reading stream events', () => {
     );
   });
 
+  it('a retrying notice while the turn goes on is the harness’s notice, not the reply', () => {
+    const retrying = agentMessage('Model m failed: ... Retrying (attempt 2 of 3)…', {
+      'tiny-harness/notice': 'retrying',
+    });
+    assert.deepEqual(withoutIds(interpret(status('t1', TaskState.TASK_STATE_WORKING, retrying))).at(1), {
+      kind: 'notice',
+      messageId: '-',
+      text: 'Model m failed: ... Retrying (attempt 2 of 3)…',
+    });
+  });
+
   it('names states for people', () => {
     assert.equal(stateName(TaskState.TASK_STATE_INPUT_REQUIRED), 'input required');
     assert.equal(stateName(TaskState.TASK_STATE_COMPLETED), 'completed');

@@ -16,6 +16,7 @@ import {
   textOf,
   toolCallsOf,
   TURN_FAILURE_NOTICES,
+  TURN_PROGRESS_NOTICES,
   type ToolCallData,
 } from '../../src/wire.js';
 
@@ -131,6 +132,8 @@ export function readStatusMessage(message: Message, updateMetadata: Record<strin
   const notice = metadata[NOTICE_KEY];
   if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice))
     return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
+  if (typeof notice === 'string' && TURN_PROGRESS_NOTICES.has(notice))
+    return [{ kind: 'notice', messageId: message.messageId, text }];
   if (notice === AWAITING_APPROVAL_NOTICE) {
     return [
       { kind: 'notice', messageId: message.messageId, text },
