@@ -8,14 +8,16 @@
  * stays in one task while the agent waits for input, and moves to a new task in the same context
  * once a task has ended. A message typed during a turn waits for its end, on the agent's queue
  * when it has one (queued-turns.ts). Ctrl+C stops a running turn (`/stop`, CMD-32; CancelTask
- * with an agent that has no `/stop`); twice during one turn, it leaves; at an empty prompt it
- * exits, as Ctrl+D does. After a stopped turn, the messages queued still run.
+ * with an agent that has no `/stop`); twice within a second, or again while the turn it stopped
+ * ends, it leaves; at an empty prompt it exits, as Ctrl+D does. After a stopped turn, the
+ * messages queued still run.
  */
+import type { Task } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
 import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
 import { ChatScreen } from './chat-screen.js';
-import { connect, describeClientError, refreshCard, userMessage, type Connection, type Header } from './connect.js';
+import { describeClientError, refreshCard, userMessage, type Connection } from './connect.js';
 import { stateName, styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
@@ -23,34 +25,21 @@ import { followSubtask } from './subtasks.js';
 import { TerminalPrompt } from './terminal-prompt.js';
 import { unknownCommandQuestion } from '../wire.js';
 
-export interface ChatOptions {
-  url: string;
-  headers: readonly Header[];
-  /** A task to resume: its conversation is shown first, and the chat goes on in it. */
-  taskId?: string;
-}
-
-/** How many messages of a resumed task are shown. */
-const RESUME_SHOWN = 40;
-
 /** How long a canceled turn may take to end before the chat stops waiting for it. */
 const CANCEL_GRACE_MS = 5000;
 
 /** How often an idle chat reads the card again (a 304 when it has not changed). */
 const CARD_REFRESH_MS = 30_000;
 
-/** Runs the chat until the user leaves; returns the exit code. */
-export async function runChat(options: ChatOptions): Promise<number> {
-  let connection: Connection;
-  try {
-    connection = await connect(options.url, options.headers);
-  } catch (error) {
-    process.stderr.write(`error: ${describeClientError(error, options.url)}\n`);
-    return 1;
-  }
-  const chat = new Chat(connection, process.stdin, process.stdout);
-  if (options.taskId !== undefined && !(await chat.resume(options.taskId))) return 1;
-  return chat.run();
+/** Two Ctrl+C this close together leave, whatever the first one did (a turn stopped, and the next one started). */
+const DOUBLE_PRESS_MS = 1000;
+
+/** Where the chat runs: the terminal's two ends (or a pipe's), and the clock that times a double Ctrl+C. */
+export interface ChatTerminal {
+  input: NodeJS.ReadStream;
+  output: NodeJS.WriteStream;
+  /** Milliseconds, for the time between two Ctrl+C (default `Date.now`). */
+  now?: () => number;
 }
 
 interface Turn {
@@ -60,7 +49,7 @@ interface Turn {
   timer?: NodeJS.Timeout;
 }
 
-class Chat {
+export class Chat {
   private taskId = '';
   private contextId = '';
   private turn: Turn | undefined;
@@ -77,12 +66,15 @@ class Chat {
   private readonly input: ChatInput;
   private readonly screen: ChatScreen;
   private readonly cardTimer: NodeJS.Timeout;
+  private readonly now: () => number;
+  /** When Ctrl+C was last pressed. */
+  private lastInterrupt = -Infinity;
 
   constructor(
     private readonly connection: Connection,
-    input: NodeJS.ReadStream,
-    output: NodeJS.WriteStream,
+    { input, output, now = Date.now }: ChatTerminal,
   ) {
+    this.now = now;
     this.style = styleFor(output);
     this.screen = new ChatScreen(output, this.style);
     this.input = chatInput(input, this.screen, () => offeredCommands(this.connection.commands));
@@ -93,19 +85,11 @@ class Chat {
     }, CARD_REFRESH_MS).unref();
   }
 
-  /** Shows a task's conversation so far and goes on in it; false (said why) when it cannot be read. */
-  async resume(taskId: string): Promise<boolean> {
-    let task;
-    try {
-      task = await this.connection.client.getTask({ tenant: '', id: taskId, historyLength: RESUME_SHOWN });
-    } catch (error) {
-      process.stderr.write(`error: cannot resume task ${taskId}: ${describeClientError(error, this.connection.url)}\n`);
-      return false;
-    }
+  /** Shows a task's conversation so far (as read), and goes on in it. */
+  resume(task: Task): void {
     this.contextId = task.contextId;
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
-    return true;
   }
 
   run(): Promise<number> {
@@ -327,6 +311,11 @@ class Chat {
   }
 
   private onInterrupt(): void {
+    const now = this.now();
+    const twice = now - this.lastInterrupt < DOUBLE_PRESS_MS;
+    this.lastInterrupt = now;
+    // A double press leaves, though the turn it stopped may have ended and a queued one started in between.
+    if (twice) return void this.leave();
     const turn = this.turn;
     if (turn) {
       // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
