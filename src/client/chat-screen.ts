@@ -12,7 +12,7 @@ import { PROMPT } from './chat-input.js';
 import { resultText, stateName, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';
-import { wrapWords } from './wrap.js';
+import { wrapWords } from './text-width.js';
 import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
 
 /** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */

@@ -185,6 +185,15 @@ export class ChatPane {
     return this.tmux.run('capture-pane', '-p', ...(options.escapes ? ['-e'] : []), '-t', this.name);
   }
 
+  /** Where the cursor is: its column and row, from 0 at the top left. */
+  async cursor(): Promise<{ x: number; y: number }> {
+    const [x, y] = (await this.tmux.run('display-message', '-p', '-t', this.name, '#{cursor_x} #{cursor_y}'))
+      .trim()
+      .split(' ')
+      .map(Number);
+    return { x: x!, y: y! };
+  }
+
   /** Polls the screen (tmux announces no change) until `test` holds; a failure shows the screen. */
   async waitFor(test: (screen: string) => boolean): Promise<string> {
     let screen = '';
