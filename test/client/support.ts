@@ -180,9 +180,13 @@ export class ChatPane {
     await this.tmux.run('send-keys', '-t', this.name, '-l', text);
   }
 
-  /** The screen's text; with `escapes`, with its colors and styles as escape sequences too. */
-  async screen(options: { escapes?: boolean } = {}): Promise<string> {
-    return this.tmux.run('capture-pane', '-p', ...(options.escapes ? ['-e'] : []), '-t', this.name);
+  /**
+   * The screen's text; with `escapes`, with its colors and styles as escape sequences too; with
+   * `joined`, each line the terminal wrapped by itself as one.
+   */
+  async screen(options: { escapes?: boolean; joined?: boolean } = {}): Promise<string> {
+    const flags = [...(options.escapes ? ['-e'] : []), ...(options.joined ? ['-J'] : [])];
+    return this.tmux.run('capture-pane', '-p', ...flags, '-t', this.name);
   }
 
   /** Where the cursor is: its column and row, from 0 at the top left. */
