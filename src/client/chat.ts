@@ -94,6 +94,11 @@ export class Chat {
 
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
+    // Reading first: on a terminal, keys typed as soon as the welcome shows are read in raw mode,
+    // not echoed and taken as a line by the terminal (the welcome is printed above the prompt).
+    this.input.on('line', (line) => this.onLine(line));
+    this.input.on('interrupt', () => this.onInterrupt());
+    this.input.start();
     this.screen.line(
       `Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`,
     );
@@ -106,9 +111,6 @@ export class Chat {
     );
     if (commands.length === 0)
       this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
-    this.input.on('line', (line) => this.onLine(line));
-    this.input.on('interrupt', () => this.onInterrupt());
-    this.input.start();
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;

@@ -13,6 +13,8 @@ import { waitFor } from '../support/wait.js';
 export class FakeTerminal extends EventEmitter<{ written: [] }> {
   /** Everything drawn, escapes and all. */
   drawn = '';
+  /** How much was drawn when raw mode went on (keys read one by one, not echoed); undefined while off. */
+  rawFrom: number | undefined;
   /** The clock the chat reads; the test sets it. */
   time = 0;
   readonly input: NodeJS.ReadStream;
@@ -22,7 +24,10 @@ export class FakeTerminal extends EventEmitter<{ written: [] }> {
     super();
     const input = new PassThrough() as unknown as NodeJS.ReadStream & { setRawMode(on: boolean): void };
     input.isTTY = true;
-    input.setRawMode = () => input;
+    input.setRawMode = (on: boolean) => {
+      this.rawFrom = on ? this.drawn.length : undefined;
+      return input;
+    };
     this.input = input;
     const output = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
