@@ -17,7 +17,8 @@ import { isTerminal, parseCommandText } from '../commands/index.js';
 import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
 import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
 import { ChatScreen } from './chat-screen.js';
-import { describeClientError, refreshCard, userMessage, type Connection } from './connect.js';
+import { CardRefresh } from './card-refresh.js';
+import { describeClientError, userMessage, type Connection } from './connect.js';
 import { stateName, styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
@@ -27,9 +28,6 @@ import { unknownCommandQuestion } from '../wire.js';
 
 /** How long a canceled turn may take to end before the chat stops waiting for it. */
 const CANCEL_GRACE_MS = 5000;
-
-/** How often an idle chat reads the card again (a 304 when it has not changed). */
-const CARD_REFRESH_MS = 30_000;
 
 /** Two Ctrl+C this close together leave, whatever the first one did (a turn stopped, and the next one started). */
 const DOUBLE_PRESS_MS = 1000;
@@ -65,7 +63,7 @@ export class Chat {
   private readonly style: Style;
   private readonly input: ChatInput;
   private readonly screen: ChatScreen;
-  private readonly cardTimer: NodeJS.Timeout;
+  private readonly card: CardRefresh;
   private readonly now: () => number;
   /** When Ctrl+C was last pressed. */
   private lastInterrupt = -Infinity;
@@ -79,10 +77,9 @@ export class Chat {
     this.screen = new ChatScreen(output, this.style);
     this.input = chatInput(input, this.screen, () => offeredCommands(this.connection.commands));
     this.waiting = new WaitingMessages(connection, this.screen);
-    // Commands added to the agent since the chat started show up while it waits.
-    this.cardTimer = setInterval(() => {
-      if (!this.turn && !this.draining) void refreshCard(this.connection);
-    }, CARD_REFRESH_MS).unref();
+    // Commands added to the agent since the chat started are offered (card-refresh.ts).
+    this.card = new CardRefresh(connection, now, () => this.input.redraw());
+    this.card.start(() => !this.turn && !this.draining);
   }
 
   /** Shows a task's conversation so far (as read), and goes on in it. */
@@ -98,6 +95,7 @@ export class Chat {
     // not echoed and taken as a line by the terminal (the welcome is printed above the prompt).
     this.input.on('line', (line) => this.onLine(line));
     this.input.on('interrupt', () => this.onInterrupt());
+    this.input.on('edit', (text) => this.card.typed(text));
     this.input.start();
     this.screen.line(
       `Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`,
@@ -114,7 +112,7 @@ export class Chat {
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;
-        clearInterval(this.cardTimer);
+        this.card.stop();
         void (async () => {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
@@ -159,7 +157,7 @@ export class Chat {
     if (action) return this.chatCommand(action);
     if (this.unknownCommand(text)) {
       // The agent may have gained the command since the card was read: read it again first.
-      void refreshCard(this.connection).then(() => {
+      void this.card.read().then(() => {
         if (this.unknownCommand(text)) this.ask(text);
         else this.dispatch(text);
       });

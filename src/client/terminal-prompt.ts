@@ -33,6 +33,8 @@ export interface PromptOptions {
 export interface TerminalPromptEvents {
   /** A message was sent (Enter). */
   line: [text: string];
+  /** A key changed what is typed (not a paste until its end). */
+  edit: [text: string];
   /** Ctrl+C. */
   interrupt: [];
   /** Ctrl+D on an empty prompt, or the end of input. */
@@ -151,14 +153,17 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
       }
       case 'changed':
         // A paste is drawn once, at its end.
-        if (!this.editor.pasting) this.redraw();
+        if (this.editor.pasting) return;
+        this.redraw();
+        this.emit('edit', this.editor.text);
         return;
       case 'none':
         return;
     }
   }
 
-  private redraw(): void {
+  /** Draws the prompt's area again: the menu for what is typed may have changed (the card was read again). */
+  redraw(): void {
     if (this.closed) return;
     this.output.write(HIDE_CURSOR + this.erase() + this.render() + SHOW_CURSOR);
   }
