@@ -135,7 +135,8 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes('word2 '));
     await pane.keys('C-c');
-    await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
+    const stopped = await pane.waitFor((s) => s.includes('[stopped by the user]') && atPrompt(s));
+    assert.ok(stopped.includes('[/stop] Stopping the turn'), stopped);
     await h.model.waitForAborted(aborted + 1);
     assert.doesNotMatch(await pane.screen(), /word99/);
 
