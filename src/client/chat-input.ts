@@ -44,6 +44,8 @@ export interface ChatInput extends EventEmitter<TerminalPromptEvents> {
   clearText(): void;
   /** The prompt to show: one when the chat waits for a message, another while a turn runs. */
   setPrompt(prompt: string): void;
+  /** Draws the prompt again, with the menu for the commands offered now. */
+  redraw(): void;
   /** Stops reading; emits `close` once. */
   close(): void;
 }
@@ -67,6 +69,8 @@ export class PipedInput extends EventEmitter<TerminalPromptEvents> implements Ch
   clearText(): void {}
 
   setPrompt(): void {}
+
+  redraw(): void {}
 
   close(): void {
     if (this.closed) return;

@@ -12,7 +12,7 @@ import { PROMPT } from './chat-input.js';
 import { resultText, stateName, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';
-import { wrapWords } from './wrap.js';
+import { wrapWords } from './text-width.js';
 import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
 
 /** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */
@@ -24,6 +24,8 @@ export class ChatScreen {
   private runningLine: string | undefined;
   /** The reply streaming now, rendered as light Markdown on a terminal; plain elsewhere. */
   private reply: TerminalMarkdown | undefined;
+  /** Lines put aside while a reply's line is unfinished (not on a terminal): written once it ends. */
+  private readonly held: string[] = [];
   /** Command replies already shown: the same reply can come both from its turn and from a read of the task. */
   private readonly shownReplies = new Set<string>();
 
@@ -47,18 +49,21 @@ export class ChatScreen {
         this.writeReply(item.text);
         continue;
       }
-      this.endReply();
       if (item.kind === 'command') {
+        // A command typed during the turn: its reply goes between the reply's lines, which go on.
         if (item.messageId) {
           if (this.shownReplies.has(item.messageId)) continue;
           this.shownReplies.add(item.messageId);
         }
-        this.line(this.commandReply(item.name, item.text));
+        this.aside(this.commandReply(item.name, item.text));
         if (item.taskRef) {
-          this.line(this.style.subtask(`sub-task ${item.taskRef} started`));
+          this.aside(this.style.subtask(`sub-task ${item.taskRef} started`));
           onSubtask(item.taskRef);
         }
-      } else if (item.kind === 'tool') this.showTool(item.call);
+        continue;
+      }
+      this.endReply();
+      if (item.kind === 'tool') this.showTool(item.call);
       else if (item.kind === 'notice') this.line(this.style.dim(item.text));
       else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
       // 'note': sub-tasks are followed by the chat, which says when each one ends.
@@ -105,8 +110,18 @@ export class ChatScreen {
   /** How a sub-task ended; its result is a reply, rendered as one. */
   subtaskEnded(task: Task): void {
     const result = resultText(task);
-    this.line(this.style.subtask(`sub-task ${task.id} ${stateName(task.status?.state)}${result ? ':' : ''}`));
-    if (result) this.line(this.markdown(result));
+    this.aside(this.style.subtask(`sub-task ${task.id} ${stateName(task.status?.state)}${result ? ':' : ''}`));
+    if (result) this.aside(this.markdown(result));
+  }
+
+  /**
+   * A line from outside the reply streaming now (a command's reply, a sub-task's end), put
+   * between the reply's lines and never inside one: on a terminal above the reply's unfinished
+   * line; elsewhere held until that line ends.
+   */
+  aside(text: string): void {
+    if (this.prompt || this.atLineStart) this.line(text);
+    else this.held.push(text);
   }
 
   /** A message as it was typed, after the prompt; its further lines under its first. */
@@ -137,7 +152,12 @@ export class ChatScreen {
 
   /** Model output as it streams: on a terminal, through the Markdown rendering, its unfinished line apart. */
   writeReply(text: string): void {
-    if (!this.prompt) return this.write(text);
+    if (!this.prompt) {
+      // Up to its last line break first: what was put aside meanwhile goes there.
+      const lineEnd = text.lastIndexOf('\n') + 1;
+      this.write(text.slice(0, lineEnd));
+      return this.write(text.slice(lineEnd));
+    }
     this.reply ??= new TerminalMarkdown({ styled: this.style.colors, columns: this.output.columns });
     this.write(this.reply.push(text));
     this.prompt.setEdge(this.reply.pending());
@@ -174,6 +194,10 @@ export class ChatScreen {
     // Styles closed after a line's end leave the cursor at the start of a line.
     const visible = stripVTControlCharacters(text);
     if (visible) this.atLineStart = visible.endsWith('\n');
+    if (this.atLineStart && this.held.length > 0) {
+      const held = this.held.splice(0);
+      this.write(held.map((line) => `${line}\n`).join(''));
+    }
   }
 
   line(text: string): void {

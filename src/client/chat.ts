@@ -8,14 +8,17 @@
  * stays in one task while the agent waits for input, and moves to a new task in the same context
  * once a task has ended. A message typed during a turn waits for its end, on the agent's queue
  * when it has one (queued-turns.ts). Ctrl+C stops a running turn (`/stop`, CMD-32; CancelTask
- * with an agent that has no `/stop`); twice during one turn, it leaves; at an empty prompt it
- * exits, as Ctrl+D does. After a stopped turn, the messages queued still run.
+ * with an agent that has no `/stop`); twice within a second, or again while the turn it stopped
+ * ends, it leaves; at an empty prompt it exits, as Ctrl+D does. After a stopped turn, the
+ * messages queued still run.
  */
+import type { Task } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
 import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
 import { ChatScreen } from './chat-screen.js';
-import { connect, describeClientError, refreshCard, userMessage, type Connection, type Header } from './connect.js';
+import { CardRefresh } from './card-refresh.js';
+import { describeClientError, userMessage, type Connection } from './connect.js';
 import { stateName, styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
@@ -23,34 +26,18 @@ import { followSubtask } from './subtasks.js';
 import { TerminalPrompt } from './terminal-prompt.js';
 import { unknownCommandQuestion } from '../wire.js';
 
-export interface ChatOptions {
-  url: string;
-  headers: readonly Header[];
-  /** A task to resume: its conversation is shown first, and the chat goes on in it. */
-  taskId?: string;
-}
-
-/** How many messages of a resumed task are shown. */
-const RESUME_SHOWN = 40;
-
 /** How long a canceled turn may take to end before the chat stops waiting for it. */
 const CANCEL_GRACE_MS = 5000;
 
-/** How often an idle chat reads the card again (a 304 when it has not changed). */
-const CARD_REFRESH_MS = 30_000;
+/** Two Ctrl+C this close together leave, whatever the first one did (a turn stopped, and the next one started). */
+const DOUBLE_PRESS_MS = 1000;
 
-/** Runs the chat until the user leaves; returns the exit code. */
-export async function runChat(options: ChatOptions): Promise<number> {
-  let connection: Connection;
-  try {
-    connection = await connect(options.url, options.headers);
-  } catch (error) {
-    process.stderr.write(`error: ${describeClientError(error, options.url)}\n`);
-    return 1;
-  }
-  const chat = new Chat(connection, process.stdin, process.stdout);
-  if (options.taskId !== undefined && !(await chat.resume(options.taskId))) return 1;
-  return chat.run();
+/** Where the chat runs: the terminal's two ends (or a pipe's), and the clock that times a double Ctrl+C. */
+export interface ChatTerminal {
+  input: NodeJS.ReadStream;
+  output: NodeJS.WriteStream;
+  /** Milliseconds, for the time between two Ctrl+C (default `Date.now`). */
+  now?: () => number;
 }
 
 interface Turn {
@@ -60,7 +47,7 @@ interface Turn {
   timer?: NodeJS.Timeout;
 }
 
-class Chat {
+export class Chat {
   private taskId = '';
   private contextId = '';
   private turn: Turn | undefined;
@@ -76,40 +63,40 @@ class Chat {
   private readonly style: Style;
   private readonly input: ChatInput;
   private readonly screen: ChatScreen;
-  private readonly cardTimer: NodeJS.Timeout;
+  private readonly card: CardRefresh;
+  private readonly now: () => number;
+  /** When Ctrl+C was last pressed. */
+  private lastInterrupt = -Infinity;
 
   constructor(
     private readonly connection: Connection,
-    input: NodeJS.ReadStream,
-    output: NodeJS.WriteStream,
+    { input, output, now = Date.now }: ChatTerminal,
   ) {
+    this.now = now;
     this.style = styleFor(output);
     this.screen = new ChatScreen(output, this.style);
     this.input = chatInput(input, this.screen, () => offeredCommands(this.connection.commands));
     this.waiting = new WaitingMessages(connection, this.screen);
-    // Commands added to the agent since the chat started show up while it waits.
-    this.cardTimer = setInterval(() => {
-      if (!this.turn && !this.draining) void refreshCard(this.connection);
-    }, CARD_REFRESH_MS).unref();
+    // Commands added to the agent since the chat started are offered (card-refresh.ts).
+    this.card = new CardRefresh(connection, now, () => this.input.redraw());
+    this.card.start(() => !this.turn && !this.draining);
   }
 
-  /** Shows a task's conversation so far and goes on in it; false (said why) when it cannot be read. */
-  async resume(taskId: string): Promise<boolean> {
-    let task;
-    try {
-      task = await this.connection.client.getTask({ tenant: '', id: taskId, historyLength: RESUME_SHOWN });
-    } catch (error) {
-      process.stderr.write(`error: cannot resume task ${taskId}: ${describeClientError(error, this.connection.url)}\n`);
-      return false;
-    }
+  /** Shows a task's conversation so far (as read), and goes on in it. */
+  resume(task: Task): void {
     this.contextId = task.contextId;
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
-    return true;
   }
 
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
+    // Reading first: on a terminal, keys typed as soon as the welcome shows are read in raw mode,
+    // not echoed and taken as a line by the terminal (the welcome is printed above the prompt).
+    this.input.on('line', (line) => this.onLine(line));
+    this.input.on('interrupt', () => this.onInterrupt());
+    this.input.on('edit', (text) => this.card.typed(text));
+    this.input.start();
     this.screen.line(
       `Connected to ${card.name}${card.version ? ` ${card.version}` : ''} at ${url} (${client.transport.protocolName}).`,
     );
@@ -122,13 +109,10 @@ class Chat {
     );
     if (commands.length === 0)
       this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
-    this.input.on('line', (line) => this.onLine(line));
-    this.input.on('interrupt', () => this.onInterrupt());
-    this.input.start();
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;
-        clearInterval(this.cardTimer);
+        this.card.stop();
         void (async () => {
           await this.draining; // lines read before the end of input still get their replies
           for (const watcher of this.watchers) watcher.abort();
@@ -173,7 +157,7 @@ class Chat {
     if (action) return this.chatCommand(action);
     if (this.unknownCommand(text)) {
       // The agent may have gained the command since the card was read: read it again first.
-      void refreshCard(this.connection).then(() => {
+      void this.card.read().then(() => {
         if (this.unknownCommand(text)) this.ask(text);
         else this.dispatch(text);
       });
@@ -327,6 +311,11 @@ class Chat {
   }
 
   private onInterrupt(): void {
+    const now = this.now();
+    const twice = now - this.lastInterrupt < DOUBLE_PRESS_MS;
+    this.lastInterrupt = now;
+    // A double press leaves, though the turn it stopped may have ended and a queued one started in between.
+    if (twice) return void this.leave();
     const turn = this.turn;
     if (turn) {
       // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).

@@ -6,6 +6,7 @@
  * lists for it. An agent without the Commands extension has no commands, so nothing completes.
  */
 import type { CardCommand } from './connect.js';
+import { fit } from './text-width.js';
 import { matchingValues, type ArgumentValue } from '../wire.js';
 
 export interface Completion {
@@ -21,8 +22,7 @@ const NONE: Completion = { completions: [], list: [] };
 export function describeCommand(command: CardCommand, width?: number): string {
   const head = `/${command.name}${command.argumentHint ? ` ${command.argumentHint}` : ''}`;
   const line = command.description ? `${head} — ${command.description}` : head;
-  if (width === undefined || width < 20 || line.length <= width) return line;
-  return `${line.slice(0, width - 1)}…`;
+  return width === undefined || width < 20 ? line : fit(line, width);
 }
 
 function commonPrefix(words: string[]): string {
@@ -58,8 +58,7 @@ function completeArgument(line: string, commands: readonly CardCommand[], width?
 
 function describeValue(value: ArgumentValue, width?: number): string {
   const line = value.description ? `${value.value} — ${value.description}` : value.value;
-  if (width === undefined || width < 20 || line.length <= width) return line;
-  return `${line.slice(0, width - 1)}…`;
+  return width === undefined || width < 20 ? line : fit(line, width);
 }
 
 /** What Tab does on `line` (the text left of the cursor). */

@@ -145,18 +145,20 @@ export async function connect(url: string, headers: readonly Header[]): Promise<
 }
 
 /**
- * Reads the card again and takes its commands when it changed (a command file added since, say).
- * The client stays as it is: its transport was chosen once. A card that cannot be read now
- * leaves the one read before.
+ * Reads the card again and takes its commands when it changed (a command file added since, say);
+ * true when it did. The client stays as it is: its transport was chosen once. A card that cannot
+ * be read now leaves the one read before.
  */
-export async function refreshCard(connection: Connection): Promise<void> {
+export async function refreshCard(connection: Connection): Promise<boolean> {
   try {
     const card = await connection.readCard();
-    if (!card) return;
+    if (!card) return false;
     connection.card = card;
     connection.commands = cardCommands(card);
+    return true;
   } catch {
     // The agent may be restarting: the next read tries again.
+    return false;
   }
 }
 

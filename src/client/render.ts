@@ -97,6 +97,8 @@ export class TurnReader {
   state: TaskState | undefined;
   /** Whether any model output was streamed (then the final status repeats it and is not shown). */
   streamed = false;
+  /** The model output streamed, as shown. */
+  private streamedText = '';
   /** The harness's notice kind on the message that ended the turn (`model-failure`, ...), if any. */
   endNotice: string | undefined;
   private ended = false;
@@ -125,6 +127,7 @@ export class TurnReader {
         const text = partsText(payload.value.artifact?.parts);
         if (!text) return [];
         this.streamed = true;
+        this.streamedText += text;
         return [{ kind: 'text', text }];
       }
       case 'statusUpdate': {
@@ -149,7 +152,11 @@ export class TurnReader {
         this.endNotice = noticeOf(message);
         // The harness's own words (calls waiting for approval, a failure explained) are never what streamed.
         const notice = message?.metadata?.[NOTICE_KEY] !== undefined;
-        const end: Shown = { kind: 'end', state: this.state!, text: this.streamed && !notice ? '' : textOf(message) };
+        const end: Shown = {
+          kind: 'end',
+          state: this.state!,
+          text: notice ? textOf(message) : this.notStreamed(textOf(message)),
+        };
         return [this.endNotice === undefined ? end : { ...end, notice: this.endNotice }];
       }
       default:
@@ -171,7 +178,17 @@ export class TurnReader {
     this.endNotice = noticeOf(task.status?.message);
     if (commandOf(task.status?.message)) return []; // a command's reply, shown already
     if (task.status?.message && this.seen.has(task.status.message.messageId)) return [];
-    return [{ kind: 'end', state: this.state!, text: this.streamed ? '' : resultText(task) }];
+    return [{ kind: 'end', state: this.state!, text: this.notStreamed(resultText(task)) }];
+  }
+
+  /**
+   * What the turn's whole reply adds to what streamed: all of it when nothing streamed, nothing
+   * when it repeats it, and the rest when it goes on from it (a stopped reply's mark, CMD-32).
+   */
+  private notStreamed(reply: string): string {
+    if (!this.streamed) return reply;
+    const streamed = this.streamedText.trimEnd();
+    return reply.startsWith(streamed) ? reply.slice(streamed.length).trim() : '';
   }
 
   private readTask(task: Task): Shown[] {

@@ -11,6 +11,7 @@
  */
 import { marked, type Token, type Tokens } from 'marked';
 import { stripVTControlCharacters } from 'node:util';
+import { columnsOf } from './text-width.js';
 
 const BOLD_ON = '\x1b[1m';
 const BOLD_OFF = '\x1b[22m';
@@ -217,11 +218,11 @@ export class TerminalMarkdown {
   private table(table: Tokens.Table): string {
     const render = (cells: Tokens.TableCell[]) => cells.map((cell) => this.inline(cell.tokens, false));
     const rows = [render(table.header), ...table.rows.map(render)];
-    const widths = table.header.map((_, i) => Math.max(...rows.map((row) => visibleWidth(row[i] ?? ''))));
+    const widths = table.header.map((_, i) => Math.max(...rows.map((row) => columnsOf(row[i] ?? ''))));
     const lines = rows.map((row, r) =>
       row
         .map((cell, i) => {
-          const pad = ' '.repeat(widths[i]! - visibleWidth(cell));
+          const pad = ' '.repeat(widths[i]! - columnsOf(cell));
           const align = table.align[i];
           if (align === 'right') return pad + cell;
           if (align === 'center') return pad.slice(0, pad.length >> 1) + cell + pad.slice(pad.length >> 1);
@@ -244,8 +245,4 @@ export class TerminalMarkdown {
     if (this.fence !== undefined) return this.code(text);
     return FENCE.test(text) || text.includes('|') ? text : this.block(text);
   }
-}
-
-function visibleWidth(text: string): number {
-  return [...stripVTControlCharacters(text)].length;
 }

@@ -6,14 +6,14 @@
  * else is printed above it through {@link TerminalPrompt.print}.
  *
  * Keys come from Node's keypress parser in raw mode, with bracketed paste switched on
- * (`ESC[?2004h`) so that a paste arrives as one piece. Widths count code points: a wide
- * character (CJK, most emoji) takes one column here and two on screen.
+ * (`ESC[?2004h`) so that a paste arrives as one piece. Widths are the columns a character takes
+ * on screen: two for a wide character (CJK, most emoji).
  */
 import { EventEmitter } from 'node:events';
 import { emitKeypressEvents } from 'node:readline';
-import { stripVTControlCharacters } from 'node:util';
 import type { ChatInput } from './chat-input.js';
 import { LineEditor, type Key } from './line-editor.js';
+import { columnsOf, fit, rowsOf } from './text-width.js';
 
 const PASTE_ON = '\x1b[?2004h';
 const PASTE_OFF = '\x1b[?2004l';
@@ -33,6 +33,8 @@ export interface PromptOptions {
 export interface TerminalPromptEvents {
   /** A message was sent (Enter). */
   line: [text: string];
+  /** A key changed what is typed (not a paste until its end). */
+  edit: [text: string];
   /** Ctrl+C. */
   interrupt: [];
   /** Ctrl+D on an empty prompt, or the end of input. */
@@ -151,14 +153,17 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
       }
       case 'changed':
         // A paste is drawn once, at its end.
-        if (!this.editor.pasting) this.redraw();
+        if (this.editor.pasting) return;
+        this.redraw();
+        this.emit('edit', this.editor.text);
         return;
       case 'none':
         return;
     }
   }
 
-  private redraw(): void {
+  /** Draws the prompt's area again: the menu for what is typed may have changed (the card was read again). */
+  redraw(): void {
     if (this.closed) return;
     this.output.write(HIDE_CURSOR + this.erase() + this.render() + SHOW_CURSOR);
   }
@@ -176,52 +181,44 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     return `\r${up}${CLEAR_BELOW}`;
   }
 
-  /** The rows to draw, from the cursor at the start of a row; leaves the cursor where the editor's is. */
+  /**
+   * The rows to draw, from the cursor at the start of a row; leaves the cursor where the editor's
+   * is. Every row is cut here, to the columns it takes on screen (`text-width.ts`), and ended with
+   * a line break, so the terminal never wraps one by itself and the cursor's place is known.
+   */
   private render(): string {
     if (this.closed || !this.started) return '';
     const columns = Math.max(10, this.output.columns ?? 80);
-    const lines: string[] = [];
-    if (this.edge) lines.push(...this.edge.split('\n'));
-    const first = lines.length;
-    const indent = ' '.repeat(width(this.options.prompt));
-    const typed = this.editor.text.replace(/\t/g, ' ').split('\n');
-    typed.forEach((line, i) => lines.push(`${i === 0 ? this.options.prompt : indent}${line}`));
-    for (const line of this.options.menu(this.editor.text)) lines.push(`\x1b[2m${cut(line, columns - 1)}\x1b[0m`);
-
-    // The editor's cursor: which typed line, and how far into it.
-    const before = this.editor.text.slice(0, this.editor.cursor).split('\n');
-    const cursorLine = first + before.length - 1;
-    const cursorOffset = width(indent) + width(before.at(-1)!);
-
-    let out = '';
-    let row = 0;
+    const rows: string[] = [];
+    if (this.edge) for (const line of this.edge.split('\n')) rows.push(...rowsOf(line, columns));
+    const indent = ' '.repeat(columnsOf(this.options.prompt));
+    const typed = this.editor.text.replace(/\t/g, ' ');
+    const lines = typed.split('\n').map((line, i) => `${i === 0 ? this.options.prompt : indent}${line}`);
+    // The editor's cursor: the typed line it is on, and the rows up to the character after it
+    // (a space at the end): where that character sits, a wide one moved to the next row if need be.
+    const before = typed.slice(0, this.editor.cursor).split('\n');
+    const cursorLine = before.length - 1;
+    const next = [...typed.slice(this.editor.cursor)][0];
+    const after = next === undefined || next === '\n' ? ' ' : next;
+    const upToNext = rowsOf(`${cursorLine === 0 ? this.options.prompt : indent}${before.at(-1)!}${after}`, columns);
     let cursorRow = 0;
-    let lastRow = 0; // the row the drawing ends on
     lines.forEach((line, i) => {
-      const w = width(line);
-      if (i === cursorLine) cursorRow = row + Math.floor(cursorOffset / columns);
-      // A line that fills its last row exactly leaves the cursor waiting at the margin: a space
-      // takes it to a row of its own, so every line is floor(w / columns) + 1 rows.
-      out += (i > 0 ? '\r\n' : '') + line + (w > 0 && w % columns === 0 ? ' \r' : '');
-      lastRow = row + Math.floor(w / columns);
-      row = lastRow + 1;
+      const lineRows = rowsOf(line, columns);
+      if (i === cursorLine) {
+        cursorRow = rows.length + upToNext.length - 1;
+        // A line that fills its last row exactly, the cursor at its end: the cursor on a row of its own.
+        while (lineRows.length < upToNext.length) lineRows.push('');
+      }
+      rows.push(...lineRows);
     });
-    const up = lastRow - cursorRow;
-    const column = cursorOffset % columns;
-    out += (up > 0 ? `\x1b[${up}A` : '') + '\r' + (column > 0 ? `\x1b[${column}C` : '');
+    const cursorColumn = columnsOf(upToNext.at(-1)!) - columnsOf(after);
+    for (const line of this.options.menu(this.editor.text)) rows.push(`\x1b[2m${fit(line, columns - 1)}\x1b[0m`);
+
+    const up = rows.length - 1 - cursorRow;
+    const out =
+      rows.join('\r\n') + (up > 0 ? `\x1b[${up}A` : '') + '\r' + (cursorColumn > 0 ? `\x1b[${cursorColumn}C` : '');
     this.cursorRow = cursorRow;
     this.drawn = true;
     return out;
   }
-}
-
-/** Columns a line takes, styles left out. */
-function width(text: string): number {
-  return [...stripVTControlCharacters(text)].length;
-}
-
-/** A line cut to `columns`, with an ellipsis when cut. */
-function cut(text: string, columns: number): string {
-  const chars = [...text];
-  return chars.length <= columns ? text : `${chars.slice(0, columns - 1).join('')}…`;
 }

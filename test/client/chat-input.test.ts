@@ -7,6 +7,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { needs } from '../needs.js';
+import { poll } from '../support/wait.js';
 import { PROMPT, TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 const ANSWER = 'one two three four five six seven eight nine ten';
@@ -148,5 +149,26 @@ describe('tiny-harness chat input', needs(TMUX), () => {
     const streamed = rows.slice(0, -1).join('').replace(/\s+/g, '');
     assert.ok(streamed.includes(LONG.replace(/\s+/g, '')), `the reply is whole and in order:\n${screen}`);
     assert.doesNotMatch(streamed, /typed/, 'nothing typed is inside the reply');
+  });
+
+  it('wide characters (CJK, emoji) take two columns: the cursor stays right after what was typed, also on a wrapped row', async () => {
+    pane = await tmux.chat(h.harness.url);
+    await pane.type('你好😀');
+    const typed = await pane.waitFor((s) => lines(s).at(-1) === `${PROMPT} 你好😀`);
+    const promptRow = lines(typed).length - 1;
+    assert.deepEqual(await pane.cursor(), { x: 2 + 4 + 2, y: promptRow }, 'after the emoji');
+    await pane.keys('Left', 'Left');
+    await poll('the cursor two characters back', async () => (await pane!.cursor()).x === 4);
+    await pane.type('x');
+    await pane.waitFor((s) => lines(s).at(-1) === `${PROMPT} 你x好😀`);
+    assert.deepEqual(await pane.cursor(), { x: 5, y: promptRow }, 'after the x put between 你 and 好');
+
+    // 120 columns: "❯ a" and 58 wide characters end at column 118; the 59th does not fit in the
+    // last column and starts the next row, as the terminal puts it.
+    await pane.keys('C-e', 'C-u');
+    await pane.type(`a${'字'.repeat(60)}`);
+    const wrapped = await pane.waitFor((s) => lines(s).at(-1) === '字字');
+    assert.equal(lines(wrapped).at(-2), `${PROMPT} a${'字'.repeat(58)}`);
+    assert.deepEqual(await pane.cursor(), { x: 4, y: lines(wrapped).length - 1 });
   });
 });

@@ -82,10 +82,10 @@ describe('tiny-harness chat: messages typed during a turn go to the agent queue'
     await pane.waitFor((s) => s.includes('Queued messages: 2') && s.includes('1. first queued'));
     held.resolve();
     const screen = await pane.waitFor((s) => s.includes(reply('second queued')) && atPrompt(s));
-    // The held reply's line is split by the /status reply shown while it streamed: its end comes first.
+    // The /status reply shown while the held reply streamed went above its unfinished line, which stays whole.
     const at = order(
       screen,
-      'on alpha beta gamma',
+      reply('hold on'),
       `${PROMPT} first queued`,
       reply('first queued'),
       `${PROMPT} second queued`,

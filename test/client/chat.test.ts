@@ -135,7 +135,8 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.keys('Enter');
     await pane.waitFor((s) => s.includes('word2 '));
     await pane.keys('C-c');
-    await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
+    const stopped = await pane.waitFor((s) => s.includes('[stopped by the user]') && atPrompt(s));
+    assert.ok(stopped.includes('[/stop] Stopping the turn'), stopped);
     await h.model.waitForAborted(aborted + 1);
     assert.doesNotMatch(await pane.screen(), /word99/);
 
@@ -167,6 +168,23 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.waitFor((s) => s.includes(`word${last + 5} `));
     await pane.keys('C-c');
     await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
+  });
+
+  it('a command reply during a streaming reply is printed between its lines, never inside a run of words', async () => {
+    pane = await slowTurn();
+    await pane.type('/status');
+    await pane.keys('Enter');
+    await pane.waitFor((s) => s.includes('Turn running: yes'));
+    await pane.keys('C-c');
+    await pane.waitFor((s) => s.includes('[/stop] Stopping the turn') && atPrompt(s));
+    const screen = lines(await pane.screen({ joined: true }));
+    const runs = screen.filter((line) => /\bword\d+\b/.test(line));
+    assert.equal(runs.length, 1, `the words streamed are one line:\n${screen.join('\n')}`);
+    assert.match(runs[0]!, /^word0 word1 word2 .*word\d+$/);
+    assert.ok(
+      screen.findIndex((line) => line.startsWith('[/status]')) < screen.indexOf(runs[0]!),
+      'the reply above it',
+    );
   });
 
   it('a reply is rendered as light Markdown: no ** or ` markers, bullets for list items', async () => {

@@ -241,6 +241,23 @@ describe('reading a turn', () => {
     assert.deepEqual(reader.finish(), []);
     assert.equal(reader.taskId, 't');
   });
+
+  it('CMD-32: the final reply of a stopped turn adds its mark to what streamed: only the mark is shown at the end', () => {
+    const reader = new TurnReader();
+    const shown = [
+      chunk('Hello, '),
+      chunk('wor'),
+      status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Hello, wor\n\n[stopped by the user]'),
+    ].flatMap((e) => reader.read(e));
+    assert.deepEqual(shown.at(-1), {
+      kind: 'end',
+      state: TaskState.TASK_STATE_INPUT_REQUIRED,
+      text: '[stopped by the user]',
+    });
+    const other = new TurnReader();
+    const differs = [chunk('one'), status(TaskState.TASK_STATE_INPUT_REQUIRED, 'two')].flatMap((e) => other.read(e));
+    assert.deepEqual(differs.at(-1), { kind: 'end', state: TaskState.TASK_STATE_INPUT_REQUIRED, text: '' });
+  });
 });
 
 describe('asking about an unknown command', () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chatActionOf, offeredCommands } from '../../src/client/chat-commands.js';
 import { commandMenu, tabCompletion } from '../../src/client/completion.js';
 import type { CardCommand } from '../../src/client/connect.js';
-import { wrapWords } from '../../src/client/wrap.js';
+import { columnsOf, fit, wrapWords } from '../../src/client/text-width.js';
 
 const COMMANDS: CardCommand[] = [
   { name: 'help', description: 'List the commands', argumentHint: '[<command>]' },
@@ -81,5 +81,17 @@ describe('word wrapping', () => {
       ['x'.repeat(10), 'x'.repeat(10), 'x'.repeat(5)],
       'a long word is cut',
     );
+  });
+
+  it('counts the columns a character takes on screen: two for CJK and emoji, none for a style', () => {
+    const wrapped = wrapWords('日本語の 文章を 折り返す 😀😀 end', 10);
+    assert.ok(
+      wrapped.every((line) => columnsOf(line) <= 10),
+      wrapped.join('\n'),
+    );
+    assert.deepEqual(wrapped, ['日本語の', '文章を', '折り返す', '😀😀 end']);
+    assert.equal(columnsOf('\x1b[2m你好\x1b[0m'), 4);
+    assert.equal(fit('你好世界', 5), '你好…', 'cut to five columns, the ellipsis one of them');
+    assert.equal(fit('abc', 5), 'abc');
   });
 });

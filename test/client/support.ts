@@ -180,9 +180,22 @@ export class ChatPane {
     await this.tmux.run('send-keys', '-t', this.name, '-l', text);
   }
 
-  /** The screen's text; with `escapes`, with its colors and styles as escape sequences too. */
-  async screen(options: { escapes?: boolean } = {}): Promise<string> {
-    return this.tmux.run('capture-pane', '-p', ...(options.escapes ? ['-e'] : []), '-t', this.name);
+  /**
+   * The screen's text; with `escapes`, with its colors and styles as escape sequences too; with
+   * `joined`, each line the terminal wrapped by itself as one.
+   */
+  async screen(options: { escapes?: boolean; joined?: boolean } = {}): Promise<string> {
+    const flags = [...(options.escapes ? ['-e'] : []), ...(options.joined ? ['-J'] : [])];
+    return this.tmux.run('capture-pane', '-p', ...flags, '-t', this.name);
+  }
+
+  /** Where the cursor is: its column and row, from 0 at the top left. */
+  async cursor(): Promise<{ x: number; y: number }> {
+    const [x, y] = (await this.tmux.run('display-message', '-p', '-t', this.name, '#{cursor_x} #{cursor_y}'))
+      .trim()
+      .split(' ')
+      .map(Number);
+    return { x: x!, y: y! };
   }
 
   /** Polls the screen (tmux announces no change) until `test` holds; a failure shows the screen. */
