@@ -139,6 +139,17 @@ export async function connect(card: AgentCard, pageUrl: string): Promise<Client>
   return factory.createFromAgentCard(besidePage(card, pageUrl));
 }
 
+/** How `Conversation.send` sends a message. */
+export interface SendOptions {
+  signal?: AbortSignal;
+  /** The id of a message sent before that may have reached the harness: it runs once (CMD-34). */
+  messageId?: string;
+  /** The message's metadata (`tiny-harness/while-busy: "enqueue"` to wait in the task's queue while it is busy). */
+  metadata?: Record<string, unknown>;
+  /** The text is a command the card lists: its stream ends with its reply, unless what it started follows. */
+  command?: boolean;
+}
+
 /** One conversation: a task kept across messages, and its context once the task has ended. */
 export class Conversation {
   taskId: string | undefined;
@@ -150,17 +161,9 @@ export class Conversation {
 
   constructor(private readonly client: Client) {}
 
-  /**
-   * Sends `text` on the current task (or a new one in the current context), yielding what comes
-   * back; `messageId` when sending again what may have reached the harness; `metadata` the
-   * message's (`tiny-harness/while-busy: "enqueue"` to wait in the task's queue while it is busy).
-   */
-  async *send(
-    text: string,
-    signal?: AbortSignal,
-    messageId?: string,
-    metadata?: Record<string, unknown>,
-  ): AsyncGenerator<ChatEvent, void, undefined> {
+  /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
+  async *send(text: string, options: SendOptions = {}): AsyncGenerator<ChatEvent, void, undefined> {
+    const { signal, messageId, metadata, command } = options;
     const message = userMessage(text, this.taskId, this.contextId);
     // A resend keeps the first send's id: the harness runs a message id once (CMD-34).
     if (messageId) message.messageId = messageId;
@@ -174,7 +177,7 @@ export class Conversation {
     const stream = resumableStream(
       sendIt(signal),
       (taskId, after, resumeSignal) => (waiting ? sendIt(resumeSignal) : this.eventsAfter(taskId, after, resumeSignal)),
-      { signal, ...this.resumeNotices },
+      { signal, command, ...this.resumeNotices },
     );
     for await (const event of stream) {
       const p = event.payload;
