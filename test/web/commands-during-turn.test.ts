@@ -1,8 +1,8 @@
 /**
  * Commands sent on the chat page while a turn runs and a message waits in the task's queue
  * (issue 33): `/model` and `/spawn` are answered at once, each on its own stream, which ends
- * with its reply; the turn's reply is drawn once, under its message; and the conversation
- * reopened is drawn in the order it was drawn live. The
+ * with its reply; the turn's reply is drawn once, under its message; the header names the model
+ * `/model` chose; and the conversation reopened is drawn in the order it was drawn live. The
  * fixture model holds a reply whose prompt says "hold" until the test lets it go.
  */
 import { after, before, describe, it } from 'node:test';
@@ -19,6 +19,8 @@ let h: TestHarness | undefined;
 let browser: BrowserPage | undefined;
 let page: Page;
 let problems: string[] = [];
+/** The header's model once the first turn has ended, its reply written by the model it had. */
+let modelWhileQueuedRuns: string | null = null;
 /** Lets go of the first turn's reply, and of the queued one's. */
 let releaseFirst: () => void = () => {};
 let releaseQueued: () => void = () => {};
@@ -90,6 +92,7 @@ describe('commands on the chat page during a turn, with a message queued', needs
     releaseFirst();
     // The first turn has ended (its reply whole), the queued one writes.
     await page.locator('.msg.agent.streaming', { hasText: 're: hold' }).waitFor({ timeout: WAIT_MS });
+    modelWhileQueuedRuns = await page.locator('#task-info').getAttribute('data-model');
     releaseQueued();
     await page
       .locator('.msg.agent:not(.streaming)', { hasText: 're: hold the queued one' })
@@ -109,11 +112,18 @@ describe('commands on the chat page during a turn, with a message queued', needs
     assert.equal(await page.locator('.msg.agent', { hasText: 'hold one alpha beta gamma' }).count(), 1, 'drawn once');
   });
 
+  it('/model during a turn: the header names the model /model chose, not the one the running turn had', async () => {
+    assert.equal(modelWhileQueuedRuns, 'fixture:large', "after the first turn's reply (by fixture:small)");
+    assert.equal(await page.locator('#task-info').getAttribute('data-model'), 'fixture:large');
+    assert.match((await page.locator('#task-info').textContent()) ?? '', /fixture:large$/);
+  });
+
   it('reopened, the conversation is drawn in the order it was drawn live (the order of the task’s history)', async () => {
     await page.reload();
     await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
     await page.locator('.msg.agent', { hasText: 're: hold the queued one' }).waitFor({ timeout: WAIT_MS });
     assert.deepEqual(await transcript(), LIVE);
+    assert.equal(await page.locator('#task-info').getAttribute('data-model'), 'fixture:large');
   });
 
   it('showed no script errors and broke no Content-Security-Policy rule', () => {

@@ -179,13 +179,15 @@ export class Conversation {
       (taskId, after, resumeSignal) => (waiting ? sendIt(resumeSignal) : this.eventsAfter(taskId, after, resumeSignal)),
       { signal, command, ...this.resumeNotices },
     );
+    const turn = this.turnBegins();
     for await (const event of stream) {
       const p = event.payload;
       if (waiting && p?.$case === 'task' && p.value.history.some((m) => m.messageId === message.messageId)) {
         waiting = false;
+        turn.modelChanges = this.modelChanges;
         yield { kind: 'started', messageId: message.messageId };
       }
-      yield* this.readOne(event);
+      yield* this.readOne(event, turn);
     }
   }
 
@@ -236,7 +238,7 @@ export class Conversation {
         events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
       else events.push(...readStatusMessage(message, undefined));
     }
-    for (const event of events) this.track(event);
+    for (const event of events) this.track(event, this.turnBegins());
     const running = this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED;
     const reply = running ? runningReply(task, replyArtifact) : undefined;
     const messageIds = new Set(task.history.map((m) => m.messageId));
@@ -255,12 +257,21 @@ export class Conversation {
 
   /** The events of `stream`, read, tracked and noted as seen. */
   async *read(stream: AsyncIterable<StreamResponse>): AsyncGenerator<ChatEvent, void, undefined> {
-    for await (const event of stream) yield* this.readOne(event);
+    const turn = this.turnBegins();
+    for await (const event of stream) yield* this.readOne(event, turn);
   }
 
-  private readOne(event: StreamResponse): ChatEvent[] {
+  /** `/model` replies read so far: a turn's reply names the task's model only if none came since the turn began. */
+  private modelChanges = 0;
+
+  /** What a stream's replies are read against: the `/model` replies read when its turn began. */
+  private turnBegins(): { modelChanges: number } {
+    return { modelChanges: this.modelChanges };
+  }
+
+  private readOne(event: StreamResponse, turn: { modelChanges: number }): ChatEvent[] {
     const items = interpret(event);
-    for (const item of items) this.track(item);
+    for (const item of items) this.track(item, turn);
     const g = generationOf(event);
     if (g !== undefined && this.taskId !== undefined && taskIdOf(event) === this.taskId) this.generation = g;
     return items;
@@ -339,10 +350,18 @@ export class Conversation {
     }
   }
 
-  private track(event: ChatEvent): void {
+  /**
+   * Notes what an event says of the conversation. The model: a `/model` reply's, or the model
+   * that wrote a reply, unless `/model` changed it while that reply's turn ran (`turn`).
+   */
+  private track(event: ChatEvent, turn: { modelChanges: number }): void {
     if (event.kind === 'command' && event.taskRef) this.subtasksRunning.add(event.taskRef);
     if (event.kind === 'note' && event.subtaskId && event.subtaskEnded) this.subtasksRunning.delete(event.subtaskId);
-    if ((event.kind === 'reply' || event.kind === 'command') && event.model) this.model = event.model;
+    if (event.kind === 'command' && event.model) {
+      this.model = event.model;
+      this.modelChanges++;
+    }
+    if (event.kind === 'reply' && event.model && turn.modelChanges === this.modelChanges) this.model = event.model;
     if (event.kind !== 'task' && event.kind !== 'state') return;
     // Only this conversation's task moves the ids (a note about a sub-task names the parent).
     if ((this.taskId && event.taskId !== this.taskId) || this.ended.has(event.taskId)) return;
