@@ -25,7 +25,7 @@ import {
   textPart,
 } from '../../src/wire.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
-import { interpret, readStatusMessage, type ChatEvent } from './events.js';
+import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';
 import { listRecent, type RecentTask } from './recent.js';
 
@@ -233,11 +233,7 @@ export class Conversation {
     this.taskId = isTerminal(this.state) ? undefined : task.id;
     this.model = undefined;
     const events: ChatEvent[] = [];
-    for (const message of task.history.slice(-historyLength)) {
-      if (message.role === Role.ROLE_USER)
-        events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
-      else events.push(...readStatusMessage(message, undefined));
-    }
+    for (const message of task.history.slice(-historyLength)) events.push(...readHistoryMessage(message));
     for (const event of events) this.track(event, this.turnBegins());
     const running = this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED;
     const reply = running ? runningReply(task, replyArtifact) : undefined;
