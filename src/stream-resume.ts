@@ -6,7 +6,7 @@
  * only (the web page bundles it), never on Node.
  */
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { GENERATION_KEY, isTerminal, RESUMED_AFTER_KEY, textOf, textPart } from './wire.js';
+import { COMMAND_KEY, GENERATION_KEY, isTerminal, RESUMED_AFTER_KEY, textOf, textPart } from './wire.js';
 
 /** The header (on gRPC, the metadata key `last-event-id`) a resuming `SubscribeToTask` names the last generation seen in. */
 export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
@@ -27,6 +27,13 @@ export interface ResumeOptions {
   shown?: Map<string, string>;
   /** Whether a failure may be retried (default: any); a refusal by the agent is not. */
   retryable?: (error: unknown) => boolean;
+  /**
+   * The message sent is a command: its stream is whole once the command's reply came (a status
+   * update with the command's metadata), whatever the task's state (WORKING during a turn, which
+   * the reply does not end). What the command started and its stream goes on with (a turn
+   * resumed by `/approve`) is followed as a turn's stream from there.
+   */
+  command?: boolean;
   /** Told once when the stream broke and reconnecting starts, and once the first event came again. */
   onDropped?: (error: unknown) => void;
   onResumed?: () => void;
@@ -37,6 +44,11 @@ function endsTurnState(state: TaskState | undefined): boolean {
   return (
     state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED || isTerminal(state)
   );
+}
+
+/** A status update's metadata names a command: the update is that command's reply (CMD-4). */
+function isCommandReply(metadata: Record<string, unknown> | undefined): boolean {
+  return typeof metadata?.[COMMAND_KEY] === 'string';
 }
 
 /** What a Task holds of each artifact beyond the text already shown, as appended chunks (the rest of the reply). */
@@ -80,6 +92,7 @@ export async function* resumableStream(
   let resumed = false;
   let attempt = 0;
   let turnRan = false; // a status update or an artifact came: the stream follows a turn
+  let answered = false; // the command's reply came (`command`)
   for (;;) {
     let failure: unknown;
     let ended = false;
@@ -111,7 +124,14 @@ export async function* resumableStream(
         else if (p?.$case === 'statusUpdate' || p?.$case === 'artifactUpdate') taskId = p.value.taskId || taskId;
         if (p?.$case === 'statusUpdate' || p?.$case === 'artifactUpdate') turnRan = true;
         const state = p?.$case === 'task' || p?.$case === 'statusUpdate' ? p.value.status?.state : undefined;
-        ended ||= p?.$case === 'message' || endsTurnState(state);
+        if (options.command && !answered && p?.$case === 'statusUpdate' && isCommandReply(p.value.metadata)) {
+          answered = ended = true;
+        } else if (answered && p?.$case !== 'message') {
+          // What the command started: a turn, followed until it ends.
+          ended = endsTurnState(state);
+        } else {
+          ended ||= p?.$case === 'message' || endsTurnState(state);
+        }
         yield event;
       }
     } catch (error) {

@@ -3,7 +3,7 @@ import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
 import { instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
-import type { Appended, LogSubscription, TaskEdit, TaskSnapshot } from '../store/index.js';
+import type { Appended, LogSubscription, TaskEdit, TaskSnapshot, TurnWrite } from '../store/index.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { Coordination } from './coordination.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
@@ -35,7 +35,7 @@ export interface EngineStore {
     taskId: string,
     context: ServerCallContext,
     events: readonly AgentExecutionEvent[],
-    fence?: number,
+    turn?: TurnWrite,
   ): Promise<Appended>;
   modify(
     taskId: string,
@@ -199,7 +199,7 @@ export class TaskEngine implements CommandTaskPort {
   private async run(turn: RunningTurn, request: TurnRequest, subscription: LogSubscription): Promise<void> {
     const { store } = this.options;
     const writer = new TurnWriter(
-      (events) => store.append(turn.taskId, turn.context, events, turn.epoch),
+      (events, replyAfter) => store.append(turn.taskId, turn.context, events, { fence: turn.epoch, replyAfter }),
       (error) => this.writeFailed(turn, error),
     );
     let final: TaskStatusUpdateEvent | undefined;
@@ -225,15 +225,15 @@ export class TaskEngine implements CommandTaskPort {
     const { store } = this.options;
     const event: AgentExecutionEvent = { kind: 'statusUpdate', data: final };
     if (!writer.failed) {
-      writer.publish(event);
-      await writer.flushed();
+      await writer.end(event);
       if (!writer.failed) return;
     }
     if (turn.fenced) throw turnFencedError(turn.taskId);
     // The turn's stream starts at its task event: stored first if the failed write held it.
     const opening = writer.openingUnwritten;
     const events = opening ? [opening, event] : [event];
-    await untilDone(() => store.append(turn.taskId, turn.context, events, turn.epoch), {
+    const write = { fence: turn.epoch, replyAfter: writer.replyAfter };
+    await untilDone(() => store.append(turn.taskId, turn.context, events, write), {
       stop: () => this.draining,
       onError: (error) => this.options.onError(error, 'storing the end of a turn (trying again)', turn.taskId),
     });

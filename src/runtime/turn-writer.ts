@@ -15,18 +15,48 @@ export class TurnWriter implements TurnPublisher {
   /** The turn's task event, the first it publishes: its stream starts there. */
   private opening: AgentExecutionEvent | undefined;
   private openingWritten = false;
+  /** The turn's final status, once published (`end`): written with `replyAfter`. */
+  private ending: AgentExecutionEvent | undefined;
+  private lastMessage: string | undefined;
 
   constructor(
-    private readonly append: (events: readonly AgentExecutionEvent[]) => Promise<unknown>,
+    /** Writes events; `replyAfter` with the turn's final status (`TurnWrite.replyAfter`). */
+    private readonly append: (events: readonly AgentExecutionEvent[], replyAfter?: string) => Promise<unknown>,
     /** Told once, of the first failed write. */
     private readonly onFailure: (error: unknown) => void,
   ) {}
 
   publish(event: AgentExecutionEvent): void {
     if (event.kind === 'task') this.opening ??= event;
+    const message =
+      event.kind === 'task'
+        ? event.data.history?.at(-1)
+        : event.kind === 'statusUpdate'
+          ? event.data.status?.message
+          : undefined;
+    if (message && event !== this.ending) this.lastMessage = message.messageId;
     if (this.failure) return;
     this.queued.push(event);
     this.writing ??= this.write();
+  }
+
+  /**
+   * Publishes the turn's final status, in a write of its own (every event before it written
+   * first), its message placed right after the turn's own last one (`replyAfter`).
+   */
+  async end(event: AgentExecutionEvent): Promise<void> {
+    await this.flushed();
+    this.ending = event;
+    this.publish(event);
+    await this.flushed();
+  }
+
+  /**
+   * The last message the turn's own events put in the history (the message it answers, or its
+   * newest tool call): its final status's message goes right after it.
+   */
+  get replyAfter(): string | undefined {
+    return this.lastMessage;
   }
 
   /** Resolves once every event published so far is written, or the writer has failed. */
@@ -55,7 +85,7 @@ export class TurnWriter implements TurnPublisher {
         const batch = this.queued;
         this.queued = [];
         try {
-          await this.append(batch);
+          await this.append(batch, this.ending && batch.includes(this.ending) ? this.lastMessage : undefined);
           if (this.opening && batch.includes(this.opening)) this.openingWritten = true;
         } catch (error) {
           this.failure = { error };

@@ -216,6 +216,6 @@ export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskFeeds, LogSubscription } from './task-feeds.js';
 export type { LoggedEvent } from './task-log.js';
 export { SqlPushStore, type StoredPushConfig, type DueHead, type PendingDelivery } from './push-store.js';
-export type { TaskSnapshot, TaskEdit, Appended } from './task-store.js';
+export type { TaskSnapshot, TaskEdit, Appended, TurnWrite } from './task-store.js';
 export { SqlTaskQueue, type QueuedMessage, type Added } from './task-queue.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -15,11 +15,11 @@ import type { LoggedEvent } from './task-log.js';
  * the turn over) nothing is written, and the caller writes in a transaction that locks the row,
  * reads it again and decides again (`TaskImages.writeShared`).
  *
- * A plan that replaces an artifact's parts takes the transaction: its delete and its inserts of
- * the same keys cannot share one statement's snapshot.
+ * A plan that replaces an artifact's parts, or rewrites the end of the history, takes the
+ * transaction: its delete and its inserts of the same keys cannot share one statement's snapshot.
  */
 export function fitsOneStatement(plan: SavePlan): boolean {
-  return !plan.isNew && plan.artifacts.every((write) => write.kind !== 'replace');
+  return !plan.isNew && plan.messagesFrom === undefined && plan.artifacts.every((write) => write.kind !== 'replace');
 }
 
 /** Resolves once written, saying whether push deliveries were owed; undefined when the row moved on (nothing was written). */

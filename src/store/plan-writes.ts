@@ -6,6 +6,7 @@ import type { SavePlan } from './save-plan.js';
 import {
   addStoredMessage,
   appendStoredParts,
+  dropStoredMessages,
   newStoredTask,
   putStoredArtifact,
   setStoredArtifactHeader,
@@ -159,6 +160,14 @@ export async function writePlan(
     await updateTaskRow(trx, task.id, plan, now, fence);
   }
 
+  // Messages put before stored ones: the rows from their place on are written again.
+  if (plan.messagesFrom !== undefined) {
+    await trx
+      .deleteFrom('task_messages')
+      .where('task_id', '=', task.id)
+      .where('seq', '>=', plan.messagesFrom)
+      .execute();
+  }
   for (const batch of chunks(plan.messages)) {
     await insertRows(
       trx,
@@ -211,6 +220,7 @@ export function applyPlan(stored: StoredTask | undefined, task: TaskIdentity, pl
   if (plan.generation !== undefined) image.generation = plan.generation;
   if (plan.statusChanged) setStoredStatus(image, plan.statusJson);
   if (plan.metadataChanged) setStoredMetadata(image, plan.metadataJson);
+  if (plan.messagesFrom !== undefined) dropStoredMessages(image, plan.messagesFrom);
   for (const message of plan.messages) addStoredMessage(image, message.json);
   for (const write of plan.artifacts) {
     if (write.kind === 'update') {

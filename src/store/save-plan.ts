@@ -7,8 +7,9 @@ import { isStoredMessage, sameContent, type StoredTask } from './stored-task.js'
  * image. This is what keeps an event's cost flat as a task grows: only the few things the
  * events changed are written.
  *
- * - History is append-only: messages not stored (by id and content, CMD-34) are appended, in
- *   their order; stored ones missing from the incoming history stay.
+ * - History: messages not stored (by id and content, CMD-34) are appended, in their order;
+ *   stored ones missing from the incoming history stay. A message put before stored ones (a
+ *   turn's final message, `TurnWrite.replyAfter`) rewrites the history from its place on.
  * - Status is replaced by every write that carries one: writes of a task go one at a time, under
  *   its lock, in the log's order, so the last write is the latest event.
  * - Metadata is replaced as a whole.
@@ -45,6 +46,11 @@ export interface SavePlan {
   metadataChanged: boolean;
   metadataJson: string;
   messages: MessageWrite[];
+  /**
+   * Where `messages` start when they rewrite the end of the history (a message put before stored
+   * ones): the stored rows from this position on are replaced. Undefined when they are appended.
+   */
+  messagesFrom: number | undefined;
   artifacts: ArtifactWrite[];
   /** The task's generation after the write, when it logs events (`task-log.ts`). */
   generation: number | undefined;
@@ -67,6 +73,7 @@ export function planSave(stored: StoredTask | undefined, incoming: Task, generat
   const replaceStatus = incoming.status !== undefined;
   const statusJson = replaceStatus ? encodeStatus(incoming.status) : (stored?.statusJson ?? null);
   const metadataJson = encodeMetadata(incoming.metadata);
+  const { from, writes } = planMessages(stored, incoming);
   return {
     isNew: stored === undefined,
     statusChanged: stored !== undefined && statusJson !== stored.statusJson,
@@ -74,7 +81,8 @@ export function planSave(stored: StoredTask | undefined, incoming: Task, generat
     statusJson,
     metadataChanged: stored !== undefined && metadataJson !== stored.metadataJson,
     metadataJson,
-    messages: planMessages(stored, incoming),
+    messages: writes,
+    messagesFrom: from,
     artifacts: planArtifacts(stored, incoming.artifacts ?? []),
     generation,
   };
@@ -86,10 +94,15 @@ export function planSave(stored: StoredTask | undefined, incoming: Task, generat
  * it, so on a long task this skips thousands of map lookups per event. Any other is looked up
  * by id, and its content compared only when its id is stored (a turn's first save, once).
  */
-function planMessages(stored: StoredTask | undefined, incoming: Task): MessageWrite[] {
+function planMessages(
+  stored: StoredTask | undefined,
+  incoming: Task,
+): { from: number | undefined; writes: MessageWrite[] } {
   const writes: MessageWrite[] = [];
   const storedHistory = stored?.task.history ?? [];
   const history = incoming.history ?? [];
+  const from = insertedAt(storedHistory, history);
+  if (from !== undefined) return rewriteFrom(stored!, history, from);
   let seq = storedHistory.length;
   let planned: Map<string, Message[]> | undefined;
   for (let i = 0; i < history.length; i++) {
@@ -103,7 +116,41 @@ function planMessages(stored: StoredTask | undefined, incoming: Task): MessageWr
     else (planned ??= new Map()).set(id, [message]);
     writes.push({ seq: seq++, messageId: id, json: encodeMessage(message) });
   }
-  return writes;
+  return { from: undefined, writes };
+}
+
+/**
+ * Where new messages were put before stored ones: the incoming history is the stored one with
+ * messages inserted at one place, the stored ones after it being the very same objects (what
+ * `applyEvent` does with `after`). Undefined when messages were only appended, which is known
+ * at once: the incoming history then ends with a message that is not the stored last one.
+ */
+function insertedAt(stored: readonly Message[], incoming: readonly Message[]): number | undefined {
+  const added = incoming.length - stored.length;
+  if (added <= 0 || stored.length === 0 || incoming.at(-1) !== stored.at(-1)) return undefined;
+  let at = 0;
+  while (incoming[at] === stored[at]) at++;
+  for (let i = at; i < stored.length; i++) if (incoming[i + added] !== stored[i]) return undefined;
+  return at;
+}
+
+/** The history rewritten from `from` on: the inserted messages not stored already, then the stored ones after them. */
+function rewriteFrom(
+  stored: StoredTask,
+  history: readonly Message[],
+  from: number,
+): { from: number | undefined; writes: MessageWrite[] } {
+  const storedAfter = stored.task.history.slice(from);
+  const inserted = history
+    .slice(from, history.length - storedAfter.length)
+    .filter((message) => !isStoredMessage(stored, message));
+  if (inserted.length === 0) return { from: undefined, writes: [] };
+  const writes = [...inserted, ...storedAfter].map((message, i) => ({
+    seq: from + i,
+    messageId: message.messageId,
+    json: encodeMessage(message),
+  }));
+  return { from, writes };
 }
 
 function planArtifacts(stored: StoredTask | undefined, incoming: readonly Artifact[]): ArtifactWrite[] {

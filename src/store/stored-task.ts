@@ -134,6 +134,17 @@ export function addStoredMessage(stored: StoredTask, messageJson: string): void 
   stored.bytes += WEIGHTS.message + messageJson.length;
 }
 
+/** Drops the messages from position `from` on (a save writes them again, after one put before them). */
+export function dropStoredMessages(stored: StoredTask, from: number): void {
+  for (const message of stored.task.history.splice(from)) {
+    const same = stored.messagesById.get(message.messageId);
+    const others = Array.isArray(same) ? same.filter((m) => m !== message) : [];
+    if (others.length === 0) stored.messagesById.delete(message.messageId);
+    else stored.messagesById.set(message.messageId, others.length === 1 ? others[0]! : others);
+    stored.bytes -= WEIGHTS.message + encodeMessage(message).length;
+  }
+}
+
 /**
  * Whether the task's history holds this message already: one with its id and its content. A2A
  * lets clients reuse ids, so the same id with other content is another message, stored in its

@@ -1,4 +1,4 @@
-import type { Artifact, Task } from '@a2a-js/sdk';
+import type { Artifact, Message, Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
 import { isTerminal } from '../wire.js';
@@ -36,9 +36,10 @@ const READ_BATCH = 500;
  * when the event changes nothing and is not logged: a status for a task that has ended, as the
  * SDK's result manager ignores it, or an event for no task. The rules are the SDK's result manager's,
  * but for metadata: a status update's metadata belongs to the event (a command reply's keys,
- * CMD-6), not to the task.
+ * CMD-6), not to the task; and for a status message given `after` (a turn's final message,
+ * `TurnWrite.replyAfter`), which joins the history right after that message, not at its end.
  */
-export function applyEvent(task: Task | undefined, event: AgentExecutionEvent): Task | undefined {
+export function applyEvent(task: Task | undefined, event: AgentExecutionEvent, after?: string): Task | undefined {
   switch (event.kind) {
     case 'task': {
       const given = event.data;
@@ -56,7 +57,7 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent): 
       const state = task.status?.state;
       if (isTerminal(state) && update.status?.state !== state) return undefined;
       task.status = update.status;
-      if (update.status?.message) task.history.push(update.status.message);
+      if (update.status?.message) insertAfter(task.history, update.status.message, after);
       return task;
     }
     case 'artifactUpdate': {
@@ -74,6 +75,19 @@ export function applyEvent(task: Task | undefined, event: AgentExecutionEvent): 
     case 'message':
       return undefined;
   }
+}
+
+/**
+ * Puts `message` right after the newest message with the id `after` (an id may recur, CMD-34),
+ * or at the end when `after` is not given or not in the history.
+ */
+function insertAfter(history: Message[], message: Message, after: string | undefined): void {
+  let at = history.length;
+  if (after !== undefined) {
+    const found = history.findLastIndex((m) => m.messageId === after);
+    if (found >= 0) at = found + 1;
+  }
+  history.splice(at, 0, message);
 }
 
 function putArtifact(task: Task, artifact: Artifact): void {

@@ -56,6 +56,22 @@ export interface TaskEdit {
   events: readonly AgentExecutionEvent[];
 }
 
+/** What a turn's write tells the store besides its events. */
+export interface TurnWrite {
+  /**
+   * The turn's lease's epoch (shared): the write is refused (`turn_fenced`) once another
+   * instance took the task over (see `turn-leases.ts`).
+   */
+  fence?: number;
+  /**
+   * The turn's final write: the last message the turn put in the history (the message it
+   * answers, or its newest tool call). The final status's message joins the history right after
+   * it, ahead of what was posted while the turn ran (command exchanges, sub-task notes): the
+   * reply answers the turn's messages, not those, and streamed in under them.
+   */
+  replyAfter?: string;
+}
+
 /** A write's outcome: the task as stored after it, and the events it logged. */
 export interface Appended {
   task: Task;
@@ -136,26 +152,25 @@ export class SqlTaskStore {
   }
 
   /**
-   * Applies `events` to the task and appends them to its log, in one transaction. `fence`
-   * (shared): the write is a turn's, under its lease's epoch, refused (`turn_fenced`) once
-   * another instance took the task over (see `turn-leases.ts`).
+   * Applies `events` to the task and appends them to its log, in one transaction; `turn` when
+   * the write is a turn's (see `TurnWrite`).
    */
   async append(
     taskId: string,
     context: ServerCallContext,
     events: readonly AgentExecutionEvent[],
-    fence?: number,
+    turn: TurnWrite = {},
   ): Promise<Appended> {
     const { image, logged } = await this.images.write(
       taskId,
       this.scopeOf(context),
       (stored) => {
-        const change = applied(stored && copyTask(stored.task), events);
+        const change = applied(stored && copyTask(stored.task), events, turn.replyAfter);
         if (!change.task) throw taskNotFound(taskId);
         return change as Change;
       },
       undefined,
-      fence,
+      turn.fence,
     );
     return { task: copyTask(image!.task), logged };
   }
@@ -278,10 +293,11 @@ export class SqlTaskStore {
   }
 }
 
-/** `events` applied in order to `task` (a working copy), with those that changed it. */
+/** `events` applied in order to `task` (a working copy), with those that changed it; `replyAfter` as in `TurnWrite`. */
 function applied(
   task: Task | undefined,
   events: readonly AgentExecutionEvent[],
+  replyAfter?: string,
 ): { task: Task | undefined; events: AgentExecutionEvent[] } {
   const changed: AgentExecutionEvent[] = [];
   for (const event of events) {
@@ -291,7 +307,7 @@ function applied(
         'store_failed',
         `An event of task ${eventTaskId} was given to task ${task.id}; nothing was saved.`,
       );
-    const next = applyEvent(task, event);
+    const next = applyEvent(task, event, replyAfter);
     if (!next) continue;
     task = next;
     changed.push(event);

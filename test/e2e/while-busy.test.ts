@@ -14,7 +14,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../../src/wire.js';
+import {
+  QUEUED_KEY,
+  SUBTASK_NOTE_KEY,
+  WHILE_BUSY_EXTENSION_URI,
+  WHILE_BUSY_KEY,
+  type QueuedNote,
+} from '../../src/wire.js';
 import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn-end.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { nextMatching, poll, within } from '../support/wait.js';
@@ -138,6 +144,55 @@ describe('while-busy extension', () => {
       ]);
     });
   }
+
+  it("while-busy: GetTask's history is the order things happened: each turn's reply right after its message, the commands and the sub-task note sent while it waited or ran after it", async () => {
+    const client = await h.client('JSONRPC');
+    const running = await heldTurn(client, 'hold the first');
+    const queued = sendWhileBusy(client, 'hold the queued one', running.taskId, 'enqueue');
+    await queuedPlace(queued);
+    // While the queued message waits.
+    await send(client, '/model large', { taskId: running.taskId });
+    // The first turn goes on; the queued one's is held in its turn.
+    const first = held;
+    held = deferred();
+    first.resolve();
+    await nextMatching('the queued turn writing', queued, (e) => e.payload?.$case === 'artifactUpdate');
+    // While it runs: a sub-task, whose note comes before the held turn ends.
+    await send(client, '/spawn a side job', { taskId: running.taskId });
+    await nextMatching(
+      'the sub-task note',
+      queued,
+      (e) =>
+        e.payload?.$case === 'statusUpdate' &&
+        e.payload.value.status?.message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined,
+    );
+    held.resolve();
+    await collect(queued);
+    await collect(running.stream);
+    const task = await client.getTask({ tenant: '', id: running.taskId, historyLength: undefined });
+    const label = (text: string) =>
+      text.startsWith('Started sub-task')
+        ? '(the /spawn reply)'
+        : text.startsWith('Sub-task')
+          ? '(the note)'
+          : text.startsWith('This task now uses')
+            ? '(the /model reply)'
+            : text.replace(/ [0-9a-f-]{36}/, '');
+    assert.deepEqual(
+      task.history.map((m) => label(textOf(m))),
+      [
+        'hold the first',
+        're: hold the first alpha beta gamma',
+        '/model large',
+        '(the /model reply)',
+        'hold the queued one',
+        're: hold the queued one alpha beta gamma',
+        '/spawn a side job',
+        '(the /spawn reply)',
+        '(the note)',
+      ],
+    );
+  });
 
   it('while-busy interrupt: the running turn ends keeping its partial reply, then the message runs', async () => {
     const client = await h.client('JSONRPC');

@@ -318,6 +318,46 @@ for (const backend of storeBackends) {
       });
     });
 
+    it("a turn's final message joins the history right after the turn's own last one, ahead of what was posted meanwhile; rows, image and another store agree, and writing it again stores nothing twice", async () => {
+      const task = newTask({ state: TaskState.TASK_STATE_WORKING });
+      const asked = message(task.id, task.contextId, Role.ROLE_USER, 'the question');
+      task.history = [asked];
+      await temp.store.tasks.create(task, alice);
+      // Posted while the turn runs: a command exchange, then a note.
+      const command = message(task.id, task.contextId, Role.ROLE_USER, '/model large');
+      await temp.store.tasks.modify(task.id, alice, () => ({
+        history: [command],
+        events: [statusUpdate(task, TaskState.TASK_STATE_WORKING, reply(task, 'now large'))],
+      }));
+      await temp.store.tasks.append(task.id, alice, [
+        statusUpdate(task, TaskState.TASK_STATE_WORKING, reply(task, 'a note')),
+      ]);
+      const end = [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, reply(task, 'the answer'))];
+      const written = await temp.store.tasks.append(task.id, alice, end, { replyAfter: asked.messageId });
+      const expected = ['the question', 'the answer', '/model large', 'now large', 'a note'];
+      assert.deepEqual(texts(written.task.history), expected, 'as written');
+      assert.deepEqual(texts((await temp.store.tasks.load(task.id, alice))?.history), expected, 'the kept image');
+      const weighed = temp.store.tasks.cacheUsage().bytes;
+      temp.store.tasks.clearCache();
+      await temp.store.tasks.load(task.id, alice);
+      assert.equal(weighed, temp.store.tasks.cacheUsage().bytes, "the image's weight, as if read from the rows");
+      const other = await temp.another();
+      assert.deepEqual(texts((await other.tasks.load(task.id, alice))?.history), expected, 'read from the rows');
+
+      // Written again (a retried end whose first write did commit): nothing is stored twice.
+      await temp.store.tasks.append(task.id, alice, end, { replyAfter: asked.messageId });
+      await temp.store.tasks.append(task.id, alice, [
+        statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED, reply(task, 'later')),
+      ]);
+      const after = [...expected, 'later'];
+      assert.deepEqual(texts((await temp.store.tasks.load(task.id, alice))?.history), after);
+      assert.deepEqual(
+        texts((await (await temp.reopen()).tasks.load(task.id, alice))?.history),
+        after,
+        'after a restart',
+      );
+    });
+
     it('modify reads, decides and writes as one step: the change sees every write before it, and returns what was saved', async () => {
       const task = { ...newTask(), metadata: { count: 0 } };
       await temp.store.tasks.create(task, alice);

@@ -31,8 +31,8 @@ for (const backend of storeBackends) {
         try {
           const task = newTask({ state: TaskState.TASK_STATE_WORKING });
           await temp.store.tasks.create(task, context);
-          await temp.store.tasks.append(task.id, context, [withReply(task, 'from epoch 7')], 7);
-          await temp.store.tasks.append(task.id, context, [withReply(task, 'from epoch 3')], 3);
+          await temp.store.tasks.append(task.id, context, [withReply(task, 'from epoch 7')], { fence: 7 });
+          await temp.store.tasks.append(task.id, context, [withReply(task, 'from epoch 3')], { fence: 3 });
           assert.deepEqual(texts((await temp.store.tasks.load(task.id, context))?.history), [
             'hello',
             'from epoch 7',
@@ -50,8 +50,8 @@ for (const backend of storeBackends) {
       try {
         const task = newTask({ state: TaskState.TASK_STATE_WORKING });
         await temp.store.tasks.create(task, context);
-        await temp.store.tasks.append(task.id, context, [withReply(task, 'old turn')], 5);
-        await temp.store.tasks.append(task.id, context, [withReply(task, 'new turn')], 9);
+        await temp.store.tasks.append(task.id, context, [withReply(task, 'old turn')], { fence: 5 });
+        await temp.store.tasks.append(task.id, context, [withReply(task, 'new turn')], { fence: 9 });
         const row = () =>
           temp.store.db
             .selectFrom('tasks')
@@ -66,7 +66,7 @@ for (const backend of storeBackends) {
         assert.equal(await events(), 3);
 
         await assert.rejects(
-          temp.store.tasks.append(task.id, context, [withReply(task, 'stale turn')], 5),
+          temp.store.tasks.append(task.id, context, [withReply(task, 'stale turn')], { fence: 5 }),
           refusedAsFenced,
         );
         assert.deepEqual(await row(), before, 'nothing written');
@@ -105,20 +105,20 @@ for (const backend of storeBackends) {
         const first = await insertLease(db, task.id, paused);
         assert.ok(first !== undefined);
         await temp.store.tasks.create(task, context);
-        await temp.store.tasks.append(task.id, context, [withReply(task, 'the first turn')], first);
+        await temp.store.tasks.append(task.id, context, [withReply(task, 'the first turn')], { fence: first });
         assert.equal(await insertLease(db, task.id, survivor), undefined, 'one turn per task');
 
         // The paused instance's heartbeat is a lease old: the survivor takes its place.
         await db.updateTable('instances').set({ heartbeat: 0 }).where('id', '=', paused).execute();
         assert.deepEqual(await takeOverInstance(db, paused, 1000), [task.id]);
         await assert.rejects(
-          temp.store.tasks.append(task.id, context, [withReply(task, 'written after the takeover')], first),
+          temp.store.tasks.append(task.id, context, [withReply(task, 'written after the takeover')], { fence: first }),
           refusedAsFenced,
         );
 
         const next = await insertLease(db, task.id, survivor);
         assert.ok(next !== undefined && next > first, `a new lease has a greater epoch (${next} > ${first})`);
-        await temp.store.tasks.append(task.id, context, [withReply(task, 'the next turn')], next);
+        await temp.store.tasks.append(task.id, context, [withReply(task, 'the next turn')], { fence: next });
         assert.deepEqual(texts((await temp.store.tasks.load(task.id, context))?.history), [
           'hello',
           'the first turn',

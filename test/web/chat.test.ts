@@ -246,7 +246,10 @@ describe('the conversation', () => {
     const conversation = new Conversation(client);
     conversation.taskId = 't1';
     const events: ChatEvent[] = [];
-    for await (const event of conversation.send('later', undefined, 'q1', { [WHILE_BUSY_KEY]: 'enqueue' }))
+    for await (const event of conversation.send('later', {
+      messageId: 'q1',
+      metadata: { [WHILE_BUSY_KEY]: 'enqueue' },
+    }))
       events.push(event);
     assert.deepEqual(sent[0].metadata, { [WHILE_BUSY_KEY]: 'enqueue' });
     assert.equal(sent[0].messageId, 'q1');
@@ -282,7 +285,10 @@ describe('the conversation', () => {
     const conversation = new Conversation(client);
     conversation.taskId = 't1';
     const events: ChatEvent[] = [];
-    for await (const event of conversation.send('later', undefined, 'q1', { [WHILE_BUSY_KEY]: 'enqueue' }))
+    for await (const event of conversation.send('later', {
+      messageId: 'q1',
+      metadata: { [WHILE_BUSY_KEY]: 'enqueue' },
+    }))
       events.push(event);
     assert.deepEqual(
       sent.map((m) => m.messageId),
@@ -294,6 +300,39 @@ describe('the conversation', () => {
       ['task', 'queued', 'started', 'task', 'state', 'reply'],
       'the place shown once, then the turn',
     );
+  });
+
+  it("a command's stream during a turn ends with its reply (WORKING): it is whole, the task is not followed after it (issue 33)", async () => {
+    const working = (generation: number) => {
+      const event = task('t1', TaskState.TASK_STATE_WORKING) as any;
+      event.payload.value.metadata = { [GENERATION_KEY]: generation };
+      return event as StreamResponse;
+    };
+    const replyOf = (generation: number) =>
+      status('t1', TaskState.TASK_STATE_WORKING, agentMessage('Now fixture:large.', { command: 'model' }), {
+        command: 'model',
+        [GENERATION_KEY]: generation,
+      });
+    let followed = 0;
+    const client = {
+      async *sendMessageStream() {
+        yield working(7);
+        yield replyOf(8);
+      },
+      async *resubscribeTask() {
+        followed++;
+        yield status('t1', TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage('the turn’s reply'));
+      },
+    } as unknown as Client;
+    const conversation = new Conversation(client);
+    conversation.taskId = 't1';
+    const events: ChatEvent[] = [];
+    for await (const event of conversation.send('/model large', { command: true })) events.push(event);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['task', 'state', 'command'],
+    );
+    assert.equal(followed, 0, 'nothing of the running turn is read on the command’s stream');
   });
 
   it('every call carries the A2A-Extensions header naming the Commands extension', async () => {

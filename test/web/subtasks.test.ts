@@ -15,6 +15,8 @@ import { ensureBundle } from './bundle.js';
 
 let release: () => void = () => {};
 const released = new Promise<void>((resolve) => (release = resolve));
+let releaseSecond: () => void = () => {};
+const second = new Promise<void>((resolve) => (releaseSecond = resolve));
 
 let h: TestHarness | undefined;
 let browser: BrowserPage | undefined;
@@ -27,8 +29,11 @@ describe('sub-tasks on the chat page', needs(CHROMIUM), () => {
     h = await startTestHarness({
       script: {
         reply: 'The result is **bold** and `coded`.',
-        hold: (body) =>
-          lastMessage(body).content.includes('slow job') ? { afterChunks: 1, until: released } : undefined,
+        hold: (body) => {
+          const asked = lastMessage(body).content;
+          if (asked.includes('second slow job')) return { afterChunks: 1, until: second };
+          return asked.includes('slow job') ? { afterChunks: 1, until: released } : undefined;
+        },
       },
     });
     browser = await openChatPage(`${h.harness.url}/`, { waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
@@ -37,6 +42,7 @@ describe('sub-tasks on the chat page', needs(CHROMIUM), () => {
 
   after(async () => {
     release();
+    releaseSecond();
     await browser?.close();
     await h?.close();
   });
@@ -74,6 +80,25 @@ describe('sub-tasks on the chat page', needs(CHROMIUM), () => {
     assert.equal(await detail.locator('strong').textContent(), 'bold');
     assert.equal(await detail.locator('code').textContent(), 'coded');
     assert.doesNotMatch((await detail.innerText()) ?? '', /\*\*|`/, 'no Markdown markers left');
+  });
+
+  it("issue 33: a second /spawn on the idle task: its note appears live too; the page subscribes a few times, not again and again over the command's reply", async () => {
+    const subscriptions: string[] = [];
+    const count = (request: { postData(): string | null }) => {
+      if ((request.postData() ?? '').includes('SubscribeToTask')) subscriptions.push(request.postData()!);
+    };
+    page.on('request', count);
+    await page.locator('#input').pressSequentially('/spawn a second slow job', { delay: 5 });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    await page.locator('.msg.command[data-command="spawn"]').nth(1).waitFor({ timeout: WAIT_MS });
+    await page.waitForFunction(() => !document.body.dataset['streaming'], undefined, { timeout: WAIT_MS });
+    releaseSecond();
+    await page.locator('.msg.note', { hasText: 'completed' }).nth(1).waitFor({ timeout: WAIT_MS });
+    page.off('request', count);
+    assert.equal(await page.locator('.msg.note').count(), 2, 'each note once');
+    // One replays the /spawn reply (which carries no generation, CMD-4), one reads the task and waits for the note.
+    assert.ok(subscriptions.length <= 3, `${subscriptions.length} subscriptions`);
   });
 
   it('showed no script errors and broke no Content-Security-Policy rule', () => {

@@ -85,6 +85,15 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     );
   });
 
+  it("issue 33: reopened, the harness's notice that the turn resumes is drawn as its own line, not as a message the user sent", async () => {
+    await page.reload();
+    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    await page.locator('.msg.agent', { hasText: 'done: echo: from the page' }).waitFor({ timeout: WAIT_MS });
+    const resumes = 'The tool calls waiting for approval were answered; the turn resumes.';
+    assert.equal(await page.locator('.msg.user', { hasText: resumes }).count(), 0, 'not a bubble of the user');
+    assert.equal(await page.locator('.msg.note:not(.error)', { hasText: resumes }).count(), 1);
+  });
+
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
     assert.deepEqual(problems, []);
   });

@@ -25,7 +25,7 @@ import {
   textPart,
 } from '../../src/wire.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
-import { interpret, readStatusMessage, type ChatEvent } from './events.js';
+import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';
 import { listRecent, type RecentTask } from './recent.js';
 
@@ -139,6 +139,17 @@ export async function connect(card: AgentCard, pageUrl: string): Promise<Client>
   return factory.createFromAgentCard(besidePage(card, pageUrl));
 }
 
+/** How `Conversation.send` sends a message. */
+export interface SendOptions {
+  signal?: AbortSignal;
+  /** The id of a message sent before that may have reached the harness: it runs once (CMD-34). */
+  messageId?: string;
+  /** The message's metadata (`tiny-harness/while-busy: "enqueue"` to wait in the task's queue while it is busy). */
+  metadata?: Record<string, unknown>;
+  /** The text is a command the card lists: its stream ends with its reply, unless what it started follows. */
+  command?: boolean;
+}
+
 /** One conversation: a task kept across messages, and its context once the task has ended. */
 export class Conversation {
   taskId: string | undefined;
@@ -150,17 +161,9 @@ export class Conversation {
 
   constructor(private readonly client: Client) {}
 
-  /**
-   * Sends `text` on the current task (or a new one in the current context), yielding what comes
-   * back; `messageId` when sending again what may have reached the harness; `metadata` the
-   * message's (`tiny-harness/while-busy: "enqueue"` to wait in the task's queue while it is busy).
-   */
-  async *send(
-    text: string,
-    signal?: AbortSignal,
-    messageId?: string,
-    metadata?: Record<string, unknown>,
-  ): AsyncGenerator<ChatEvent, void, undefined> {
+  /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
+  async *send(text: string, options: SendOptions = {}): AsyncGenerator<ChatEvent, void, undefined> {
+    const { signal, messageId, metadata, command } = options;
     const message = userMessage(text, this.taskId, this.contextId);
     // A resend keeps the first send's id: the harness runs a message id once (CMD-34).
     if (messageId) message.messageId = messageId;
@@ -174,15 +177,17 @@ export class Conversation {
     const stream = resumableStream(
       sendIt(signal),
       (taskId, after, resumeSignal) => (waiting ? sendIt(resumeSignal) : this.eventsAfter(taskId, after, resumeSignal)),
-      { signal, ...this.resumeNotices },
+      { signal, command, ...this.resumeNotices },
     );
+    const turn = this.turnBegins();
     for await (const event of stream) {
       const p = event.payload;
       if (waiting && p?.$case === 'task' && p.value.history.some((m) => m.messageId === message.messageId)) {
         waiting = false;
+        turn.modelChanges = this.modelChanges;
         yield { kind: 'started', messageId: message.messageId };
       }
-      yield* this.readOne(event);
+      yield* this.readOne(event, turn);
     }
   }
 
@@ -228,12 +233,8 @@ export class Conversation {
     this.taskId = isTerminal(this.state) ? undefined : task.id;
     this.model = undefined;
     const events: ChatEvent[] = [];
-    for (const message of task.history.slice(-historyLength)) {
-      if (message.role === Role.ROLE_USER)
-        events.push({ kind: 'user', messageId: message.messageId, text: textOf(message.parts) });
-      else events.push(...readStatusMessage(message, undefined));
-    }
-    for (const event of events) this.track(event);
+    for (const message of task.history.slice(-historyLength)) events.push(...readHistoryMessage(message));
+    for (const event of events) this.track(event, this.turnBegins());
     const running = this.state === TaskState.TASK_STATE_WORKING || this.state === TaskState.TASK_STATE_SUBMITTED;
     const reply = running ? runningReply(task, replyArtifact) : undefined;
     const messageIds = new Set(task.history.map((m) => m.messageId));
@@ -252,12 +253,21 @@ export class Conversation {
 
   /** The events of `stream`, read, tracked and noted as seen. */
   async *read(stream: AsyncIterable<StreamResponse>): AsyncGenerator<ChatEvent, void, undefined> {
-    for await (const event of stream) yield* this.readOne(event);
+    const turn = this.turnBegins();
+    for await (const event of stream) yield* this.readOne(event, turn);
   }
 
-  private readOne(event: StreamResponse): ChatEvent[] {
+  /** `/model` replies read so far: a turn's reply names the task's model only if none came since the turn began. */
+  private modelChanges = 0;
+
+  /** What a stream's replies are read against: the `/model` replies read when its turn began. */
+  private turnBegins(): { modelChanges: number } {
+    return { modelChanges: this.modelChanges };
+  }
+
+  private readOne(event: StreamResponse, turn: { modelChanges: number }): ChatEvent[] {
     const items = interpret(event);
-    for (const item of items) this.track(item);
+    for (const item of items) this.track(item, turn);
     const g = generationOf(event);
     if (g !== undefined && this.taskId !== undefined && taskIdOf(event) === this.taskId) this.generation = g;
     return items;
@@ -336,10 +346,18 @@ export class Conversation {
     }
   }
 
-  private track(event: ChatEvent): void {
+  /**
+   * Notes what an event says of the conversation. The model: a `/model` reply's, or the model
+   * that wrote a reply, unless `/model` changed it while that reply's turn ran (`turn`).
+   */
+  private track(event: ChatEvent, turn: { modelChanges: number }): void {
     if (event.kind === 'command' && event.taskRef) this.subtasksRunning.add(event.taskRef);
     if (event.kind === 'note' && event.subtaskId && event.subtaskEnded) this.subtasksRunning.delete(event.subtaskId);
-    if ((event.kind === 'reply' || event.kind === 'command') && event.model) this.model = event.model;
+    if (event.kind === 'command' && event.model) {
+      this.model = event.model;
+      this.modelChanges++;
+    }
+    if (event.kind === 'reply' && event.model && turn.modelChanges === this.modelChanges) this.model = event.model;
     if (event.kind !== 'task' && event.kind !== 'state') return;
     // Only this conversation's task moves the ids (a note about a sub-task names the parent).
     if ((this.taskId && event.taskId !== this.taskId) || this.ended.has(event.taskId)) return;

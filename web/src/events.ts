@@ -2,7 +2,7 @@
  * Reading stream events into the few things the page shows: a reply streaming, a command's
  * reply with its sub-task, a note about a sub-task, a tool call, a state. No DOM here.
  */
-import { TaskState, taskStateFromJSON, type Message, type StreamResponse } from '@a2a-js/sdk';
+import { Role, TaskState, taskStateFromJSON, type Message, type StreamResponse } from '@a2a-js/sdk';
 import {
   AWAITING_APPROVAL_NOTICE,
   COMMAND_KEY,
@@ -38,7 +38,7 @@ export type ChatEvent =
   | { kind: 'tool'; call: ToolCallData }
   /** A message the user sent, as a task read back shows it. */
   | { kind: 'user'; messageId: string; text: string }
-  /** The harness's own words ending a turn, apart from the model's reply (calls waiting for approval, a failure explained). */
+  /** The harness's own words, apart from the model's reply (calls waiting for approval, a failure explained, a turn resumed). */
   | { kind: 'notice'; messageId: string; text: string; error?: boolean }
   /** The message waits in the task's queue on the agent, `position` 1 being next (the while-busy extension). */
   | { kind: 'queued'; messageId: string; position: number }
@@ -97,6 +97,19 @@ export function interpret(event: StreamResponse): ChatEvent[] {
     default:
       return [];
   }
+}
+
+/**
+ * Reads a message of a task's history: the user's own, or one the harness wrote in the user's
+ * place and marked as its notice (`NOTICE_KEY`: the message that resumes a turn once its tool
+ * calls are answered), or an agent message.
+ */
+export function readHistoryMessage(message: Message): ChatEvent[] {
+  if (message.role !== Role.ROLE_USER) return readStatusMessage(message, undefined);
+  const text = textOf(message.parts);
+  return message.metadata?.[NOTICE_KEY] === undefined
+    ? [{ kind: 'user', messageId: message.messageId, text }]
+    : [{ kind: 'notice', messageId: message.messageId, text }];
 }
 
 /** Reads an agent message (a status update's, or one of a task's history) and its update's metadata. */

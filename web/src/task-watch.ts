@@ -24,6 +24,8 @@ export async function* followWhileSubtasksRun(
   onRetry: (error: unknown, delayMs: number) => void = () => {},
 ): AsyncGenerator<ChatEvent, void, undefined> {
   let failures = 0;
+  /** The last subscription moved the generation seen on: the next one starts after it. */
+  let moved = true;
   while (!signal.aborted && conversation.taskId && conversation.subtasksRunning.size > 0) {
     // Each subscription is closed as soon as it is no longer needed, not left to the server.
     const round = new AbortController();
@@ -31,7 +33,12 @@ export async function* followWhileSubtasksRun(
     signal.addEventListener('abort', stop, { once: true });
     let events = 0;
     try {
-      const after = conversation.generation;
+      const before = conversation.generation;
+      // A command's reply carries no generation (its metadata is exactly the extension's, CMD-4):
+      // a subscription that ended on one leaves the generation before it, and the same one would
+      // replay it again, for ever. A plain subscription instead: the notes in the task's history,
+      // then the task's generation.
+      const after = moved ? before : undefined;
       for await (const event of conversation.read(skipSeen(conversation.subscribe(after, round.signal)))) {
         events++;
         failures = 0;
@@ -39,6 +46,7 @@ export async function* followWhileSubtasksRun(
         // Done with it: the rest of this event's items still come, then the subscription closes.
         if (conversation.subtasksRunning.size === 0 || !conversation.taskId) round.abort();
       }
+      moved = conversation.generation !== before;
       // A subscription that ends with nothing in it is waited out like a failure, never spun on.
       if (events === 0) await pause(retryDelay(failures++), signal);
     } catch (error) {

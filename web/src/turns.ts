@@ -209,7 +209,7 @@ export class Turns {
     // Sent again, with the same id, for as long as the harness cannot be reached.
     const sendOnce = () =>
       retryWhileUnreachable(
-        () => receive(this.conversation.send(text, signal, messageId, metadata)),
+        () => receive(this.conversation.send(text, { signal, messageId, metadata, command: isCommand })),
         (error, delayMs) => {
           if (answered) throw error;
           bubble.classList.add('retrying');
