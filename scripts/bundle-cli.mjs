@@ -23,7 +23,7 @@ try {
     entryNames: '[name]',
     outExtension: { '.js': '.mjs' },
     bundle: true,
-    // What is imported on first use (gRPC, PostgreSQL, MCP, the model providers, chat and send)
+    // What is imported on first use (gRPC, PostgreSQL, MCP, the model providers, YAML, chokidar, chat and send)
     // goes to chunks of its own, read only then: start-up parses only what serving needs.
     splitting: true,
     format: 'esm',

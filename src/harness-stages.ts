@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
-import { CommandFolder } from './file-commands/index.js';
+import { CommandFolder } from './file-commands/folder.js';
 import type { HarnessOptions } from './harness.js';
 import { describeError, type Logger } from './log.js';
 import { splitModelId, type ModelCatalog } from './models/catalog.js';

@@ -5,7 +5,7 @@
  * expanded at start-up (`tools/expand-env.ts`). As with provider keys, the file never holds a
  * secret: a header or variable whose name looks like one must take its value from `${VAR}`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Server names prefix their tools' names (`fs` → `fs_read_file`): short, and safe in a function name. */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;

@@ -1,5 +1,5 @@
 /** The `metrics` key of the config file: where Prometheus scrapes the harness (docs/operations.md, "Metrics"). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const metricsSchema = z
   .strictObject({

@@ -5,7 +5,7 @@
  * `publicGrpcAddress`) and the command line (`--public-url`, `--public-grpc-address`), so both
  * accept and refuse the same values with the same messages.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * An absolute http(s) URL without credentials, query or fragment, where the harness's root is

@@ -4,7 +4,7 @@
  * (an unknown key is an error, usually a typo), and the file can never hold a key: secrets
  * come only from environment variables that the file names with `apiKeyEnv`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';

@@ -9,7 +9,7 @@
  * reads files or keeps the process alive.
  */
 import { basename, join, relative, sep } from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import { describeError, type Logger } from '../log.js';
 
 export interface FolderWatcherOptions {
@@ -37,6 +37,8 @@ export class FolderWatcher {
   /** Settles the promise of the last `follow`. */
   private scanned: (() => void) | undefined;
   private closed = false;
+  /** Counts `follow` and `unwatch` calls: a `follow` still loading chokidar is stale once another came. */
+  private calls = 0;
 
   constructor(
     private readonly dir: string,
@@ -48,10 +50,15 @@ export class FolderWatcher {
    * already. Resolves once the watches are in place (chokidar has scanned the tree), so that a
    * listing made after it misses no change.
    */
-  follow(id: string): Promise<void> {
-    if (this.closed || this.followedId === id) return Promise.resolve();
+  async follow(id: string): Promise<void> {
+    if (this.closed || this.followedId === id) return;
     this.unwatch();
     this.followedId = id;
+    const call = ++this.calls;
+    // chokidar is loaded here, once the harness serves, rather than on its way to serving.
+    const { watch } = await import('chokidar');
+    // Closed, lost or followed anew while it loaded: as when the watch ends before its scan.
+    if (this.closed || call !== this.calls) return;
     const watcher = watch(this.dir, {
       persistent: false,
       ignoreInitial: true,
@@ -136,6 +143,7 @@ export class FolderWatcher {
   }
 
   private unwatch(): void {
+    this.calls++;
     // chokidar's close() only releases its watches; nothing of it need be awaited.
     void this.watcher?.close().catch(() => undefined);
     this.watcher = undefined;

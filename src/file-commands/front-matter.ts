@@ -5,7 +5,7 @@
  * strict: an unknown key (usually a typo) fails the file rather than being ignored.
  */
 import { parseDocument } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `provider:model`, split at the first colon; the model part may hold colons (`local:llama3.2:3b`). */
 export const MODEL_ID_PATTERN = /^[^\s:]+:\S+$/;

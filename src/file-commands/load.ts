@@ -14,7 +14,6 @@ import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import type { FileCommand } from './file-command.js';
 import { COMMAND_NAME_PATTERN } from '../wire.js';
-import { parseCommandFile } from './front-matter.js';
 
 export const COMMAND_FILE_EXTENSION = '.md';
 
@@ -135,6 +134,8 @@ async function loadOne(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !(await exists(path))) return undefined;
     return `${path}: cannot be read (${whyUnreadable(error)})`;
   }
+  // Loaded with the first file: a folder without files never parses the YAML library.
+  const { parseCommandFile } = await import('./front-matter.js');
   const parsed = parseCommandFile(text);
   if (!parsed.ok) return `${path}: ${parsed.reasons.join('; ')}`;
   // The folder shows in the description, as Claude Code shows it: "Review a component (frontend)".

@@ -16,7 +16,7 @@
  * ignores them. A refusal names the field and what would work, and never repeats the input.
  */
 import { TaskState } from '@a2a-js/sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import { exceedsJson, exceedsJsonText, formatPath, jsonTextChars, type JsonPath } from './json-shape.js';
 
 export const EDGE_LIMITS = {

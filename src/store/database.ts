@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
 import { timedTransactions, type TransactionListener } from './timed-transactions.js';
 import { HarnessError } from '../errors.js';
@@ -250,9 +251,10 @@ export function openSqliteDatabase(
       cause: error,
     });
   }
+  const Sqlite = loadBetterSqlite3();
   let sqlite: BetterSqlite3.Database | undefined;
   try {
-    sqlite = new BetterSqlite3(file);
+    sqlite = new Sqlite(file);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${synchronous}`);
     sqlite.pragma('busy_timeout = 5000');
@@ -268,6 +270,15 @@ export function openSqliteDatabase(
   }
   const dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
   return new Kysely<Database>({ dialect: timedTransactions(dialect, onTransaction) });
+}
+
+/**
+ * The driver, loaded when a SQLite database is opened (never on PostgreSQL), with `require`: an
+ * ES import of this CommonJS package has Node lex it for its exports first, which took about
+ * 40 ms of start-up (bench/RESULTS.md, "Start-up").
+ */
+function loadBetterSqlite3(): typeof BetterSqlite3 {
+  return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
 }
 
 /** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */

@@ -5,11 +5,11 @@
  * server crashed or cannot be reached) is an outcome with a text the model can read, so that
  * the turn goes on (TOOL-2); a dead server is connected again on its next use.
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/mcp-servers.js';
 import type { Logger } from '../log.js';
 import { ToolNamer } from './names.js';
 import { boundOutput, resultText, splitOutput } from './output.js';
+import { mcpClientSdk, type McpClientSdk } from './mcp-sdk.js';
 import { MessageTooLarge, ServerConnection, serverTarget, STDIO_MESSAGE_LIMIT } from './server-connection.js';
 import type { MissingServer, ToolBox, ToolEntry, ToolList, ToolOutcome } from './tool-box.js';
 
@@ -258,12 +258,12 @@ export class McpTools implements ToolBox {
         : { status: 'succeeded', ...splitOutput(text, this.options.toolOutputChars) };
     } catch (error) {
       if (turnSignal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
-      return { status: 'failed', output: bound(this.failureText(connection, error)) };
+      return { status: 'failed', output: bound(this.failureText(await mcpClientSdk(), connection, error)) };
     }
   }
 
   /** What the model is told when a call failed outside the tool. */
-  private failureText(connection: ServerConnection, error: unknown): string {
+  private failureText({ McpError, ErrorCode }: McpClientSdk, connection: ServerConnection, error: unknown): string {
     const server = connection.name;
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       return `The tool did not answer within ${this.options.toolTimeoutMs} ms; the call was canceled.`;

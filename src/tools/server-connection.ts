@@ -8,9 +8,7 @@
  * a while, `McpTools.list`); a shutdown meanwhile stops the attempt (and a stdio server's
  * process) rather than wait for an answer that may never come.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { tracingFetch } from '../telemetry/propagation.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, GetPromptResult, Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -18,6 +16,7 @@ import { isStdioServer, type McpServerConfig } from '../config/mcp-servers.js';
 import { describeError, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
 import { expandEnv, expandRecord } from './expand-env.js';
+import { mcpClientSdk, type McpClientSdk } from './mcp-sdk.js';
 
 /** How a server is reached, its `${VAR}`s expanded: what a connection needs and no more. */
 export type ServerTarget =
@@ -175,7 +174,9 @@ export class ServerConnection {
 
   private async connect(): Promise<Client> {
     let prompts: Prompt[] = [];
-    const client = new Client(
+    const sdk = await mcpClientSdk();
+    if (this.closed) throw new Error(SHUTTING_DOWN);
+    const client = new sdk.Client(
       { name: 'tiny-harness', version: VERSION },
       {
         listChanged: {
@@ -220,7 +221,7 @@ export class ServerConnection {
     client.onerror = (error) => {
       if (isOverReadLimit(error)) this.overLimit.add(client);
     };
-    const transport = this.transport();
+    const transport = this.transport(sdk);
     this.opening = transport;
     try {
       await client.connect(transport, { timeout: this.options.connectTimeoutMs });
@@ -249,15 +250,15 @@ export class ServerConnection {
     return client;
   }
 
-  private transport(): Transport {
+  private transport(sdk: McpClientSdk): Transport {
     const { target } = this;
     if (target.kind === 'http')
-      return new StreamableHTTPClientTransport(target.url, {
+      return new sdk.StreamableHTTPClientTransport(target.url, {
         requestInit: { headers: target.headers },
         fetch: tracingFetch(),
       });
     // The server's standard error is not ours to print: it may hold anything the server saw.
-    return new StdioClientTransport({
+    return new sdk.StdioClientTransport({
       command: target.command,
       args: target.args,
       env: target.env,

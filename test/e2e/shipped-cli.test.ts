@@ -3,14 +3,16 @@
  * `npm start` runs (scripts/bundle-cli.mjs). Bundled here from the current sources into a
  * folder as deep below the root as dist/bundle/, it serves the card with the package's
  * version and the web page beside it, loads its first-use chunks (PostgreSQL-free SQLite
- * store, the conformance kit with its spec files), and answers --version.
+ * store, the conformance kit with its spec files), and answers --version. A plain start leaves
+ * unread what it does not use.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ensureBundle, ROOT } from '../web/bundle.js';
 import { startServerProcess, type ServerProcess } from './process.js';
 
@@ -53,6 +55,43 @@ describe('the shipped command line (dist/bundle)', () => {
     });
     assert.equal(result.status, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /PASS {2}CMD-14 {2}the params are valid against commands-extension-v1\.schema\.json/);
+  });
+
+  it('a plain start serves its first card without loading what it does not use', async () => {
+    // No MCP server, no command file, no OTEL_ variable, no gRPC port, SQLite: none of these is read.
+    const loads = join(dataDir, 'loads.txt');
+    const plain = await startServerProcess(['--data-dir', join(dataDir, 'plain')], { TINY_HARNESS_TEST_LOADS: loads }, [
+      '--import',
+      join(ROOT, 'test/fixtures/record-loads.mjs'),
+      cli,
+    ]);
+    try {
+      assert.equal((await fetch(`${plain.url}/.well-known/agent-card.json`)).status, 200);
+      // The packages read so far: loaded from node_modules, or in a chunk (by its source map).
+      const sources = new Set<string>();
+      for (const url of readFileSync(loads, 'utf8').split('\n')) {
+        if (!url.startsWith('file:')) continue;
+        if (url.includes('/node_modules/')) sources.add(url.replace(/^.*node_modules\//, ''));
+        const map = `${fileURLToPath(url)}.map`;
+        if (url.endsWith('.mjs') && existsSync(map))
+          for (const source of (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources)
+            sources.add(source.replace(/^.*node_modules\//, ''));
+      }
+      const loaded = (pkg: string) => [...sources].some((source) => source.startsWith(`${pkg}/`));
+      assert.ok(loaded('kysely') && loaded('express'), 'the loads of the first card are seen');
+      const unused = [
+        '@modelcontextprotocol/sdk',
+        'yaml',
+        'ajv',
+        '@opentelemetry/sdk-node',
+        '@grpc/grpc-js',
+        'pg',
+        'ai',
+      ];
+      assert.deepEqual(unused.filter(loaded), []);
+    } finally {
+      await plain.stop();
+    }
   });
 
   it('--version prints the package version', () => {
