@@ -31,12 +31,12 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   models: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
   store: {
-    may: ['errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
+    may: ['errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'],
     typeOnly: ['a2a/index.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
   },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
   runtime: {
-    may: ['a2a', 'commands', 'models', 'tools', 'telemetry', 'errors.ts', 'log.ts', 'wire.ts'],
+    may: ['a2a', 'commands', 'models', 'tools', 'telemetry', 'errors.ts', 'log.ts', 'until-done.ts', 'wire.ts'],
     typeOnly: ['store/index.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.
@@ -57,6 +57,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Making a folder the user named (data, commands) without looping where none can be made.
   'make-folder.ts': { may: [] },
   'version.ts': { may: [] },
+  // The one retry of store work (a turn's end, a read whose connection failed): below the store and the runtime.
+  'until-done.ts': { may: [] },
   // The wire vocabulary, shared with the web page: the SDK's types and nothing else.
   'wire.ts': { may: [] },
   // Resuming broken streams, shared with the web page as the wire vocabulary is.
@@ -347,7 +349,7 @@ describe('architecture', () => {
       "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, telemetry, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
+import { hasErrorCode, instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
 import type { Appended, LogSubscription, TaskEdit, TaskSnapshot, TurnWrite } from '../store/index.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { Coordination } from './coordination.js';
@@ -22,7 +22,7 @@ import {
   type TurnAbortReason,
   type TurnOptions,
 } from './turns.js';
-import { untilDone } from './until-done.js';
+import { untilDone } from '../until-done.js';
 import { within, WorkUnderWay } from './work-under-way.js';
 import { traceTurn } from '../telemetry/traces.js';
 
@@ -59,7 +59,7 @@ export interface TaskEngineOptions {
   store: EngineStore;
   /** The readers of task logs here (`Store.feeds`). */
   feeds: { follow(taskId: string, known?: number): Promise<LogSubscription> };
-  /** Where a turn reads its task as clients see it (sub-task links shown); default `store`. */
+  /** Where a turn reads its task as clients see it (sub-task links shown: a sub-task's turn ends as one); default `store`. */
   view?: Pick<EngineStore, 'read'>;
   /** Where a sub-task is stored with its link and model, in one transaction (none: no sub-tasks). */
   subtasks?: SubtaskRecords;
@@ -234,7 +234,7 @@ export class TaskEngine implements CommandTaskPort {
     const events = opening ? [opening, event] : [event];
     const write = { fence: turn.epoch, replyAfter: writer.replyAfter };
     await untilDone(() => store.append(turn.taskId, turn.context, events, write), {
-      stop: () => this.draining,
+      giveUp: this.stopTrying,
       onError: (error) => this.options.onError(error, 'storing the end of a turn (trying again)', turn.taskId),
     });
   }
@@ -251,11 +251,14 @@ export class TaskEngine implements CommandTaskPort {
     this.abortTurn(turn.taskId, new TurnUnwritten(), turn);
   }
 
+  /** Whether to stop trying a turn's end again: the instance stops, or the task is gone. */
+  private readonly stopTrying = (error: unknown): boolean => this.draining || hasErrorCode(error, 'task_not_found');
+
   /** Gives the turn's lease back, tried again until done (a lease left held refuses every later turn). */
   private async release(turn: RunningTurn): Promise<void> {
     try {
       await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), {
-        stop: () => this.draining,
+        giveUp: this.stopTrying,
         onError: (error) => this.options.onError(error, 'ending a turn (trying again)', turn.taskId),
       });
     } catch (error) {

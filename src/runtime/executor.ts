@@ -15,6 +15,7 @@ import {
   dataPart,
   NOTICE_KEY,
   RETRYING_NOTICE,
+  subtaskParentOf,
   TOOLS_MISSING_NOTICE,
 } from '../wire.js';
 import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index.js';
@@ -23,7 +24,7 @@ import type { TaskStateStore } from './task-state.js';
 import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
-import { conversationEnd, STORE_FAILURE_TEXT, subtaskEnd, type TurnOutcome } from './turn-end.js';
+import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn-end.js';
 
 export interface ExecutorOptions {
   models: TaskModels;
@@ -52,7 +53,10 @@ export interface TurnRequest {
   taskId: string;
   contextId: string;
   userMessage: Message;
-  /** The task as stored before the turn; none for a new task. */
+  /**
+   * The task as stored before the turn, as the engine's view reads it: a sub-task's parent shown
+   * in its metadata (`SUBTASKS_KEY`), which decides how the turn ends. None for a new task.
+   */
   task: Task | undefined;
   /** The call that started the turn (or the command that resumed it): its user's scope. */
   context: ServerCallContext;
@@ -81,8 +85,6 @@ export class HarnessExecutor {
       AgentEvent.task(task),
       AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)),
     ]);
-    // Read beside the model request, not before it: how the turn ends depends on it, its start does not.
-    const links = settled(this.options.state.getLinks(taskId));
     const calls = new TurnToolCalls(
       taskId,
       contextId,
@@ -100,14 +102,8 @@ export class HarnessExecutor {
     calls.close({ keepWaiting: waiting.length > 0 });
     // Fenced: the task is another instance's now, which has ended this turn; nothing more of it is said.
     if (turn.abort.signal.reason instanceof TurnFenced) return {};
-    const read = await links;
-    if (!read.ok) {
-      // Not knowing whether this is a sub-task, the turn cannot end as either kind: it fails, saying so.
-      this.options.onTurnError?.(read.error, taskId);
-      const failed = agentMessage(taskId, contextId, STORE_FAILURE_TEXT, 'store-failure');
-      return { final: this.finish(turnBus, TaskState.TASK_STATE_FAILED, failed) };
-    }
-    const isSubtask = read.value.parent !== undefined;
+    // A sub-task's parent is in its links, which the engine's view showed in the task it read at the turn's start.
+    const isSubtask = subtaskParentOf(context.task?.metadata) !== undefined;
     const told = (state: TaskState, text: string): TurnEnd | undefined =>
       isSubtask
         ? { task: { id: taskId, metadata: context.task?.metadata }, state, text, context: context.context }
@@ -122,10 +118,9 @@ export class HarnessExecutor {
         told: told(TaskState.TASK_STATE_INPUT_REQUIRED, ''),
       };
     }
-    const { state, text } = isSubtask ? subtaskEnd(outcome) : conversationEnd(outcome, this.options.endState);
-    // A reply, stopped or not, is the model's, which later turns send it; anything else is the harness's notice.
-    const notice = outcome.kind === 'replied' || outcome.kind === 'stopped' ? undefined : outcome.kind;
-    const model = outcome.kind === 'replied' || outcome.kind === 'stopped' ? outcome.model : undefined;
+    const { state, text, notice } = isSubtask ? subtaskEnd(outcome) : conversationEnd(outcome, this.options.endState);
+    // What the model wrote, cut short or not, is the model's, which later turns send it; a notice is the harness's.
+    const model = !notice && 'model' in outcome ? outcome.model : undefined;
     return {
       final: this.finish(turnBus, state, agentMessage(taskId, contextId, text, notice, model)),
       told: told(state, text),
@@ -142,20 +137,24 @@ export class HarnessExecutor {
     start: TurnStart,
   ): Promise<TurnOutcome> {
     let modelId = '';
+    /** What the model wrote so far: a turn cut short keeps it (CMD-32, a store failure). */
+    const written = { text: '' };
     try {
       modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
-      const reply = await this.runModel(turn, modelId, contextId, history, bus, calls, start);
+      const reply = await this.runModel(turn, modelId, contextId, history, bus, calls, start, written);
       // Canceled as the model finished: the task is canceled all the same (the engine stores CANCELED).
       if (turn.abort.signal.reason instanceof TurnCanceled) return { kind: 'canceled' };
       return { kind: reply.stopped ? 'stopped' : 'replied', text: reply.text, model: modelId };
     } catch (error) {
       if (turn.abort.signal.reason instanceof TurnInterrupted) return { kind: 'interrupted' };
-      if (turn.abort.signal.reason instanceof TurnUnwritten) return { kind: 'store-failure' };
+      if (turn.abort.signal.reason instanceof TurnUnwritten)
+        return { kind: 'store-failure', text: written.text, model: modelId };
       if (turn.abort.signal.reason instanceof TurnStopped) return { kind: 'stopped', text: '', model: modelId };
       if (turn.abort.signal.aborted) return { kind: 'canceled' };
       this.options.onTurnError?.(error, turn.taskId);
       // The store failed under the turn (a task read, the usage written): no fault of the model.
-      if (isHarnessError(error) && error.code === 'store_failed') return { kind: 'store-failure' };
+      if (isHarnessError(error) && error.code === 'store_failed')
+        return { kind: 'store-failure', text: written.text, model: modelId };
       const reason = isHarnessError(error)
         ? error.message
         : `The model request to ${modelId || 'the model'} failed unexpectedly.`;
@@ -213,6 +212,7 @@ export class HarnessExecutor {
     bus: TurnPublisher,
     calls: TurnToolCalls,
     start: TurnStart,
+    written: { text: string },
   ): Promise<{ text: string; stopped?: boolean }> {
     const artifact = { taskId: turn.taskId, contextId, artifactId: randomUUID(), modelId };
     let chunks = 0;
@@ -220,8 +220,6 @@ export class HarnessExecutor {
       bus.publish(AgentEvent.artifactUpdate(replyChunk(artifact, text, { append: chunks > 0, lastChunk })));
       chunks += 1;
     };
-    /** What the model wrote so far: a stopped turn keeps it (CMD-32). */
-    let written = '';
     const text = new CoalescedText((merged) => {
       if (!turn.abort.signal.aborted || turn.abort.signal.reason instanceof TurnStopped) publish(merged, false);
     });
@@ -251,7 +249,7 @@ export class HarnessExecutor {
         conversationId: contextId,
         abortSignal: turn.abort.signal,
         onText: (delta) => {
-          written += delta;
+          written.text += delta;
           text.push(delta);
         },
         tools,
@@ -271,15 +269,14 @@ export class HarnessExecutor {
       if (!(turn.abort.signal.reason instanceof TurnStopped)) throw error;
       // Stopped: the reply so far is the reply, its artifact closed as a finished one is.
       if (chunks > 0) publish('', true);
-      return { text: written, stopped: true };
+      return { text: written.text, stopped: true };
     }
     const rest = text.take();
     if (chunks > 0 || rest) publish(rest, true);
-    await this.options.state.addUsage(turn.taskId, {
-      model: modelId,
-      inputTokens: response.inputTokens,
-      outputTokens: response.outputTokens,
-    });
+    // The reply is whole, stored as it streamed: a store that cannot count its tokens now does not cut it short.
+    await this.options.state
+      .addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens })
+      .catch((error: unknown) => this.options.onTurnError?.(error, turn.taskId));
     return { text: response.text || '(The model returned no text.)' };
   }
 
@@ -339,14 +336,6 @@ function progressNotice(message: Message) {
 function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
   const rules = metadata?.[ALLOWED_TOOLS_KEY];
   return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
-}
-
-/** A promise's outcome as a value, so that a rejection waiting to be read is never unhandled. */
-function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  return promise.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
 }
 
 /** What started a turn: its message, the tools the task may use (all when absent), and the conversation before the task (CMD-35). */

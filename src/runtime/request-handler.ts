@@ -16,18 +16,20 @@ import {
   type SubscribeToTaskRequest,
   type Task,
   type TaskPushNotificationConfig,
+  type TaskStatusUpdateEvent,
 } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { A2ARequestHandler, AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { lastEventId } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
-import { QUEUED_KEY } from '../wire.js';
+import { GENERATION_KEY, QUEUED_KEY } from '../wire.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskView } from './subtask-metadata.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 import type { PushConfigs } from './push-configs.js';
 import type { TurnQueue } from './turn-queue.js';
+import { isFinalStatus } from './turn-stream.js';
 
 /** The page size `ListTasks` uses when the request sets none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50;
@@ -163,8 +165,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
 }
 
 /**
- * A blocking `SendMessage`, answered from the turn's stream: once it has ended, the task as
- * stored, carrying the history `historyLength` asks for (unset: the message and its reply,
+ * A blocking `SendMessage`, answered from the turn's stream: once it has ended, the task as its
+ * end left it, carrying the history `historyLength` asks for (unset: the message and its reply,
  * `DEFAULT_ANSWER_HISTORY`); with `returnImmediately`, once its first event is stored.
  */
 export async function answerBlocking(
@@ -174,23 +176,44 @@ export async function answerBlocking(
   getTask: (params: GetTaskRequest, context: ServerCallContext) => Promise<Task>,
 ): Promise<Message | Task> {
   let taskId: string | undefined;
+  let last: TaskStatusUpdateEvent | undefined;
+  const historyLength = params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY;
   try {
     for await (const { payload } of stream) {
       if (payload?.$case === 'message') return payload.value;
       taskId ??= payload?.$case === 'task' ? payload.value.id : payload?.value.taskId;
+      if (payload?.$case === 'statusUpdate') last = payload.value;
       // A queued message's answer is the Task marking its place (spec/while-busy-extension-v1.md).
       if (params.configuration?.returnImmediately && payload?.$case === 'task' && payload.value.metadata?.[QUEUED_KEY])
-        return withHistoryLength(payload.value, params.configuration.historyLength ?? DEFAULT_ANSWER_HISTORY);
+        return withHistoryLength(payload.value, historyLength);
       if (params.configuration?.returnImmediately) break;
     }
   } finally {
     await stream.return(undefined);
   }
   if (!taskId) throw new HarnessError('store_failed', 'The turn ended before its task was stored.');
-  return getTask(
-    { tenant: params.tenant, id: taskId, historyLength: params.configuration?.historyLength ?? DEFAULT_ANSWER_HISTORY },
-    context,
-  );
+  const task = await getTask({ tenant: params.tenant, id: taskId }, context);
+  return withHistoryLength(last && isFinalStatus(statusEvent(last)) ? asItEnded(task, last) : task, historyLength);
+}
+
+/**
+ * The task as the turn's final status left it. The task's next turn (a message queued behind
+ * this one, another interrupt, on any instance) may have opened before the task was read: its
+ * WORKING is not this answer's, nor are its messages. The artifacts are the task's as read.
+ */
+function asItEnded(task: Task, end: TaskStatusUpdateEvent): Task {
+  const ended = end.status!;
+  const endId = ended.message?.messageId;
+  if (task.status?.state === ended.state && task.status.message?.messageId === endId) return task;
+  const at = endId ? task.history.findLastIndex((message) => message.messageId === endId) : -1;
+  // Its generation is the end's, when the stream said it.
+  const metadata: Record<string, unknown> = { ...task.metadata, [GENERATION_KEY]: end.metadata?.[GENERATION_KEY] };
+  if (metadata[GENERATION_KEY] === undefined) delete metadata[GENERATION_KEY];
+  return { ...task, status: ended, history: at < 0 ? task.history : task.history.slice(0, at + 1), metadata };
+}
+
+function statusEvent(update: TaskStatusUpdateEvent): AgentExecutionEvent {
+  return { kind: 'statusUpdate', data: update };
 }
 
 function requireMessage(params: SendMessageRequest): Message {

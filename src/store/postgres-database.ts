@@ -12,6 +12,7 @@ import {
 } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
+import { RETRY_DELAYS_MS, untilDone } from '../until-done.js';
 import type { Database } from './database.js';
 import { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
 import { timedTransactions, type TransactionListener } from './timed-transactions.js';
@@ -142,14 +143,42 @@ export async function openPostgresDatabase(
  * failed (ended by the server or a pooler, cut by the network) rejects with a `store_failed`
  * error that says so, and the connection is discarded when released (`release(true)`), never
  * handed to the next statement. The server ends an open transaction with its connection.
+ *
+ * A read on its own (a `select` that is the first statement of its checkout: a transaction's is
+ * `begin`) is sent again on a new connection instead, after the waits a turn's end is tried again
+ * with (`untilDone`), through them once: it changed nothing, so sending it again is safe, and a
+ * reset pool (a restart, `pg_terminate_backend`) fails every statement in flight while the next
+ * ones succeed. A write is not: it may have been committed before the answer was lost.
  */
 function discardingFailedConnections(pool: pg.Pool): PostgresPool {
   return {
     async connect() {
-      const client = await pool.connect();
+      let client: pg.PoolClient | undefined = await pool.connect();
       let failed = false;
-      const query = (text: string, parameters: readonly unknown[]) =>
-        client.query(text, [...parameters]).catch((error: unknown) => {
+      let statements = 0;
+      const send = (text: string, parameters: readonly unknown[]) =>
+        client!.query(text, [...parameters]).catch((error: unknown) => {
+          if (isConnectionFailure(error)) failed = true;
+          throw error;
+        });
+      /** The read sent again: on a new connection, once the one it failed on is discarded. */
+      const read = async (text: string, parameters: readonly unknown[]) => {
+        if (failed) {
+          client?.release(true);
+          client = undefined;
+          client = await pool.connect();
+          failed = false;
+        }
+        return send(text, parameters);
+      };
+      const query = (text: string, parameters: readonly unknown[]) => {
+        const alone = statements++ === 0 && /^\s*select\b/i.test(text);
+        const sent = alone
+          ? untilDone(() => read(text, parameters), {
+              giveUp: (error, failures) => !isConnectionFailure(error) || failures > RETRY_DELAYS_MS.length,
+            })
+          : send(text, parameters);
+        return sent.catch((error: unknown) => {
           if (!isConnectionFailure(error)) throw error;
           failed = true;
           throw new HarnessError(
@@ -158,10 +187,11 @@ function discardingFailedConnections(pool: pg.Pool): PostgresPool {
             { cause: error },
           );
         });
+      };
       // Only the (text, parameters) form: kysely passes a cursor only when configured with one.
       return {
         query: query as unknown as PostgresPoolClient['query'],
-        release: (destroy) => client.release(destroy || failed),
+        release: (destroy) => client?.release(destroy || failed),
       };
     },
     end: () => pool.end(),

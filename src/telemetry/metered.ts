@@ -53,7 +53,8 @@ const NOTICE_REASONS: Record<string, TurnReason> = {
 
 /**
  * Why a turn ended, read from its final status: the notice its message carries, or none for the
- * model's reply, which a `/stop` cut short when the turn's abort reason says so (`TurnStopped`).
+ * model's reply, which a `/stop` (`TurnStopped`) or a failed write (`TurnUnwritten`, the reply
+ * kept) cut short when the turn's abort reason says so.
  */
 export function turnReason(result: TurnResultShape, signal: AbortSignal): TurnReason {
   if (!result.final) return 'fenced';
@@ -61,7 +62,8 @@ export function turnReason(result: TurnResultShape, signal: AbortSignal): TurnRe
   if (typeof notice === 'string') return NOTICE_REASONS[notice] ?? 'replied';
   if (result.final.status?.state === TaskState.TASK_STATE_CANCELED) return 'canceled';
   const reason: unknown = signal.reason;
-  return reason instanceof Error && reason.name === 'TurnStopped' ? 'stopped' : 'replied';
+  if (!(reason instanceof Error)) return 'replied';
+  return reason.name === 'TurnStopped' ? 'stopped' : reason.name === 'TurnUnwritten' ? 'store_failure' : 'replied';
 }
 
 /** A model request as metering reads it (`ModelRequest`, `ModelResponse`). */

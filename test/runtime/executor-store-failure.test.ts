@@ -1,64 +1,147 @@
+/**
+ * Issue 33: a store failure is never the conversation's failure. A turn whose store fails under
+ * it ends as interrupted, the task waiting for the message again (never FAILED, which no later
+ * message can open), keeping what the model wrote, which its client saw streamed.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Role, TaskState } from '@a2a-js/sdk';
+import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { AgentEvent, ServerCallContext, type AgentExecutionEvent } from '@a2a-js/sdk/server';
+import { HarnessError } from '../../src/errors.js';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
-import { STORE_FAILURE_TEXT } from '../../src/runtime/turn-end.js';
+import {
+  STORE_INTERRUPTED_MARK,
+  STORE_INTERRUPTED_TEXT,
+  SUBTASK_STORE_INTERRUPTED_TEXT,
+} from '../../src/runtime/turn-end.js';
 import type { ModelGateway } from '../../src/runtime/model-gateway.js';
 import type { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
+import { TurnUnwritten, type Turn } from '../../src/runtime/turns.js';
+import { MODEL_KEY, NOTICE_KEY, SUBTASKS_KEY, textPart } from '../../src/wire.js';
 import { turnOf } from './engine-support.js';
-import { textPart } from '../../src/wire.js';
 
-const replying: ModelGateway = {
+const lost = () =>
+  new HarnessError('store_failed', 'The PostgreSQL connection failed before the statement was answered.');
+
+/** Runs one turn of task t1 and returns its final status, with what the executor reported and read. */
+async function runTurn(options: {
+  /** The model, given the turn (whose abort the engine would call). */
+  gateway: (turn: Turn) => ModelGateway;
+  addUsage?: () => Promise<void>;
+  modelFor?: () => Promise<string>;
+  task?: Task;
+}) {
+  const reported: unknown[] = [];
+  const reads: string[] = [];
+  const state = new Proxy({} as TaskStateStore, {
+    get: (_target, name: string) => {
+      if (name === 'addUsage') return options.addUsage ?? (async () => {});
+      return () => {
+        reads.push(name);
+        return Promise.reject(new Error(`the turn read ${name}`));
+      };
+    },
+  });
+  const context = new ServerCallContext();
+  const turn = turnOf('t1', context);
+  const executor = new HarnessExecutor({
+    models: { modelFor: options.modelFor ?? (async () => 'fixture:model') } as unknown as TaskModels,
+    gateway: options.gateway(turn),
+    state,
+    endState: TaskState.TASK_STATE_INPUT_REQUIRED,
+    onTurnError: (error) => reported.push(error),
+  });
+  const message = {
+    messageId: 'm1',
+    taskId: 't1',
+    contextId: 'ctx',
+    role: Role.ROLE_USER,
+    parts: [textPart('Hi')],
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  const events: AgentExecutionEvent[] = [];
+  const { final } = await executor.run(
+    { taskId: 't1', contextId: 'ctx', userMessage: message, task: options.task, context },
+    turn,
+    { publish: (event) => events.push(event) },
+  );
+  if (final) events.push(AgentEvent.statusUpdate(final));
+  const last = events.at(-1)!;
+  const status = last.kind === 'statusUpdate' ? last.data.status : undefined;
+  const part = status?.message?.parts[0]?.content;
+  return { status, text: part?.$case === 'text' ? part.value : undefined, reported, reads };
+}
+
+/** A model that writes "Hello there", then is cut off by a write of the turn failing: the engine aborts the turn. */
+const cutByAFailedWrite = (turn: Turn): ModelGateway => ({
   async complete(request) {
-    request.onText('Hello');
-    return { text: 'Hello', inputTokens: 1, outputTokens: 1 };
+    request.onText('Hello ');
+    request.onText('there');
+    turn.abort.abort(new TurnUnwritten());
+    throw new Error('This operation was aborted');
   },
-};
+});
+const notReached = (): ModelGateway => ({ complete: () => Promise.reject(new Error('not reached')) });
 
-describe('executor: a store that fails while a turn ends', () => {
-  it('ends the turn FAILED saying so and reports the error, rather than guessing what kind of task it was', async () => {
-    const failure = new Error('database is locked');
-    const state = {
-      getLinks: () => Promise.reject(failure),
-      addUsage: async () => {},
-    } as unknown as TaskStateStore;
-    const reported: Array<[unknown, string]> = [];
-    const executor = new HarnessExecutor({
-      models: { modelFor: async () => 'fixture:model' } as unknown as TaskModels,
-      gateway: replying,
-      state,
-      endState: TaskState.TASK_STATE_INPUT_REQUIRED,
-      onTurnError: (error, taskId) => reported.push([error, taskId]),
-    });
-    const message = {
-      messageId: 'm1',
-      taskId: 't1',
-      contextId: 'ctx',
-      role: Role.ROLE_USER,
-      parts: [textPart('Hi')],
-      metadata: {},
-      extensions: [],
-      referenceTaskIds: [],
-    };
-    const context = new ServerCallContext();
-    const events: AgentExecutionEvent[] = [];
-    const { final } = await executor.run(
-      { taskId: 't1', contextId: 'ctx', userMessage: message, task: undefined, context },
-      turnOf('t1', context),
-      { publish: (event) => events.push(event) },
-    );
-    if (final) events.push(AgentEvent.statusUpdate(final));
-
-    const last = events.at(-1)!;
-    assert.equal(last.kind, 'statusUpdate');
-    const status = last.kind === 'statusUpdate' ? last.data.status : undefined;
-    assert.equal(status?.state, TaskState.TASK_STATE_FAILED);
+describe('executor: a store that fails under a turn (issue 33)', () => {
+  it('a write that fails mid-reply ends the turn INPUT_REQUIRED, its final message keeping what the model wrote, marked', async () => {
+    const { status, text } = await runTurn({ gateway: cutByAFailedWrite });
+    assert.equal(status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the conversation stays open');
+    assert.equal(text, `Hello there\n\n${STORE_INTERRUPTED_MARK}`);
     assert.equal(
-      status?.message?.parts[0]?.content?.$case === 'text' && status.message.parts[0].content.value,
-      STORE_FAILURE_TEXT,
+      status?.message?.metadata?.[MODEL_KEY],
+      'fixture:model',
+      "the model's words, which later turns send it",
     );
-    assert.deepEqual(reported, [[failure, 't1']]);
+    assert.equal(status?.message?.metadata?.[NOTICE_KEY], undefined);
+  });
+
+  it('a read that fails before the model wrote anything ends the turn INPUT_REQUIRED with the notice, never FAILED', async () => {
+    const { status, text, reported } = await runTurn({
+      gateway: notReached,
+      modelFor: () => Promise.reject(lost()),
+    });
+    assert.equal(status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(text, STORE_INTERRUPTED_TEXT);
+    assert.equal(status?.message?.metadata?.[NOTICE_KEY], 'store-failure');
+    assert.equal(reported.length, 1, 'reported');
+  });
+
+  it("a whole reply whose token counts cannot be stored ends as a reply; the failure is reported; the task's links are not read again", async () => {
+    const failure = lost();
+    const { status, text, reported, reads } = await runTurn({
+      gateway: () => ({
+        async complete(request) {
+          request.onText('Hello');
+          return { text: 'Hello', inputTokens: 1, outputTokens: 1 };
+        },
+      }),
+      addUsage: () => Promise.reject(failure),
+    });
+    assert.equal(status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(text, 'Hello');
+    assert.deepEqual(reported, [failure]);
+    assert.deepEqual(reads, [], 'the turn reads nothing of the task state but what its start read');
+  });
+
+  it("a sub-task's turn (its parent shown in the task's metadata) ends FAILED on a store failure, as its one turn", async () => {
+    const subtask: Task = {
+      id: 't1',
+      contextId: 'ctx',
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+      history: [],
+      artifacts: [],
+      metadata: { [SUBTASKS_KEY]: { parent: 'p1' } },
+    };
+    const { status, text } = await runTurn({
+      gateway: notReached,
+      modelFor: () => Promise.reject(lost()),
+      task: subtask,
+    });
+    assert.equal(status?.state, TaskState.TASK_STATE_FAILED);
+    assert.equal(text, SUBTASK_STORE_INTERRUPTED_TEXT);
   });
 });

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
 import { HarnessError } from '../../src/errors.js';
 import { describeDatabaseUrl, isPostgresUrl, openStore, type Database } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
@@ -217,17 +218,64 @@ describe('a PostgreSQL connection ended while in use (issue 22)', POSTGRESQL.nee
     assert.notEqual(await backendPid(db), first, 'a new connection');
   });
 
-  it('during a statement: it fails with store_failed, and the statement waiting for the connection gets a new one', async (t) => {
+  it('during a write: it fails with store_failed (it may have been committed, so it is not sent again), and the statement waiting for the connection gets a new one', async (t) => {
     const { db, admin } = await openTwo(t);
     const first = await backendPid(db);
-    const sleeping = assert.rejects(sql`select pg_sleep(60)`.execute(db), connectionFailed);
+    const sleeping = assert.rejects(
+      sql`update tasks set version = version from (select pg_sleep(60)) as slept`.execute(db),
+      connectionFailed,
+    );
     const waiting = backendPid(db).then(
       (pid) => ({ pid }),
       (error: unknown) => ({ error }),
     );
+    await waitForStatement(admin, first, /pg_sleep/);
     await endBackend(admin, first);
     await sleeping;
     const next = await waiting;
     assert.ok('pid' in next && next.pid !== first, `not the ended connection: ${JSON.stringify(next)}`);
   });
+
+  it("during a read (issue 33): it is sent again on a new connection and answered; a task's links read so, as a turn reads them", async (t) => {
+    const temp = await tempStore(POSTGRESQL, { instanceId: 'issue-33' });
+    const admin = await openPostgresDatabase(temp.where.databaseUrl!, { maxConnections: 1 });
+    // Holds the links' table, so that the read waits at the server until it is let go.
+    const locker = new pg.Client({ connectionString: temp.where.databaseUrl! });
+    t.after(async () => {
+      await locker.end().catch(() => undefined);
+      await admin.destroy();
+      await temp.dispose();
+    });
+    await locker.connect();
+    await locker.query('begin');
+    await locker.query('lock table task_links in access exclusive mode');
+    const read = temp.store.state.getLinks('some-task');
+    const first = await waitForStatement(admin, undefined, /task_links/, 'tiny-harness issue-33');
+    await endBackend(admin, first);
+    // Sent again, it waits for the lock on a new connection: let go, it is answered.
+    const again = await waitForStatement(admin, undefined, /task_links/, 'tiny-harness issue-33');
+    assert.notEqual(again, first, 'sent again on a new connection');
+    await locker.query('commit');
+    assert.deepEqual(await read, { parent: undefined, children: [] });
+  });
 });
+
+/**
+ * The backend running a statement whose text matches `pattern`, once the server shows it
+ * running: `pid`'s, or any of the connections named `applicationName`. Polled: the server tells
+ * no one when a statement starts.
+ */
+async function waitForStatement(
+  admin: Kysely<any>,
+  pid: number | undefined,
+  pattern: RegExp,
+  applicationName?: string,
+): Promise<number> {
+  for (;;) {
+    const { rows } = await sql<{ pid: number; query: string }>`select pid, query from pg_stat_activity
+      where state = 'active' and (pid = ${pid ?? -1} or application_name = ${applicationName ?? ''})`.execute(admin);
+    const found = rows.find((row) => pattern.test(row.query));
+    if (found) return found.pid;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

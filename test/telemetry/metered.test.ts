@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import { sql } from 'kysely';
-import { TurnCanceled, TurnStopped } from '../../src/runtime/turns.js';
+import { TurnCanceled, TurnStopped, TurnUnwritten } from '../../src/runtime/turns.js';
 import { AWAITING_APPROVAL_NOTICE, NOTICE_KEY } from '../../src/wire.js';
 import { meteredGateway, meteredTools, meteredTurns, turnReason } from '../../src/telemetry/metered.js';
 import { HarnessMetrics } from '../../src/telemetry/metrics.js';
@@ -29,7 +29,7 @@ function aborted(reason?: Error): AbortSignal {
 }
 
 describe('how a turn ended, as turns_total counts it', () => {
-  it('reads the notice of its final message, a /stop from its abort reason, and no final status as fenced', () => {
+  it('reads the notice of its final message, a /stop or a failed write (the reply kept) from its abort reason, and no final status as fenced', () => {
     const waiting = TaskState.TASK_STATE_INPUT_REQUIRED;
     assert.equal(turnReason(ended(waiting), aborted()), 'replied');
     assert.equal(turnReason(ended(waiting), aborted(new TurnStopped())), 'stopped');
@@ -37,6 +37,7 @@ describe('how a turn ended, as turns_total counts it', () => {
     assert.equal(turnReason(ended(waiting, 'interrupted'), aborted()), 'interrupted');
     assert.equal(turnReason(ended(waiting, 'model-failure'), aborted()), 'model_failure');
     assert.equal(turnReason(ended(TaskState.TASK_STATE_FAILED, 'store-failure'), aborted()), 'store_failure');
+    assert.equal(turnReason(ended(waiting), aborted(new TurnUnwritten())), 'store_failure');
     assert.equal(turnReason(ended(waiting, AWAITING_APPROVAL_NOTICE), aborted()), 'awaiting_approval');
     assert.equal(turnReason({}, aborted()), 'fenced');
   });
