@@ -222,7 +222,14 @@ describe('traces', () => {
         message: userMessage('first turn'),
         configuration: {
           acceptedOutputModes: [],
-          taskPushNotificationConfig: { tenant: '', id: 'traced', taskId: '', url: receiver.url, token: '' },
+          taskPushNotificationConfig: {
+            tenant: '',
+            id: 'traced',
+            taskId: '',
+            url: receiver.url,
+            token: '',
+            authentication: undefined,
+          },
           returnImmediately: false,
         },
         metadata: {},
