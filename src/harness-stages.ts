@@ -68,11 +68,13 @@ export async function openStorage(options: HarnessOptions, { metrics }: MetricsS
     cacheBytes: config.cacheBytes,
     durability: config.durability,
     messageIdRetentionMs: config.messageIdRetentionMs,
+    pushKeepFailedForMs: config.push.keepFailedForMs,
+    onPushPruned: metrics && ((count) => metrics.pushDeliveriesPruned(count)),
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
     // A transaction idle for a lease is a stopped process's, holding back the takeover of its turns.
     idleInTransactionMs: config.instanceLeaseMs,
-    onPruneError: (error) => log.warn('pruning old message ids failed', { error: describeError(error) }),
+    onPruneError: (error) => log.warn('pruning old records failed', { error: describeError(error) }),
     onTransaction: metrics && ((seconds, committed) => metrics.storeTransaction(seconds, committed)),
   });
   try {

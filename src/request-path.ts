@@ -96,6 +96,7 @@ export function requestPathSteps(options: RequestPathOptions): {
             log.error('command handler failed', { command, error: describeError(error) }),
           aroundHandler: traceCommand,
           onStreamError: warn('a turn stream failed after its client went away'),
+          pushConfig: options.push && ((config, context, existing) => options.push!.forTurn(config, context, existing)),
         }),
     },
     {

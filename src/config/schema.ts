@@ -154,6 +154,8 @@ export const DEFAULT_PUSH_TIMEOUT_MS = 10_000;
 export const DEFAULT_PUSH_RETRY_FOR_MS = 86_400_000;
 export const DEFAULT_PUSH_FIRST_RETRY_MS = 1000;
 export const DEFAULT_PUSH_MAX_RETRY_MS = 300_000;
+/** A week: long enough to notice on `/status` and look into; then a failed delivery is pruned. */
+export const DEFAULT_PUSH_KEEP_FAILED_FOR_MS = 7 * 86_400_000;
 
 /** A task's queue of messages sent while a turn runs holds this many at most (spec/while-busy-extension-v1.md). */
 export const DEFAULT_QUEUE_MAX_PER_TASK = 16;
@@ -192,6 +194,13 @@ const pushSchema = strictObject({
     .max(86_400_000)
     .default(DEFAULT_PUSH_MAX_RETRY_MS)
     .describe('The longest wait between two attempts, in milliseconds.'),
+  keepFailedForMs: wholeMs
+    .min(0)
+    .max(366 * 86_400_000, 'must be at most a year')
+    .default(DEFAULT_PUSH_KEEP_FAILED_FOR_MS)
+    .describe(
+      'How long, in milliseconds (a week), a delivery kept as failed stays after its last attempt, for `/status` to count; then it is pruned (the metric `tiny_harness_push_deliveries_pruned_total` counts them).',
+    ),
 });
 
 /** The queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */

@@ -23,7 +23,7 @@ export interface PushOutbox {
     taskId: string,
     configId: string,
     generation: number,
-    attempt: { attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
+    attempt: { atMs: number; attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
   ): Promise<void>;
 }
 
@@ -229,6 +229,7 @@ export class PushDelivery {
       const reason = describeError(error);
       const outOfRetries = nextAttemptMs - firstAttemptMs > retry.retryForMs;
       await outbox.attemptFailed(taskId, configId, delivery.generation, {
+        atMs: startedMs,
         attempts,
         firstAttemptMs,
         nextAttemptMs: outOfRetries ? undefined : nextAttemptMs,

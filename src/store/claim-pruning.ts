@@ -9,6 +9,8 @@ export interface ClaimPruningOptions {
   /** The most claims one pass removes; a full pass is followed by another at once. */
   batch?: number;
   onError: (error: unknown) => void;
+  /** Told how many rows a pass removed, when it removed any. */
+  onPruned?: (count: number) => void;
 }
 
 /** A pass a minute: a claim goes about a minute after its retention time ends. */
@@ -18,7 +20,8 @@ export const CLAIM_PRUNING_BATCH = 1000;
 
 /**
  * Removes message claims older than the retention time, in passes of bounded work, so the
- * record of handled messages keeps a day's worth (by default), not everything ever sent. Every
+ * record of handled messages keeps a day's worth (by default), not everything ever sent; the
+ * same passes prune the task log (SQLite) and the push deliveries kept as failed. Every
  * instance sharing a database runs it; two deleting the same rows is harmless. One timer, one
  * pass at a time, never keeping the process running.
  */
@@ -44,7 +47,9 @@ export class ClaimPruning {
   async runOnce(): Promise<boolean> {
     const batch = this.options.batch ?? CLAIM_PRUNING_BATCH;
     try {
-      return (await this.options.claims.prune(this.options.retentionMs, batch)) >= batch;
+      const pruned = await this.options.claims.prune(this.options.retentionMs, batch);
+      if (pruned > 0) this.options.onPruned?.(pruned);
+      return pruned >= batch;
     } catch (error) {
       this.options.onError(error);
       return false;

@@ -8,7 +8,7 @@ import type { SubtaskRecords } from '../runtime/task-state.js';
 import { schemaChannel } from './channels.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
-import { SqlPushStore } from './push-store.js';
+import { DEFAULT_PUSH_KEEP_FAILED_FOR_MS, SqlPushStore } from './push-store.js';
 import { SqlTaskQueue } from './task-queue.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
@@ -56,7 +56,11 @@ export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'
   idleInTransactionMs?: number;
   /** How long handled messages are remembered, for resends (CMD-34); default `DEFAULT_MESSAGE_ID_RETENTION_MS`. */
   messageIdRetentionMs?: number;
-  /** Told when a pass pruning old message claims or log events fails (the next pass tries again). */
+  /** How long a push delivery kept as failed stays after its last attempt; default `DEFAULT_PUSH_KEEP_FAILED_FOR_MS`. */
+  pushKeepFailedForMs?: number;
+  /** Told how many failed push deliveries a pass pruned (the metrics count them). */
+  onPushPruned?: (count: number) => void;
+  /** Told when a pass pruning old message claims, log events or failed push deliveries fails (the next pass tries again). */
   onPruneError?: (error: unknown) => void;
   /** Told when reading a task's log for its readers here failed (shared). */
   onFeedError?: (error: unknown, what: string) => void;
@@ -105,6 +109,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     onConnectionError,
     idleInTransactionMs,
     messageIdRetentionMs = DEFAULT_MESSAGE_ID_RETENTION_MS,
+    pushKeepFailedForMs = DEFAULT_PUSH_KEEP_FAILED_FOR_MS,
+    onPushPruned,
     onPruneError = () => undefined,
     onFeedError = () => undefined,
     onTransaction,
@@ -169,6 +175,14 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
         onError: onPruneError,
       });
   logPruning?.start();
+  // Every instance prunes; two deleting the same rows is harmless, each counts what it deleted.
+  const pushPruning = new ClaimPruning({
+    claims: { prune: (keepMs, limit) => push.pruneFailed(keepMs, limit) },
+    retentionMs: pushKeepFailedForMs,
+    onError: onPruneError,
+    onPruned: onPushPruned,
+  });
+  pushPruning.start();
   return {
     db,
     shared,
@@ -192,6 +206,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     close: async () => {
       await pruning.stop();
       await logPruning?.stop();
+      await pushPruning.stop();
       await feeds.settled();
       await db.destroy();
     },

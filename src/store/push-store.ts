@@ -9,8 +9,12 @@ import type { LoggedEvent } from './task-log.js';
  * that logs its event (`insertDeliveries`, from `task-images.ts`; in the one-statement write,
  * `one-statement-write.ts`), one per config of the task and event: an event is never logged
  * without the deliveries it owes. The deliverer (`runtime/push-delivery.ts`) takes each pair's
- * pending generations in order, deletes them once delivered, or keeps one as failed once out of retries.
+ * pending generations in order, deletes them once delivered, or keeps one as failed once out of
+ * retries; a failed one is pruned `push.keepFailedForMs` after its last attempt (`pruneFailed`).
  */
+
+/** How long a delivery kept as failed stays after its last attempt: a week (`config/schema.ts` keeps the same). */
+export const DEFAULT_PUSH_KEEP_FAILED_FOR_MS = 7 * 86_400_000;
 
 /** A push-notification config as stored. */
 export interface StoredPushConfig {
@@ -174,19 +178,23 @@ export class SqlPushStore {
       .execute();
   }
 
-  /** An attempt failed: tried again at `nextAttemptMs`, or kept as failed when that is undefined. */
+  /**
+   * An attempt, made at `atMs`, failed: tried again at `nextAttemptMs`, or kept as failed when
+   * that is undefined; a failed delivery's `next_attempt_ms` is then its last attempt's time,
+   * which `pruneFailed` goes by.
+   */
   async attemptFailed(
     taskId: string,
     configId: string,
     generation: number,
-    attempt: { attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
+    attempt: { atMs: number; attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
   ): Promise<void> {
     const set = {
       attempts: attempt.attempts,
       first_attempt_ms: attempt.firstAttemptMs,
       last_error: attempt.error.slice(0, 500),
       ...(attempt.nextAttemptMs === undefined
-        ? { state: 'failed' as const }
+        ? { state: 'failed' as const, next_attempt_ms: attempt.atMs }
         : { next_attempt_ms: attempt.nextAttemptMs }),
     };
     await this.db
@@ -196,6 +204,31 @@ export class SqlPushStore {
       .where('config_id', '=', configId)
       .where('generation', '=', generation)
       .execute();
+  }
+
+  /**
+   * Removes at most `limit` deliveries kept as failed whose last attempt was more than `keepMs`
+   * before `nowMs`, oldest first (one bounded statement, on the due index); returns how many went.
+   */
+  async pruneFailed(keepMs: number, limit: number, nowMs = Date.now()): Promise<number> {
+    const result = await this.db
+      .deleteFrom('push_deliveries')
+      .where((eb) =>
+        eb(
+          eb.refTuple('task_id', 'config_id', 'generation'),
+          'in',
+          eb
+            .selectFrom('push_deliveries as old')
+            .select(['old.task_id', 'old.config_id', 'old.generation'])
+            .where('old.state', '=', 'failed')
+            .where('old.next_attempt_ms', '<', nowMs - keepMs)
+            .orderBy('old.next_attempt_ms')
+            .limit(limit)
+            .$asTuple('task_id', 'config_id', 'generation'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** How many of the task's deliveries ran out of retries. */

@@ -161,6 +161,11 @@ export class HarnessMetrics {
     'Attempts at push-notification deliveries, by outcome.',
     ['outcome'],
   );
+  private readonly pushPruned = this.counter(
+    'push_deliveries_pruned_total',
+    'Push-notification deliveries kept as failed, pruned `push.keepFailedForMs` after their last attempt.',
+    [],
+  );
 
   constructor() {
     for (const method of Object.values(A2A_METHODS)) {
@@ -173,6 +178,7 @@ export class HarnessMetrics {
       this.openStreams.labels(method).set(0);
     this.runningTurns.set(0);
     this.takenOver.inc(0);
+    this.pushPruned.inc(0);
     this.registry = Registry.merge([this.own, processMetrics()]);
   }
 
@@ -248,6 +254,10 @@ export class HarnessMetrics {
 
   pushDelivery(outcome: PushOutcome): void {
     this.pushDeliveries.labels(outcome).inc();
+  }
+
+  pushDeliveriesPruned(count: number): void {
+    this.pushPruned.inc(count);
   }
 
   private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {

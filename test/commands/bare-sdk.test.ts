@@ -94,6 +94,29 @@ describe('the extension on a bare DefaultRequestHandler (sdkTaskPort)', () => {
     assert.equal(answer.status?.message?.metadata?.[COMMAND_KEY], 'ping');
   });
 
+  it('issue 33: a command message carrying a push config, on a server that gave no way to store it, is refused, not run with the config dropped', async () => {
+    const handler = mount(heldAgent().executor);
+    const withConfig = {
+      ...request('/ping'),
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: {
+          tenant: '',
+          id: '',
+          taskId: '',
+          url: 'https://example.com/hook',
+          token: '',
+          authentication: undefined,
+        },
+        returnImmediately: false,
+      },
+    };
+    await assert.rejects(
+      handler.sendMessage(withConfig, new ServerCallContext()),
+      /no push-notification config on a command message/,
+    );
+  });
+
   it('CMD-8, CMD-9: a command during a turn answers WORKING at once, and its reply reaches the turn stream before the turn ends', async () => {
     const agent = heldAgent();
     const handler = mount(agent.executor);

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 export interface Received {
   headers: IncomingHttpHeaders;
   body: any;
-  /** The event's generation, from its metadata. */
+  /** The event's generation, from its header (a command reply's metadata carries none, CMD-4). */
   generation: number;
   /** The `StreamResponse` case: task, statusUpdate, artifactUpdate. */
   kind: string;
@@ -56,7 +56,7 @@ export async function startReceiver(mode: ReceiverMode = 'ok'): Promise<Receiver
           headers: req.headers,
           body,
           kind,
-          generation: body[kind]?.metadata?.['tiny-harness/generation'],
+          generation: Number(req.headers['x-tiny-harness-generation']),
         });
         reply.writeHead(200).end();
       };

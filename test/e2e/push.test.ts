@@ -221,6 +221,86 @@ describe('issue 24: push delivery', () => {
   });
 });
 
+describe('issue 33: a push config on a command message', () => {
+  for (const transport of TRANSPORTS)
+    it(`issue 33 (${transport}): a command message's config is stored with the task the command made, which delivers every event of it, the command's reply first`, async () => {
+      const client = await h.client(transport, as(ALICE));
+      const r = await receiver();
+      // The documented flow: a `/model` command with a config starts the task, then a question on it.
+      const answer = await client.sendMessage({
+        tenant: '',
+        message: userMessage('/model large'),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: config('', r.url, 'from-command'),
+          returnImmediately: false,
+        },
+        metadata: {},
+      });
+      const task = answer as Task;
+      assert.ok(task.id, 'the command made a task');
+      const listed = await client.listTaskPushNotificationConfig({
+        tenant: '',
+        taskId: task.id,
+        pageSize: 0,
+        pageToken: '',
+      });
+      assert.deepEqual(
+        listed.configs.map((c) => [c.id, c.url]),
+        [['from-command', r.url]],
+      );
+      await poll('the reply delivered', () =>
+        r.received.some((x) => x.body.statusUpdate?.metadata?.command === 'model'),
+      );
+      await collect(
+        client.sendMessageStream({
+          tenant: '',
+          message: userMessage('and now a question', { taskId: task.id }),
+          configuration: undefined,
+          metadata: {},
+        }),
+      );
+      await poll("the turn's events delivered", () => turnsEnded(r) === 1);
+      const got = deduped(r.received);
+      assert.deepEqual(
+        got.map((x) => x.generation),
+        oneTo(r.received),
+      );
+      assert.equal(got[0]!.kind, 'task', "the task's creation first");
+      assert.equal(got[1]!.kind, 'statusUpdate');
+      assert.equal(got[1]!.body.statusUpdate.metadata.command, 'model', "then the command's reply");
+    });
+
+  it('issue 33: a command message naming a task stores its config with that task; a bad config refuses the command and stores nothing', async () => {
+    const client = await h.client('JSONRPC', as(ALICE));
+    const task = await send(client, 'a task first');
+    const r = await receiver();
+    const command = (taskPushNotificationConfig: TaskPushNotificationConfig) =>
+      client.sendMessage({
+        tenant: '',
+        message: userMessage('/status', { taskId: task.id }),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig, returnImmediately: false },
+        metadata: {},
+      });
+    await assert.rejects(command(config('', 'ftp://example.com/hook', 'bad')), /url must be an absolute http/);
+    await assert.rejects(command(config('another-task', r.url, 'other')), /taskId must be empty or the task/);
+    await command(config('', r.url, 'named'));
+    const listed = await client.listTaskPushNotificationConfig({
+      tenant: '',
+      taskId: task.id,
+      pageSize: 0,
+      pageToken: '',
+    });
+    assert.deepEqual(
+      listed.configs.map((c) => c.id),
+      ['named'],
+    );
+    await poll('the reply delivered', () =>
+      r.received.some((x) => x.body.statusUpdate?.metadata?.command === 'status'),
+    );
+  });
+});
+
 describe('issue 24: push safety and failures', () => {
   it('issue 24: a webhook on a private address is refused by default', async (t) => {
     const strict = await startTestHarness({ script: { reply: 'hi' } });

@@ -14,6 +14,7 @@ describe('ClaimPruning', () => {
     const backlog = [3, 3, 1, 0];
     const calls: Array<[number, number]> = [];
     const errors: unknown[] = [];
+    const pruned: number[] = [];
     const pruning = new ClaimPruning({
       claims: {
         prune: async (retentionMs, limit) => {
@@ -27,6 +28,7 @@ describe('ClaimPruning', () => {
       intervalMs: 60_000,
       batch: 3,
       onError: (error) => errors.push(error),
+      onPruned: (count) => pruned.push(count),
     });
     pruning.start();
     mock.timers.tick(59_999);
@@ -58,5 +60,6 @@ describe('ClaimPruning', () => {
     mock.timers.tick(600_000);
     await settle();
     assert.equal(calls.length, 6, 'none after stop');
+    assert.deepEqual(pruned, [3, 3, 1], 'told of each pass that removed rows (issue 33: the push metric counts them)');
   });
 });

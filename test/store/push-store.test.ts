@@ -113,13 +113,60 @@ for (const backend of storeBackends) {
       );
       assert.equal(due[0]!.config.url, 'https://example.com/b');
       await store.push.delivered(task.id, 'b', [2]);
-      await store.push.attemptFailed(task.id, 'b', 3, { attempts: 1, firstAttemptMs: 1, error: 'down' });
+      await store.push.attemptFailed(task.id, 'b', 3, { atMs: 2, attempts: 1, firstAttemptMs: 1, error: 'down' });
       assert.equal(await store.push.failedCount(task.id), 1);
       assert.equal(
         (await store.push.due(task.id, 'b', Date.now(), 1))[0]?.generation,
         4,
         'a failed delivery no longer holds the next',
       );
+    });
+
+    it('issue 33: a delivery kept as failed is pruned push.keepFailedForMs after its last attempt, oldest first, a bounded batch at a time; pending ones stay', async (t) => {
+      const temp = await tempStore(backend);
+      t.after(() => temp.dispose());
+      const { store } = temp;
+      const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      await store.push.put(aliceScope, { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' }, 1, true);
+      await store.tasks.create(task, alice);
+      for (let i = 0; i < 4; i++)
+        await store.tasks.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED)]);
+      const day = 86_400_000;
+      const now = 100 * day;
+      // Generations 1..5: 1-3 failed 10, 9 and 1 days ago; 4 pending, last tried 30 days ago; 5 pending, never tried.
+      const failed = (generation: number, atMs: number) =>
+        store.push.attemptFailed(task.id, 'a', generation, {
+          atMs,
+          attempts: 3,
+          firstAttemptMs: atMs - day,
+          error: 'down',
+        });
+      await failed(1, now - 10 * day);
+      await failed(2, now - 9 * day);
+      await failed(3, now - day);
+      await store.push.attemptFailed(task.id, 'a', 4, {
+        atMs: now - 30 * day,
+        attempts: 1,
+        firstAttemptMs: now - 30 * day,
+        nextAttemptMs: now - 30 * day,
+        error: 'down',
+      });
+      const left = async () => (await deliveries(store, task.id)).map((row) => [Number(row.generation), row.state]);
+      assert.equal(await store.push.pruneFailed(7 * day, 1, now), 1, 'one at most');
+      assert.deepEqual(await left(), [
+        [2, 'failed'],
+        [3, 'failed'],
+        [4, 'pending'],
+        [5, 'pending'],
+      ]);
+      assert.equal(await store.push.pruneFailed(7 * day, 1000, now), 1);
+      assert.equal(await store.push.pruneFailed(7 * day, 1000, now), 0, 'the failure of a day ago stays');
+      assert.deepEqual(await left(), [
+        [3, 'failed'],
+        [4, 'pending'],
+        [5, 'pending'],
+      ]);
+      assert.equal(await store.push.failedCount(task.id), 1);
     });
   });
 }

@@ -123,6 +123,11 @@ describe('metrics after a known workload', () => {
     assert.equal(valueOf(families, 'tiny_harness_tool_call_duration_seconds_count', { tool: 'web_echo' }), 1);
     assert.ok(valueOf(families, 'tiny_harness_store_transaction_duration_seconds_count', { outcome: 'commit' }) > 0);
     assert.equal(valueOf(families, 'tiny_harness_turn_leases_taken_over_total'), 0);
+    assert.equal(
+      valueOf(families, 'tiny_harness_push_deliveries_pruned_total'),
+      0,
+      'issue 33: shown before any pruning',
+    );
   });
 
   it('no label holds a task or context id', () => {

@@ -12,8 +12,18 @@ import { tracing } from '@opentelemetry/sdk-node';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { startMcpHttpServer, type RunningMcpHttpServer } from '../fixtures/mcp-server.js';
-import { collect, send, sendStream, startTestHarness, textOf, TRANSPORTS, type TestHarness } from '../e2e/support.js';
+import {
+  collect,
+  send,
+  sendStream,
+  startTestHarness,
+  textOf,
+  TRANSPORTS,
+  userMessage,
+  type TestHarness,
+} from '../e2e/support.js';
 import { poll } from '../support/wait.js';
+import { deduped, startReceiver } from '../e2e/push-receiver.js';
 import { startTracing, type Tracing } from '../../src/telemetry/tracing-sdk.js';
 import { TRACE_PARENT_KEY } from '../../src/telemetry/traces.js';
 import { toolCallsOf } from '../../src/wire.js';
@@ -182,6 +192,62 @@ describe('traces', () => {
       assert.equal(parentOf(turn), spanId(server));
     });
   }
+
+  it('TRACE-6: each push POST carries a traceparent in the trace of the turn that logged its event', async (t) => {
+    const pushing = await startTestHarness({
+      script: { reply: 'pushed answer' },
+      config: { push: { allowPrivateNetworks: true } },
+    });
+    const receiver = await startReceiver();
+    t.after(async () => {
+      await pushing.close();
+      await receiver.close();
+    });
+    const client = await pushing.client('JSONRPC');
+    const turnOf = (taskId: string, nth: number) =>
+      poll(`turn ${nth} of the task traced`, () => {
+        const turns = spans().filter(
+          (s) => s.name === 'invoke_agent tiny-harness' && s.attributes['gen_ai.agent.a2a.task_id'] === taskId,
+        );
+        return turns.length >= nth ? turns[nth - 1] : undefined;
+      });
+    const turnsEnded = () =>
+      deduped(receiver.received).filter(
+        (x) => x.kind === 'statusUpdate' && !/WORKING|SUBMITTED/.test(String(x.body.statusUpdate.status?.state)),
+      ).length;
+    // Two turns on one task, each a call of its own and so a trace of its own.
+    const events = await collect(
+      client.sendMessageStream({
+        tenant: '',
+        message: userMessage('first turn'),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: {
+            tenant: '',
+            id: 'traced',
+            taskId: '',
+            url: receiver.url,
+            token: '',
+            authentication: undefined,
+          },
+          returnImmediately: false,
+        },
+        metadata: {},
+      }),
+    );
+    const first = events.at(-1)!.payload!.value as { taskId: string };
+    await poll('the first turn delivered', () => turnsEnded() === 1);
+    const firstCount = receiver.received.length;
+    await collect(sendStream(client, 'second turn', { taskId: first.taskId }));
+    await poll('the second turn delivered', () => turnsEnded() === 2);
+    const traces = [traceId(await turnOf(first.taskId, 1)), traceId(await turnOf(first.taskId, 2))];
+    assert.notEqual(traces[0], traces[1]);
+    receiver.received.forEach((post, i) => {
+      const header = String(post.headers.traceparent ?? '');
+      assert.match(header, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/, `POST ${i + 1} has a traceparent`);
+      assert.equal(header.split('-')[1], traces[i < firstCount ? 0 : 1], `POST ${i + 1} is in its turn's trace`);
+    });
+  });
 
   it('TRACE-4: no message or tool content in any span without --log-content', () => {
     const all = spans();

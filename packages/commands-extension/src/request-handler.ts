@@ -5,9 +5,10 @@ import type {
   SendMessageRequest,
   StreamResponse,
   Task,
+  TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
+import { PushNotificationNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import { withCommandsExtension } from './card.js';
 import { clientGoneSignal, detachedOnClientGone } from './client-gone.js';
 import { DelegatingRequestHandler } from './delegating-handler.js';
@@ -27,6 +28,19 @@ export interface CommandsRequestHandlerOptions extends Omit<CommandRunnerOptions
    * turn is still stored, see `a2a/client-gone.ts`); nobody else is left to hear of it.
    */
   onStreamError?: (error: unknown) => void;
+  /**
+   * Takes the push-notification config a command message carries
+   * (`configuration.taskPushNotificationConfig`): checks it (rejecting with the protocol's error
+   * when it is refused) and resolves with what stores it for the command's task, which runs
+   * before the command's first write to the task, its creation included, so that every event of
+   * the task reaches the config. `existing`: the message names a task. Without it, a command
+   * message carrying a config is refused (`PushNotificationNotSupportedError`), never dropped.
+   */
+  pushConfig?: (
+    config: TaskPushNotificationConfig,
+    context: ServerCallContext,
+    existing: boolean,
+  ) => Promise<(taskId: string) => Promise<void>>;
 }
 
 /**
@@ -80,7 +94,7 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     this.onCall(context);
     const command = this.recognise(params);
     if (!command) return this.inner.sendMessage(params, context);
-    const outcome = await this.runner.run(params.message!, command, context);
+    const outcome = await this.runner.run(params.message!, command, context, await this.pushFor(params, context));
     if (outcome.followUp) void drain(outcome.followUp()).catch(this.streamError);
     const task = { ...outcome.task, status: outcome.reply.status };
     return applyHistoryLength(task, params.configuration?.historyLength);
@@ -114,12 +128,26 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     return parseCommand(message, (name) => this.options.registry.has(name));
   }
 
+  /** What stores the message's push-notification config with the command's task; none without one. */
+  private async pushFor(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): Promise<((taskId: string) => Promise<void>) | undefined> {
+    const config = params.configuration?.taskPushNotificationConfig;
+    if (!config) return undefined;
+    if (!this.options.pushConfig)
+      throw new PushNotificationNotSupportedError(
+        'This server takes no push-notification config on a command message: create it with CreateTaskPushNotificationConfig.',
+      );
+    return this.options.pushConfig(config, context, Boolean(params.message?.taskId));
+  }
+
   private async *streamCommand(
     params: SendMessageRequest,
     command: { name: string; args: string },
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const outcome = await this.runner.run(params.message!, command, context);
+    const outcome = await this.runner.run(params.message!, command, context, await this.pushFor(params, context));
     yield {
       payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) },
     };

@@ -54,13 +54,23 @@ export interface CommandOutcome {
 export class CommandRunner {
   constructor(private readonly options: CommandRunnerOptions) {}
 
-  async run(message: Message, command: ParsedCommand, context: ServerCallContext): Promise<CommandOutcome> {
+  /**
+   * `beforeWrite`, when given, runs with the command's task id before the command writes
+   * anything to it (a new task's creation included): what the message carries for its task
+   * (a push-notification config) is stored there first. A resend writes nothing and runs it not.
+   */
+  async run(
+    message: Message,
+    command: ParsedCommand,
+    context: ServerCallContext,
+    beforeWrite?: (taskId: string) => Promise<void>,
+  ): Promise<CommandOutcome> {
     const claim = await this.options.claims?.claim(message, context);
     if (claim?.kind === 'repeat') return this.answerAgain(claim.outcome, context);
     try {
       const outcome = message.taskId
-        ? await this.runOnTask(message, command, context)
-        : await this.runOnNewTask(message, command, context);
+        ? await this.runOnTask(message, command, context, beforeWrite)
+        : await this.runOnNewTask(message, command, context, beforeWrite);
       await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply });
       return outcome;
     } catch (error) {
@@ -86,6 +96,7 @@ export class CommandRunner {
     message: Message,
     command: ParsedCommand,
     context: ServerCallContext,
+    beforeWrite?: (taskId: string) => Promise<void>,
   ): Promise<CommandOutcome> {
     const taskId = randomUUID();
     const contextId = message.contextId || randomUUID();
@@ -98,6 +109,7 @@ export class CommandRunner {
       history: [stored],
       metadata: {},
     };
+    await beforeWrite?.(taskId);
     // Stored before the handler runs: what it starts (a sub-task) may refer to the task at once.
     await this.options.port.create(task, context);
     return this.answer(task, stored, command, context);
@@ -107,6 +119,7 @@ export class CommandRunner {
     message: Message,
     command: ParsedCommand,
     context: ServerCallContext,
+    beforeWrite?: (taskId: string) => Promise<void>,
   ): Promise<CommandOutcome> {
     const taskId = message.taskId;
     const task = await this.options.getTask(taskId, context);
@@ -119,6 +132,7 @@ export class CommandRunner {
     if (isTerminal(task.status?.state)) {
       throw new UnsupportedOperationError(`Task ${taskId} is in a terminal state and cannot be modified.`);
     }
+    await beforeWrite?.(taskId);
     const stored = {
       ...message,
       contextId: task.contextId,
