@@ -102,13 +102,21 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: stri
   return el;
 }
 
-/** The user's recent conversations under the header; `onOpen` reopens one. */
+/** The user's recent conversations under the header; `onOpen` reopens one. Escape closes it. */
 export class RecentList {
   constructor(
     private readonly root: HTMLElement,
     private readonly button: HTMLElement,
     private readonly onOpen: (taskId: string) => void,
-  ) {}
+  ) {
+    // Unless something nearer took the key (the command list under the input closes first).
+    root.ownerDocument.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape' || event.defaultPrevented || !this.isOpen) return;
+      const focusInside = root.contains(root.ownerDocument.activeElement);
+      this.close();
+      if (focusInside) button.focus();
+    });
+  }
 
   get isOpen(): boolean {
     return !this.root.hidden;
