@@ -72,6 +72,33 @@ describe('the list of recent conversations', needs(CHROMIUM), () => {
     await page.locator('#input').fill('');
   });
 
+  it('issue 33: conversations with the same title are told apart by their first replies; a title of its own shows none', async () => {
+    const shown = async () => {
+      await openRecent();
+      const rows = await page.$$eval('#recent-list button', (buttons) =>
+        buttons.map((b) => [
+          b.querySelector('.recent-text')?.textContent,
+          b.querySelector('.recent-reply')?.textContent,
+        ]),
+      );
+      await page.keyboard.press('Escape');
+      return rows;
+    };
+    const expected = [
+      ['something else', undefined],
+      ['hello there', 'Reply number 2.'],
+      ['hello there', 'Reply number 1.'],
+    ];
+    assert.deepEqual(await shown(), expected);
+    // Titles kept by an earlier page, without replies: the replies are read once more.
+    await page.evaluate(() => {
+      const kept = JSON.parse(localStorage.getItem('tiny-harness/titles') ?? '{}') as Record<string, { title: string }>;
+      const titlesOnly = Object.fromEntries(Object.entries(kept).map(([id, known]) => [id, known.title]));
+      localStorage.setItem('tiny-harness/titles', JSON.stringify(titlesOnly));
+    });
+    assert.deepEqual(await shown(), expected);
+  });
+
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
     assert.deepEqual(problems, []);
   });
