@@ -255,6 +255,40 @@ describe('completing arguments (the command-arguments extension)', () => {
     assert.deepEqual(names(typed('/status x', withValues)), [], 'no values listed, no list');
   });
 
+  it('issue 33: Enter on a value named after its provider, which one value alone has, sends the command as it is', () => {
+    const large = typed('/model large', withValues);
+    assert.deepEqual(names(large), ['fixture:large'], 'the list offers it');
+    assert.deepEqual(large.key('Enter'), { handled: false }, 'Enter sends /model large at once');
+    assert.equal(large.isOpen, false);
+    const twice: CommandInfo[] = [
+      { ...command('model'), argumentValues: [[{ value: 'a:fast' }, { value: 'b:fast' }]] },
+    ];
+    assert.deepEqual(
+      typed('/model fast', twice).key('Enter'),
+      { handled: true, text: '/model a:fast ' },
+      'two providers offer it: Enter picks the highlighted one',
+    );
+  });
+
+  it('issue 33: Enter on a value typed out in full sends it, even when a longer value is highlighted first; after the arrows, Enter picks', () => {
+    const longerFirst: CommandInfo[] = [
+      { ...command('model'), argumentValues: [[{ value: 'fixture:small-2' }, { value: 'fixture:small' }]] },
+    ];
+    const exact = typed('/model fixture:small', longerFirst);
+    assert.equal(exact.activeItem?.name, 'fixture:small-2');
+    assert.deepEqual(exact.key('Enter'), { handled: false });
+    const chosen = typed('/model fixture:small', longerFirst);
+    chosen.key('ArrowDown');
+    chosen.key('ArrowDown');
+    assert.deepEqual(chosen.key('Enter'), { handled: true, text: '/model fixture:small-2 ' }, 'what the arrows chose');
+    const stop = typed('/stop', [command('stopall'), command('stop')]);
+    assert.deepEqual(
+      stop.key('Enter'),
+      { handled: false },
+      'a command name typed out in full, another starting with it',
+    );
+  });
+
   it('Enter with nothing of the argument typed sends the command as it is', () => {
     assert.deepEqual(typed('/model ', withValues).key('Enter'), { handled: false });
     assert.deepEqual(

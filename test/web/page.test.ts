@@ -162,6 +162,27 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     await page.locator('.msg.command[data-command="status"]').waitFor({ timeout: WAIT_MS });
   });
 
+  it('issue 33: Enter on /model named after its provider sends it at once, and the next message goes to that model', async () => {
+    await type('/model large');
+    await page.locator('#completions [data-name="fixture:large"]').waitFor({ timeout: WAIT_MS });
+    await page.keyboard.press('Enter');
+    await page
+      .locator('.msg.command[data-command="model"]', { hasText: 'now uses fixture:large' })
+      .waitFor({ timeout: WAIT_MS });
+    assert.equal(await input().inputValue(), '', 'sent with one Enter');
+    const asked = h!.chatRequests().length;
+    const replies = await page.locator('.msg.agent').count();
+    await type('Which model is this?');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('.msg.agent:not(.streaming)').length === n,
+      replies + 1,
+      { timeout: WAIT_MS },
+    );
+    assert.equal(h!.chatRequests().length, asked + 1);
+    assert.equal(h!.chatRequests().at(-1).model, 'large');
+  });
+
   it('at 375 px wide, the input and the list are usable and nothing overflows sideways', async () => {
     if (SCREENSHOTS) {
       await type('/');
@@ -186,11 +207,12 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     await page.keyboard.press('Enter');
     assert.equal(await input().inputValue(), '/model ');
     await type('fixture:large');
+    const models = await page.locator('.msg.command[data-command="model"]').count();
     await page.locator('#send').click();
     const switched = page.locator('.msg.command[data-command="model"]').last();
     await page.waitForFunction(
-      () => document.querySelectorAll('.msg.command[data-command="model"]').length === 2,
-      undefined,
+      (n) => document.querySelectorAll('.msg.command[data-command="model"]').length === n,
+      models + 1,
       { timeout: WAIT_MS },
     );
     assert.match((await switched.textContent()) ?? '', /fixture:large/);

@@ -1,7 +1,7 @@
-/** Titles of recent conversations: the first message the user sent, on one line and cut to a sensible length. */
+/** Titles of recent conversations: the first message the user sent, on one line and cut to a sensible length; the same titles told apart. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TITLE_CHARS, titleOf } from '../../web/src/recent.js';
+import { distinction, TITLE_CHARS, titleOf, type RecentTask } from '../../web/src/recent.js';
 
 describe('a recent conversation’s title', () => {
   it('is the message on one line, as it is when short', () => {
@@ -19,5 +19,29 @@ describe('a recent conversation’s title', () => {
 
   it('cuts one long word where it must', () => {
     assert.equal(titleOf('x'.repeat(100), 10), `${'x'.repeat(9)}…`);
+  });
+});
+
+describe('conversations with the same title', () => {
+  const task = (id: string, title: string, reply: string): RecentTask => ({
+    id,
+    state: undefined,
+    updated: undefined,
+    title,
+    reply,
+  });
+
+  it('issue 33: are told apart by their first replies, and by their task ids where those do not', () => {
+    const tasks = [
+      task('aaaaaaaa-1', 'hello', 'Hi!'),
+      task('bbbbbbbb-2', 'hello', 'Hello.'),
+      task('cccccccc-3', 'hello', 'Hello.'),
+      task('dddddddd-4', 'hello', ''),
+      task('eeeeeeee-5', 'a title of its own', 'Sure.'),
+    ];
+    assert.deepEqual(
+      tasks.map((t) => distinction(t, tasks)),
+      ['Hi!', 'Hello. · task bbbbbbbb', 'Hello. · task cccccccc', 'task dddddddd', ''],
+    );
   });
 });

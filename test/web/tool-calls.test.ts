@@ -85,6 +85,16 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     );
   });
 
+  it('CMD-33: once answered, a call shows no Approve and Deny, live and reopened', async () => {
+    const answered = page.locator('details.tool-call[data-status="succeeded"]', { hasText: 'fx_echo' });
+    assert.equal(await answered.getByRole('button', { name: 'Approve' }).isVisible(), false, 'live');
+    await page.reload();
+    await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
+    await answered.waitFor({ timeout: WAIT_MS });
+    assert.equal(await answered.getByRole('button', { name: 'Approve' }).isVisible(), false, 'reopened');
+    assert.equal(await answered.getByRole('button', { name: 'Deny' }).isVisible(), false, 'reopened');
+  });
+
   it("issue 33: reopened, the harness's notice that the turn resumes is drawn as its own line, not as a message the user sent", async () => {
     await page.reload();
     await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });

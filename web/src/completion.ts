@@ -84,7 +84,11 @@ export class Completion {
   private matches: CompletionItem[] = [];
   /** What is typed of the argument being completed; undefined while a command's name is. */
   private argumentTyped: string | undefined;
+  /** The values the argument being completed can take (all, not only those matching). */
+  private argumentValues: readonly ArgumentValue[] = [];
   private active = 0;
+  /** The highlight was moved with the arrow keys since the text last changed: Enter picks it. */
+  private chosen = false;
 
   constructor(commands: readonly CommandInfo[] = []) {
     this.commands = commands;
@@ -124,6 +128,7 @@ export class Completion {
     if (text === this.text) return;
     this.text = text;
     this.dismissedAt = undefined;
+    this.chosen = false;
     this.refilter();
   }
 
@@ -146,8 +151,13 @@ export class Completion {
 
   /**
    * A key pressed in the input. Arrows move the highlight (wrapping at both ends), Tab and
-   * Enter pick, Escape closes. Enter on a name already typed out in full (`/status`) does not
-   * pick: the list closes and the key is left to the input, which sends the command.
+   * Enter pick, Escape closes. Enter on text that is a command already does not pick: the list
+   * closes and the key is left to the input, which sends it. That is a name typed out in full
+   * (`/status`), nothing of the argument yet (`/model `), or a value typed out in full, or its
+   * name after the provider when one value alone has it (`/model fast` for `local:fast`, which
+   * the harness takes as it is): picking would only have spelled it out, and the message
+   * typed next would have been added to the command instead of going to the new model. Once the
+   * arrows have moved the highlight, Enter picks what they chose.
    */
   key(key: string): KeyOutcome {
     if (!this.isOpen) return { handled: false };
@@ -155,15 +165,16 @@ export class Completion {
     switch (key as CompletionKey) {
       case 'ArrowDown':
         this.active = (this.active + 1) % count;
+        this.chosen = true;
         return { handled: true };
       case 'ArrowUp':
         this.active = (this.active - 1 + count) % count;
+        this.chosen = true;
         return { handled: true };
       case 'Tab':
         return { handled: true, text: this.pick() };
       case 'Enter':
-        // A name or value typed out in full, or nothing of the argument yet (`/model `): Enter sends it as it is.
-        if (this.text === this.matches[this.active]?.text.trimEnd() || this.argumentTyped === '') {
+        if (this.text === this.matches[this.active]?.text.trimEnd() || (!this.chosen && this.isComplete())) {
           this.close();
           return { handled: false };
         }
@@ -176,6 +187,14 @@ export class Completion {
     }
   }
 
+  /** Whether the text is a command as it stands (see `key`). */
+  private isComplete(): boolean {
+    const typed = this.argumentTyped;
+    if (typed === undefined) return this.matches.some((item) => this.text === item.text.trimEnd());
+    if (typed === '' || this.argumentValues.some((v) => v.value === typed)) return true;
+    return this.argumentValues.filter((v) => v.value.slice(v.value.indexOf(':') + 1) === typed).length === 1;
+  }
+
   private accept(text: string): string {
     this.update(text);
     return text;
@@ -184,6 +203,7 @@ export class Completion {
   private refilter(): void {
     const previous = this.matches[this.active]?.name;
     this.argumentTyped = undefined;
+    this.argumentValues = [];
     this.matches = this.commandMatches() ?? this.argumentMatches() ?? [];
     // Keep the highlighted command while it still matches; otherwise start at the top.
     const kept = this.matches.findIndex((c) => c.name === previous);
@@ -216,6 +236,7 @@ export class Completion {
     const values = command.argumentValues[words.length - 1] ?? [];
     const head = this.text.slice(0, this.text.length - typed.length);
     this.argumentTyped = typed;
+    this.argumentValues = values;
     return matchingValues(values, typed).map((v) => ({
       name: v.value,
       label: v.value,
