@@ -80,7 +80,7 @@ export async function openStorage(options: HarnessOptions, { metrics }: MetricsS
   try {
     const coordination = store.events
       ? await openSharedCoordination(options.databaseUrl!, store, instanceId, config.instanceLeaseMs, log)
-      : new LocalCoordination(instanceId);
+      : new LocalCoordination(instanceId, async (taskId) => (await store.queue.size(taskId)) > 0);
     return { instanceId, store, coordination };
   } catch (error) {
     await store.close();
@@ -192,7 +192,7 @@ export function startEngine(
     onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
   });
   // A turn's end runs the next message of its task's queue (draining, offers it to others: waited for).
-  engine.onTurnReleased((taskId) => void engine.track(queue.run(taskId)));
+  engine.onTurnReleased((taskId, queued) => void engine.track(queue.run(taskId, queued)));
   const { push: pushConfig } = config;
   const push = new PushDelivery({
     outbox: store.push,

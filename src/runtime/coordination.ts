@@ -12,13 +12,17 @@ export interface Coordination {
 
   /**
    * Takes the task for one turn on this instance: the lease's epoch, greater than every earlier
-   * lease's of the task, on any instance; undefined when a turn holds it here or elsewhere. The
-   * turn's writes carry the epoch, and the store refuses them once another instance took the
-   * task over (`turn_fenced`, see `turn-leases.ts`).
+   * lease's of the task, on any instance; undefined when a turn holds it here or elsewhere, or
+   * (`unlessQueued`: a message sent to the task) when messages wait in the task's queue, which
+   * go first (spec/while-busy-extension-v1.md). The turn's writes carry the epoch, and the store
+   * refuses them once another instance took the task over (`turn_fenced`, see `turn-leases.ts`).
    */
-  acquireTurn(taskId: string): Promise<number | undefined>;
-  /** Gives the task back; resolves once other instances can see it free. */
-  releaseTurn(taskId: string): Promise<void>;
+  acquireTurn(taskId: string, options?: { unlessQueued?: boolean }): Promise<number | undefined>;
+  /**
+   * Gives the task back; resolves once other instances can see it free, with whether messages
+   * wait in the task's queue (for the queue to run the next), undefined when it cannot say.
+   */
+  releaseTurn(taskId: string): Promise<boolean | undefined>;
   /** Whether a turn holds the task, on any instance. */
   turnHeld(taskId: string): Promise<boolean>;
 

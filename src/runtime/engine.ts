@@ -93,7 +93,7 @@ export class TaskEngine implements CommandTaskPort {
   /** Turn ends and posts under way: what `drain` waits for. */
   private readonly underWay = new WorkUnderWay();
   private readonly endListeners: ((end: TurnEnd) => Promise<void>)[] = [];
-  private readonly releaseListeners: ((taskId: string) => void)[] = [];
+  private readonly releaseListeners: ((taskId: string, queued: boolean | undefined) => void)[] = [];
   private readonly writes: TaskWrites;
   private readonly cancels: CancelAndStop;
   private executor: Pick<HarnessExecutor, 'run'> | undefined;
@@ -157,7 +157,8 @@ export class TaskEngine implements CommandTaskPort {
       const taskId = stored?.task.id ?? randomUUID();
       const contextId = stored?.task.contextId ?? (message.contextId || randomUUID());
       if (this.running.has(taskId)) throw turnInProgress(taskId);
-      const epoch = options.heldEpoch ?? (await coordination.acquireTurn(taskId));
+      const epoch =
+        options.heldEpoch ?? (await coordination.acquireTurn(taskId, { unlessQueued: options.unlessQueued }));
       if (epoch === undefined) throw turnInProgress(taskId);
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
       this.running.set(taskId, turn);
@@ -256,8 +257,9 @@ export class TaskEngine implements CommandTaskPort {
 
   /** Gives the turn's lease back, tried again until done (a lease left held refuses every later turn). */
   private async release(turn: RunningTurn): Promise<void> {
+    let queued: boolean | undefined;
     try {
-      await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), {
+      queued = await untilDone(() => this.options.coordination.releaseTurn(turn.taskId), {
         giveUp: this.stopTrying,
         onError: (error) => this.options.onError(error, 'ending a turn (trying again)', turn.taskId),
       });
@@ -266,7 +268,7 @@ export class TaskEngine implements CommandTaskPort {
     } finally {
       this.forget(turn);
     }
-    for (const listener of this.releaseListeners) listener(turn.taskId);
+    for (const listener of this.releaseListeners) listener(turn.taskId, queued);
   }
 
   /** The turn is no longer here; the last one gone wakes whoever waits for the turns to finish. */
@@ -275,8 +277,11 @@ export class TaskEngine implements CommandTaskPort {
     if (this.running.size === 0) for (const wake of this.noTurnsLeft) wake();
   }
 
-  /** Told each time a turn here has given its task back (the task's queue runs its next message); must not throw. */
-  onTurnReleased(listener: (taskId: string) => void): void {
+  /**
+   * Told each time a turn here has given its task back, with whether messages wait in its queue
+   * (undefined: not known), for the queue to run the next; must not throw.
+   */
+  onTurnReleased(listener: (taskId: string, queued: boolean | undefined) => void): void {
     this.releaseListeners.push(listener);
   }
 

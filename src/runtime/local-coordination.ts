@@ -13,18 +13,24 @@ export class LocalCoordination implements Coordination {
   private lastEpoch = 0;
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
 
-  constructor(readonly instanceId: string = randomUUID()) {}
+  constructor(
+    readonly instanceId: string = randomUUID(),
+    /** Whether messages wait in the task's queue (the store's); none: no queues. */
+    private readonly queued: (taskId: string) => Promise<boolean> = () => Promise.resolve(false),
+  ) {}
 
   /** Epochs are only counted: no other writer can take a task from this process, so nothing checks them. */
-  acquireTurn(taskId: string): Promise<number | undefined> {
-    if (this.leases.has(taskId)) return Promise.resolve(undefined);
+  async acquireTurn(taskId: string, { unlessQueued = false } = {}): Promise<number | undefined> {
+    // The queue asked first: the lease is looked at after its answer, for a turn may take it meanwhile.
+    if (unlessQueued && !this.leases.has(taskId) && (await this.queued(taskId))) return undefined;
+    if (this.leases.has(taskId)) return undefined;
     this.leases.add(taskId);
-    return Promise.resolve(++this.lastEpoch);
+    return ++this.lastEpoch;
   }
 
-  releaseTurn(taskId: string): Promise<void> {
+  releaseTurn(taskId: string): Promise<boolean | undefined> {
     this.leases.delete(taskId);
-    return Promise.resolve();
+    return this.queued(taskId);
   }
 
   turnHeld(taskId: string): Promise<boolean> {

@@ -72,20 +72,9 @@ export class PushConfigs {
     await this.options.records.delete(scopeOf(context), requireId(taskId, 'taskId'), requireId(id, 'id'));
   }
 
+  /** The config as stored, its webhook URL checked; its fields' shape and size are the edge schema's (`server/edge-schema.ts`). */
   private async checked(params: TaskPushNotificationConfig, taskId: string): Promise<StoredPushConfig> {
     if (!params.url) throw new HarnessError('params_invalid', 'taskPushNotificationConfig.url is required.');
-    for (const [name, value, most] of [
-      ['url', params.url, 8192],
-      ['id', params.id, 128],
-      ['token', params.token, 1024],
-      ['authentication.scheme', params.authentication?.scheme, 128],
-      ['authentication.credentials', params.authentication?.credentials, 8192],
-    ] as const)
-      if (typeof value === 'string' && value.length > most)
-        throw new HarnessError(
-          'params_invalid',
-          `taskPushNotificationConfig.${name} must be at most ${most} characters.`,
-        );
     const refused = await this.options.checkUrl(params.url);
     if (refused) throw new HarnessError('params_invalid', `taskPushNotificationConfig.${refused}.`);
     const auth = params.authentication;

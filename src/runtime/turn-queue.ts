@@ -1,7 +1,7 @@
 import type { Message, StreamResponse } from '@a2a-js/sdk';
 import { resolveUserScope, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
-import { hasErrorCode, HarnessError, turnInProgress } from '../errors.js';
+import { hasErrorCode, HarnessError } from '../errors.js';
 import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../store/index.js';
 import { isTerminal, QUEUED_KEY, WHILE_BUSY_KEY, WHILE_BUSY_VALUES, type QueuedNote, type WhileBusy } from '../wire.js';
 import type { TaskEngine } from './engine.js';
@@ -60,23 +60,14 @@ export class TurnQueue {
     context: ServerCallContext,
     turnOptions?: TurnOptions,
   ): Promise<AsyncGenerator<StreamResponse, void, undefined>> {
-    const { engine, records } = this.options;
+    const { engine } = this.options;
     const how = whileBusyOf(message);
-    const start = async () => (await engine.startTurn(message, context, turnOptions)).events;
-    if (!message.taskId) return start();
-    const waiting = await records.size(message.taskId);
-    if (how === 'reject') {
-      // Refused as busy only once the caller is known to see the task: another user's stays unknown.
-      if (waiting > 0 && (await openableTask(this.options.view, message, context)))
-        throw turnInProgress(message.taskId);
-      return start();
-    }
-    if (waiting === 0) {
-      try {
-        return await start();
-      } catch (error) {
-        if (!hasErrorCode(error, 'turn_in_progress')) throw error;
-      }
+    if (!message.taskId) return (await engine.startTurn(message, context, turnOptions)).events;
+    try {
+      // Busy while a turn runs or messages wait: the lease is not taken then, and asking costs nothing more.
+      return (await engine.startTurn(message, context, { ...turnOptions, unlessQueued: true })).events;
+    } catch (error) {
+      if (how === 'reject' || !hasErrorCode(error, 'turn_in_progress')) throw error;
     }
     return this.enqueue(message, context, how, turnOptions);
   }
@@ -105,13 +96,15 @@ export class TurnQueue {
   /**
    * Runs the head of the task's queue if the task is free: takes the lease, pops the head and
    * starts its turn. Called after a message is queued, after every turn here gives its lease
-   * back, after recovery and at start-up. Once stopped (the instance drains), the task is
-   * offered to the other instances instead, when messages wait. Never rejects.
+   * back (`queued`: whether messages wait, as the release saw it; undefined: look), after
+   * recovery and at start-up. Once stopped (the instance drains), the task is offered to the
+   * other instances instead, when messages wait. Never rejects.
    */
-  run(taskId: string): Promise<void> {
-    if (this.stopped) return this.offer(taskId);
+  run(taskId: string, queued?: boolean): Promise<void> {
+    if (queued === false) return Promise.resolve();
+    if (this.stopped) return this.offer(taskId, queued);
     if (this.starting.has(taskId)) return Promise.resolve();
-    const run = this.runOnce(taskId).finally(() => this.runs.delete(run));
+    const run = this.runOnce(taskId, queued).finally(() => this.runs.delete(run));
     this.runs.add(run);
     return run;
   }
@@ -126,20 +119,20 @@ export class TurnQueue {
   }
 
   /** A task of this instance, draining, whose queue holds messages: offered to the other instances. */
-  private async offer(taskId: string): Promise<void> {
+  private async offer(taskId: string, queued?: boolean): Promise<void> {
     const { records, engine, onError } = this.options;
     try {
-      if ((await records.size(taskId)) > 0) await engine.coordination.offerQueue(taskId);
+      if (queued ?? (await records.size(taskId)) > 0) await engine.coordination.offerQueue(taskId);
     } catch (error) {
       onError(error, "offering a task's queued messages to the other instances", taskId);
     }
   }
 
-  private async runOnce(taskId: string): Promise<void> {
+  private async runOnce(taskId: string, queued?: boolean): Promise<void> {
     const { engine, records, onError } = this.options;
     try {
-      for (;;) {
-        if ((await records.size(taskId)) === 0) return;
+      for (let known = queued; ; known = undefined) {
+        if (!(known ?? (await records.size(taskId)) > 0)) return;
         const epoch = await engine.coordination.acquireTurn(taskId);
         // The holder's turn runs the queue when it gives the lease back.
         if (epoch === undefined) return;

@@ -97,4 +97,6 @@ export interface TurnOptions {
   beforeTurn?: (taskId: string) => Promise<void>;
   /** The task's lease, taken already by the caller (a queued message's turn): given back if the turn cannot start. */
   heldEpoch?: number;
+  /** A message sent to its task: refused as busy (`turn_in_progress`) while messages wait in the task's queue too. */
+  unlessQueued?: boolean;
 }

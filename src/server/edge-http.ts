@@ -78,7 +78,7 @@ function envelopeRefusal(body: unknown): string | undefined {
 }
 
 interface RestRoute {
-  verb: 'get' | 'post';
+  verb: 'get' | 'post' | 'delete';
   /** As the SDK's REST router writes it (path-to-regexp), without the optional tenant segment. */
   path: string;
   method: EdgeMethod;
@@ -147,6 +147,27 @@ const ROUTES: RestRoute[] = [
     }),
     root: QUERY,
   },
+  {
+    verb: 'post',
+    path: '/tasks/:taskId/pushNotificationConfigs',
+    method: 'CreateTaskPushNotificationConfig',
+    params: (req) => ({ ...(isPlainObject(req.body) ? req.body : {}), taskId: req.params.taskId }),
+    root: BODY,
+  },
+  {
+    verb: 'get',
+    path: '/tasks/:taskId/pushNotificationConfigs',
+    method: 'ListTaskPushNotificationConfigs',
+    params: (req) => ({ taskId: req.params.taskId, tenant: query(req, 'tenant') }),
+    root: QUERY,
+  },
+  ...(['get', 'delete'] as const).map((verb): RestRoute => ({
+    verb,
+    path: '/tasks/:taskId/pushNotificationConfigs/:configId',
+    method: verb === 'get' ? 'GetTaskPushNotificationConfig' : 'DeleteTaskPushNotificationConfig',
+    params: (req) => ({ taskId: req.params.taskId, id: req.params.configId, tenant: query(req, 'tenant') }),
+    root: QUERY,
+  })),
 ];
 
 /**
@@ -165,6 +186,7 @@ export function restEdge(): Router {
       const reason =
         pathIdRefusal('tenant', req.params.tenant) ??
         pathIdRefusal('task id', req.params.taskId) ??
+        pathIdRefusal('config id', req.params.configId) ??
         (route.method === 'CancelTask' && req.body !== undefined && !isPlainObject(req.body)
           ? `${BODY} must be a JSON object.`
           : undefined) ??

@@ -28,7 +28,7 @@ export const EDGE_LIMITS = {
   idChars: 128,
   /**
    * Characters in the keys and strings of a request's metadata, all of it together: the
-   * request's, the message's, its parts' and a push-notification config. Bounded as the text is.
+   * request's, the message's and its parts'. Bounded as the text is.
    */
   metadataChars: 100_000,
   /** Levels of objects and arrays in a request's params (protobuf's own JSON recursion limit). */
@@ -43,6 +43,8 @@ export const EDGE_LIMITS = {
   urlChars: 8192,
   /** Characters of a short string: a URI in a list, a file name, a media type, a page token. */
   shortChars: 1024,
+  /** Characters of a push config's token, which each delivery carries in a header. */
+  pushTokenChars: 1024,
   /** `historyLength`: a protobuf int32. */
   historyLength: 2 ** 31 - 1,
   /** `pageSize` of ListTasks. */
@@ -78,24 +80,26 @@ function aliased<T extends z.ZodType>(aliases: Record<string, string>, schema: T
 
 const idText = `a string of 1 to ${L.idChars} characters`;
 /**
- * Control characters and lone surrogates are refused in ids: PostgreSQL cannot store a NUL in
- * text and would store a lone surrogate altered, so such an id would work on SQLite and fail
- * (or change) on PostgreSQL. No client needs them in an id.
+ * Control characters and lone surrogates are refused in every string the store keeps as text of
+ * its own (ids, a push config's URL, token and credentials; message text and metadata are kept
+ * as JSON, which escapes them): PostgreSQL cannot store a NUL in text ("invalid byte sequence")
+ * and would store a lone surrogate altered, so such a string would work on SQLite and fail (or
+ * change) on PostgreSQL. No client needs them there; a token or credentials go out in HTTP
+ * headers, which cannot carry them either.
  */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const UNPRINTABLE = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const printableId = (id: string) => !UNPRINTABLE.test(id);
-const NOT_PRINTABLE = 'must hold no control characters and be valid Unicode';
+const printable = (text: string) => !UNPRINTABLE.test(text);
+const NOT_PRINTABLE = 'must hold no control characters (NUL included) and be valid Unicode';
+/** A string the store keeps as text of its own, of at most `max` characters. */
+const storedText = (expected: string, max: number) =>
+  z.string(need(expected)).max(max, `must be at most ${max} characters`).refine(printable, NOT_PRINTABLE);
 const requiredId = z
   .string(need(idText))
   .min(1, `must not be empty: ${idText}`)
   .max(L.idChars, `must be at most ${L.idChars} characters`)
-  .refine(printableId, NOT_PRINTABLE);
-const optionalId = z
-  .string(need(`a string of at most ${L.idChars} characters`))
-  .max(L.idChars, `must be at most ${L.idChars} characters`)
-  .refine(printableId, NOT_PRINTABLE)
-  .nullish();
+  .refine(printable, NOT_PRINTABLE);
+const optionalId = storedText(`a string of at most ${L.idChars} characters`, L.idChars).nullish();
 const shortString = (what: string) =>
   z.string(need(`a string (${what})`)).max(L.shortChars, `must be at most ${L.shortChars} characters`);
 const boolean = z.boolean(need('true or false'));
@@ -196,6 +200,35 @@ const message = aliased(
     }),
 );
 
+/**
+ * A push-notification config (docs/push.md): `CreateTaskPushNotificationConfig`'s params, whose
+ * task id is required, or `SendMessage`'s `configuration.taskPushNotificationConfig`, whose task
+ * id is empty or the message's.
+ */
+const pushConfig = (taskId: typeof requiredId | typeof optionalId) =>
+  aliased(
+    { task_id: 'taskId' },
+    z.object(
+      {
+        tenant: optionalId,
+        id: optionalId,
+        taskId,
+        url: storedText('a webhook URL such as https://example.com/a2a-events', L.urlChars),
+        token: storedText('a token', L.pushTokenChars).nullish(),
+        authentication: z
+          .object(
+            {
+              scheme: storedText('an HTTP authentication scheme such as Bearer', L.idChars).nullish(),
+              credentials: storedText('credentials', L.urlChars).nullish(),
+            },
+            need('an object with scheme and credentials'),
+          )
+          .nullish(),
+      },
+      need('a push-notification config with a url'),
+    ),
+  );
+
 const configuration = aliased(
   {
     accepted_output_modes: 'acceptedOutputModes',
@@ -209,7 +242,7 @@ const configuration = aliased(
         .array(shortString('a media type'))
         .max(L.listEntries, `must list at most ${L.listEntries} media types`)
         .nullish(),
-      taskPushNotificationConfig: jsonObject.nullish(),
+      taskPushNotificationConfig: pushConfig(optionalId).nullish(),
       historyLength,
       returnImmediately: boolean.nullish(),
     },
@@ -248,6 +281,16 @@ const listTasks = aliased(
 );
 const cancelTask = params({ tenant, id: requiredId, metadata: jsonObject.nullish() });
 const subscribeToTask = params({ tenant, id: requiredId });
+const pushConfigOfTask = aliased({ task_id: 'taskId' }, params({ tenant, taskId: requiredId, id: requiredId }));
+const pushConfigsOfTask = aliased(
+  { task_id: 'taskId', page_size: 'pageSize', page_token: 'pageToken' },
+  params({
+    tenant,
+    taskId: requiredId,
+    pageSize: wholeNumber(0, L.pageSize).nullish(),
+    pageToken: shortString('the nextPageToken of the previous page').nullish(),
+  }),
+);
 
 /** The methods whose params the edge checks, by their A2A 1.0 name. */
 const METHODS = {
@@ -257,6 +300,10 @@ const METHODS = {
   ListTasks: listTasks,
   CancelTask: cancelTask,
   SubscribeToTask: subscribeToTask,
+  CreateTaskPushNotificationConfig: pushConfig(requiredId),
+  GetTaskPushNotificationConfig: pushConfigOfTask,
+  ListTaskPushNotificationConfigs: pushConfigsOfTask,
+  DeleteTaskPushNotificationConfig: pushConfigOfTask,
 } as const;
 
 export type EdgeMethod = keyof typeof METHODS;
@@ -277,7 +324,7 @@ export function refusal(method: EdgeMethod, value: unknown, root = 'params'): st
     const issue = result.error.issues[0]!;
     return `${formatPath(issue.path as JsonPath, root)} ${issue.message}.`;
   }
-  return jsonRefusal(value, root) ?? metadataRefusal(result.data, root);
+  return jsonRefusal(value, root) ?? metadataRefusal(result.data as FreeForm, root);
 }
 
 /**
@@ -291,7 +338,6 @@ function metadataRefusal(params: FreeForm, root: string): string | undefined {
     objects.push([['message', 'metadata'], params.message.metadata]);
     params.message.parts?.forEach((p, i) => objects.push([['message', 'parts', i, 'metadata'], p.metadata]));
   }
-  objects.push([['configuration', 'taskPushNotificationConfig'], params.configuration?.taskPushNotificationConfig]);
   let chars = 0;
   for (const [path, object] of objects) {
     chars += jsonTextChars(object ?? {}, L.metadataChars - chars);
@@ -305,7 +351,6 @@ function metadataRefusal(params: FreeForm, root: string): string | undefined {
 interface FreeForm {
   metadata?: unknown;
   message?: { metadata?: unknown; parts?: Array<{ metadata?: unknown }> };
-  configuration?: { taskPushNotificationConfig?: unknown } | null;
 }
 
 /** Why `value` is refused for its nesting or size alone, or undefined; for requests the schema does not describe. */

@@ -137,19 +137,19 @@ export class PostgresCoordination implements Coordination {
     this.running = true;
   }
 
-  async acquireTurn(taskId: string): Promise<number | undefined> {
+  async acquireTurn(taskId: string, options: { unlessQueued?: boolean } = {}): Promise<number | undefined> {
     try {
-      return await insertLease(this.db, taskId, this.instanceId);
+      return await insertLease(this.db, taskId, this.instanceId, options);
     } catch (error) {
       // Taken for dead while paused, this instance has no row until its next heartbeat: it
       // registers again at once, as that heartbeat would, rather than fail the request.
       if (!isMissingInstance(error)) throw error;
       await this.liveness.rejoin();
-      return insertLease(this.db, taskId, this.instanceId);
+      return insertLease(this.db, taskId, this.instanceId, options);
     }
   }
 
-  releaseTurn(taskId: string): Promise<void> {
+  releaseTurn(taskId: string): Promise<boolean | undefined> {
     return deleteLease(this.db, taskId, this.instanceId);
   }
 

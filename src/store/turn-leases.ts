@@ -17,24 +17,51 @@ import { clockMs } from './postgres-clock.js';
  * whose lease has a greater epoch, writes over that fence.
  */
 
-/** Takes the task's lease for `instanceId`: its epoch, or undefined when any instance holds it. */
+/**
+ * Takes the task's lease for `instanceId`: its epoch, or undefined when any instance holds it,
+ * or (`unlessQueued`) when messages wait in the task's queue, which go first. The queue is read
+ * in the lease's own statement: a message sent to an idle task costs no round trip to ask.
+ */
 export async function insertLease(
   db: Kysely<Database>,
   taskId: string,
   instanceId: string,
+  { unlessQueued = false } = {},
 ): Promise<number | undefined> {
+  const lease = db
+    .selectNoFrom((eb) => [eb.val(taskId).as('task_id'), eb.val(instanceId).as('instance_id')])
+    .$if(unlessQueued, (q) =>
+      q.where((eb) => eb.not(eb.exists(eb.selectFrom('task_queue').select('seq').where('task_id', '=', taskId)))),
+    );
   const inserted = await db
     .insertInto('turn_leases')
-    .values({ task_id: taskId, instance_id: instanceId })
+    .columns(['task_id', 'instance_id'])
+    .expression(lease)
     .onConflict((oc) => oc.column('task_id').doNothing())
     .returning('epoch')
     .executeTakeFirst();
   return inserted && Number(inserted.epoch);
 }
 
-/** Gives the task's lease back, if `instanceId` holds it (a sweeper may have taken it already). */
-export async function deleteLease(db: Kysely<Database>, taskId: string, instanceId: string): Promise<void> {
-  await db.deleteFrom('turn_leases').where('task_id', '=', taskId).where('instance_id', '=', instanceId).execute();
+/**
+ * Gives the task's lease back, if `instanceId` holds it (a sweeper may have taken it already);
+ * resolves with whether messages wait in the task's queue, read in the same statement, or
+ * undefined when the lease was no longer this instance's.
+ */
+export async function deleteLease(
+  db: Kysely<Database>,
+  taskId: string,
+  instanceId: string,
+): Promise<boolean | undefined> {
+  const deleted = await db
+    .deleteFrom('turn_leases')
+    .where('task_id', '=', taskId)
+    .where('instance_id', '=', instanceId)
+    .returning(({ exists, selectFrom }) =>
+      exists(selectFrom('task_queue').select('seq').where('task_id', '=', taskId)).as('queued'),
+    )
+    .executeTakeFirst();
+  return deleted && Boolean(deleted.queued);
 }
 
 export async function leaseExists(db: Kysely<Database>, taskId: string): Promise<boolean> {

@@ -13,7 +13,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Role, type Message, type SendMessageRequest } from '@a2a-js/sdk';
+import { Role, type Message, type SendMessageRequest, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { status as grpcStatus } from '@grpc/grpc-js';
@@ -576,6 +576,19 @@ function sendParams(message: Partial<Message>, extra: Partial<SendMessageRequest
   };
 }
 
+/** A push-notification config to a webhook on the public internet, `extra` over it. */
+function pushConfig(extra: Partial<TaskPushNotificationConfig> = {}): TaskPushNotificationConfig {
+  return {
+    tenant: '',
+    id: '',
+    taskId: '',
+    url: 'https://example.com/hook',
+    token: '',
+    authentication: undefined,
+    ...extra,
+  };
+}
+
 /** `{a: {a: ... 1}}`, `levels` objects deep. */
 function deepObject(levels: number): Record<string, unknown> {
   let value: Record<string, unknown> = { a: 1 };
@@ -722,6 +735,34 @@ const INVALID: Array<{
     name: 'SubscribeToTask of an id of 129 characters',
     field: /id .*must be at most 128/,
     call: (c) => collect(c.resubscribeTask({ tenant: '', id: long(129) })),
+  },
+  {
+    name: 'a push token holding a NUL, which PostgreSQL cannot store (issue 33)',
+    field: /^token must hold no control characters \(NUL included\)/,
+    call: (c) => c.createTaskPushNotificationConfig(pushConfig({ taskId: randomUUID(), token: 'a\u0000b' })),
+  },
+  {
+    name: "SendMessage's push config with a NUL in its URL (issue 33)",
+    field: /^configuration\.taskPushNotificationConfig\.url must hold no control characters/,
+    call: (c) =>
+      c.sendMessage(
+        sendParams(
+          {},
+          {
+            configuration: {
+              acceptedOutputModes: [],
+              historyLength: undefined,
+              returnImmediately: false,
+              taskPushNotificationConfig: pushConfig({ url: 'https://example.com/a\u0000' }),
+            },
+          },
+        ),
+      ),
+  },
+  {
+    name: 'a push config id holding a NUL, looked up (issue 33)',
+    field: /^(id|The config id in the path) must hold no control characters/,
+    call: (c) => c.getTaskPushNotificationConfig({ tenant: '', taskId: randomUUID(), id: 'a\u0000b' }),
   },
   {
     name: 'ListTasks of 101 a page',

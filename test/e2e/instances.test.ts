@@ -4,7 +4,8 @@
  * round-robin across them, as behind a load balancer without session affinity. Each rule of the
  * single instance must hold across them: one turn per task, commands during a turn (CMD-8,
  * CMD-9), subscriptions, cancel with its cascade (CMD-31), sub-task notes, message ids handled
- * once (CMD-13), and a turn whose instance is killed ends as interrupted on another.
+ * once (CMD-13), and a turn whose instance is killed ends as interrupted on another, which counts
+ * the lease it took over in its metrics.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +20,7 @@ import type { RunningModelServer } from '../fixtures/model-server.js';
 import { startCluster, type Cluster } from './process.js';
 import { createClient, send, textOf, sendStream } from './support.js';
 import { waitFor } from '../support/wait.js';
+import { parseExposition, valueOf } from '../telemetry/exposition.js';
 
 /** How long an instance's lease lasts without a heartbeat, here: short, so the loss test ends soon. */
 const LEASE_MS = 1500;
@@ -63,6 +65,13 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
       return events;
     })().catch(() => events);
     return { taskId: id, key, text, events, arrivals, ended, release };
+  }
+
+  /** The instance's `tiny_harness_turn_leases_taken_over_total`, scraped from its `/metrics`. */
+  async function leasesTakenOver(instance: { url: string }): Promise<number> {
+    const response = await fetch(`${instance.url}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    assert.equal(response.status, 200);
+    return valueOf(parseExposition(await response.text()), 'tiny_harness_turn_leases_taken_over_total');
   }
 
   const statusUpdates = (events: StreamResponse[]): TaskStatusUpdateEvent[] =>
@@ -236,7 +245,7 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
     );
   });
 
-  it('a turn whose instance is killed (kill -9) ends as interrupted on another instance, and nothing acknowledged is lost', async () => {
+  it("a turn whose instance is killed (kill -9) ends as interrupted on another instance, nothing acknowledged is lost, and that survivor's /metrics counts the lease taken over", async () => {
     const doomed = await cluster.startInstance('instance-3');
     try {
       const victim = await createClient(doomed.url, 'JSONRPC');
@@ -245,12 +254,20 @@ describe('several instances on one PostgreSQL database', needs(POSTGRES), () => 
       const turn = await heldTurn(victim, task.id);
       const watch = b.resubscribeTask({ tenant: '', id: turn.taskId });
       await watch.next();
+      const before = await Promise.all(cluster.instances.map(leasesTakenOver));
       await doomed.stop('SIGKILL');
       const seen: StreamResponse[] = [];
       for await (const event of watch) seen.push(event);
       const end = statusUpdates(seen).at(-1);
       assert.equal(end?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
       assert.match(textOf(end?.status?.message), /interrupted/);
+      // Counted before the survivor ends the turns it took: by the interrupted end, it shows.
+      const grown = (await Promise.all(cluster.instances.map(leasesTakenOver))).map((now, i) => now - before[i]!);
+      assert.deepEqual(
+        grown.toSorted(),
+        [0, 0, 1],
+        `one survivor took the dead instance's one lease over, and counted it: ${grown.join(', ')}`,
+      );
       const stored = await b.getTask({ tenant: '', id: turn.taskId });
       assert.ok(
         stored.history.some((message) => textOf(message) === 'Remember this'),

@@ -23,7 +23,7 @@ const lost = () =>
 /** A coordination whose first lease release fails, as a statement on an ended connection does. */
 class FlakyLeases extends LocalCoordination {
   failures = 1;
-  override releaseTurn(taskId: string): Promise<void> {
+  override releaseTurn(taskId: string): Promise<boolean | undefined> {
     if (this.failures-- > 0) return Promise.reject(lost());
     return super.releaseTurn(taskId);
   }

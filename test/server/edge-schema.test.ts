@@ -211,12 +211,6 @@ describe('edge schema: bounds', () => {
       'message.parts[2].metadata',
       advice,
     );
-    refused(
-      'SendMessage',
-      { message: message(), configuration: { task_push_notification_config: { url: 'x'.repeat(max) } } },
-      'configuration.taskPushNotificationConfig',
-      advice,
-    );
     refused('CancelTask', { id: 't', metadata: { ['k'.repeat(max + 1)]: 1 } }, 'metadata', advice);
     // Data parts are content, not metadata: they are bounded by the values and body size.
     assert.equal(refusal('SendMessage', { message: message({ parts: [{ data: sized(max + 1) }] }) }), undefined);
@@ -242,6 +236,43 @@ describe('edge schema: bounds', () => {
       refused('GetTask', { id: bad }, 'id', /no control characters/);
     }
     assert.equal(refusal('SendMessage', { message: message({ messageId: 'émoji-😀-id' }) }), undefined);
+  });
+  it("issue 33: a push config's strings and ids without control characters (NUL included), the same on both stores, the field named", () => {
+    const config = (extra: Record<string, unknown> = {}) => ({ url: 'https://example.com/hook', ...extra });
+    const create = (extra: Record<string, unknown>) => ({ taskId: 't', ...config(extra) });
+    const send = (extra: Record<string, unknown>) => ({
+      message: message(),
+      configuration: { taskPushNotificationConfig: config(extra) },
+    });
+    const advice = /must hold no control characters \(NUL included\) and be valid Unicode/;
+    for (const bad of ['a\u0000b', 'line\nbreak', 'half\ud800']) {
+      for (const [field, extra] of [
+        ['token', { token: bad }],
+        ['url', { url: `https://example.com/${bad}` }],
+        ['id', { id: bad }],
+        ['authentication.scheme', { authentication: { scheme: bad, credentials: 'c' } }],
+        ['authentication.credentials', { authentication: { scheme: 'Bearer', credentials: bad } }],
+      ] as const) {
+        refused('CreateTaskPushNotificationConfig', create(extra), field, advice);
+        refused('SendMessage', send(extra), `configuration.taskPushNotificationConfig.${field}`, advice);
+      }
+      refused('CreateTaskPushNotificationConfig', { ...config(), taskId: bad }, 'taskId', advice);
+      for (const method of ['GetTaskPushNotificationConfig', 'DeleteTaskPushNotificationConfig'] as const) {
+        refused(method, { taskId: 't', id: bad }, 'id', advice);
+        refused(method, { taskId: bad, id: 'c' }, 'taskId', advice);
+      }
+      refused('ListTaskPushNotificationConfigs', { taskId: bad }, 'taskId', advice);
+    }
+    const accepted: Array<[EdgeMethod, unknown]> = [
+      ['CreateTaskPushNotificationConfig', create({ token: 'tök€n-😀', authentication: { scheme: 'Bearer' } })],
+      ['CreateTaskPushNotificationConfig', { task_id: 't', url: 'https://example.com/hook', id: 'cfg-1' }],
+      ['SendMessage', send({ taskId: '', token: 't' })],
+      ['GetTaskPushNotificationConfig', { taskId: 't', id: 'cfg-1' }],
+      ['ListTaskPushNotificationConfigs', { taskId: 't', pageSize: 10 }],
+    ];
+    for (const [method, params] of accepted) assert.equal(refusal(method, params), undefined, method);
+    refused('CreateTaskPushNotificationConfig', { taskId: 't' }, 'url', /is required: a webhook URL/);
+    refused('CreateTaskPushNotificationConfig', create({ token: 'x'.repeat(1025) }), 'token', /at most 1024/);
   });
   it('lists: 32 extensions, 32 output modes, 100 reference task ids', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `e${i}`);

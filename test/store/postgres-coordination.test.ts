@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { TaskState } from '@a2a-js/sdk';
+import { Role, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
@@ -11,7 +11,7 @@ import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { callContext, newTask, statusUpdate } from './helpers.js';
+import { callContext, message, newTask, statusUpdate } from './helpers.js';
 import { poll, waitFor } from '../support/wait.js';
 
 /**
@@ -200,6 +200,33 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       const tasks = range(40).map((i) => `race-${i}`);
       const won = await Promise.all(tasks.map((task) => Promise.all([a, b, c].map((x) => x.acquireTurn(task)))));
       for (const results of won) assert.equal(results.filter(Boolean).length, 1, 'one winner per task');
+    });
+  });
+
+  it("issue 33: a message's lease reads the task's queue in its own statement, refused while messages wait; a release says whether any wait", async () => {
+    await withCluster(2, {}, async ({ instances }) => {
+      const [a, b] = instances as [Instance, Instance];
+      const entry = {
+        taskId: 'q1',
+        message: message('q1', 'ctx', Role.ROLE_USER, 'queued'),
+        tenant: '',
+        owner: 'alice',
+        authenticated: false,
+        createdMs: Date.now(),
+      };
+      assert.notEqual(await a.coordination.acquireTurn('q1', { unlessQueued: true }), undefined, 'no queue: taken');
+      assert.equal(await a.coordination.releaseTurn('q1'), false, 'no message waits');
+      assert.notEqual(await a.coordination.acquireTurn('q1'), undefined);
+      await b.store.queue.add(entry, { head: false, max: 10 });
+      assert.equal(await a.coordination.releaseTurn('q1'), true, 'the release says a message waits');
+      assert.equal(await b.coordination.acquireTurn('q1', { unlessQueued: true }), undefined, 'a message waits');
+      assert.equal(await b.coordination.turnHeld('q1'), false, 'and nobody holds the task');
+      // The queue's own run takes it all the same, and pops the message under it.
+      assert.notEqual(await b.coordination.acquireTurn('q1'), undefined);
+      assert.equal((await b.store.queue.pop('q1'))?.message.messageId, entry.message.messageId);
+      assert.equal(await a.coordination.releaseTurn('q1'), undefined, "not a's lease: it cannot say");
+      assert.equal(await b.coordination.releaseTurn('q1'), false, 'the queue is empty again');
+      assert.notEqual(await a.coordination.acquireTurn('q1', { unlessQueued: true }), undefined);
     });
   });
 
