@@ -28,7 +28,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { openStore } from '../src/store/index.js';
 import { tempDir } from './lib/cleanup.js';
 import { isTask, sdkClient, sendText, type Target } from './lib/clients.js';
-import { startServer } from './lib/processes.js';
+import { startServer, ADMIT_ALL } from './lib/processes.js';
 import { header, kb, latencyLine, printVerdicts, summarize, verdict, type Summary } from './lib/report.js';
 import { prng, seededTask, textOf } from './lib/seed.js';
 
@@ -114,7 +114,7 @@ async function runHarness(): Promise<void> {
   await store.close();
 
   const harness = await startServer(
-    { kind: 'harness', dataDir, config: { detectOllama: false } },
+    { kind: 'harness', dataDir, config: { detectOllama: false, admission: ADMIT_ALL } },
     { name: 'harness-command-latency' },
   );
   try {

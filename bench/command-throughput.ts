@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import type { Client } from '@a2a-js/sdk/client';
 import { tempDir } from './lib/cleanup.js';
 import { isTask, sdkClient, sendText, type Target } from './lib/clients.js';
-import { cpuMs, startServer, type ServerProcess } from './lib/processes.js';
+import { cpuMs, startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import { header, latencyLine, num, printVerdicts, summarize, times, verdict, type Summary } from './lib/report.js';
 import { textOf } from './lib/seed.js';
 
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
 
   const dataDir = tempDir('throughput');
   const harness = await startServer(
-    { kind: 'harness', dataDir, config: { detectOllama: false } },
+    { kind: 'harness', dataDir, config: { detectOllama: false, admission: ADMIT_ALL } },
     { name: 'harness-throughput' },
   );
   const bare = await startServer({ kind: 'bare', options: { reply: 'message' } }, { name: 'bare-throughput' });

@@ -45,7 +45,7 @@ import {
   type StreamResult,
 } from './lib/clients.js';
 import { benchSchema } from './lib/postgres.js';
-import { startServer, type ServerProcess } from './lib/processes.js';
+import { startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import { header, latencyLine, printVerdicts, sleep, summarize, verdict } from './lib/report.js';
 import { numberedReply, textOf } from './lib/seed.js';
 
@@ -432,6 +432,7 @@ async function main(): Promise<void> {
     const config = {
       defaultModel: 'fixture:small',
       detectOllama: false,
+      admission: ADMIT_ALL,
       // Every turn is let in, the baseline's single instance too: what is measured is how they are carried.
       maxTurnsInFlight: Math.max(TURNS, 1),
       providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },

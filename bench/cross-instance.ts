@@ -37,7 +37,7 @@ import {
 } from './lib/clients.js';
 import { benchSchema } from './lib/postgres.js';
 import { stepBreakdown, STEP_TRACE_VARIABLE, type ClientMarks } from './lib/step-trace.js';
-import { startServer, type ServerProcess } from './lib/processes.js';
+import { startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import { header, latencyLine, ms, printVerdicts, summarize, verdict } from './lib/report.js';
 import { numberedReply } from './lib/seed.js';
 
@@ -171,6 +171,7 @@ async function main(): Promise<void> {
     const config = {
       defaultModel: 'fixture:small',
       detectOllama: false,
+      admission: ADMIT_ALL,
       providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
     };
     const [a, b] = await Promise.all(

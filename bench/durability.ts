@@ -27,7 +27,7 @@ import { ServerCallContext } from '@a2a-js/sdk/server';
 import { openStore, type Store } from '../src/store/index.js';
 import { tempDir } from './lib/cleanup.js';
 import { isTask, sdkClient, sendText, type Target } from './lib/clients.js';
-import { startServer, type ServerProcess } from './lib/processes.js';
+import { startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import { header, latencyLine, printVerdicts, summarize, times, type Summary } from './lib/report.js';
 
 const { values: flags } = parseArgs({
@@ -97,6 +97,7 @@ for (const durability of SETTINGS) {
         durability,
         defaultModel: 'fixture:small',
         detectOllama: false,
+        admission: ADMIT_ALL,
         providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
       },
     },

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { tempDir } from './lib/cleanup.js';
-import { cpuMs, startServer, type ServerProcess } from './lib/processes.js';
+import { cpuMs, startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import { header, ms, printVerdicts, summarize, verdict } from './lib/report.js';
 
 const { values: flags } = parseArgs({ options: { runs: { type: 'string', default: '3' }, only: { type: 'string' } } });
@@ -116,7 +116,11 @@ header('Edge bounds: the cost of request shapes of a valid size', [
   `runs per shape: ${RUNS}; JSON-RPC; probes: /help, one at a time`,
 ]);
 const server = await startServer(
-  { kind: 'harness', dataDir: tempDir('tiny-harness-bench-edge-'), config: { detectOllama: false } },
+  {
+    kind: 'harness',
+    dataDir: tempDir('tiny-harness-bench-edge-'),
+    config: { detectOllama: false, admission: ADMIT_ALL },
+  },
   { name: 'edge-harness' },
 );
 try {

@@ -30,7 +30,7 @@ import { openStore } from '../src/store/index.js';
 import { tempDir } from './lib/cleanup.js';
 import { isTask, postSse, sdkClient, sendText, type Target } from './lib/clients.js';
 import { timed, type Budget } from './lib/measure.js';
-import { startServer } from './lib/processes.js';
+import { startServer, ADMIT_ALL } from './lib/processes.js';
 import { header, kb, ms, printVerdicts, times, verdict, type Summary } from './lib/report.js';
 import { DEFAULT_CONTEXT_CHARS } from '../src/config/schema.js';
 import { modelHistory } from '../src/runtime/history.js';
@@ -167,6 +167,7 @@ async function main(): Promise<void> {
       config: {
         defaultModel: 'fixture:small',
         detectOllama: false,
+        admission: ADMIT_ALL,
         providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
       },
     },

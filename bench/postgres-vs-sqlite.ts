@@ -36,7 +36,7 @@ import {
   type Target,
 } from './lib/clients.js';
 import { benchSchema, postgresCpuMs } from './lib/postgres.js';
-import { cpuMs, startServer, type ServerProcess } from './lib/processes.js';
+import { cpuMs, startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import { header, latencyLine, ms, printVerdicts, summarize, times, verdict, type Summary } from './lib/report.js';
 import { numberedReply, textOf } from './lib/seed.js';
 
@@ -264,6 +264,7 @@ async function main(): Promise<void> {
           config: {
             defaultModel: 'burst:small',
             detectOllama: false,
+            admission: ADMIT_ALL,
             providers: Object.fromEntries(
               TURN_KINDS.map((kind) => [
                 kind.name,

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { tempDir } from './lib/cleanup.js';
 import { A2A_HEADERS, postSse, streamingRequest } from './lib/clients.js';
-import { cpuMs, startServer } from './lib/processes.js';
+import { cpuMs, startServer, ADMIT_ALL } from './lib/processes.js';
 import { header, num, printVerdicts, sleep, verdict } from './lib/report.js';
 import { numberedReply } from './lib/seed.js';
 
@@ -83,6 +83,7 @@ const harness = await startServer(
     config: {
       defaultModel: 'fixture:small',
       detectOllama: false,
+      admission: ADMIT_ALL,
       providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
       push: { allowPrivateNetworks: true },
     },

@@ -30,7 +30,7 @@ import {
   streamingRequest,
   type StreamResult,
 } from './lib/clients.js';
-import { startServer, type ServerProcess } from './lib/processes.js';
+import { startServer, type ServerProcess, ADMIT_ALL } from './lib/processes.js';
 import {
   header,
   latencyLine,
@@ -267,6 +267,7 @@ async function runHarness(model: ServerProcess): Promise<SideFigures> {
       config: {
         defaultModel: 'fixture:small',
         detectOllama: false,
+        admission: ADMIT_ALL,
         // Every stream is let in: what is measured is how the harness carries them all.
         maxTurnsInFlight: Math.max(STREAMS, 1),
         providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },

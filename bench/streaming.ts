@@ -23,7 +23,7 @@
 import { parseArgs } from 'node:util';
 import { tempDir } from './lib/cleanup.js';
 import { A2A_HEADERS, parseStreamEvent, partsText, postSse, streamingRequest } from './lib/clients.js';
-import { cpuMs, startServer } from './lib/processes.js';
+import { cpuMs, startServer, ADMIT_ALL } from './lib/processes.js';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { streamText } from 'ai';
 import { header, latencyLine, ms, num, printVerdicts, summarize, times, verdict, type Summary } from './lib/report.js';
@@ -159,6 +159,7 @@ async function scenario(name: string, tokens: number, chunkDelayMs: number, pair
       config: {
         defaultModel: 'fixture:small',
         detectOllama: false,
+        admission: ADMIT_ALL,
         providers: { fixture: { type: 'openai-compatible', baseURL: model.url, models: ['small'] } },
       },
     },

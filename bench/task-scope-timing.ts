@@ -28,7 +28,7 @@ import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import { openStore } from '../src/store/index.js';
 import { removeDir, tempDir } from './lib/cleanup.js';
 import { A2A_HEADERS, keepAlive } from './lib/clients.js';
-import { startServer } from './lib/processes.js';
+import { startServer, ADMIT_ALL } from './lib/processes.js';
 import { header, printVerdicts, summarize, verdict, type Summary } from './lib/report.js';
 import { message } from './lib/seed.js';
 
@@ -115,7 +115,12 @@ async function overTheWire(): Promise<void> {
   console.log("over the wire: bob sends GetTask (JSON-RPC) for alice's task ids and for random ids");
   const dataDir = tempDir('scope-timing');
   const server = await startServer(
-    { kind: 'harness', dataDir, config: { detectOllama: false }, tokens: Object.fromEntries(Object.entries(TOKENS)) },
+    {
+      kind: 'harness',
+      dataDir,
+      config: { detectOllama: false, admission: ADMIT_ALL },
+      tokens: Object.fromEntries(Object.entries(TOKENS)),
+    },
     { name: 'harness' },
   );
   const [aliceToken, bobToken] = Object.keys(TOKENS) as [string, string];

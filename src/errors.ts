@@ -30,6 +30,10 @@ export type HarnessErrorCode =
   | 'turns_at_limit'
   /** A message that would start a turn while this instance drains (it is stopping): retry, on another instance. */
   | 'instance_draining'
+  /** A request past the bound on requests in progress (`admission.maxRequestsInProgress`), refused before it is read: retry later. */
+  | 'requests_at_limit'
+  /** A request while the event loop lags past `admission.maxEventLoopDelayMs`, refused before it is read: retry later. */
+  | 'event_loop_lagging'
   /** The bearer tokens are malformed (start-up). */
   | 'tokens_invalid'
   /** A task that does not exist, or that the caller may not see. */

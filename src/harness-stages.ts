@@ -32,7 +32,8 @@ import { TurnQueue } from './runtime/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
-import type { Readiness } from './server/health.js';
+import { healthChecks, type Readiness } from './server/health.js';
+import type { Admission } from './server/admission.js';
 import { createHttpApp } from './server/http-app.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { bundledWebDir } from './server/web-page.js';
@@ -341,17 +342,18 @@ export async function startTransports(
   { requestPath, endpoints, authenticator }: Commands,
   telemetry: MetricsSetup,
   log: Logger,
-  readiness: Readiness,
+  { readiness, admission }: { readiness: Readiness; admission: Admission },
 ): Promise<Transports> {
   const { handler } = requestPath;
-  const metrics = await serveMetrics(telemetry, options.config.metrics, options.host, log);
+  const probes = healthChecks(readiness);
+  const metrics = await serveMetrics(telemetry, options.config.metrics, options.host, log, probes);
   let grpc: RunningGrpcServer | undefined;
   const httpServer = createServer();
   try {
     if (options.grpcPort !== undefined) {
       // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
       const { startGrpcServer } = await import('./server/grpc-server.js');
-      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator });
+      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator, admission });
       endpoints.grpcAddress = grpc.address;
     }
     await listen(httpServer, options.host, options.port);
@@ -372,7 +374,8 @@ export async function startTransports(
       webDir: bundledWebDir(),
       authenticator,
       logContent: options.logContent,
-      readiness,
+      probes,
+      admission,
       metrics: metrics.onAppPort,
     }),
   );

@@ -14,6 +14,8 @@ import {
 import { describeError, silentLogger, type Logger } from './log.js';
 import type { ModelCatalog } from './models/catalog.js';
 import { Readiness } from './server/health.js';
+import { Admission } from './server/admission.js';
+import { EventLoopDelay } from './server/event-loop-delay.js';
 import { setUpMetrics } from './telemetry/metrics-endpoint.js';
 import { METRICS_PATH } from './wire.js';
 
@@ -96,12 +98,20 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     draining: () => closing !== undefined,
     log,
   });
+  let eventLoopDelay: EventLoopDelay | undefined;
+  const admission = new Admission({
+    ...options.config.admission,
+    eventLoopDelayMs: () => eventLoopDelay?.ms ?? 0,
+    onRefused: (reason) => log.debug('request refused before it was read, retryably', { reason }),
+  });
   try {
     models = await startModels(options, storage, log);
     engine = startEngine(options, storage, models, telemetry, log);
     const started = engine;
     const commands = await startCommands(options, storage, models, started, telemetry, log);
-    const transports = await startTransports(options, commands, telemetry, log, readiness);
+    const transports = await startTransports(options, commands, telemetry, log, { readiness, admission });
+    // Measured from here: the start's own work (loading, migrating) would read as a lagging loop.
+    eventLoopDelay = new EventLoopDelay();
     log.info(models.catalog.summary());
     const metricsUrl = transports.metricsServer?.url ?? (telemetry.metrics && `${transports.url}${METRICS_PATH}`);
     if (metricsUrl) log.info('metrics served', { url: metricsUrl, token: telemetry.token ? 'required' : 'none' });
@@ -140,6 +150,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         if (left.writes === 0) await closingStore;
         else
           closingStore.catch((error: unknown) => log.warn('closing the store failed', { error: describeError(error) }));
+        eventLoopDelay?.stop();
       })());
     return {
       url: transports.url,
@@ -156,6 +167,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       },
     };
   } catch (error) {
+    eventLoopDelay?.stop();
     await engine?.push.stop();
     await stopStarted(storage, models);
     throw error;

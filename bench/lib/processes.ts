@@ -13,6 +13,13 @@ import type { BareAgentOptions } from '../bare-sdk-agent.js';
 import { track } from './cleanup.js';
 import { ROOT } from './report.js';
 
+/**
+ * The `admission` config of every benchmark's harness but bench/overload.ts's: every request let
+ * in, since what they measure is how the harness carries a load, not how it refuses one (a
+ * refusal would end most of them with an error).
+ */
+export const ADMIT_ALL = { maxRequestsInProgress: 1_000_000, maxEventLoopDelayMs: 0 };
+
 export type ServerSpec =
   | {
       kind: 'harness';
@@ -45,6 +52,8 @@ export interface CpuSample {
 
 export interface ServerProcess {
   url: string;
+  /** A harness's `/metrics` address, when it has one. */
+  metricsUrl?: string;
   pid: number;
   memory(gc?: boolean): Promise<NodeJS.MemoryUsage>;
   cpu(): Promise<CpuSample>;
@@ -87,18 +96,20 @@ export async function startServer(
   );
   let nextId = 1;
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-  const ready = new Promise<{ url: string; pid: number }>((resolve, reject) => {
+  const ready = new Promise<{ url: string; metricsUrl?: string; pid: number }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${spec.kind} server exited with ${code} before it was ready`)));
     child.on('message', (raw) => {
       const message = raw as {
         type?: string;
         url?: string;
+        metricsUrl?: string;
         pid?: number;
         id?: number;
         result?: unknown;
         error?: string;
       };
-      if (message.type === 'ready') return resolve({ url: message.url!, pid: message.pid! });
+      if (message.type === 'ready')
+        return resolve({ url: message.url!, metricsUrl: message.metricsUrl, pid: message.pid! });
       const waiter = pending.get(message.id!);
       if (!waiter) return;
       pending.delete(message.id!);
@@ -110,7 +121,7 @@ export async function startServer(
     for (const waiter of pending.values()) waiter.reject(new Error(`${spec.kind} server exited`));
     pending.clear();
   });
-  const { url, pid } = await ready;
+  const { url, metricsUrl, pid } = await ready;
   const ask = <T>(request: Distribute<ChildRequest>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
@@ -124,6 +135,7 @@ export async function startServer(
     });
   return {
     url,
+    metricsUrl,
     pid,
     memory: (gc = false) => ask({ type: 'memory', gc }),
     cpu: () => ask({ type: 'cpu' }),

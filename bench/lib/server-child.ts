@@ -27,6 +27,8 @@ const tracing = tracingRequested(process.env)
 
 interface Running {
   url: string;
+  /** A harness's `/metrics` address, when it has one. */
+  metricsUrl?: string;
   close(): Promise<void>;
   seed?(lengths: number[], seed: number): Promise<Array<{ id: string; contextId: string }>>;
   resetRecords?(): void;
@@ -77,7 +79,11 @@ async function start(): Promise<Running> {
         env: {},
         auth,
       });
-      return { url: harness.url, close: async () => (await harness.close(), await tracing?.shutdown()) };
+      return {
+        url: harness.url,
+        metricsUrl: harness.metricsUrl,
+        close: async () => (await harness.close(), await tracing?.shutdown()),
+      };
     }
     case 'bare': {
       const options: BareAgentOptions = spec.options;
@@ -118,7 +124,7 @@ async function start(): Promise<Running> {
 
 const running = await start();
 const send = (message: unknown) => process.send!(message);
-send({ type: 'ready', url: running.url, pid: process.pid });
+send({ type: 'ready', url: running.url, metricsUrl: running.metricsUrl, pid: process.pid });
 
 let closing = false;
 async function close(): Promise<void> {

@@ -5,6 +5,7 @@
  * come only from environment variables that the file names with `apiKeyEnv`.
  */
 import * as z from 'zod';
+import { admissionSchema } from './admission.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
@@ -295,6 +296,9 @@ export const configSchema = strictObject({
     .describe(
       "The most turns in flight on one instance, from the message that starts one until its last event is stored; sub-tasks' turns count too, commands do not. A message past it is refused at once, retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603), instead of queueing behind a store that cannot keep up (how the default was chosen: docs/performance.md).",
     ),
+  admission: admissionSchema
+    .default(admissionSchema.parse({}))
+    .describe('When a request is refused before any work, so that work never piles up (docs/operations.md, "Overload").'),
   drainTimeoutMs: z
     .number()
     .int('must be a whole number of milliseconds')

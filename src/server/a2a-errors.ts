@@ -47,7 +47,7 @@ interface AsA2AError {
   a2a: A2AErrorClass;
   /** JSON-RPC 2.0's own code (parse error, invalid request) instead of the A2A error's. */
   jsonRpcCode?: number;
-  /** HTTP's own status (413), on both bindings over HTTP. */
+  /** HTTP's own status (413; 503 for a refusal before the request is read), on both bindings over HTTP. */
   httpStatus?: number;
 }
 
@@ -80,6 +80,9 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   turns_at_limit: { a2a: UnavailableError },
   // The same temporary refusal: this instance is stopping, another takes the retry.
   instance_draining: { a2a: UnavailableError },
+  // Refused at the edge, before the request is read (admission.ts): a 503 on both bindings over HTTP, so a balancer sees it.
+  requests_at_limit: { a2a: UnavailableError, httpStatus: 503 },
+  event_loop_lagging: { a2a: UnavailableError, httpStatus: 503 },
   model_unknown: { a2a: RequestMalformedError },
   params_invalid: { a2a: RequestMalformedError },
   request_invalid: { a2a: RequestMalformedError, jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST },

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
 import { grpcRefusal } from './grpc-edge.js';
+import type { Admission } from './admission.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -14,6 +15,8 @@ export interface GrpcCallOptions {
   log: Logger;
   /** When set, every call needs `authorization: Bearer <token>` metadata it knows. */
   authenticator?: TokenAuthenticator;
+  /** Admits or refuses every call before anything else (`admission.ts`), as the HTTP routes are. */
+  admission?: Admission;
 }
 
 type AnyCall = {
@@ -37,7 +40,9 @@ export function grpcUserBuilder(authenticator: TokenAuthenticator | undefined): 
 }
 
 /**
- * Wraps each method of a gRPC service implementation: with an authenticator, a call without a
+ * Wraps each method of a gRPC service implementation: a call past the admission's bounds ends
+ * with status UNAVAILABLE at once, before it is logged or authenticated; an admitted one holds
+ * its place until it ends or is cancelled. With an authenticator, a call without a
  * valid bearer token ends with status UNAUTHENTICATED before the SDK sees it (an error thrown
  * from the SDK's user builder would end as UNKNOWN); a request the edge schema refuses ends
  * with INVALID_ARGUMENT before the SDK sees it (`grpc-edge.ts`); every call is logged once when it ends,
@@ -53,12 +58,23 @@ export function guardCalls(
   for (const [name, handler] of Object.entries(implementation)) {
     const streaming = definition[name]?.responseStream ?? false;
     guarded[name] = ((call: AnyCall, callback?: Callback) => {
+      // Every call is new load: HTTP/2 carries any number of them on one connection.
+      const admitted = options.admission?.admit(true);
+      if (admitted && 'refused' in admitted) {
+        const refusal = transportForms(admitted.refused).grpc;
+        if (streaming) call.emit('error', refusal);
+        else callback!(refusal, null);
+        return;
+      }
+      const release = admitted?.release;
+      if (release) call.on('cancelled', release);
       const offered = call.metadata.get('x-request-id')[0];
       const requestId = typeof offered === 'string' && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
       const started = process.hrtime.bigint();
       const user = options.authenticator?.authenticate(call.metadata.get('authorization').map(String));
       let logged = false;
       const done = (code: number) => {
+        release?.();
         if (logged) return;
         logged = true;
         const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;

@@ -10,6 +10,7 @@ import { requireProtocolVersion } from './protocol-version.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { boundedDefinition } from './grpc-edge.js';
 import { UnavailableForm } from './unavailable.js';
+import type { Admission } from './admission.js';
 
 export interface RunningGrpcServer {
   /** host:port as clients dial it. */
@@ -21,6 +22,8 @@ export interface GrpcServerOptions {
   log?: Logger;
   /** When set, every call needs a bearer token it knows (`grpc-calls.ts`). */
   authenticator?: TokenAuthenticator;
+  /** Admits or refuses every call first (`admission.ts`), sharing the HTTP routes' bounds. */
+  admission?: Admission;
 }
 
 /** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, express does not speak it). */
@@ -46,6 +49,7 @@ export async function startGrpcServer(
     guardCalls(A2AService, service as unknown as UntypedServiceImplementation, {
       log: options.log ?? silentLogger,
       authenticator: options.authenticator,
+      admission: options.admission,
     }),
   );
   const boundPort = await new Promise<number>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, type Logger } from '../log.js';
 
 /** Liveness: the process answers. */
@@ -74,28 +74,34 @@ export class Readiness {
   }
 }
 
+/** A node request handler that answers the probes and hands anything else to `next`. */
+export type ProbeHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
 /**
  * `GET /healthz` (200 while the process answers) and `GET /readyz` (200 when ready, else 503
  * with the reason), each a small JSON body that no cache keeps. Public, like the card: a load
- * balancer or an orchestrator probes them without a token. Mounted before the request log, so
- * probes every few seconds do not fill it.
+ * balancer or an orchestrator probes them without a token. A plain node handler, so that it
+ * runs first on the A2A port (before the request log, admission, auth and body parsing: probes
+ * every few seconds neither fill the log nor wait for a place) and serves `metrics.port` too.
  */
-export function healthChecks(readiness: Readiness): RequestHandler {
+export function healthChecks(readiness: Readiness): ProbeHandler {
   return (req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    if (req.path === HEALTHZ_PATH) {
-      res.setHeader('Cache-Control', 'no-store');
-      res.status(200).json({ status: 'ok' });
-      return;
-    }
-    if (req.path !== READYZ_PATH) return next();
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path === HEALTHZ_PATH) return answer(res, 200, { status: 'ok' });
+    if (path !== READYZ_PATH) return next();
     readiness.check().then(
-      (answer) => {
-        res.setHeader('Cache-Control', 'no-store');
-        if (answer.ready) res.status(200).json({ status: 'ready' });
-        else res.status(503).json({ status: 'unavailable', reason: answer.reason });
-      },
-      (error: unknown) => next(error),
+      (ready) =>
+        ready.ready
+          ? answer(res, 200, { status: 'ready' })
+          : answer(res, 503, { status: 'unavailable', reason: ready.reason }),
+      // check() never rejects (a failing store is an answer); should it, the probe is not ready.
+      () => answer(res, 503, { status: 'unavailable', reason: 'store_unavailable' }),
     );
   };
+}
+
+function answer(res: ServerResponse, status: number, body: object): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
+  res.end(JSON.stringify(body));
 }

@@ -14,7 +14,8 @@ import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyT
 import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requireProtocolVersion } from './protocol-version.js';
-import { healthChecks, type Readiness } from './health.js';
+import type { ProbeHandler } from './health.js';
+import { admitRequests, type Admission } from './admission.js';
 import { requestLog } from './request-log.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
@@ -34,10 +35,12 @@ export interface HttpAppOptions {
   authenticator?: TokenAuthenticator;
   /** Log the text of each message sent (debugging only). */
   logContent?: boolean;
-  /** Answers `/readyz` (`health.ts`); with it, `/healthz` and `/readyz` are served. */
-  readiness?: Readiness;
+  /** Answers `/healthz` and `/readyz` (`health.ts`), first of all. */
+  probes?: ProbeHandler;
   /** Answers `GET /metrics`, before the request log (scrapes are not logged) and off the A2A auth. */
   metrics?: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Admits or refuses every request but the probes and the metrics, before anything else reads it (`admission.ts`). */
+  admission?: Admission;
 }
 
 /**
@@ -50,15 +53,18 @@ export interface HttpAppOptions {
  * none of them; any other path is a JSON 404. Every request is logged once, with a request id
  * (`request-log.ts`); with an authenticator, the A2A routes refuse a request without a valid
  * bearer token before reading its body (`http-auth.ts`). Each call's context carries a signal
- * that fires when its client goes away (`a2a/client-gone.ts`).
+ * that fires when its client goes away (`a2a/client-gone.ts`). The probes come first, then the
+ * metrics, then admission (`admission.ts`): a request past the bounds is refused before it is
+ * logged, authenticated or read.
  */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
   app.set('etag', false);
-  if (options.readiness) app.use(healthChecks(options.readiness));
+  if (options.probes) app.use(options.probes);
   if (options.metrics) app.all(METRICS_PATH, options.metrics);
+  if (options.admission) app.use([JSONRPC_PATH, REST_PATH], admitRequests(options.admission));
   app.use(requestLog({ log: options.log, logContent: options.logContent }));
   app.get(
     `/${AGENT_CARD_PATH}`,

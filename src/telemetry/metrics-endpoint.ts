@@ -33,17 +33,24 @@ export interface MetricsServing {
   apart?: MetricsServer;
 }
 
-/** Starts serving the metrics: on `config.port` when set (at `config.host`, default `host`), else on the A2A port. */
+/** A node handler that answers some requests and hands the others to `next` (the health probes). */
+export type PassingHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/**
+ * Starts serving the metrics: on `config.port` when set (at `config.host`, default `host`), with
+ * the `probes` beside them, else on the A2A port.
+ */
 export async function serveMetrics(
   { metrics, token }: MetricsSetup,
   config: { port?: number; host?: string },
   host: string,
   log: Logger,
+  probes?: PassingHandler,
 ): Promise<MetricsServing> {
   if (!metrics) return {};
   const handler = metricsHandler(metrics, log, token);
   if (config.port === undefined) return { onAppPort: handler };
-  return { apart: await startMetricsServer(handler, config.host ?? host, config.port) };
+  return { apart: await startMetricsServer(handler, config.host ?? host, config.port, probes) };
 }
 
 /**
@@ -110,12 +117,24 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** A server of its own for `/metrics` (`metrics.port`): nothing else is served there. */
-export async function startMetricsServer(handler: MetricsHandler, host: string, port: number): Promise<MetricsServer> {
-  const server = createServer((req, res) => {
+/**
+ * A server of its own for `/metrics` (`metrics.port`), and for the `probes` when given: nothing
+ * else is served there. Its connections wait in an accept queue of their own, not behind a flood
+ * of the A2A port's (Node takes one connection from a queue per event-loop iteration).
+ */
+export async function startMetricsServer(
+  handler: MetricsHandler,
+  host: string,
+  port: number,
+  probes?: PassingHandler,
+): Promise<MetricsServer> {
+  const metricsOrNotFound = (req: IncomingMessage, res: ServerResponse) => {
     if (new URL(req.url ?? '/', 'http://metrics').pathname === METRICS_PATH) handler(req, res);
     else res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`Not found: the metrics are at ${METRICS_PATH}.\n`);
-  });
+  };
+  const server = createServer((req, res) =>
+    probes ? probes(req, res, () => metricsOrNotFound(req, res)) : metricsOrNotFound(req, res),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(

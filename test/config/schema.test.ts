@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
+import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS, DEFAULT_MAX_REQUESTS_IN_PROGRESS } from '../../src/config/admission.js';
 import {
   configSchema,
   DEFAULT_CACHE_BYTES,
@@ -43,6 +44,10 @@ describe('config schema', () => {
       instanceLeaseMs: 10000,
       messageIdRetentionMs: 86_400_000,
       maxTurnsInFlight: DEFAULT_MAX_TURNS_IN_FLIGHT,
+      admission: {
+        maxRequestsInProgress: DEFAULT_MAX_REQUESTS_IN_PROGRESS,
+        maxEventLoopDelayMs: DEFAULT_MAX_EVENT_LOOP_DELAY_MS,
+      },
       drainTimeoutMs: 30_000,
       shutdownGraceMs: 10_000,
       mcpServers: {},
@@ -61,6 +66,23 @@ describe('config schema', () => {
       metrics: { enabled: true },
       providers: {},
     });
+  });
+
+  it('admission: whole numbers, at least one request; a delay of 0 turns the delay check off; no other key', () => {
+    assert.deepEqual(parseConfig(JSON.stringify({ admission: { maxEventLoopDelayMs: 0 } })).admission, {
+      maxRequestsInProgress: DEFAULT_MAX_REQUESTS_IN_PROGRESS,
+      maxEventLoopDelayMs: 0,
+    });
+    assert.match(
+      problems({ admission: { maxRequestsInProgress: 0 } }),
+      /admission\.maxRequestsInProgress: must be at least 1/,
+    );
+    assert.match(
+      problems({ admission: { maxEventLoopDelayMs: 2.5 } }),
+      /admission\.maxEventLoopDelayMs: must be a whole number/,
+    );
+    assert.match(problems({ admission: { maxEventLoopDelayMs: -1 } }), /admission\.maxEventLoopDelayMs/);
+    assert.match(problems({ admission: { maxConnections: 10 } }), /admission\.maxConnections/);
   });
 
   it('metrics: a token only through an environment variable, a host only with a port of its own', () => {

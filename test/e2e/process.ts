@@ -83,6 +83,8 @@ export function writeFixtureConfig(
       detectOllama: false,
       instanceLeaseMs,
       providers: { fixture: { type: 'openai-compatible', baseURL, models } },
+      // Whether a loop lags depends on the machine's load: no refusal for it in tests (as support.ts).
+      admission: { maxEventLoopDelayMs: 0 },
       ...extra,
     }),
   );

@@ -70,6 +70,9 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
       // A test that ends with a turn held would wait out the drain: turns are interrupted at once
       // unless a test of the drain sets its own.
       drainTimeoutMs: 0,
+      // Whether the event loop lags depends on the machine's load, and the tests share their loop
+      // with the harness: no refusal for it, unless a test of it sets its own (admission.test.ts).
+      admission: { maxEventLoopDelayMs: 0 },
       ...(typeof options.config === 'function' ? options.config(model.baseURL) : options.config),
     }),
   );
