@@ -78,7 +78,7 @@ function envelopeRefusal(body: unknown): string | undefined {
 }
 
 interface RestRoute {
-  verb: 'get' | 'post';
+  verb: 'get' | 'post' | 'delete';
   /** As the SDK's REST router writes it (path-to-regexp), without the optional tenant segment. */
   path: string;
   method: EdgeMethod;
@@ -124,6 +124,38 @@ const ROUTES: RestRoute[] = [
     method: 'CancelTask',
     params: (req) => ({ id: req.params.taskId, metadata: req.body?.metadata }),
     root: BODY,
+  },
+  {
+    verb: 'post',
+    path: '/tasks/:taskId/pushNotificationConfigs',
+    method: 'CreateTaskPushNotificationConfig',
+    params: (req) => ({ ...(isPlainObject(req.body) ? req.body : {}), taskId: req.params.taskId }),
+    root: BODY,
+  },
+  {
+    verb: 'get',
+    path: '/tasks/:taskId/pushNotificationConfigs',
+    method: 'ListTaskPushNotificationConfigs',
+    params: (req) => ({
+      taskId: req.params.taskId,
+      pageSize: query(req, 'pageSize'),
+      pageToken: query(req, 'pageToken'),
+    }),
+    root: QUERY,
+  },
+  {
+    verb: 'get',
+    path: '/tasks/:taskId/pushNotificationConfigs/:configId',
+    method: 'GetTaskPushNotificationConfig',
+    params: (req) => ({ taskId: req.params.taskId, id: req.params.configId }),
+    root: QUERY,
+  },
+  {
+    verb: 'delete',
+    path: '/tasks/:taskId/pushNotificationConfigs/:configId',
+    method: 'DeleteTaskPushNotificationConfig',
+    params: (req) => ({ taskId: req.params.taskId, id: req.params.configId }),
+    root: QUERY,
   },
   {
     verb: 'get',

@@ -47,6 +47,16 @@ export const EDGE_LIMITS = {
   historyLength: 2 ** 31 - 1,
   /** `pageSize` of ListTasks. */
   pageSize: 100,
+  /** Characters of a push-notification config's webhook URL. */
+  pushUrlChars: 2048,
+  /** Characters of a push-notification config's token, which the receiver gets back as it is. */
+  pushTokenChars: 512,
+  /** Characters of a push-notification config's `authentication.credentials` (a bearer token, a JWT). */
+  pushCredentialsChars: 4096,
+  /** Characters of a push-notification config's `authentication.scheme`. */
+  pushSchemeChars: 64,
+  /** `pageSize` of ListTaskPushNotificationConfigs: a protobuf int32 (the server pages at most `pushPageSize`). */
+  pushListPageSize: 2 ** 31 - 1,
 } as const;
 
 const L = EDGE_LIMITS;
@@ -196,6 +206,31 @@ const message = aliased(
     }),
 );
 
+const tenant = optionalId;
+
+const bounded = (most: number, what: string) => z.string(need(what)).max(most, `must be at most ${most} characters`);
+const URL_TEXT = 'an absolute http:// or https:// URL';
+const webhookUrl = bounded(L.pushUrlChars, URL_TEXT).min(1, `must not be empty: ${URL_TEXT}`);
+const webhookAuth = z.object(
+  {
+    scheme: bounded(L.pushSchemeChars, 'an HTTP authentication scheme such as "Bearer"'),
+    credentials: bounded(L.pushCredentialsChars, 'a string').nullish(),
+  },
+  need('an object with scheme and credentials, e.g. {"scheme": "Bearer", "credentials": "..."}'),
+);
+
+const webhookToken = bounded(L.pushTokenChars, 'a string');
+
+/** A push-notification config (`TaskPushNotificationConfig`): its `taskId` required or not. */
+function pushConfig(taskId: z.ZodType) {
+  const shape = { tenant, id: optionalId, taskId, url: webhookUrl, token: webhookToken.nullish() };
+  const config = z.object(
+    { ...shape, authentication: webhookAuth.nullish() },
+    need('a push-notification config, e.g. {"url": "https://example.com/hook"}'),
+  );
+  return aliased({ task_id: 'taskId' }, config);
+}
+
 const configuration = aliased(
   {
     accepted_output_modes: 'acceptedOutputModes',
@@ -209,7 +244,7 @@ const configuration = aliased(
         .array(shortString('a media type'))
         .max(L.listEntries, `must list at most ${L.listEntries} media types`)
         .nullish(),
-      taskPushNotificationConfig: jsonObject.nullish(),
+      taskPushNotificationConfig: pushConfig(optionalId).nullish(),
       historyLength,
       returnImmediately: boolean.nullish(),
     },
@@ -217,7 +252,6 @@ const configuration = aliased(
   ),
 );
 
-const tenant = optionalId;
 const params = (shape: z.ZodRawShape) => z.object(shape, need('a JSON object'));
 
 const sendMessage = params({ tenant, message, configuration: configuration.nullish(), metadata: jsonObject.nullish() });
@@ -247,6 +281,16 @@ const listTasks = aliased(
   }),
 );
 const cancelTask = params({ tenant, id: requiredId, metadata: jsonObject.nullish() });
+const pushConfigId = aliased({ task_id: 'taskId' }, params({ tenant, taskId: requiredId, id: requiredId }));
+const listPushConfigs = aliased(
+  { task_id: 'taskId', page_size: 'pageSize', page_token: 'pageToken' },
+  params({
+    tenant,
+    taskId: requiredId,
+    pageSize: wholeNumber(0, L.pushListPageSize).nullish(),
+    pageToken: shortString('the nextPageToken of the previous page').nullish(),
+  }),
+);
 const subscribeToTask = params({ tenant, id: requiredId });
 
 /** The methods whose params the edge checks, by their A2A 1.0 name. */
@@ -257,6 +301,10 @@ const METHODS = {
   ListTasks: listTasks,
   CancelTask: cancelTask,
   SubscribeToTask: subscribeToTask,
+  CreateTaskPushNotificationConfig: pushConfig(requiredId),
+  GetTaskPushNotificationConfig: pushConfigId,
+  ListTaskPushNotificationConfigs: listPushConfigs,
+  DeleteTaskPushNotificationConfig: pushConfigId,
 } as const;
 
 export type EdgeMethod = keyof typeof METHODS;
@@ -277,7 +325,7 @@ export function refusal(method: EdgeMethod, value: unknown, root = 'params'): st
     const issue = result.error.issues[0]!;
     return `${formatPath(issue.path as JsonPath, root)} ${issue.message}.`;
   }
-  return jsonRefusal(value, root) ?? metadataRefusal(result.data, root);
+  return jsonRefusal(value, root) ?? metadataRefusal(result.data as FreeForm, root);
 }
 
 /**

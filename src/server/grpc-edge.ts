@@ -1,10 +1,14 @@
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import {
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
   ListTasksRequest,
   SendMessageRequest,
   SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { HarnessError } from '../errors.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
@@ -65,6 +69,22 @@ const METHODS: Record<string, { method: EdgeMethod; toJSON: ToJson }> = {
   listTasks: { method: 'ListTasks', toJSON: ListTasksRequest.toJSON },
   cancelTask: { method: 'CancelTask', toJSON: CancelTaskRequest.toJSON },
   subscribeToTask: { method: 'SubscribeToTask', toJSON: SubscribeToTaskRequest.toJSON },
+  createTaskPushNotificationConfig: {
+    method: 'CreateTaskPushNotificationConfig',
+    toJSON: TaskPushNotificationConfig.toJSON,
+  },
+  getTaskPushNotificationConfig: {
+    method: 'GetTaskPushNotificationConfig',
+    toJSON: GetTaskPushNotificationConfigRequest.toJSON,
+  },
+  listTaskPushNotificationConfigs: {
+    method: 'ListTaskPushNotificationConfigs',
+    toJSON: ListTaskPushNotificationConfigsRequest.toJSON,
+  },
+  deleteTaskPushNotificationConfig: {
+    method: 'DeleteTaskPushNotificationConfig',
+    toJSON: DeleteTaskPushNotificationConfigRequest.toJSON,
+  },
 };
 
 /**
