@@ -89,6 +89,12 @@ export class PushDelivery {
   private again = false;
   /** A pass found a due pair already under way here: look again when one ends. */
   private recheck = false;
+  /**
+   * Whether the outbox may hold retries that no timer here stands for (at the start, and once
+   * the timer has fired): the next pass reads when the next one is due. A retry decided here
+   * sets the timer itself, so a pass woken by an event reads nothing more than `heads`.
+   */
+  private retriesUnknown = true;
 
   constructor(private readonly options: PushDeliveryOptions) {
     this.maxConcurrent = options.maxConcurrent ?? 32;
@@ -136,6 +142,8 @@ export class PushDelivery {
     this.timer = setTimeout(
       () => {
         this.timerAt = Infinity;
+        // The timer stood for the earliest retry only: the later ones are read again.
+        this.retriesUnknown = true;
         void this.pass();
       },
       Math.max(0, at - this.now()),
@@ -144,9 +152,9 @@ export class PushDelivery {
   }
 
   /**
-   * Starts the pairs due now, and sets the timer to the next retry's time (or the poll). Two
-   * statements on the due index, whatever the outbox holds: a thousand deliveries waiting on
-   * dead receivers cost nothing between their retries.
+   * Starts the pairs due now, and sets the timer to the next retry's time (or the poll). One or
+   * two statements on the due index, whatever the outbox holds: a thousand deliveries waiting
+   * on dead receivers cost nothing between their retries.
    */
   private async pass(): Promise<void> {
     this.passing = true;
@@ -160,8 +168,12 @@ export class PushDelivery {
         else if (this.active.size < this.maxConcurrent) this.startPair(key, head.taskId, head.configId);
         else this.recheck = true;
       }
-      next = Math.min(next, (await outbox.nextDueAfter(now)) ?? Infinity);
+      if (this.retriesUnknown) {
+        this.retriesUnknown = false;
+        next = Math.min(next, (await outbox.nextDueAfter(now)) ?? Infinity);
+      }
     } catch (error) {
+      this.retriesUnknown = true;
       this.options.log.warn('reading the push-notification outbox failed', { error: describeError(error) });
       next = Math.min(next, now + RETRY_READ_MS);
     } finally {
@@ -208,6 +220,8 @@ export class PushDelivery {
           if (pair.more) continue;
           break;
         }
+        // A batch that was not full held all there was: read again only when more was logged since.
+        const whole = batch.length < BATCH;
         // Deleted together once POSTed: a crash in between sends them again (at least once).
         const done: number[] = [];
         let outcome: AttemptEnd = 'delivered';
@@ -219,6 +233,7 @@ export class PushDelivery {
         await this.options.outbox.delivered(taskId, configId, done);
         // Given up, the delivery is kept as failed and the pair's next ones are due now: go on.
         if (outcome === 'later') break;
+        if (outcome === 'delivered' && whole && !pair.more) break;
       }
     } finally {
       await this.options.leases.releaseTurn(lease);

@@ -71,8 +71,9 @@ export class SqlPushStore extends SqlPushOutbox {
       token: config.token,
       auth_json: config.authentication ? JSON.stringify(config.authentication) : null,
     };
+    const postgres = isPostgres(this.db);
+    if (newTask && !postgres) return this.putOnNewTask(scope, config, row, nowMs, bounds.perUser);
     return this.db.transaction().execute(async (trx) => {
-      const postgres = isPostgres(this.db);
       if (postgres)
         await sql`select pg_advisory_xact_lock(hashtextextended(${`push-configs:${scope.tenant}:${scope.owner}`}, 0))`.execute(
           trx,
@@ -122,6 +123,28 @@ export class SqlPushStore extends SqlPushOutbox {
         .execute();
       return 'stored';
     });
+  }
+
+  /**
+   * Alone (SQLite: one writer, so one statement is atomic), the config of a task about to be
+   * made, which has none yet: one statement, on a turn's path, that counts the user's configs and
+   * inserts.
+   */
+  private async putOnNewTask(
+    scope: TaskScope,
+    config: StoredPushConfig,
+    row: { url: string; token: string; auth_json: string | null },
+    nowMs: number,
+    perUser: number,
+  ): Promise<PutOutcome> {
+    this.withConfigs?.add(config.taskId);
+    const inserted = await sql`insert into push_configs
+      (task_id, config_id, tenant, owner, url, token, auth_json, created_ms)
+      select ${config.taskId}, ${config.id}, ${scope.tenant}, ${scope.owner}, ${row.url}, ${row.token}, ${row.auth_json}, ${nowMs}
+      where (select count(*) from push_configs where tenant = ${scope.tenant} and owner = ${scope.owner}) < ${perUser}`.execute(
+      this.db,
+    );
+    return Number(inserted.numAffectedRows ?? 0) > 0 ? 'stored' : 'user_full';
   }
 
   async get(scope: TaskScope, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
