@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
 import type { Database } from './database.js';
+import { QueryTemplate } from './query-template.js';
 import type { LoggedEvent } from './task-log.js';
 
 /**
@@ -50,17 +51,8 @@ export class SqlPushOutbox {
    * costs a pass nothing.
    */
   async heads(nowMs: number, limit: number): Promise<DueHead[]> {
-    const rows = await sql<{
-      task_id: string;
-      config_id: string;
-      generation: number | string;
-      next_attempt_ms: number | string;
-    }>`
-      select d.task_id, d.config_id, d.generation, d.next_attempt_ms from push_deliveries d
-      where d.state = 'pending' and d.next_attempt_ms <= ${nowMs} and not exists (select 1 from push_deliveries e
-        where e.task_id = d.task_id and e.config_id = d.config_id and e.state = 'pending' and e.generation < d.generation)
-      order by d.next_attempt_ms limit ${limit}`.execute(this.db);
-    return rows.rows.map((r) => ({
+    const { rows } = await HEADS.run(this.db, [nowMs, limit]);
+    return rows.map((r) => ({
       taskId: r.task_id,
       configId: r.config_id,
       generation: Number(r.generation),
@@ -84,19 +76,7 @@ export class SqlPushOutbox {
    * when the first is not due by `nowMs` (a retry waits) or the config is gone.
    */
   async due(taskId: string, configId: string, nowMs: number, limit: number): Promise<PendingDelivery[]> {
-    const rows = await this.db
-      .selectFrom('push_deliveries as d')
-      .innerJoin('push_configs as c', (j) =>
-        j.onRef('c.task_id', '=', 'd.task_id').onRef('c.config_id', '=', 'd.config_id'),
-      )
-      .select(['d.generation', 'd.event_json', 'd.attempts', 'd.first_attempt_ms', 'd.next_attempt_ms'])
-      .select(['c.url', 'c.token', 'c.auth_json'])
-      .where('d.task_id', '=', taskId)
-      .where('d.config_id', '=', configId)
-      .where('d.state', '=', 'pending')
-      .orderBy('d.generation')
-      .limit(limit)
-      .execute();
+    const { rows } = await DUE.run(this.db, [taskId, configId, limit]);
     if (rows.length === 0 || Number(rows[0]!.next_attempt_ms) > nowMs) return [];
     const config = toConfig({ task_id: taskId, config_id: configId, ...rows[0]! });
     return rows.map((row) => ({
@@ -108,15 +88,13 @@ export class SqlPushOutbox {
     }));
   }
 
-  /** The deliveries are done: they go. */
+  /**
+   * The deliveries are done: they go. They are the pair's first pending ones (a batch of `due`),
+   * so the range between the least and the greatest holds no other pending one.
+   */
   async delivered(taskId: string, configId: string, generations: readonly number[]): Promise<void> {
     if (generations.length === 0) return;
-    await this.db
-      .deleteFrom('push_deliveries')
-      .where('task_id', '=', taskId)
-      .where('config_id', '=', configId)
-      .where('generation', 'in', generations)
-      .execute();
+    await DELIVERED.run(this.db, [taskId, configId, generations[0]!, generations.at(-1)!]);
   }
 
   /**
@@ -195,6 +173,77 @@ export class SqlPushOutbox {
     return Number(row?.n ?? 0);
   }
 }
+
+// The deliverer's statements, built once (`query-template.ts`): each delivery runs them.
+
+/** Each pair's first pending delivery due by a time, soonest first (`heads`). */
+const HEADS = new QueryTemplate<
+  Database,
+  readonly [number, number],
+  { task_id: string; config_id: string; generation: number | string; next_attempt_ms: number | string }
+>(2, (db, nowMs, limit) =>
+  db
+    .selectFrom('push_deliveries as d')
+    .select(['d.task_id', 'd.config_id', 'd.generation', 'd.next_attempt_ms'])
+    .where('d.state', '=', 'pending')
+    .where('d.next_attempt_ms', '<=', nowMs)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('push_deliveries as e')
+            .select('e.generation')
+            .whereRef('e.task_id', '=', 'd.task_id')
+            .whereRef('e.config_id', '=', 'd.config_id')
+            .where('e.state', '=', 'pending')
+            .whereRef('e.generation', '<', 'd.generation'),
+        ),
+      ),
+    )
+    .orderBy('d.next_attempt_ms')
+    .limit(limit),
+);
+
+/** A pair's pending deliveries in order, with its config (`due`). */
+const DUE = new QueryTemplate<
+  Database,
+  readonly [string, string, number],
+  {
+    generation: number | string;
+    event_json: string;
+    attempts: number | string;
+    first_attempt_ms: number | string | null;
+    next_attempt_ms: number | string;
+    url: string;
+    token: string;
+    auth_json: string | null;
+  }
+>(3, (db, taskId, configId, limit) =>
+  db
+    .selectFrom('push_deliveries as d')
+    .innerJoin('push_configs as c', (j) =>
+      j.onRef('c.task_id', '=', 'd.task_id').onRef('c.config_id', '=', 'd.config_id'),
+    )
+    .select(['d.generation', 'd.event_json', 'd.attempts', 'd.first_attempt_ms', 'd.next_attempt_ms'])
+    .select(['c.url', 'c.token', 'c.auth_json'])
+    .where('d.task_id', '=', taskId)
+    .where('d.config_id', '=', configId)
+    .where('d.state', '=', 'pending')
+    .orderBy('d.generation')
+    .limit(limit),
+);
+
+/** A pair's pending deliveries from one generation to another go (`delivered`). */
+const DELIVERED = new QueryTemplate<Database, readonly [string, string, number, number]>(
+  4,
+  (db, taskId, configId, first, last) =>
+    db
+      .deleteFrom('push_deliveries')
+      .where('task_id', '=', taskId)
+      .where('config_id', '=', configId)
+      .where('state', '=', 'pending')
+      .where('generation', '>=', first)
+      .where('generation', '<=', last),
+);
 
 export function toConfig(row: {
   task_id: string;
