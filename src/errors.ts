@@ -26,6 +26,8 @@ export type HarnessErrorCode =
   | 'turn_fenced'
   /** A message sent to be queued on a task whose queue is full (`queue.maxPerTask`). */
   | 'queue_full'
+  /** A new push-notification config past `push.maxConfigsPerTask` or `push.maxConfigsPerUser`. */
+  | 'push_configs_full'
   /** A message that would start a turn while this instance runs as many as it may (`maxTurnsInFlight`): retry later. */
   | 'turns_at_limit'
   /** A message that would start a turn while this instance drains (it is stopping): retry, on another instance. */

@@ -143,6 +143,9 @@ export interface Engine {
   streams: ClientStreams;
 }
 
+/** How often an instance sharing PostgreSQL looks for deliveries another instance left. */
+const SHARED_PUSH_POLL_MS = 1000;
+
 export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
@@ -207,6 +210,8 @@ export function startEngine(
         signal,
       }),
     retry: pushConfig,
+    // Shared, a dead instance's deliveries are found by looking; alone, everything is known here.
+    pollMs: store.shared ? SHARED_PUSH_POLL_MS : undefined,
     log,
     onAttempt: (outcome) => metrics?.pushDelivery(outcome),
   });
@@ -272,6 +277,7 @@ export async function startCommands(
   const push = new PushConfigs({
     records: store.push,
     checkUrl: (url) => checkWebhookUrl(url, config.push.allowPrivateNetworks),
+    bounds: { perTask: config.push.maxConfigsPerTask, perUser: config.push.maxConfigsPerUser },
   });
   const requestPath = buildRequestPath({
     engine,

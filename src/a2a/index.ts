@@ -31,3 +31,4 @@ export {
   LAST_EVENT_ID_KEY,
   lastEventId,
 } from './client-gone.js';
+export { REST_PAGE_KEY, restPage, restPageOf, type RestPage } from './rest-page.js';

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { admissionSchema } from './admission.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
+import { pushShape } from './push.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
 
 /** Provider names are also the prefix of model ids (`local:small`); `builtin` is taken. */
@@ -150,59 +151,10 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 /** 10 s: a turn interrupted by a stop stores its end in milliseconds when the store keeps up. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
-/** Push notifications' defaults (docs/push.md). */
-export const DEFAULT_PUSH_TIMEOUT_MS = 10_000;
-export const DEFAULT_PUSH_RETRY_FOR_MS = 86_400_000;
-export const DEFAULT_PUSH_FIRST_RETRY_MS = 1000;
-export const DEFAULT_PUSH_MAX_RETRY_MS = 300_000;
-/** A week: long enough to notice on `/status` and look into; then a failed delivery is pruned. */
-export const DEFAULT_PUSH_KEEP_FAILED_FOR_MS = 7 * 86_400_000;
-
 /** A task's queue of messages sent while a turn runs holds this many at most (spec/while-busy-extension-v1.md). */
 export const DEFAULT_QUEUE_MAX_PER_TASK = 16;
 
-const wholeMs = z.number().int('must be a whole number of milliseconds');
-
-/** How the events of tasks are POSTed to their push-notification configs' webhooks (docs/push.md). */
-const pushSchema = strictObject({
-  allowPrivateNetworks: z
-    .boolean()
-    .default(false)
-    .describe(
-      'Whether a webhook may be on a loopback, private, link-local or otherwise non-public address. Off, such a URL is refused when its config is created and again at delivery, after DNS. On, any client that may create a config can make the harness POST to internal services (SSRF): for tests and closed deployments only (docs/push.md).',
-    ),
-  timeoutMs: wholeMs
-    .min(100, 'must be at least 100')
-    .max(600_000)
-    .default(DEFAULT_PUSH_TIMEOUT_MS)
-    .describe('The longest one POST to a webhook may take, in milliseconds.'),
-  retryForMs: wholeMs
-    .min(0)
-    .max(30 * 86_400_000)
-    .default(DEFAULT_PUSH_RETRY_FOR_MS)
-    .describe(
-      'How long, in milliseconds, a failed delivery is retried after its first attempt (a day); then it is kept as failed, `/status` counts it and a log line says so.',
-    ),
-  firstRetryMs: wholeMs
-    .min(1, 'must be at least 1')
-    .max(3_600_000)
-    .default(DEFAULT_PUSH_FIRST_RETRY_MS)
-    .describe(
-      'The longest wait before the first retry, in milliseconds; each next one doubles, up to `maxRetryMs`, with full jitter.',
-    ),
-  maxRetryMs: wholeMs
-    .min(1, 'must be at least 1')
-    .max(86_400_000)
-    .default(DEFAULT_PUSH_MAX_RETRY_MS)
-    .describe('The longest wait between two attempts, in milliseconds.'),
-  keepFailedForMs: wholeMs
-    .min(0)
-    .max(366 * 86_400_000, 'must be at most a year')
-    .default(DEFAULT_PUSH_KEEP_FAILED_FOR_MS)
-    .describe(
-      'How long, in milliseconds (a week), a delivery kept as failed stays after its last attempt, for `/status` to count; then it is pruned (the metric `tiny_harness_push_deliveries_pruned_total` counts them).',
-    ),
-});
+const pushSchema = strictObject(pushShape);
 
 /** The queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
 const queueSchema = strictObject({

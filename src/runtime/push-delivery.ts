@@ -5,8 +5,8 @@ import type { Coordination } from './coordination.js';
 
 /**
  * The deliverer of push notifications on this instance (docs/push.md). It is woken when this
- * instance logs events (`Store.loggedHere`) and by a timer, for retries and for the events of
- * other instances. Each (task, config) pair is delivered in order: its lowest pending generation
+ * instance logs events (`Store.loggedHere`), by one timer set to the next retry's time, and,
+ * when instances share the outbox, by a poll for what another instance left (`pollMs`). Each (task, config) pair is delivered in order: its lowest pending generation
  * first, the next only once that one is delivered or kept as failed. One instance delivers a
  * pair at a time, under a turn lease named `push:<task>:<config>`: a dead instance's leases go to
  * the sweep of the survivors (whose recovery finds no task by that name and leaves it), and
@@ -16,7 +16,8 @@ import type { Coordination } from './coordination.js';
 
 /** What the deliverer reads and writes (`SqlPushStore`). */
 export interface PushOutbox {
-  heads(limit: number): Promise<DueHead[]>;
+  heads(nowMs: number, limit: number): Promise<DueHead[]>;
+  nextDueAfter(nowMs: number): Promise<number | undefined>;
   due(taskId: string, configId: string, nowMs: number, limit: number): Promise<PendingDelivery[]>;
   delivered(taskId: string, configId: string, generations: readonly number[]): Promise<void>;
   attemptFailed(
@@ -44,7 +45,11 @@ export interface PushDeliveryOptions {
   log: Logger;
   /** The most POSTs under way at once here; default 32. */
   maxConcurrent?: number;
-  /** How often the outbox is looked at without a wake-up (others' events, retries); default 1 s. */
+  /**
+   * How often the outbox is looked at without a wake-up, for what other instances leave (a dead
+   * one's deliveries); none by default: alone, every event is logged here and every retry's time
+   * is known, so the timer is set to the next retry and nothing polls.
+   */
   pollMs?: number;
   now?: () => number;
   random?: () => number;
@@ -52,8 +57,14 @@ export interface PushDeliveryOptions {
   onAttempt?: (outcome: 'delivered' | 'failed' | 'gave_up' | 'interrupted') => void;
 }
 
+/** How soon a pass that could not read the outbox is tried again. */
+const RETRY_READ_MS = 1000;
+
 /** Deliveries of a pair read at once, POSTed in order, then deleted together. */
 const BATCH = 32;
+
+/** How an attempt ended for its pair: go on, stop until a retry (or a restart), or go on past it, kept as failed. */
+type AttemptEnd = 'delivered' | 'later' | 'gave_up';
 
 /** A pair being delivered here. */
 interface ActivePair {
@@ -69,7 +80,7 @@ export class PushDelivery {
   private readonly active = new Map<string, ActivePair>();
   private readonly stopping = new AbortController();
   private readonly maxConcurrent: number;
-  private readonly pollMs: number;
+  private readonly pollMs: number | undefined;
   private readonly now: () => number;
   private readonly random: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -78,10 +89,16 @@ export class PushDelivery {
   private again = false;
   /** A pass found a due pair already under way here: look again when one ends. */
   private recheck = false;
+  /**
+   * Whether the outbox may hold retries that no timer here stands for (at the start, and once
+   * the timer has fired): the next pass reads when the next one is due. A retry decided here
+   * sets the timer itself, so a pass woken by an event reads nothing more than `heads`.
+   */
+  private retriesUnknown = true;
 
   constructor(private readonly options: PushDeliveryOptions) {
     this.maxConcurrent = options.maxConcurrent ?? 32;
-    this.pollMs = options.pollMs ?? 1000;
+    this.pollMs = options.pollMs;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
   }
@@ -125,6 +142,8 @@ export class PushDelivery {
     this.timer = setTimeout(
       () => {
         this.timerAt = Infinity;
+        // The timer stood for the earliest retry only: the later ones are read again.
+        this.retriesUnknown = true;
         void this.pass();
       },
       Math.max(0, at - this.now()),
@@ -132,24 +151,31 @@ export class PushDelivery {
     this.timer.unref();
   }
 
+  /**
+   * Starts the pairs due now, and sets the timer to the next retry's time (or the poll). One or
+   * two statements on the due index, whatever the outbox holds: a thousand deliveries waiting
+   * on dead receivers cost nothing between their retries.
+   */
   private async pass(): Promise<void> {
     this.passing = true;
-    let next = this.now() + this.pollMs;
+    const now = this.now();
+    let next = this.pollMs === undefined ? Infinity : now + this.pollMs;
     try {
-      const heads = await this.options.outbox.heads(this.maxConcurrent * 4);
-      const now = this.now();
-      for (const head of heads) {
-        if (head.nextAttemptMs > now) {
-          next = Math.min(next, head.nextAttemptMs);
-          break;
-        }
+      const { outbox } = this.options;
+      for (const head of await outbox.heads(now, this.maxConcurrent * 4)) {
         const key = `${head.taskId}\u0000${head.configId}`;
         if (this.active.has(key)) this.recheck = true;
         else if (this.active.size < this.maxConcurrent) this.startPair(key, head.taskId, head.configId);
         else this.recheck = true;
       }
+      if (this.retriesUnknown) {
+        this.retriesUnknown = false;
+        next = Math.min(next, (await outbox.nextDueAfter(now)) ?? Infinity);
+      }
     } catch (error) {
+      this.retriesUnknown = true;
       this.options.log.warn('reading the push-notification outbox failed', { error: describeError(error) });
+      next = Math.min(next, now + RETRY_READ_MS);
     } finally {
       this.passing = false;
       if (this.again) {
@@ -194,24 +220,28 @@ export class PushDelivery {
           if (pair.more) continue;
           break;
         }
+        // A batch that was not full held all there was: read again only when more was logged since.
+        const whole = batch.length < BATCH;
         // Deleted together once POSTed: a crash in between sends them again (at least once).
         const done: number[] = [];
-        let stopped = false;
+        let outcome: AttemptEnd = 'delivered';
         for (const delivery of batch) {
-          stopped = this.stopping.signal.aborted || !(await this.attempt(taskId, configId, delivery));
-          if (stopped) break;
+          outcome = this.stopping.signal.aborted ? 'later' : await this.attempt(taskId, configId, delivery);
+          if (outcome !== 'delivered') break;
           done.push(delivery.generation);
         }
         await this.options.outbox.delivered(taskId, configId, done);
-        if (stopped) break;
+        // Given up, the delivery is kept as failed and the pair's next ones are due now: go on.
+        if (outcome === 'later') break;
+        if (outcome === 'delivered' && whole && !pair.more) break;
       }
     } finally {
       await this.options.leases.releaseTurn(lease);
     }
   }
 
-  /** One attempt; true when delivered. */
-  private async attempt(taskId: string, configId: string, delivery: PendingDelivery): Promise<boolean> {
+  /** One attempt, and how it ended for the pair. */
+  private async attempt(taskId: string, configId: string, delivery: PendingDelivery): Promise<AttemptEnd> {
     const { outbox, retry, log } = this.options;
     const startedMs = this.now();
     try {
@@ -220,7 +250,7 @@ export class PushDelivery {
       // Cut short by a stop: still pending, delivered after the restart or by another instance.
       if (this.stopping.signal.aborted) {
         this.options.onAttempt?.('interrupted');
-        return false;
+        return 'later';
       }
       const attempts = delivery.attempts + 1;
       const firstAttemptMs = delivery.firstAttemptMs ?? startedMs;
@@ -246,10 +276,10 @@ export class PushDelivery {
         });
       else this.schedule(nextAttemptMs);
       this.options.onAttempt?.(outOfRetries ? 'gave_up' : 'failed');
-      return false;
+      return outOfRetries ? 'gave_up' : 'later';
     }
     this.options.onAttempt?.('delivered');
-    return true;
+    return 'delivered';
   }
 }
 

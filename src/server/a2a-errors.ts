@@ -74,6 +74,8 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   turn_in_progress: { a2a: UnsupportedOperationError },
   // The task's queue holds as many messages as it may: "not in this state" until one has run.
   queue_full: { a2a: UnsupportedOperationError },
+  // Likewise the task (or the user) has as many push configs as it may, until one is deleted.
+  push_configs_full: { a2a: UnsupportedOperationError },
   // The same "not in this state": the turn this stream followed no longer holds its task.
   turn_fenced: { a2a: UnsupportedOperationError },
   // Temporary and retryable: HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603 (spec 3.3.2; unavailable.ts).

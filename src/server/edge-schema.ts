@@ -43,12 +43,20 @@ export const EDGE_LIMITS = {
   urlChars: 8192,
   /** Characters of a short string: a URI in a list, a file name, a media type, a page token. */
   shortChars: 1024,
-  /** Characters of a push config's token, which each delivery carries in a header. */
-  pushTokenChars: 1024,
   /** `historyLength`: a protobuf int32. */
   historyLength: 2 ** 31 - 1,
   /** `pageSize` of ListTasks. */
   pageSize: 100,
+  /** Characters of a push-notification config's webhook URL. */
+  pushUrlChars: 2048,
+  /** Characters of a push-notification config's token, which the receiver gets back as it is. */
+  pushTokenChars: 512,
+  /** Characters of a push-notification config's `authentication.credentials` (a bearer token, a JWT). */
+  pushCredentialsChars: 4096,
+  /** Characters of a push-notification config's `authentication.scheme`. */
+  pushSchemeChars: 64,
+  /** `pageSize` of ListTaskPushNotificationConfigs: a protobuf int32 (the server pages at most `pushPageSize`). */
+  pushListPageSize: 2 ** 31 - 1,
 } as const;
 
 const L = EDGE_LIMITS;
@@ -200,34 +208,32 @@ const message = aliased(
     }),
 );
 
+const tenant = optionalId;
+
+const URL_TEXT = 'an absolute http:// or https:// URL';
+const webhookUrl = storedText(URL_TEXT, L.pushUrlChars).min(1, `must not be empty: ${URL_TEXT}`);
+const webhookAuth = z.object(
+  {
+    scheme: storedText('an HTTP authentication scheme such as "Bearer"', L.pushSchemeChars),
+    credentials: storedText('a string', L.pushCredentialsChars).nullish(),
+  },
+  need('an object with scheme and credentials, e.g. {"scheme": "Bearer", "credentials": "..."}'),
+);
+const webhookToken = storedText('a string', L.pushTokenChars);
+
 /**
- * A push-notification config (docs/push.md): `CreateTaskPushNotificationConfig`'s params, whose
- * task id is required, or `SendMessage`'s `configuration.taskPushNotificationConfig`, whose task
- * id is empty or the message's.
+ * A push-notification config (`TaskPushNotificationConfig`, docs/push.md): `CreateTaskPushNotificationConfig`'s
+ * params, whose task id is required, or `SendMessage`'s `configuration.taskPushNotificationConfig`, whose task
+ * id is empty or the message's. Every string is stored as text, so none may hold a NUL.
  */
-const pushConfig = (taskId: typeof requiredId | typeof optionalId) =>
-  aliased(
-    { task_id: 'taskId' },
-    z.object(
-      {
-        tenant: optionalId,
-        id: optionalId,
-        taskId,
-        url: storedText('a webhook URL such as https://example.com/a2a-events', L.urlChars),
-        token: storedText('a token', L.pushTokenChars).nullish(),
-        authentication: z
-          .object(
-            {
-              scheme: storedText('an HTTP authentication scheme such as Bearer', L.idChars).nullish(),
-              credentials: storedText('credentials', L.urlChars).nullish(),
-            },
-            need('an object with scheme and credentials'),
-          )
-          .nullish(),
-      },
-      need('a push-notification config with a url'),
-    ),
+function pushConfig(taskId: z.ZodType) {
+  const shape = { tenant, id: optionalId, taskId, url: webhookUrl, token: webhookToken.nullish() };
+  const config = z.object(
+    { ...shape, authentication: webhookAuth.nullish() },
+    need('a push-notification config, e.g. {"url": "https://example.com/hook"}'),
   );
+  return aliased({ task_id: 'taskId' }, config);
+}
 
 const configuration = aliased(
   {
@@ -250,7 +256,6 @@ const configuration = aliased(
   ),
 );
 
-const tenant = optionalId;
 const params = (shape: z.ZodRawShape) => z.object(shape, need('a JSON object'));
 
 const sendMessage = params({ tenant, message, configuration: configuration.nullish(), metadata: jsonObject.nullish() });
@@ -280,17 +285,17 @@ const listTasks = aliased(
   }),
 );
 const cancelTask = params({ tenant, id: requiredId, metadata: jsonObject.nullish() });
-const subscribeToTask = params({ tenant, id: requiredId });
-const pushConfigOfTask = aliased({ task_id: 'taskId' }, params({ tenant, taskId: requiredId, id: requiredId }));
-const pushConfigsOfTask = aliased(
+const pushConfigId = aliased({ task_id: 'taskId' }, params({ tenant, taskId: requiredId, id: requiredId }));
+const listPushConfigs = aliased(
   { task_id: 'taskId', page_size: 'pageSize', page_token: 'pageToken' },
   params({
     tenant,
     taskId: requiredId,
-    pageSize: wholeNumber(0, L.pageSize).nullish(),
+    pageSize: wholeNumber(0, L.pushListPageSize).nullish(),
     pageToken: shortString('the nextPageToken of the previous page').nullish(),
   }),
 );
+const subscribeToTask = params({ tenant, id: requiredId });
 
 /** The methods whose params the edge checks, by their A2A 1.0 name. */
 const METHODS = {
@@ -301,9 +306,9 @@ const METHODS = {
   CancelTask: cancelTask,
   SubscribeToTask: subscribeToTask,
   CreateTaskPushNotificationConfig: pushConfig(requiredId),
-  GetTaskPushNotificationConfig: pushConfigOfTask,
-  ListTaskPushNotificationConfigs: pushConfigsOfTask,
-  DeleteTaskPushNotificationConfig: pushConfigOfTask,
+  GetTaskPushNotificationConfig: pushConfigId,
+  ListTaskPushNotificationConfigs: listPushConfigs,
+  DeleteTaskPushNotificationConfig: pushConfigId,
 } as const;
 
 export type EdgeMethod = keyof typeof METHODS;

@@ -11,7 +11,14 @@ import { cardJson } from './card.js';
 import { agentCardRoute } from './card-route.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
-import { clientGoneContextBuilder, httpGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
+import {
+  clientGoneContextBuilder,
+  httpGoneSignal,
+  LAST_EVENT_ID_KEY,
+  REST_PAGE_KEY,
+  restPageOf,
+  withClientGone,
+} from '../a2a/index.js';
 import { requireBearer, userBuilderFor } from './http-auth.js';
 import { requireProtocolVersion } from './protocol-version.js';
 import type { ProbeHandler } from './health.js';
@@ -79,6 +86,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     [LAST_EVENT_ID_KEY, req.get('last-event-id')],
     [SSE_IDS_KEY, req.res && sseIdsOf(req.res)],
     [TRACE_CARRIER_KEY, traceCarrier((name) => req.get(name))],
+    [REST_PAGE_KEY, req.method === 'GET' ? restPageOf(req.query) : undefined],
   ]);
   const contextBuilder = requireProtocolVersion(clientGoneContextBuilder);
   const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { isPostgres } from './dialect.js';
-import { pushMigration } from './push-store.js';
+import { pushConfigsByUserMigration, pushMigration } from './push-store.js';
 import { taskLogMigration } from './task-log.js';
 import { taskQueueMigration } from './task-queue.js';
 
@@ -389,6 +389,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0013_task_log': taskLogMigration,
   '0014_push': pushMigration,
   '0015_task_queue': taskQueueMigration,
+  '0016_push_configs_by_user': pushConfigsByUserMigration,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

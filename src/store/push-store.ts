@@ -1,58 +1,41 @@
-import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 import type { Database } from './database.js';
+import { isPostgres } from './dialect.js';
+import { SqlPushOutbox, toConfig, type StoredPushConfig } from './push-outbox.js';
+
+export { pushMigration } from './push-outbox.js';
 import type { TaskScope } from './task-cache.js';
-import type { LoggedEvent } from './task-log.js';
 
 /**
  * Push notifications' records (docs/push.md): each task's configs, which belong to the task's
- * user, and the deliveries owed to them, the outbox. A delivery is written in the transaction
- * that logs its event (`insertDeliveries`, from `task-images.ts`; in the one-statement write,
- * `one-statement-write.ts`), one per config of the task and event: an event is never logged
- * without the deliveries it owes. The deliverer (`runtime/push-delivery.ts`) takes each pair's
- * pending generations in order, deletes them once delivered, or keeps one as failed once out of
- * retries; a failed one is pruned `push.keepFailedForMs` after its last attempt (`pruneFailed`).
+ * user, bounded in number per task and per user; and, inherited, the outbox of the deliveries
+ * owed to them (`push-outbox.ts`), written with the events that owe them.
  */
 
-/** How long a delivery kept as failed stays after its last attempt: a week (`config/schema.ts` keeps the same). */
-export const DEFAULT_PUSH_KEEP_FAILED_FOR_MS = 7 * 86_400_000;
+/** The most configs a task may have, and a user (tenant and owner) over all their tasks. */
+export interface PushConfigBounds {
+  perTask: number;
+  perUser: number;
+}
 
-/** A push-notification config as stored. */
-export interface StoredPushConfig {
-  taskId: string;
+/** How `put` ended: stored, no such task of the user's, or a bound reached. */
+export type PutOutcome = 'stored' | 'no_task' | 'task_full' | 'user_full';
+
+/** Where a page of a task's configs ended: the last config's creation time and id. */
+export interface ConfigCursor {
+  createdMs: number;
   id: string;
-  url: string;
-  token: string;
-  authentication?: { scheme: string; credentials: string };
 }
 
-/** The first pending delivery of a (task, config) pair, and when it is due. */
-export interface DueHead {
-  taskId: string;
-  configId: string;
-  generation: number;
-  nextAttemptMs: number;
-}
-
-/** A delivery to make, with its config. */
-export interface PendingDelivery {
-  config: StoredPushConfig;
-  generation: number;
-  eventJson: string;
-  attempts: number;
-  firstAttemptMs: number | undefined;
-}
-
-export class SqlPushStore {
+export class SqlPushStore extends SqlPushOutbox {
   /**
    * Alone (SQLite: this process is the only writer), the tasks that have or had a config, so
    * that a write of any other task skips the outbox's statement (`mayOwe`); undefined when shared.
    */
   private readonly withConfigs: Set<string> | undefined;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    options: { shared: boolean } = { shared: true },
-  ) {
+  constructor(db: Kysely<Database>, options: { shared: boolean } = { shared: true }) {
+    super(db);
     this.withConfigs = options.shared ? undefined : new Set();
   }
 
@@ -69,33 +52,115 @@ export class SqlPushStore {
   }
 
   /**
-   * Stores (or replaces) a config of a task stored in `scope`; false when no such task is.
-   * `newTask`: the task is about to be created by a turn that holds its id (nobody else knows
-   * it), so it is not looked for.
+   * Stores (or replaces) a config of a task stored in `scope`, within `bounds`: a new config
+   * (an id the task does not have) is refused once the task has `perTask` configs or the user
+   * `perUser`; replacing one is always allowed. `newTask`: the task is about to be created by a
+   * turn or command that holds its id (nobody else knows it), so it is not looked for. One
+   * transaction, under the task row's lock and a lock of the user's (PostgreSQL): instances
+   * creating configs at once cannot pass a bound together.
    */
-  async put(scope: TaskScope, config: StoredPushConfig, nowMs: number, newTask = false): Promise<boolean> {
-    if (!newTask && !(await this.taskIn(scope, config.taskId))) return false;
-    // Before the row: a write of the task from now on writes the outbox's statement.
-    this.withConfigs?.add(config.taskId);
+  async put(
+    scope: TaskScope,
+    config: StoredPushConfig,
+    nowMs: number,
+    bounds: PushConfigBounds,
+    newTask = false,
+  ): Promise<PutOutcome> {
     const row = {
       url: config.url,
       token: config.token,
       auth_json: config.authentication ? JSON.stringify(config.authentication) : null,
     };
-    await this.db
-      .insertInto('push_configs')
-      .values({ task_id: config.taskId, config_id: config.id, ...scope, ...row, created_ms: nowMs })
-      .onConflict((c) => c.columns(['task_id', 'config_id']).doUpdateSet(row))
-      .execute();
-    return true;
+    const postgres = isPostgres(this.db);
+    if (newTask && !postgres) return this.putOnNewTask(scope, config, row, nowMs, bounds.perUser);
+    return this.db.transaction().execute(async (trx) => {
+      if (postgres)
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`push-configs:${scope.tenant}:${scope.owner}`}, 0))`.execute(
+          trx,
+        );
+      if (!newTask) {
+        const task = await trx
+          .selectFrom('tasks')
+          .select('id')
+          .where('id', '=', config.taskId)
+          .where('tenant', '=', scope.tenant)
+          .where('owner', '=', scope.owner)
+          .$if(postgres, (q) => q.forUpdate())
+          .executeTakeFirst();
+        if (!task) return 'no_task';
+      }
+      const present = await trx
+        .selectFrom('push_configs')
+        .select('config_id')
+        .where('task_id', '=', config.taskId)
+        .where('config_id', '=', config.id)
+        .executeTakeFirst();
+      if (present) {
+        await trx
+          .updateTable('push_configs')
+          .set(row)
+          .where('task_id', '=', config.taskId)
+          .where('config_id', '=', config.id)
+          .execute();
+        return 'stored';
+      }
+      const counts = await trx
+        .selectFrom('push_configs')
+        .select((eb) => [
+          eb.fn.countAll().as('user'),
+          eb.fn.sum(eb.case().when('task_id', '=', config.taskId).then(1).else(0).end()).as('task'),
+        ])
+        .where('tenant', '=', scope.tenant)
+        .where('owner', '=', scope.owner)
+        .executeTakeFirstOrThrow();
+      if (Number(counts.task ?? 0) >= bounds.perTask) return 'task_full';
+      if (Number(counts.user) >= bounds.perUser) return 'user_full';
+      // Before the row: a write of the task from now on writes the outbox's statement.
+      this.withConfigs?.add(config.taskId);
+      await trx
+        .insertInto('push_configs')
+        .values({ task_id: config.taskId, config_id: config.id, ...scope, ...row, created_ms: nowMs })
+        .execute();
+      return 'stored';
+    });
+  }
+
+  /**
+   * Alone (SQLite: one writer, so one statement is atomic), the config of a task about to be
+   * made, which has none yet: one statement, on a turn's path, that counts the user's configs and
+   * inserts.
+   */
+  private async putOnNewTask(
+    scope: TaskScope,
+    config: StoredPushConfig,
+    row: { url: string; token: string; auth_json: string | null },
+    nowMs: number,
+    perUser: number,
+  ): Promise<PutOutcome> {
+    this.withConfigs?.add(config.taskId);
+    const inserted = await sql`insert into push_configs
+      (task_id, config_id, tenant, owner, url, token, auth_json, created_ms)
+      select ${config.taskId}, ${config.id}, ${scope.tenant}, ${scope.owner}, ${row.url}, ${row.token}, ${row.auth_json}, ${nowMs}
+      where (select count(*) from push_configs where tenant = ${scope.tenant} and owner = ${scope.owner}) < ${perUser}`.execute(
+      this.db,
+    );
+    return Number(inserted.numAffectedRows ?? 0) > 0 ? 'stored' : 'user_full';
   }
 
   async get(scope: TaskScope, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
-    return (await this.configs(scope, taskId, id))[0];
+    return (await this.configs(scope, taskId, { id, limit: 1 })).configs[0];
   }
 
-  async list(scope: TaskScope, taskId: string): Promise<StoredPushConfig[]> {
-    return this.configs(scope, taskId);
+  /**
+   * A page of the task's configs in the order they were made, at most `limit`, from after
+   * `after` (the `next` of the page before); `next` is set when more follow.
+   */
+  async list(
+    scope: TaskScope,
+    taskId: string,
+    page: { limit: number; after?: ConfigCursor },
+  ): Promise<{ configs: StoredPushConfig[]; next?: ConfigCursor }> {
+    return this.configs(scope, taskId, page);
   }
 
   /** Deletes the config and the deliveries still pending for it (those failed stay, for `/status`); none is no error. */
@@ -118,228 +183,46 @@ export class SqlPushStore {
     });
   }
 
-  /** Each pair's first pending delivery, soonest due first; at most `limit`. */
-  async heads(limit: number): Promise<DueHead[]> {
-    const rows = await sql<{
-      task_id: string;
-      config_id: string;
-      generation: number | string;
-      next_attempt_ms: number | string;
-    }>`
-      select d.task_id, d.config_id, d.generation, d.next_attempt_ms from push_deliveries d
-      where d.state = 'pending' and not exists (select 1 from push_deliveries e
-        where e.task_id = d.task_id and e.config_id = d.config_id and e.state = 'pending' and e.generation < d.generation)
-      order by d.next_attempt_ms limit ${limit}`.execute(this.db);
-    return rows.rows.map((r) => ({
-      taskId: r.task_id,
-      configId: r.config_id,
-      generation: Number(r.generation),
-      nextAttemptMs: Number(r.next_attempt_ms),
-    }));
-  }
-
-  /**
-   * The pair's pending deliveries in generation order, at most `limit`, with its config; none
-   * when the first is not due by `nowMs` (a retry waits) or the config is gone.
-   */
-  async due(taskId: string, configId: string, nowMs: number, limit: number): Promise<PendingDelivery[]> {
-    const rows = await this.db
-      .selectFrom('push_deliveries as d')
-      .innerJoin('push_configs as c', (j) =>
-        j.onRef('c.task_id', '=', 'd.task_id').onRef('c.config_id', '=', 'd.config_id'),
-      )
-      .select(['d.generation', 'd.event_json', 'd.attempts', 'd.first_attempt_ms', 'd.next_attempt_ms'])
-      .select(['c.url', 'c.token', 'c.auth_json'])
-      .where('d.task_id', '=', taskId)
-      .where('d.config_id', '=', configId)
-      .where('d.state', '=', 'pending')
-      .orderBy('d.generation')
-      .limit(limit)
-      .execute();
-    if (rows.length === 0 || Number(rows[0]!.next_attempt_ms) > nowMs) return [];
-    const config = toConfig({ task_id: taskId, config_id: configId, ...rows[0]! });
-    return rows.map((row) => ({
-      config,
-      generation: Number(row.generation),
-      eventJson: row.event_json,
-      attempts: Number(row.attempts),
-      firstAttemptMs: row.first_attempt_ms === null ? undefined : Number(row.first_attempt_ms),
-    }));
-  }
-
-  /** The deliveries are done: they go. */
-  async delivered(taskId: string, configId: string, generations: readonly number[]): Promise<void> {
-    if (generations.length === 0) return;
-    await this.db
-      .deleteFrom('push_deliveries')
-      .where('task_id', '=', taskId)
-      .where('config_id', '=', configId)
-      .where('generation', 'in', generations)
-      .execute();
-  }
-
-  /**
-   * An attempt, made at `atMs`, failed: tried again at `nextAttemptMs`, or kept as failed when
-   * that is undefined; a failed delivery's `next_attempt_ms` is then its last attempt's time,
-   * which `pruneFailed` goes by.
-   */
-  async attemptFailed(
+  private async configs(
+    scope: TaskScope,
     taskId: string,
-    configId: string,
-    generation: number,
-    attempt: { atMs: number; attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
-  ): Promise<void> {
-    const set = {
-      attempts: attempt.attempts,
-      first_attempt_ms: attempt.firstAttemptMs,
-      last_error: attempt.error.slice(0, 500),
-      ...(attempt.nextAttemptMs === undefined
-        ? { state: 'failed' as const, next_attempt_ms: attempt.atMs }
-        : { next_attempt_ms: attempt.nextAttemptMs }),
-    };
-    await this.db
-      .updateTable('push_deliveries')
-      .set(set)
+    page: { id?: string; limit: number; after?: ConfigCursor },
+  ): Promise<{ configs: StoredPushConfig[]; next?: ConfigCursor }> {
+    const { id, limit, after } = page;
+    const rows = await this.db
+      .selectFrom('push_configs')
+      .select(['task_id', 'config_id', 'url', 'token', 'auth_json', 'created_ms'])
       .where('task_id', '=', taskId)
-      .where('config_id', '=', configId)
-      .where('generation', '=', generation)
-      .execute();
-  }
-
-  /**
-   * Removes at most `limit` deliveries kept as failed whose last attempt was more than `keepMs`
-   * before `nowMs`, oldest first (one bounded statement, on the due index); returns how many went.
-   */
-  async pruneFailed(keepMs: number, limit: number, nowMs = Date.now()): Promise<number> {
-    const result = await this.db
-      .deleteFrom('push_deliveries')
-      .where((eb) =>
-        eb(
-          eb.refTuple('task_id', 'config_id', 'generation'),
-          'in',
-          eb
-            .selectFrom('push_deliveries as old')
-            .select(['old.task_id', 'old.config_id', 'old.generation'])
-            .where('old.state', '=', 'failed')
-            .where('old.next_attempt_ms', '<', nowMs - keepMs)
-            .orderBy('old.next_attempt_ms')
-            .limit(limit)
-            .$asTuple('task_id', 'config_id', 'generation'),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
-  }
-
-  /** How many of the task's deliveries ran out of retries. */
-  async failedCount(taskId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('push_deliveries')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('task_id', '=', taskId)
-      .where('state', '=', 'failed')
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
-  }
-
-  private async taskIn(scope: TaskScope, taskId: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('tasks')
-      .select('id')
-      .where('id', '=', taskId)
       .where('tenant', '=', scope.tenant)
       .where('owner', '=', scope.owner)
-      .executeTakeFirst();
-    return row !== undefined;
+      .$if(id !== undefined, (q) => q.where('config_id', '=', id!))
+      .$if(after !== undefined, (q) =>
+        q.where((eb) =>
+          eb.or([
+            eb('created_ms', '>', after!.createdMs),
+            eb.and([eb('created_ms', '=', after!.createdMs), eb('config_id', '>', after!.id)]),
+          ]),
+        ),
+      )
+      .orderBy('created_ms')
+      .orderBy('config_id')
+      .limit(limit + 1)
+      .execute();
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return {
+      configs: rows.slice(0, limit).map(toConfig),
+      ...(last ? { next: { createdMs: Number(last.created_ms), id: last.config_id } } : {}),
+    };
   }
-
-  private async configs(scope: TaskScope, taskId: string, id?: string): Promise<StoredPushConfig[]> {
-    let query = this.db
-      .selectFrom('push_configs')
-      .select(['task_id', 'config_id', 'url', 'token', 'auth_json'])
-      .where('task_id', '=', taskId)
-      .where('tenant', '=', scope.tenant)
-      .where('owner', '=', scope.owner);
-    if (id !== undefined) query = query.where('config_id', '=', id);
-    return (await query.orderBy('created_ms').orderBy('config_id').execute()).map(toConfig);
-  }
-}
-
-function toConfig(row: {
-  task_id: string;
-  config_id: string;
-  url: string;
-  token: string;
-  auth_json: string | null;
-}): StoredPushConfig {
-  return {
-    taskId: row.task_id,
-    id: row.config_id,
-    url: row.url,
-    token: row.token,
-    ...(row.auth_json ? { authentication: JSON.parse(row.auth_json) as StoredPushConfig['authentication'] } : {}),
-  };
 }
 
 /**
- * The deliveries the events owe, one per config of the task and event, in the transaction that
- * logs them, after `insertLogRows`: one statement, reading the events just inserted, which
- * inserts nothing when the task has no config. Resolves with whether it inserted any.
+ * 0016: push configs counted per user (`put`'s bound, `push.maxConfigsPerUser`) by an index on
+ * their tenant and owner, not a scan of every user's.
  */
-export async function insertDeliveries(
-  trx: Transaction<Database> | Kysely<Database>,
-  taskId: string,
-  logged: readonly LoggedEvent[],
-  nowMs: number,
-): Promise<boolean> {
-  if (logged.length === 0) return false;
-  const result =
-    await sql`insert into push_deliveries (task_id, config_id, generation, event_json, state, attempts, next_attempt_ms)
-    select c.task_id, c.config_id, e.generation, e.event_json, 'pending', 0, ${nowMs}
-    from push_configs c join task_events e on e.task_id = c.task_id
-    where c.task_id = ${taskId} and e.generation >= ${logged[0]!.generation} and e.generation <= ${logged.at(-1)!.generation}`.execute(
-      trx,
-    );
-  return Number(result.numAffectedRows ?? 0) > 0;
-}
-
-/**
- * 0014: push notifications' configs and their outbox (`push-store.ts`). Configs are keyed by
- * task and id and carry the task's tenant and owner; deliveries by task, config and generation.
- */
-export const pushMigration: Migration = {
-  // Migrations work on the schema as it was then, not on today's `Database`.
+export const pushConfigsByUserMigration: Migration = {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   async up(db: Kysely<any>): Promise<void> {
-    await db.schema
-      .createTable('push_configs')
-      .addColumn('task_id', 'text', (c) => c.notNull())
-      .addColumn('config_id', 'text', (c) => c.notNull())
-      .addColumn('tenant', 'text', (c) => c.notNull())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('url', 'text', (c) => c.notNull())
-      .addColumn('token', 'text', (c) => c.notNull())
-      .addColumn('auth_json', 'text')
-      .addColumn('created_ms', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('push_configs_pkey', ['task_id', 'config_id'])
-      .execute();
-    await db.schema
-      .createTable('push_deliveries')
-      .addColumn('task_id', 'text', (c) => c.notNull())
-      .addColumn('config_id', 'text', (c) => c.notNull())
-      .addColumn('generation', 'bigint', (c) => c.notNull())
-      .addColumn('event_json', 'text', (c) => c.notNull())
-      .addColumn('state', 'text', (c) => c.notNull())
-      .addColumn('attempts', 'integer', (c) => c.notNull())
-      .addColumn('next_attempt_ms', 'bigint', (c) => c.notNull())
-      .addColumn('first_attempt_ms', 'bigint')
-      .addColumn('last_error', 'text')
-      .addPrimaryKeyConstraint('push_deliveries_pkey', ['task_id', 'config_id', 'generation'])
-      .execute();
-    await db.schema
-      .createIndex('push_deliveries_due_idx')
-      .on('push_deliveries')
-      .columns(['state', 'next_attempt_ms'])
-      .execute();
+    await db.schema.createIndex('push_configs_scope_idx').on('push_configs').columns(['tenant', 'owner']).execute();
   },
 };

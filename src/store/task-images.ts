@@ -10,7 +10,7 @@ import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
 import { insertLogRows, type LoggedEvent } from './task-log.js';
-import { insertDeliveries } from './push-store.js';
+import { insertDeliveries } from './push-outbox.js';
 import { fitsOneStatement, writeInOneStatement } from './one-statement-write.js';
 
 /**

@@ -301,6 +301,113 @@ describe('issue 33: a push config on a command message', () => {
   });
 });
 
+describe('issue 33: bounds on push configs, and their list in pages', () => {
+  let bounded: TestHarness;
+  const users = {
+    JSONRPC: 'carol-token-0123456789abcdef',
+    'HTTP+JSON': 'dave-token-0123456789abcdef0',
+    GRPC: 'erin-token-0123456789abcdef0',
+  };
+  const FRANK = 'frank-token-0123456789abcdef';
+  before(async () => {
+    bounded = await startTestHarness({
+      script: { reply: 'hi' },
+      config: { push: { allowPrivateNetworks: true, maxConfigsPerTask: 3, maxConfigsPerUser: 5 } },
+      harness: {
+        auth: {
+          tokens: new Map([...Object.values(users), FRANK].map((token) => [token, token.split('-')[0]!])),
+        },
+      },
+    });
+  });
+  after(() => bounded?.close());
+
+  for (const transport of TRANSPORTS)
+    it(`issue 33 (${transport}): push.maxConfigsPerTask refuses a new config past it, not a replaced one; the URL and token are bounded; the list comes in pages`, async () => {
+      const client = await bounded.client(transport, as(users[transport]));
+      const task = await send(client, 'a task with configs');
+      const url = 'http://127.0.0.1:9/hook';
+      for (const id of ['a', 'b', 'c']) await client.createTaskPushNotificationConfig(config(task.id, url, id));
+      await assert.rejects(
+        client.createTaskPushNotificationConfig(config(task.id, url, 'd')),
+        /has 3 push-notification configs.*push\.maxConfigsPerTask/,
+      );
+      const replaced = await client.createTaskPushNotificationConfig({ ...config(task.id, url, 'b'), token: 'new' });
+      assert.equal(replaced.token, 'new', 'replacing one at the bound is no new config');
+      await assert.rejects(
+        client.createTaskPushNotificationConfig(config(task.id, `http://127.0.0.1:9/${'x'.repeat(2048)}`, 'long')),
+        /url must be at most 2048 characters/,
+      );
+      await assert.rejects(
+        client.createTaskPushNotificationConfig({ ...config(task.id, url, 'b'), token: 't'.repeat(513) }),
+        /token must be at most 512 characters/,
+      );
+      // Pages of two: a, b, then c. Over HTTP+JSON the SDK's client sends no page: the query is asked directly.
+      const page = async (pageSize: number, pageToken: string) => {
+        if (transport !== 'HTTP+JSON')
+          return client.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize, pageToken });
+        const query = new URLSearchParams({ pageSize: String(pageSize), ...(pageToken ? { pageToken } : {}) });
+        const response = await fetch(
+          `${bounded.harness.url}/a2a/rest/tasks/${task.id}/pushNotificationConfigs?${query}`,
+          { headers: { ...as(users[transport]), 'A2A-Version': '1.0' } },
+        );
+        const body = (await response.json()) as {
+          configs?: Array<{ id: string }>;
+          nextPageToken?: string;
+          error?: unknown;
+        };
+        assert.equal(response.status, 200, JSON.stringify(body));
+        return { configs: body.configs ?? [], nextPageToken: body.nextPageToken ?? '' };
+      };
+      const first = await page(2, '');
+      assert.deepEqual(
+        first.configs.map((c) => c.id),
+        ['a', 'b'],
+      );
+      assert.ok(first.nextPageToken, 'a token for the next page');
+      const second = await page(2, first.nextPageToken);
+      assert.deepEqual(
+        second.configs.map((c) => c.id),
+        ['c'],
+      );
+      assert.equal(second.nextPageToken, '', 'no page after the last');
+      assert.deepEqual(
+        (await page(0, '')).configs.map((c) => c.id),
+        ['a', 'b', 'c'],
+        'pageSize 0: the default page, all three',
+      );
+      await assert.rejects(page(2, 'not-a-token'), /pageToken is not one this server gave|400/);
+    });
+
+  it('issue 33: push.maxConfigsPerUser counts every task of the user, and deleting one makes room', async () => {
+    const client = await bounded.client('JSONRPC', as(FRANK));
+    const url = 'http://127.0.0.1:9/hook';
+    const tasks = [await send(client, 'one'), await send(client, 'two')];
+    for (const id of ['a', 'b', 'c']) await client.createTaskPushNotificationConfig(config(tasks[0]!.id, url, id));
+    for (const id of ['a', 'b']) await client.createTaskPushNotificationConfig(config(tasks[1]!.id, url, id));
+    await assert.rejects(
+      client.createTaskPushNotificationConfig(config(tasks[1]!.id, url, 'c')),
+      /You have 5 push-notification configs.*push\.maxConfigsPerUser/,
+    );
+    // A SendMessage's config is held to the same bounds: the turn is refused before it runs.
+    await assert.rejects(
+      client.sendMessage({
+        tenant: '',
+        message: userMessage('a new task'),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: config('', url, 'x'),
+          returnImmediately: false,
+        },
+        metadata: {},
+      }),
+      /push\.maxConfigsPerUser/,
+    );
+    await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: tasks[0]!.id, id: 'a' });
+    await client.createTaskPushNotificationConfig(config(tasks[1]!.id, url, 'c'));
+  });
+});
+
 describe('issue 24: push safety and failures', () => {
   it('issue 24: a webhook on a private address is refused by default', async (t) => {
     const strict = await startTestHarness({ script: { reply: 'hi' } });

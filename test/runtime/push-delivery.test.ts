@@ -32,11 +32,15 @@ function memoryOutbox(generations: number[]) {
   const failures: Array<{ generation: number; attempts: number; nextAttemptMs?: number }> = [];
   const pending = () => rows.filter((r) => r.state === 'pending').sort((a, b) => a.generation - b.generation);
   const outbox: PushOutbox = {
-    heads: async () => {
+    heads: async (nowMs) => {
       const first = pending()[0];
-      return first
+      return first && first.nextAttemptMs <= nowMs
         ? [{ taskId: 't1', configId: 'c1', generation: first.generation, nextAttemptMs: first.nextAttemptMs }]
         : [];
+    },
+    nextDueAfter: async (nowMs) => {
+      const first = pending()[0];
+      return first && first.nextAttemptMs > nowMs ? first.nextAttemptMs : undefined;
     },
     due: async (_t, _c, nowMs, limit) => {
       const list = pending();
@@ -184,10 +188,55 @@ describe('issue 24: the push deliverer', () => {
     deliverer.start();
     let passes = 0;
     const heads = outbox.heads;
-    outbox.heads = (limit) => (passes++, heads(limit));
+    outbox.heads = (nowMs, limit) => (passes++, heads(nowMs, limit));
     await poll('a few passes', () => passes >= 3);
     assert.equal(sends, 0);
     held.held.delete('push:t1:c1');
     await poll('delivered once the lease is free', () => sends === 1);
+  });
+
+  it('issue 33: alone (no poll), the outbox is read at each retry of a dead receiver and never while nothing is due', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    let now = 0;
+    const { outbox, rows } = memoryOutbox([1, 2]);
+    let reads = 0;
+    const heads = outbox.heads;
+    outbox.heads = (nowMs, limit) => (reads++, heads(nowMs, limit));
+    const deliverer = new PushDelivery({
+      outbox,
+      leases: leases(),
+      send: async () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+      // Waits (random 1): 1 s, 2 s, 4 s; the fourth attempt, at 7 s, passes the 10 s and gives up.
+      retry: { retryForMs: 10_000, firstRetryMs: 1000, maxRetryMs: 8000 },
+      log: { debug() {}, info() {}, error() {}, warn() {} },
+      now: () => now,
+      random: () => 1,
+    });
+    t.after(() => deliverer.stop());
+    const advance = async (ms: number) => {
+      now += ms;
+      t.mock.timers.tick(ms);
+      await settle();
+    };
+    deliverer.start();
+    await advance(0);
+    const attempts = () => rows.find((r) => r.generation === 1)?.attempts ?? 0;
+    assert.equal(attempts(), 1);
+    for (let second = 1; second <= 7; second++) await advance(1000);
+    assert.equal(attempts(), 4, 'tried at 0, 1, 3 and 7 s');
+    assert.equal(rows.find((r) => r.generation === 1)!.state, 'failed');
+    const readsWhileRetrying = reads;
+    assert.ok(readsWhileRetrying <= 2 * 4 + 2, `the outbox read about once per attempt (${readsWhileRetrying})`);
+    // Generation 2 then goes the same way; once it has failed too, nothing is due.
+    for (let second = 0; second < 8; second++) await advance(1000);
+    assert.equal(rows.filter((r) => r.state === 'failed').length, 2);
+    const idle = reads;
+    for (let minute = 0; minute < 10; minute++) await advance(60_000);
+    assert.equal(reads, idle, 'ten idle minutes: the outbox was not read once');
   });
 });

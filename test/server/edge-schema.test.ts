@@ -211,10 +211,59 @@ describe('edge schema: bounds', () => {
       'message.parts[2].metadata',
       advice,
     );
+    refused(
+      'SendMessage',
+      {
+        message: message({ metadata: sized(max - 1000) }),
+        configuration: { task_push_notification_config: { url: `https://example.com/${'x'.repeat(2000)}` } },
+      },
+      'configuration.taskPushNotificationConfig',
+      advice,
+    );
     refused('CancelTask', { id: 't', metadata: { ['k'.repeat(max + 1)]: 1 } }, 'metadata', advice);
     // Data parts are content, not metadata: they are bounded by the values and body size.
     assert.equal(refusal('SendMessage', { message: message({ parts: [{ data: sized(max + 1) }] }) }), undefined);
   });
+  it('issue 33: push configs: a URL of at most 2,048 characters, a token of 512, credentials of 4,096, the same in SendMessage; a page token of 1,024', () => {
+    const url = (chars: number) => `https://example.com/${'x'.repeat(chars - 20)}`;
+    const ok = { taskId: 't', id: 'c', url: url(2048), token: 't'.repeat(512) };
+    assert.equal(refusal('CreateTaskPushNotificationConfig', ok), undefined);
+    assert.equal(
+      refusal('CreateTaskPushNotificationConfig', {
+        ...ok,
+        authentication: { scheme: 'Bearer', credentials: 'c'.repeat(4096) },
+      }),
+      undefined,
+    );
+    refused('CreateTaskPushNotificationConfig', { ...ok, url: url(2049) }, 'url', /at most 2048 characters/);
+    refused('CreateTaskPushNotificationConfig', { ...ok, token: 't'.repeat(513) }, 'token', /at most 512 characters/);
+    refused(
+      'CreateTaskPushNotificationConfig',
+      { ...ok, authentication: { scheme: 'Bearer', credentials: 'c'.repeat(4097) } },
+      'authentication.credentials',
+      /at most 4096/,
+    );
+    refused('CreateTaskPushNotificationConfig', { ...ok, url: '' }, 'url', /must not be empty/);
+    refused('CreateTaskPushNotificationConfig', { url: url(30) }, 'taskId', /is required/);
+    refused(
+      'SendMessage',
+      { message: message(), configuration: { taskPushNotificationConfig: { url: url(2049) } } },
+      'configuration.taskPushNotificationConfig.url',
+      /at most 2048 characters/,
+    );
+    assert.equal(refusal('ListTaskPushNotificationConfigs', { taskId: 't', pageSize: 2, pageToken: 'abc' }), undefined);
+    assert.equal(refusal('ListTaskPushNotificationConfigs', { task_id: 't', page_size: '0' }), undefined);
+    refused('ListTaskPushNotificationConfigs', { taskId: 't', pageSize: -1 }, 'pageSize', /whole number from 0/);
+    refused(
+      'ListTaskPushNotificationConfigs',
+      { taskId: 't', pageToken: 'p'.repeat(1025) },
+      'pageToken',
+      /at most 1024/,
+    );
+    refused('GetTaskPushNotificationConfig', { taskId: 't' }, 'id', /is required/);
+    refused('DeleteTaskPushNotificationConfig', { taskId: 't', id: 'i'.repeat(129) }, 'id', /at most 128/);
+  });
+
   it('ids of at most 128 characters, and never repeated back', () => {
     const long = 'x'.repeat(100_000);
     for (const [method, params, field] of [

@@ -88,4 +88,24 @@ describe('issue 24: webhook addresses', () => {
       /HTTP 302/,
     );
   });
+
+  it('issue 33: deliveries to one receiver reuse one kept-alive connection', async (t) => {
+    const ports: number[] = [];
+    const server = createServer((req, res) => {
+      ports.push(req.socket.remotePort!);
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    for (let i = 0; i < 5; i++)
+      await postWebhook({ url, body: '{}', headers: {}, timeoutMs: 5000, allowPrivate: true });
+    assert.equal(ports.length, 5);
+    assert.equal(new Set(ports).size, 1, `one connection for five POSTs: ${ports.join(', ')}`);
+  });
 });

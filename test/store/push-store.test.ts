@@ -23,6 +23,7 @@ import type { Store } from '../../src/store/index.js';
 const alice = callContext('alice');
 const aliceScope = { tenant: '', owner: 'alice' };
 const bobScope = { tenant: '', owner: 'bob' };
+const BOUNDS = { perTask: 10, perUser: 1000 };
 
 async function deliveries(store: Store, taskId: string) {
   return store.db
@@ -43,15 +44,15 @@ for (const backend of storeBackends) {
       const task = newTask();
       await store.tasks.create(task, alice);
       const config = { taskId: task.id, id: 'c1', url: 'https://example.com/hook', token: 't' };
-      assert.equal(await store.push.put(bobScope, config, 1), false, "bob cannot add to alice's task");
-      assert.equal(await store.push.put(aliceScope, config, 1), true);
-      assert.deepEqual(await store.push.list(bobScope, task.id), []);
+      assert.equal(await store.push.put(bobScope, config, 1, BOUNDS), 'no_task', "bob cannot add to alice's task");
+      assert.equal(await store.push.put(aliceScope, config, 1, BOUNDS), 'stored');
+      assert.deepEqual((await store.push.list(bobScope, task.id, { limit: 100 })).configs, []);
       assert.equal(await store.push.get(bobScope, task.id, 'c1'), undefined);
       await store.push.delete(bobScope, task.id, 'c1');
       assert.deepEqual(await store.push.get(aliceScope, task.id, 'c1'), config);
       await store.push.delete(aliceScope, task.id, 'c1');
       await store.push.delete(aliceScope, task.id, 'c1');
-      assert.deepEqual(await store.push.list(aliceScope, task.id), []);
+      assert.deepEqual((await store.push.list(aliceScope, task.id, { limit: 100 })).configs, []);
     });
 
     it('issue 24: every logged event owes one delivery per config of its task, written with it; a task without configs owes none', async (t) => {
@@ -60,10 +61,21 @@ for (const backend of storeBackends) {
       const { store } = temp;
       const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
       const other = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-      await store.push.put(aliceScope, { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' }, 1, true);
+      await store.push.put(
+        aliceScope,
+        { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' },
+        1,
+        BOUNDS,
+        true,
+      );
       await store.tasks.create(task, alice);
       await store.tasks.create(other, alice);
-      await store.push.put(aliceScope, { taskId: task.id, id: 'b', url: 'https://example.com/b', token: '' }, 2);
+      await store.push.put(
+        aliceScope,
+        { taskId: task.id, id: 'b', url: 'https://example.com/b', token: '' },
+        2,
+        BOUNDS,
+      );
       // Several appends: shared, those after the first go in one statement (the kept image).
       for (const target of [task, other]) {
         await store.tasks.append(target.id, alice, [statusUpdate(target, TaskState.TASK_STATE_WORKING)]);
@@ -101,7 +113,7 @@ for (const backend of storeBackends) {
       }
       assert.deepEqual(await deliveries(store, other.id), []);
       // The deliverer's view: each pair's first pending delivery.
-      const heads = await store.push.heads(10);
+      const heads = await store.push.heads(Date.now(), 10);
       assert.deepEqual(heads.map((h) => [h.configId, h.generation]).sort(), [
         ['a', 1],
         ['b', 2],
@@ -127,7 +139,13 @@ for (const backend of storeBackends) {
       t.after(() => temp.dispose());
       const { store } = temp;
       const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
-      await store.push.put(aliceScope, { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' }, 1, true);
+      await store.push.put(
+        aliceScope,
+        { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' },
+        1,
+        BOUNDS,
+        true,
+      );
       await store.tasks.create(task, alice);
       for (let i = 0; i < 4; i++)
         await store.tasks.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED)]);
@@ -167,6 +185,91 @@ for (const backend of storeBackends) {
         [5, 'pending'],
       ]);
       assert.equal(await store.push.failedCount(task.id), 1);
+    });
+
+    it("issue 33: a pair waiting for a retry puts off all its pending deliveries: heads reads only pairs due, and the timer's next time is the retry's", async (t) => {
+      const temp = await tempStore(backend);
+      t.after(() => temp.dispose());
+      const { store } = temp;
+      const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      for (const id of ['dead', 'alive'])
+        await store.push.put(
+          aliceScope,
+          { taskId: task.id, id, url: `https://example.com/${id}`, token: '' },
+          1,
+          BOUNDS,
+          true,
+        );
+      await store.tasks.create(task, alice);
+      for (let i = 0; i < 3; i++)
+        await store.tasks.append(task.id, alice, [statusUpdate(task, TaskState.TASK_STATE_INPUT_REQUIRED)]);
+      const now = Date.now() + 1000;
+      assert.equal(await store.push.nextDueAfter(now), undefined, 'everything is due');
+      await store.push.attemptFailed(task.id, 'dead', 1, {
+        atMs: now,
+        attempts: 1,
+        firstAttemptMs: now,
+        nextAttemptMs: now + 60_000,
+        error: 'refused',
+      });
+      const rows = await deliveries(store, task.id);
+      assert.equal(rows.length, 8);
+      assert.deepEqual(
+        (await store.push.heads(now, 10)).map((h) => [h.configId, h.generation]),
+        [['alive', 1]],
+      );
+      assert.equal(await store.push.nextDueAfter(now), now + 60_000);
+      assert.deepEqual((await store.push.heads(now + 60_000, 10)).map((h) => [h.configId, h.generation]).sort(), [
+        ['alive', 1],
+        ['dead', 1],
+      ]);
+      // Out of retries, the dead pair's next delivery is due at once.
+      await store.push.attemptFailed(task.id, 'dead', 1, {
+        atMs: now + 60_000,
+        attempts: 2,
+        firstAttemptMs: now,
+        error: 'refused',
+      });
+      assert.deepEqual((await store.push.heads(now + 60_000, 10)).map((h) => [h.configId, h.generation]).sort(), [
+        ['alive', 1],
+        ['dead', 2],
+      ]);
+    });
+
+    it('issue 33: put holds a task to perTask configs and a user to perUser, even when many are created at once; a replaced config is no new one', async (t) => {
+      const temp = await tempStore(backend);
+      t.after(() => temp.dispose());
+      const { store } = temp;
+      const bounds = { perTask: 3, perUser: 4 };
+      const tasks = [newTask(), newTask()];
+      for (const task of tasks) await store.tasks.create(task, alice);
+      const put = (taskId: string, id: string) =>
+        store.push.put(aliceScope, { taskId, id, url: 'https://example.com/hook', token: '' }, 1, bounds);
+      const first = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => put(tasks[0]!.id, id)));
+      assert.deepEqual(
+        first.filter((outcome) => outcome === 'stored').length,
+        3,
+        `five at once, three stored: ${first.join(', ')}`,
+      );
+      assert.ok(first.filter((outcome) => outcome !== 'stored').every((outcome) => outcome === 'task_full'));
+      const kept = (await store.push.list(aliceScope, tasks[0]!.id, { limit: 10 })).configs.map((c) => c.id);
+      assert.equal(kept.length, 3);
+      assert.equal(await put(tasks[0]!.id, kept[0]!), 'stored', 'a replaced config');
+      assert.equal(await put(tasks[1]!.id, 'x'), 'stored');
+      assert.equal(await put(tasks[1]!.id, 'y'), 'user_full');
+      assert.equal(
+        await store.push.put(bobScope, { taskId: tasks[1]!.id, id: 'z', url: 'https://e.com', token: '' }, 1, bounds),
+        'no_task',
+      );
+      // Pages: in the order made, each page's cursor the last it holds.
+      const page1 = await store.push.list(aliceScope, tasks[0]!.id, { limit: 2 });
+      const page2 = await store.push.list(aliceScope, tasks[0]!.id, { limit: 2, after: page1.next });
+      assert.deepEqual(
+        [...page1.configs, ...page2.configs].map((c) => c.id),
+        kept,
+      );
+      assert.ok(page1.next);
+      assert.equal(page2.next, undefined);
     });
   });
 }
