@@ -11,7 +11,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './support/processes.js';
 
-const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  dependencies: Record<string, string>;
+};
 
 /** Whether `version` (`v24.1.0`) is in a range of `^x.y.z` alternatives, as `engines` writes it. */
 function admits(range: string, version: string): boolean {
@@ -42,6 +45,25 @@ describe('the Node.js versions', () => {
   it('the README quotes engines', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     assert.ok(readme.includes(`\`"engines": "${manifest.engines.node}"\``), 'the README quotes the range');
+  });
+
+  it('while engines admits Node 20 the AI SDK stays on 6: ai 7 and its providers need Node 22 (docs/models.md)', () => {
+    if (!admits(manifest.engines.node, 'v20.18.0')) return;
+    const majors = Object.fromEntries(
+      ['ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@ai-sdk/openai-compatible', '@ai-sdk/provider'].map((name) => [
+        name,
+        Number(manifest.dependencies[name]?.split('.')[0]),
+      ]),
+    );
+    assert.deepEqual(majors, {
+      ai: 6,
+      '@ai-sdk/openai': 3,
+      '@ai-sdk/anthropic': 3,
+      '@ai-sdk/openai-compatible': 2,
+      '@ai-sdk/provider': 3,
+    });
+    const models = readFileSync(join(ROOT, 'docs/models.md'), 'utf8');
+    assert.match(models, /^## The AI SDK: version 6, and what 7 would change$/m);
   });
 
   it('every Node child a test, script or benchmark starts is process.execPath, not the node on PATH', () => {
