@@ -261,12 +261,7 @@ export function openSqliteDatabase(
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
     sqlite?.close();
-    const code = (error as { code?: unknown }).code;
-    const why =
-      code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
-        ? 'it is not a SQLite database (move it away, and the harness starts a new one)'
-        : whyUnusable(error);
-    throw new HarnessError('data_unusable', `Cannot open the database file ${file}: ${why}.`, { cause: error });
+    throw openFailure(file, error);
   }
   const dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
   return new Kysely<Database>({ dialect: timedTransactions(dialect, onTransaction) });
@@ -279,6 +274,26 @@ export function openSqliteDatabase(
  */
 function loadBetterSqlite3(): typeof BetterSqlite3 {
   return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+}
+
+/**
+ * Why the database file could not be opened. The driver first: better-sqlite3 is compiled for one
+ * Node.js version, and under another (after switching from 20 to 24) loading it fails before
+ * any file is touched, which is no fault of the data folder.
+ */
+export function openFailure(file: string, error: unknown): HarnessError {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ERR_DLOPEN_FAILED')
+    return new HarnessError(
+      'store_failed',
+      `The SQLite driver (better-sqlite3) was built for another version of Node.js than this one (${process.version}): run \`npm rebuild better-sqlite3\` with this Node.js, in the folder tiny-harness is installed in.`,
+      { cause: error },
+    );
+  const why =
+    code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
+      ? 'it is not a SQLite database (move it away, and the harness starts a new one)'
+      : whyUnusable(error);
+  return new HarnessError('data_unusable', `Cannot open the database file ${file}: ${why}.`, { cause: error });
 }
 
 /** Why a folder or file cannot be used, in words; never the underlying message, which may hold other paths. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, openStore } from '../../src/store/index.js';
 import { makeFolder } from '../../src/make-folder.js';
+import { openFailure } from '../../src/store/database.js';
 
 /** The SQLite connection: its durability setting, its prepared-statement cache. About SQLite itself, so SQLite only. */
 describe('openSqliteDatabase', () => {
@@ -90,6 +91,32 @@ describe('openSqliteDatabase', () => {
 });
 
 /** Issue 22, item 2: a data folder is made one level at a time, so a place where none can be made fails at once. */
+describe('openFailure: why the database file could not be opened', () => {
+  it('a driver built for another Node.js (after switching from 20 to 24) says to rebuild it, not to move the data', () => {
+    const loading = Object.assign(
+      new Error(
+        "The module '/srv/node_modules/better-sqlite3/build/Release/better_sqlite3.node'\nwas compiled against a different Node.js version using\nNODE_MODULE_VERSION 115.",
+      ),
+      { code: 'ERR_DLOPEN_FAILED' },
+    );
+    const error = openFailure('/data/tiny-harness.db', loading);
+    assert.equal(error.code, 'store_failed');
+    assert.match(error.message, /^The SQLite driver \(better-sqlite3\) was built for another version of Node\.js/);
+    assert.ok(error.message.includes(`(${process.version})`), 'names the Node.js running');
+    assert.match(error.message, /run `npm rebuild better-sqlite3` with this Node\.js/);
+    assert.doesNotMatch(error.message, /\/srv|\/data/, 'names no path');
+  });
+
+  it('a file that is not a database is named, to be moved away', () => {
+    const error = openFailure(
+      '/data/tiny-harness.db',
+      Object.assign(new Error('file is not a database'), { code: 'SQLITE_NOTADB' }),
+    );
+    assert.equal(error.code, 'data_unusable');
+    assert.match(error.message, /^Cannot open the database file \/data\/tiny-harness\.db: it is not a SQLite database/);
+  });
+});
+
 describe('makeFolder', () => {
   it('makes every missing level, and accepts a folder that exists', () => {
     const root = mkdtempSync(join(tmpdir(), 'th-folder-'));
