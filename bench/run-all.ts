@@ -26,6 +26,7 @@ const BENCHMARKS = [
   'tool-call-overhead',
   'push',
   'observability',
+  'conform',
   // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
   'round-trips',

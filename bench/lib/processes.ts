@@ -26,6 +26,8 @@ export type ServerSpec =
       dataDir: string;
       config: Record<string, unknown>;
       port?: number;
+      /** Serve gRPC too, on this port (0: a free one); the card then names it. */
+      grpcPort?: number;
       tokens?: Record<string, string>;
       /** Store in this PostgreSQL database (a schema of the benchmark's own: bench/lib/postgres.ts) instead of SQLite in `dataDir`. */
       databaseUrl?: string;

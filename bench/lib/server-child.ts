@@ -76,6 +76,7 @@ async function start(): Promise<Running> {
         databaseUrl: spec.databaseUrl,
         host: '127.0.0.1',
         port: spec.port ?? 0,
+        grpcPort: spec.grpcPort,
         env: {},
         auth,
       });

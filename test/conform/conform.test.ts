@@ -12,6 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { TaskState } from '@a2a-js/sdk';
 import { CONFORM_EXIT, runConform, type ConformCommand, type ConformReport } from '@tiny-harness/conform';
+import type { Client } from '@a2a-js/sdk/client';
+import { cancelCreated } from '../../packages/conform/src/clean-up.js';
 import { unreachable } from '../../packages/conform/src/probe-client.js';
 import { parseRules } from '../../packages/conform/src/spec-text.js';
 import { startBareAgent, type BareAgent } from '../client/bare-agent.js';
@@ -53,6 +55,15 @@ describe('tiny-harness conform against the harness', () => {
     );
     assert.equal(code, CONFORM_EXIT.ok);
     assert.deepEqual(report.transports, ['JSONRPC', 'HTTP+JSON', 'GRPC']);
+    // Checked at the same time, reported one transport after another in the card's order (the
+    // ordinary messages of CMD-2 and CMD-3 go once, on the first transport, after them).
+    const order = report.results.flatMap((r) =>
+      r.transport && r.rule !== 'CMD-2' && r.rule !== 'CMD-3' ? [r.transport] : [],
+    );
+    assert.deepEqual(
+      order.filter((transport, i) => transport !== order[i - 1]),
+      ['JSONRPC', 'HTTP+JSON', 'GRPC'],
+    );
     for (const transport of report.transports) {
       assert.ok(
         report.results.some((r) => r.transport === transport && r.rule === 'CMD-8' && r.outcome === 'pass'),
@@ -135,6 +146,23 @@ describe('tiny-harness conform against the harness', () => {
       [],
       'every task the kit created is canceled',
     );
+  });
+});
+
+describe("the kit's clean-up", () => {
+  it('sends every CancelTask before any is answered: a server slow to cancel costs one wait, not one per task', async () => {
+    const sent: string[] = [];
+    const answers: Array<() => void> = [];
+    const client = {
+      cancelTask: ({ id }: { id: string }) => {
+        sent.push(id);
+        return new Promise((resolve) => answers.push(() => resolve({})));
+      },
+    } as unknown as Client;
+    const cleaning = cancelCreated({ created: new Set(['a', 'b', 'c']) }, client);
+    assert.deepEqual(sent, ['a', 'b', 'c']);
+    for (const answer of answers) answer();
+    await cleaning;
   });
 });
 

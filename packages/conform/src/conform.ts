@@ -36,6 +36,7 @@ import {
   unreachable,
   type TransportName,
 } from './probe-client.js';
+import { cancelCreated } from './clean-up.js';
 import { Results, type ConformReport } from './results.js';
 
 /** What to check: the server, and which transports, rules and command. */
@@ -99,23 +100,21 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
   }
 
   const probe: Probe = { results, command, ...(args ? { args } : {}), created: new Set(), taskRefs: new Set() };
-  const clients: Client[] = [];
+  const required = commandsEntries(first.raw)[0]?.required === true;
+  // The transports are checked at the same time, each on tasks of its own: a run waits for the
+  // slowest one, not for their sum. Their results are reported in the card's order.
+  const checked = await Promise.allSettled(
+    transports.map((transport) => checkOneTransport(probe, transport, first.card, headers, required)),
+  );
+  const clients = checked.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.client] : []));
   try {
-    for (const transport of transports) {
-      const tap = new HeaderTap();
-      const client = await clientFor(first.card, transport, headers, tap);
-      clients.push(client);
-      await checkTransport(probe, transport, client, tap);
-      // Every check would fail the same way: one line says what to do instead.
-      if (tap.authRefused) throw new ConformUnreachable(new AuthenticationRequired().message);
-      await checkWithoutActivation(
-        probe,
-        transport,
-        first.card,
-        headers,
-        commandsEntries(first.raw)[0]?.required === true,
-      );
+    for (const outcome of checked) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      results.add(outcome.value.results);
     }
+    // Every check would fail the same way: one line says what to do instead.
+    if (checked.some((outcome) => outcome.status === 'fulfilled' && outcome.value.authRefused))
+      throw new ConformUnreachable(new AuthenticationRequired().message);
     const client = clients[0]!;
     await checkSubtaskRefs(probe, client);
     if (options.allowModel) await checkNotCommands(probe, transports[0]!, client);
@@ -129,6 +128,23 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
     await cancelCreated(probe, clients[0]);
   }
   return report({ command: `/${command.name}${args ? ` ${args}` : ''} (${why})` });
+}
+
+/** Every check of one transport, with results of its own; `authRefused` when the server wants a token it was not given. */
+async function checkOneTransport(
+  probe: Probe,
+  transport: TransportName,
+  card: Parameters<typeof clientFor>[0],
+  headers: Record<string, string>,
+  required: boolean,
+): Promise<{ client: Client; results: Results; authRefused: boolean }> {
+  const own: Probe = { ...probe, results: probe.results.sibling() };
+  const tap = new HeaderTap();
+  const client = await clientFor(card, transport, headers, tap);
+  await checkTransport(own, transport, client, tap);
+  if (tap.authRefused) return { client, results: own.results, authRefused: true };
+  await checkWithoutActivation(own, transport, card, headers, required);
+  return { client, results: own.results, authRefused: false };
 }
 
 /** CMD-17: commands work without activating the extension; or, with `required: true`, such a request is refused (CMD-14). */
@@ -231,12 +247,5 @@ async function checkNotCommands(probe: Probe, transport: TransportName, client: 
     } catch (error) {
       probe.results.fail(rule, title, `the message was refused: ${describe(error)}`, transport);
     }
-  }
-}
-
-async function cancelCreated(probe: Probe, client: Client | undefined): Promise<void> {
-  if (!client) return;
-  for (const id of probe.created) {
-    await within(client.cancelTask({ tenant: '', id, metadata: {} }), 'CancelTask', 5_000).catch(() => undefined);
   }
 }

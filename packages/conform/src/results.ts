@@ -40,21 +40,31 @@ export class Results {
 
   constructor(private readonly only: ReadonlySet<string> | undefined) {}
 
+  /** Empty results wanting the same rules, for checks run apart (a transport's) and added after. */
+  sibling(): Results {
+    return new Results(this.only);
+  }
+
+  /** Appends the results of `other`, in their order. */
+  add(other: Results): void {
+    this.list.push(...other.list);
+  }
+
   /** Whether checks of `rule` are wanted (`--only`). */
   wants(rule: string): boolean {
     return !this.only || this.only.has(rule);
   }
 
   pass(rule: string, title: string, transport?: TransportName): void {
-    this.add({ rule, title, transport, outcome: 'pass' });
+    this.record({ rule, title, transport, outcome: 'pass' });
   }
 
   fail(rule: string, title: string, detail: string, transport?: TransportName): void {
-    this.add({ rule, title, transport, outcome: 'fail', detail, ruleText: ruleText(rule) });
+    this.record({ rule, title, transport, outcome: 'fail', detail, ruleText: ruleText(rule) });
   }
 
   skip(rule: string, title: string, why: string, transport?: TransportName): void {
-    this.add({ rule, title, transport, outcome: 'skip', detail: why });
+    this.record({ rule, title, transport, outcome: 'skip', detail: why });
   }
 
   /** Passes when `problem` is undefined, fails with it otherwise. */
@@ -63,7 +73,7 @@ export class Results {
     else this.fail(rule, title, problem, transport);
   }
 
-  private add(result: CheckResult): void {
+  private record(result: CheckResult): void {
     if (!this.wants(result.rule)) return;
     this.list.push(
       Object.fromEntries(Object.entries(result).filter(([, value]) => value !== undefined)) as unknown as CheckResult,
