@@ -1,7 +1,8 @@
 /**
- * Opening `tiny-harness chat`: connect to the agent, then start the chat, in a task to resume
- * when one is named.
+ * Opening `tiny-harness chat`: connect to the agent, check that it takes the calls (a token it
+ * asks for was given), then start the chat, in a task to resume when one is named.
  */
+import { accessProblem } from './access-check.js';
 import { Chat } from './chat.js';
 import { connect, describeClientError, type Connection, type Header } from './connect.js';
 
@@ -20,6 +21,11 @@ export async function runChat(options: ChatOptions): Promise<number> {
   let connection: Connection;
   try {
     connection = await connect(options.url, options.headers);
+    const problem = await accessProblem(connection, options.headers);
+    if (problem) {
+      process.stderr.write(`error: ${problem}\n`);
+      return 1;
+    }
   } catch (error) {
     process.stderr.write(`error: ${describeClientError(error, options.url)}\n`);
     return 1;
