@@ -1,41 +1,13 @@
 /**
- * The user's recent conversations: which tasks, each titled by the first message the user sent
- * in it, and the list under the header that reopens one. A2A reads a task's history from its
- * newest message, so a title needs the whole history once; titles never change, so each is
- * kept in the browser after that.
+ * The user's recent conversations, listed and titled as src/recent-tasks.ts does for the page and
+ * the terminal chat alike, and the list under the header that reopens one. A title needs a
+ * task's whole history once; titles never change, so each is kept in the browser after that.
  */
-import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { stateName, subtaskParentOf, textOf } from '../../src/wire.js';
+import { listRecent as listRecentTasks, type RecentTask } from '../../src/recent-tasks.js';
+import { stateName } from '../../src/wire.js';
 
-/** A task of the user's, as the list of recent conversations shows it. */
-export interface RecentTask {
-  id: string;
-  state: TaskState | undefined;
-  /** When its status last changed (ISO 8601), if known. */
-  updated: string | undefined;
-  /** The first message the user sent in it, cut to a title; empty when it has none. */
-  title: string;
-}
-
-/** How long a title may be: about a line of the list on a phone. */
-export const TITLE_CHARS = 60;
-
-/** A message's text as a title: on one line, cut at a word near `max` characters, with "…" when cut. */
-export function titleOf(text: string, max = TITLE_CHARS): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  if (line.length <= max) return line;
-  const cut = line.slice(0, max - 1);
-  const space = cut.lastIndexOf(' ');
-  // Cut at the last word boundary unless that throws away most of the line (one long word).
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
-}
-
-/** The title of a task read with its whole history: its first user message. */
-function titleOfTask(task: Task): string {
-  const first = task.history.find((m) => m.role === Role.ROLE_USER);
-  return titleOf(textOf(first?.parts));
-}
+export type { RecentTask };
 
 /** Where titles are kept across loads: `{taskId: title}`, the newest last. */
 const STORED_TITLES = 'tiny-harness/titles';
@@ -60,39 +32,13 @@ function storeTitles(titles: Record<string, string>): void {
   }
 }
 
-/**
- * The user's newest conversations (tasks that are not sub-tasks), newest first, each titled by
- * its first message. Tasks whose title the browser does not keep yet are listed once more with
- * their whole history (without artifacts).
- */
+/** The user's newest conversations, newest first, titled; the titles are kept in the browser. */
 export async function listRecent(client: Client, limit = 20): Promise<RecentTask[]> {
-  const list = (historyLength: number | undefined) =>
-    client.listTasks({
-      tenant: '',
-      contextId: '',
-      status: TaskState.TASK_STATE_UNSPECIFIED,
-      pageSize: limit,
-      pageToken: '',
-      historyLength,
-      statusTimestampAfter: undefined,
-      includeArtifacts: false,
-    });
-  const tasks = (await list(0)).tasks.filter((task) => subtaskParentOf(task.metadata) === undefined);
   const titles = storedTitles();
-  if (tasks.some((task) => titles[task.id] === undefined)) {
-    for (const task of (await list(undefined)).tasks) {
-      const title = titleOfTask(task);
-      // A task with no message yet gets its title once it has one.
-      if (title) titles[task.id] = title;
-    }
-    storeTitles(titles);
-  }
-  return tasks.map((task) => ({
-    id: task.id,
-    state: task.status?.state,
-    updated: task.status?.timestamp,
-    title: titles[task.id] ?? '',
-  }));
+  const known = Object.keys(titles).length;
+  const tasks = await listRecentTasks(client, limit, titles);
+  if (Object.keys(titles).length !== known) storeTitles(titles);
+  return tasks;
 }
 
 function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string) {
