@@ -119,16 +119,21 @@ function program(): Command {
     .description('Talk to the A2A agent at <url> in the terminal: / and Tab list its commands.')
     .argument('<url>', "the agent's base URL, e.g. http://127.0.0.1:8080")
     .option('--task <id>', 'resume this task: its conversation so far is shown, then the prompt')
+    .option('-c, --continue', 'go on in your latest conversation')
+    .option('-r, --resume', 'choose one of your recent conversations to go on in')
     .addOption(headerOption())
     .addHelpText(
       'after',
       '\nCtrl+C stops a running turn (twice: leaves), or exits at an empty prompt; Ctrl+D exits.\n' +
         'On leaving it prints the command that resumes the conversation.',
     )
-    .action(async (url: string, flags: { task?: string; header?: string[] }) => {
+    .action(async (url: string, flags: ChatFlags) => {
+      const given = [flags.task !== undefined && '--task', flags.continue && '--continue', flags.resume && '--resume'];
+      if (given.filter(Boolean).length > 1) throw new UsageError(`give one of ${given.filter(Boolean).join(', ')}`);
       const target = await clientTarget(url, flags.header);
       const { runChat } = await import('./client/index.js');
-      process.exit(await runChat({ ...target, taskId: flags.task }));
+      const pick = flags.continue ? 'latest' : flags.resume ? 'choose' : undefined;
+      process.exit(await runChat({ ...target, taskId: flags.task, pick }));
     });
 
   const send = root
@@ -213,6 +218,13 @@ function program(): Command {
       process.exit(code);
     });
   return root;
+}
+
+interface ChatFlags {
+  task?: string;
+  continue?: boolean;
+  resume?: boolean;
+  header?: string[];
 }
 
 interface SendFlags {

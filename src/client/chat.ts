@@ -82,6 +82,11 @@ export class Chat {
     this.card.start(() => !this.turn && !this.draining);
   }
 
+  /** A line about the conversation, before it starts. */
+  note(text: string): void {
+    this.screen.line(this.style.dim(text));
+  }
+
   /** Shows a task's conversation so far (as read), and goes on in it. */
   resume(task: Task): void {
     this.contextId = task.contextId;

@@ -92,8 +92,11 @@ export class WaitingMessages {
 
   /** The line said on leaving when `count` messages stay on task `taskId`'s queue: how to see them. */
   stayNote(count: number, taskId: string): string {
+    const see = `npx tiny-harness chat ${this.connection.url} --task ${taskId}, then /status`;
     return this.screen.style.dim(
-      `(${count} message(s) stay queued on the agent and run in turn, as tiny-harness/while-busy says; to see them: npx tiny-harness chat ${this.connection.url} --task ${taskId}, then /status)`,
+      count === 1
+        ? `(1 message stays queued on the agent and runs in turn; to see it: ${see})`
+        : `(${count} messages stay queued on the agent and run in turn; to see them: ${see})`,
     );
   }
 

@@ -10,6 +10,7 @@ import type { Message, StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { LAST_EVENT_ID_HEADER, resumableStream } from '../stream-resume.js';
+import { TOOL_OUTPUT_ARTIFACT_NAME } from '../wire.js';
 
 /** A refusal by the agent (an A2A error, or one an SSE event carried) is final: a broken connection is not. */
 export function isAgentRefusal(error: unknown): boolean {
@@ -36,22 +37,34 @@ export function eventsAfter(
 
 /**
  * The events of the turn `message` starts, resumed after a break; `tell` gets one short line
- * when the connection dropped and one when the stream was resumed.
+ * when the connection dropped and one when the stream was resumed. That one says the reply goes
+ * on only when it does (its next chunk came): a turn cut short by the server's restart ends
+ * instead, and its end says so.
  */
-export function turnEvents(
+export async function* turnEvents(
   client: Client,
   message: Message,
   signal: AbortSignal | undefined,
   tell: (line: string) => void,
 ): AsyncGenerator<StreamResponse, void, undefined> {
-  return resumableStream(
+  let resumed = false;
+  const events = resumableStream(
     client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal }),
     (taskId, after, resumeSignal) => eventsAfter(client, taskId, after, resumeSignal),
     {
       signal,
       retryable: (error) => !isAgentRefusal(error),
       onDropped: () => tell('(connection lost; reconnecting…)'),
-      onResumed: () => tell('(reconnected; the reply goes on where it broke off)'),
+      onResumed: () => (resumed = true),
     },
   );
+  for await (const event of events) {
+    if (resumed) {
+      resumed = false;
+      const payload = event.payload;
+      const goesOn = payload?.$case === 'artifactUpdate' && payload.value.artifact?.name !== TOOL_OUTPUT_ARTIFACT_NAME;
+      tell(goesOn ? '(reconnected; the reply goes on where it broke off)' : '(reconnected)');
+    }
+    yield event;
+  }
 }

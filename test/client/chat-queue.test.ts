@@ -136,8 +136,9 @@ describe('tiny-harness chat: messages typed during a turn go to the agent queue'
     assert.match(screen, /\(stays queued on the agent: runs without me\)/);
     assert.match(
       screen,
-      /1 message\(s\) stay queued on the agent and run in turn.*to see them: npx tiny-harness chat \S+ --task [0-9a-f-]{36}, then \/status/,
+      /\(1 message stays queued on the agent and runs in turn; to see it: npx tiny-harness chat \S+ --task [0-9a-f-]{36}, then \/status\)/,
     );
+    assert.doesNotMatch(screen, /tiny-harness\/|while-busy|metadata/, 'no protocol words in what the user reads');
     const taskId = /--task ([0-9a-f-]{36})/.exec(screen)![1]!;
     held.resolve();
     const client = await h.client('JSONRPC');

@@ -7,12 +7,16 @@
  */
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServerProcess, writeFixtureConfig } from '../e2e/process.js';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
-import { lastMessage } from '../fixtures/model-server.js';
+import { lastMessage, startModelServer } from '../fixtures/model-server.js';
 import { needs } from '../needs.js';
 import { poll } from '../support/wait.js';
 import { hostPort, startCutProxy, type CutProxy } from '../support/cut-proxy.js';
-import { TMUX, Tmux, atPrompt, type ChatPane } from './support.js';
+import { TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 const WORDS = Array.from({ length: 30 }, (_, i) => `w${i}`);
 const REPLY = WORDS.join(' ');
@@ -106,6 +110,37 @@ describe('tiny-harness chat resumes a broken stream', needs(TMUX), () => {
     const screen = await pane.waitFor((s) => wordsOn(s).includes('w29') && atPrompt(s));
     assert.deepEqual(wordsOn(screen), WORDS, `every word once, in order:\n${screen}`);
     assert.ok(!screen.includes('error:'), screen);
+  });
+
+  it('a server killed mid-turn and started again: the chat says it reconnected and that the turn was interrupted, never that the reply goes on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-chat-crash-'));
+    // Every reply holds after a few words, until the server that asked is gone.
+    const model = await startModelServer({ reply: REPLY, hold: { afterChunks: 3, until: new Promise(() => {}) } });
+    const crashProxy = await startCutProxy();
+    const config = writeFixtureConfig(dir, model.baseURL, { extra: { publicUrl: crashProxy.url } });
+    const args = ['--data-dir', join(dir, 'data'), '--config', config];
+    const first = await startServerProcess(args);
+    let second: Awaited<ReturnType<typeof startServerProcess>> | undefined;
+    try {
+      crashProxy.target = hostPort(first.url);
+      pane = await tmux.chat(crashProxy.url);
+      await pane.type('tell me');
+      await pane.keys('Enter');
+      await pane.waitFor((s) => wordsOn(s).includes('w2'));
+      await first.stop('SIGKILL');
+      await pane.waitFor((s) => s.includes('(connection lost; reconnecting…)'));
+      second = await startServerProcess(args);
+      crashProxy.target = hostPort(second.url);
+      const screen = await pane.waitFor((s) => s.includes('This turn was interrupted') && atPrompt(s));
+      assert.ok(lines(screen).includes('(reconnected)'), screen);
+      assert.doesNotMatch(screen, /goes on where it broke off/);
+    } finally {
+      await first.stop('SIGKILL');
+      await second?.stop('SIGKILL');
+      await crashProxy.close();
+      await model.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

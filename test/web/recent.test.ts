@@ -1,7 +1,7 @@
 /** Titles of recent conversations: the first message the user sent, on one line and cut to a sensible length; the same titles told apart. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { distinction, TITLE_CHARS, titleOf, type RecentTask } from '../../web/src/recent.js';
+import { distinction, TITLE_CHARS, titleOf, type RecentTask } from '../../src/recent-tasks.js';
 
 describe('a recent conversation’s title', () => {
   it('is the message on one line, as it is when short', () => {
