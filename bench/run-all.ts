@@ -25,6 +25,7 @@ const BENCHMARKS = [
   'task-scope-timing',
   'tool-call-overhead',
   'push',
+  'push-idle',
   'observability',
   'conform',
   // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.

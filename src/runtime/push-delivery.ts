@@ -57,6 +57,16 @@ export interface PushDeliveryOptions {
   onAttempt?: (outcome: 'delivered' | 'failed' | 'gave_up' | 'interrupted') => void;
 }
 
+/**
+ * Retries are looked at on a grid of this many ms: those of many dead receivers, drawn at
+ * random, then share a pass instead of one each. A retry waits at most this much longer.
+ */
+const RETRY_GRID_MS = 250;
+
+function coalesced(atMs: number): number {
+  return Number.isFinite(atMs) ? Math.ceil(atMs / RETRY_GRID_MS) * RETRY_GRID_MS : atMs;
+}
+
 /** How soon a pass that could not read the outbox is tried again. */
 const RETRY_READ_MS = 1000;
 
@@ -178,6 +188,7 @@ export class PushDelivery {
       next = Math.min(next, now + RETRY_READ_MS);
     } finally {
       this.passing = false;
+      next = coalesced(next);
       if (this.again) {
         this.again = false;
         next = this.now();
@@ -274,7 +285,7 @@ export class PushDelivery {
           attempts,
           error: reason,
         });
-      else this.schedule(nextAttemptMs);
+      else this.schedule(coalesced(nextAttemptMs));
       this.options.onAttempt?.(outOfRetries ? 'gave_up' : 'failed');
       return outOfRetries ? 'gave_up' : 'later';
     }

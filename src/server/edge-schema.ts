@@ -28,7 +28,7 @@ export const EDGE_LIMITS = {
   idChars: 128,
   /**
    * Characters in the keys and strings of a request's metadata, all of it together: the
-   * request's, the message's and its parts'. Bounded as the text is.
+   * request's, the message's, its parts' and a push-notification config. Bounded as the text is.
    */
   metadataChars: 100_000,
   /** Levels of objects and arrays in a request's params (protobuf's own JSON recursion limit). */
@@ -343,6 +343,7 @@ function metadataRefusal(params: FreeForm, root: string): string | undefined {
     objects.push([['message', 'metadata'], params.message.metadata]);
     params.message.parts?.forEach((p, i) => objects.push([['message', 'parts', i, 'metadata'], p.metadata]));
   }
+  objects.push([['configuration', 'taskPushNotificationConfig'], params.configuration?.taskPushNotificationConfig]);
   let chars = 0;
   for (const [path, object] of objects) {
     chars += jsonTextChars(object ?? {}, L.metadataChars - chars);
@@ -356,6 +357,7 @@ function metadataRefusal(params: FreeForm, root: string): string | undefined {
 interface FreeForm {
   metadata?: unknown;
   message?: { metadata?: unknown; parts?: Array<{ metadata?: unknown }> };
+  configuration?: { taskPushNotificationConfig?: unknown } | null;
 }
 
 /** Why `value` is refused for its nesting or size alone, or undefined; for requests the schema does not describe. */

@@ -176,7 +176,7 @@ export interface PushDeliveriesTable {
   event_json: string;
   state: 'pending' | 'failed';
   attempts: Counter;
-  /** When it is due, ms since the epoch; once failed, when its last attempt was (pruning goes by it). */
+  /** When it is due, ms since the epoch (0 for a new one: at once); once failed, when its last attempt was (pruning goes by it). */
   next_attempt_ms: Counter;
   /** When it was first tried, ms since the epoch; null before. */
   first_attempt_ms: Counter | null;

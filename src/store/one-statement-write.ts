@@ -62,9 +62,9 @@ export async function writeInOneStatement(
       select upd.id, x.generation, x.json, ${now.getTime()} from upd,
       unnest(${logged.map((l) => l.generation)}::bigint[], ${logged.map((l) => encodeAgentEvent(l.event))}::text[]) as x(generation, json)
       returning task_id, generation, event_json)`);
-    // The outbox (`push-store.ts`): a delivery per config of the task and event, with the event.
+    // The outbox (`push-outbox.ts`): a delivery per config of the task and event, with the event, due at once.
     ctes.push(sql`pd as (insert into push_deliveries (task_id, config_id, generation, event_json, state, attempts, next_attempt_ms)
-      select c.task_id, c.config_id, e.generation, e.event_json, 'pending', 0, ${now.getTime()}
+      select c.task_id, c.config_id, e.generation, e.event_json, 'pending', 0, 0
       from e join push_configs c on c.task_id = e.task_id returning 1)`);
   }
   const inserted = plan.artifacts.filter((write) => write.kind === 'insert');

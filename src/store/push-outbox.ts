@@ -108,33 +108,19 @@ export class SqlPushOutbox {
     generation: number,
     attempt: { atMs: number; attempts: number; firstAttemptMs: number; nextAttemptMs?: number; error: string },
   ): Promise<void> {
-    const set = {
-      attempts: attempt.attempts,
-      first_attempt_ms: attempt.firstAttemptMs,
-      last_error: attempt.error.slice(0, 500),
-      ...(attempt.nextAttemptMs === undefined
-        ? { state: 'failed' as const, next_attempt_ms: attempt.atMs }
-        : { next_attempt_ms: attempt.nextAttemptMs }),
-    };
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('push_deliveries')
-        .set(set)
-        .where('task_id', '=', taskId)
-        .where('config_id', '=', configId)
-        .where('generation', '=', generation)
-        .execute();
-      // The pair's later deliveries wait with it (then `heads` never reads them), or, once it
-      // has failed for good, are due at once.
-      await trx
-        .updateTable('push_deliveries')
-        .set({ next_attempt_ms: attempt.nextAttemptMs ?? attempt.atMs })
-        .where('task_id', '=', taskId)
-        .where('config_id', '=', configId)
-        .where('state', '=', 'pending')
-        .where('generation', '>', generation)
-        .execute();
-    });
+    // One statement: the delivery's own record, and the pair's later deliveries waiting with it
+    // (then `heads` never reads them), or, once it has failed for good, due at once.
+    const head = (value: unknown, column: string) =>
+      sql`case when generation = ${generation} then ${value} else ${sql.ref(column)} end`;
+    await sql`update push_deliveries set
+      next_attempt_ms = ${attempt.nextAttemptMs ?? attempt.atMs},
+      attempts = ${head(attempt.attempts, 'attempts')},
+      first_attempt_ms = ${head(attempt.firstAttemptMs, 'first_attempt_ms')},
+      last_error = ${head(attempt.error.slice(0, 500), 'last_error')},
+      state = ${head(attempt.nextAttemptMs === undefined ? 'failed' : 'pending', 'state')}
+      where task_id = ${taskId} and config_id = ${configId} and state = 'pending' and generation >= ${generation}`.execute(
+      this.db,
+    );
   }
 
   /**
@@ -264,18 +250,20 @@ export function toConfig(row: {
 /**
  * The deliveries the events owe, one per config of the task and event, in the transaction that
  * logs them, after `insertLogRows`: one statement, reading the events just inserted, which
- * inserts nothing when the task has no config. Resolves with whether it inserted any.
+ * inserts nothing when the task has no config. Resolves with whether it inserted any. A new
+ * delivery is due at once: its `next_attempt_ms` is 0, which no clock can be behind (the
+ * store's, which never goes back, may run ahead of the deliverer's by a few ms, and
+ * PostgreSQL's is another machine's).
  */
 export async function insertDeliveries(
   trx: Transaction<Database> | Kysely<Database>,
   taskId: string,
   logged: readonly LoggedEvent[],
-  nowMs: number,
 ): Promise<boolean> {
   if (logged.length === 0) return false;
   const result =
     await sql`insert into push_deliveries (task_id, config_id, generation, event_json, state, attempts, next_attempt_ms)
-    select c.task_id, c.config_id, e.generation, e.event_json, 'pending', 0, ${nowMs}
+    select c.task_id, c.config_id, e.generation, e.event_json, 'pending', 0, 0
     from push_configs c join task_events e on e.task_id = c.task_id
     where c.task_id = ${taskId} and e.generation >= ${logged[0]!.generation} and e.generation <= ${logged.at(-1)!.generation}`.execute(
       trx,

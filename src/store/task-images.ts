@@ -192,7 +192,7 @@ export class TaskImages {
         await writePlan(trx, identity, plan, now.toISOString());
         await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
-        if (this.mayOwePush(taskId)) pushed = await insertDeliveries(trx, taskId, logged, now.getTime());
+        if (this.mayOwePush(taskId)) pushed = await insertDeliveries(trx, taskId, logged);
       });
     } catch (error) {
       throw await this.writeFailed(error, taskId, scope, plan);
@@ -248,7 +248,7 @@ export class TaskImages {
         await writePlan(trx, identity, plan, now.toISOString(), fence);
         await insertLogRows(trx, taskId, logged, now.getTime());
         await alongside?.(trx);
-        const pushed = this.mayOwePush(taskId) && (await insertDeliveries(trx, taskId, logged, now.getTime()));
+        const pushed = this.mayOwePush(taskId) && (await insertDeliveries(trx, taskId, logged));
         return { image: stored, saved: true, logged, pushed, write: { identity, now: now.toISOString() } };
       });
     } catch (error) {

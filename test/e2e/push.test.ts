@@ -260,7 +260,8 @@ describe('issue 33: a push config on a command message', () => {
           metadata: {},
         }),
       );
-      await poll("the turn's events delivered", () => turnsEnded(r) === 1);
+      // Two ends: the command's reply (the task waits for input) and the turn's.
+      await poll("the turn's events delivered", () => turnsEnded(r) === 2);
       const got = deduped(r.received);
       assert.deepEqual(
         got.map((x) => x.generation),
