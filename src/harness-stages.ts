@@ -20,7 +20,7 @@ import { HarnessExecutor } from './runtime/executor.js';
 import { LocalCoordination } from './runtime/local-coordination.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
 import { PushConfigs } from './runtime/push-configs.js';
-import { deliveryRequest, PushDelivery } from './runtime/push-delivery.js';
+import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
 import { TurnRecovery } from './runtime/recovery.js';
 import { TaskView } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
@@ -142,9 +142,6 @@ export interface Engine {
   /** The log readers of clients' streams, which a drain closes. */
   streams: ClientStreams;
 }
-
-/** How often an instance sharing PostgreSQL looks for deliveries another instance left. */
-const SHARED_PUSH_POLL_MS = 1000;
 
 export function startEngine(
   options: HarnessOptions,

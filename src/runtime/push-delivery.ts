@@ -36,6 +36,9 @@ export interface PushRetry {
   maxRetryMs: number;
 }
 
+/** How often an instance sharing PostgreSQL looks for deliveries another instance left (`pollMs`). */
+export const SHARED_PUSH_POLL_MS = 1000;
+
 export interface PushDeliveryOptions {
   outbox: PushOutbox;
   leases: Pick<Coordination, 'acquireTurn' | 'releaseTurn'>;
