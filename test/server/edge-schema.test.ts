@@ -320,7 +320,12 @@ describe('edge schema: bounds', () => {
       ['ListTaskPushNotificationConfigs', { taskId: 't', pageSize: 10 }],
     ];
     for (const [method, params] of accepted) assert.equal(refusal(method, params), undefined, method);
-    refused('CreateTaskPushNotificationConfig', { taskId: 't' }, 'url', /is required: an absolute http:\/\/ or https:\/\/ URL/);
+    refused(
+      'CreateTaskPushNotificationConfig',
+      { taskId: 't' },
+      'url',
+      /is required: an absolute http:\/\/ or https:\/\/ URL/,
+    );
     refused('CreateTaskPushNotificationConfig', create({ token: 'x'.repeat(1025) }), 'token', /at most 1024/);
   });
   it('lists: 32 extensions, 32 output modes, 100 reference task ids', () => {
