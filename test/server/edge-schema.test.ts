@@ -326,7 +326,7 @@ describe('edge schema: bounds', () => {
       'url',
       /is required: an absolute http:\/\/ or https:\/\/ URL/,
     );
-    refused('CreateTaskPushNotificationConfig', create({ token: 'x'.repeat(1025) }), 'token', /at most 1024/);
+    refused('CreateTaskPushNotificationConfig', create({ token: 'x'.repeat(513) }), 'token', /at most 512/);
   });
   it('lists: 32 extensions, 32 output modes, 100 reference task ids', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `e${i}`);
