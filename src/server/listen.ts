@@ -4,7 +4,9 @@ import type { Server } from 'node:http';
  * Connections the OS may hold for the server before it accepts them. Node's default, 511, is
  * too few for a burst of clients while the event loop is busy: the rest are dropped and reset
  * after the kernel's retries (a 1,000-stream burst lost 20 to 40 streams that way). The OS
- * caps it at its own limit (net.core.somaxconn).
+ * caps it at its own limit (net.core.somaxconn). Node takes one connection from it per turn of
+ * the event loop (libuv since 1.45), so a loop kept busy lets it fill: admission (`admission.ts`)
+ * refuses new load while the loop lags, to keep it moving.
  */
 const LISTEN_BACKLOG = 4096;
 

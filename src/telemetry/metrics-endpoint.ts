@@ -9,6 +9,7 @@ import { HarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import { METRICS_PATH } from '../wire.js';
 import { HarnessMetrics } from './metrics.js';
+import { Scrapes } from './scrapes.js';
 
 /** A node request handler; express mounts it as it is. */
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -72,8 +73,17 @@ export function metricsToken(
   return token;
 }
 
-/** Answers a scrape: 401 without the token (when there is one), 405 for anything but GET or HEAD. */
-export function metricsHandler(metrics: HarnessMetrics, log: Logger, token?: string): MetricsHandler {
+/**
+ * Answers a scrape: 401 without the token (when there is one), 405 for anything but GET or HEAD,
+ * 503 with Retry-After past the scrapes in progress; else the text, rendered once for every
+ * scrape of a moment (`scrapes.ts`).
+ */
+export function metricsHandler(
+  metrics: HarnessMetrics,
+  log: Logger,
+  token?: string,
+  scrapes = new Scrapes(() => metrics.scrape()),
+): MetricsHandler {
   const expected = token === undefined ? undefined : digest(token);
   return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -86,7 +96,15 @@ export function metricsHandler(metrics: HarnessMetrics, log: Logger, token?: str
         .end('This endpoint needs the metrics token: Authorization: Bearer <token>.\n');
       return;
     }
-    metrics.scrape().then(
+    const place = scrapes.take();
+    if (!place) {
+      res
+        .writeHead(503, { 'Retry-After': '1', 'Content-Type': 'text/plain' })
+        .end('Too many scrapes at once: scrape again in a moment.\n');
+      return;
+    }
+    res.once('close', place.release);
+    scrapes.text().then(
       ({ contentType, text }) => {
         res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
         res.end(req.method === 'HEAD' ? undefined : text);
