@@ -5,6 +5,8 @@ import { z } from 'zod';
 export const DEFAULT_MAX_REQUESTS_IN_PROGRESS = 512;
 /** See `admission.maxEventLoopDelayMs` and docs/performance.md (how it was chosen). */
 export const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 20;
+/** See `admission.eventLoopCheckFrom`: below it, a lagging loop is one large request or a shared machine, not a flood. */
+export const DEFAULT_EVENT_LOOP_CHECK_FROM = 8;
 
 export const admissionSchema = z.strictObject({
   maxRequestsInProgress: z
@@ -23,6 +25,15 @@ export const admissionSchema = z.strictObject({
     .max(60_000)
     .default(DEFAULT_MAX_EVENT_LOOP_DELAY_MS)
     .describe(
-      'While the event loop lags more than this, in milliseconds (its mean delay over the last quarter of a second), a new A2A call is refused at once, as one past `maxRequestsInProgress` is: the instance is busier than it can answer in time, and taking more would only make every answer later, the probes\' too (docs/operations.md, "Overload"; how the default was chosen: docs/performance.md). 0 never refuses for it.',
+      'While the event loop lags more than this (and at least `eventLoopCheckFrom` calls are in progress), in milliseconds (its mean delay over the last quarter of a second), a new A2A call is refused at once, as one past `maxRequestsInProgress` is: the instance is busier than it can answer in time, and taking more would only make every answer later, the probes\' too (docs/operations.md, "Overload"; how the default was chosen: docs/performance.md). 0 never refuses for it.',
+    ),
+  eventLoopCheckFrom: z
+    .number()
+    .int('must be a whole number of requests')
+    .min(0)
+    .max(1_000_000)
+    .default(DEFAULT_EVENT_LOOP_CHECK_FROM)
+    .describe(
+      'How many A2A calls must be in progress before a lagging event loop refuses new ones (`maxEventLoopDelayMs`). With fewer, the lag is one large request or a machine shared with other work, and refusing the next caller would relieve nothing: a single client sending 1 MB messages one after another was refused after the first on a loaded machine. A flood keeps far more in progress (163 in the run that found it). 0 checks the loop on every new call.',
     ),
 });

@@ -13,6 +13,8 @@ export interface AdmissionOptions {
   maxRequestsInProgress: number;
   /** Refuse while the event loop's delay is past this many ms; 0 never refuses for it (`admission.maxEventLoopDelayMs`). */
   maxEventLoopDelayMs: number;
+  /** The delay is looked at only while at least this many requests are in progress (`admission.eventLoopCheckFrom`). */
+  eventLoopCheckFrom: number;
   /** The event loop's recent delay in ms (`EventLoopDelay.ms`); a test hands in its own. */
   eventLoopDelayMs(): number;
   /** Told of each refusal (counted and logged by the harness). */
@@ -38,8 +40,9 @@ export type Release = () => void;
  * connection carries one request at a time, so only new connections raise how many run at
  * once), and every gRPC call (HTTP/2 carries any number on one connection). A client already
  * served on its connection goes on being served while the loop lags, within
- * `maxRequestsInProgress`: a few clients on a busy or shared machine are answered late, not
- * refused. The turn bound (`TurnLimit`) still acts behind it all.
+ * `maxRequestsInProgress`; and the loop is looked at only while `eventLoopCheckFrom` requests
+ * are in progress: a few clients on a busy or shared machine, or one large request, are
+ * answered late, not refused. The turn bound (`TurnLimit`) still acts behind it all.
  */
 export class Admission {
   private taken = 0;
@@ -53,10 +56,15 @@ export class Admission {
 
   /** A place for one request, or the refusal to answer it with; `newLoad` is refused while the loop lags. */
   admit(newLoad: boolean): { release: Release } | { refused: HarnessError } {
-    const { maxRequestsInProgress, maxEventLoopDelayMs } = this.options;
+    const { maxRequestsInProgress, maxEventLoopDelayMs, eventLoopCheckFrom } = this.options;
     let reason: AdmissionRefusal | undefined;
     if (this.taken >= maxRequestsInProgress) reason = 'requests_at_limit';
-    else if (newLoad && maxEventLoopDelayMs > 0 && this.options.eventLoopDelayMs() > maxEventLoopDelayMs)
+    else if (
+      newLoad &&
+      maxEventLoopDelayMs > 0 &&
+      this.taken >= eventLoopCheckFrom &&
+      this.options.eventLoopDelayMs() > maxEventLoopDelayMs
+    )
       reason = 'event_loop_lagging';
     if (reason) {
       this.options.onRefused?.(reason);

@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS, DEFAULT_MAX_REQUESTS_IN_PROGRESS } from '../../src/config/admission.js';
+import {
+  DEFAULT_EVENT_LOOP_CHECK_FROM,
+  DEFAULT_MAX_EVENT_LOOP_DELAY_MS,
+  DEFAULT_MAX_REQUESTS_IN_PROGRESS,
+} from '../../src/config/admission.js';
 import {
   configSchema,
   DEFAULT_CACHE_BYTES,
@@ -47,6 +51,7 @@ describe('config schema', () => {
       admission: {
         maxRequestsInProgress: DEFAULT_MAX_REQUESTS_IN_PROGRESS,
         maxEventLoopDelayMs: DEFAULT_MAX_EVENT_LOOP_DELAY_MS,
+        eventLoopCheckFrom: DEFAULT_EVENT_LOOP_CHECK_FROM,
       },
       drainTimeoutMs: 30_000,
       shutdownGraceMs: 10_000,
@@ -75,6 +80,7 @@ describe('config schema', () => {
     assert.deepEqual(parseConfig(JSON.stringify({ admission: { maxEventLoopDelayMs: 0 } })).admission, {
       maxRequestsInProgress: DEFAULT_MAX_REQUESTS_IN_PROGRESS,
       maxEventLoopDelayMs: 0,
+      eventLoopCheckFrom: DEFAULT_EVENT_LOOP_CHECK_FROM,
     });
     assert.match(
       problems({ admission: { maxRequestsInProgress: 0 } }),

@@ -200,7 +200,7 @@ describe('admission.maxEventLoopDelayMs: a lagging event loop', () => {
   const kept = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
   before(async () => {
-    h = await startTestHarness({ config: { admission: { maxEventLoopDelayMs: 5 } } });
+    h = await startTestHarness({ config: { admission: { maxEventLoopDelayMs: 5, eventLoopCheckFrom: 0 } } });
   });
 
   after(async () => {

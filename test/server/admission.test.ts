@@ -10,11 +10,12 @@ import { Admission, type AdmissionRefusal } from '../../src/server/admission.js'
 import { EventLoopDelay } from '../../src/server/event-loop-delay.js';
 import { poll } from '../support/wait.js';
 
-function admission(options: { max?: number; maxDelayMs?: number; delayMs?: () => number } = {}) {
+function admission(options: { max?: number; maxDelayMs?: number; delayMs?: () => number; checkFrom?: number } = {}) {
   const refusals: AdmissionRefusal[] = [];
   const gate = new Admission({
     maxRequestsInProgress: options.max ?? 2,
     maxEventLoopDelayMs: options.maxDelayMs ?? 100,
+    eventLoopCheckFrom: options.checkFrom ?? 0,
     eventLoopDelayMs: options.delayMs ?? (() => 0),
     onRefused: (reason) => refusals.push(reason),
   });
@@ -65,6 +66,17 @@ describe('admission', () => {
       'refused' in past && hasErrorCode(past.refused, 'requests_at_limit'),
       'the bound holds for it all the same',
     );
+  });
+
+  it('while the loop lags, new load is refused only once eventLoopCheckFrom requests are in progress', () => {
+    const { gate } = admission({ max: 10, maxDelayMs: 100, delayMs: () => 150, checkFrom: 2 });
+    const first = gate.admit(true);
+    const second = gate.admit(true);
+    assert.ok('release' in first && 'release' in second, 'fewer than 2 in progress: the lag is not a flood');
+    const third = gate.admit(true);
+    assert.ok('refused' in third && hasErrorCode(third.refused, 'event_loop_lagging'), 'from 2 on, refused');
+    first.release();
+    assert.ok('release' in gate.admit(true), 'below it again, admitted');
   });
 
   it('maxEventLoopDelayMs 0 never refuses for the delay, and does not read it', () => {
