@@ -571,6 +571,9 @@ export async function runSoak(options: SoakOptions & { seed?: number }): Promise
         defaultModel: 'fixture:small',
         detectOllama: false,
         providers: { fixture: { type: 'openai-compatible', baseURL: model.baseURL, models: ['small', 'large'] } },
+        // The workers share the harness's event loop, so their own load would read as its lag: the
+        // soak counts what is lost or duplicated, and admission has tests of its own.
+        admission: { maxEventLoopDelayMs: 0 },
       }),
     );
     harness = await startHarness({ config, dataDir, host: '127.0.0.1', port: 0, grpcPort: 0, env: {}, log });
