@@ -118,20 +118,30 @@ export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() 
 
 const PATH_PATTERN = /(?:[A-Za-z]:)?(?:\/[\w.@+-]+){2,}\/?/g;
 const SECRET_PATTERN = /\b(sk-[\w-]{8,}|(?:api[_-]?key|token|secret|password)=\S+)/gi;
+/** A URL's user and password (`https://user:secret@host`), as an exporter's endpoint may carry them. */
+const URL_CREDENTIALS = /\/\/[^/\s@]+@/g;
 
 /** One line about an error: its name and message, with paths and anything key-shaped removed. */
 export function describeError(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.split('\n')[0]!.replace(PATH_PATTERN, '<path>').replace(SECRET_PATTERN, '<redacted>').slice(0, 300);
+  return text
+    .split('\n')[0]!
+    .replace(URL_CREDENTIALS, '//<redacted>@')
+    .replace(PATH_PATTERN, '<path>')
+    .replace(SECRET_PATTERN, '<redacted>')
+    .slice(0, 300);
 }
 
 /**
  * Sends `console.error` and `console.warn` through the log. Libraries (the A2A SDK among them)
  * print whole error objects there, stack traces and request bodies included; the server's log
- * keeps one line per call, each error reduced by {@link describeError}. Used by the command
- * line only: a program embedding the harness keeps its console as it is.
+ * keeps one line per call, each error reduced by {@link describeError}. A line about an error
+ * that `isAnswer` recognizes (a retryable refusal, which the SDK prints for every JSON-RPC
+ * stream refused before its first event) is written at debug: the client was answered, and the
+ * metrics count it. Used by the command line only: a program embedding the harness keeps its
+ * console as it is.
  */
-export function routeConsoleToLog(log: Logger): void {
+export function routeConsoleToLog(log: Logger, isAnswer: (arg: unknown) => boolean = () => false): void {
   const line = (args: unknown[]) =>
     args
       .map((arg) =>
@@ -142,8 +152,8 @@ export function routeConsoleToLog(log: Logger): void {
             : describeError(safeJson(arg)),
       )
       .join(' ');
-  console.error = (...args: unknown[]) => log.error(line(args));
-  console.warn = (...args: unknown[]) => log.warn(line(args));
+  console.error = (...args: unknown[]) => (args.some(isAnswer) ? log.debug : log.error)(line(args));
+  console.warn = (...args: unknown[]) => (args.some(isAnswer) ? log.debug : log.warn)(line(args));
 }
 
 function safeJson(value: unknown): string {
