@@ -26,6 +26,8 @@ const BENCHMARKS = [
   'tool-call-overhead',
   'push',
   'observability',
+  'scrapers',
+  'overload',
   // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
   'round-trips',
