@@ -28,6 +28,8 @@ const BENCHMARKS = [
   'push-idle',
   'observability',
   'conform',
+  'scrapers',
+  'overload',
   // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
   'round-trips',

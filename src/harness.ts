@@ -102,7 +102,10 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
   const admission = new Admission({
     ...options.config.admission,
     eventLoopDelayMs: () => eventLoopDelay?.ms ?? 0,
-    onRefused: (reason) => log.debug('request refused before it was read, retryably', { reason }),
+    onRefused: (reason) => {
+      telemetry.metrics?.refused(reason);
+      log.debug('call refused before it was read, retryably', { reason });
+    },
   });
   try {
     models = await startModels(options, storage, log);

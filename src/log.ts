@@ -154,10 +154,13 @@ export function describeError(error: unknown): string {
 /**
  * Sends `console.error` and `console.warn` through the log. Libraries (the A2A SDK among them)
  * print whole error objects there, stack traces and request bodies included; the server's log
- * keeps one line per call, each error reduced by {@link describeError}. Used by the command
- * line only: a program embedding the harness keeps its console as it is.
+ * keeps one line per call, each error reduced by {@link describeError}. A line about an error
+ * that `isAnswer` recognizes (a retryable refusal, which the SDK prints for every JSON-RPC
+ * stream refused before its first event) is written at debug: the client was answered, and the
+ * metrics count it. Used by the command line only: a program embedding the harness keeps its
+ * console as it is.
  */
-export function routeConsoleToLog(log: Logger): void {
+export function routeConsoleToLog(log: Logger, isAnswer: (arg: unknown) => boolean = () => false): void {
   const line = (args: unknown[]) =>
     args
       .map((arg) =>
@@ -168,8 +171,8 @@ export function routeConsoleToLog(log: Logger): void {
             : describeError(safeJson(arg)),
       )
       .join(' ');
-  console.error = (...args: unknown[]) => log.error(line(args));
-  console.warn = (...args: unknown[]) => log.warn(line(args));
+  console.error = (...args: unknown[]) => (args.some(isAnswer) ? log.debug : log.error)(line(args));
+  console.warn = (...args: unknown[]) => (args.some(isAnswer) ? log.debug : log.warn)(line(args));
 }
 
 function safeJson(value: unknown): string {

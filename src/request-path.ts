@@ -79,8 +79,13 @@ export function requestPathSteps(options: RequestPathOptions): {
     {
       name: 'errorMapping',
       around: (below) =>
-        new A2AErrorMapping(below, (error, method) =>
-          log.error('request failed', { rpc: method, error: describeError(error) }),
+        new A2AErrorMapping(
+          below,
+          (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }),
+          (reason, method) => {
+            metrics?.refused(reason);
+            log.debug('call refused, retryably', { rpc: method, reason });
+          },
         ),
     },
     { name: 'transportCard', around: (below) => new TransportCardCache(below) },

@@ -34,12 +34,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
     { loadTokens },
     { checkPublicAddress, publicUrlSchema },
     { describeDatabaseUrl, isPostgresUrl },
+    { UnavailableError },
   ] = await Promise.all([
     import('./config/load.js'),
     import('./harness.js'),
     import('./server/auth-tokens.js'),
     import('./config/public-url.js'),
     import('./store/database-url.js'),
+    import('./server/unavailable.js'),
   ]);
   let publicUrl: string | undefined;
   if (flags.publicUrl !== undefined) {
@@ -48,10 +50,11 @@ export async function serve(flags: ServeFlags): Promise<void> {
     publicUrl = checked.value;
   }
   const log = createLogger({ level: process.env.TINY_HARNESS_LOG_LEVEL === 'debug' ? 'debug' : 'info' });
-  routeConsoleToLog(log);
+  // A retryable refusal the SDK prints is an answer, not a failure: debug (the metrics count it).
+  routeConsoleToLog(log, (arg) => arg instanceof UnavailableError);
   // OpenTelemetry's SDK is loaded only when the standard variables ask for traces (docs/operations.md).
   const tracing = tracingRequested(process.env)
-    ? (await import('./telemetry/tracing-sdk.js')).startTracing()
+    ? (await import('./telemetry/tracing-sdk.js')).startTracing({ log })
     : undefined;
   const config = await loadConfig(flags.config);
   const tokens = await loadTokens({

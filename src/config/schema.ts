@@ -250,7 +250,9 @@ export const configSchema = strictObject({
     ),
   admission: admissionSchema
     .default(admissionSchema.parse({}))
-    .describe('When a request is refused before any work, so that work never piles up (docs/operations.md, "Overload").'),
+    .describe(
+      'When a request is refused before any work, so that work never piles up (docs/operations.md, "Overload").',
+    ),
   drainTimeoutMs: z
     .number()
     .int('must be a whole number of milliseconds')

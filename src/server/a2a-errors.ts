@@ -33,6 +33,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import { DelegatingRequestHandler } from '../a2a/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
 import { UnavailableError, unavailableBody } from './unavailable.js';
+import type { RefusalReason } from '../telemetry/metrics.js';
 
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal error; the server logged it.';
@@ -228,12 +229,14 @@ function grpcWire(): NonNullable<typeof loadedGrpcWire> {
 
 /**
  * The outermost request handler: every error any call raises leaves as an A2A error, through
- * {@link toA2AError}, and an internal one is reported to `onInternal` (the log) first.
+ * {@link toA2AError}; an internal one is reported to `onInternal` (the log) first, a retryable
+ * refusal (the turn bound's, a drain's) to `onRefused` (counted; an answer, not a failure).
  */
 export class A2AErrorMapping extends DelegatingRequestHandler {
   constructor(
     inner: A2ARequestHandler,
     private readonly onInternal: (error: unknown, method: string) => void,
+    private readonly onRefused: (reason: RefusalReason, method: string) => void = () => {},
   ) {
     super(inner);
   }
@@ -343,6 +346,9 @@ export class A2AErrorMapping extends DelegatingRequestHandler {
   private translate(error: unknown, method: string): A2AError {
     const mapped = toA2AError(error);
     if (mapped.internal !== undefined) this.onInternal(mapped.internal, method);
+    // Only the codes WIRE maps to UnavailableError come out as one: the refusals.
+    else if (mapped.error instanceof UnavailableError && isHarnessError(error))
+      this.onRefused(error.code as RefusalReason, method);
     return mapped.error;
   }
 }

@@ -40,6 +40,19 @@ export type TurnReason =
   /** The executor failed (a bug): the engine logs it. */
   | 'error';
 
+/**
+ * Why a call was refused retryably, as `tiny_harness_a2a_refusals_total` labels it: the error
+ * code it was refused with (admission's, before the call was read; the turn bound's; a drain's).
+ */
+export type RefusalReason = 'requests_at_limit' | 'event_loop_lagging' | 'turns_at_limit' | 'instance_draining';
+
+const REFUSAL_REASONS: readonly RefusalReason[] = [
+  'requests_at_limit',
+  'event_loop_lagging',
+  'turns_at_limit',
+  'instance_draining',
+];
+
 /** How one attempt at a push delivery ended. */
 export type PushOutcome = 'delivered' | 'failed' | 'gave_up' | 'interrupted';
 
@@ -100,6 +113,12 @@ export class HarnessMetrics {
     ['method'],
     REQUEST_BUCKETS,
   );
+  private readonly refusals = this.counter(
+    'a2a_refusals_total',
+    'A2A calls refused retryably (503, UNAVAILABLE), by reason; admission refuses before the call is read.',
+    ['reason'],
+  );
+  private readonly refusalMeters = new Map<RefusalReason, Counter.Internal>();
   private readonly openStreams = this.gauge('open_streams', 'Streams open now (SSE and gRPC), by method.', ['method']);
   private readonly turns = this.counter(
     'turns_total',
@@ -176,6 +195,7 @@ export class HarnessMetrics {
     }
     for (const method of [A2A_METHODS.sendMessageStream, A2A_METHODS.resubscribe])
       this.openStreams.labels(method).set(0);
+    for (const reason of REFUSAL_REASONS) this.refusalMeters.set(reason, this.refusals.labels(reason));
     this.runningTurns.set(0);
     this.takenOver.inc(0);
     this.pushPruned.inc(0);
@@ -193,6 +213,11 @@ export class HarnessMetrics {
     meters.duration.observe(secondsSince(startedMs));
     if (error === undefined) meters.ok.inc();
     else this.requests.labels(method, outcomeOf(error)).inc();
+  }
+
+  /** A call was refused retryably (counted whatever its transport, whether or not it was read). */
+  refused(reason: RefusalReason): void {
+    this.refusalMeters.get(reason)!.inc();
   }
 
   streamOpened(method: A2AMethodName): void {

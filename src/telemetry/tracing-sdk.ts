@@ -4,9 +4,13 @@
  * `OTEL_TRACES_SAMPLER`, ...), registers the W3C propagator and the context manager that carries
  * the active span across `await`, and exports spans in batches. Loaded by `serve.ts` only when
  * the environment asks for traces (`tracing-env.ts`): otherwise nothing of the SDK is loaded.
- * Metrics are not exported here (Prometheus' `/metrics` has them), nor logs.
+ * Metrics are not exported here (Prometheus' `/metrics` has them), nor logs. A failed export is
+ * logged (`export-failures.ts`), unless `OTEL_LOG_LEVEL` asks for the SDK's own console logger.
  */
+import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { NodeSDK, resources, type tracing } from '@opentelemetry/sdk-node';
+import { silentLogger, type Logger } from '../log.js';
+import { exportFailureLog } from './export-failures.js';
 
 export interface Tracing {
   /** Exports the spans still waiting, then stops: called when the harness stops. */
@@ -17,6 +21,8 @@ export interface TracingOptions {
   /** Where spans go instead of the exporter the variables name (tests: an in-memory exporter). */
   spanProcessors?: tracing.SpanProcessor[];
   env?: NodeJS.ProcessEnv;
+  /** Where a failed export is told (a warning, then at most one a minute). */
+  log?: Logger;
 }
 
 export function startTracing(options: TracingOptions = {}): Tracing {
@@ -31,6 +37,11 @@ export function startTracing(options: TracingOptions = {}): Tracing {
     logRecordProcessors: [],
     ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
   });
+  if ((env.OTEL_LOG_LEVEL ?? '').trim() === '')
+    diag.setLogger(exportFailureLog(options.log ?? silentLogger), {
+      logLevel: DiagLogLevel.ERROR,
+      suppressOverrideMessage: true,
+    });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };
 }

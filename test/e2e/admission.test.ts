@@ -152,6 +152,15 @@ describe(`admission.maxRequestsInProgress: ${MAX} requests held`, () => {
     assert.equal((await fetch(h.harness.metricsUrl!)).status, 200, 'the metrics too');
   });
 
+  it('the refusals are counted by reason: tiny_harness_a2a_refusals_total{reason="requests_at_limit"}', async () => {
+    // The tests above were refused 4 times; the text is kept a second, so a scrape may show fewer at first.
+    await poll('the refusals counted', async () => {
+      const text = await (await fetch(h.harness.metricsUrl!)).text();
+      const count = /^tiny_harness_a2a_refusals_total\{reason="requests_at_limit"\} (\d+)$/m.exec(text)?.[1];
+      return Number(count) >= 4;
+    });
+  });
+
   it('a place is given back when its request ends: a request is admitted again', async () => {
     holds.get('held one')!();
     await collect(held[0]!);

@@ -469,6 +469,8 @@ describe('a model server that misbehaves', () => {
         defaultModel: 'fixture:small',
         detectOllama: false,
         modelTimeoutMs: TIMEOUT_MS,
+        // Whether the loop lags depends on the machine's load: no refusal for it here (as e2e/support.ts).
+        admission: { maxEventLoopDelayMs: 0 },
         providers: {
           fixture: { type: 'openai-compatible', baseURL: model.baseURL, apiKeyEnv: 'FIXTURE_KEY', models: ['small'] },
         },

@@ -249,6 +249,34 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     });
     assert.deepEqual(reported, [failure]);
   });
+
+  it('a retryable refusal (the turn bound, a drain) is told to onRefused with its reason, and is no internal failure', async () => {
+    const refused: Array<[string, string]> = [];
+    const internal: unknown[] = [];
+    for (const code of ['turns_at_limit', 'instance_draining'] as const) {
+      const handler = new A2AErrorMapping(
+        failingHandler(new HarnessError(code, 'Send it again in a few seconds.')),
+        (error) => internal.push(error),
+        (reason, method) => refused.push([reason, method]),
+      );
+      await assert.rejects(handler.sendMessageStream({} as never, context).next(), { reason: 'UNAVAILABLE' });
+      await assert.rejects(handler.sendMessage({} as never, context), { reason: 'UNAVAILABLE' });
+    }
+    await new A2AErrorMapping(
+      failingHandler(new HarnessError('task_not_found', 'No such task.')),
+      (error) => internal.push(error),
+      (reason, method) => refused.push([reason, method]),
+    )
+      .getTask({ tenant: '', id: 'x', historyLength: undefined }, context)
+      .catch(() => undefined);
+    assert.deepEqual(refused, [
+      ['turns_at_limit', 'SendStreamingMessage'],
+      ['turns_at_limit', 'SendMessage'],
+      ['instance_draining', 'SendStreamingMessage'],
+      ['instance_draining', 'SendMessage'],
+    ]);
+    assert.deepEqual(internal, []);
+  });
 });
 
 /**
