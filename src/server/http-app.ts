@@ -46,7 +46,7 @@ export interface HttpAppOptions {
   probes?: ProbeHandler;
   /** Answers `GET /metrics`, before the request log (scrapes are not logged) and off the A2A auth. */
   metrics?: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Admits or refuses every request but the probes and the metrics, before anything else reads it (`admission.ts`). */
+  /** Admits or refuses every A2A call (the JSON-RPC and HTTP+JSON routes) before anything else reads it (`admission.ts`). */
   admission?: Admission;
 }
 
