@@ -28,6 +28,8 @@ try {
     splitting: true,
     format: 'esm',
     platform: 'node',
+    // Class names are data here: an A2A error's name is its metrics label and its wire name.
+    keepNames: true,
     target: 'node20',
     sourcemap: 'linked',
     legalComments: 'linked',

@@ -48,6 +48,11 @@ describe('a refusal at the turn bound, in the log and the metrics of `serve`', (
     }
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     assert.match(metrics, /^tiny_harness_a2a_refusals_total\{reason="turns_at_limit"\} 3$/m);
+    // The A2A error's class name, as the bundle keeps it (esbuild renames colliding classes otherwise).
+    assert.match(
+      metrics,
+      /^tiny_harness_a2a_requests_total\{method="SendStreamingMessage",outcome="UnavailableError"\} 3$/m,
+    );
     const errors = server
       .stderr()
       .split('\n')
