@@ -126,38 +126,6 @@ const ROUTES: RestRoute[] = [
     root: BODY,
   },
   {
-    verb: 'post',
-    path: '/tasks/:taskId/pushNotificationConfigs',
-    method: 'CreateTaskPushNotificationConfig',
-    params: (req) => ({ ...(isPlainObject(req.body) ? req.body : {}), taskId: req.params.taskId }),
-    root: BODY,
-  },
-  {
-    verb: 'get',
-    path: '/tasks/:taskId/pushNotificationConfigs',
-    method: 'ListTaskPushNotificationConfigs',
-    params: (req) => ({
-      taskId: req.params.taskId,
-      pageSize: query(req, 'pageSize'),
-      pageToken: query(req, 'pageToken'),
-    }),
-    root: QUERY,
-  },
-  {
-    verb: 'get',
-    path: '/tasks/:taskId/pushNotificationConfigs/:configId',
-    method: 'GetTaskPushNotificationConfig',
-    params: (req) => ({ taskId: req.params.taskId, id: req.params.configId }),
-    root: QUERY,
-  },
-  {
-    verb: 'delete',
-    path: '/tasks/:taskId/pushNotificationConfigs/:configId',
-    method: 'DeleteTaskPushNotificationConfig',
-    params: (req) => ({ taskId: req.params.taskId, id: req.params.configId }),
-    root: QUERY,
-  },
-  {
     verb: 'get',
     path: '/tasks/:taskId',
     method: 'GetTask',
@@ -190,7 +158,12 @@ const ROUTES: RestRoute[] = [
     verb: 'get',
     path: '/tasks/:taskId/pushNotificationConfigs',
     method: 'ListTaskPushNotificationConfigs',
-    params: (req) => ({ taskId: req.params.taskId, tenant: query(req, 'tenant') }),
+    params: (req) => ({
+      taskId: req.params.taskId,
+      tenant: query(req, 'tenant'),
+      pageSize: query(req, 'pageSize'),
+      pageToken: query(req, 'pageToken'),
+    }),
     root: QUERY,
   },
   ...(['get', 'delete'] as const).map((verb): RestRoute => ({
