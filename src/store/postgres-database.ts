@@ -175,7 +175,9 @@ function discardingFailedConnections(pool: pg.Pool): PostgresPool {
         const alone = statements++ === 0 && /^\s*select\b/i.test(text);
         const sent = alone
           ? untilDone(() => read(text, parameters), {
-              giveUp: (error, failures) => !isConnectionFailure(error) || failures > RETRY_DELAYS_MS.length,
+              // A pool that is closing (the store is) opens no connection again.
+              giveUp: (error, failures) =>
+                !isConnectionFailure(error) || failures > RETRY_DELAYS_MS.length || pool.ending,
             })
           : send(text, parameters);
         return sent.catch((error: unknown) => {
