@@ -165,6 +165,9 @@ export class TaskEngine implements CommandTaskPort {
       if (options.beforeTurn) await options.beforeTurn(taskId);
       // Before the turn's first write: the turn's stream misses none of its events.
       subscription = await this.options.feeds.follow(taskId, stored?.generation ?? 0);
+      // A drain that began during the awaits above refuses the turn, retryably, before its first
+      // write: taken and then interrupted, it would end the client's turn with nothing.
+      if (this.draining) throw instanceDraining();
       const request: TurnRequest = {
         taskId,
         contextId,
@@ -207,7 +210,6 @@ export class TaskEngine implements CommandTaskPort {
     let told: TurnEnd | undefined;
     try {
       if (!this.executor) throw new Error('The engine was given nothing to run turns with.');
-      if (this.draining) this.abortTurn(turn.taskId, new TurnInterrupted());
       ({ final, told } = await traceTurn(request, () => this.executor!.run(request, turn, writer)));
       await writer.flushed();
       if (final && !turn.fenced) await this.storeEnd(turn, writer, final);
