@@ -281,6 +281,28 @@ describe('the task engine', () => {
     );
   });
 
+  it('a drain that begins while a turn is being opened refuses it (instance_draining) before its first write: nothing runs or is stored', async () => {
+    const task = await idleTask();
+    const storedBefore = kinds(asItems(await logOf(task.id)));
+    let reached!: () => void;
+    const opening = new Promise<void>((resolve) => (reached = resolve));
+    let goOn!: () => void;
+    const held = new Promise<void>((resolve) => (goOn = resolve));
+    const starting = engine.startTurn(userMessage('late', task), alice, {
+      beforeTurn: async () => {
+        reached();
+        await held;
+      },
+    });
+    await opening;
+    const finishing = engine.finishTurns(Number.MAX_SAFE_INTEGER);
+    goOn();
+    await assert.rejects(starting, (error) => hasErrorCode(error, 'instance_draining'));
+    assert.equal(turns.length, 0, 'no turn ran, so none was interrupted');
+    assert.equal(await finishing, true, 'no turn left');
+    assert.deepEqual(kinds(asItems(await logOf(task.id))), storedBefore, 'nothing of the refused turn is stored');
+  });
+
   it('drainTimeoutMs: finishTurns refuses new turns at once (instance_draining) while the running turn finishes on its own', async () => {
     const task = await idleTask();
     const other = await idleTask();
