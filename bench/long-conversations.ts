@@ -33,7 +33,7 @@ import { timed, type Budget } from './lib/measure.js';
 import { startServer, ADMIT_ALL } from './lib/processes.js';
 import { header, kb, ms, printVerdicts, times, verdict, type Summary } from './lib/report.js';
 import { DEFAULT_CONTEXT_CHARS } from '../src/config/schema.js';
-import { modelHistory } from '../src/runtime/history.js';
+import { buildConversation } from '../src/conversation/build.js';
 import { numberedReply, prng, seededTask, textOf } from './lib/seed.js';
 
 const { values: flags } = parseArgs({ options: { levels: { type: 'string', default: '10,1000,10000' } } });
@@ -115,7 +115,9 @@ async function measureModel(modelUrl: string): Promise<Map<number, Summary>> {
     // What the harness sends: the newest messages within its default context budget.
     if (!conversations.has(length))
       conversations.set(length, [
-        ...modelHistory(task.history, DEFAULT_CONTEXT_CHARS).filter((m) => m.role !== 'tool'),
+        ...buildConversation({ history: task.history, budgetChars: DEFAULT_CONTEXT_CHARS }).messages.filter(
+          (m) => m.role !== 'tool',
+        ),
         { role: 'user', content: 'Say something.' },
       ]);
   }

@@ -4,7 +4,7 @@
  * it from here, so none of them can drift from the others. It depends on the SDK's types,
  * the Commands extension's vocabulary and fastest-levenshtein only (the web page bundles it), never on Node.
  */
-import { TaskState, type Part } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part } from '@a2a-js/sdk';
 import { closest, distance } from 'fastest-levenshtein';
 import { splitCommandText, type ArgumentValue } from '@tiny-harness/commands-extension/wire';
 
@@ -58,10 +58,27 @@ export const RETRYING_NOTICE = 'retrying';
 export const TOOLS_MISSING_NOTICE = 'tools-missing';
 
 /**
+ * The notice kind of a WORKING status message: the conversation was compacted before the turn's
+ * model request (its data part: the compaction point's `{charsBefore, charsAfter}`).
+ */
+export const COMPACTED_NOTICE = 'compacted';
+
+/**
+ * The notice kind of a WORKING status message: the conversation does not fit the model's budget
+ * even compacted, so its oldest messages were left out of this turn (CMD-36). Data: `{cut}`.
+ */
+export const CONTEXT_CUT_NOTICE = 'context-cut';
+
+/**
  * The notice kinds a turn sends while it goes on, in WORKING status updates: the harness's own
  * words, which clients show apart from the reply and which do not end the turn.
  */
-export const TURN_PROGRESS_NOTICES: ReadonlySet<string> = new Set([RETRYING_NOTICE, TOOLS_MISSING_NOTICE]);
+export const TURN_PROGRESS_NOTICES: ReadonlySet<string> = new Set([
+  RETRYING_NOTICE,
+  TOOLS_MISSING_NOTICE,
+  COMPACTED_NOTICE,
+  CONTEXT_CUT_NOTICE,
+]);
 
 /**
  * A model named without its provider (`echo` for `builtin:echo`, as people and Claude Code's
@@ -282,4 +299,52 @@ export const QUEUED_KEY = 'tiny-harness/queued';
 export interface QueuedNote {
   messageId: string;
   position: number;
+}
+
+/**
+ * The conversation extension (spec/conversation-extension-v1.md): how a compacted, rewound or
+ * forked conversation looks on the wire.
+ */
+export const CONVERSATION_EXTENSION_URI = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/conversation/v1';
+
+/**
+ * In an agent message's metadata: the message is a compaction point, its text the summary of
+ * the conversation up to `upTo` (CMD-36). Later turns send the summary instead of what it covers.
+ */
+export const COMPACTION_KEY = 'tiny-harness/compaction';
+
+export interface CompactionPoint {
+  /** The id of the last message the summary covers. */
+  upTo: string;
+  /** The model that wrote the summary. */
+  model: string;
+  /** The characters of conversation the next turn would have sent before, and sends after. */
+  charsBefore: number;
+  charsAfter: number;
+}
+
+/**
+ * In an agent message's metadata: the conversation was taken back (CMD-37). The messages named
+ * in `hidden`, all before this mark, are left out of the model's history and `GetTask`'s, and
+ * kept in the store.
+ */
+export const REWIND_KEY = 'tiny-harness/rewind';
+
+export interface RewindMark {
+  /** The id of the user message the conversation was taken back to (hidden with what followed it). */
+  to: string;
+  /** The ids of the messages hidden, in history order. */
+  hidden: string[];
+}
+
+/** The compaction point a message is, if it is one. */
+export function compactionOf(message: Pick<Message, 'metadata'>): CompactionPoint | undefined {
+  const value = message.metadata?.[COMPACTION_KEY] as Partial<CompactionPoint> | undefined;
+  return value && typeof value.upTo === 'string' ? (value as CompactionPoint) : undefined;
+}
+
+/** The rewind a message marks, if it marks one. */
+export function rewindOf(message: Pick<Message, 'metadata'>): RewindMark | undefined {
+  const value = message.metadata?.[REWIND_KEY] as Partial<RewindMark> | undefined;
+  return value && typeof value.to === 'string' && Array.isArray(value.hidden) ? (value as RewindMark) : undefined;
 }

@@ -35,8 +35,10 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
     typeOnly: ['a2a/index.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
   },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
+  // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
+  conversation: { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'] },
   runtime: {
-    may: ['a2a', 'commands', 'models', 'tools', 'telemetry', 'errors.ts', 'log.ts', 'until-done.ts', 'wire.ts'],
+    may: ['a2a', 'commands', 'conversation', 'models', 'tools', 'telemetry', 'errors.ts', 'log.ts', 'until-done.ts', 'wire.ts'],
     typeOnly: ['store/index.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.

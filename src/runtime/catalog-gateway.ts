@@ -1,7 +1,8 @@
 import type { ModelCatalog } from '../models/catalog.js';
 import { tracedModel } from '../telemetry/model-spans.js';
 import { streamReply, type TextMessage } from '../models/stream.js';
-import type { ConversationMessage, ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
+import type { ConversationMessage } from '../conversation/message.js';
+import type { ModelGateway, ModelRequest, ModelResponse } from './model-gateway.js';
 
 /** The tool loop's module, once the first turn with tools loaded it. */
 let toolLoop: typeof import('../models/tool-loop.js') | undefined;

@@ -4,7 +4,7 @@ import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
-import { modelHistory } from './history.js';
+import { buildConversation, type InstructionFile } from '../conversation/build.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
 import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
@@ -12,6 +12,7 @@ import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
 import {
   ALLOWED_TOOLS_KEY,
   AWAITING_APPROVAL_NOTICE,
+  CONTEXT_CUT_NOTICE,
   dataPart,
   NOTICE_KEY,
   RETRYING_NOTICE,
@@ -31,6 +32,8 @@ export interface ExecutorOptions {
   gateway: ModelGateway;
   state: TaskStateStore;
   systemPrompt?: string;
+  /** The instruction files' texts as they stand now, sent after the system prompt in order (none without it). */
+  instructions?: () => readonly InstructionFile[];
   /** The most characters of conversation a turn sends to the given model (default: all of it). */
   contextCharsFor?: (modelId: string) => number;
   /** The state a finished turn leaves the task in: INPUT_REQUIRED keeps the conversation open. */
@@ -237,15 +240,23 @@ export class HarnessExecutor {
     const tools = calls.wrap(offered, () => text.flush());
     const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
     const before = await start.earlier;
+    const conversation = buildConversation({
+      systemPrompt: this.options.systemPrompt,
+      instructions: this.options.instructions?.(),
+      history: before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history,
+      budgetChars: this.options.contextCharsFor?.(modelId),
+    });
+    if (conversation.cut > 0 && !turn.abort.signal.aborted) {
+      const notice = agentMessage(turn.taskId, contextId, cutText(conversation.cut), CONTEXT_CUT_NOTICE);
+      notice.parts.push(dataPart({ cut: conversation.cut }));
+      bus.publish(progressNotice(notice));
+    }
     let response: ModelResponse;
     try {
       response = await this.options.gateway.complete({
         modelId,
-        system: this.options.systemPrompt,
-        messages: modelHistory(
-          before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history,
-          this.options.contextCharsFor?.(modelId),
-        ),
+        system: conversation.system,
+        messages: conversation.messages,
         conversationId: contextId,
         abortSignal: turn.abort.signal,
         onText: (delta) => {
@@ -330,6 +341,11 @@ function progressNotice(message: Message) {
   return AgentEvent.statusUpdate(
     statusUpdate(message.taskId!, message.contextId!, TaskState.TASK_STATE_WORKING, message),
   );
+}
+
+/** The notice of a conversation cut to fit its model's budget (CMD-36). */
+function cutText(cut: number): string {
+  return `The conversation is longer than this model's budget: its oldest ${cut === 1 ? 'message was' : `${cut} messages were`} left out of this turn. Send /compact to summarise them instead.`;
 }
 
 /** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */

@@ -4,6 +4,7 @@ import type { LoggedEvent, TaskSnapshot } from '../store/index.js';
 import { withGeneration } from './turn-stream.js';
 import { SUBTASKS_KEY } from '../wire.js';
 import type { TaskStateStore } from './task-state.js';
+import { visibleHistory } from '../conversation/visible.js';
 
 /** Where tasks are read as stored. */
 export interface TaskReads {
@@ -14,8 +15,9 @@ export interface TaskReads {
 
 /**
  * Tasks as clients see them: the sub-task links, which live in the harness's own table (written
- * with a sub-task, not with its task), shown in `Task.metadata` on every read and list, and a
- * read task's generation (`GENERATION_KEY`).
+ * with a sub-task, not with its task), shown in `Task.metadata` on every read and list; a read
+ * task's generation (`GENERATION_KEY`); and the history without what a rewind hid (CMD-37),
+ * which the store keeps.
  */
 export class TaskView {
   constructor(
@@ -45,7 +47,9 @@ export class TaskView {
     return { ...page, tasks: await Promise.all(page.tasks.map((task) => this.withLinks(task))) };
   }
 
-  private async withLinks(task: Task): Promise<Task> {
+  private async withLinks(stored: Task): Promise<Task> {
+    const history = visibleHistory(stored.history);
+    const task = history === stored.history ? stored : { ...stored, history };
     const { parent, children } = await this.state.getLinks(task.id);
     if (!parent && children.length === 0) return task;
     const links = { ...(parent ? { parent } : {}), ...(children.length ? { children } : {}) };

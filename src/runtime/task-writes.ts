@@ -46,7 +46,7 @@ export class TaskWrites {
   async post(
     given: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
-    exchange: { message?: Message },
+    exchange: { message?: Message; records?: Message[] },
   ): Promise<Task> {
     let sent: TaskStatusUpdateEvent | undefined;
     const stored = await this.store.modify(given.taskId, context, async (task) => {
@@ -54,7 +54,11 @@ export class TaskWrites {
       // The command (a resend's is stored already) joins the history first; the store keeps each message once.
       const history = exchange.message ? [exchange.message] : [];
       if ('decide' in given) task.history.push(...history);
-      const update = (sent = 'decide' in given ? await given.decide(task) : given);
+      const { update, records = [] } =
+        'decide' in given ? await given.decide(task) : { update: given, records: exchange.records };
+      sent = update;
+      // What the command did to the conversation (a compaction point, a rewind mark) comes before its reply.
+      history.push(...records);
       if (update.status)
         update.status.state =
           state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING

@@ -30,6 +30,17 @@ export interface CommandResult {
    * follows them after the reply; otherwise they are read in the background.
    */
   followUp?: () => AsyncGenerator<StreamResponse, void, undefined>;
+  /**
+   * Messages stored with the reply, in the same write, after the command and before the reply:
+   * what the command did to the conversation, such as a summary that replaces its beginning.
+   */
+  records?: Message[];
+  /**
+   * Checked on the task as stored, under its write lock, just before the reply is stored: a
+   * handler that worked on the task as it read it (a summary written meanwhile) returns here the
+   * result to send instead when the task has moved on since, and nothing to send its own.
+   */
+  recheck?: (stored: Task) => CommandResult | undefined;
 }
 
 /** Answers one command: its reply text (and data), or a `CommandUsageError` the user reads. */

@@ -46,7 +46,7 @@ export {
   type CommandsRequestHandlerOptions,
 } from './request-handler.js';
 export { CommandRunner, type CommandOutcome, type CommandRunnerOptions } from './runner.js';
-export type { CommandTaskPort, DecidedUpdate } from './port.js';
+export type { CommandTaskPort, DecidedReply, DecidedUpdate } from './port.js';
 export { sdkTaskPort } from './sdk-port.js';
 export { mountCommandsOnSdk, type SdkMountOptions } from './sdk-mount.js';
 export { DelegatingRequestHandler } from './delegating-handler.js';

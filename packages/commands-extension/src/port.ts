@@ -18,12 +18,14 @@ export interface CommandTaskPort {
    * `update`, a status update that leaves the task's state as it is (CMD-4, CMD-6), WORKING
    * while a turn is starting or running, which keeps that turn's streams open (CMD-9). The
    * state used is set on `update.status.state`. The update then goes to every stream open on
-   * the task (CMD-8). Resolves with the task as stored after the update.
+   * the task (CMD-8). `exchange.records` (and a decided update's records) join the history in
+   * the same write, after the command and before the reply. Resolves with the task as stored
+   * after the update.
    */
   post(
     update: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
-    exchange?: { message?: Message },
+    exchange?: { message?: Message; records?: Message[] },
   ): Promise<Task>;
 }
 
@@ -35,5 +37,11 @@ export interface CommandTaskPort {
  */
 export interface DecidedUpdate {
   taskId: string;
-  decide: (task: Task) => Promise<TaskStatusUpdateEvent>;
+  decide: (task: Task) => Promise<DecidedReply>;
+}
+
+/** What a `DecidedUpdate` decided: the reply, and the records stored with it (`CommandResult.records`). */
+export interface DecidedReply {
+  update: TaskStatusUpdateEvent;
+  records?: Message[];
 }

@@ -157,12 +157,38 @@ export class CommandRunner {
     };
     if (!this.options.registry.get(command.name)?.decidesUnderLock) {
       const { result, reply } = await decide(task);
-      const after = await this.options.port.post(reply, context, { message });
-      return { taskBefore: task, task: after, reply, followUp: result.followUp };
+      if (!result.recheck) {
+        const after = await this.options.port.post(reply, context, { message, records: result.records });
+        return { taskBefore: task, task: after, reply, followUp: result.followUp };
+      }
+      // Worked on the task as read: stored only if the task has not moved on, else the recheck's answer instead.
+      let sent = { result, reply };
+      const after = await this.options.port.post(
+        {
+          taskId: task.id,
+          decide: async (stored) => {
+            const instead = result.recheck!(stored);
+            if (instead) {
+              const state = stored.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
+              sent = { result: instead, reply: buildReply(stored, state, command.name, instead) };
+            }
+            return { update: sent.reply, records: sent.result.records };
+          },
+        },
+        context,
+        { message },
+      );
+      return { taskBefore: task, task: after, reply: sent.reply, followUp: sent.result.followUp };
     }
     let decided!: Awaited<ReturnType<typeof decide>>;
     const after = await this.options.port.post(
-      { taskId: task.id, decide: async (stored) => (decided = await decide(stored)).reply },
+      {
+        taskId: task.id,
+        decide: async (stored) => {
+          decided = await decide(stored);
+          return { update: decided.reply, records: decided.result.records };
+        },
+      },
       context,
       { message },
     );

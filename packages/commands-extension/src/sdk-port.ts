@@ -28,17 +28,19 @@ export function sdkTaskPort(taskStore: TaskStore, eventBusManager: ExecutionEven
       const stored = await taskStore.load(given.taskId, context);
       if (!stored) throw new TaskNotFoundError(`Task not found: ${given.taskId}`);
       const message = exchange.message;
-      const update =
+      const { update, records = [] } =
         'decide' in given
           ? await given.decide({ ...stored, history: message ? [...stored.history, message] : stored.history })
-          : given;
+          : { update: given, records: exchange.records };
       const state = stored.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
       if (update.status)
         update.status.state =
           eventBusManager.getByTaskId(update.taskId, context) && inFlight(state) ? TaskState.TASK_STATE_WORKING : state;
-      if (message && !stored.history.some((m) => m.messageId === message.messageId)) {
-        await taskStore.save({ ...stored, history: [...stored.history, message] }, context);
-      }
+      const added = [
+        ...(message && !stored.history.some((m) => m.messageId === message.messageId) ? [message] : []),
+        ...records,
+      ];
+      if (added.length > 0) await taskStore.save({ ...stored, history: [...stored.history, ...added] }, context);
       await new ResultManager(taskStore, context).processEvent(AgentEvent.statusUpdate(update));
       eventBusManager.getByTaskId(update.taskId, context)?.publish(AgentEvent.statusUpdate(update));
       const after: Task | undefined = await taskStore.load(update.taskId, context);

@@ -1,8 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, type Message, type Part } from '@a2a-js/sdk';
-import { modelHistory } from '../../src/runtime/history.js';
+import { buildConversation } from '../../src/conversation/build.js';
 import { NOTICE_KEY } from '../../src/wire.js';
+
+const modelHistory = (history: Message[], budgetChars?: number) => buildConversation({ history, budgetChars }).messages;
 
 let n = 0;
 function message(role: Role, parts: Part[], metadata: Record<string, unknown> = {}): Message {
