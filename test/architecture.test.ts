@@ -38,7 +38,18 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
   conversation: { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'] },
   runtime: {
-    may: ['a2a', 'commands', 'conversation', 'models', 'tools', 'telemetry', 'errors.ts', 'log.ts', 'until-done.ts', 'wire.ts'],
+    may: [
+      'a2a',
+      'commands',
+      'conversation',
+      'models',
+      'tools',
+      'telemetry',
+      'errors.ts',
+      'log.ts',
+      'until-done.ts',
+      'wire.ts',
+    ],
     typeOnly: ['store/index.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.
