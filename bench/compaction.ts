@@ -94,7 +94,9 @@ async function main(): Promise<void> {
     compactData = replyData(await sendText(client, '/compact', seeded.compacted));
     compactMs = performance.now() - started;
     if (!compactData.compaction) throw new Error(`/compact did not compact: ${JSON.stringify(compactData)}`);
-    console.log(`/compact on ${LONG} messages: ${ms(compactMs)}; the next turn's request ${num(before)} → ${num(await contextChars(client, seeded.compacted))} characters\n`);
+    console.log(
+      `/compact on ${LONG} messages: ${ms(compactMs)}; the next turn's request ${num(before)} → ${num(await contextChars(client, seeded.compacted))} characters\n`,
+    );
     for (const name of ['short', 'compacted', 'whole'] as const) {
       const target = seeded[name];
       const chars = await contextChars(client, target);
