@@ -88,10 +88,12 @@ export class FolderWatcher {
       if ((folder && !topLevelOnly) || path === this.dir || relevant(basename(path))) this.changed();
     });
     // The folder itself moved away: chokidar emits nothing for it (measured), only the raw
-    // event of the folder's watch, which names the folder.
+    // event of the folder's watch, which names the folder. And chokidar drops a file's `change`
+    // within 50 ms of its last one (measured: a write 28 ms after another raised none), which
+    // the raw events of the file's watch still report.
     const own = basename(this.dir);
     watcher.on('raw', (_event, fileName) => {
-      if (fileName === own) this.changed();
+      if (typeof fileName === 'string' && (fileName === own || relevant(basename(fileName)))) this.changed();
     });
     watcher.on('error', (error) => {
       if (watcher !== this.watcher) return;
