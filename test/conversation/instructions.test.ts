@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProjectInstructions, type ProjectInstructionsOptions } from '../../src/conversation/instructions.js';
@@ -152,6 +152,36 @@ describe('project instruction files', () => {
         p.instructions.until((files) => files[0]!.status === 'missing'),
       );
       assert.deepEqual(p.instructions.files(), [{ path: 'later.md', text: 'Made later.' }]);
+    } finally {
+      await p.dispose();
+    }
+  });
+
+  it('follow a file through a link, and one whose folder is made later', async () => {
+    const p = project(['AGENTS.md', 'later/notes.md']);
+    try {
+      mkdirSync(join(p.dir, 'real'));
+      p.write('real/guide.md', 'Linked.');
+      symlinkSync(join(p.dir, 'real', 'guide.md'), join(p.dir, 'AGENTS.md'));
+      await p.instructions.start();
+      assert.deepEqual(p.instructions.files(), [{ path: 'AGENTS.md', text: 'Linked.' }]);
+
+      p.write('real/guide.md', 'Linked, changed.');
+      await within(
+        'the linked file read again',
+        p.instructions.until((files) => files[0]!.chars === 16),
+      );
+
+      mkdirSync(join(p.dir, 'later'));
+      p.write('later/notes.md', 'Notes.');
+      await within(
+        'the file in the new folder read',
+        p.instructions.until((files) => files[1]!.status === 'loaded'),
+      );
+      assert.deepEqual(
+        p.instructions.files().map((file) => file.text),
+        ['Linked, changed.', 'Notes.'],
+      );
     } finally {
       await p.dispose();
     }
