@@ -194,6 +194,10 @@ async function readBounded(path: string, maxChars: number): Promise<Reading> {
   let text = '';
   let chars = 0;
   try {
+    // Only a plain file: opening a named pipe would wait for a writer, holding the readings up.
+    const stats = await stat(path);
+    if (!stats.isFile())
+      return { status: 'missing', problem: stats.isDirectory() ? 'it is a folder' : 'it is not a plain file' };
     for await (const chunk of createReadStream(path)) {
       const piece = decoder.write(chunk as Buffer);
       chars += piece.length;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ProjectInstructions, type ProjectInstructionsOptions } from '../../src/conversation/instructions.js';
 import { memoryCommand } from '../../src/commands/builtins/memory.js';
 import type { InstructionFiles } from '../../src/commands/builtins/ports.js';
-import { recordingLogger } from '../file-commands/support.js';
+import { makeFifo, recordingLogger } from '../file-commands/support.js';
 import { within } from '../support/wait.js';
 
 /** A project folder, instructions read from it, and its log; everything removed by `dispose()`. */
@@ -187,14 +187,16 @@ describe('project instruction files', () => {
     }
   });
 
-  it('leave out what cannot be read, saying why', async () => {
-    const p = project(['AGENTS.md']);
+  it('leave out what cannot be read, saying why, and never wait on a pipe', async () => {
+    const p = project(['AGENTS.md', 'pipe.md']);
     try {
       mkdirSync(join(p.dir, 'AGENTS.md'));
-      await p.instructions.start();
+      makeFifo(join(p.dir, 'pipe.md'));
+      await within('the first reading, with a pipe among the files', p.instructions.start());
       assert.deepEqual(p.instructions.files(), []);
       assert.deepEqual(p.instructions.listing(), [
         { path: 'AGENTS.md', chars: 0, status: 'missing', problem: 'it is a folder' },
+        { path: 'pipe.md', chars: 0, status: 'missing', problem: 'it is not a plain file' },
       ]);
       assert.ok(p.log.lines.some((line) => line.startsWith('warn instruction file left out: it is a folder')));
     } finally {
