@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
+import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import { CommandFolder } from './file-commands/folder.js';
 import type { HarnessOptions } from './harness.js';
 import { describeError, type Logger } from './log.js';
-import { splitModelId, type ModelCatalog } from './models/catalog.js';
+import { REDISCOVERY_INTERVAL_MS, splitModelId, type ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { buildRequestPath, type RequestPath } from './request-path.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
@@ -30,7 +31,7 @@ import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn-limit.js';
 import { TurnQueue } from './runtime/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
-import { baseAgentCard } from './server/card.js';
+import { baseAgentCard, type CardOptions } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
 import { healthChecks, type Readiness } from './server/health.js';
 import type { Admission } from './server/admission.js';
@@ -89,11 +90,12 @@ export async function openStorage(options: HarnessOptions, { metrics }: MetricsS
   }
 }
 
-/** The models offered, each task's choice among them, and the tools of the MCP servers. */
+/** The models offered, each task's choice among them, the tools of the MCP servers and the instruction files. */
 export interface Models {
   catalog: ModelCatalog;
   taskModels: TaskModels;
   tools: McpTools;
+  instructions: ProjectInstructions;
   /** Stops asking again for providers that were down at start-up. */
   stopRediscovery(): void;
 }
@@ -101,6 +103,7 @@ export interface Models {
 export async function startModels(options: HarnessOptions, { store }: Storage, log: Logger): Promise<Models> {
   const { config } = options;
   const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
+  const instructions = await startInstructions(config, log);
   // Every turn's model, sub-tasks' included, may call the tools of every connected server.
   const tools = new McpTools({
     servers: config.mcpServers,
@@ -123,6 +126,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     catalog,
     taskModels: new TaskModels(catalog, store.state),
     tools,
+    instructions,
     stopRediscovery: () => clearInterval(rediscovery),
   };
 }
@@ -146,7 +150,7 @@ export interface Engine {
 export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools }: Models,
+  { catalog, taskModels, tools, instructions }: Models,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Engine {
@@ -175,6 +179,7 @@ export function startEngine(
     maxSteps: config.maxSteps,
     state: store.state,
     systemPrompt: config.systemPrompt,
+    instructions: () => instructions.files(),
     contextCharsFor: (modelId) =>
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
     endState:
@@ -235,15 +240,12 @@ export interface Commands {
   authenticator?: TokenAuthenticator;
 }
 
-interface Endpoints {
-  httpUrl: string;
-  grpcAddress?: string;
-}
+type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
 
 export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools }: Models,
+  { catalog, taskModels, tools, instructions }: Models,
   { engine, view, recovery, turnLimit, queue, streams }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
@@ -315,6 +317,7 @@ export async function startCommands(
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
+    instructions,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);
@@ -393,6 +396,3 @@ export async function startTransports(
     );
   return { url, httpServer, grpc, metricsServer: metrics.apart };
 }
-
-/** Providers whose servers were down at start-up are asked again this often. */
-const REDISCOVERY_INTERVAL_MS = 60_000;

@@ -348,3 +348,15 @@ export function rewindOf(message: Pick<Message, 'metadata'>): RewindMark | undef
   const value = message.metadata?.[REWIND_KEY] as Partial<RewindMark> | undefined;
   return value && typeof value.to === 'string' && Array.isArray(value.hidden) ? (value as RewindMark) : undefined;
 }
+
+/** An instruction file as `/memory` lists it (its reply data: `{ files: InstructionFileListing[] }`), in the configured order. */
+export interface InstructionFileListing {
+  /** As configured (`AGENTS.md`), never resolved to more of the machine's paths than that. */
+  path: string;
+  /** Its size in characters; 0 when missing. */
+  chars: number;
+  /** `loaded`: sent to the model; `missing`: no file to read there (skipped); `too-large`: over `instructionsMaxChars`, refused. */
+  status: 'loaded' | 'missing' | 'too-large';
+  /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
+  problem?: string;
+}

@@ -36,7 +36,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
   // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
-  conversation: { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'] },
+  // Its instruction files are read from the disk and followed with the shared folder watcher.
+  conversation: { may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'wire.ts'] },
   runtime: {
     may: [
       'a2a',
@@ -60,7 +61,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': {
-    may: ['commands', 'errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
+    may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
     typeOnly: ['runtime/subtask-starter.ts'],
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
@@ -69,6 +70,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'log.ts': { may: ['errors.ts'] },
   // Making a folder the user named (data, commands) without looping where none can be made.
   'make-folder.ts': { may: [] },
+  // Following a folder's files as they change (command files, instruction files): chokidar and the log.
+  'folder-watcher.ts': { may: ['log.ts'] },
   'version.ts': { may: [] },
   // The one retry of store work (a turn's end, a read whose connection failed): below the store and the runtime.
   'until-done.ts': { may: [] },

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { admissionSchema } from './admission.js';
+import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
@@ -176,6 +177,8 @@ export const configSchema = strictObject({
       'The model of a new task, `provider:model`; it must be offered at start-up. Without it: the first real model found, else `builtin:echo`.',
     ),
   systemPrompt: z.string().default(DEFAULT_SYSTEM_PROMPT).describe('Sent first in every model request.'),
+  instructions: instructionsSchema,
+  instructionsMaxChars: instructionsMaxCharsSchema,
   turnEndState: z
     .enum(['input-required', 'completed'])
     .default('input-required')

@@ -39,6 +39,8 @@ describe('config schema', () => {
   it('fills every default when there is nothing', () => {
     assert.deepEqual(defaultConfig(), {
       systemPrompt: 'You are a helpful assistant.',
+      instructions: ['AGENTS.md'],
+      instructionsMaxChars: 50_000,
       turnEndState: 'input-required',
       detectOllama: true,
       modelTimeoutMs: 120000,
@@ -122,6 +124,19 @@ describe('config schema', () => {
     assert.match(problems({ messageIdRetentionMs: 1000 }), /messageIdRetentionMs: must be at least 60000/);
     assert.match(problems({ messageIdRetentionMs: 60_000.5 }), /messageIdRetentionMs: must be a whole number/);
     assert.match(problems({ messageIdRetentionMs: '24h' }), /messageIdRetentionMs: /);
+  });
+
+  it('instructions: paths read in order, AGENTS.md unless told, none twice, none empty; a bound in whole characters', () => {
+    const config = parseConfig(JSON.stringify({ instructions: ['docs/b.md', ' a.md '], instructionsMaxChars: 10 }));
+    assert.deepEqual(config.instructions, ['docs/b.md', 'a.md']);
+    assert.equal(config.instructionsMaxChars, 10);
+    assert.deepEqual(parseConfig(JSON.stringify({ instructions: [] })).instructions, []);
+    assert.equal(defaultConfig().instructions === defaultConfig().instructions, false, 'each config its own list');
+    assert.match(problems({ instructions: ['a.md', 'a.md'] }), /instructions: lists a file twice/);
+    assert.match(problems({ instructions: [''] }), /instructions\[0\]: a path must not be empty/);
+    assert.match(problems({ instructions: 'AGENTS.md' }), /instructions: /);
+    assert.match(problems({ instructionsMaxChars: 0 }), /instructionsMaxChars: must be at least 1/);
+    assert.match(problems({ instructionsMaxChars: 1.5 }), /instructionsMaxChars: must be a whole number of characters/);
   });
 
   it('takes durability "normal" or "full" and nothing else', () => {

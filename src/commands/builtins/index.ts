@@ -1,8 +1,10 @@
 import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
+import { memoryCommand } from './memory.js';
 import { modelCommand } from './model.js';
 import type {
+  InstructionFiles,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -16,6 +18,7 @@ import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
 export type {
+  InstructionFiles,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -29,8 +32,8 @@ export type {
 } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then
- * tools, approve and deny when tool servers are configured (a deployment without them is not
+ * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
+ * memory (given the instruction files), then tools, approve and deny when tool servers are configured (a deployment without them is not
  * offered commands that could only say so).
  */
 export function registerBuiltinCommands(
@@ -40,6 +43,8 @@ export function registerBuiltinCommands(
     reporter: TaskReporter;
     turns: TurnControl;
     subtasks: SubtaskControl;
+    /** The project's instruction files, which `/memory` lists. */
+    instructions?: InstructionFiles;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -50,6 +55,7 @@ export function registerBuiltinCommands(
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
+  if (harness.instructions) registry.register(memoryCommand(harness.instructions));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));
   registry.register(approveCommand(harness.tools.approvals));

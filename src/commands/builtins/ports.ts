@@ -1,5 +1,5 @@
 import type { StreamResponse, Task } from '@a2a-js/sdk';
-import type { ToolCallData } from '../../wire.js';
+import type { InstructionFileListing, ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -87,4 +87,12 @@ export interface TurnControl {
   isRunning(task: Task): Promise<boolean>;
   /** Stops the task's turn, wherever it runs: it ends as a finished turn ends, keeping what it wrote. */
   stop(task: Task): Promise<void>;
+}
+
+/** The project's instruction files, as `/memory` lists them. */
+export interface InstructionFiles {
+  /** Every configured file in the configured order, as read now. */
+  listing(): InstructionFileListing[];
+  /** The most characters one file may have (`instructionsMaxChars`). */
+  readonly maxChars: number;
 }
