@@ -136,7 +136,7 @@ export class ProjectInstructions {
     const before = slot.reading;
     slot.reading = reading;
     if (before !== undefined && JSON.stringify(before) === JSON.stringify(reading)) return;
-    const where = { file: slot.path, path: slot.absolute };
+    const where = { file: slot.path };
     switch (reading.status) {
       case 'loaded':
         this.log.info(before?.status === 'loaded' ? 'instruction file read again' : 'instruction file loaded', {
