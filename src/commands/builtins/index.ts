@@ -1,8 +1,10 @@
 import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
+import { compactCommand } from './compact.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
 import { modelCommand } from './model.js';
 import type {
+  ConversationCompaction,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -16,6 +18,8 @@ import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
 export type {
+  CompactionAttempt,
+  ConversationCompaction,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -29,7 +33,7 @@ export type {
 } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then
+ * Registers the built-in commands in their documented order: help, model, status, stop, spawn, compact, then
  * tools, approve and deny when tool servers are configured (a deployment without them is not
  * offered commands that could only say so).
  */
@@ -40,6 +44,8 @@ export function registerBuiltinCommands(
     reporter: TaskReporter;
     turns: TurnControl;
     subtasks: SubtaskControl;
+    /** Summarises conversations for `/compact` (CMD-36); without it, `/compact` is not offered. */
+    compaction?: ConversationCompaction;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -50,6 +56,7 @@ export function registerBuiltinCommands(
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
+  if (harness.compaction) registry.register(compactCommand(harness.turns, harness.compaction));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));
   registry.register(approveCommand(harness.tools.approvals));
