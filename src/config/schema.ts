@@ -205,7 +205,7 @@ export const configSchema = strictObject({
   contextChars: contextChars
     .default(DEFAULT_CONTEXT_CHARS)
     .describe(
-      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens): the newest messages that fit, starting at a user message; the task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
+      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens). Past `compact.autoAt` of it the earlier messages are summarised first (`compact`); what still does not fit is cut: the newest messages that fit, starting at a user message. The task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
     ),
   compact: compactSchema
     .default(compactSchema.parse({}))
