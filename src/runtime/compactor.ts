@@ -93,8 +93,10 @@ export class Compactor implements ConversationCompaction {
     if (!plan) return { kind: 'nothing' };
     const { gateway } = this.options;
     const { timeoutMs } = this.options.compact;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const abortSignal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    // A timer of our own, cleared once the request settles: the gateway's bound may not cover every path.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error('the summary request timed out')), timeoutMs);
+    const abortSignal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
     let summary: string;
     try {
       const response = await gateway.complete({
@@ -114,12 +116,14 @@ export class Compactor implements ConversationCompaction {
         })
         .catch((error: unknown) => this.options.onTurnError?.(error, request.taskId));
     } catch (error) {
-      if (timeout.aborted)
+      if (timeout.signal.aborted)
         return { kind: 'failed', reason: `${request.modelId} wrote no summary within ${timeoutMs} ms (timed out).` };
       if (isHarnessError(error)) return { kind: 'failed', reason: error.message };
       if (request.signal?.aborted) return { kind: 'failed', reason: 'the request was canceled.' };
       this.options.onTurnError?.(error, request.taskId);
       return { kind: 'failed', reason: `The summary request to ${request.modelId} failed unexpectedly.` };
+    } finally {
+      clearTimeout(timer);
     }
     if (!summary) return { kind: 'failed', reason: `${request.modelId} returned an empty summary.` };
     const made = { messageId: randomUUID(), taskId: request.taskId, contextId: request.contextId };
