@@ -119,8 +119,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     () => void catalog.rediscover(),
     options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS,
   ).unref();
-  // Not awaited: serving does not wait for the servers. Each one's tools join the box when it
-  // answers (one `npx` server took 4 s to, 18 s on a busy machine); start() never rejects.
+  // Not awaited (it never rejects): each server's tools join the box when it answers (`npx` ones: 4 to 18 s).
   void tools.start();
   return {
     catalog,
@@ -145,6 +144,7 @@ export interface Engine {
   queue: TurnQueue;
   /** The log readers of clients' streams, which a drain closes. */
   streams: ClientStreams;
+  compactor: HarnessExecutor['compactor'];
 }
 
 export function startEngine(
@@ -182,6 +182,7 @@ export function startEngine(
     instructions: () => instructions.files(),
     contextCharsFor: (modelId) =>
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
+    compact: { ...config.compact, timeoutMs: config.modelTimeoutMs },
     endState:
       config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
@@ -226,6 +227,7 @@ export function startEngine(
     push,
     queue,
     streams,
+    compactor: executor.compactor,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -246,7 +248,7 @@ export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools, instructions }: Models,
-  { engine, view, recovery, turnLimit, queue, streams }: Engine,
+  { engine, view, recovery, turnLimit, queue, streams, compactor }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
@@ -271,8 +273,7 @@ export async function startCommands(
     onReusedId: (messageId) =>
       log.debug('a messageId came again with other content: handled as a new message', { messageId }),
   });
-  // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
-  // reach it checked against the edge schema by each transport (server/edge-schema.ts).
+  // Every call, of every transport, goes down this one path (src/request-path.ts), checked (server/edge-schema.ts).
   const push = new PushConfigs({
     records: store.push,
     checkUrl: (url) => checkWebhookUrl(url, config.push.allowPrivateNetworks),
@@ -317,6 +318,7 @@ export async function startCommands(
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
+    compaction: compactor,
     instructions,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });

@@ -64,6 +64,13 @@ export const TOOLS_MISSING_NOTICE = 'tools-missing';
 export const COMPACTED_NOTICE = 'compacted';
 
 /**
+ * The notice kind of a WORKING status message: the conversation passed `compact.autoAt` of the
+ * model's budget but could not be compacted (the summary request failed); the turn goes on
+ * without it. Data: `{reason}`.
+ */
+export const COMPACTION_FAILED_NOTICE = 'compaction-failed';
+
+/**
  * The notice kind of a WORKING status message: the conversation does not fit the model's budget
  * even compacted, so its oldest messages were left out of this turn (CMD-36). Data: `{cut}`.
  */
@@ -78,6 +85,7 @@ export const TURN_PROGRESS_NOTICES: ReadonlySet<string> = new Set([
   TOOLS_MISSING_NOTICE,
   COMPACTED_NOTICE,
   CONTEXT_CUT_NOTICE,
+  COMPACTION_FAILED_NOTICE,
 ]);
 
 /**

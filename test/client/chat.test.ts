@@ -57,8 +57,8 @@ describe('tiny-harness chat', needs(TMUX), () => {
       '/model [<model>] — Show or choose',
       '/status — ',
       '/spawn <instruction> — Start a sub-task',
+      '/compact [<focus>] — Summarise the conversation',
       '/clear — Start a new conversation',
-      '/exit — Leave the chat',
     ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }

@@ -45,6 +45,7 @@ describe('config schema', () => {
       detectOllama: true,
       modelTimeoutMs: 120000,
       contextChars: 200000,
+      compact: { auto: true, autoAt: 0.8, tailShare: 0.1 },
       cacheBytes: 64 * 2 ** 20,
       durability: 'normal',
       instanceLeaseMs: 10000,
@@ -76,6 +77,21 @@ describe('config schema', () => {
       metrics: { enabled: true },
       providers: {},
     });
+  });
+
+  it('compact: autoAt a share above 0 and at most 1, a tail share below it; no other key', () => {
+    assert.deepEqual(parseConfig(JSON.stringify({ compact: { auto: false } })).compact, {
+      auto: false,
+      autoAt: 0.8,
+      tailShare: 0.1,
+    });
+    assert.match(problems({ compact: { autoAt: 0 } }), /compact\.autoAt: must be more than 0/);
+    assert.match(problems({ compact: { autoAt: 1.5 } }), /compact\.autoAt: must be at most 1/);
+    assert.match(
+      problems({ compact: { autoAt: 0.5, tailShare: 0.5 } }),
+      /compact\.tailShare: tailShare must be less than autoAt/,
+    );
+    assert.match(problems({ compact: { every: 3 } }), /compact\.every: unknown key/);
   });
 
   it('admission: whole numbers, at least one request; a delay of 0 turns the delay check off; no other key', () => {

@@ -1,9 +1,11 @@
 import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
+import { compactCommand } from './compact.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
 import { memoryCommand } from './memory.js';
 import { modelCommand } from './model.js';
 import type {
+  ConversationCompaction,
   InstructionFiles,
   ModelControl,
   SubtaskControl,
@@ -18,6 +20,8 @@ import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
 export type {
+  CompactionAttempt,
+  ConversationCompaction,
   InstructionFiles,
   ModelChoice,
   ModelControl,
@@ -33,8 +37,9 @@ export type {
 
 /**
  * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
- * memory (given the instruction files), then tools, approve and deny when tool servers are configured (a deployment without them is not
- * offered commands that could only say so).
+ * compact (given the compaction), memory (given the instruction files), then tools, approve and
+ * deny when tool servers are configured (a deployment without them is not offered commands that
+ * could only say so).
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
@@ -43,6 +48,8 @@ export function registerBuiltinCommands(
     reporter: TaskReporter;
     turns: TurnControl;
     subtasks: SubtaskControl;
+    /** Summarises conversations for `/compact` (CMD-36); without it, `/compact` is not offered. */
+    compaction?: ConversationCompaction;
     /** The project's instruction files, which `/memory` lists. */
     instructions?: InstructionFiles;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
@@ -55,6 +62,7 @@ export function registerBuiltinCommands(
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
+  if (harness.compaction) registry.register(compactCommand(harness.turns, harness.compaction));
   if (harness.instructions) registry.register(memoryCommand(harness.instructions));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));

@@ -1,5 +1,5 @@
-import type { StreamResponse, Task } from '@a2a-js/sdk';
-import type { InstructionFileListing, ToolCallData } from '../../wire.js';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { CompactionPoint, InstructionFileListing, ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -87,6 +87,22 @@ export interface TurnControl {
   isRunning(task: Task): Promise<boolean>;
   /** Stops the task's turn, wherever it runs: it ends as a finished turn ends, keeping what it wrote. */
   stop(task: Task): Promise<void>;
+}
+
+/** What summarising a conversation came to (CMD-36): the point to store, or why there is none. */
+export type CompactionAttempt =
+  | { kind: 'compacted'; point: CompactionPoint; message: Message }
+  /** Nothing to summarise: the conversation after the latest point is all recent. */
+  | { kind: 'nothing' }
+  /** The model failed or timed out: why, in words fit to show the user. */
+  | { kind: 'failed'; reason: string };
+
+/** Compaction of a task's conversation, as `/compact` needs it (CMD-36). */
+export interface ConversationCompaction {
+  /** Summarises the task's conversation with its model; stores nothing (the command stores the point with its reply). */
+  compact(task: Task, options: { focus?: string; callContext: ServerCallContext }): Promise<CompactionAttempt>;
+  /** Whether the conversation as stored moved on from the one `seen` (a message that the model reads joined it, or a rewind). */
+  movedOn(seen: Task, stored: Task): boolean;
 }
 
 /** The project's instruction files, as `/memory` lists them. */
