@@ -14,6 +14,8 @@ import { buildRequestPath, type RequestPath } from './request-path.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { ClientStreams } from './runtime/client-streams.js';
 import { earlierInContext } from './runtime/context-history.js';
+import { ContextReports } from './runtime/context-report.js';
+import { Forks } from './runtime/forks.js';
 import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
@@ -29,7 +31,7 @@ import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn-limit.js';
 import { TurnQueue } from './runtime/turn-queue.js';
-import { TokenAuthenticator } from './server/auth.js';
+import { logAuthentication, TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard } from './server/card.js';
 import type { RunningGrpcServer } from './server/grpc-server.js';
 import { healthChecks, type Readiness } from './server/health.js';
@@ -37,7 +39,7 @@ import type { Admission } from './server/admission.js';
 import { createHttpApp } from './server/http-app.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { bundledWebDir } from './server/web-page.js';
-import { formatHost, isLoopback, listen } from './server/listen.js';
+import { formatHost, listen } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
@@ -135,6 +137,8 @@ export interface Engine {
   recovery: TurnRecovery;
   /** The most turns in flight here, every turn counted. */
   turnLimit: TurnLimit;
+  /** The runner of turns: what `/context` builds the next turn's request from. */
+  executor: HarnessExecutor;
   /** The deliverer of push notifications here (docs/push.md). */
   push: PushDelivery;
   /** The tasks' queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
@@ -217,6 +221,7 @@ export function startEngine(
   return {
     engine,
     view,
+    executor,
     turnLimit,
     push,
     queue,
@@ -244,7 +249,7 @@ export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools }: Models,
-  { engine, view, recovery, turnLimit, queue, streams }: Engine,
+  { engine, view, executor, recovery, turnLimit, queue, streams }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
@@ -315,6 +320,8 @@ export async function startCommands(
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
+    forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
+    context: new ContextReports(executor.requestInputs),
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);
@@ -384,13 +391,7 @@ export async function startTransports(
   );
   const publicUrl = options.publicUrl ?? options.config.publicUrl;
   if (publicUrl) log.info('the card names the public address', { url: publicUrl });
-  if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
-  else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
-  else
-    log.warn(
-      'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
-      { host: options.host },
-    );
+  logAuthentication(authenticator, options.host, log);
   return { url, httpServer, grpc, metricsServer: metrics.apart };
 }
 

@@ -348,3 +348,14 @@ export function rewindOf(message: Pick<Message, 'metadata'>): RewindMark | undef
   const value = message.metadata?.[REWIND_KEY] as Partial<RewindMark> | undefined;
   return value && typeof value.to === 'string' && Array.isArray(value.hidden) ? (value as RewindMark) : undefined;
 }
+
+/**
+ * In a task's metadata: the task is a fork (CMD-37), a copy of the conversation of `taskId`,
+ * all of it or up to just before its message `messageId`.
+ */
+export const FORKED_FROM_KEY = 'tiny-harness/forked-from';
+
+export interface ForkedFrom {
+  taskId: string;
+  messageId?: string;
+}

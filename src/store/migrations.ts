@@ -372,6 +372,22 @@ const turnFences: Migration = {
   },
 };
 
+/**
+ * 0017: each task's last model call, its model and token counts (`/context` shows how many
+ * input tokens the provider counted), written with the running totals.
+ */
+const taskLastUsage: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('task_last_usage')
+      .addColumn('task_id', 'text', (c) => c.primaryKey())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addColumn('input_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('output_tokens', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};
+
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
@@ -390,6 +406,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0014_push': pushMigration,
   '0015_task_queue': taskQueueMigration,
   '0016_push_configs_by_user': pushConfigsByUserMigration,
+  '0017_task_last_usage': taskLastUsage,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

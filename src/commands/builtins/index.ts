@@ -2,7 +2,11 @@ import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
 import { modelCommand } from './model.js';
+import { contextCommand } from './context.js';
+import { forkCommand } from './fork.js';
 import type {
+  ContextReporter,
+  ForkControl,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -16,6 +20,10 @@ import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
 export type {
+  ContextReport,
+  ContextReporter,
+  ForkControl,
+  ForkOutcome,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -29,7 +37,7 @@ export type {
 } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then
+ * Registers the built-in commands in their documented order: help, model, status, stop, spawn, fork, context, then
  * tools, approve and deny when tool servers are configured (a deployment without them is not
  * offered commands that could only say so).
  */
@@ -40,6 +48,8 @@ export function registerBuiltinCommands(
     reporter: TaskReporter;
     turns: TurnControl;
     subtasks: SubtaskControl;
+    forks: ForkControl;
+    context: ContextReporter;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -50,6 +60,8 @@ export function registerBuiltinCommands(
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
+  registry.register(forkCommand(harness.forks));
+  registry.register(contextCommand(harness.context));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));
   registry.register(approveCommand(harness.tools.approvals));
