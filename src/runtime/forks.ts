@@ -21,17 +21,21 @@ export interface ForksOptions {
   models: Pick<TaskModels, 'modelFor'>;
   /** Where a fork is stored, with its model, in one transaction. */
   records: ForkRecords;
-  /** Whether a turn runs on the task, and the writes a drain waits for. */
-  engine: Pick<TaskEngine, 'isBusy' | 'track'>;
+  /** The writes a drain waits for. */
+  engine: Pick<TaskEngine, 'track'>;
 }
+
+/** The states of a task whose turn is writing its conversation. */
+const WRITING = new Set([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]);
 
 export class Forks implements ForkControl {
   constructor(private readonly options: ForksOptions) {}
 
   async fork(task: Task, n: number | undefined, callContext: ServerCallContext): Promise<ForkOutcome> {
     const { engine, models, records, view } = this.options;
-    // Mid-turn, the conversation holds a request without its answer: copy it once the turn has ended.
-    if (await engine.isBusy(task.id)) return { refused: 'turn_running' };
+    // Mid-turn, the conversation holds a request without its answer: copy it once the turn has
+    // stored its end (as its client sees it end; the turn's lease may still be in hand).
+    if (WRITING.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) return { refused: 'turn_running' };
     const own = forkable(task.history, n);
     if (!own)
       return { refused: 'no_such_point', points: visibleHistory(task.history).filter(isConversationRequest).length };

@@ -6,23 +6,31 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Task } from '@a2a-js/sdk';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { COMMAND_KEY, FORKED_FROM_KEY, REPLY_ERROR_KEY, TASK_REF_KEY } from '../../src/wire.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
-import { dataOf, send, startTestHarness, textOf, type TestHarness } from './support.js';
+import { dataOf, send, sendStream, startTestHarness, textOf, type TestHarness } from './support.js';
+import { within } from '../support/wait.js';
 
 const SYSTEM_PROMPT = 'You are the fork fixture.';
 const ALICE = { Authorization: 'Bearer alice-token' };
 const BOB = { Authorization: 'Bearer bob-token' };
 
 let h: TestHarness;
+/** Lets the held reply (a message that says "hold on") go on. */
+let release: () => void;
+const released = new Promise<void>((resolve) => (release = resolve));
 
 before(async () => {
   h = await startTestHarness({
     // Each reply names what it answers, so every conversation differs.
-    script: { reply: (body) => `re: ${String(lastMessage(body).content).slice(0, 40)}` },
+    script: {
+      reply: (body) => `re: ${String(lastMessage(body).content).slice(0, 40)}`,
+      hold: (body) =>
+        String(lastMessage(body).content).includes('hold on') ? { afterChunks: 1, until: released } : undefined,
+    },
     config: { systemPrompt: SYSTEM_PROMPT, mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd() } } },
     harness: {
       auth: {
@@ -36,6 +44,7 @@ before(async () => {
 });
 
 after(async () => {
+  release();
   await h?.close();
 });
 
@@ -152,6 +161,29 @@ describe('/fork (CMD-37)', () => {
       'later task fact',
       'all of it?',
     ]);
+  });
+
+  it('CMD-37: /fork while a turn runs is refused (turn_running) and forks nothing; once the turn has ended it forks', async () => {
+    const alice = await h.client('JSONRPC', ALICE);
+    const source = await conversation(alice, ['before the long turn']);
+    const events: StreamResponse[] = [];
+    let chunked!: () => void;
+    const firstChunk = new Promise<void>((resolve) => (chunked = resolve));
+    const turn = (async () => {
+      for await (const event of sendStream(alice, 'please hold on', { taskId: source.id })) {
+        events.push(event);
+        if (event.payload?.$case === 'artifactUpdate') chunked();
+      }
+    })();
+    await within('the held turn’s first chunk', firstChunk);
+    const refused = await fork(alice, source);
+    assert.equal(refused.ref, undefined);
+    assert.equal(refused.data[REPLY_ERROR_KEY], 'turn_running');
+    release();
+    await within('the held turn’s end', turn);
+    const { ref, data } = await fork(alice, source);
+    assert.ok(ref);
+    assert.equal(data.messages, 4, 'the turn’s request and answer included');
   });
 
   it('CMD-37: the fork belongs to its user: another finds no trace of it', async () => {

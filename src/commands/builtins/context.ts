@@ -31,15 +31,14 @@ function contextText(report: ContextReport): string {
     ([key, name]) =>
       `  ${`${name}:`.padEnd(18)}${number(report.parts[key as keyof ContextReport['parts']]).padStart(width)} characters`,
   );
-  const used = `${number(report.usedChars)} of ${number(report.budgetChars)} characters`;
-  const budget =
+  const total =
     report.budgetChars > 0
-      ? `${used} (${Math.round(report.share * 100)}%) ${bar(report.share)}`
+      ? `${number(report.usedChars)} of the model's ${number(report.budgetChars)} characters (${Math.round(report.share * 100)}%) ${bar(report.share)}`
       : `${number(report.usedChars)} characters (no budget)`;
   const tokens = report.tokens
     ? `\nThe last turn's input was ${number(report.tokens.input)} tokens, as ${report.tokens.model} counted them.`
     : '';
-  return `The next turn would send ${report.model}:\n${lines.join('\n')}\nBudget: ${budget}${tokens}`;
+  return `The next turn would send ${report.model}:\n${lines.join('\n')}\nIn all: ${total}${tokens}`;
 }
 
 /** `[#####...............]`: the share of 20 cells filled, at least one for any use. */
