@@ -57,11 +57,13 @@ describe('tiny-harness chat', needs(TMUX), () => {
       '/model [<model>] — Show or choose',
       '/status — ',
       '/spawn <instruction> — Start a sub-task',
-      '/clear — Start a new conversation',
-      '/exit — Leave the chat',
+      '/fork [n] — Copy this conversation',
+      '/context — Show what the next turn would send',
     ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }
+    // More than the menu's lines: the rest (the chat's own /clear and /exit among them) are counted.
+    assert.match(screen, /… \d+ more \(type to narrow\)/);
     assert.equal(lines(screen).filter((l) => l === `${PROMPT} /`).length, 1, 'the prompt above the menu, once');
 
     await pane.type('s');
