@@ -37,7 +37,8 @@ export class ContextReports implements ContextReporter {
       model,
       budgetChars: budgetChars ?? 0,
       usedChars,
-      share: budgetChars ? usedChars / budgetChars : 0,
+      // The tool definitions are not in the budget the conversation is cut to: the whole may pass it.
+      share: budgetChars ? Math.min(1, usedChars / budgetChars) : 0,
       parts: {
         systemPrompt: parts.systemPrompt,
         instructions: parts.instructions,

@@ -70,7 +70,7 @@ describe('/context', () => {
   });
 
   it('says the provider’s count of the last turn’s input tokens when known; a full budget fills the bar', async () => {
-    const full = { ...report, usedChars: 250_000, share: 1.25, tokens: { input: 15_000, model: 'p:m' } };
+    const full = { ...report, usedChars: 250_000, share: 1, tokens: { input: 15_000, model: 'p:m' } };
     const reply = await run(contextCommand({ report: async () => full }));
     assert.match(reply.text, /\(125%\) \[#{20}\]/);
     assert.match(reply.text, /last turn's input was 15,000 tokens, as p:m counted them/);

@@ -257,7 +257,7 @@ describe('/context', () => {
       parts.systemPrompt + parts.instructions + parts.tools + parts.summary + parts.history,
     );
     assert.ok(report.budgetChars > report.usedChars);
-    assert.equal(report.share, report.usedChars / report.budgetChars);
+    assert.equal(report.share, Math.min(1, report.usedChars / report.budgetChars));
     const text = textOf(replied.status!.message!);
     assert.match(text, /history: +54 characters/);
     assert.equal(/\[([#.]+)\]/.exec(text)![1]!.length, 20, 'a bar of 20 cells');

@@ -33,7 +33,7 @@ function contextText(report: ContextReport): string {
   );
   const total =
     report.budgetChars > 0
-      ? `${number(report.usedChars)} of the model's ${number(report.budgetChars)} characters (${Math.round(report.share * 100)}%) ${bar(report.share)}`
+      ? `${number(report.usedChars)} of the model's ${number(report.budgetChars)} characters (${Math.round((100 * report.usedChars) / report.budgetChars)}%) ${bar(report.share)}`
       : `${number(report.usedChars)} characters (no budget)`;
   const tokens = report.tokens
     ? `\nThe last turn's input was ${number(report.tokens.input)} tokens, as ${report.tokens.model} counted them.`

@@ -113,7 +113,7 @@ export interface ContextReport {
   model: string;
   budgetChars: number;
   usedChars: number;
-  /** `usedChars / budgetChars`, 0..1 (0 with no bound). */
+  /** `usedChars / budgetChars`, at most 1 (0 with no bound). */
   share: number;
   parts: { systemPrompt: number; instructions: number; tools: number; summary: number; history: number };
   /** The provider's count of the last turn's input tokens, when known. */
