@@ -37,9 +37,9 @@ export type {
 } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, stop, spawn, fork, context, then
- * tools, approve and deny when tool servers are configured (a deployment without them is not
- * offered commands that could only say so).
+ * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
+ * fork, context, then tools, approve and deny when tool servers are configured (a deployment
+ * without them is not offered commands that could only say so).
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
