@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
@@ -15,6 +13,8 @@ import { buildRequestPath, type RequestPath } from './request-path.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { ClientStreams } from './runtime/client-streams.js';
 import { earlierInContext } from './runtime/context-history.js';
+import { ContextReports } from './runtime/context-report.js';
+import { Forks } from './runtime/forks.js';
 import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
@@ -32,20 +32,15 @@ import { TurnLimit } from './runtime/turn-limit.js';
 import { TurnQueue } from './runtime/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard, type CardOptions } from './server/card.js';
-import type { RunningGrpcServer } from './server/grpc-server.js';
-import { healthChecks, type Readiness } from './server/health.js';
-import type { Admission } from './server/admission.js';
-import { createHttpApp } from './server/http-app.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
-import { bundledWebDir } from './server/web-page.js';
-import { formatHost, isLoopback, listen } from './server/listen.js';
+import { formatHost } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools } from './tools/index.js';
 import { VERSION } from './version.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
-import { serveMetrics, type MetricsServer, type MetricsSetup } from './telemetry/metrics-endpoint.js';
+import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
 
 /**
  * The stages `startHarness` runs, in the order their data forces: each takes the records of the
@@ -138,6 +133,8 @@ export interface Engine {
   recovery: TurnRecovery;
   /** The most turns in flight here, every turn counted. */
   turnLimit: TurnLimit;
+  /** The runner of turns: what `/context` builds the next turn's request from. */
+  executor: HarnessExecutor;
   /** The deliverer of push notifications here (docs/push.md). */
   push: PushDelivery;
   /** The tasks' queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
@@ -223,6 +220,7 @@ export function startEngine(
   return {
     engine,
     view,
+    executor,
     turnLimit,
     push,
     queue,
@@ -248,7 +246,7 @@ export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
   { catalog, taskModels, tools, instructions }: Models,
-  { engine, view, recovery, turnLimit, queue, streams, compactor }: Engine,
+  { engine, view, executor, recovery, turnLimit, queue, streams, compactor }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
@@ -320,6 +318,8 @@ export async function startCommands(
     subtasks,
     compaction: compactor,
     instructions,
+    forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
+    context: new ContextReports(executor.requestInputs),
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);
@@ -334,67 +334,4 @@ export async function startCommands(
   // After the command files: a prompt never takes a name a file has.
   new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
   return { registry, requestPath, commandFolder, endpoints, authenticator };
-}
-
-/** The servers clients reach: HTTP (JSON-RPC, HTTP+JSON, the card, the page), and gRPC when asked for. */
-export interface Transports {
-  url: string;
-  httpServer: Server;
-  grpc?: RunningGrpcServer;
-  /** `/metrics` on a port of its own (`metrics.port`). */
-  metricsServer?: MetricsServer;
-}
-
-export async function startTransports(
-  options: HarnessOptions,
-  { requestPath, endpoints, authenticator }: Commands,
-  telemetry: MetricsSetup,
-  log: Logger,
-  { readiness, admission }: { readiness: Readiness; admission: Admission },
-): Promise<Transports> {
-  const { handler } = requestPath;
-  const probes = healthChecks(readiness);
-  const metrics = await serveMetrics(telemetry, options.config.metrics, options.host, log, probes);
-  let grpc: RunningGrpcServer | undefined;
-  const httpServer = createServer();
-  try {
-    if (options.grpcPort !== undefined) {
-      // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
-      const { startGrpcServer } = await import('./server/grpc-server.js');
-      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator, admission });
-      endpoints.grpcAddress = grpc.address;
-    }
-    await listen(httpServer, options.host, options.port);
-  } catch (error) {
-    await grpc?.close();
-    await metrics.apart?.close();
-    throw error;
-  }
-  const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
-  endpoints.httpUrl = url;
-  httpServer.on(
-    'request',
-    createHttpApp({
-      handler,
-      card: requestPath.card,
-      bodyLimit: options.bodyLimit ?? '4mb',
-      log,
-      webDir: bundledWebDir(),
-      authenticator,
-      logContent: options.logContent,
-      probes,
-      admission,
-      metrics: metrics.onAppPort,
-    }),
-  );
-  const publicUrl = options.publicUrl ?? options.config.publicUrl;
-  if (publicUrl) log.info('the card names the public address', { url: publicUrl });
-  if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
-  else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
-  else
-    log.warn(
-      'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
-      { host: options.host },
-    );
-  return { url, httpServer, grpc, metricsServer: metrics.apart };
 }

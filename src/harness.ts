@@ -6,11 +6,11 @@ import {
   startCommands,
   startEngine,
   startModels,
-  startTransports,
   type Engine,
   type Models,
   type Storage,
 } from './harness-stages.js';
+import { startTransports } from './harness-transports.js';
 import { describeError, silentLogger, type Logger } from './log.js';
 import type { ProjectInstructions } from './conversation/instructions.js';
 import type { ModelCatalog } from './models/catalog.js';

@@ -368,3 +368,14 @@ export interface InstructionFileListing {
   /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
   problem?: string;
 }
+
+/**
+ * In a task's metadata: the task is a fork (CMD-37), a copy of the conversation of `taskId`,
+ * all of it or up to just before its message `messageId`.
+ */
+export const FORKED_FROM_KEY = 'tiny-harness/forked-from';
+
+export interface ForkedFrom {
+  taskId: string;
+  messageId?: string;
+}

@@ -16,7 +16,15 @@ const SRC = join(ROOT, 'src');
 const MAX_LINES = 400;
 
 /** Files that wire everything together: the composition root, the request path and the entry points. */
-const COMPOSITION = new Set(['harness.ts', 'harness-stages.ts', 'request-path.ts', 'cli.ts', 'serve.ts', 'index.ts']);
+const COMPOSITION = new Set([
+  'harness.ts',
+  'harness-stages.ts',
+  'harness-transports.ts',
+  'request-path.ts',
+  'cli.ts',
+  'serve.ts',
+  'index.ts',
+]);
 
 /**
  * What each area may import besides itself. Areas are top-level folders of src/ or root files.

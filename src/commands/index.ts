@@ -44,4 +44,8 @@ export {
   type TaskReport,
   type ModelChoice,
   type UsageLine,
+  type ForkControl,
+  type ForkOutcome,
+  type ContextReport,
+  type ContextReporter,
 } from './builtins/index.js';

@@ -91,6 +91,14 @@ export class HarnessExecutor {
     this.compactor = options.compact && new Compactor({ ...options, compact: options.compact });
   }
 
+  /** What a turn's model request is built from, so that `/context` builds the next one the same way. */
+  get requestInputs(): Pick<
+    ExecutorOptions,
+    'models' | 'state' | 'systemPrompt' | 'instructions' | 'contextCharsFor' | 'earlier' | 'tools'
+  > {
+    return this.options;
+  }
+
   async run(context: TurnRequest, turn: Turn, publisher: TurnPublisher): Promise<TurnResult> {
     const { taskId, contextId } = context;
     const { task, history } = this.openTask(context);
@@ -370,7 +378,7 @@ function cutText(cut: number): string {
 }
 
 /** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
-function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
+export function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
   const rules = metadata?.[ALLOWED_TOOLS_KEY];
   return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
 }

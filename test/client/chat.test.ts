@@ -61,7 +61,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
     ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }
-    // The chat's own commands (/clear, /exit) come after the agent's, past the menu's height.
+    // More than the menu's lines: the rest (the chat's own /clear and /exit among them) are counted.
     assert.match(screen, /… \d+ more \(type to narrow\)/);
     assert.equal(lines(screen).filter((l) => l === `${PROMPT} /`).length, 1, 'the prompt above the menu, once');
 

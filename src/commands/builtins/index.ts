@@ -4,9 +4,13 @@ import { compactCommand } from './compact.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
 import { memoryCommand } from './memory.js';
 import { modelCommand } from './model.js';
+import { contextCommand } from './context.js';
+import { forkCommand } from './fork.js';
 import type {
   ConversationCompaction,
   InstructionFiles,
+  ContextReporter,
+  ForkControl,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -23,6 +27,10 @@ export type {
   CompactionAttempt,
   ConversationCompaction,
   InstructionFiles,
+  ContextReport,
+  ContextReporter,
+  ForkControl,
+  ForkOutcome,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -37,9 +45,9 @@ export type {
 
 /**
  * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
- * compact (given the compaction), memory (given the instruction files), then tools, approve and
- * deny when tool servers are configured (a deployment without them is not offered commands that
- * could only say so).
+ * compact (given the compaction), fork, context, memory (given the instruction files), then
+ * tools, approve and deny when tool servers are configured (a deployment without them is not
+ * offered commands that could only say so).
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
@@ -52,6 +60,8 @@ export function registerBuiltinCommands(
     compaction?: ConversationCompaction;
     /** The project's instruction files, which `/memory` lists. */
     instructions?: InstructionFiles;
+    forks: ForkControl;
+    context: ContextReporter;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -63,6 +73,8 @@ export function registerBuiltinCommands(
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
   if (harness.compaction) registry.register(compactCommand(harness.turns, harness.compaction));
+  registry.register(forkCommand(harness.forks));
+  registry.register(contextCommand(harness.context));
   if (harness.instructions) registry.register(memoryCommand(harness.instructions));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));

@@ -112,3 +112,38 @@ export interface InstructionFiles {
   /** The most characters one file may have (`instructionsMaxChars`). */
   readonly maxChars: number;
 }
+
+/** What `/fork` made (CMD-37), or why it made nothing. */
+export type ForkOutcome =
+  | { taskId: string; contextId: string; messages: number }
+  | {
+      /** `turn_running`: the conversation is still being written; `no_such_point`: fewer points than asked for; `nothing_to_fork`: an empty conversation. */
+      refused: 'turn_running' | 'no_such_point' | 'nothing_to_fork';
+      /** How many points the task has (for `no_such_point`). */
+      points?: number;
+    };
+
+/** Copies of conversations, as `/fork` needs them (CMD-37). */
+export interface ForkControl {
+  /**
+   * Copies the conversation the task's model sees (all of it, or up to point `n`) into a new
+   * task in a new context of the caller's, with the task's model.
+   */
+  fork(task: Task, n: number | undefined, callContext: ServerCallContext): Promise<ForkOutcome>;
+}
+
+/** What the next turn of a task would send its model, as `/context` shows it (sizes in characters). */
+export interface ContextReport {
+  model: string;
+  budgetChars: number;
+  usedChars: number;
+  /** `usedChars / budgetChars`, at most 1 (0 with no bound). */
+  share: number;
+  parts: { systemPrompt: number; instructions: number; tools: number; summary: number; history: number };
+  /** The provider's count of the last turn's input tokens, when known. */
+  tokens?: { input: number; model: string };
+}
+
+export interface ContextReporter {
+  report(task: Task, callContext: ServerCallContext): Promise<ContextReport>;
+}
