@@ -14,6 +14,7 @@ import { buildRequestPath, type RequestPath } from './request-path.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { ClientStreams } from './runtime/client-streams.js';
 import { earlierInContext } from './runtime/context-history.js';
+import { conversationRewinds } from './runtime/conversation-rewinds.js';
 import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
@@ -315,6 +316,7 @@ export async function startCommands(
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
+    rewinds: conversationRewinds,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);

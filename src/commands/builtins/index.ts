@@ -3,6 +3,7 @@ import { approveCommand, denyCommand } from './approve.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
 import { modelCommand } from './model.js';
 import type {
+  ConversationRewinds,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -10,12 +11,15 @@ import type {
   ToolDirectory,
   TurnControl,
 } from './ports.js';
+import { rewindCommand } from './rewind.js';
 import { spawnCommand } from './spawn.js';
 import { statusCommand } from './status.js';
 import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
 export type {
+  ConversationPoint,
+  ConversationRewinds,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -29,7 +33,7 @@ export type {
 } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then
+ * Registers the built-in commands in their documented order: help, model, status, stop, rewind, spawn, then
  * tools, approve and deny when tool servers are configured (a deployment without them is not
  * offered commands that could only say so).
  */
@@ -40,6 +44,7 @@ export function registerBuiltinCommands(
     reporter: TaskReporter;
     turns: TurnControl;
     subtasks: SubtaskControl;
+    rewinds: ConversationRewinds;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -49,6 +54,7 @@ export function registerBuiltinCommands(
   registry.register(modelCommand(harness.models));
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
+  registry.register(rewindCommand(harness.turns, harness.rewinds));
   registry.register(spawnCommand(harness.subtasks));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));

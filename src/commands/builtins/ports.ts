@@ -1,4 +1,4 @@
-import type { StreamResponse, Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
@@ -87,4 +87,28 @@ export interface TurnControl {
   isRunning(task: Task): Promise<boolean>;
   /** Stops the task's turn, wherever it runs: it ends as a finished turn ends, keeping what it wrote. */
   stop(task: Task): Promise<void>;
+}
+
+/** A point the conversation can be taken back to (CMD-37): just before the n-th newest user message. */
+export interface ConversationPoint {
+  /** 1 for the newest user message. */
+  n: number;
+  messageId: string;
+  /** The message's first line, shortened. */
+  preview: string;
+  text: string;
+}
+
+/** Rewind points and marks (CMD-37), as `/rewind` needs them; the runtime computes them (`src/conversation/`). */
+export interface ConversationRewinds {
+  /** The points of the history as it stands (rewound messages left out), newest first. */
+  points(history: readonly Message[]): ConversationPoint[];
+  /**
+   * Taking the conversation back to point n: the point, the ids it hides (the point's message
+   * and every visible message after it) and the rewind mark to store; undefined without point n.
+   */
+  rewind(
+    task: Pick<Task, 'id' | 'contextId' | 'history'>,
+    n: number,
+  ): { point: ConversationPoint; hidden: string[]; mark: Message } | undefined;
 }
