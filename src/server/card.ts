@@ -65,7 +65,7 @@ export function whileBusyExtension(maxPerTask: number): AgentExtension {
   return {
     uri: WHILE_BUSY_EXTENSION_URI,
     description:
-      'A message sent while a turn runs on its task is refused, queued behind it, or queued first with the running turn stopped, as its metadata["tiny-harness/while-busy"] says ("reject", the default, "enqueue" or "interrupt"); a queued message\'s stream starts with the Task marked metadata["tiny-harness/queued"] = {messageId, position}, then its turn.',
+      'A message sent while a turn runs on its task is refused, queued behind it, queued first with the running turn stopped, or that and the stopped turn rewound, as its metadata["tiny-harness/while-busy"] says ("reject", the default, "enqueue", "interrupt" or "rollback"); a queued message\'s stream starts with the Task marked metadata["tiny-harness/queued"] = {messageId, position}, then its turn.',
     required: false,
     params: { metadataKey: WHILE_BUSY_KEY, values: [...WHILE_BUSY_VALUES], queuedKey: QUEUED_KEY, maxPerTask },
   };

@@ -55,7 +55,8 @@ export function rewindCommand(turns: Pick<TurnControl, 'isRunning'>, rewinds: Co
 
 function listing(points: ConversationPoint[]): CommandResult {
   const shown = points.slice(0, LISTED).map(({ n, messageId, preview, text }) => ({ n, messageId, preview, text }));
-  if (shown.length === 0) return { text: 'Nothing to rewind: this task holds no message of yours yet.', data: { points: [] } };
+  if (shown.length === 0)
+    return { text: 'Nothing to rewind: this task holds no message of yours yet.', data: { points: [] } };
   const lines = shown.map((point) => `${String(point.n).padStart(3)}. ${point.preview}`);
   return {
     text: `Points to take the conversation back to, the newest first:\n${lines.join('\n')}\nSend /rewind <n> to go back to just before message n.`,
