@@ -6,7 +6,12 @@ import {
   type SecurityRequirement,
 } from '@a2a-js/sdk';
 import {
+  COMPACTED_NOTICE,
+  COMPACTION_KEY,
+  CONTEXT_CUT_NOTICE,
+  CONVERSATION_EXTENSION_URI,
   GENERATION_KEY,
+  REWIND_KEY,
   JSONRPC_PATH,
   REST_PATH,
   STREAM_RESUME_EXTENSION_URI,
@@ -71,6 +76,26 @@ export function whileBusyExtension(maxPerTask: number): AgentExtension {
   };
 }
 
+/**
+ * The conversation extension's entry (spec/conversation-extension-v1.md): how a compacted,
+ * rewound or forked conversation looks on the wire. `commands` names the commands it defines;
+ * which of them the agent offers is the Commands extension's entry's to say.
+ */
+export function conversationExtension(): AgentExtension {
+  return {
+    uri: CONVERSATION_EXTENSION_URI,
+    description:
+      'An agent message with metadata["tiny-harness/compaction"] is a summary standing for the conversation before it; one with metadata["tiny-harness/rewind"] = {to, hidden} hides the messages it names from GetTask, ListTasks and the model (the store keeps them); /fork copies the conversation into a new task.',
+    required: false,
+    params: {
+      compactionKey: COMPACTION_KEY,
+      rewindKey: REWIND_KEY,
+      notices: [COMPACTED_NOTICE, CONTEXT_CUT_NOTICE],
+      commands: ['compact', 'rewind', 'fork', 'context', 'memory'],
+    },
+  };
+}
+
 /** The card's name for the bearer scheme (`securitySchemes.bearer`). */
 export const BEARER_SCHEME = 'bearer';
 
@@ -129,6 +154,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
       pushNotifications: true,
       extensions: [
         streamResumeExtension(),
+        conversationExtension(),
         ...(options.queueMaxPerTask ? [whileBusyExtension(options.queueMaxPerTask)] : []),
         ...(options.toolCalls ? [toolCallsExtension()] : []),
       ],
