@@ -80,6 +80,15 @@ describe('/rewind n, rechecked under the write lock (CMD-37)', () => {
     assert.equal(refused?.records, undefined, 'no mark');
   });
 
+  it('CMD-37: the listing shows the 20 newest points, newest first', async () => {
+    const long = Array.from({ length: 25 }, (_, i) => message(Role.ROLE_USER, `message ${i + 1}`));
+    const { result } = await run('', long);
+    const points = result.data?.points as Array<{ n: number; preview: string }>;
+    assert.equal(points.length, 20);
+    assert.deepEqual(points[0], { n: 1, messageId: long[24]!.messageId, preview: 'message 25', text: 'message 25' });
+    assert.equal(points[19]!.preview, 'message 6');
+  });
+
   it('CMD-37: refused at once while a turn runs', async () => {
     const { result } = await run('1', history, true);
     assert.equal(result.data?.[REPLY_ERROR_KEY], 'turn_running');

@@ -213,6 +213,12 @@ describe('/rewind (CMD-37)', () => {
     })) as Task;
     assert.ok(!texts(status.history).includes('third message'), "a command's answer shows no hidden message");
 
+    const subscription = client.resubscribeTask({ tenant: '', id: taskId });
+    const opened = await within("the subscription's Task", subscription.next());
+    await subscription.return(undefined);
+    const snapshot = opened.value?.payload?.value as Task;
+    assert.ok(!texts(snapshot.history).includes('third message'), 'a stream starts with the Task as GetTask shows it');
+
     await send(client, 'fourth message', { taskId });
     assert.deepEqual(userTexts(requestEndingWith('fourth message')), [
       'first message\nwith a second line',
