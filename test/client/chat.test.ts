@@ -58,10 +58,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
       '/status — ',
       '/spawn <instruction> — Start a sub-task',
       '/clear — Start a new conversation',
-      '/exit — Leave the chat',
     ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }
+    assert.match(screen, /… \d+ more \(type to narrow\)/, 'the rest (/exit among them, below) a keystroke away');
     assert.equal(lines(screen).filter((l) => l === `${PROMPT} /`).length, 1, 'the prompt above the menu, once');
 
     await pane.type('s');
@@ -74,6 +74,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
     );
     assert.equal(narrowed.split('/help [<command>]').length, 1, 'no menu piles up');
     await pane.keys('Tab'); // /status, /stop and /spawn share no more than /s: nothing changes
+    await pane.keys('C-u');
+    await pane.waitFor((s) => atPrompt(s));
+    await pane.type('/ex');
+    await pane.waitFor((s) => s.includes('/exit — Leave the chat'));
     await pane.keys('C-u');
     await pane.waitFor((s) => atPrompt(s));
 
