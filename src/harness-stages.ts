@@ -15,6 +15,7 @@ import { ClientStreams } from './runtime/client-streams.js';
 import { earlierInContext } from './runtime/context-history.js';
 import { ContextReports } from './runtime/context-report.js';
 import { Forks } from './runtime/forks.js';
+import { conversationRewinds } from './runtime/conversation-rewinds.js';
 import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
@@ -320,6 +321,7 @@ export async function startCommands(
     instructions,
     forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
     context: new ContextReports(executor.requestInputs),
+    rewinds: conversationRewinds,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);

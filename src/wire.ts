@@ -291,10 +291,10 @@ export const WHILE_BUSY_KEY = 'tiny-harness/while-busy';
 
 /**
  * What a message does when a turn runs on its task, or its queue is not empty: refused
- * (`turn_in_progress`), queued behind the turns before it, or queued first with the running turn
- * stopped as `/stop` stops it.
+ * (`turn_in_progress`), queued behind the turns before it, queued first with the running turn
+ * stopped as `/stop` stops it, or that and the stopped turn rewound as `/rewind 1` would (`rollback`).
  */
-export const WHILE_BUSY_VALUES = ['reject', 'enqueue', 'interrupt'] as const;
+export const WHILE_BUSY_VALUES = ['reject', 'enqueue', 'interrupt', 'rollback'] as const;
 export type WhileBusy = (typeof WHILE_BUSY_VALUES)[number];
 
 /**

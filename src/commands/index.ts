@@ -36,6 +36,8 @@ export {
 } from '@tiny-harness/commands-extension';
 export {
   registerBuiltinCommands,
+  type ConversationPoint,
+  type ConversationRewinds,
   type ToolApprovalControl,
   type TurnControl,
   type ModelControl,

@@ -62,6 +62,8 @@ export interface TurnRequest {
   taskId: string;
   contextId: string;
   userMessage: Message;
+  /** Messages stored before `userMessage`, in the turn's opening write (`TurnOptions.opening`). */
+  opening?: Message[];
   /**
    * The task as stored before the turn, as the engine's view reads it: a sub-task's parent shown
    * in its metadata (`SUBTASKS_KEY`), which decides how the turn ends. None for a new task.
@@ -193,10 +195,11 @@ export class HarnessExecutor {
   private openTask(context: TurnRequest): { task: Task; history: Message[] } {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
+    const opened = [...(context.opening ?? []), userMessage];
     const task: Task = existing
       ? {
           ...existing,
-          history: [userMessage],
+          history: opened,
           artifacts: [],
           metadata: {},
           status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
@@ -205,7 +208,7 @@ export class HarnessExecutor {
           id: taskId,
           contextId,
           status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          history: [userMessage],
+          history: opened,
           artifacts: [],
           metadata: {},
         };
@@ -213,7 +216,7 @@ export class HarnessExecutor {
     const history = existing?.history ?? [];
     return {
       task,
-      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, userMessage],
+      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, ...opened],
     };
   }
 

@@ -77,6 +77,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
     await pane.keys('Tab'); // /status, /stop and /spawn share no more than /s: nothing changes
     await pane.keys('C-u');
     await pane.waitFor((s) => atPrompt(s));
+    await pane.type('/ex');
+    await pane.waitFor((s) => s.includes('/exit — Leave the chat'));
+    await pane.keys('C-u');
+    await pane.waitFor((s) => atPrompt(s));
 
     await pane.type('/mo');
     await pane.keys('Tab');

@@ -88,7 +88,10 @@ describe('project instruction files', () => {
       const warnings = () => p.log.lines.filter((line) => line.startsWith('warn') && line.includes('"file":"big.md"'));
       assert.equal(warnings().length, 1, p.log.lines.join('\n'));
       assert.match(warnings()[0]!, /100 characters, over the 10 allowed \(instructionsMaxChars\)/);
-      assert.ok(!warnings()[0]!.includes(p.dir), 'the log names the file as configured, not the folder it was read from');
+      assert.ok(
+        !warnings()[0]!.includes(p.dir),
+        'the log names the file as configured, not the folder it was read from',
+      );
 
       await p.instructions.reload();
       assert.equal(warnings().length, 1, 'nothing changed: nothing said again');

@@ -200,6 +200,7 @@ describe('commands on the card', () => {
         'stop',
         'spawn',
         'compact',
+        'rewind',
         'fork',
         'context',
         'memory',

@@ -11,6 +11,7 @@ import type {
   InstructionFiles,
   ContextReporter,
   ForkControl,
+  ConversationRewinds,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -18,6 +19,7 @@ import type {
   ToolDirectory,
   TurnControl,
 } from './ports.js';
+import { rewindCommand } from './rewind.js';
 import { spawnCommand } from './spawn.js';
 import { statusCommand } from './status.js';
 import { stopCommand } from './stop.js';
@@ -31,6 +33,8 @@ export type {
   ContextReporter,
   ForkControl,
   ForkOutcome,
+  ConversationPoint,
+  ConversationRewinds,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -45,9 +49,9 @@ export type {
 
 /**
  * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
- * compact (given the compaction), fork, context, memory (given the instruction files), then
- * tools, approve and deny when tool servers are configured (a deployment without them is not
- * offered commands that could only say so).
+ * compact (given the compaction), rewind, fork, context, memory (given the instruction files),
+ * then tools, approve and deny when tool servers are configured (a deployment without them is
+ * not offered commands that could only say so).
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
@@ -62,6 +66,7 @@ export function registerBuiltinCommands(
     instructions?: InstructionFiles;
     forks: ForkControl;
     context: ContextReporter;
+    rewinds: ConversationRewinds;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -73,6 +78,7 @@ export function registerBuiltinCommands(
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
   if (harness.compaction) registry.register(compactCommand(harness.turns, harness.compaction));
+  registry.register(rewindCommand(harness.turns, harness.rewinds));
   registry.register(forkCommand(harness.forks));
   registry.register(contextCommand(harness.context));
   if (harness.instructions) registry.register(memoryCommand(harness.instructions));

@@ -147,3 +147,27 @@ export interface ContextReport {
 export interface ContextReporter {
   report(task: Task, callContext: ServerCallContext): Promise<ContextReport>;
 }
+
+/** A point the conversation can be taken back to (CMD-37): just before the n-th newest user message. */
+export interface ConversationPoint {
+  /** 1 for the newest user message. */
+  n: number;
+  messageId: string;
+  /** The message's first line, shortened. */
+  preview: string;
+  text: string;
+}
+
+/** Rewind points and marks (CMD-37), as `/rewind` needs them; the runtime computes them (`src/conversation/`). */
+export interface ConversationRewinds {
+  /** The points of the history as it stands (rewound messages left out), newest first. */
+  points(history: readonly Message[]): ConversationPoint[];
+  /**
+   * Taking the conversation back to point n: the point, the ids it hides (the point's message
+   * and every visible message after it) and the rewind mark to store; undefined without point n.
+   */
+  rewind(
+    task: Pick<Task, 'id' | 'contextId' | 'history'>,
+    n: number,
+  ): { point: ConversationPoint; hidden: string[]; mark: Message } | undefined;
+}
