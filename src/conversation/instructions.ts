@@ -152,7 +152,8 @@ export class ProjectInstructions {
         return;
       case 'missing':
         if (reading.problem) this.log.warn(`instruction file left out: ${reading.problem}`, where);
-        else this.log.info('instruction file not found; skipped until it is made', where);
+        // The default (AGENTS.md) is missing in most folders: not worth a line at every start.
+        else this.log.debug('instruction file not found; skipped until it is made', where);
     }
   }
 
