@@ -21,7 +21,7 @@ import { ChatScreen } from './chat-screen.js';
 import { CardRefresh } from './card-refresh.js';
 import { ConversationActions } from './conversation-actions.js';
 import { describeClientError, userMessage, type Connection } from './connect.js';
-import { stateName, styleFor, TurnReader, type Style } from './render.js';
+import { styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
 import { followSubtask } from './subtasks.js';
