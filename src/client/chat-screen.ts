@@ -106,6 +106,11 @@ export class ChatScreen {
     this.runningLine = undefined;
   }
 
+  /** A command reply read apart (the rewind list): not shown when a later read of the task carries it. */
+  seen(messageId: string): void {
+    this.shownReplies.add(messageId);
+  }
+
   /** A task's conversation so far (its history as read), and whether it goes on. */
   history(task: Task): void {
     for (const message of task.history) {

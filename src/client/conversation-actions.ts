@@ -100,6 +100,7 @@ export class ConversationActions {
         metadata: {},
       });
       const reply = 'status' in result ? result.status?.message : result;
+      if (reply) screen.seen(reply.messageId);
       const points = rewindChoicesOf(dataOf(reply?.parts));
       if (points.length === 0 || commandReplyError(reply)) return void screen.line(screen.commandReply(REWIND_COMMAND, textOf(reply))); // prettier-ignore
       const rows = points.map((point) => `${point.n}. ${point.preview || point.text.split('\n')[0]}`);
