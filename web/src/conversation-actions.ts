@@ -68,9 +68,12 @@ export class ConversationActions implements TranscriptExtras {
     bubble.append(open);
   }
 
+  /** An action's button; its label is drawn by the style sheet, so that the message's text stays its own. */
   private button(className: string, label: string, bubble: HTMLElement): HTMLButtonElement {
-    const button = element('button', className, label);
+    const button = element('button', className);
     button.type = 'button';
+    button.setAttribute('aria-label', label);
+    button.title = label;
     button.addEventListener('click', () => void this.act(className === 'fork-here' ? 'fork' : 'rewind', bubble));
     return button;
   }
