@@ -216,6 +216,7 @@ export class TurnReader {
 
   private commandReply(message: Message | undefined, command: { name: string; taskRef?: string }): Shown[] {
     const taskRef = command.taskRef ?? message?.referenceTaskIds?.[0];
+    const data = dataOf(message?.parts);
     return this.once(message, [
       {
         kind: 'command',
@@ -223,7 +224,7 @@ export class TurnReader {
         text: textOf(message),
         taskRef,
         messageId: message?.messageId,
-        data: dataOf(message?.parts),
+        ...(data ? { data } : {}),
       },
     ]);
   }
