@@ -64,7 +64,18 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
     typeOnly: ['runtime/subtask-starter.ts'],
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
-  client: { may: ['commands', 'errors.ts', 'log.ts', 'recent-tasks.ts', 'stream-resume.ts', 'version.ts', 'wire.ts'] },
+  client: {
+    may: [
+      'commands',
+      'conversation-replies.ts',
+      'errors.ts',
+      'log.ts',
+      'recent-tasks.ts',
+      'stream-resume.ts',
+      'version.ts',
+      'wire.ts',
+    ],
+  },
   'errors.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
   // Making a folder the user named (data, commands) without looping where none can be made.
@@ -78,6 +89,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'stream-resume.ts': { may: ['wire.ts'] },
   // The user's recent conversations and their titles, shared by the web page and the terminal chat.
   'recent-tasks.ts': { may: ['wire.ts'] },
+  // The conversation extension's reply data as the clients read it, shared by the web page and the terminal chat.
+  'conversation-replies.ts': { may: ['wire.ts'] },
 };
 
 interface Import {

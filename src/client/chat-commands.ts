@@ -6,7 +6,7 @@
  */
 import { describeCommand } from './completion.js';
 import type { CardCommand } from './connect.js';
-import { REWIND_COMMAND } from '../wire.js';
+import { REWIND_COMMAND } from '../conversation-replies.js';
 
 export type ChatAction = 'clear' | 'exit' | 'help';
 

@@ -14,15 +14,8 @@ import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';
 import { wrapWords } from './text-width.js';
 import { contextBar, markLineOf } from './conversation-marks.js';
-import {
-  COMMAND_KEY,
-  CONTEXT_COMMAND,
-  contextReportOf,
-  FORK_COMMAND,
-  toolCallLine,
-  TURN_FAILURE_NOTICES,
-  type ToolCallData,
-} from '../wire.js';
+import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import { CONTEXT_COMMAND, contextReportOf, FORK_COMMAND } from '../conversation-replies.js';
 
 /** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */
 const BACK_OVER_LINE = '\x1b[1A\r\x1b[2K';

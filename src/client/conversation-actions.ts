@@ -11,20 +11,16 @@ import type { ChatScreen } from './chat-screen.js';
 import { compactionLine, rewindLine } from './conversation-marks.js';
 import { describeClientError, userMessage, type Connection } from './connect.js';
 import { textOf, type Shown } from './render.js';
+import { COMPACTION_KEY, compactionOf, commandReplyError, REPLY_ERROR_KEY, type CompactionPoint } from '../wire.js';
 import {
   COMPACT_COMMAND,
-  COMPACTION_KEY,
-  compactionOf,
-  commandReplyError,
   dataOf,
   FORK_COMMAND,
   forkedOf,
-  REPLY_ERROR_KEY,
   REWIND_COMMAND,
   rewindChoicesOf,
   rewoundOf,
-  type CompactionPoint,
-} from '../wire.js';
+} from '../conversation-replies.js';
 
 /** Two Escape presses this close together are Esc Esc (a terminal sends two quick ones at once). */
 const DOUBLE_ESCAPE_MS = 1000;

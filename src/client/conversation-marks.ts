@@ -4,7 +4,8 @@
  * bar of the model's budget, each part of what fills it drawn with its own character.
  */
 import type { Message } from '@a2a-js/sdk';
-import { compactionOf, rewindOf, type CompactionPoint, type ContextReport } from '../wire.js';
+import { compactionOf, rewindOf, type CompactionPoint } from '../wire.js';
+import { type ContextReport } from '../conversation-replies.js';
 import type { Style } from './render.js';
 import { columnsOf } from './text-width.js';
 

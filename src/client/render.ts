@@ -14,12 +14,12 @@ import {
   TOOL_CALL_KEY,
   TOOL_OUTPUT_ARTIFACT_NAME,
   TURN_PROGRESS_NOTICES,
-  dataOf,
   isTerminal,
   textOf as partsText,
   toolCallsOf,
   type ToolCallData,
 } from '../wire.js';
+import { dataOf } from '../conversation-replies.js';
 
 /** One thing to show. */
 export type Shown =

@@ -20,8 +20,8 @@ import {
   toolCallLine,
   toolCallsOf,
   TURN_FAILURE_NOTICES,
-  FORK_COMMAND,
 } from '../wire.js';
+import { FORK_COMMAND } from '../conversation-replies.js';
 
 export interface SendOptions {
   url: string;

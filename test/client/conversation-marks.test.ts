@@ -11,7 +11,15 @@ import { ConversationActions } from '../../src/client/conversation-actions.js';
 import { compactionLine, contextBar, rewindLine } from '../../src/client/conversation-marks.js';
 import { PipedInput } from '../../src/client/chat-input.js';
 import { styleFor } from '../../src/client/render.js';
-import type { ContextReport } from '../../src/wire.js';
+import {
+  contextReportOf,
+  dataOf,
+  forkedOf,
+  rewindChoicesOf,
+  rewoundOf,
+  type ContextReport,
+} from '../../src/conversation-replies.js';
+import { dataPart, REPLY_ERROR_KEY, textPart } from '../../src/wire.js';
 import { FakeTerminal } from './fake-terminal.js';
 
 const plain = styleFor({ isTTY: false });
@@ -47,6 +55,26 @@ describe('the /context bar', () => {
       '── conversation compacted: 120,000 → 4,321 characters ──',
     );
     assert.equal(rewindLine(1), '── rewound: 1 message hidden ──');
+  });
+});
+
+describe("reading the conversation commands' replies", () => {
+  it('takes the shapes the commands answer with, and reads a reply missing a field as none', () => {
+    const point = { n: 1, messageId: 'm', preview: 'hi', text: 'hi\nthere' };
+    assert.deepEqual(rewindChoicesOf({ points: [point, { n: 'x' }] }), [point]);
+    assert.deepEqual(rewindChoicesOf({ [REPLY_ERROR_KEY]: 'turn_running' }), []);
+    assert.deepEqual(rewoundOf({ rewoundTo: { n: 2, messageId: 'm', text: 'back' }, hidden: 4 }), {
+      n: 2,
+      messageId: 'm',
+      text: 'back',
+      hidden: 4,
+    });
+    assert.equal(rewoundOf({ rewoundTo: { n: 2 } }), undefined);
+    assert.deepEqual(forkedOf({ taskId: 't', contextId: 'c', messages: 3 }), { taskId: 't', contextId: 'c' });
+    assert.equal(forkedOf({ taskId: '' }), undefined);
+    assert.equal(contextReportOf({ budgetChars: 10, usedChars: 'x', parts: {} }), undefined);
+    assert.equal(dataOf([textPart('no data')]), undefined);
+    assert.deepEqual(dataOf([textPart('text'), dataPart({ a: 1 })]), { a: 1 });
   });
 });
 

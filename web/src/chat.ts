@@ -14,7 +14,6 @@ import {
 } from '@a2a-js/sdk/client';
 import {
   COMMANDS_EXTENSION_URI,
-  FORK_COMMAND,
   JSONRPC_PATH,
   MODEL_KEY,
   NOTICE_KEY,
@@ -25,6 +24,7 @@ import {
   textOf,
   textPart,
 } from '../../src/wire.js';
+import { FORK_COMMAND } from '../../src/conversation-replies.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
 import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';

@@ -7,17 +7,8 @@
  * harness counts them. A `/fork` typed gets a button that opens its task.
  */
 import type { Message } from '@a2a-js/sdk';
-import {
-  dataOf,
-  FORK_COMMAND,
-  forkedOf,
-  REPLY_ERROR_KEY,
-  REWIND_COMMAND,
-  rewoundOf,
-  splitCommandText,
-  TASK_REF_KEY,
-  textOf,
-} from '../../src/wire.js';
+import { REPLY_ERROR_KEY, splitCommandText, TASK_REF_KEY, textOf } from '../../src/wire.js';
+import { dataOf, FORK_COMMAND, forkedOf, REWIND_COMMAND, rewoundOf } from '../../src/conversation-replies.js';
 import { element } from './dom.js';
 import { oneLine, type TranscriptExtras } from './render.js';
 

@@ -18,11 +18,11 @@ import {
   TURN_FAILURE_NOTICES,
   TURN_PROGRESS_NOTICES,
   compactionOf,
-  dataOf,
   rewindOf,
   type CompactionPoint,
   type ToolCallData,
 } from '../../src/wire.js';
+import { dataOf } from '../../src/conversation-replies.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =

@@ -4,13 +4,8 @@
  * conversation and the transcript.
  */
 import type { AgentCard } from '@a2a-js/sdk';
-import {
-  COMPACT_COMMAND,
-  REWIND_COMMAND,
-  splitCommandText,
-  stateName,
-  unknownCommandQuestion,
-} from '../../src/wire.js';
+import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
+import { COMPACT_COMMAND, REWIND_COMMAND } from '../../src/conversation-replies.js';
 import { CardReader, CardRefresh } from './card.js';
 import { connect, Conversation } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';

@@ -5,14 +5,8 @@
  * model wrote): that is Markdown, rendered and sanitized in `markdown.ts`.
  */
 import type { TaskState } from '@a2a-js/sdk';
-import {
-  APPROVE_COMMAND,
-  DENY_COMMAND,
-  FORK_COMMAND,
-  isTerminal,
-  stateName,
-  type ToolCallData,
-} from '../../src/wire.js';
+import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { FORK_COMMAND } from '../../src/conversation-replies.js';
 import { markOf } from './conversation-marks.js';
 import { element } from './dom.js';
 import type { ChatEvent } from './chat.js';
