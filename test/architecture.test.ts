@@ -293,9 +293,14 @@ describe('architecture', () => {
     assert.deepEqual(problems, [], `dependency rule broken:\n  ${problems.join('\n  ')}`);
   });
 
-  it('the web page shares with src/ only what it bundles: the wire vocabulary, stream resumption, recent tasks', () => {
+  it('the web page shares with src/ only what it bundles: the wire vocabulary, stream resumption, recent tasks, reply data', () => {
     const web = join(ROOT, 'web', 'src');
-    const shared = new Set(['src/wire.js', 'src/stream-resume.js', 'src/recent-tasks.js']);
+    const shared = new Set([
+      'src/wire.js',
+      'src/stream-resume.js',
+      'src/recent-tasks.js',
+      'src/conversation-replies.js',
+    ]);
     const problems: string[] = [];
     for (const file of readdirSync(web).filter((f) => f.endsWith('.ts'))) {
       for (const imp of importsOf(file, readFileSync(join(web, file), 'utf8'))) {
@@ -388,7 +393,7 @@ describe('architecture', () => {
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, conversation-replies.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
       'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });
