@@ -85,6 +85,7 @@ export class ConversationActions {
     const { taskId, contextId } = this.host.ids();
     if (!connection.commands.some((c) => c.name === REWIND_COMMAND))
       return say('(this agent has no /rewind: Esc Esc cannot take the conversation back)');
+    if (!taskId && contextId) return say('(nothing to rewind: the task has ended; the next message starts a new one)');
     if (!taskId) return say('(nothing to rewind: the conversation has no messages yet)');
     if (this.host.busy()) return say('(a turn is running: Ctrl+C stops it; then Esc Esc rewinds)');
     this.choosing = true;

@@ -109,6 +109,23 @@ describe('the chat page: rewind, fork and compaction (CMD-37)', needs(CHROMIUM),
     assert.doesNotMatch(commands, /\/fork/, 'the command never reached the model');
   });
 
+  it('a /fork typed shows a button that opens its task, not a sub-task link', async () => {
+    await page.locator('#new-chat').click();
+    await say('gamma');
+    const before = await page.locator('#task-info').getAttribute('title');
+    await page.locator('#input').fill('/fork');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    const reply = page.locator('.msg.command[data-command="fork"]');
+    await reply.locator('.open-fork').waitFor({ timeout: WAIT_MS });
+    assert.equal(await reply.locator('.task-ref').count(), 0, 'a fork is not a sub-task');
+    await reply.locator('.open-fork').click();
+    await page.waitForFunction((was) => document.getElementById('task-info')?.title !== was, before, {
+      timeout: WAIT_MS,
+    });
+    if (forked) assert.equal(await page.locator('#task-info').getAttribute('title'), forked.taskId);
+  });
+
   it('a compaction point is drawn collapsed, with its sizes; opened, it shows the summary', async () => {
     await page.locator('#new-chat').click();
     for (const text of ['one', 'two']) await say(text);

@@ -75,7 +75,20 @@ export class ConversationActions implements TranscriptExtras {
     return mine.length - mine.indexOf(bubble);
   }
 
+  /** An action is on its way: another waits for its end (a double click rewinds once). */
+  private acting = false;
+
   private async act(what: 'rewind' | 'fork', bubble: HTMLElement): Promise<void> {
+    if (this.acting) return;
+    this.acting = true;
+    try {
+      await this.run(what, bubble);
+    } finally {
+      this.acting = false;
+    }
+  }
+
+  private async run(what: 'rewind' | 'fork', bubble: HTMLElement): Promise<void> {
     const { page } = this;
     const taskId = page.taskId();
     if (page.busy()) return page.error(`A turn is running: stop it, or wait for its end, before you ${what}.`);
