@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { TaskState } from '@a2a-js/sdk';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
+import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import { CommandFolder } from './file-commands/folder.js';
 import type { HarnessOptions } from './harness.js';
 import { describeError, type Logger } from './log.js';
-import { splitModelId, type ModelCatalog } from './models/catalog.js';
+import { REDISCOVERY_INTERVAL_MS, splitModelId, type ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';
 import { buildRequestPath, type RequestPath } from './request-path.js';
 import { CatalogGateway } from './runtime/catalog-gateway.js';
 import { ClientStreams } from './runtime/client-streams.js';
 import { earlierInContext } from './runtime/context-history.js';
+import { ContextReports } from './runtime/context-report.js';
+import { Forks } from './runtime/forks.js';
+import { conversationRewinds } from './runtime/conversation-rewinds.js';
 import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
@@ -30,21 +32,16 @@ import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn-limit.js';
 import { TurnQueue } from './runtime/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
-import { baseAgentCard } from './server/card.js';
-import type { RunningGrpcServer } from './server/grpc-server.js';
-import { healthChecks, type Readiness } from './server/health.js';
-import type { Admission } from './server/admission.js';
-import { createHttpApp } from './server/http-app.js';
+import { baseAgentCard, type CardOptions } from './server/card.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
-import { bundledWebDir } from './server/web-page.js';
-import { formatHost, isLoopback, listen } from './server/listen.js';
+import { formatHost } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools } from './tools/index.js';
 import { VERSION } from './version.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
-import { serveMetrics, type MetricsServer, type MetricsSetup } from './telemetry/metrics-endpoint.js';
+import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
 
 /**
  * The stages `startHarness` runs, in the order their data forces: each takes the records of the
@@ -89,11 +86,12 @@ export async function openStorage(options: HarnessOptions, { metrics }: MetricsS
   }
 }
 
-/** The models offered, each task's choice among them, and the tools of the MCP servers. */
+/** The models offered, each task's choice among them, the tools of the MCP servers and the instruction files. */
 export interface Models {
   catalog: ModelCatalog;
   taskModels: TaskModels;
   tools: McpTools;
+  instructions: ProjectInstructions;
   /** Stops asking again for providers that were down at start-up. */
   stopRediscovery(): void;
 }
@@ -101,6 +99,7 @@ export interface Models {
 export async function startModels(options: HarnessOptions, { store }: Storage, log: Logger): Promise<Models> {
   const { config } = options;
   const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
+  const instructions = await startInstructions(config, log);
   // Every turn's model, sub-tasks' included, may call the tools of every connected server.
   const tools = new McpTools({
     servers: config.mcpServers,
@@ -116,13 +115,13 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     () => void catalog.rediscover(),
     options.rediscoveryIntervalMs ?? REDISCOVERY_INTERVAL_MS,
   ).unref();
-  // Not awaited: serving does not wait for the servers. Each one's tools join the box when it
-  // answers (one `npx` server took 4 s to, 18 s on a busy machine); start() never rejects.
+  // Not awaited (it never rejects): each server's tools join the box when it answers (`npx` ones: 4 to 18 s).
   void tools.start();
   return {
     catalog,
     taskModels: new TaskModels(catalog, store.state),
     tools,
+    instructions,
     stopRediscovery: () => clearInterval(rediscovery),
   };
 }
@@ -135,18 +134,21 @@ export interface Engine {
   recovery: TurnRecovery;
   /** The most turns in flight here, every turn counted. */
   turnLimit: TurnLimit;
+  /** The runner of turns: what `/context` builds the next turn's request from. */
+  executor: HarnessExecutor;
   /** The deliverer of push notifications here (docs/push.md). */
   push: PushDelivery;
   /** The tasks' queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
   queue: TurnQueue;
   /** The log readers of clients' streams, which a drain closes. */
   streams: ClientStreams;
+  compactor: HarnessExecutor['compactor'];
 }
 
 export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools }: Models,
+  { catalog, taskModels, tools, instructions }: Models,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Engine {
@@ -175,8 +177,10 @@ export function startEngine(
     maxSteps: config.maxSteps,
     state: store.state,
     systemPrompt: config.systemPrompt,
+    instructions: () => instructions.files(),
     contextCharsFor: (modelId) =>
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
+    compact: { ...config.compact, timeoutMs: config.modelTimeoutMs },
     endState:
       config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
@@ -217,10 +221,12 @@ export function startEngine(
   return {
     engine,
     view,
+    executor,
     turnLimit,
     push,
     queue,
     streams,
+    compactor: executor.compactor,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -235,16 +241,13 @@ export interface Commands {
   authenticator?: TokenAuthenticator;
 }
 
-interface Endpoints {
-  httpUrl: string;
-  grpcAddress?: string;
-}
+type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
 
 export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools }: Models,
-  { engine, view, recovery, turnLimit, queue, streams }: Engine,
+  { catalog, taskModels, tools, instructions }: Models,
+  { engine, view, executor, recovery, turnLimit, queue, streams, compactor }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
@@ -269,8 +272,7 @@ export async function startCommands(
     onReusedId: (messageId) =>
       log.debug('a messageId came again with other content: handled as a new message', { messageId }),
   });
-  // Every call, of every transport, goes down this one path (src/request-path.ts). Requests
-  // reach it checked against the edge schema by each transport (server/edge-schema.ts).
+  // Every call, of every transport, goes down this one path (src/request-path.ts), checked (server/edge-schema.ts).
   const push = new PushConfigs({
     records: store.push,
     checkUrl: (url) => checkWebhookUrl(url, config.push.allowPrivateNetworks),
@@ -315,6 +317,11 @@ export async function startCommands(
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
+    compaction: compactor,
+    instructions,
+    forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
+    context: new ContextReports(executor.requestInputs),
+    rewinds: conversationRewinds,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
   options.commands?.(registry);
@@ -330,69 +337,3 @@ export async function startCommands(
   new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
   return { registry, requestPath, commandFolder, endpoints, authenticator };
 }
-
-/** The servers clients reach: HTTP (JSON-RPC, HTTP+JSON, the card, the page), and gRPC when asked for. */
-export interface Transports {
-  url: string;
-  httpServer: Server;
-  grpc?: RunningGrpcServer;
-  /** `/metrics` on a port of its own (`metrics.port`). */
-  metricsServer?: MetricsServer;
-}
-
-export async function startTransports(
-  options: HarnessOptions,
-  { requestPath, endpoints, authenticator }: Commands,
-  telemetry: MetricsSetup,
-  log: Logger,
-  { readiness, admission }: { readiness: Readiness; admission: Admission },
-): Promise<Transports> {
-  const { handler } = requestPath;
-  const probes = healthChecks(readiness);
-  const metrics = await serveMetrics(telemetry, options.config.metrics, options.host, log, probes);
-  let grpc: RunningGrpcServer | undefined;
-  const httpServer = createServer();
-  try {
-    if (options.grpcPort !== undefined) {
-      // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
-      const { startGrpcServer } = await import('./server/grpc-server.js');
-      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator, admission });
-      endpoints.grpcAddress = grpc.address;
-    }
-    await listen(httpServer, options.host, options.port);
-  } catch (error) {
-    await grpc?.close();
-    await metrics.apart?.close();
-    throw error;
-  }
-  const url = `http://${formatHost(options.host)}:${(httpServer.address() as AddressInfo).port}`;
-  endpoints.httpUrl = url;
-  httpServer.on(
-    'request',
-    createHttpApp({
-      handler,
-      card: requestPath.card,
-      bodyLimit: options.bodyLimit ?? '4mb',
-      log,
-      webDir: bundledWebDir(),
-      authenticator,
-      logContent: options.logContent,
-      probes,
-      admission,
-      metrics: metrics.onAppPort,
-    }),
-  );
-  const publicUrl = options.publicUrl ?? options.config.publicUrl;
-  if (publicUrl) log.info('the card names the public address', { url: publicUrl });
-  if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
-  else if (isLoopback(options.host)) log.info('authentication off (no tokens configured)');
-  else
-    log.warn(
-      'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
-      { host: options.host },
-    );
-  return { url, httpServer, grpc, metricsServer: metrics.apart };
-}
-
-/** Providers whose servers were down at start-up are asked again this often. */
-const REDISCOVERY_INTERVAL_MS = 60_000;

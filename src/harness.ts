@@ -6,12 +6,13 @@ import {
   startCommands,
   startEngine,
   startModels,
-  startTransports,
   type Engine,
   type Models,
   type Storage,
 } from './harness-stages.js';
+import { startTransports } from './harness-transports.js';
 import { describeError, silentLogger, type Logger } from './log.js';
+import type { ProjectInstructions } from './conversation/instructions.js';
 import type { ModelCatalog } from './models/catalog.js';
 import { Readiness } from './server/health.js';
 import { Admission } from './server/admission.js';
@@ -60,6 +61,8 @@ export interface RunningHarness {
   metricsUrl?: string;
   registry: CommandRegistry;
   catalog: ModelCatalog;
+  /** The project's instruction files (config `instructions`), as read now and followed while serving. */
+  instructions: ProjectInstructions;
   /**
    * Resolves once every MCP server has answered its first attempt to connect (connected or
    * failed); never rejects. Serving does not wait for it: turns meanwhile go on without the
@@ -131,6 +134,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         log.info('draining: new turns are refused; the running ones get time to finish', { drainTimeoutMs });
         models!.stopRediscovery();
         await commands.commandFolder.close();
+        await models!.instructions.close();
         // Queued messages wait in the store; a task given back with messages waiting is offered to other instances.
         await started.queue.stop();
         const finished = await finishing;
@@ -161,6 +165,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       metricsUrl,
       registry: commands.registry,
       catalog: models.catalog,
+      instructions: models.instructions,
       toolsAnswered: () => models!.tools.start(),
       close,
       skipDrainWait: () => {
@@ -194,6 +199,7 @@ function stopListening(server: Server): Promise<void> {
 /** What a start that failed midway had started, stopped. */
 async function stopStarted(storage: Storage, models: Models | undefined): Promise<void> {
   models?.stopRediscovery();
+  await models?.instructions.close();
   await models?.tools.close();
   await storage.coordination.close().catch(() => undefined);
   await storage.store.close();

@@ -64,6 +64,13 @@ export const TOOLS_MISSING_NOTICE = 'tools-missing';
 export const COMPACTED_NOTICE = 'compacted';
 
 /**
+ * The notice kind of a WORKING status message: the conversation passed `compact.autoAt` of the
+ * model's budget but could not be compacted (the summary request failed); the turn goes on
+ * without it. Data: `{reason}`.
+ */
+export const COMPACTION_FAILED_NOTICE = 'compaction-failed';
+
+/**
  * The notice kind of a WORKING status message: the conversation does not fit the model's budget
  * even compacted, so its oldest messages were left out of this turn (CMD-36). Data: `{cut}`.
  */
@@ -78,6 +85,7 @@ export const TURN_PROGRESS_NOTICES: ReadonlySet<string> = new Set([
   TOOLS_MISSING_NOTICE,
   COMPACTED_NOTICE,
   CONTEXT_CUT_NOTICE,
+  COMPACTION_FAILED_NOTICE,
 ]);
 
 /**
@@ -283,10 +291,10 @@ export const WHILE_BUSY_KEY = 'tiny-harness/while-busy';
 
 /**
  * What a message does when a turn runs on its task, or its queue is not empty: refused
- * (`turn_in_progress`), queued behind the turns before it, or queued first with the running turn
- * stopped as `/stop` stops it.
+ * (`turn_in_progress`), queued behind the turns before it, queued first with the running turn
+ * stopped as `/stop` stops it, or that and the stopped turn rewound as `/rewind 1` would (`rollback`).
  */
-export const WHILE_BUSY_VALUES = ['reject', 'enqueue', 'interrupt'] as const;
+export const WHILE_BUSY_VALUES = ['reject', 'enqueue', 'interrupt', 'rollback'] as const;
 export type WhileBusy = (typeof WHILE_BUSY_VALUES)[number];
 
 /**
@@ -347,4 +355,27 @@ export function compactionOf(message: Pick<Message, 'metadata'>): CompactionPoin
 export function rewindOf(message: Pick<Message, 'metadata'>): RewindMark | undefined {
   const value = message.metadata?.[REWIND_KEY] as Partial<RewindMark> | undefined;
   return value && typeof value.to === 'string' && Array.isArray(value.hidden) ? (value as RewindMark) : undefined;
+}
+
+/** An instruction file as `/memory` lists it (its reply data: `{ files: InstructionFileListing[] }`), in the configured order. */
+export interface InstructionFileListing {
+  /** As configured (`AGENTS.md`), never resolved to more of the machine's paths than that. */
+  path: string;
+  /** Its size in characters; 0 when missing. */
+  chars: number;
+  /** `loaded`: sent to the model; `missing`: no file to read there (skipped); `too-large`: over `instructionsMaxChars`, refused. */
+  status: 'loaded' | 'missing' | 'too-large';
+  /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
+  problem?: string;
+}
+
+/**
+ * In a task's metadata: the task is a fork (CMD-37), a copy of the conversation of `taskId`,
+ * all of it or up to just before its message `messageId`.
+ */
+export const FORKED_FROM_KEY = 'tiny-harness/forked-from';
+
+export interface ForkedFrom {
+  taskId: string;
+  messageId?: string;
 }

@@ -16,7 +16,15 @@ const SRC = join(ROOT, 'src');
 const MAX_LINES = 400;
 
 /** Files that wire everything together: the composition root, the request path and the entry points. */
-const COMPOSITION = new Set(['harness.ts', 'harness-stages.ts', 'request-path.ts', 'cli.ts', 'serve.ts', 'index.ts']);
+const COMPOSITION = new Set([
+  'harness.ts',
+  'harness-stages.ts',
+  'harness-transports.ts',
+  'request-path.ts',
+  'cli.ts',
+  'serve.ts',
+  'index.ts',
+]);
 
 /**
  * What each area may import besides itself. Areas are top-level folders of src/ or root files.
@@ -36,7 +44,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
   // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
-  conversation: { may: ['commands', 'errors.ts', 'log.ts', 'wire.ts'] },
+  // Its instruction files are read from the disk and followed with the shared folder watcher.
+  conversation: { may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'wire.ts'] },
   runtime: {
     may: [
       'a2a',
@@ -60,7 +69,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
   'file-commands': {
-    may: ['commands', 'errors.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
+    may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
     typeOnly: ['runtime/subtask-starter.ts'],
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
@@ -80,6 +89,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'log.ts': { may: ['errors.ts'] },
   // Making a folder the user named (data, commands) without looping where none can be made.
   'make-folder.ts': { may: [] },
+  // Following a folder's files as they change (command files, instruction files): chokidar and the log.
+  'folder-watcher.ts': { may: ['log.ts'] },
   'version.ts': { may: [] },
   // The one retry of store work (a turn's end, a read whose connection failed): below the store and the runtime.
   'until-done.ts': { may: [] },

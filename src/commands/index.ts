@@ -36,6 +36,8 @@ export {
 } from '@tiny-harness/commands-extension';
 export {
   registerBuiltinCommands,
+  type ConversationPoint,
+  type ConversationRewinds,
   type ToolApprovalControl,
   type TurnControl,
   type ModelControl,
@@ -44,4 +46,8 @@ export {
   type TaskReport,
   type ModelChoice,
   type UsageLine,
+  type ForkControl,
+  type ForkOutcome,
+  type ContextReport,
+  type ContextReporter,
 } from './builtins/index.js';

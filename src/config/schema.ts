@@ -6,6 +6,8 @@
  */
 import * as z from 'zod';
 import { admissionSchema } from './admission.js';
+import { compactSchema } from './compact.js';
+import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
@@ -176,6 +178,8 @@ export const configSchema = strictObject({
       'The model of a new task, `provider:model`; it must be offered at start-up. Without it: the first real model found, else `builtin:echo`.',
     ),
   systemPrompt: z.string().default(DEFAULT_SYSTEM_PROMPT).describe('Sent first in every model request.'),
+  instructions: instructionsSchema,
+  instructionsMaxChars: instructionsMaxCharsSchema,
   turnEndState: z
     .enum(['input-required', 'completed'])
     .default('input-required')
@@ -204,7 +208,12 @@ export const configSchema = strictObject({
   contextChars: contextChars
     .default(DEFAULT_CONTEXT_CHARS)
     .describe(
-      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens): the newest messages that fit, starting at a user message; the task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
+      "The most characters of conversation one turn sends to its model (about 4 make a token: the default is some 50,000 tokens). Past `compact.autoAt` of it the earlier messages are summarised first (`compact`); what still does not fit is cut: the newest messages that fit, starting at a user message. The task keeps the whole conversation. A new task in a `contextId` used before is sent the earlier tasks of that context first (the newest 20, not sub-tasks, not other users' tasks). A sub-task is sent the conversation it was started from, then its instruction.",
+    ),
+  compact: compactSchema
+    .default(compactSchema.parse({}))
+    .describe(
+      "Compaction: when a conversation is summarised to fit its model's budget, and how much of it stays word for word (CMD-36, docs/commands.md).",
     ),
   cacheBytes: z
     .number()

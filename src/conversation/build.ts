@@ -12,6 +12,7 @@
 import { Role, type Message, type Part } from '@a2a-js/sdk';
 import { isCommandExchange } from '../commands/index.js';
 import {
+  COMPACTION_KEY,
   compactionOf,
   isFinalToolStatus,
   NOTICE_KEY,
@@ -72,36 +73,48 @@ export const SUMMARY_HEADING = 'Summary of the conversation so far (earlier mess
 
 export function buildConversation(input: ConversationInput): BuiltConversation {
   const system = systemText(input.systemPrompt, input.instructions ?? []);
-  const { summary, pinned, entries, compaction } = conversationAfterPoint(input.history);
-  const summaryMessage: ConversationMessage[] = summary
-    ? [{ role: 'user', content: `${SUMMARY_HEADING}\n\n${summary}` }]
+  const visible = visibleHistory(input.history);
+  const { point, covered } = latestPoint(visible);
+  const compaction = point < 0 ? undefined : compactionOf(visible[point]!);
+  const summaryMessage: ConversationMessage[] = compaction
+    ? [{ role: 'user', content: `${SUMMARY_HEADING}\n\n${textOf(visible[point]!.parts)}` }]
     : [];
-  const pinnedSent = pinned?.sent ?? [];
-  const fixed =
+  const pinnedSent = compaction ? (pinnedBefore(visible, covered)?.sent ?? []) : [];
+  const budget = input.budgetChars ?? Infinity;
+  let used =
     (input.systemPrompt?.length ?? 0) +
     instructionChars(input.instructions ?? []) +
     charsOf(summaryMessage) +
     charsOf(pinnedSent);
-  const budget = input.budgetChars ?? Infinity;
-  // The newest first, while they fit; the newest always goes.
-  let used = fixed;
-  let kept = entries.length;
-  while (kept > 0) {
-    const entry = entries[kept - 1]!;
-    if (kept < entries.length && used + entry.chars > budget) break;
-    used += entry.chars;
-    kept -= 1;
+  // Read from the end, the newest first, while they fit (the newest always goes): a turn's cost
+  // does not grow with the part of a long conversation left out.
+  const newestFirst: ConversationEntry[] = [];
+  /** Where the budget ran out: this message and the older ones are left out. */
+  let cutAt = -1;
+  for (let i = visible.length - 1; i > covered; i -= 1) {
+    if (i === point) continue;
+    const message = visible[i]!;
+    const sent = sentAs(message);
+    if (sent.length === 0) continue;
+    const chars = charsOf(sent);
+    if (newestFirst.length > 0 && used + chars > budget) {
+      cutAt = i;
+      break;
+    }
+    used += chars;
+    newestFirst.push({ message, sent, chars });
   }
-  let tail = entries.slice(kept);
-  let cut = kept;
-  // Cut short, the verbatim part starts at a user message: not an answer, nor a tool result without its question.
-  if (cut > 0) {
-    while (tail.length > 1 && tail[0]!.sent[0]?.role !== 'user') {
-      tail = tail.slice(1);
-      cut += 1;
+  let dropped = 0;
+  if (cutAt >= 0) {
+    // Counted by their metadata alone, without reading their text: what was left out is long.
+    for (let i = cutAt; i > covered; i -= 1) if (i !== point && isConversationMessage(visible[i]!)) dropped += 1;
+    // Cut short, the verbatim part starts at a user message: not an answer, nor a tool result without its question.
+    while (newestFirst.length > 1 && newestFirst.at(-1)!.sent[0]?.role !== 'user') {
+      newestFirst.pop();
+      dropped += 1;
     }
   }
-  const verbatim = [...pinnedSent, ...tail.flatMap((entry) => entry.sent)];
+  const verbatim = [...pinnedSent, ...newestFirst.reverse().flatMap((entry) => entry.sent)];
   return {
     system,
     messages: [...summaryMessage, ...verbatim],
@@ -111,9 +124,36 @@ export function buildConversation(input: ConversationInput): BuiltConversation {
       summary: charsOf(summaryMessage),
       history: charsOf(verbatim),
     },
-    cut,
+    cut: dropped,
     ...(compaction ? { compaction } : {}),
   };
+}
+
+/**
+ * The latest compaction point's index in the visible history (-1 when none), and the index of
+ * the last message its summary covers (its `upTo`, the newest such message before it; -1 when
+ * there is no point).
+ */
+function latestPoint(visible: readonly Message[]): { point: number; covered: number } {
+  for (let point = visible.length - 1; point >= 0; point -= 1) {
+    const compaction = compactionOf(visible[point]!);
+    if (!compaction) continue;
+    let covered = point - 1;
+    while (covered >= 0 && visible[covered]!.messageId !== compaction.upTo) covered -= 1;
+    return { point, covered };
+  }
+  return { point: -1, covered: -1 };
+}
+
+/** The last user message the summary covers, which is sent verbatim after it. */
+function pinnedBefore(visible: readonly Message[], covered: number): ConversationEntry | undefined {
+  for (let i = covered; i >= 0; i -= 1) {
+    const message = visible[i]!;
+    if (message.role !== Role.ROLE_USER) continue;
+    const sent = sentAs(message);
+    if (sent.length > 0) return { message, sent, chars: charsOf(sent) };
+  }
+  return undefined;
 }
 
 /** The system prompt, then each instruction file under a line that names it. */
@@ -141,22 +181,14 @@ export function conversationAfterPoint(history: readonly Message[]): {
   compaction: CompactionPoint | undefined;
 } {
   const visible = visibleHistory(history);
-  let point = -1;
-  for (let i = visible.length - 1; i >= 0; i -= 1) {
-    if (compactionOf(visible[i]!)) {
-      point = i;
-      break;
-    }
-  }
+  const { point, covered } = latestPoint(visible);
   if (point < 0) return { summary: undefined, pinned: undefined, entries: entriesOf(visible), compaction: undefined };
-  const compaction = compactionOf(visible[point]!)!;
-  // What the summary covers ends at `upTo` (the newest such message before the point).
-  let covered = point - 1;
-  while (covered >= 0 && visible[covered]!.messageId !== compaction.upTo) covered -= 1;
-  const before = entriesOf(visible.slice(0, covered + 1));
-  const pinned = before.findLast((entry) => entry.message.role === Role.ROLE_USER);
-  const after = entriesOf(visible.slice(covered + 1).filter((_, i) => i + covered + 1 !== point));
-  return { summary: textOf(visible[point]!.parts), pinned, entries: after, compaction };
+  return {
+    summary: textOf(visible[point]!.parts),
+    pinned: pinnedBefore(visible, covered),
+    entries: entriesOf(visible.slice(covered + 1).filter((_, i) => i + covered + 1 !== point)),
+    compaction: compactionOf(visible[point]!),
+  };
 }
 
 /** The messages the model reads, each with what it is sent as; others are left out. */
@@ -177,9 +209,8 @@ export function entriesOf(history: readonly Message[]): ConversationEntry[] {
  * ended it (TOOL-1); a call that never ended (its turn was cut short) is left out.
  */
 function sentAs(message: Message): ConversationMessage[] {
+  if (!isConversationMessage(message)) return [];
   const metadata = message.metadata;
-  if (isCommandExchange(message) || metadata?.[NOTICE_KEY] !== undefined) return [];
-  if (compactionOf(message) || metadata?.[REWIND_KEY] !== undefined) return [];
   if (metadata?.[TOOL_CALL_KEY] !== undefined) {
     return toolCallsOf(message.parts)
       .filter((call) => isFinalToolStatus(call.status))
@@ -200,6 +231,13 @@ function sentAs(message: Message): ConversationMessage[] {
     .join('\n');
   if (!text) return [];
   return [message.role === Role.ROLE_AGENT ? { role: 'assistant', content: text } : { role: 'user', content: text }];
+}
+
+/** Whether a message is the user's or the model's, by its metadata: not a command exchange, a notice, a compaction point or a rewind mark. */
+function isConversationMessage(message: Message): boolean {
+  const metadata = message.metadata;
+  if (isCommandExchange(message) || metadata?.[NOTICE_KEY] !== undefined) return false;
+  return metadata?.[COMPACTION_KEY] === undefined && metadata?.[REWIND_KEY] === undefined;
 }
 
 function partText(part: Part): string | undefined {

@@ -19,7 +19,7 @@ import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
 import type { SubtaskStarter } from '../runtime/subtask-starter.js';
 import { fileCommandDefinition } from './file-command.js';
-import { FolderWatcher } from './folder-watcher.js';
+import { FolderWatcher } from '../folder-watcher.js';
 import {
   isCommandFileName,
   loadCommandFiles,

@@ -25,6 +25,9 @@ export interface CatalogEntry {
 /** The id of the model used when nothing else is offered. */
 export const FALLBACK_MODEL = `${BUILTIN_PROVIDER}:echo`;
 
+/** Providers whose servers were down at start-up are asked again this often (by the harness, `rediscover`). */
+export const REDISCOVERY_INTERVAL_MS = 60_000;
+
 /**
  * Splits a model id at its FIRST colon (`local:llama3.2:3b` is provider `local`, model
  * `llama3.2:3b`); `undefined` when either half would be empty.

@@ -168,13 +168,9 @@ export class TaskEngine implements CommandTaskPort {
       // A drain that began during the awaits above refuses the turn, retryably, before its first
       // write: taken and then interrupted, it would end the client's turn with nothing.
       if (this.draining) throw instanceDraining();
-      const request: TurnRequest = {
-        taskId,
-        contextId,
-        userMessage: { ...message, taskId, contextId },
-        task: stored?.task,
-        context,
-      };
+      const userMessage = { ...message, taskId, contextId };
+      const opening = options.opening?.(stored?.task);
+      const request: TurnRequest = { taskId, contextId, userMessage, opening, task: stored?.task, context };
       const running = turn;
       turn.done = this.track(this.run(running, request, subscription)).finally(() => place?.release());
       const events = subscription;

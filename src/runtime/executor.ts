@@ -6,6 +6,7 @@ import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
 import { buildConversation, type InstructionFile } from '../conversation/build.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
+import { Compactor, type CompactorOptions } from './compactor.js';
 import type { TaskModels } from './task-models.js';
 import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
@@ -36,6 +37,11 @@ export interface ExecutorOptions {
   instructions?: () => readonly InstructionFile[];
   /** The most characters of conversation a turn sends to the given model (default: all of it). */
   contextCharsFor?: (modelId: string) => number;
+  /**
+   * Compaction (CMD-36): a turn past `autoAt` of its budget summarises the conversation first,
+   * bounded by `timeoutMs`; none, the conversation is only cut to fit.
+   */
+  compact?: CompactorOptions['compact'];
   /** The state a finished turn leaves the task in: INPUT_REQUIRED keeps the conversation open. */
   endState: TaskState.TASK_STATE_INPUT_REQUIRED | TaskState.TASK_STATE_COMPLETED;
   /**
@@ -56,6 +62,8 @@ export interface TurnRequest {
   taskId: string;
   contextId: string;
   userMessage: Message;
+  /** Messages stored before `userMessage`, in the turn's opening write (`TurnOptions.opening`). */
+  opening?: Message[];
   /**
    * The task as stored before the turn, as the engine's view reads it: a sub-task's parent shown
    * in its metadata (`SUBTASKS_KEY`), which decides how the turn ends. None for a new task.
@@ -78,7 +86,20 @@ export interface TurnResult {
  * message that says what failed and what to do.
  */
 export class HarnessExecutor {
-  constructor(private readonly options: ExecutorOptions) {}
+  /** What summarises conversations, for turns and for `/compact` alike; none without `compact`. */
+  readonly compactor: Compactor | undefined;
+
+  constructor(private readonly options: ExecutorOptions) {
+    this.compactor = options.compact && new Compactor({ ...options, compact: options.compact });
+  }
+
+  /** What a turn's model request is built from, so that `/context` builds the next one the same way. */
+  get requestInputs(): Pick<
+    ExecutorOptions,
+    'models' | 'state' | 'systemPrompt' | 'instructions' | 'contextCharsFor' | 'earlier' | 'tools'
+  > {
+    return this.options;
+  }
 
   async run(context: TurnRequest, turn: Turn, publisher: TurnPublisher): Promise<TurnResult> {
     const { taskId, contextId } = context;
@@ -174,10 +195,11 @@ export class HarnessExecutor {
   private openTask(context: TurnRequest): { task: Task; history: Message[] } {
     const { taskId, contextId, userMessage } = context;
     const existing = context.task;
+    const opened = [...(context.opening ?? []), userMessage];
     const task: Task = existing
       ? {
           ...existing,
-          history: [userMessage],
+          history: opened,
           artifacts: [],
           metadata: {},
           status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
@@ -186,7 +208,7 @@ export class HarnessExecutor {
           id: taskId,
           contextId,
           status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          history: [userMessage],
+          history: opened,
           artifacts: [],
           metadata: {},
         };
@@ -194,7 +216,7 @@ export class HarnessExecutor {
     const history = existing?.history ?? [];
     return {
       task,
-      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, userMessage],
+      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, ...opened],
     };
   }
 
@@ -240,12 +262,22 @@ export class HarnessExecutor {
     const tools = calls.wrap(offered, () => text.flush());
     const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
     const before = await start.earlier;
-    const conversation = buildConversation({
-      systemPrompt: this.options.systemPrompt,
-      instructions: this.options.instructions?.(),
-      history: before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history,
-      budgetChars: this.options.contextCharsFor?.(modelId),
-    });
+    const sent = before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history;
+    const build = (whole: readonly Message[]) =>
+      buildConversation({
+        systemPrompt: this.options.systemPrompt,
+        instructions: this.options.instructions?.(),
+        history: whole,
+        budgetChars: this.options.contextCharsFor?.(modelId),
+      });
+    let conversation = build(sent);
+    // Past `compact.autoAt` of the budget, the conversation is summarised first; the cut is the last resort.
+    const request = { taskId: turn.taskId, contextId, modelId, history: sent, signal: turn.abort.signal };
+    const compacted = await this.compactor?.beforeTurn(request, conversation);
+    if (compacted && !turn.abort.signal.aborted) {
+      for (const message of compacted.publish) bus.publish(progressNotice(message));
+      if (compacted.history) conversation = build(compacted.history);
+    }
     if (conversation.cut > 0 && !turn.abort.signal.aborted) {
       const notice = agentMessage(turn.taskId, contextId, cutText(conversation.cut), CONTEXT_CUT_NOTICE);
       notice.parts.push(dataPart({ cut: conversation.cut }));
@@ -349,7 +381,7 @@ function cutText(cut: number): string {
 }
 
 /** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
-function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
+export function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
   const rules = metadata?.[ALLOWED_TOOLS_KEY];
   return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
 }

@@ -34,6 +34,8 @@ export interface TaskStateStore {
   addUsage(taskId: string, usage: TokenUsage): Promise<void>;
   /** The task's token totals, one entry per model used, in first-use order. */
   getUsage(taskId: string): Promise<TokenUsage[]>;
+  /** The counts of the task's last `addUsage` alone (its last turn's), if it has any. */
+  getLastUsage(taskId: string): Promise<TokenUsage | undefined>;
   /** The task's parent, if it is a sub-task, and its sub-tasks in start order. */
   getLinks(taskId: string): Promise<TaskLinks>;
 }
@@ -57,4 +59,9 @@ export interface TaskLinks {
  */
 export interface SubtaskRecords {
   createSubtask(subtask: Task, parentId: string, model: string, context: ServerCallContext): Promise<void>;
+}
+
+/** Where a fork is stored (CMD-37): the task and its model in one transaction, so a fork never runs another model. */
+export interface ForkRecords {
+  createFork(fork: Task, model: string, context: ServerCallContext): Promise<void>;
 }

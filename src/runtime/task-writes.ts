@@ -5,6 +5,7 @@ import { HarnessError } from '../errors.js';
 import type { EngineStore } from './engine.js';
 import { markGeneration } from '../a2a/index.js';
 import { withGeneration } from './turn-stream.js';
+import { visibleHistory } from '../conversation/visible.js';
 
 /** Decides, on the task as stored under its lock, the status update to apply, or nothing. */
 export type DecideStatus = (
@@ -67,11 +68,14 @@ export class TaskWrites {
       return { history, events: [AgentEvent.statusUpdate(update)] };
     });
     if (!stored) throw new HarnessError('task_not_found', `Task not found: ${given.taskId}`);
+    // The task goes to the command's caller: as clients see it, without what a rewind hid (CMD-37).
+    const history = visibleHistory(stored.task.history);
+    const task = history === stored.task.history ? stored.task : { ...stored.task, history };
     // The reply as its caller sends it, and the task, carry the reply's generation (`GENERATION_KEY`).
     const generation = stored.logged.at(-1)?.generation;
-    if (generation === undefined) return stored.task;
+    if (generation === undefined) return task;
     // Its metadata is exactly the extension's (CMD-4): marked, for its SSE id.
     if (sent) markGeneration(sent, generation);
-    return withGeneration(stored.task, generation);
+    return withGeneration(task, generation);
   }
 }

@@ -1,10 +1,11 @@
-import type { Message, StreamResponse } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { resolveUserScope, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
 import { hasErrorCode, HarnessError } from '../errors.js';
 import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../store/index.js';
 import { isTerminal, QUEUED_KEY, WHILE_BUSY_KEY, WHILE_BUSY_VALUES, type QueuedNote, type WhileBusy } from '../wire.js';
 import type { TaskEngine } from './engine.js';
+import { rewindTo } from './conversation-rewinds.js';
 import { openableTask } from './openable-task.js';
 import type { StartedTurn, TurnOptions } from './turns.js';
 import { asStreamResponse, isFinalStatus, withGeneration } from './turn-stream.js';
@@ -196,15 +197,15 @@ export class TurnQueue {
           authenticated: context.user?.isAuthenticated ?? false,
           createdMs: Date.now(),
         },
-        { head: how === 'interrupt', max: maxPerTask },
+        { head: how === 'interrupt' || how === 'rollback', max: maxPerTask },
       );
       if (added.kind === 'full')
         throw new HarnessError(
           'queue_full',
           `Task ${taskId} has ${added.size} messages waiting, as many as it may (queue.maxPerTask). Send this one again once one of them has run.`,
         );
-      // Queued first, then stopped: the stopped turn's end runs this message next.
-      if (how === 'interrupt' && added.kind === 'added') await engine.stop(taskId);
+      // Queued first, then stopped: the stopped turn's end runs this message next (a rollback's rewinding it first).
+      if ((how === 'interrupt' || how === 'rollback') && added.kind === 'added') await engine.stop(taskId);
       await this.run(taskId);
       return queuedStream(subscription, snapshot, { messageId: message.messageId, position: added.position }, context);
     } catch (error) {
@@ -222,7 +223,11 @@ export class TurnQueue {
     });
     let turn: StartedTurn;
     try {
-      turn = await engine.startTurn(head.message, context, { heldEpoch: epoch, pastLimit: true });
+      turn = await engine.startTurn(head.message, context, {
+        heldEpoch: epoch,
+        pastLimit: true,
+        ...(whileBusyOf(head.message) === 'rollback' ? { opening: rollbackOpening } : {}),
+      });
     } catch (error) {
       if (hasErrorCode(error, 'task_ended') || hasErrorCode(error, 'task_not_found')) {
         await records.drop(head.taskId);
@@ -238,6 +243,17 @@ export class TurnQueue {
     // Nobody reads it here: the streams waiting for the message follow the task's log.
     turn.detach();
   }
+}
+
+/**
+ * A `rollback` message's turn opens with a rewind mark (CMD-37), stored in the same write as the
+ * message: the turn it stopped (the task's newest user message, as `/rewind 1` finds it, and all
+ * it wrote) is hidden before the new one starts. Decided on the task as its turn reads it, under
+ * the lease taken for it, so a message put back in the queue and started again hides nothing twice.
+ */
+function rollbackOpening(task: Task | undefined): Message[] {
+  const rewound = task ? rewindTo(task, 1) : undefined;
+  return rewound ? [rewound.mark] : [];
 }
 
 /** The message's `tiny-harness/while-busy`: `reject` when unset; any other value is refused, naming the allowed ones. */

@@ -1,4 +1,4 @@
-import type { StreamResponse } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -99,4 +99,9 @@ export interface TurnOptions {
   heldEpoch?: number;
   /** A message sent to its task: refused as busy (`turn_in_progress`) while messages wait in the task's queue too. */
   unlessQueued?: boolean;
+  /**
+   * Messages stored before the turn's message, in its opening write, decided on the task as the
+   * turn reads it (none for a new task): a `rollback` message's rewind mark.
+   */
+  opening?: (task: Task | undefined) => Message[];
 }

@@ -1,5 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { User } from '@a2a-js/sdk/server';
+import type { Logger } from '../log.js';
+import { isLoopback } from './listen.js';
 
 /** A caller who presented a valid bearer token; tasks are stored under `userName`. */
 export class AuthenticatedUser implements User {
@@ -59,4 +61,15 @@ export function bearerToken(header: string | string[] | undefined): string | und
 
 function digest(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Says at start-up how clients are authenticated, and warns when anyone who reaches a non-loopback port may use the agent. */
+export function logAuthentication(authenticator: TokenAuthenticator | undefined, host: string, log: Logger): void {
+  if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
+  else if (isLoopback(host)) log.info('authentication off (no tokens configured)');
+  else
+    log.warn(
+      'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',
+      { host },
+    );
 }

@@ -6,7 +6,12 @@ import {
   type SecurityRequirement,
 } from '@a2a-js/sdk';
 import {
+  COMPACTED_NOTICE,
+  COMPACTION_KEY,
+  CONTEXT_CUT_NOTICE,
+  CONVERSATION_EXTENSION_URI,
   GENERATION_KEY,
+  REWIND_KEY,
   JSONRPC_PATH,
   REST_PATH,
   STREAM_RESUME_EXTENSION_URI,
@@ -65,9 +70,29 @@ export function whileBusyExtension(maxPerTask: number): AgentExtension {
   return {
     uri: WHILE_BUSY_EXTENSION_URI,
     description:
-      'A message sent while a turn runs on its task is refused, queued behind it, or queued first with the running turn stopped, as its metadata["tiny-harness/while-busy"] says ("reject", the default, "enqueue" or "interrupt"); a queued message\'s stream starts with the Task marked metadata["tiny-harness/queued"] = {messageId, position}, then its turn.',
+      'A message sent while a turn runs on its task is refused, queued behind it, queued first with the running turn stopped, or that and the stopped turn rewound, as its metadata["tiny-harness/while-busy"] says ("reject", the default, "enqueue", "interrupt" or "rollback"); a queued message\'s stream starts with the Task marked metadata["tiny-harness/queued"] = {messageId, position}, then its turn.',
     required: false,
     params: { metadataKey: WHILE_BUSY_KEY, values: [...WHILE_BUSY_VALUES], queuedKey: QUEUED_KEY, maxPerTask },
+  };
+}
+
+/**
+ * The conversation extension's entry (spec/conversation-extension-v1.md): how a compacted,
+ * rewound or forked conversation looks on the wire. `commands` names the commands it defines;
+ * which of them the agent offers is the Commands extension's entry's to say.
+ */
+export function conversationExtension(): AgentExtension {
+  return {
+    uri: CONVERSATION_EXTENSION_URI,
+    description:
+      'An agent message with metadata["tiny-harness/compaction"] is a summary standing for the conversation before it; one with metadata["tiny-harness/rewind"] = {to, hidden} hides the messages it names from GetTask, ListTasks and the model (the store keeps them); /fork copies the conversation into a new task.',
+    required: false,
+    params: {
+      compactionKey: COMPACTION_KEY,
+      rewindKey: REWIND_KEY,
+      notices: [COMPACTED_NOTICE, CONTEXT_CUT_NOTICE],
+      commands: ['compact', 'rewind', 'fork', 'context', 'memory'],
+    },
   };
 }
 
@@ -129,6 +154,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
       pushNotifications: true,
       extensions: [
         streamResumeExtension(),
+        conversationExtension(),
         ...(options.queueMaxPerTask ? [whileBusyExtension(options.queueMaxPerTask)] : []),
         ...(options.toolCalls ? [toolCallsExtension()] : []),
       ],

@@ -100,6 +100,14 @@ export interface TaskUsageTable {
   first_seq: number;
 }
 
+/** A task's last model call (0017). */
+export interface TaskLastUsageTable {
+  task_id: string;
+  model: string;
+  input_tokens: Counter;
+  output_tokens: Counter;
+}
+
 /**
  * One message a user sent (CMD-34), by id and content: recorded before the message is processed
  * when instances share the database, as it is accepted when one process has it
@@ -205,6 +213,7 @@ export interface Database {
   task_settings: TaskSettingsTable;
   context_models: ContextModelsTable;
   task_usage: TaskUsageTable;
+  task_last_usage: TaskLastUsageTable;
   message_claims: MessageClaimsTable;
   task_links: TaskLinksTable;
   instances: InstancesTable;

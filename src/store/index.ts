@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
 import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
-import type { SubtaskRecords } from '../runtime/task-state.js';
+import type { ForkRecords, SubtaskRecords } from '../runtime/task-state.js';
 import { schemaChannel } from './channels.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
@@ -94,6 +94,8 @@ export interface Store {
   onPushOwed(handler: (taskId: string) => void): void;
   /** Stores a new sub-task with its link and model in one transaction. */
   subtasks: SubtaskRecords;
+  /** Stores a fork (CMD-37) with its model in one transaction. */
+  forks: ForkRecords;
   /** Resolves once the database answers a `select 1`: what `/readyz` asks. */
   ping(): Promise<void>;
   /** Closes the database; the store must not be used afterwards. */
@@ -199,6 +201,12 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
       createSubtask: (subtask, parentId, model, context) =>
         state.writeSubtask(parentId, subtask.id, model, async (writes) => {
           await tasks.create(subtask, context, writes);
+        }),
+    },
+    forks: {
+      createFork: (fork, model, context) =>
+        state.writeTaskModel(fork.id, model, async (writes) => {
+          await tasks.create(fork, context, writes);
         }),
     },
     ping: async () => {

@@ -2,7 +2,9 @@ import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely
 import { isPostgres } from './dialect.js';
 import { pushConfigsByUserMigration, pushMigration } from './push-store.js';
 import { taskLogMigration } from './task-log.js';
+import { turnFencesMigration } from './turn-leases.js';
 import { taskQueueMigration } from './task-queue.js';
+import { taskLastUsageMigration } from './task-state-store.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -357,21 +359,6 @@ const messagesByContent: Migration = {
   },
 };
 
-/**
- * 0012: fencing a turn's writes by its lease (`turn-leases.ts`). Each lease gets an epoch from
- * one sequence, greater than every earlier one on any instance; each task row keeps the fence
- * its turns' writes are checked against. On SQLite the columns stay 0: one process alone cannot
- * lose a lease to another writer.
- */
-const turnFences: Migration = {
-  async up(db: Kysely<any>): Promise<void> {
-    if (isPostgres(db)) await sql`create sequence turn_lease_epochs`.execute(db);
-    const epoch = isPostgres(db) ? sql`nextval('turn_lease_epochs')` : sql`0`;
-    await sql`alter table turn_leases add column epoch bigint not null default ${epoch}`.execute(db);
-    await sql`alter table tasks add column fence_epoch bigint not null default 0`.execute(db);
-  },
-};
-
 /** Every migration by name; kysely applies them in name order. */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_task_tables': createTaskTables,
@@ -385,11 +372,12 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0009_task_event_seq': taskEventSeq,
   '0010_claims_by_content': claimsByContent,
   '0011_messages_by_content': messagesByContent,
-  '0012_turn_fences': turnFences,
+  '0012_turn_fences': turnFencesMigration,
   '0013_task_log': taskLogMigration,
   '0014_push': pushMigration,
   '0015_task_queue': taskQueueMigration,
   '0016_push_configs_by_user': pushConfigsByUserMigration,
+  '0017_task_last_usage': taskLastUsageMigration,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

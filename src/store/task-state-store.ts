@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
 import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import type { LRUCache } from 'lru-cache';
 import { byteBoundedCache } from './byte-bounded-cache.js';
@@ -184,9 +184,36 @@ export class SqlTaskStateStore implements TaskStateStore {
             })),
           )
           .execute();
+        const last = { model: usage.model, input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+        await trx
+          .insertInto('task_last_usage')
+          .values({ task_id: taskId, ...last })
+          .onConflict((oc) => oc.column('task_id').doUpdateSet(last))
+          .execute();
       }),
     );
     this.cache.delete(`usage:${taskId}`); // read again, totals and order as stored
+    this.cache.delete(`last-usage:${taskId}`);
+  }
+
+  async getLastUsage(taskId: string): Promise<TokenUsage | undefined> {
+    const key = `last-usage:${taskId}`;
+    // Cached as a list of none or one, a shape the cache weighs already.
+    const known = this.cache.get(key) as TokenUsage[] | undefined;
+    if (known) return known[0] && { ...known[0] };
+    const writes = this.writes;
+    const row = await this.db
+      .selectFrom('task_last_usage')
+      .select(['model', 'input_tokens', 'output_tokens'])
+      .where('task_id', '=', taskId)
+      .executeTakeFirst();
+    const usage = row && {
+      model: row.model,
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+    };
+    if (writes === this.writes) this.cache.set(key, usage ? [usage] : []);
+    return usage && { ...usage };
   }
 
   /** One entry per model, in first-use order. */
@@ -236,6 +263,24 @@ export class SqlTaskStateStore implements TaskStateStore {
     this.cache.delete(`links:${parentId}`);
     this.cache.delete(`links:${childId}`);
     this.rememberModel(`model:${childId}`, model);
+  }
+
+  /** Writes a new task's model inside the transaction that stores the task (a fork, CMD-37), as `writeSubtask` does. */
+  async writeTaskModel(
+    taskId: string,
+    model: string,
+    transaction: (writes: (trx: Transaction<Database>) => Promise<void>) => Promise<void>,
+  ): Promise<void> {
+    await this.writing(() =>
+      transaction(async (trx) => {
+        await trx
+          .insertInto('task_settings')
+          .values({ task_id: taskId, model })
+          .onConflict((oc) => oc.column('task_id').doUpdateSet({ model }))
+          .execute();
+      }),
+    );
+    this.rememberModel(`model:${taskId}`, model);
   }
 
   async getLinks(taskId: string): Promise<TaskLinks> {
@@ -291,3 +336,21 @@ async function writeLink(trx: Transaction<Database>, parentId: string, childId: 
 function contextCacheKey(context: ContextKey): string {
   return `context:${context.tenant}\0${context.owner}\0${context.contextId}`;
 }
+
+/**
+ * 0017: each task's last model call, its model and token counts (`/context` shows how many
+ * input tokens the provider counted), written with the running totals.
+ */
+export const taskLastUsageMigration: Migration = {
+  // Migrations work on the schema as it was then, not on today's `Database`.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async up(db: Kysely<any>): Promise<void> {
+    await db.schema
+      .createTable('task_last_usage')
+      .addColumn('task_id', 'text', (c) => c.primaryKey())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addColumn('input_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('output_tokens', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};

@@ -57,11 +57,12 @@ describe('tiny-harness chat', needs(TMUX), () => {
       '/model [<model>] — Show or choose',
       '/status — ',
       '/spawn <instruction> — Start a sub-task',
-      '/clear — Start a new conversation',
-      '/exit — Leave the chat',
+      '/compact [<focus>] — Summarise the conversation',
     ]) {
       assert.ok(screen.includes(line), `missing ${line} in:\n${screen}`);
     }
+    // More than the menu's lines: the rest (the chat's own /clear and /exit among them) are counted.
+    assert.match(screen, /… \d+ more \(type to narrow\)/);
     assert.equal(lines(screen).filter((l) => l === `${PROMPT} /`).length, 1, 'the prompt above the menu, once');
 
     await pane.type('s');
@@ -74,6 +75,10 @@ describe('tiny-harness chat', needs(TMUX), () => {
     );
     assert.equal(narrowed.split('/help [<command>]').length, 1, 'no menu piles up');
     await pane.keys('Tab'); // /status, /stop and /spawn share no more than /s: nothing changes
+    await pane.keys('C-u');
+    await pane.waitFor((s) => atPrompt(s));
+    await pane.type('/ex');
+    await pane.waitFor((s) => s.includes('/exit — Leave the chat'));
     await pane.keys('C-u');
     await pane.waitFor((s) => atPrompt(s));
 

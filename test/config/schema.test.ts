@@ -39,10 +39,13 @@ describe('config schema', () => {
   it('fills every default when there is nothing', () => {
     assert.deepEqual(defaultConfig(), {
       systemPrompt: 'You are a helpful assistant.',
+      instructions: ['AGENTS.md'],
+      instructionsMaxChars: 50_000,
       turnEndState: 'input-required',
       detectOllama: true,
       modelTimeoutMs: 120000,
       contextChars: 200000,
+      compact: { auto: true, autoAt: 0.8, tailShare: 0.1 },
       cacheBytes: 64 * 2 ** 20,
       durability: 'normal',
       instanceLeaseMs: 10000,
@@ -74,6 +77,21 @@ describe('config schema', () => {
       metrics: { enabled: true },
       providers: {},
     });
+  });
+
+  it('compact: autoAt a share above 0 and at most 1, a tail share below it; no other key', () => {
+    assert.deepEqual(parseConfig(JSON.stringify({ compact: { auto: false } })).compact, {
+      auto: false,
+      autoAt: 0.8,
+      tailShare: 0.1,
+    });
+    assert.match(problems({ compact: { autoAt: 0 } }), /compact\.autoAt: must be more than 0/);
+    assert.match(problems({ compact: { autoAt: 1.5 } }), /compact\.autoAt: must be at most 1/);
+    assert.match(
+      problems({ compact: { autoAt: 0.5, tailShare: 0.5 } }),
+      /compact\.tailShare: tailShare must be less than autoAt/,
+    );
+    assert.match(problems({ compact: { every: 3 } }), /compact\.every: unknown key/);
   });
 
   it('admission: whole numbers, at least one request; a delay of 0 turns the delay check off; no other key', () => {
@@ -122,6 +140,19 @@ describe('config schema', () => {
     assert.match(problems({ messageIdRetentionMs: 1000 }), /messageIdRetentionMs: must be at least 60000/);
     assert.match(problems({ messageIdRetentionMs: 60_000.5 }), /messageIdRetentionMs: must be a whole number/);
     assert.match(problems({ messageIdRetentionMs: '24h' }), /messageIdRetentionMs: /);
+  });
+
+  it('instructions: paths read in order, AGENTS.md unless told, none twice, none empty; a bound in whole characters', () => {
+    const config = parseConfig(JSON.stringify({ instructions: ['docs/b.md', ' a.md '], instructionsMaxChars: 10 }));
+    assert.deepEqual(config.instructions, ['docs/b.md', 'a.md']);
+    assert.equal(config.instructionsMaxChars, 10);
+    assert.deepEqual(parseConfig(JSON.stringify({ instructions: [] })).instructions, []);
+    assert.equal(defaultConfig().instructions === defaultConfig().instructions, false, 'each config its own list');
+    assert.match(problems({ instructions: ['a.md', 'a.md'] }), /instructions: lists a file twice/);
+    assert.match(problems({ instructions: [''] }), /instructions\[0\]: a path must not be empty/);
+    assert.match(problems({ instructions: 'AGENTS.md' }), /instructions: /);
+    assert.match(problems({ instructionsMaxChars: 0 }), /instructionsMaxChars: must be at least 1/);
+    assert.match(problems({ instructionsMaxChars: 1.5 }), /instructionsMaxChars: must be a whole number of characters/);
   });
 
   it('takes durability "normal" or "full" and nothing else', () => {

@@ -193,7 +193,21 @@ describe('commands on the card', () => {
     assert.equal(entries[0].required, false);
     assert.deepEqual(
       entries[0].params.commands.map((c: any) => c.name),
-      ['help', 'model', 'status', 'stop', 'spawn', 'explode', 'strict', 'count'],
+      [
+        'help',
+        'model',
+        'status',
+        'stop',
+        'spawn',
+        'compact',
+        'rewind',
+        'fork',
+        'context',
+        'memory',
+        'explode',
+        'strict',
+        'count',
+      ],
     );
     assert.deepEqual(entries[0].params.commands[1], {
       name: 'model',

@@ -45,7 +45,21 @@ describe('commands written in files', () => {
   it('load after the built-ins in file-name order; bad files are skipped, the rest load', async () => {
     assert.deepEqual(
       (await cardCommands()).map((c) => c.name),
-      ['help', 'model', 'status', 'stop', 'spawn', 'echoed', 'repeat', 'review'],
+      [
+        'help',
+        'model',
+        'status',
+        'stop',
+        'spawn',
+        'compact',
+        'rewind',
+        'fork',
+        'context',
+        'memory',
+        'echoed',
+        'repeat',
+        'review',
+      ],
     );
     assert.deepEqual((await cardCommands()).at(-1), {
       name: 'review',
@@ -105,7 +119,22 @@ describe('commands written in files', () => {
     );
     assert.deepEqual(
       (await cardCommands()).map((c) => c.name),
-      ['help', 'model', 'status', 'stop', 'spawn', 'deploy', 'echoed', 'repeat', 'review'],
+      [
+        'help',
+        'model',
+        'status',
+        'stop',
+        'spawn',
+        'compact',
+        'rewind',
+        'fork',
+        'context',
+        'memory',
+        'deploy',
+        'echoed',
+        'repeat',
+        'review',
+      ],
     );
     unlinkSync(join(dir, 'deploy.md'));
     await poll('/deploy gone from the card', async () => !(await cardCommands()).some((c) => c.name === 'deploy'));

@@ -1,8 +1,8 @@
 /**
  * The while-busy extension across instances on one PostgreSQL database
  * (spec/while-busy-extension-v1.md): a message queued on B while A runs the task's turn runs
- * once A's turn has ended, wherever the task is free; an interrupt from B stops A's turn; a
- * queue whose instance died runs on the survivor.
+ * once A's turn has ended, wherever the task is free; an interrupt from B stops A's turn, a
+ * rollback from B stops and rewinds it (CMD-37); a queue whose instance died runs on the survivor.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
-import { QUEUED_KEY, WHILE_BUSY_KEY, type QueuedNote } from '../../src/wire.js';
+import { QUEUED_KEY, rewindOf, WHILE_BUSY_KEY, type QueuedNote } from '../../src/wire.js';
 import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn-end.js';
 import { startCluster, type Cluster } from './process.js';
 import { collect, createClient, textOf, userMessage } from './support.js';
@@ -22,7 +22,7 @@ const REPLY = 'one two three four five six';
 
 let cluster: Cluster;
 
-function queue(client: Client, text: string, taskId: string, how: 'enqueue' | 'interrupt') {
+function queue(client: Client, text: string, taskId: string, how: 'enqueue' | 'interrupt' | 'rollback') {
   const message = userMessage(text, { taskId, messageId: randomUUID() });
   message.metadata = { [WHILE_BUSY_KEY]: how };
   return client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} });
@@ -90,6 +90,27 @@ describe('while-busy across instances on one PostgreSQL database', needs(POSTGRE
     assert.ok(ownTurn(events, note.messageId));
     assert.equal(textOf(lastStatus(events)?.message), REPLY);
     turn.release();
+  });
+
+  it('CMD-37 while-busy rollback across instances: a rollback sent to B stops the turn on A and hides it before its own turn runs', async () => {
+    const [a, b] = cluster.clients as [Client, Client];
+    const turn = await cluster.heldTurn(a);
+    const instead = queue(b, 'instead on B', turn.taskId, 'rollback');
+    const note = await queuedNote(instead);
+    const stopped = lastStatus(await collect(turn.stream));
+    assert.ok(textOf(stopped?.message).endsWith(STOPPED_MARK), "A's turn ended as /stop ends it");
+    const events = await collect(instead);
+    assert.ok(ownTurn(events, note.messageId));
+    assert.equal(textOf(lastStatus(events)?.message), REPLY);
+    turn.release();
+    const task = await a.getTask({ tenant: '', id: turn.taskId, historyLength: undefined });
+    const mark = task.history.find((m) => rewindOf(m));
+    assert.equal(rewindOf(mark!)?.hidden.length, 2, "A's message and its partial reply");
+    assert.deepEqual(
+      task.history.map((m) => textOf(m)),
+      [textOf(mark), 'instead on B', REPLY],
+      'A read the task as B left it',
+    );
   });
 
   it('drain: a message queued behind a turn on an instance that drains runs on another once that turn has finished with its whole reply', async () => {

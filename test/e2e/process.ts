@@ -85,6 +85,8 @@ export function writeFixtureConfig(
       providers: { fixture: { type: 'openai-compatible', baseURL, models } },
       // Whether a loop lags depends on the machine's load: no refusal for it in tests (as support.ts).
       admission: { maxEventLoopDelayMs: 0 },
+      // No instruction file of the folder the process starts in reaches the model (as support.ts).
+      instructions: [],
       ...extra,
     }),
   );

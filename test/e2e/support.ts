@@ -73,6 +73,9 @@ export async function startTestHarness(options: TestHarnessOptions = {}): Promis
       // Whether the event loop lags depends on the machine's load, and the tests share their loop
       // with the harness: no refusal for it, unless a test of it sets its own (admission.test.ts).
       admission: { maxEventLoopDelayMs: 0 },
+      // The tests run in the repository: no instruction file (AGENTS.md) of its own reaches their
+      // models, unless a test of the instructions names its files.
+      instructions: [],
       ...(typeof options.config === 'function' ? options.config(model.baseURL) : options.config),
     }),
   );

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
-import { collect, send, startTestHarness, textOf, type TestHarness, sendStream } from './support.js';
+import { CONTEXT_CUT_NOTICE, NOTICE_KEY } from '../../src/wire.js';
+import { collect, dataOf, send, startTestHarness, textOf, type TestHarness, sendStream } from './support.js';
 
 let h: TestHarness;
 
@@ -112,11 +113,12 @@ describe('model turns', () => {
 });
 
 describe('a conversation longer than the context budget', () => {
-  it("sends the model only the newest messages that fit its provider's contextChars, with the system prompt", async () => {
+  it("CMD-36: without compaction, sends the model only the newest messages that fit its provider's contextChars, with the system prompt, and says so", async () => {
     const small = await startTestHarness({
       config: (baseURL) => ({
         contextChars: 100_000, // the provider's own budget wins
         systemPrompt: 'Be brief.',
+        compact: { auto: false }, // the cut alone, as when no summary can be made
         providers: { fixture: { type: 'openai-compatible', baseURL, models: ['small'], contextChars: 1000 } },
       }),
       script: { reply: () => 'ok' },
@@ -125,8 +127,11 @@ describe('a conversation longer than the context budget', () => {
       const client = await small.client('JSONRPC');
       const words = (n: number) => `message ${n} ${'x'.repeat(290)}`; // 300 characters each
       let task = await send(client, words(1));
-      for (let n = 2; n <= 6; n += 1)
+      const answers = [task];
+      for (let n = 2; n <= 6; n += 1) {
         task = await send(client, words(n), { taskId: task.id, contextId: task.contextId });
+        answers.push(task);
+      }
       const sent = small.chatRequests().at(-1).messages as Array<{ role: string; content: string }>;
       assert.equal(sent[0]?.role, 'system');
       const conversation = sent.slice(1);
@@ -136,11 +141,23 @@ describe('a conversation longer than the context budget', () => {
         ['message 4', 'ok', 'message 5', 'ok', 'message 6'],
       );
       const stored = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
-      assert.equal(stored.history.length, 12, 'the task itself keeps the whole conversation');
+      const cuts = stored.history.filter((m) => m.metadata?.[NOTICE_KEY] === CONTEXT_CUT_NOTICE);
+      // From the fourth turn on (9 + 4 × 300 + 3 × 2 > 1000), each says what it left out.
+      assert.deepEqual(
+        cuts.map((m) => dataOf(m)),
+        [{ cut: 2 }, { cut: 4 }, { cut: 6 }],
+      );
+      assert.match(textOf(cuts.at(-1)), /its oldest 6 messages were left out of this turn\. Send \/compact/);
+      assert.equal(stored.history.length - cuts.length, 12, 'the task itself keeps the whole conversation');
+      assert.deepEqual(
+        answers[2]!.history.map((m) => textOf(m).slice(0, 9)),
+        ['message 3', 'ok'],
+        'the answer to SendMessage carries the message sent and the reply',
+      );
       assert.deepEqual(
         task.history.map((m) => textOf(m).slice(0, 9)),
-        ['message 6', 'ok'],
-        'the answer to SendMessage carries the message sent and the reply',
+        ['The conve', 'ok'],
+        "a cut turn's answer: its last two messages, the notice and the reply",
       );
     } finally {
       await small.close();

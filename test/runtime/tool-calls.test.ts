@@ -27,6 +27,7 @@ const state: TaskStateStore = {
   getModelChoice: async () => undefined,
   addUsage: async () => {},
   getUsage: async () => [],
+  getLastUsage: async () => undefined,
   getLinks: async () => ({ children: [] }),
 };
 

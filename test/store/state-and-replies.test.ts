@@ -92,6 +92,23 @@ for (const backend of storeBackends) {
       ]);
     });
 
+    it("keeps each task's last model call apart from its totals (what /context shows)", async () => {
+      const { state } = temp.store;
+      assert.equal(await state.getLastUsage('t1'), undefined);
+      await state.addUsage('t1', { model: 'zeta', inputTokens: 10, outputTokens: 1 });
+      assert.deepStrictEqual(await state.getLastUsage('t1'), { model: 'zeta', inputTokens: 10, outputTokens: 1 });
+      await state.addUsage('t1', { model: 'alpha', inputTokens: 7, outputTokens: 2 });
+      await state.addUsage('t2', { model: 'zeta', inputTokens: 99, outputTokens: 9 });
+      const last = await state.getLastUsage('t1');
+      assert.deepStrictEqual(last, { model: 'alpha', inputTokens: 7, outputTokens: 2 });
+      last!.inputTokens = 0; // a caller changing its copy changes nothing kept
+      const fromRows = (await temp.another()).state;
+      assert.deepStrictEqual(await state.getLastUsage('t1'), await fromRows.getLastUsage('t1'));
+      const reopened = (await temp.reopen()).state;
+      assert.deepStrictEqual(await reopened.getLastUsage('t1'), { model: 'alpha', inputTokens: 7, outputTokens: 2 });
+      assert.equal(await reopened.getLastUsage('t3'), undefined);
+    });
+
     it('answers from memory what the database holds, with reads and writes running together', async () => {
       const { state } = temp.store;
       for (let round = 0; round < 20; round += 1) {

@@ -151,7 +151,11 @@ describe('the chat page in Chromium', needs(CHROMIUM), () => {
     await type('/');
     await options().first().waitFor({ timeout: WAIT_MS });
     const names = await options().locator('.option-name').allTextContents();
-    assert.deepEqual(names.slice(0, 5), ['/help', '/model', '/status', '/stop', '/spawn'], 'in the card order');
+    assert.deepEqual(
+      names.slice(0, 6),
+      ['/help', '/model', '/status', '/stop', '/spawn', '/compact'],
+      'in the card order',
+    );
     await page.keyboard.press('ArrowUp');
     assert.equal(await options().last().getAttribute('aria-selected'), 'true', 'up from the first wraps to the last');
     await page.keyboard.press('Escape');

@@ -1,8 +1,17 @@
 import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
+import { compactCommand } from './compact.js';
 import { helpCommand } from '@tiny-harness/commands-extension';
+import { memoryCommand } from './memory.js';
 import { modelCommand } from './model.js';
+import { contextCommand } from './context.js';
+import { forkCommand } from './fork.js';
 import type {
+  ConversationCompaction,
+  InstructionFiles,
+  ContextReporter,
+  ForkControl,
+  ConversationRewinds,
   ModelControl,
   SubtaskControl,
   TaskReporter,
@@ -10,12 +19,22 @@ import type {
   ToolDirectory,
   TurnControl,
 } from './ports.js';
+import { rewindCommand } from './rewind.js';
 import { spawnCommand } from './spawn.js';
 import { statusCommand } from './status.js';
 import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
 export type {
+  CompactionAttempt,
+  ConversationCompaction,
+  InstructionFiles,
+  ContextReport,
+  ContextReporter,
+  ForkControl,
+  ForkOutcome,
+  ConversationPoint,
+  ConversationRewinds,
   ModelChoice,
   ModelControl,
   SubtaskControl,
@@ -29,9 +48,10 @@ export type {
 } from './ports.js';
 
 /**
- * Registers the built-in commands in their documented order: help, model, status, stop, spawn, then
- * tools, approve and deny when tool servers are configured (a deployment without them is not
- * offered commands that could only say so).
+ * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
+ * compact (given the compaction), rewind, fork, context, memory (given the instruction files),
+ * then tools, approve and deny when tool servers are configured (a deployment without them is
+ * not offered commands that could only say so).
  */
 export function registerBuiltinCommands(
   registry: CommandRegistry,
@@ -40,6 +60,13 @@ export function registerBuiltinCommands(
     reporter: TaskReporter;
     turns: TurnControl;
     subtasks: SubtaskControl;
+    /** Summarises conversations for `/compact` (CMD-36); without it, `/compact` is not offered. */
+    compaction?: ConversationCompaction;
+    /** The project's instruction files, which `/memory` lists. */
+    instructions?: InstructionFiles;
+    forks: ForkControl;
+    context: ContextReporter;
+    rewinds: ConversationRewinds;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
@@ -50,6 +77,11 @@ export function registerBuiltinCommands(
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
   registry.register(spawnCommand(harness.subtasks));
+  if (harness.compaction) registry.register(compactCommand(harness.turns, harness.compaction));
+  registry.register(rewindCommand(harness.turns, harness.rewinds));
+  registry.register(forkCommand(harness.forks));
+  registry.register(contextCommand(harness.context));
+  if (harness.instructions) registry.register(memoryCommand(harness.instructions));
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory));
   registry.register(approveCommand(harness.tools.approvals));

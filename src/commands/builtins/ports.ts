@@ -1,5 +1,5 @@
-import type { StreamResponse, Task } from '@a2a-js/sdk';
-import type { ToolCallData } from '../../wire.js';
+import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { CompactionPoint, InstructionFileListing, ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -87,4 +87,87 @@ export interface TurnControl {
   isRunning(task: Task): Promise<boolean>;
   /** Stops the task's turn, wherever it runs: it ends as a finished turn ends, keeping what it wrote. */
   stop(task: Task): Promise<void>;
+}
+
+/** What summarising a conversation came to (CMD-36): the point to store, or why there is none. */
+export type CompactionAttempt =
+  | { kind: 'compacted'; point: CompactionPoint; message: Message }
+  /** Nothing to summarise: the conversation after the latest point is all recent. */
+  | { kind: 'nothing' }
+  /** The model failed or timed out: why, in words fit to show the user. */
+  | { kind: 'failed'; reason: string };
+
+/** Compaction of a task's conversation, as `/compact` needs it (CMD-36). */
+export interface ConversationCompaction {
+  /** Summarises the task's conversation with its model; stores nothing (the command stores the point with its reply). */
+  compact(task: Task, options: { focus?: string; callContext: ServerCallContext }): Promise<CompactionAttempt>;
+  /** Whether the conversation as stored moved on from the one `seen` (a message that the model reads joined it, or a rewind). */
+  movedOn(seen: Task, stored: Task): boolean;
+}
+
+/** The project's instruction files, as `/memory` lists them. */
+export interface InstructionFiles {
+  /** Every configured file in the configured order, as read now. */
+  listing(): InstructionFileListing[];
+  /** The most characters one file may have (`instructionsMaxChars`). */
+  readonly maxChars: number;
+}
+
+/** What `/fork` made (CMD-37), or why it made nothing. */
+export type ForkOutcome =
+  | { taskId: string; contextId: string; messages: number }
+  | {
+      /** `turn_running`: the conversation is still being written; `no_such_point`: fewer points than asked for; `nothing_to_fork`: an empty conversation. */
+      refused: 'turn_running' | 'no_such_point' | 'nothing_to_fork';
+      /** How many points the task has (for `no_such_point`). */
+      points?: number;
+    };
+
+/** Copies of conversations, as `/fork` needs them (CMD-37). */
+export interface ForkControl {
+  /**
+   * Copies the conversation the task's model sees (all of it, or up to point `n`) into a new
+   * task in a new context of the caller's, with the task's model.
+   */
+  fork(task: Task, n: number | undefined, callContext: ServerCallContext): Promise<ForkOutcome>;
+}
+
+/** What the next turn of a task would send its model, as `/context` shows it (sizes in characters). */
+export interface ContextReport {
+  model: string;
+  budgetChars: number;
+  usedChars: number;
+  /** `usedChars / budgetChars`, at most 1 (0 with no bound). */
+  share: number;
+  parts: { systemPrompt: number; instructions: number; tools: number; summary: number; history: number };
+  /** The provider's count of the last turn's input tokens, when known. */
+  tokens?: { input: number; model: string };
+}
+
+export interface ContextReporter {
+  report(task: Task, callContext: ServerCallContext): Promise<ContextReport>;
+}
+
+/** A point the conversation can be taken back to (CMD-37): just before the n-th newest user message. */
+export interface ConversationPoint {
+  /** 1 for the newest user message. */
+  n: number;
+  messageId: string;
+  /** The message's first line, shortened. */
+  preview: string;
+  text: string;
+}
+
+/** Rewind points and marks (CMD-37), as `/rewind` needs them; the runtime computes them (`src/conversation/`). */
+export interface ConversationRewinds {
+  /** The points of the history as it stands (rewound messages left out), newest first. */
+  points(history: readonly Message[]): ConversationPoint[];
+  /**
+   * Taking the conversation back to point n: the point, the ids it hides (the point's message
+   * and every visible message after it) and the rewind mark to store; undefined without point n.
+   */
+  rewind(
+    task: Pick<Task, 'id' | 'contextId' | 'history'>,
+    n: number,
+  ): { point: ConversationPoint; hidden: string[]; mark: Message } | undefined;
 }

@@ -1,6 +1,7 @@
 /**
- * Follows a folder at a path for its owner: calls back a short, debounced while after command
- * files in it or its subfolders change, and keeps following when the folder itself is replaced
+ * Follows a folder at a path for its owner: calls back a short, debounced while after the files
+ * that matter in it (command files, instruction files) or, unless told otherwise, in its
+ * subfolders change, and keeps following when the folder itself is replaced
  * (moved away, removed and made again, swapped for another). chokidar watches the folder's tree;
  * like `fs.watch` under it, it follows one folder, not a path, and goes silent when that folder
  * goes (measured with chokidar 4.0.3: after `rm -r` and `mkdir`, new files raise no event). So
@@ -10,11 +11,18 @@
  */
 import { basename, join, relative, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
-import { describeError, type Logger } from '../log.js';
+import { describeError, type Logger } from './log.js';
 
 export interface FolderWatcherOptions {
-  /** Whether a change to this file matters (by its name; folders always do). */
+  /** Whether a change to this file matters (by its name; subfolders always do when they are followed). */
   relevant: (fileName: string) => boolean;
+  /**
+   * Follow the folder's own entries that matter, and nothing else: no subfolder, no other file
+   * (a project's root holds instruction files beside a large tree that is none of their business).
+   */
+  topLevelOnly?: boolean;
+  /** What the folder is, for the log (default "the commands folder"). */
+  what?: string;
   /** Called once the changes have settled (`change`), or to look at the folder again (`retry`). */
   onChange: (why: 'change' | 'retry') => void;
   /** Quiet time after the last change before `onChange`. */
@@ -59,32 +67,43 @@ export class FolderWatcher {
     const { watch } = await import('chokidar');
     // Closed, lost or followed anew while it loaded: as when the watch ends before its scan.
     if (this.closed || call !== this.calls) return;
+    const { relevant, topLevelOnly } = this.options;
     const watcher = watch(this.dir, {
       persistent: false,
       ignoreInitial: true,
       followSymlinks: false,
-      // Hidden files and folders hold no commands (the loader skips them too).
-      ignored: (path) =>
-        relative(this.dir, path)
-          .split(sep)
-          .some((part) => part.startsWith('.')),
+      ...(topLevelOnly
+        ? { depth: 0, ignored: (path: string) => path !== this.dir && !relevant(basename(path)) }
+        : {
+            // Hidden files and folders hold no commands (the loader skips them too).
+            ignored: (path: string) =>
+              relative(this.dir, path)
+                .split(sep)
+                .some((part) => part.startsWith('.')),
+          }),
     });
     this.watcher = watcher;
     watcher.on('all', (event, path) => {
-      if (event === 'addDir' || event === 'unlinkDir' || this.options.relevant(basename(path))) this.changed();
+      const folder = event === 'addDir' || event === 'unlinkDir';
+      if ((folder && !topLevelOnly) || path === this.dir || relevant(basename(path))) this.changed();
     });
     // The folder itself moved away: chokidar emits nothing for it (measured), only the raw
-    // event of the folder's watch, which names the folder.
+    // event of the folder's watch, which names the folder. And chokidar drops a file's `change`
+    // within 50 ms of its last one (measured: a write 28 ms after another raised none), which
+    // the raw events of the file's watch still report.
     const own = basename(this.dir);
     watcher.on('raw', (_event, fileName) => {
-      if (fileName === own) this.changed();
+      if (typeof fileName === 'string' && (fileName === own || relevant(basename(fileName)))) this.changed();
     });
     watcher.on('error', (error) => {
       if (watcher !== this.watcher) return;
-      this.options.log.warn('watching the commands folder stopped; looking again in a second', {
-        dir: this.dir,
-        error: describeError(error),
-      });
+      this.options.log.warn(
+        `watching ${this.options.what ?? 'the commands folder'} stopped; looking again in a second`,
+        {
+          dir: this.dir,
+          error: describeError(error),
+        },
+      );
       this.lost();
     });
     // Settled by its scan's end, or by the watcher's end (an error, a close) before it.
