@@ -2,9 +2,7 @@
  * The terminal chat and the conversation extension's commands: Esc Esc lists the points
  * `/rewind` can go back to, newest first; choosing one rewinds there and puts that message back
  * in the prompt; after `/fork` the chat offers to go on in the new task; `/context` is a bar.
- * The chat runs in this process on a pretend terminal, against the harness with the commands
- * in the shapes the clients read (test/fixtures/conversation-commands.ts: the harness's own
- * where it has them).
+ * The chat runs in this process on a pretend terminal, against the harness and its commands.
  */
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,16 +10,13 @@ import { Role, TaskState, type Task } from '@a2a-js/sdk';
 import { ChatScreen } from '../../src/client/chat-screen.js';
 import { styleFor } from '../../src/client/render.js';
 import { COMPACTION_KEY, REWIND_KEY, textPart } from '../../src/wire.js';
-import { startTestHarness, send, type TestHarness } from '../e2e/support.js';
-import { conversationCommands } from '../fixtures/conversation-commands.js';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { poll } from '../support/wait.js';
 import { fakeChat, FakeTerminal, type FakeChat } from './fake-terminal.js';
 
 let h: TestHarness;
 let chat: FakeChat | undefined;
-/** The task `/fork` answers with, made by the test (the harness's own `/fork` makes its own). */
-let forked: { taskId: string; contextId: string } | undefined;
 
 const ESC_ESC = '\x1b\x1b';
 const DOWN = '\x1b[B';
@@ -42,19 +37,7 @@ async function say(c: FakeChat, text: string): Promise<void> {
 
 describe('tiny-harness chat: rewind, fork and context (CMD-37)', () => {
   before(async () => {
-    h = await startTestHarness({
-      script: { reply: (body) => `re: ${lastMessage(body).content}` },
-      harness: {
-        commands: conversationCommands({
-          forkTask: async () => {
-            const client = await h.client('JSONRPC');
-            const task = await send(client, 'the forked conversation');
-            forked = { taskId: task.id, contextId: task.contextId };
-            return forked;
-          },
-        }),
-      },
-    });
+    h = await startTestHarness({ script: { reply: (body) => `re: ${lastMessage(body).content}` } });
   });
 
   afterEach(async () => {
@@ -118,9 +101,11 @@ describe('tiny-harness chat: rewind, fork and context (CMD-37)', () => {
     await say(chat, 'in the fork');
     const client = await h.client('JSONRPC');
     const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
-    assert.ok(
-      task.history.some((m) => m.parts.some((p) => p.content?.$case === 'text' && p.content.value === 'in the fork')),
-      'the message went to the forked task',
+    const texts = task.history.map((m) => m.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')); // prettier-ignore
+    assert.deepEqual(
+      texts,
+      ['before the fork', 're: before the fork', 'in the fork', 're: in the fork'],
+      'copied, then gone on in',
     );
   });
 

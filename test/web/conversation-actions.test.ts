@@ -2,14 +2,12 @@
  * The chat page and the conversation extension's commands, in Chromium: "rewind to here" on a
  * message of yours (the conversation drawn again without what was taken back, the message back
  * in the input), "fork from here" (the new task opened, the message in its input), and a
- * compaction point drawn collapsed, opening on its summary. The harness answers the commands in
- * the shapes the clients read (test/fixtures/conversation-commands.ts: its own where it has them).
+ * compaction point drawn collapsed, opening on its summary.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { startTestHarness, send, type TestHarness } from '../e2e/support.js';
-import { conversationCommands } from '../fixtures/conversation-commands.js';
+import { startTestHarness, textOf, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { needs } from '../needs.js';
 import { poll, WAIT_MS } from '../support/wait.js';
@@ -19,8 +17,6 @@ import { ensureBundle } from './bundle.js';
 let h: TestHarness | undefined;
 let browser: BrowserPage | undefined;
 let page: Page;
-/** The task the stand-in `/fork` answers with (the harness's own `/fork` makes its own). */
-let forked: { taskId: string; contextId: string } | undefined;
 
 /** Sends `text` from the input and waits for its reply. */
 async function say(text: string): Promise<void> {
@@ -31,21 +27,16 @@ async function say(text: string): Promise<void> {
 
 const userBubble = (text: string) => page.locator('.msg.user', { hasText: text });
 
+/** The texts of a task's messages, as `GetTask` has them. */
+async function textsOf(taskId: string): Promise<string[]> {
+  const task = await (await h!.client('JSONRPC')).getTask({ tenant: '', id: taskId, historyLength: undefined });
+  return task.history.map((m) => textOf(m));
+}
+
 describe('the chat page: rewind, fork and compaction (CMD-37)', needs(CHROMIUM), () => {
   before(async () => {
     ensureBundle();
-    h = await startTestHarness({
-      script: { reply: (body) => `re: ${lastMessage(body).content}` },
-      harness: {
-        commands: conversationCommands({
-          forkTask: async () => {
-            const task = await send(await h!.client('JSONRPC'), 'the forked conversation');
-            forked = { taskId: task.id, contextId: task.contextId };
-            return forked;
-          },
-        }),
-      },
-    });
+    h = await startTestHarness({ script: { reply: (body) => `re: ${lastMessage(body).content}` } });
     browser = await openChatPage(`${h.harness.url}/`, { waitMs: WAIT_MS, viewport: { width: 1000, height: 800 } });
     page = browser.page;
   });
@@ -96,8 +87,10 @@ describe('the chat page: rewind, fork and compaction (CMD-37)', needs(CHROMIUM),
       before,
       { timeout: WAIT_MS },
     );
-    const opened = await page.locator('#task-info').getAttribute('title');
-    if (forked) assert.equal(opened, forked.taskId, 'the task the reply named');
+    const opened = (await page.locator('#task-info').getAttribute('title'))!;
+    assert.deepEqual(await textsOf(opened), ['alpha', 're: alpha'], 'the conversation as it was before that message');
+    await userBubble('alpha').waitFor({ timeout: WAIT_MS });
+    assert.equal(await userBubble('beta').count(), 0, 'drawn as the new task has it');
     await page.waitForFunction(
       () => (document.getElementById('input') as HTMLTextAreaElement).value === 'beta',
       undefined,
@@ -123,7 +116,8 @@ describe('the chat page: rewind, fork and compaction (CMD-37)', needs(CHROMIUM),
     await page.waitForFunction((was) => document.getElementById('task-info')?.title !== was, before, {
       timeout: WAIT_MS,
     });
-    if (forked) assert.equal(await page.locator('#task-info').getAttribute('title'), forked.taskId);
+    const opened = (await page.locator('#task-info').getAttribute('title'))!;
+    assert.deepEqual(await textsOf(opened), ['gamma', 're: gamma'], 'the whole conversation, copied');
   });
 
   it('a compaction point is drawn collapsed, with its sizes; opened, it shows the summary', async () => {
