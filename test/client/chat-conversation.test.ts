@@ -122,6 +122,14 @@ describe('tiny-harness chat: rewind, fork and context (CMD-37)', () => {
     );
   });
 
+  it('after /compact, the compaction point is one line with its sizes', async () => {
+    chat = await fakeChat(h.harness.url);
+    const { terminal } = chat;
+    for (const text of ['one', 'two']) await say(chat, text);
+    terminal.press('/compact\r');
+    await terminal.waitFor('the line', (s) => /── conversation compacted: [\d,]+ → [\d,]+ characters ──/.test(s));
+  });
+
   it('/context is drawn as a bar of the budget with its parts; on a narrow terminal as its text', async () => {
     chat = await fakeChat(h.harness.url);
     const { terminal } = chat;
