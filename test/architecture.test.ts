@@ -73,7 +73,18 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
     typeOnly: ['runtime/subtask-starter.ts'],
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
-  client: { may: ['commands', 'errors.ts', 'log.ts', 'recent-tasks.ts', 'stream-resume.ts', 'version.ts', 'wire.ts'] },
+  client: {
+    may: [
+      'commands',
+      'conversation-replies.ts',
+      'errors.ts',
+      'log.ts',
+      'recent-tasks.ts',
+      'stream-resume.ts',
+      'version.ts',
+      'wire.ts',
+    ],
+  },
   'errors.ts': { may: [] },
   'log.ts': { may: ['errors.ts'] },
   // Making a folder the user named (data, commands) without looping where none can be made.
@@ -89,6 +100,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'stream-resume.ts': { may: ['wire.ts'] },
   // The user's recent conversations and their titles, shared by the web page and the terminal chat.
   'recent-tasks.ts': { may: ['wire.ts'] },
+  // The conversation extension's reply data as the clients read it, shared by the web page and the terminal chat.
+  'conversation-replies.ts': { may: ['wire.ts'] },
 };
 
 interface Import {
@@ -291,9 +304,14 @@ describe('architecture', () => {
     assert.deepEqual(problems, [], `dependency rule broken:\n  ${problems.join('\n  ')}`);
   });
 
-  it('the web page shares with src/ only what it bundles: the wire vocabulary, stream resumption, recent tasks', () => {
+  it('the web page shares with src/ only what it bundles: the wire vocabulary, stream resumption, recent tasks, reply data', () => {
     const web = join(ROOT, 'web', 'src');
-    const shared = new Set(['src/wire.js', 'src/stream-resume.js', 'src/recent-tasks.js']);
+    const shared = new Set([
+      'src/wire.js',
+      'src/stream-resume.js',
+      'src/recent-tasks.js',
+      'src/conversation-replies.js',
+    ]);
     const problems: string[] = [];
     for (const file of readdirSync(web).filter((f) => f.endsWith('.ts'))) {
       for (const imp of importsOf(file, readFileSync(join(web, file), 'utf8'))) {
@@ -386,7 +404,7 @@ describe('architecture', () => {
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, conversation-replies.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
       'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });

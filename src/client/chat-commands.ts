@@ -6,6 +6,7 @@
  */
 import { describeCommand } from './completion.js';
 import type { CardCommand } from './connect.js';
+import { REWIND_COMMAND } from '../conversation-replies.js';
 
 export type ChatAction = 'clear' | 'exit' | 'help';
 
@@ -61,5 +62,8 @@ export function chatHelp(agent: readonly CardCommand[]): string[] {
     ...chatCommands(agent).map((c) => `  /${c.name} — ${c.description}`),
     'Keys: Enter sends; Alt+Enter, or \\ before Enter, starts a new line; Tab completes a command;',
     '  Ctrl+C stops a turn (at an empty prompt: leaves); Ctrl+D leaves.',
+    ...(agent.some((c) => c.name === REWIND_COMMAND)
+      ? ['  Esc Esc lists the points /rewind can take the conversation back to.']
+      : []),
   ];
 }

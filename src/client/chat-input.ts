@@ -42,6 +42,10 @@ export interface ChatInput extends EventEmitter<TerminalPromptEvents> {
   readonly text: string;
   /** Drops what is typed. */
   clearText(): void;
+  /** Puts text in the prompt to edit and send (nothing on a pipe). */
+  setText(text: string): void;
+  /** A choice among `rows` drawn under the prompt: the index chosen, or undefined (always, on a pipe). */
+  choose(heading: string, rows: readonly string[]): Promise<number | undefined>;
   /** The prompt to show: one when the chat waits for a message, another while a turn runs. */
   setPrompt(prompt: string): void;
   /** Draws the prompt again, with the menu for the commands offered now. */
@@ -67,6 +71,12 @@ export class PipedInput extends EventEmitter<TerminalPromptEvents> implements Ch
   }
 
   clearText(): void {}
+
+  setText(): void {}
+
+  choose(): Promise<number | undefined> {
+    return Promise.resolve(undefined);
+  }
 
   setPrompt(): void {}
 

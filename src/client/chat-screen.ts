@@ -13,7 +13,9 @@ import { resultText, stateName, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';
 import { wrapWords } from './text-width.js';
+import { contextBar, markLineOf } from './conversation-marks.js';
 import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import { CONTEXT_COMMAND, contextReportOf, FORK_COMMAND } from '../conversation-replies.js';
 
 /** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */
 const BACK_OVER_LINE = '\x1b[1A\r\x1b[2K';
@@ -28,6 +30,9 @@ export class ChatScreen {
   private readonly held: string[] = [];
   /** Command replies already shown: the same reply can come both from its turn and from a read of the task. */
   private readonly shownReplies = new Set<string>();
+
+  /** Told of each command reply once it is shown (the chat acts on `/rewind` and `/fork` replies). */
+  onCommandReply: (reply: Extract<Shown, { kind: 'command' }>) => void = () => {};
 
   /** The prompt's area on a terminal: what is written goes above it. */
   private prompt: TerminalPrompt | undefined;
@@ -55,11 +60,17 @@ export class ChatScreen {
           if (this.shownReplies.has(item.messageId)) continue;
           this.shownReplies.add(item.messageId);
         }
-        this.aside(this.commandReply(item.name, item.text));
-        if (item.taskRef) {
+        this.aside(this.replyOf(item));
+        // A fork's task is the conversation's copy (the chat offers to go on in it), not a sub-task.
+        if (item.taskRef && item.name !== FORK_COMMAND) {
           this.aside(this.style.subtask(`sub-task ${item.taskRef} started`));
           onSubtask(item.taskRef);
         }
+        this.onCommandReply(item);
+        continue;
+      }
+      if (item.kind === 'mark') {
+        this.aside(this.style.dim(item.text));
         continue;
       }
       this.endReply();
@@ -88,12 +99,19 @@ export class ChatScreen {
     this.runningLine = undefined;
   }
 
+  /** A command reply read apart (the rewind list): not shown when a later read of the task carries it. */
+  seen(messageId: string): void {
+    this.shownReplies.add(messageId);
+  }
+
   /** A task's conversation so far (its history as read), and whether it goes on. */
   history(task: Task): void {
     for (const message of task.history) {
       const text = resultText({ ...task, status: { ...task.status!, message }, artifacts: [] });
-      if (!text) continue;
-      if (message.role === Role.ROLE_USER) this.line(this.style.dim(this.typed(text)));
+      const mark = markLineOf(message);
+      if (mark) this.line(this.style.dim(mark));
+      else if (!text) continue;
+      else if (message.role === Role.ROLE_USER) this.line(this.style.dim(this.typed(text)));
       else if (typeof message.metadata?.[COMMAND_KEY] === 'string')
         this.line(this.commandReply(message.metadata[COMMAND_KEY], text));
       else this.line(this.markdown(text));
@@ -127,6 +145,13 @@ export class ChatScreen {
   /** A message as it was typed, after the prompt; its further lines under its first. */
   typed(text: string): string {
     return PROMPT + text.replace(/\n/g, `\n${' '.repeat(PROMPT.length)}`);
+  }
+
+  /** A command's reply as shown: `/context`'s as a bar where the terminal is wide enough, others as {@link commandReply}. */
+  private replyOf(item: Extract<Shown, { kind: 'command' }>): string {
+    const report = item.name === CONTEXT_COMMAND && this.output.isTTY ? contextReportOf(item.data) : undefined;
+    const bar = report && contextBar(report, this.output.columns ?? 80, this.style);
+    return bar || this.commandReply(item.name, item.text);
   }
 
   /** A command's reply, marked with its name, wrapped at word boundaries on a terminal. */

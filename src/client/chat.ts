@@ -10,7 +10,8 @@
  * when it has one (queued-turns.ts). Ctrl+C stops a running turn (`/stop`, CMD-32; CancelTask
  * with an agent that has no `/stop`); twice within a second, or again while the turn it stopped
  * ends, it leaves; at an empty prompt it exits, as Ctrl+D does. After a stopped turn, the
- * messages queued still run.
+ * messages queued still run. Esc Esc lists the points `/rewind` can go back to; after `/fork`
+ * the chat offers to go on in the new task (conversation-actions.ts).
  */
 import type { Task } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
@@ -18,11 +19,13 @@ import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat
 import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
 import { ChatScreen } from './chat-screen.js';
 import { CardRefresh } from './card-refresh.js';
+import { ConversationActions } from './conversation-actions.js';
 import { describeClientError, userMessage, type Connection } from './connect.js';
-import { stateName, styleFor, TurnReader, type Style } from './render.js';
+import { styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
 import { followSubtask } from './subtasks.js';
+import { taskEndedNote } from './task-ended.js';
 import { TerminalPrompt } from './terminal-prompt.js';
 import { unknownCommandQuestion } from '../wire.js';
 
@@ -67,6 +70,8 @@ export class Chat {
   private readonly now: () => number;
   /** When Ctrl+C was last pressed. */
   private lastInterrupt = -Infinity;
+  /** Esc Esc's rewind list, and what follows `/rewind n` and `/fork` replies. */
+  private readonly actions: ConversationActions;
 
   constructor(
     private readonly connection: Connection,
@@ -80,6 +85,18 @@ export class Chat {
     // Commands added to the agent since the chat started are offered (card-refresh.ts).
     this.card = new CardRefresh(connection, now, () => this.input.redraw());
     this.card.start(() => !this.turn && !this.draining);
+    this.actions = new ConversationActions({
+      connection,
+      screen: this.screen,
+      input: this.input,
+      now,
+      ids: () => ({ taskId: this.taskId, contextId: this.contextId }),
+      busy: () => this.busy,
+      idle: async () => void (await this.draining),
+      send: (text) => this.dispatch(text),
+      resume: (task) => this.resume(task),
+    });
+    this.screen.onCommandReply = (reply) => this.actions.replied(reply);
   }
 
   /** A line about the conversation, before it starts. */
@@ -100,6 +117,7 @@ export class Chat {
     // not echoed and taken as a line by the terminal (the welcome is printed above the prompt).
     this.input.on('line', (line) => this.onLine(line));
     this.input.on('interrupt', () => this.onInterrupt());
+    this.input.on('escape', (twice) => this.actions.escape(twice));
     this.input.on('edit', (text) => this.card.typed(text));
     this.input.start();
     this.screen.line(
@@ -270,27 +288,11 @@ export class Chat {
       this.contextId = reader.contextId || this.contextId;
       this.taskId = isTerminal(reader.state) ? '' : reader.taskId;
     }
-    if (failed) await this.checkTaskStillOpen();
-  }
-
-  /** After a failure, a task that has ended meanwhile (canceled elsewhere, say) is left for a new one. */
-  private async checkTaskStillOpen(): Promise<void> {
-    if (!this.taskId) return;
-    try {
-      const task = await this.connection.client.getTask(
-        { tenant: '', id: this.taskId, historyLength: 0 },
-        { signal: AbortSignal.timeout(5000) },
-      );
-      if (isTerminal(task.status?.state)) {
-        this.screen.line(
-          this.style.dim(
-            `(task ${this.taskId} is ${stateName(task.status?.state)}; the next message starts a new task)`,
-          ),
-        );
-        this.taskId = '';
-      }
-    } catch {
-      // The agent cannot say; keep the task and let the next message find out.
+    // After a failure, a task that has ended meanwhile (canceled elsewhere, say) is left for a new one.
+    const ended = failed && this.taskId ? await taskEndedNote(this.connection.client, this.taskId) : undefined;
+    if (ended) {
+      this.screen.line(this.style.dim(ended));
+      this.taskId = '';
     }
   }
 

@@ -27,6 +27,8 @@ export type EditorAction =
   | { kind: 'complete' }
   /** Ctrl+L. */
   | { kind: 'clear-screen' }
+  /** Escape; `twice` when two came at once (the terminal sent `ESC ESC`). */
+  | { kind: 'escape'; twice: boolean }
   /** The text or the cursor moved: draw it again. */
   | { kind: 'changed' }
   | { kind: 'none' };
@@ -64,6 +66,7 @@ export class LineEditor {
       return CHANGED;
     }
     if (this.pasting) return this.paste(char, key);
+    if (key.name === 'escape') return { kind: 'escape', twice: key.sequence === '\x1b\x1b' };
     if (key.ctrl) return this.control(key.name);
     if (key.meta) return this.meta(key.name);
     switch (key.name) {

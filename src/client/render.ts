@@ -5,6 +5,7 @@
  * `send` decide how each piece looks.
  */
 import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { markLineOf } from './conversation-marks.js';
 import {
   COMMAND_KEY,
   NOTICE_KEY,
@@ -18,13 +19,23 @@ import {
   toolCallsOf,
   type ToolCallData,
 } from '../wire.js';
+import { dataOf } from '../conversation-replies.js';
 
 /** One thing to show. */
 export type Shown =
   /** A chunk of model output, as it arrived. */
   | { kind: 'text'; text: string }
   /** A command's reply; `taskRef` when it started a sub-task. */
-  | { kind: 'command'; name: string; text: string; taskRef?: string; messageId?: string }
+  | {
+      kind: 'command';
+      name: string;
+      text: string;
+      taskRef?: string;
+      messageId?: string;
+      data?: Record<string, unknown>;
+    }
+  /** A compaction point or a rewind mark, as the divider line it is drawn as (conversation-marks.ts). */
+  | { kind: 'mark'; text: string }
   /** A note that a sub-task ended (the chat reports sub-tasks itself). */
   | { kind: 'note'; text: string }
   /** The harness's words while the turn goes on (`TURN_PROGRESS_NOTICES`: a retry, tools missing). */
@@ -137,6 +148,8 @@ export class TurnReader {
         const message = update.status?.message;
         const command = commandOf(message, update.metadata);
         if (command) return this.commandReply(message, command);
+        const mark = message && markLineOf(message);
+        if (mark) return this.once(message, [{ kind: 'mark', text: mark }]);
         if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined)
           return this.once(message, [{ kind: 'note', text: textOf(message) }]);
         if (message?.metadata?.[TOOL_CALL_KEY] !== undefined)
@@ -203,8 +216,16 @@ export class TurnReader {
 
   private commandReply(message: Message | undefined, command: { name: string; taskRef?: string }): Shown[] {
     const taskRef = command.taskRef ?? message?.referenceTaskIds?.[0];
+    const data = dataOf(message?.parts);
     return this.once(message, [
-      { kind: 'command', name: command.name, text: textOf(message), taskRef, messageId: message?.messageId },
+      {
+        kind: 'command',
+        name: command.name,
+        text: textOf(message),
+        taskRef,
+        messageId: message?.messageId,
+        ...(data ? { data } : {}),
+      },
     ]);
   }
 

@@ -21,6 +21,7 @@ import {
   toolCallsOf,
   TURN_FAILURE_NOTICES,
 } from '../wire.js';
+import { FORK_COMMAND } from '../conversation-replies.js';
 
 export interface SendOptions {
   url: string;
@@ -174,7 +175,10 @@ async function waitForSubtasks(
 }
 
 function startedIn(shown: Shown[]): string[] {
-  return shown.flatMap((item) => (item.kind === 'command' && item.taskRef ? [item.taskRef] : []));
+  // A fork's task is the conversation's copy, not a sub-task to wait for.
+  return shown.flatMap((item) =>
+    item.kind === 'command' && item.taskRef && item.name !== FORK_COMMAND ? [item.taskRef] : [],
+  );
 }
 
 function responseOf(result: SendMessageResult): SendMessageResponse {
@@ -204,7 +208,7 @@ function replyPrinter(out: NodeJS.WritableStream, err: NodeJS.WritableStream) {
         } else if (item.kind === 'tool') {
           // How each call ended, on standard error: standard output stays the reply.
           if (item.call.status !== 'running') err.write(`[tool] ${toolCallLine(item.call)}\n`);
-        } else if (item.kind === 'notice') {
+        } else if (item.kind === 'notice' || item.kind === 'mark') {
           // The harness's words (a retry, tools missing), on standard error: standard output stays the reply.
           err.write(`[notice] ${item.text}\n`);
         } else if (item.kind === 'end') {

@@ -37,6 +37,8 @@ export interface TerminalPromptEvents {
   edit: [text: string];
   /** Ctrl+C. */
   interrupt: [];
+  /** Escape; `twice` when the terminal sent two at once. */
+  escape: [twice: boolean];
   /** Ctrl+D on an empty prompt, or the end of input. */
   close: [];
 }
@@ -51,6 +53,8 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
   /** Drawn only once started: what is printed before goes to the screen as it is. */
   private started = false;
   private closed = false;
+  /** A choice drawn in place of the menu, which takes the keys until it is made (`choose`). */
+  private choice: Choice | undefined;
   private readonly onKey = (char: string | undefined, key: Key | undefined) => this.key(char, key ?? {});
   private readonly onEnd = () => this.close();
   private readonly onResize = () => this.redraw();
@@ -84,6 +88,36 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
   clearText(): void {
     this.editor.set('');
     this.redraw();
+  }
+
+  /** Puts `text` in the prompt, the cursor at its end (a message taken back by a rewind). */
+  setText(text: string): void {
+    this.editor.set(text);
+    this.redraw();
+    this.emit('edit', text);
+  }
+
+  /**
+   * Draws `rows` under the prompt, one chosen (↑/↓ move, Enter takes it, Esc or Ctrl+C takes
+   * none), and resolves with the index chosen. Keys go to the choice until it is made.
+   */
+  choose(heading: string, rows: readonly string[]): Promise<number | undefined> {
+    this.choice?.done(undefined);
+    if (this.closed || rows.length === 0) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const choice: Choice = {
+        heading,
+        rows,
+        chosen: 0,
+        done: (index) => {
+          if (this.choice === choice) this.choice = undefined;
+          this.redraw();
+          resolve(index);
+        },
+      };
+      this.choice = choice;
+      this.redraw();
+    });
   }
 
   setPrompt(prompt: string): void {
@@ -121,6 +155,7 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     this.input.off('keypress', this.onKey);
     this.input.off('end', this.onEnd);
     this.output.off('resize', this.onResize);
+    this.choice?.done(undefined);
     if (this.input.isTTY) this.input.setRawMode(false);
     this.input.pause();
     this.emit('close');
@@ -128,6 +163,7 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
 
   private key(char: string | undefined, key: Key): void {
     if (this.closed) return;
+    if (this.choice) return this.chooseKey(this.choice, key);
     const action = this.editor.key(char, key);
     switch (action.kind) {
       case 'submit':
@@ -142,6 +178,9 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
         return;
       case 'clear-screen':
         this.clearScreen();
+        return;
+      case 'escape':
+        this.emit('escape', action.twice);
         return;
       case 'complete': {
         const completed = this.options.complete(this.editor.text.slice(0, this.editor.cursor));
@@ -160,6 +199,17 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
       case 'none':
         return;
     }
+  }
+
+  private chooseKey(choice: Choice, key: Key): void {
+    const name = key.ctrl ? `C-${key.name}` : key.name;
+    const count = choice.rows.length;
+    if (name === 'up' || name === 'C-p') choice.chosen = (choice.chosen + count - 1) % count;
+    else if (name === 'down' || name === 'C-n') choice.chosen = (choice.chosen + 1) % count;
+    else if (name === 'return') return choice.done(choice.chosen);
+    else if (name === 'escape' || name === 'C-c') return choice.done(undefined);
+    else return;
+    this.redraw();
   }
 
   /** Draws the prompt's area again: the menu for what is typed may have changed (the card was read again). */
@@ -212,7 +262,8 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
       rows.push(...lineRows);
     });
     const cursorColumn = columnsOf(upToNext.at(-1)!) - columnsOf(after);
-    for (const line of this.options.menu(this.editor.text)) rows.push(`\x1b[2m${fit(line, columns - 1)}\x1b[0m`);
+    if (this.choice) rows.push(...choiceRows(this.choice, columns - 1));
+    else for (const line of this.options.menu(this.editor.text)) rows.push(`\x1b[2m${fit(line, columns - 1)}\x1b[0m`);
 
     const up = rows.length - 1 - cursorRow;
     const out =
@@ -221,4 +272,22 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     this.drawn = true;
     return out;
   }
+}
+
+/** A choice drawn under the prompt (`TerminalPrompt.choose`). */
+interface Choice {
+  heading: string;
+  rows: readonly string[];
+  chosen: number;
+  done(index: number | undefined): void;
+}
+
+/** The choice's rows: its heading, then one row each, the chosen one marked (at most 20 shown). */
+function choiceRows(choice: Choice, columns: number): string[] {
+  const first = Math.max(0, Math.min(choice.chosen - 19, choice.rows.length - 20));
+  const shown = choice.rows.slice(first, first + 20).map((row, i) => {
+    const chosen = first + i === choice.chosen;
+    return chosen ? `\x1b[36m${fit(`❯ ${row}`, columns)}\x1b[0m` : fit(`  ${row}`, columns);
+  });
+  return [`\x1b[2m${fit(choice.heading, columns)}\x1b[0m`, ...shown];
 }

@@ -24,6 +24,7 @@ import {
   textOf,
   textPart,
 } from '../../src/wire.js';
+import { FORK_COMMAND } from '../../src/conversation-replies.js';
 import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
 import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';
@@ -208,6 +209,13 @@ export class Conversation {
     await this.client.sendMessage({ tenant: '', message, configuration, metadata: {} });
   }
 
+  /** Sends a command on the current task and waits for its reply (a blocking call: the reply is all it returns). */
+  async command(text: string): Promise<Message | undefined> {
+    const message = userMessage(text, this.taskId, this.contextId);
+    const result = await this.client.sendMessage({ tenant: '', message, configuration: undefined, metadata: {} });
+    return 'status' in result ? result.status?.message : result;
+  }
+
   /**
    * Goes on in a task read back (a reload): its history (the newest `historyLength` messages)
    * as events to draw, and whether a turn runs on it now. A task that has ended leaves only
@@ -351,7 +359,9 @@ export class Conversation {
    * that wrote a reply, unless `/model` changed it while that reply's turn ran (`turn`).
    */
   private track(event: ChatEvent, turn: { modelChanges: number }): void {
-    if (event.kind === 'command' && event.taskRef) this.subtasksRunning.add(event.taskRef);
+    // A fork's task is the conversation's copy, not a sub-task whose end to wait for.
+    if (event.kind === 'command' && event.taskRef && event.command !== FORK_COMMAND)
+      this.subtasksRunning.add(event.taskRef);
     if (event.kind === 'note' && event.subtaskId && event.subtaskEnded) this.subtasksRunning.delete(event.subtaskId);
     if (event.kind === 'command' && event.model) {
       this.model = event.model;

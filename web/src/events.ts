@@ -17,8 +17,12 @@ import {
   toolCallsOf,
   TURN_FAILURE_NOTICES,
   TURN_PROGRESS_NOTICES,
+  compactionOf,
+  rewindOf,
+  type CompactionPoint,
   type ToolCallData,
 } from '../../src/wire.js';
+import { dataOf } from '../../src/conversation-replies.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -31,7 +35,19 @@ export type ChatEvent =
   /** An agent message: the whole reply at the end of a turn (with the model that wrote it), or a failure explained. */
   | { kind: 'reply'; messageId: string; text: string; model?: string }
   /** A command's reply (`metadata.command`), with the sub-task it started (`metadata.task_ref`); `/model`'s says the task's model. */
-  | { kind: 'command'; messageId: string; command: string; text: string; taskRef?: string; model?: string }
+  | {
+      kind: 'command';
+      messageId: string;
+      command: string;
+      text: string;
+      taskRef?: string;
+      model?: string;
+      data?: Record<string, unknown>;
+    }
+  /** A compaction point (the conversation extension): the summary that replaced the conversation before it. */
+  | { kind: 'compaction'; messageId: string; text: string; point: CompactionPoint }
+  /** A rewind mark: `hidden` messages before it were taken back. */
+  | { kind: 'rewind'; messageId: string; hidden: number }
   /** The harness's note that a sub-task ended (`subtaskEnded`), or waits for approval of its tool calls. */
   | { kind: 'note'; messageId: string; text: string; subtaskId?: string; subtaskEnded?: boolean }
   /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
@@ -120,6 +136,7 @@ export function readStatusMessage(message: Message, updateMetadata: Record<strin
   if (command) {
     const taskRef = stringAt(metadata, TASK_REF_KEY) ?? message.referenceTaskIds?.[0];
     const model = command === 'model' ? currentModelOf(message) : undefined;
+    const data = dataOf(message.parts);
     return [
       {
         kind: 'command',
@@ -128,9 +145,14 @@ export function readStatusMessage(message: Message, updateMetadata: Record<strin
         text,
         ...(taskRef ? { taskRef } : {}),
         ...(model ? { model } : {}),
+        ...(data ? { data } : {}),
       },
     ];
   }
+  const point = compactionOf(message);
+  if (point) return [{ kind: 'compaction', messageId: message.messageId, text, point }];
+  const mark = rewindOf(message);
+  if (mark) return [{ kind: 'rewind', messageId: message.messageId, hidden: mark.hidden.length }];
   const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown; state?: unknown } | undefined;
   if (note && typeof note === 'object') {
     // Ended unless it says the sub-task goes on (waits for approval): a note never leaves one followed forever.

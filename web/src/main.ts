@@ -5,12 +5,15 @@
  */
 import type { AgentCard } from '@a2a-js/sdk';
 import { splitCommandText, stateName, unknownCommandQuestion } from '../../src/wire.js';
+import { COMPACT_COMMAND, REWIND_COMMAND } from '../../src/conversation-replies.js';
 import { CardReader, CardRefresh } from './card.js';
 import { connect, Conversation } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { retryingText, retryWhileUnreachable } from './reachability.js';
 import { RecentList } from './recent.js';
-import { CompletionList, oneLine, showError, Transcript, TurnView } from './render.js';
+import { CompletionList } from './completion-list.js';
+import { ConversationActions } from './conversation-actions.js';
+import { oneLine, showError, Transcript, TurnView } from './render.js';
 import { storeConversation, storedConversation, type QueuedMessage } from './stored.js';
 import { SubtaskWatch } from './task-watch.js';
 import { Turns } from './turns.js';
@@ -74,6 +77,16 @@ async function main(): Promise<void> {
     onDropped: () => showError(errorLine, 'The connection dropped; reconnecting…'),
     onResumed: () => showError(errorLine, undefined),
   };
+  // Rewind to here, fork from here, on each message of yours (conversation-actions.ts).
+  const actions: ConversationActions = new ConversationActions(byId('log'), {
+    offers: (command) => completion.all.some((c) => c.name === command),
+    taskId: () => conversation.taskId,
+    busy: (): boolean => turns.busy,
+    command: (text) => conversation.command(text),
+    open: (taskId) => reopen(taskId),
+    setText: (text) => setText(text),
+    error: (message) => showError(errorLine, message),
+  });
   const transcript = new Transcript(
     byId('log'),
     {
@@ -85,6 +98,7 @@ async function main(): Promise<void> {
       setText(text);
       void send();
     },
+    actions,
   );
   // While a sub-task of the open task runs and no turn streams here, the task is followed for its note.
   const subtaskWatch = new SubtaskWatch(
@@ -265,6 +279,10 @@ async function main(): Promise<void> {
     showError(errorLine, undefined);
     setText('');
     await turns.send(text, isCommand);
+    // What a rewind hid and a compaction's summary are drawn as GetTask now has the conversation.
+    const rewound = name === REWIND_COMMAND && splitCommandText(text)?.args;
+    if (isCommand && (rewound || name === COMPACT_COMMAND) && conversation.taskId && !turns.busy)
+      await reopen(conversation.taskId);
   }
 
   /** The page leaves the conversation: its queued messages stay in its task's queue; texts never sent come back. */

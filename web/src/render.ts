@@ -1,24 +1,23 @@
 /**
  * Drawing the page: the transcript (your messages, the agent's streamed replies, command replies
- * with their sub-task links, notes), the command list under the input, the one-line error.
- * Text is only ever set as text, never parsed as HTML, except a model's reply: that is Markdown,
- * rendered and sanitized in `markdown.ts`.
+ * with their sub-task links, notes, compaction points and rewind marks), the one-line error.
+ * Text is only ever set as text, never parsed as HTML, except a model's reply (and a summary a
+ * model wrote): that is Markdown, rendered and sanitized in `markdown.ts`.
  */
 import type { TaskState } from '@a2a-js/sdk';
 import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { FORK_COMMAND } from '../../src/conversation-replies.js';
+import { markOf } from './conversation-marks.js';
+import { element } from './dom.js';
 import type { ChatEvent } from './chat.js';
-import type { Completion } from './completion.js';
 import { renderMarkdown } from './markdown.js';
 
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className?: string,
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text !== undefined) el.textContent = text;
-  return el;
+/** What the page adds to the transcript's entries (conversation-actions.ts). */
+export interface TranscriptExtras {
+  /** A user's message was drawn (queued or not). */
+  user?(bubble: HTMLElement, text: string): void;
+  /** A `/fork` reply named its new task. */
+  forked?(bubble: HTMLElement, taskId: string): void;
 }
 
 /** What a sub-task link needs: the sub-task's state and result, and its states as they change. */
@@ -36,11 +35,15 @@ export class Transcript {
   /** Reply text not drawn yet, by bubble. */
   private readonly undrawn = new Map<HTMLElement, string>();
 
-  /** `answer` sends a message on the task, as if typed: what the approve and deny buttons do. */
+  /**
+   * `answer` sends a message on the task, as if typed: what the approve and deny buttons do.
+   * `extras` adds to what is drawn: the actions on a user's message, the way to a fork.
+   */
   constructor(
     private readonly root: HTMLElement,
     private readonly subtasks: Subtasks,
     private readonly answer: (text: string) => void = () => {},
+    private readonly extras: TranscriptExtras = {},
   ) {}
 
   clear(): void {
@@ -72,8 +75,9 @@ export class Transcript {
    * last, in the order sent: what the running turn draws meanwhile goes above them.
    */
   user(text: string, queued = false): HTMLElement {
-    if (!queued) return this.add(element('div', 'msg user', text));
-    const bubble = element('div', 'msg user queued', text);
+    const bubble = element('div', queued ? 'msg user queued' : 'msg user', text);
+    this.extras.user?.(bubble, text);
+    if (!queued) return this.add(bubble);
     this.keepingBottom(() => this.root.append(bubble));
     return bubble;
   }
@@ -130,7 +134,9 @@ export class Transcript {
     const bubble = element('div', 'msg command');
     bubble.dataset['command'] = name;
     bubble.append(element('span', 'badge', `/${name}`), element('div', 'body', text));
-    if (taskRef) bubble.append(this.subtaskLink(taskRef));
+    // A fork's task is the conversation's copy, opened in place of this one; other tasks are sub-tasks.
+    if (taskRef && name === FORK_COMMAND) this.extras.forked?.(bubble, taskRef);
+    else if (taskRef) bubble.append(this.subtaskLink(taskRef));
     return this.add(bubble);
   }
 
@@ -183,7 +189,8 @@ export class Transcript {
     return box;
   }
 
-  private add<T extends HTMLElement>(el: T): T {
+  /** Adds an entry after the others (above the queued messages). */
+  add<T extends HTMLElement>(el: T): T {
     this.keepingBottom(() => this.root.insertBefore(el, this.firstQueued()));
     return el;
   }
@@ -306,6 +313,10 @@ export class TurnView {
       case 'user':
         if (t.firstSight(event.messageId)) t.user(event.text);
         return;
+      case 'compaction':
+      case 'rewind':
+        if (t.firstSight(event.messageId)) t.add(markOf(event));
+        return;
       case 'notice':
         if (t.firstSight(event.messageId)) t.note(event.text, undefined, event.error);
         return;
@@ -334,52 +345,6 @@ export class TurnView {
     const el = this.pending;
     this.pending = undefined;
     return el;
-  }
-}
-
-/** The command list under the input, drawn from the completion's state. */
-export class CompletionList {
-  constructor(
-    private readonly list: HTMLElement,
-    private readonly input: HTMLElement,
-    private readonly onPick: (index: number) => void,
-    private readonly onHighlight: (index: number) => void,
-  ) {}
-
-  render(completion: Completion): void {
-    const items = completion.items;
-    this.input.setAttribute('aria-expanded', String(items.length > 0));
-    if (items.length === 0) {
-      this.list.hidden = true;
-      this.list.replaceChildren();
-      this.input.removeAttribute('aria-activedescendant');
-      return;
-    }
-    const options = items.map((command, index) => {
-      const option = element('li', 'option');
-      option.id = `command-option-${index}`;
-      option.setAttribute('role', 'option');
-      option.dataset['name'] = command.name;
-      const active = index === completion.activeIndex;
-      option.setAttribute('aria-selected', String(active));
-      const head = element('div', 'option-head');
-      head.append(element('span', 'option-name', command.label));
-      if (command.hint) head.append(element('span', 'option-hint', command.hint));
-      option.append(head, element('div', 'option-description', command.description));
-      // mousedown, not click: the input keeps its focus.
-      option.addEventListener('mousedown', (event) => {
-        event.preventDefault();
-        this.onPick(index);
-      });
-      option.addEventListener('mousemove', () => {
-        if (index !== completion.activeIndex) this.onHighlight(index);
-      });
-      return option;
-    });
-    this.list.replaceChildren(...options);
-    this.list.hidden = false;
-    this.input.setAttribute('aria-activedescendant', `command-option-${completion.activeIndex}`);
-    options[completion.activeIndex]?.scrollIntoView({ block: 'nearest' });
   }
 }
 
