@@ -20,6 +20,7 @@ const BENCHMARKS = [
   'streaming',
   'scale',
   'long-conversations',
+  'compaction',
   'startup',
   'durability',
   'task-scope-timing',
