@@ -7,6 +7,7 @@ import {
 } from '@a2a-js/sdk';
 import {
   COMPACTED_NOTICE,
+  COMPACTION_FAILED_NOTICE,
   COMPACTION_KEY,
   CONTEXT_CUT_NOTICE,
   CONVERSATION_EXTENSION_URI,
@@ -90,7 +91,7 @@ export function conversationExtension(): AgentExtension {
     params: {
       compactionKey: COMPACTION_KEY,
       rewindKey: REWIND_KEY,
-      notices: [COMPACTED_NOTICE, CONTEXT_CUT_NOTICE],
+      notices: [COMPACTED_NOTICE, COMPACTION_FAILED_NOTICE, CONTEXT_CUT_NOTICE],
       commands: ['compact', 'rewind', 'fork', 'context', 'memory'],
     },
   };
