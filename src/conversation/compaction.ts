@@ -8,6 +8,10 @@
  * `tailShare` of the budget, and never more than half of those after the latest point, so a
  * short conversation still has something to compact. The last user message the summary covers
  * stays verbatim too (`buildConversation` pins it).
+ *
+ * What the summary covers may be far longer than the model can read (a conversation cut before,
+ * or its context's earlier tasks): the transcript then goes in parts that each fit the budget,
+ * the summary of the parts before carried into each next request.
  */
 import { Role, type Message } from '@a2a-js/sdk';
 import { isCommandExchange } from '../commands/index.js';
@@ -36,8 +40,11 @@ export interface CompactionPlan {
   upTo: string;
   /** The summariser's instructions (its system prompt). */
   instructions: string;
-  /** What it summarises: the previous summary, then the messages, one "User:/Assistant:/Tool call" line each. */
-  transcript: string;
+  /**
+   * What it summarises: the previous summary, then the messages, one "User:/Assistant:/Tool call"
+   * line each, in parts that each fit the model's budget (one part, mostly).
+   */
+  parts: string[];
   /** How many stored messages the summary covers (the previous summary's not counted). */
   covered: number;
   /** The characters the next turn would send without the compaction (system prompt and instructions included). */
@@ -63,13 +70,40 @@ export function planCompaction(input: CompactionInput): CompactionPlan | undefin
     // The previous pinned message was sent verbatim: what the model knew, so the summary keeps it.
     ...(pinned ? [pinned] : []).concat(covered).map(transcriptLine),
   ];
+  const summaryChars = Math.max(1000, Math.floor(input.budgetChars * input.tailShare));
+  const instructions = summariserInstructions(input.focus, summaryChars);
   return {
     upTo: covered.at(-1)!.message.messageId,
-    instructions: summariserInstructions(input.focus, Math.max(1000, Math.floor(input.budgetChars * input.tailShare))),
-    transcript: lines.join('\n\n'),
+    instructions,
+    parts: inParts(lines, Math.max(PART_CHARS_LEAST, input.budgetChars - instructions.length - 2 * summaryChars)),
     covered: covered.length,
     charsBefore: conversationChars(input, input.history),
   };
+}
+
+/** The least characters of transcript one summary request reads, however small the budget. */
+const PART_CHARS_LEAST = 2000;
+
+/**
+ * The transcript's lines joined into parts of at most `partChars` characters, in order; a line
+ * longer than that alone is cut, saying so (one tool output of a megabyte says little more).
+ */
+export function inParts(lines: readonly string[], partChars: number): string[] {
+  const parts: string[] = [];
+  let part = '';
+  for (const whole of lines) {
+    const line =
+      whole.length > partChars
+        ? `${whole.slice(0, partChars - 40)} [… ${whole.length - partChars + 40} characters cut]`
+        : whole;
+    if (part && part.length + 2 + line.length > partChars) {
+      parts.push(part);
+      part = '';
+    }
+    part = part ? `${part}\n\n${line}` : line;
+  }
+  if (part) parts.push(part);
+  return parts;
 }
 
 /** How many of the newest entries stay verbatim: those within `tailChars`, at most half of them all. */
@@ -112,9 +146,14 @@ export function summariserInstructions(focus: string | undefined, mostChars: num
   return lines.join('\n');
 }
 
-/** The one user message of the summary request. */
-export function summaryRequestText(plan: CompactionPlan): string {
-  return `The conversation to summarise:\n\n${plan.transcript}\n\nWrite the summary now.`;
+/**
+ * The user message of the summary request for the plan's part `index`: the first part alone;
+ * each later one with the summary of the parts before it, to be folded into one summary.
+ */
+export function summaryRequestText(plan: CompactionPlan, index = 0, summarySoFar = ''): string {
+  const part = plan.parts[index]!;
+  if (index === 0) return `The conversation to summarise:\n\n${part}\n\nWrite the summary now.`;
+  return `The summary of the conversation so far:\n\n${summarySoFar}\n\nThe conversation that follows it (part ${index + 1} of ${plan.parts.length}):\n\n${part}\n\nWrite the summary of the whole conversation now.`;
 }
 
 /** The point that stores a summary: an agent message whose text is the summary, `COMPACTION_KEY` in its metadata. */

@@ -92,29 +92,34 @@ export class Compactor implements ConversationCompaction {
     const plan = planCompaction(input);
     if (!plan) return { kind: 'nothing' };
     const { gateway } = this.options;
-    const { timeoutMs } = this.options.compact;
+    // The model timeout for each request: a long transcript goes in several (`plan.parts`).
+    const timeoutMs = this.options.compact.timeoutMs * plan.parts.length;
     // A timer of our own, cleared once the request settles: the gateway's bound may not cover every path.
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error('the summary request timed out')), timeoutMs);
     const abortSignal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
-    let summary: string;
+    let summary = '';
     try {
-      const response = await gateway.complete({
-        modelId: request.modelId,
-        system: plan.instructions,
-        messages: [{ role: 'user', content: summaryRequestText(plan) }],
-        conversationId: request.contextId,
-        abortSignal,
-        onText: () => {},
-      });
-      summary = response.text.trim();
-      await this.options.state
-        ?.addUsage(request.taskId, {
-          model: request.modelId,
-          inputTokens: response.inputTokens,
-          outputTokens: response.outputTokens,
-        })
-        .catch((error: unknown) => this.options.onTurnError?.(error, request.taskId));
+      // Part by part, oldest first, each read with the summary of those before it.
+      for (let index = 0; index < plan.parts.length; index += 1) {
+        const response = await gateway.complete({
+          modelId: request.modelId,
+          system: plan.instructions,
+          messages: [{ role: 'user', content: summaryRequestText(plan, index, summary) }],
+          conversationId: request.contextId,
+          abortSignal,
+          onText: () => {},
+        });
+        summary = response.text.trim();
+        await this.options.state
+          ?.addUsage(request.taskId, {
+            model: request.modelId,
+            inputTokens: response.inputTokens,
+            outputTokens: response.outputTokens,
+          })
+          .catch((error: unknown) => this.options.onTurnError?.(error, request.taskId));
+        if (!summary) break;
+      }
     } catch (error) {
       if (timeout.signal.aborted)
         return { kind: 'failed', reason: `${request.modelId} wrote no summary within ${timeoutMs} ms (timed out).` };

@@ -5,6 +5,7 @@ import { buildConversation, SUMMARY_HEADING } from '../../src/conversation/build
 import {
   compactionMessage,
   conversationMovedOn,
+  inParts,
   planCompaction,
   SUMMARISER_ROLE,
   type CompactionInput,
@@ -56,9 +57,9 @@ describe('compaction: what a summary covers and what the summariser reads (CMD-3
     // Six conversation messages: the newest three stay verbatim, whatever the budget leaves room for.
     assert.equal(plan.upTo, 'u2');
     assert.equal(plan.covered, 3);
-    assert.equal(plan.transcript, 'User: u1 first\n\nAssistant: a1 first answer\n\nUser: u2 second');
+    assert.equal(plan.parts.join('\n\n'), 'User: u1 first\n\nAssistant: a1 first answer\n\nUser: u2 second');
     assert.ok(
-      !plan.transcript.includes('/status') && !plan.transcript.includes('interrupted'),
+      !plan.parts.join('\n\n').includes('/status') && !plan.parts.join('\n\n').includes('interrupted'),
       'no command, no notice',
     );
     assert.ok(plan.instructions.startsWith(SUMMARISER_ROLE));
@@ -68,6 +69,22 @@ describe('compaction: what a summary covers and what the summariser reads (CMD-3
     // 1000 × 0.03 = 30 characters: a3 (15) and u3 (8) fit, a2 (16) does not.
     assert.equal(planCompaction({ history, budgetChars: 1000, tailShare: 0.03 })!.upTo, 'a2');
     assert.equal(planCompaction({ history, budgetChars: 1000, tailShare: 0 })!.upTo, 'a3', 'no tail at all');
+  });
+
+  it('CMD-36: a transcript longer than the budget goes in parts that each fit it, in order', () => {
+    const long = Array.from({ length: 40 }, (_, i) => [
+      user(`question ${i} ${'q'.repeat(200)}`),
+      agent(`answer ${i}`),
+    ]).flat();
+    const plan = planCompaction({ history: long, budgetChars: 5000, tailShare: 0.05 })!;
+    assert.ok(plan.parts.length > 1, `${plan.parts.length} parts`);
+    const least = Math.max(2000, 5000 - plan.instructions.length - 2 * 1000);
+    for (const part of plan.parts) assert.ok(part.length <= least, `a part of ${part.length} characters`);
+    assert.match(plan.parts[0]!, /^User: question 0 /, 'the oldest first');
+    const at = (k: number) => plan.parts.join('\n\n').indexOf(`question ${k} `);
+    for (let k = 1; k < 30; k += 1) assert.ok(at(k - 1) < at(k), `question ${k} after question ${k - 1}`);
+    assert.ok(inParts(['x'.repeat(5000)], 2000)[0]!.length <= 2000 + 40, 'one huge line is cut, saying so');
+    assert.match(inParts(['x'.repeat(5000)], 2000)[0]!, /\[… \d+ characters cut\]$/);
   });
 
   it('has nothing to compact when the summary would cover only the message it keeps verbatim', () => {
@@ -103,7 +120,7 @@ describe('compaction: what a summary covers and what the summariser reads (CMD-3
       budgetChars: 100_000,
       tailShare: 0.1,
     })!;
-    assert.match(plan.transcript, /Tool call fs_read \{"path":"a\.txt"\} returned: contents/);
+    assert.match(plan.parts.join('\n\n'), /Tool call fs_read \{"path":"a\.txt"\} returned: contents/);
   });
 
   it('CMD-36: the point sends the summary, the pinned last request and the tail, and says the sizes before and after', () => {
@@ -132,7 +149,7 @@ describe('compaction: what a summary covers and what the summariser reads (CMD-3
     // After the point: a2 u3 a3 u4 a4 — five, of which the newest two stay.
     assert.equal(plan.upTo, 'a3');
     assert.equal(
-      plan.transcript,
+      plan.parts.join('\n\n'),
       'Summary of the conversation before:\nS1\n\nUser: u2 second\n\nAssistant: a2 second answer\n\nUser: u3 third\n\nAssistant: a3 third answer',
     );
     const second = made({ history: longer, budgetChars: 100_000, tailShare: 0.1 }, 'S2').message;

@@ -130,6 +130,27 @@ describe('the compactor (CMD-36)', () => {
     );
     assert.equal(failed?.history, undefined, 'the turn goes on with the conversation as it was');
   });
+
+  it('reads a transcript longer than the budget part by part, each request carrying the summary so far', async () => {
+    const seen: ModelRequest[] = [];
+    const long = Array.from({ length: 30 }, (_, i) => [
+      message(Role.ROLE_USER, `question ${i}`.padEnd(300, '.')),
+      message(Role.ROLE_AGENT, `answer ${i}`.padEnd(300, '.')),
+    ]).flat();
+    const gateway: ModelGateway = {
+      async complete(request) {
+        seen.push(request);
+        return { text: `summary after part ${seen.length}`, inputTokens: 1, outputTokens: 1 };
+      },
+    };
+    const made = await compactor(gateway, { contextCharsFor: () => 4000 }).summarise({ ...request, history: long });
+    assert.equal(made.kind, 'compacted');
+    assert.ok(seen.length > 1, `${seen.length} requests`);
+    const sent = (r: ModelRequest) => (r.messages[0]!.role === 'tool' ? '' : r.messages[0]!.content);
+    assert.ok(sent(seen[1]!).includes('summary after part 1'), 'the second part is read with the first summary');
+    if (made.kind === 'compacted') assert.equal(textOf(made.message), `summary after part ${seen.length}`);
+    for (const r of seen) assert.ok(sent(r).length + (r.system ?? '').length <= 4000, 'each request fits the budget');
+  });
 });
 
 function textOf(message: Message): string {
