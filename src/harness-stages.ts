@@ -331,8 +331,9 @@ export async function startCommands(
     rewinds: conversationRewinds,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
-  options.commands?.(registry);
+  // With the built-ins, before the embedder's commands.
   registry.register(skillsCommand(skills));
+  options.commands?.(registry);
   // After the built-ins and the embedder's commands, which no file may replace.
   commandFolder = new CommandFolder({
     dir: options.commandsDir ?? join(options.dataDir, 'commands'),
