@@ -269,7 +269,8 @@ export async function startCommands(
       publicGrpcAddress: config.publicGrpcAddress,
       version: VERSION,
       bearerAuth: authenticator !== undefined,
-      toolCalls: tools.configured,
+      // Skills alone are tools too: the model may call `skill`.
+      toolCalls: tools.configured || skills.list().length > 0,
       queueMaxPerTask: config.queue.maxPerTask,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });

@@ -38,7 +38,9 @@ export class SkillsFolder {
   private readonly log: Logger;
   private watcher: FolderWatcher | undefined;
   private queue: Promise<void> = Promise.resolve();
+  /** What was last logged, so that a reload that changes nothing says nothing. */
   private told = '[]';
+  private loadedSignature = '';
   private closed = false;
 
   constructor(private readonly options: SkillsFolderOptions) {
@@ -161,6 +163,9 @@ export class SkillsFolder {
     const signature = JSON.stringify(problems);
     if (signature !== this.told) for (const problem of problems) this.log.warn(`skill skipped: ${problem}`);
     this.told = signature;
-    this.log.info('skills loaded', { dir: this.dir, skills: kept.map((s) => s.name).join(' ') || '(none)' });
+    const loaded = JSON.stringify(kept.map(({ name, description }) => [name, description]));
+    if (loaded !== this.loadedSignature)
+      this.log.info('skills loaded', { dir: this.dir, skills: kept.map((s) => s.name).join(' ') || '(none)' });
+    this.loadedSignature = loaded;
   }
 }

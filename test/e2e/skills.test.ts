@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
+import { TOOL_CALLS_EXTENSION_URI, toolCallsOf } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { dataOf, send, startTestHarness, textOf, type TestHarness } from './support.js';
 import { poll } from '../support/wait.js';
@@ -60,6 +61,13 @@ describe('skills', () => {
     assert.ok(tool, 'the skill tool is offered');
     assert.match(tool.function.description, /- pdf: Fill in PDF forms/);
     assert.ok(!JSON.stringify(asked).includes(BODY), 'the body is not sent before the model asks for it');
+    const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
+    assert.ok(
+      card.capabilities.extensions.some((e: any) => e.uri === TOOL_CALLS_EXTENSION_URI),
+      'with skills and no MCP server, the card declares the tool-calls extension',
+    );
+    const call = toolCallsOf(task.history.flatMap((m) => m.parts)).find((c) => c.tool === 'skill');
+    assert.equal(call?.server, 'skills', 'the call is reported like any tool call');
   });
 
   it("TOOL-6: the model reads a skill's file, and a path out of the skill is refused", async () => {
