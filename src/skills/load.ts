@@ -43,6 +43,8 @@ export interface LoadedSkills {
   problems: string[];
   /** Set when the skills folder itself cannot be listed: why, without the path. */
   folderProblem?: string;
+  /** The subfolders looked at (skills or not): where changes are watched for. */
+  folders: string[];
 }
 
 /** Reads every skill of `dir`. Never throws. */
@@ -55,9 +57,9 @@ export async function loadSkills(dir: string, reservedNames: ReadonlySet<string>
       .map((entry) => entry.name)
       .sort();
   } catch (error) {
-    return { skills: [], problems: [], folderProblem: whyUnreadable(error) };
+    return { skills: [], problems: [], folderProblem: whyUnreadable(error), folders: [] };
   }
-  const result: LoadedSkills = { skills: [], problems: [] };
+  const result: LoadedSkills = { skills: [], problems: [], folders: names };
   for (const folder of names) {
     const outcome = await loadOne(dir, folder, reservedNames);
     if (typeof outcome === 'string') result.problems.push(`${folder}: ${outcome}`);

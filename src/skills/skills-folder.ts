@@ -12,6 +12,7 @@ import { describeError, silentLogger, type Logger } from '../log.js';
 import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { HarnessError } from '../errors.js';
 import type { SubtaskStarter } from '../runtime/subtask-starter.js';
+import { whyUnreadable } from '../file-commands/load.js';
 import { loadSkills, SKILL_FILE, type Skill } from './load.js';
 import { skillCommand } from './skill-commands.js';
 
@@ -40,6 +41,8 @@ export class SkillsFolder {
   private queue: Promise<void> = Promise.resolve();
   /** What was last logged, so that a reload that changes nothing says nothing. */
   private told = '[]';
+  /** Why the folder could not be read last time, so that retries warn once. */
+  private folderProblem: string | undefined;
   private loadedSignature = '';
   private closed = false;
 
@@ -111,23 +114,31 @@ export class SkillsFolder {
     try {
       const stats = await stat(this.dir);
       id = `${stats.dev}:${stats.ino}`;
-    } catch {
-      this.log.warn('the skills folder cannot be read; its skills stay as they were', { dir: this.dir });
-      this.watcher?.lost();
+    } catch (error) {
+      this.unreadable(whyUnreadable(error));
       return;
     }
     await this.watcher?.follow(id);
     const loaded = await loadSkills(this.dir, this.takenNames());
     if (this.closed) return;
     if (loaded.folderProblem !== undefined) {
-      this.log.warn(`the skills folder cannot be read (${loaded.folderProblem}); its skills stay as they were`, {
-        dir: this.dir,
-      });
-      this.watcher?.lost();
+      this.unreadable(loaded.folderProblem);
       return;
     }
-    this.watcher?.followSubfolders(loaded.skills.map((skill) => skill.name));
+    if (this.folderProblem !== undefined) this.log.info('the skills folder can be read again', { dir: this.dir });
+    this.folderProblem = undefined;
+    this.watcher?.followSubfolders(loaded.folders);
     this.apply(loaded.skills, loaded.problems);
+  }
+
+  /** The folder is gone or unreadable: keep the skills, say so once (the watcher looks again every second). */
+  private unreadable(problem: string): void {
+    if (this.folderProblem !== problem)
+      this.log.warn(`the skills folder cannot be read (${problem}); its skills stay as they were until it can`, {
+        dir: this.dir,
+      });
+    this.folderProblem = problem;
+    this.watcher?.lost();
   }
 
   /** Names a skill may not take: whatever is registered, but not by this folder. */

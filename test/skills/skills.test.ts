@@ -200,4 +200,33 @@ describe('skills: the folder', () => {
       temp.dispose();
     }
   });
+
+  it('a folder removed while watched keeps its skills, warns once, and loads again when it is back', async () => {
+    const temp = tempFolder();
+    const dir = join(temp.dir, 'skills');
+    const registry = new ObservedRegistry();
+    const log = recordingLogger();
+    const folder = new SkillsFolder({ dir, debounceMs: 20, log });
+    try {
+      writeSkill(dir, 'pdf', ['name: pdf', 'description: PDF']);
+      await folder.load({ registry, starter: new RecordingStarter() });
+      await folder.watch();
+      rmSync(dir, { recursive: true });
+      const unreadable = () => log.lines.filter((line) => line.includes('the skills folder cannot be read'));
+      await waitFor('the missing folder is logged', log.events, 'line', () => unreadable().length > 0);
+      assert.deepEqual(
+        folder.list().map((s) => s.name),
+        ['pdf'],
+        'the skills stay',
+      );
+      writeSkill(dir, 'other', ['name: other', 'description: Other']);
+      await waitFor('/other is registered', registry.changes, 'change', () => registry.has('other'));
+      assert.equal(registry.has('pdf'), false);
+      assert.equal(unreadable().length, 1, 'warned once, not at every retry');
+      for (const line of unreadable()) assert.match(line, /does not exist/);
+    } finally {
+      await folder.close();
+      temp.dispose();
+    }
+  });
 });
