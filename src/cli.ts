@@ -103,6 +103,7 @@ function program(): Command {
       ).env('TINY_HARNESS_DATABASE_URL'),
     )
     .option('--commands-dir <dir>', 'command files (*.md, one command each), watched (default: <data dir>/commands)')
+    .option('--skills-dir <dir>', 'skills (a folder with a SKILL.md each), watched (default: <data dir>/skills)')
     .option('--config <file>', 'JSON configuration: models, providers, system prompt, ... (docs/configuration.md)')
     .option(
       '--tokens-file <file>',

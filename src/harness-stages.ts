@@ -39,6 +39,7 @@ import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools } from './tools/index.js';
+import { SkillsFolder, skillsCommand, withSkillTool } from './skills/index.js';
 import { VERSION } from './version.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
@@ -92,6 +93,8 @@ export interface Models {
   taskModels: TaskModels;
   tools: McpTools;
   instructions: ProjectInstructions;
+  /** The skills folder: the model's `skill` tool, `/skills` and `/<skill-name>` (docs/skills.md). */
+  skills: SkillsFolder;
   /** Stops asking again for providers that were down at start-up. */
   stopRediscovery(): void;
 }
@@ -122,6 +125,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     taskModels: new TaskModels(catalog, store.state),
     tools,
     instructions,
+    skills: new SkillsFolder({ dir: options.skillsDir ?? join(options.dataDir, 'skills'), log }),
     stopRediscovery: () => clearInterval(rediscovery),
   };
 }
@@ -148,7 +152,7 @@ export interface Engine {
 export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools, instructions }: Models,
+  { catalog, taskModels, tools, instructions, skills }: Models,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Engine {
@@ -173,7 +177,10 @@ export function startEngine(
   const executor = new HarnessExecutor({
     models: taskModels,
     gateway: meteredGateway(new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs), metrics),
-    tools: meteredTools(tools, metrics),
+    tools: meteredTools(
+      withSkillTool(tools, () => skills.list(), config.toolOutputChars),
+      metrics,
+    ),
     maxSteps: config.maxSteps,
     state: store.state,
     systemPrompt: config.systemPrompt,
@@ -246,7 +253,7 @@ type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
 export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools, instructions }: Models,
+  { catalog, taskModels, tools, instructions, skills }: Models,
   { engine, view, executor, recovery, turnLimit, queue, streams, compactor }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
@@ -262,7 +269,8 @@ export async function startCommands(
       publicGrpcAddress: config.publicGrpcAddress,
       version: VERSION,
       bearerAuth: authenticator !== undefined,
-      toolCalls: tools.configured,
+      // Skills alone are tools too: the model may call `skill`.
+      toolCalls: tools.configured || skills.list().length > 0,
       queueMaxPerTask: config.queue.maxPerTask,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
@@ -324,6 +332,8 @@ export async function startCommands(
     rewinds: conversationRewinds,
     tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
   });
+  // With the built-ins, before the embedder's commands.
+  registry.register(skillsCommand(skills));
   options.commands?.(registry);
   // After the built-ins and the embedder's commands, which no file may replace.
   commandFolder = new CommandFolder({
@@ -333,6 +343,8 @@ export async function startCommands(
     log,
   });
   await commandFolder.load();
+  // After the command files, which keep their names; before the prompts, which skip a skill's.
+  await skills.load({ registry, starter: subtasks });
   // After the command files: a prompt never takes a name a file has.
   new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
   return { registry, requestPath, commandFolder, endpoints, authenticator };

@@ -37,6 +37,8 @@ export interface HarnessOptions {
   commands?: (registry: CommandRegistry) => void;
   /** The folder of command files (`*.md`, one command each), watched while serving. Default: `<dataDir>/commands`. */
   commandsDir?: string;
+  /** The folder of skills (a subfolder with a `SKILL.md` each), watched while serving. Default: `<dataDir>/skills`. */
+  skillsDir?: string;
   /** The largest request body accepted (default "4mb"). */
   bodyLimit?: string;
   /**
@@ -123,6 +125,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     if (metricsUrl) log.info('metrics served', { url: metricsUrl, token: telemetry.token ? 'required' : 'none' });
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
     void commands.commandFolder.watch();
+    void models.skills.watch();
     const close = () =>
       (closing ??= (async () => {
         const { httpServer, grpc } = transports;
@@ -134,6 +137,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         log.info('draining: new turns are refused; the running ones get time to finish', { drainTimeoutMs });
         models!.stopRediscovery();
         await commands.commandFolder.close();
+        await models!.skills.close();
         await models!.instructions.close();
         // Queued messages wait in the store; a task given back with messages waiting is offered to other instances.
         await started.queue.stop();

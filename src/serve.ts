@@ -15,6 +15,7 @@ export interface ServeFlags {
   dataDir: string;
   database?: string;
   commandsDir?: string;
+  skillsDir?: string;
   config?: string;
   tokensFile?: string;
   publicUrl?: string;
@@ -68,11 +69,13 @@ export async function serve(flags: ServeFlags): Promise<void> {
     log.info('storing in PostgreSQL', { database: describeDatabaseUrl(databaseUrl) });
   const dataDir = resolve(flags.dataDir);
   const commandsDir = flags.commandsDir === undefined ? undefined : resolve(flags.commandsDir);
+  const skillsDir = flags.skillsDir === undefined ? undefined : resolve(flags.skillsDir);
   const harness = await startHarness({
     config,
     dataDir,
     databaseUrl,
     commandsDir,
+    skillsDir,
     host: flags.host,
     port: flags.port,
     grpcPort: flags.grpcPort,

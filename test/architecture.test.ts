@@ -72,6 +72,20 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
     may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
     typeOnly: ['runtime/subtask-starter.ts'],
   },
+  // Skills (Agent Skills folders): the model's `skill` tool and their commands, like file commands.
+  skills: {
+    may: [
+      'commands',
+      'errors.ts',
+      'file-commands',
+      'folder-watcher.ts',
+      'log.ts',
+      'make-folder.ts',
+      'tools',
+      'wire.ts',
+    ],
+    typeOnly: ['runtime/subtask-starter.ts', 'tools/tool-box.ts'],
+  },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: {
     may: [

@@ -180,10 +180,10 @@ export function splitFrontMatter(text: string): FrontMatterSplit {
   };
 }
 
-type Yaml = { ok: true; value: unknown } | { ok: false; reasons: string[] };
+export type Yaml = { ok: true; value: unknown } | { ok: false; reasons: string[] };
 
-/** Parses the front matter; an error names its line and column in the file, not in the block. */
-function parseYaml(yaml: string, firstLine: number): Yaml {
+/** Parses the front matter (command files and skills); an error names its line and column in the file, not in the block. */
+export function parseYaml(yaml: string, firstLine: number): Yaml {
   const document = parseDocument(yaml, { uniqueKeys: true, prettyErrors: true });
   const error = document.errors[0];
   if (error) {

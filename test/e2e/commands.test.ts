@@ -204,6 +204,7 @@ describe('commands on the card', () => {
         'fork',
         'context',
         'memory',
+        'skills',
         'explode',
         'strict',
         'count',
