@@ -176,6 +176,7 @@ export function startEngine(
     tools: meteredTools(tools, metrics),
     maxSteps: config.maxSteps,
     state: store.state,
+    grants: store.grants,
     systemPrompt: config.systemPrompt,
     instructions: () => instructions.files(),
     contextCharsFor: (modelId) =>
@@ -322,7 +323,7 @@ export async function startCommands(
     forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
-    tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
+    tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine, store.grants) } : undefined,
   });
   options.commands?.(registry);
   // After the built-ins and the embedder's commands, which no file may replace.

@@ -1,3 +1,4 @@
+import { permissionsCommand } from './permissions.js';
 import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
 import { compactCommand } from './compact.js';
@@ -86,4 +87,5 @@ export function registerBuiltinCommands(
   registry.register(toolsCommand(harness.tools.directory));
   registry.register(approveCommand(harness.tools.approvals));
   registry.register(denyCommand(harness.tools.approvals));
+  registry.register(permissionsCommand(harness.tools.approvals));
 }
