@@ -102,6 +102,10 @@ describe('/approve always (TOOL-5)', () => {
       ['fx_echo'],
     );
     assert.match(textOf(listed.status?.message), /fx_echo/);
+    const tools = textOf((await send(client, '/tools', { taskId })).status?.message);
+    assert.match(tools, /^ {2}fx_echo \[asks; allowed in this conversation\] - Says the text back\.$/m);
+    assert.match(tools, /^ {2}fx_fail \[asks\] - /m, '/tools marks the tools that ask');
+    assert.match(tools, /^ {2}fx_throw - /m, 'and not those that do not');
     const elsewhereListed = await send(client, '/permissions', { taskId: elsewhere.taskId });
     assert.deepEqual(dataOf(elsewhereListed.status?.message).allowed, [], 'nothing is allowed in the other one');
 

@@ -84,7 +84,7 @@ export function registerBuiltinCommands(
   registry.register(contextCommand(harness.context));
   if (harness.instructions) registry.register(memoryCommand(harness.instructions));
   if (!harness.tools) return;
-  registry.register(toolsCommand(harness.tools.directory));
+  registry.register(toolsCommand(harness.tools.directory, harness.tools.approvals));
   registry.register(approveCommand(harness.tools.approvals));
   registry.register(denyCommand(harness.tools.approvals));
   registry.register(permissionsCommand(harness.tools.approvals));

@@ -64,8 +64,8 @@ export interface ToolServerReport {
   connected: boolean;
   /** Why it is not connected, when an attempt failed (a short line, no path or secret). */
   failure?: string;
-  /** Its tools under the names the model calls them by. */
-  tools: Array<{ name: string; description: string }>;
+  /** Its tools under the names the model calls them by; `asks`: their calls wait for approval (CMD-33). */
+  tools: Array<{ name: string; description: string; asks: boolean }>;
 }
 
 export interface ToolDirectory {
