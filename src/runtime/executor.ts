@@ -21,10 +21,9 @@ import {
   TOOLS_MISSING_NOTICE,
 } from '../wire.js';
 import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index.js';
-import type { ToolBox, ToolEntry } from '../tools/index.js';
-import type { TaskStateStore } from './task-state.js';
-import type { ToolGrants } from './tool-grants.js';
-import { contextKey } from './task-models.js';
+import type { ToolBox } from '../tools/index.js';
+import type { TaskStateStore, ToolGrants } from './task-state.js';
+import { grantedEntries } from './tool-grants.js';
 import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
@@ -263,7 +262,9 @@ export class HarnessExecutor {
       notice.parts.push(dataPart({ missing }));
       bus.publish(progressNotice(notice));
     }
-    const tools = calls.wrap(await this.withGrants(offered, contextId, turn), () => text.flush());
+    const tools = calls.wrap(await grantedEntries(offered, this.options.grants, contextId, turn.context), () =>
+      text.flush(),
+    );
     const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
     const before = await start.earlier;
     const sent = before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history;
@@ -325,17 +326,6 @@ export class HarnessExecutor {
       .addUsage(turn.taskId, { model: modelId, inputTokens: response.inputTokens, outputTokens: response.outputTokens })
       .catch((error: unknown) => this.options.onTurnError?.(error, turn.taskId));
     return { text: response.text || '(The model returned no text.)' };
-  }
-
-  /** The entries, those the user allowed for good in the conversation no longer asking (TOOL-5). */
-  private async withGrants(entries: readonly ToolEntry[], contextId: string, turn: Turn): Promise<ToolEntry[]> {
-    if (!this.options.grants || !turn.context || !entries.some((entry) => entry.needsApproval)) return [...entries];
-    const granted = new Set(
-      (await this.options.grants.list(contextKey(contextId, turn.context))).map((grant) => grant.tool),
-    );
-    return entries.map((entry) =>
-      entry.needsApproval && granted.has(entry.name) ? { ...entry, needsApproval: false } : entry,
-    );
   }
 
   /** The conversation before the task (CMD-35); a store that cannot say is logged, and the turn goes on with the task alone. */

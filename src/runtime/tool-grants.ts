@@ -1,22 +1,22 @@
-import type { ContextKey } from './task-state.js';
-
-/** A tool one user allowed for good in one conversation with `/approve always` (TOOL-5). */
-export interface ToolGrant {
-  tool: string;
-  /** When it was allowed, ISO 8601. */
-  grantedAt: string;
-}
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { ToolEntry } from '../tools/index.js';
+import type { ToolGrants } from './task-state.js';
+import { contextKey } from './task-models.js';
 
 /**
- * The tools each user allowed in each conversation (context): their calls there run without
- * asking, on any instance, after any restart, until revoked with `/permissions revoke` (TOOL-5).
- * Contexts are named by clients, so grants are kept per user (`ContextKey`).
+ * A turn's tools, those the user allowed for good in the conversation (`/approve always`,
+ * TOOL-5) no longer asking. Read afresh each turn: a grant or a revoke on any instance holds
+ * from the next turn.
  */
-export interface ToolGrants {
-  /** Allows the tools in the context; allowing one again changes nothing. */
-  grant(context: ContextKey, tools: readonly string[]): Promise<void>;
-  /** The tools allowed in the context, by name. */
-  list(context: ContextKey): Promise<ToolGrant[]>;
-  /** Takes a tool's grant back: false when it had none. */
-  revoke(context: ContextKey, tool: string): Promise<boolean>;
+export async function grantedEntries(
+  entries: readonly ToolEntry[],
+  grants: Pick<ToolGrants, 'list'> | undefined,
+  contextId: string,
+  callContext: ServerCallContext | undefined,
+): Promise<ToolEntry[]> {
+  if (!grants || !callContext || !entries.some((entry) => entry.needsApproval)) return [...entries];
+  const granted = new Set((await grants.list(contextKey(contextId, callContext))).map((grant) => grant.tool));
+  return entries.map((entry) =>
+    entry.needsApproval && granted.has(entry.name) ? { ...entry, needsApproval: false } : entry,
+  );
 }

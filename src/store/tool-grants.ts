@@ -1,6 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
-import type { ContextKey } from '../runtime/task-state.js';
-import type { ToolGrant, ToolGrants } from '../runtime/tool-grants.js';
+import type { ContextKey, ToolGrant, ToolGrants } from '../runtime/task-state.js';
 import type { Database } from './database.js';
 
 /** A tool a user allowed for good in a context (0018, TOOL-5). */
