@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { toolCallsOf } from '../../src/wire.js';
+import { needs } from '../needs.js';
+import { POSTGRES, tempSchema } from '../support/postgres.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { finalOf, pause, reply, statusMessages } from './approval-support.js';
@@ -141,5 +143,31 @@ describe('/approve always (TOOL-5)', () => {
     );
     assert.equal(textOf(finalOf(events).message), 'tool said: echo: seven');
     await runsWithoutAsking(client, 'please echo eight', { taskId: paused.taskId });
+  });
+});
+
+describe('/approve always across instances on PostgreSQL (TOOL-5)', needs(POSTGRES), () => {
+  it('TOOL-5: a call paused on one instance is answered always on another; the first then runs the tool without asking, until a revoke on the second', async (t) => {
+    const schema = await tempSchema();
+    const instances: TestHarness[] = [];
+    t.after(async () => {
+      await Promise.all(instances.map((instance) => instance.close()));
+      await schema.drop();
+    });
+    for (let i = 0; i < 2; i += 1)
+      instances.push(
+        await startTestHarness({ script: { toolCalls, reply }, config, harness: { databaseUrl: schema.url } }),
+      );
+    const [a, b] = [await instances[0]!.client('JSONRPC'), await instances[1]!.client('JSONRPC')];
+    const paused = await pause(a, 'please echo nine');
+    const answer = await collect(sendStream(b, '/approve always', { taskId: paused.taskId }));
+    assert.equal(textOf(finalOf(answer).message), 'tool said: echo: nine');
+    await runsWithoutAsking(a, 'please echo ten', { taskId: paused.taskId });
+    await send(b, '/permissions revoke fx_echo', { taskId: paused.taskId });
+    const asks = await pause(a, 'please echo eleven', paused.taskId);
+    assert.deepEqual(
+      asks.waiting.map((c) => c.tool),
+      ['fx_echo'],
+    );
   });
 });
