@@ -183,6 +183,7 @@ export function startEngine(
     ),
     maxSteps: config.maxSteps,
     state: store.state,
+    grants: store.grants,
     systemPrompt: config.systemPrompt,
     instructions: () => instructions.files(),
     contextCharsFor: (modelId) =>
@@ -330,7 +331,7 @@ export async function startCommands(
     forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
-    tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine) } : undefined,
+    tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine, store.grants) } : undefined,
   });
   // With the built-ins, before the embedder's commands.
   registry.register(skillsCommand(skills));

@@ -22,7 +22,8 @@ import {
 } from '../wire.js';
 import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
-import type { TaskStateStore } from './task-state.js';
+import type { TaskStateStore, ToolGrants } from './task-state.js';
+import { grantedEntries } from './tool-grants.js';
 import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
@@ -51,6 +52,8 @@ export interface ExecutorOptions {
   earlier?: (task: Pick<Task, 'id' | 'contextId' | 'metadata'>, callContext: ServerCallContext) => Promise<Message[]>;
   /** The tools every turn's model may call (MCP servers), and the servers a turn goes without; none without it. */
   tools?: Pick<ToolBox, 'list'>;
+  /** The tools the user allowed for good in the conversation (TOOL-5): their calls run without asking. */
+  grants?: Pick<ToolGrants, 'list'>;
   /** The most model-and-tool steps in one turn (default 20). */
   maxSteps?: number;
   /** Told about failures the user sees only as a short message. */
@@ -259,7 +262,9 @@ export class HarnessExecutor {
       notice.parts.push(dataPart({ missing }));
       bus.publish(progressNotice(notice));
     }
-    const tools = calls.wrap(offered, () => text.flush());
+    const tools = calls.wrap(await grantedEntries(offered, this.options.grants, contextId, turn.context), () =>
+      text.flush(),
+    );
     const answered = await this.answerWaitingCalls(turn, contextId, history, calls, start.started);
     const before = await start.earlier;
     const sent = before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history;

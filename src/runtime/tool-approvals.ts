@@ -28,6 +28,9 @@ import {
   type ToolCallData,
 } from '../wire.js';
 import type { ApprovalDecision } from './tool-calls.js';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { contextKey } from './task-models.js';
+import type { ToolGrants } from './task-state.js';
 
 /** The notice kind of the message that resumes a turn once its waiting calls are answered. */
 export const RESUME_NOTICE = 'resume';
@@ -93,8 +96,8 @@ export function pauseText(calls: readonly ToolCallData[]): string {
   const lines = calls.map((call) => `- ${call.tool} ${shortInput(call.input)} (id ${call.id})`);
   const how =
     calls.length === 1
-      ? 'Answer with /approve, or /deny with a reason if you like. A new message instead denies it and goes on with that message.'
-      : 'Answer with /approve or /deny (all of them), or /approve <id> and /deny <id> [reason] one by one. A new message instead denies them and goes on with that message.';
+      ? 'Answer with /approve, /approve always (this tool, for the rest of this conversation), or /deny with a reason if you like. A new message instead denies it and goes on with that message.'
+      : 'Answer with /approve, /approve always or /deny (all of them), or /approve <id> and /deny <id> [reason] one by one. A new message instead denies them and goes on with that message.';
   return `The model wants to call ${calls.length === 1 ? 'a tool that needs' : 'tools that need'} your approval:\n${lines.join('\n')}\n${how}`;
 }
 
@@ -124,8 +127,12 @@ function shortInput(input: unknown): string {
  * turn resumed by the engine (one turn per task, across instances), counted under the limit of
  * turns in flight but never refused by it: its answers are stored already.
  */
-export function toolApprovalControl(engine: Pick<TaskEngine, 'startTurn'>): ToolApprovalControl {
+export function toolApprovalControl(engine: Pick<TaskEngine, 'startTurn'>, grants: ToolGrants): ToolApprovalControl {
+  const scope = (task: Task, callContext: ServerCallContext) => contextKey(task.contextId, callContext);
   return {
+    allowAlways: (task, tools, callContext) => grants.grant(scope(task, callContext), tools),
+    allowed: (task, callContext) => grants.list(scope(task, callContext)),
+    revoke: (task, tool, callContext) => grants.revoke(scope(task, callContext), tool),
     unanswered: (task) => unansweredCalls(task),
     resume: async function* (task, callContext) {
       const turn = await engine.startTurn(resumeMessage(task), callContext, { pastLimit: true });

@@ -1,3 +1,4 @@
+import type { ToolGrantsTable } from './tool-grants.js';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -222,6 +223,7 @@ export interface Database {
   push_configs: PushConfigsTable;
   push_deliveries: PushDeliveriesTable;
   task_queue: TaskQueueTable;
+  tool_grants: ToolGrantsTable;
 }
 
 /**

@@ -12,6 +12,7 @@ import { DEFAULT_PUSH_KEEP_FAILED_FOR_MS } from './push-outbox.js';
 import { SqlPushStore } from './push-store.js';
 import { SqlTaskQueue } from './task-queue.js';
 import { SqlTaskStateStore } from './task-state-store.js';
+import { SqlToolGrants } from './tool-grants.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 import type { TransactionListener } from './timed-transactions.js';
 
@@ -85,6 +86,8 @@ export interface Store {
    */
   events?: { channel: string; onLogged(wake: (taskId: string, generation: number) => void): void };
   state: SqlTaskStateStore;
+  /** The tools each user allowed for good in each conversation (`/approve always`). */
+  grants: SqlToolGrants;
   claims: SqlMessageClaimStore;
   /** Push notifications' configs and their outbox (`push-store.ts`). */
   push: SqlPushStore;
@@ -193,6 +196,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     feeds,
     events: channel === undefined ? undefined : { channel, onLogged: (handler) => (wake = handler) },
     state,
+    grants: new SqlToolGrants(db),
     claims,
     push,
     queue: new SqlTaskQueue(db),

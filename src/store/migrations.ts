@@ -5,6 +5,7 @@ import { taskLogMigration } from './task-log.js';
 import { turnFencesMigration } from './turn-leases.js';
 import { taskQueueMigration } from './task-queue.js';
 import { taskLastUsageMigration } from './task-state-store.js';
+import { toolGrantsMigration } from './tool-grants.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -378,6 +379,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0015_task_queue': taskQueueMigration,
   '0016_push_configs_by_user': pushConfigsByUserMigration,
   '0017_task_last_usage': taskLastUsageMigration,
+  '0018_tool_grants': toolGrantsMigration,
 };
 
 /** Hands kysely's `Migrator` the migrations above instead of reading a folder. */

@@ -44,7 +44,8 @@ export interface ServerReport {
   connected: boolean;
   /** Why the last attempt failed, while it is not connected. */
   failure?: string;
-  tools: { name: string; description: string }[];
+  /** `asks`: its calls wait for a person's approval (CMD-33). */
+  tools: { name: string; description: string; asks: boolean }[];
 }
 
 /** Why a prompt could not be read, in words fit to show the user (no path, no secret). */
@@ -102,7 +103,9 @@ export class McpTools implements ToolBox {
       connecting: c.connecting,
       connected: c.connected,
       failure: c.connected ? undefined : c.lastFailure,
-      tools: entries.filter((e) => e.server === c.name).map((e) => ({ name: e.name, description: e.description })),
+      tools: entries
+        .filter((e) => e.server === c.name)
+        .map((e) => ({ name: e.name, description: e.description, asks: e.needsApproval })),
     }));
   }
 

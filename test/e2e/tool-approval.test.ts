@@ -258,13 +258,14 @@ describe('tool calls that need approval (CMD-33)', () => {
     assert.match(after[1]!, /completed\. Its result:\ntool said: echo: child/);
   });
 
-  it('CMD-33: the card lists /approve and /deny, with their argument hints', async () => {
+  it('CMD-33 / TOOL-5: the card lists /approve, /deny and /permissions, with their argument hints', async () => {
     const card = await (await h.client('JSONRPC')).getAgentCard();
     const commands = card.capabilities?.extensions?.find((e) => e.uri.includes('/commands/'))?.params
       ?.commands as any[];
     const byName = new Map(commands.map((c) => [c.name, c]));
-    assert.equal(byName.get('approve')?.argument_hint, '[call-id]');
+    assert.equal(byName.get('approve')?.argument_hint, '[always] [call-id]');
     assert.equal(byName.get('deny')?.argument_hint, '[call-id] [reason]');
+    assert.equal(byName.get('permissions')?.argument_hint, '[revoke <tool>]');
   });
 });
 

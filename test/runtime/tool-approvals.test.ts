@@ -111,6 +111,9 @@ describe('answers decided at once (CMD-33, issue 22)', () => {
       resume: async function* () {
         resumed.push('resume');
       },
+      allowAlways: async () => {},
+      allowed: async () => [],
+      revoke: async () => false,
     };
     const registry = new CommandRegistry();
     registry.register(approveCommand(approvals));

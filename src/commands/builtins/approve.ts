@@ -7,26 +7,46 @@ import {
 import { APPROVE_COMMAND, DENY_COMMAND, type ToolCallAnswer, type ToolCallData } from '../../wire.js';
 import type { ToolApprovalControl } from './ports.js';
 
-/** `/approve [call-id]`: lets the waiting call (or every waiting call) run, then resumes the turn (CMD-33). */
+/**
+ * `/approve [always] [call-id]`: lets the waiting call (or every waiting call) run, then resumes
+ * the turn (CMD-33). With `always`, the caller's later calls to those tools in this conversation
+ * run without asking, until `/permissions revoke` (TOOL-5); waiting calls to them are approved too.
+ */
 export function approveCommand(approvals: ToolApprovalControl): CommandDefinition {
   return {
     name: APPROVE_COMMAND,
-    description: 'Let a tool call waiting for approval run (all of them without an id); the turn then resumes',
-    argumentHint: '[call-id]',
+    description:
+      'Let a tool call waiting for approval run (all of them without an id), with always: that tool in this conversation from now on; the turn then resumes',
+    argumentHint: '[always] [call-id]',
     // One answer per call, on any instance: of two sent at once, the second reads the first's reply.
     decidesUnderLock: true,
-    handler: (invocation) => {
+    handler: async (invocation) => {
       const waiting = approvals.unanswered(invocation.task);
       if (waiting.length === 0) return { text: NOTHING_WAITING };
-      const id = invocation.args.split(/\s+/)[0] ?? '';
-      if (id && invocation.args !== id)
+      const words = invocation.args.split(/\s+/).filter(Boolean);
+      const always = words[0] === ALWAYS;
+      const ids = always ? words.slice(1) : words;
+      if (ids.length > 1)
         throw new CommandUsageError(
-          `/approve takes one call id, or none for every waiting call. ${waitingList(waiting)}`,
+          `/approve takes always and one call id, or none for every waiting call. ${waitingList(waiting)}`,
         );
-      return answer(approvals, invocation, waiting, choose(waiting, id), 'approved');
+      const chosen = choose(waiting, ids[0] ?? '');
+      if (!always) return answer(approvals, invocation, waiting, chosen, 'approved');
+      // Stored before the reply: the resumed turn reads it, and a later call of these tools must not ask.
+      const tools = [...new Set(chosen.map((call) => call.tool))];
+      await approvals.allowAlways(invocation.task, tools, invocation.callContext);
+      const granted = waiting.filter((call) => tools.includes(call.tool));
+      const result = answer(approvals, invocation, waiting, granted, 'approved');
+      return {
+        ...result,
+        text: `${result.text} From now on ${tools.join(', ')} ${tools.length === 1 ? 'runs' : 'run'} without asking in this conversation (/permissions lists and revokes).`,
+        data: { ...result.data, always: tools },
+      };
     },
   };
 }
+
+const ALWAYS = 'always';
 
 /** `/deny [call-id] [reason]`: refuses the waiting call (or every waiting call), telling the model why, then resumes the turn (CMD-33). */
 export function denyCommand(approvals: ToolApprovalControl): CommandDefinition {

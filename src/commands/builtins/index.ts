@@ -1,3 +1,4 @@
+import { permissionsCommand } from './permissions.js';
 import type { CommandRegistry } from '@tiny-harness/commands-extension';
 import { approveCommand, denyCommand } from './approve.js';
 import { compactCommand } from './compact.js';
@@ -83,7 +84,8 @@ export function registerBuiltinCommands(
   registry.register(contextCommand(harness.context));
   if (harness.instructions) registry.register(memoryCommand(harness.instructions));
   if (!harness.tools) return;
-  registry.register(toolsCommand(harness.tools.directory));
+  registry.register(toolsCommand(harness.tools.directory, harness.tools.approvals));
   registry.register(approveCommand(harness.tools.approvals));
   registry.register(denyCommand(harness.tools.approvals));
+  registry.register(permissionsCommand(harness.tools.approvals));
 }

@@ -64,8 +64,8 @@ export interface ToolServerReport {
   connected: boolean;
   /** Why it is not connected, when an attempt failed (a short line, no path or secret). */
   failure?: string;
-  /** Its tools under the names the model calls them by. */
-  tools: Array<{ name: string; description: string }>;
+  /** Its tools under the names the model calls them by; `asks`: their calls wait for approval (CMD-33). */
+  tools: Array<{ name: string; description: string; asks: boolean }>;
 }
 
 export interface ToolDirectory {
@@ -79,6 +79,12 @@ export interface ToolApprovalControl {
   unanswered(task: Task): ToolCallData[];
   /** Resumes the task's turn, every waiting call answered (the answers are in the task's history by then): the turn's events. */
   resume(task: Task, callContext: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined>;
+  /** Lets the caller's later calls to these tools in the task's conversation run without asking (TOOL-5). */
+  allowAlways(task: Task, tools: readonly string[], callContext: ServerCallContext): Promise<void>;
+  /** The tools the caller allowed for good in the task's conversation, by name, with when (ISO 8601). */
+  allowed(task: Task, callContext: ServerCallContext): Promise<Array<{ tool: string; grantedAt: string }>>;
+  /** Takes back the caller's grant of a tool in the task's conversation: false when there was none. */
+  revoke(task: Task, tool: string, callContext: ServerCallContext): Promise<boolean>;
 }
 
 /** Running turns, as `/stop` needs them (CMD-32). */
