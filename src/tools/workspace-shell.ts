@@ -103,7 +103,8 @@ export function runShell(
       signal.removeEventListener('abort', onAbort);
       const cut =
         total > output.length ? `\n[output cut: the first ${output.length} of ${total} characters are shown]` : '';
-      resolve({ ok, output: `${output}${cut}${output === '' && cut === '' ? '' : '\n'}${status}` });
+      const shown = `${output}${cut}`;
+      resolve({ ok, output: shown === '' || shown.endsWith('\n') ? `${shown}${status}` : `${shown}\n${status}` });
     };
     child.on('error', (error: NodeJS.ErrnoException) =>
       finish(
