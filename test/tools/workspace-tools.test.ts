@@ -54,7 +54,7 @@ describe('the workspace root (TOOL-6)', () => {
       const outcome = await call('read', { path });
       assert.equal(outcome.status, 'failed');
       assert.doesNotMatch(outcome.output, /secret-outside/);
-      if (!path.startsWith('/')) assert.doesNotMatch(outcome.output, new RegExp(base), 'no real path is told');
+      if (!path!.startsWith('/')) assert.doesNotMatch(outcome.output, new RegExp(base), 'no real path is told');
     });
     it(`TOOL-6: write refuses ${what}, and writes nothing`, async () => {
       const outcome = await call('write', { path, content: 'overwritten' });
