@@ -43,7 +43,7 @@ export const workspaceSchema = z
       .string()
       .min(1, 'must name a folder')
       .describe(
-        'The folder the tools work in (relative to the folder the harness starts in). No tool reads or writes outside it, symlinks included (TOOL-6).',
+        'The folder the tools work in (relative to the folder the harness starts in). No tool reads or writes outside it, symlinks included.',
       ),
     tools: z
       .array(z.enum(WORKSPACE_TOOLS, { error: `must be one of ${WORKSPACE_TOOLS.join(', ')}` }))
