@@ -156,13 +156,19 @@ export class WorkspaceTools {
  */
 export async function openWorkspace(
   options: {
-    config: { workspace?: WorkspaceConfig; toolOutputChars: number };
+    config: { workspace?: WorkspaceConfig; toolOutputChars: number; mcpServers: Readonly<Record<string, unknown>> };
     env?: Readonly<Record<string, string | undefined>>;
   },
   log: Logger,
 ): Promise<WorkspaceTools | undefined> {
   const { workspace, toolOutputChars } = options.config;
   if (workspace === undefined || workspace.tools.length === 0) return undefined;
+  // The built-in tools are the server `workspace`: an MCP server of that name would be mistaken for it.
+  if (Object.hasOwn(options.config.mcpServers, WORKSPACE_SERVER))
+    throw new HarnessError(
+      'config_invalid',
+      `mcpServers.${WORKSPACE_SERVER}: the name is taken by the built-in workspace tools; give the server another name.`,
+    );
   try {
     return await WorkspaceTools.open({ config: workspace, env: options.env ?? process.env, toolOutputChars, log });
   } catch (error) {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/log.js';
 import { workspaceSchema } from '../../src/config/workspace.js';
-import { WorkspaceTools, type BuiltinTool } from '../../src/tools/workspace-tools.js';
+import { openWorkspace, WorkspaceTools, type BuiltinTool } from '../../src/tools/workspace-tools.js';
 import { shellAllowed } from '../../src/tools/workspace-shell.js';
 
 let base: string;
@@ -89,7 +89,9 @@ describe('the workspace root (TOOL-6)', () => {
     });
   }
 
-  it('TOOL-6: search of the root does not follow a symlink out of it', async () => {
+  it('TOOL-6: search of the root does not follow a symlink or a glob out of it', async () => {
+    const upward = await call('search', { pattern: 'secret', glob: '../outside/**' });
+    assert.doesNotMatch(upward.output, /secret-outside/, 'a glob that climbs out finds nothing there');
     const found = await call('search', { pattern: 'secret' });
     assert.equal(found.status, 'succeeded');
     assert.match(found.output, /^src\/a\.txt:3: secret-inside$/m);
@@ -169,5 +171,26 @@ describe('the shell tool (TOOL-6)', () => {
     const slow = await bounded.get('shell')!.call({ command: 'sleep 30' }, signal);
     assert.equal(slow.status, 'failed');
     assert.match(slow.output, /did not finish within 200 ms and was killed/);
+  });
+});
+
+describe('the workspace config (TOOL-6)', () => {
+  it('TOOL-6: a root that is not a folder, or an MCP server called "workspace", stops the start with a clear error', async () => {
+    const config = (extra: Record<string, unknown>) => ({
+      workspace: workspaceSchema.parse({ root, tools: ['read'], ...extra }),
+      toolOutputChars: 5000,
+      mcpServers: {},
+    });
+    await assert.rejects(openWorkspace({ config: config({ root: join(base, 'missing') }) }, silentLogger), {
+      code: 'config_invalid',
+      message: /is not an existing folder/,
+    });
+    await assert.rejects(openWorkspace({ config: { ...config({}), mcpServers: { workspace: {} } } }, silentLogger), {
+      code: 'config_invalid',
+      message: /mcpServers\.workspace: the name is taken/,
+    });
+    assert.equal(await openWorkspace({ config: { toolOutputChars: 5000, mcpServers: {} } }, silentLogger), undefined);
+    assert.throws(() => workspaceSchema.parse({ root, tools: ['delete'] }), /must be one of/);
+    assert.throws(() => workspaceSchema.parse({ root, shell: { allow: ['git diff'] } }), /Bash\(git diff:\*\)/);
   });
 });
