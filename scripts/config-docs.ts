@@ -58,10 +58,11 @@ function rowsOf(schema: JsonSchema, prefix: string, defaults: Record<string, unk
     const key = `${prefix}${name}`;
     if (property.properties) {
       // A plain object (`push`): its keys are the rows.
-      rows.push(...rowsOf(property, `${key}.`, defaults[name] as Record<string, unknown>));
+      // An optional object (`workspace`) has no default: its keys show their own.
+      rows.push(...rowsOf(property, `${key}.`, (defaults[name] ?? {}) as Record<string, unknown>));
       continue;
     }
-    rows.push(row(key, [{ ...property, default: defaults[name] }]));
+    rows.push(row(key, [{ ...property, default: defaults[name] ?? property.default }]));
     const entry = typeof property.additionalProperties === 'object' ? property.additionalProperties : undefined;
     const variants = entry?.oneOf ?? entry?.anyOf ?? (entry?.properties ? [entry] : []);
     if (variants.some((variant) => variant.properties)) rows.push(...variantRows(variants, `${key}.NAME.`));

@@ -38,7 +38,7 @@ import { formatHost } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
-import { McpTools } from './tools/index.js';
+import { McpTools, openWorkspace } from './tools/index.js';
 import { SkillsFolder, skillsCommand, withSkillTool } from './skills/index.js';
 import { VERSION } from './version.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
@@ -103,6 +103,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
   const { config } = options;
   const catalog = await buildCatalog(config, options.env ?? process.env, { log: (line) => log.info(line) });
   const instructions = await startInstructions(config, log);
+  const workspace = await openWorkspace(options, log);
   // Every turn's model, sub-tasks' included, may call the tools of every connected server.
   const tools = new McpTools({
     servers: config.mcpServers,
@@ -112,6 +113,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     toolOutputChars: config.toolOutputChars,
     log,
     logContent: options.logContent,
+    builtin: workspace?.entries(),
   });
   // Providers whose servers were down at start-up are asked again every minute (and on demand).
   const rediscovery = setInterval(

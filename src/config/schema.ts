@@ -11,6 +11,7 @@ import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.j
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
+import { workspaceSchema } from './workspace.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
 
 /** Provider names are also the prefix of model ids (`local:small`); `builtin` is taken. */
@@ -317,6 +318,7 @@ export const configSchema = strictObject({
     .max(10_000_000)
     .default(DEFAULT_TOOL_OUTPUT_CHARS)
     .describe('The most characters of one tool result the model is sent; the rest is cut, with a note saying so.'),
+  workspace: workspaceSchema.optional(),
   push: pushSchema
     .default(pushSchema.parse({}))
     .describe("Push notifications: their webhooks' safety, timeout and retries (docs/push.md)."),

@@ -25,7 +25,7 @@ export interface LoopTool {
   description: string;
   inputSchema: Record<string, unknown>;
   /** A call to it is not run but reported to `onApprovalRequest`: the loop stops after that step. */
-  needsApproval?: boolean;
+  needsApproval?: boolean | ((input: unknown) => boolean);
   execute(input: unknown, signal: AbortSignal): Promise<string>;
 }
 

@@ -7,7 +7,7 @@ export interface ModelTool {
   /** The input as a JSON Schema object. */
   inputSchema: Record<string, unknown>;
   /** When true the call is not run: the model's request for it is told to `onApprovalRequest` (CMD-33). */
-  needsApproval?: boolean;
+  needsApproval?: boolean | ((input: unknown) => boolean);
   /** Resolves with the result text; rejects with an error whose message the model reads as the error result. */
   execute(input: unknown, signal: AbortSignal): Promise<string>;
 }

@@ -9,3 +9,4 @@ export {
   type ToolOutcome,
 } from './tool-box.js';
 export { allowedBy, allowedEntries, mayAllowServer } from './allowed.js';
+export { openWorkspace, WorkspaceTools, WORKSPACE_SERVER, type BuiltinTool } from './workspace-tools.js';

@@ -12,6 +12,7 @@ import { boundOutput, resultText, splitOutput } from './output.js';
 import { mcpClientSdk, type McpClientSdk } from './mcp-sdk.js';
 import { MessageTooLarge, ServerConnection, serverTarget, STDIO_MESSAGE_LIMIT } from './server-connection.js';
 import type { MissingServer, ToolBox, ToolEntry, ToolList, ToolOutcome } from './tool-box.js';
+import { WORKSPACE_SERVER, type BuiltinTool } from './workspace-tools.js';
 
 export interface McpToolsOptions {
   servers: Readonly<Record<string, McpServerConfig>>;
@@ -24,6 +25,8 @@ export interface McpToolsOptions {
   log: Logger;
   /** Log each call's input and (the head of its) output too: content, off by default (`--log-content`). */
   logContent?: boolean;
+  /** The built-in workspace tools (config `workspace`), offered first, as the server `workspace`. */
+  builtin?: readonly BuiltinTool[];
 }
 
 /** A prompt of a connected server, as prompt commands are made from it. */
@@ -90,23 +93,32 @@ export class McpTools implements ToolBox {
     return this.started;
   }
 
-  /** True when the config names any server. */
+  /** True when the config names any server or built-in tool. */
   get configured(): boolean {
-    return this.connections.length > 0;
+    return this.connections.length > 0 || (this.options.builtin?.length ?? 0) > 0;
   }
 
   /** The servers in config order: still connecting, connected or not (and why not), with their tools as the model sees them (`/tools`). */
   servers(): ServerReport[] {
     const entries = this.entries();
-    return this.connections.map((c) => ({
-      name: c.name,
-      connecting: c.connecting,
-      connected: c.connected,
-      failure: c.connected ? undefined : c.lastFailure,
-      tools: entries
-        .filter((e) => e.server === c.name)
-        .map((e) => ({ name: e.name, description: e.description, asks: e.needsApproval })),
-    }));
+    const toolsOf = (server: string) =>
+      entries
+        .filter((e) => e.server === server)
+        // A rule of its input (the workspace's shell) may ask: shown as asking.
+        .map((e) => ({ name: e.name, description: e.description, asks: Boolean(e.needsApproval) }));
+    const builtin: ServerReport[] = this.options.builtin?.length
+      ? [{ name: WORKSPACE_SERVER, connecting: false, connected: true, tools: toolsOf(WORKSPACE_SERVER) }]
+      : [];
+    return [
+      ...builtin,
+      ...this.connections.map((c) => ({
+        name: c.name,
+        connecting: c.connecting,
+        connected: c.connected,
+        failure: c.connected ? undefined : c.lastFailure,
+        tools: toolsOf(c.name),
+      })),
+    ];
   }
 
   /**
@@ -140,7 +152,10 @@ export class McpTools implements ToolBox {
   /** The tools of the servers connected now, named by the rule of `names.ts`. */
   private entries(): ToolEntry[] {
     const namer = new ToolNamer();
-    const entries: ToolEntry[] = [];
+    const entries: ToolEntry[] = (this.options.builtin ?? []).map((tool) => ({
+      ...tool,
+      name: namer.name(tool.server, tool.tool),
+    }));
     for (const connection of this.connections) {
       for (const tool of connection.listedTools()) {
         entries.push({

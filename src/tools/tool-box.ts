@@ -20,8 +20,11 @@ export interface ToolEntry {
   description: string;
   /** The tool's input as a JSON Schema object. */
   inputSchema: Record<string, unknown>;
-  /** Whether a person must approve each call first (the server's `approve` policy, CMD-33). */
-  needsApproval: boolean;
+  /**
+   * Whether a person must approve each call first (the server's `approve` policy, CMD-33), or
+   * which calls must, by their input (the built-in `shell`: a command no rule grants).
+   */
+  needsApproval: boolean | ((input: unknown) => boolean);
   /** Runs the call; never throws: every way it ends is an outcome. */
   call(input: unknown, signal: AbortSignal): Promise<ToolOutcome>;
 }
