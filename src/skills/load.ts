@@ -12,7 +12,6 @@
 import { constants } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import { parseYaml, splitFrontMatter } from '../file-commands/front-matter.js';
 import { whyUnreadable } from '../file-commands/load.js';
 import { COMMAND_NAME_PATTERN } from '../wire.js';
 
@@ -82,6 +81,8 @@ async function loadOne(
   }
   const read = await readSkillFile(skillDir, SKILL_FILE);
   if (!read.ok) return read.missing ? undefined : read.problem;
+  // Loaded on first use, as the command files' parser is: a start with no skill never loads YAML.
+  const { parseYaml, splitFrontMatter } = await import('../file-commands/front-matter.js');
   const split = splitFrontMatter(read.text);
   if (!split.ok) return `${SKILL_FILE}: ${split.reasons.join('; ')}`;
   const yaml = parseYaml(split.yaml, split.yamlFirstLine);
