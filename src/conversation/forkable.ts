@@ -2,32 +2,21 @@
  * CMD-37: what `/fork [n]` copies into its new task. Pure: the runtime reads the task and
  * stores the copy.
  */
-import { Role, type Message } from '@a2a-js/sdk';
-import { isCommandExchange } from '../commands/index.js';
-import { compactionOf, NOTICE_KEY } from '../wire.js';
+import type { Message } from '@a2a-js/sdk';
+import { compactionOf } from '../wire.js';
 import { entriesOf } from './build.js';
+import { rewindPoints } from './rewind-points.js';
 import { visibleHistory } from './visible.js';
 
-/** The user messages the points are counted by: said in the conversation, not commands or the harness's notices. */
-export function isConversationRequest(message: Message): boolean {
-  return message.role === Role.ROLE_USER && !isCommandExchange(message) && message.metadata?.[NOTICE_KEY] === undefined;
-}
-
 /**
- * The task's own conversation up to point `n` (just before its n-th newest visible user
- * message, 1 = the newest), or all of it without `n`; `at` is the message the point is before.
- * Undefined when the task has fewer than `n` such messages.
+ * The task's own conversation up to point `n` (as `/rewind` numbers points), or all of it
+ * without `n`; `at` is the message the point is before. Undefined when there is no point `n`.
  */
 export function forkable(history: readonly Message[], n?: number): { messages: Message[]; at?: Message } | undefined {
   const visible = visibleHistory(history);
   if (n === undefined) return { messages: [...visible] };
-  let seen = 0;
-  for (let i = visible.length - 1; i >= 0; i -= 1) {
-    if (!isConversationRequest(visible[i]!)) continue;
-    seen += 1;
-    if (seen === n) return { messages: visible.slice(0, i), at: visible[i] };
-  }
-  return undefined;
+  const point = rewindPoints(history).find((p) => p.n === n);
+  return point && { messages: visible.slice(0, point.index), at: visible[point.index] };
 }
 
 /**

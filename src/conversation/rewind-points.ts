@@ -6,7 +6,7 @@
  */
 import { Role, type Message } from '@a2a-js/sdk';
 import { isCommandExchange } from '../commands/index.js';
-import { REWIND_KEY, textOf, textPart, type RewindMark } from '../wire.js';
+import { NOTICE_KEY, REWIND_KEY, textOf, textPart, type RewindMark } from '../wire.js';
 import { visibleHistory } from './visible.js';
 
 /** The most points a listing shows. */
@@ -26,13 +26,18 @@ export interface RewindPoint {
   index: number;
 }
 
+/** The user messages the points are counted by: said in the conversation, not commands or the harness's notices. */
+export function isConversationRequest(message: Message): boolean {
+  return message.role === Role.ROLE_USER && !isCommandExchange(message) && message.metadata?.[NOTICE_KEY] === undefined;
+}
+
 /** The points of the history as it stands (rewound messages left out), newest first. */
 export function rewindPoints(history: readonly Message[]): RewindPoint[] {
   const visible = visibleHistory(history);
   const points: RewindPoint[] = [];
   for (let index = visible.length - 1; index >= 0; index -= 1) {
     const message = visible[index]!;
-    if (message.role !== Role.ROLE_USER || isCommandExchange(message)) continue;
+    if (!isConversationRequest(message)) continue;
     const text = textOf(message.parts);
     points.push({ n: points.length + 1, messageId: message.messageId, preview: previewOf(text), text, index });
   }

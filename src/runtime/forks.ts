@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ForkControl, ForkOutcome } from '../commands/index.js';
-import { conversationCopy, forkable, isConversationRequest } from '../conversation/forkable.js';
-import { visibleHistory } from '../conversation/visible.js';
+import { conversationCopy, forkable } from '../conversation/forkable.js';
+import { rewindPoints } from '../conversation/rewind-points.js';
 import { FORKED_FROM_KEY, subtaskParentOf, type ForkedFrom } from '../wire.js';
 import { earlierInContext } from './context-history.js';
 import type { TaskEngine } from './engine.js';
@@ -37,8 +37,7 @@ export class Forks implements ForkControl {
     // stored its end (as its client sees it end; the turn's lease may still be in hand).
     if (WRITING.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) return { refused: 'turn_running' };
     const own = forkable(task.history, n);
-    if (!own)
-      return { refused: 'no_such_point', points: visibleHistory(task.history).filter(isConversationRequest).length };
+    if (!own) return { refused: 'no_such_point', points: rewindPoints(task.history).length };
     // What the model sees before the task (CMD-35); a sub-task's parent conversation is its parent's, not copied.
     const isSubtask = subtaskParentOf(task.metadata) !== undefined;
     const earlier = isSubtask ? [] : await earlierInContext(view, task, callContext);
