@@ -53,7 +53,11 @@ before(async () => {
   writeFileSync(join(root, 'notes.txt'), 'The launch code is 4711.\n');
   writeFileSync(join(base, 'outside', 'secret.txt'), 'outside secret\n');
   symlinkSync(join(base, 'outside'), join(root, 'out'));
+  const skill = join(base, 'data', 'skills', 'notes');
+  mkdirSync(skill, { recursive: true });
+  writeFileSync(join(skill, 'SKILL.md'), '---\nname: notes\ndescription: Keep notes\n---\nWrite them down.\n');
   h = await startTestHarness({
+    dataDir: join(base, 'data'),
     script: { toolCalls, reply },
     config: (modelBaseURL) => {
       modelBase = modelBaseURL;
@@ -162,7 +166,7 @@ describe('the built-in workspace tools (TOOL-6)', () => {
     assert.match(textOf(fetched.final.message), /^tool said: GET http:\/\/127\.0\.0\.1:\d+\/v1\/models: HTTP 200/);
   });
 
-  it('TOOL-6: /tools lists the workspace tools', async () => {
+  it('TOOL-6: /tools lists the workspace tools, and the skill tool under "skills"', async () => {
     const client = await h.client('JSONRPC');
     const answered = await send(client, '/tools');
     const text = textOf(answered.status?.message);
@@ -176,5 +180,6 @@ describe('the built-in workspace tools (TOOL-6)', () => {
       'workspace_fetch',
     ])
       assert.match(text, new RegExp(tool));
+    assert.match(text, /\nskills: connected, 1 tool\n {2}skill - Reads a skill/);
   });
 });
