@@ -99,6 +99,30 @@ describe('tiny-harness send: /approve and /deny follow the turn they resume (CMD
     );
   });
 
+  it('CMD-33: a send /approve that leaves a call waiting prints its reply alone; the next /approve follows the turn, --json as a stream', async () => {
+    const sent = await runCli(['send', h.harness.url, 'please echo twice']);
+    assert.equal(sent.code, SEND_EXIT.awaitingApproval, sent.stderr);
+    const { taskId } = taskLine(sent.stderr);
+    const [one, two] = [...sent.stdout.matchAll(/\(id ([0-9a-f-]{36})\)/g)].map((match) => match[1]!);
+    const first = await runCli(['send', '--task', taskId, h.harness.url, '/approve', one!]);
+    assert.equal(first.code, SEND_EXIT.ok, first.stderr);
+    assert.match(
+      first.stdout,
+      /^Approved fx_echo\. The turn resumes once every call has an answer\. Waiting: fx_echo \(id [^)]+\)\.\n$/,
+    );
+    const second = await runCli(['send', '--json', '--task', taskId, h.harness.url, '/approve', two!]);
+    assert.equal(second.code, SEND_EXIT.ok, second.stderr);
+    const events = second.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.ok(events.length > 2, 'the command reply, then the resumed turn, one StreamResponse per line');
+    assert.equal(events[0].task?.id, taskId);
+    const last = events.at(-1).statusUpdate;
+    assert.equal(last?.status?.state, 'TASK_STATE_INPUT_REQUIRED');
+    assert.match(last.status.message.parts[0].text, /^tool said: /);
+  });
+
   it("CMD-33: send --no-wait /approve prints the command's reply alone, as before; the turn resumes on the agent", async () => {
     const taskId = await paused('plums');
     const approved = await runCli(['send', '--no-wait', '--task', taskId, h.harness.url, '/approve']);
