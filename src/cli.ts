@@ -152,7 +152,7 @@ function program(): Command {
     .option('--task <id>', 'continue this task')
     .option('--context <id>', 'send in this context')
     .option('--wait', 'wait for the sub-tasks the message started and print their results (default on a terminal)')
-    .option('--no-wait', 'do not wait for sub-tasks')
+    .option('--no-wait', 'do not wait for sub-tasks, nor for the turn /approve or /deny resumes')
     .addOption(headerOption())
     .addHelpText('after', exitCodeHelp(SEND_EXIT, SEND_EXIT_MEANINGS));
   // --wait and --no-wait share one value, the last one given: both at once is a mistake worth naming.
@@ -172,6 +172,7 @@ function program(): Command {
       contextId: flags.context,
       // Waiting for sub-tasks is for a person at a terminal, unless asked either way.
       wait: flags.wait ?? process.stdout.isTTY === true,
+      followResumedTurn: flags.wait !== false,
     });
     process.exit(code);
   });

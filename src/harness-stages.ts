@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
-import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
+import { CommandRegistry, registerBuiltinCommands, toolsCommand } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import { CommandFolder } from './file-commands/folder.js';
@@ -39,7 +39,7 @@ import { openStore, type Store } from './store/index.js';
 import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools, openWorkspace } from './tools/index.js';
-import { SkillsFolder, skillsCommand, withSkillTool } from './skills/index.js';
+import { SkillsFolder, skillsCommand, withSkillServer, withSkillTool } from './skills/index.js';
 import { VERSION } from './version.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
@@ -322,6 +322,8 @@ export async function startCommands(
   await queue.runAll();
 
   let commandFolder: CommandFolder | undefined;
+  // `/tools` lists the `skill` tool too, while there are skills.
+  const toolDirectory = withSkillServer(tools, () => skills.list());
   registerBuiltinCommands(registry, {
     models: taskModels,
     reporter: new TaskReports(taskModels, store.state, engine, view, store.push, queue),
@@ -333,7 +335,9 @@ export async function startCommands(
     forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
-    tools: tools.configured ? { directory: tools, approvals: toolApprovalControl(engine, store.grants) } : undefined,
+    tools: tools.configured
+      ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
+      : undefined,
   });
   // With the built-ins, before the embedder's commands.
   registry.register(skillsCommand(skills));
@@ -348,6 +352,8 @@ export async function startCommands(
   await commandFolder.load();
   // After the command files, which keep their names; before the prompts, which skip a skill's.
   await skills.load({ registry, starter: subtasks });
+  // Skills alone are tools too: with skills at start and no other tools, `/tools` lists the `skill` tool.
+  if (!tools.configured && skills.list().length > 0) registry.register(toolsCommand(toolDirectory));
   // After the command files: a prompt never takes a name a file has.
   new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
   return { registry, requestPath, commandFolder, endpoints, authenticator };

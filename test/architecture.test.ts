@@ -62,8 +62,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
     typeOnly: ['store/index.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.
-  tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'version.ts', 'wire.ts'] },
-  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'telemetry', 'wire.ts'] },
+  tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'public-network.ts', 'version.ts', 'wire.ts'] },
+  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'public-network.ts', 'telemetry', 'wire.ts'] },
   // Traces and metrics: below every area that reports to them. The A2A calls' span and metrics
   // are steps of the request path, built on a2a/'s DelegatingRequestHandler.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
@@ -106,6 +106,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Following a folder's files as they change (command files, instruction files): chokidar and the log.
   'folder-watcher.ts': { may: ['log.ts'] },
   'version.ts': { may: [] },
+  // The SSRF guard of the harness's own outgoing requests (push webhooks, the `fetch` tool): node's DNS and nothing else.
+  'public-network.ts': { may: [] },
   // The one retry of store work (a turn's end, a read whose connection failed): below the store and the runtime.
   'until-done.ts': { may: [] },
   // The wire vocabulary, shared with the web page: the SDK's types and nothing else.
@@ -413,7 +415,7 @@ describe('architecture', () => {
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
-      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, telemetry, wire.ts)",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",

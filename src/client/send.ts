@@ -2,8 +2,10 @@
  * `tiny-harness send <url> <text>`: one message, for scripts. The reply text goes to standard
  * output (streamed as it arrives with `--stream`), diagnostics and the task id to standard
  * error; `--json` prints the A2A objects instead, one JSON object per line. With `wait`, the
- * sub-tasks a command started are followed to their end and their results printed too. Tool
- * calls are listed on standard error, blocking or streamed. The exit codes are `SEND_EXIT`.
+ * sub-tasks a command started are followed to their end and their results printed too. `/approve`
+ * and `/deny` are followed into the turn they resume (unless `followResumedTurn` is off), so the
+ * turn's reply is printed and its end gives the exit code. Tool calls are listed on standard
+ * error, blocking or streamed. The exit codes are `SEND_EXIT`.
  */
 import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
@@ -12,9 +14,11 @@ import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
 import { SEND_EXIT } from './exit-codes.js';
 import {
+  APPROVE_COMMAND,
   AWAITING_APPROVAL_NOTICE,
   commandReplyError,
   COMMAND_KEY,
+  DENY_COMMAND,
   splitCommandText,
   TOOL_CALL_KEY,
   toolCallLine,
@@ -33,6 +37,8 @@ export interface SendOptions {
   contextId?: string;
   /** Wait for the sub-tasks the message started, and print their results. */
   wait?: boolean;
+  /** After `/approve` or `/deny`, follow the turn they resume and print its reply (default); off: the command's reply alone (`--no-wait`). */
+  followResumedTurn?: boolean;
   /** Where the reply goes (standard output) and where diagnostics go (standard error). */
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
@@ -60,6 +66,8 @@ export async function runSend(options: SendOptions): Promise<number> {
   /** The command sent, if the text is one: a reply to it that says it failed sets the exit code. */
   const command = splitCommandText(options.text)?.name;
   let commandFailed = false;
+  // The resumed turn follows the command's reply on a stream only (a blocking answer is the reply alone).
+  const followsTurn = options.followResumedTurn !== false && (command === APPROVE_COMMAND || command === DENY_COMMAND);
   const readReply = (message: Message | undefined) => {
     if (command !== undefined && message?.metadata?.[COMMAND_KEY] === command && commandReplyError(message))
       commandFailed = true;
@@ -79,7 +87,7 @@ export async function runSend(options: SendOptions): Promise<number> {
     metadata: {},
   };
   try {
-    if (options.stream) {
+    if (options.stream || followsTurn) {
       // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
       const said = (line: string) => err.write(`${line}\n`);
       for await (const event of turnEvents(connection.client, request.message, undefined, said)) {

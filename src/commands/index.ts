@@ -36,6 +36,8 @@ export {
 } from '@tiny-harness/commands-extension';
 export {
   registerBuiltinCommands,
+  toolsCommand,
+  type ToolDirectory,
   type ConversationPoint,
   type ConversationRewinds,
   type ToolApprovalControl,

@@ -5,6 +5,7 @@
  * does without touching the conversation's cached prefix of instructions. The model reads a
  * skill's body, or one of its files, only when it decides the skill applies.
  */
+import type { ToolDirectory } from '../commands/index.js';
 import { splitOutput } from '../tools/output.js';
 import type { ToolBox, ToolEntry, ToolList, ToolOutcome } from '../tools/tool-box.js';
 import { readSkillFile, type Skill } from './load.js';
@@ -67,5 +68,19 @@ export function withSkillTool(tools: ToolBox, skills: () => readonly Skill[], ou
       return { ...listed, tools: [...listed.tools, skillToolEntry(now, outputChars)] };
     },
     close: () => tools.close(),
+  };
+}
+
+/** What `/tools` lists: `directory`'s servers, then the `skill` tool as the server `skills` while there are skills. */
+export function withSkillServer(directory: ToolDirectory | undefined, skills: () => readonly Skill[]): ToolDirectory {
+  return {
+    servers() {
+      const listed = directory?.servers() ?? [];
+      const now = skills();
+      if (now.length === 0) return listed;
+      const { name, description } = skillToolEntry(now, 0);
+      const tools = [{ name, description, asks: false }];
+      return [...listed, { name: SKILLS_SERVER, connecting: false, connected: true, tools }];
+    },
   };
 }

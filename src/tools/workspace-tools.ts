@@ -3,13 +3,14 @@
  * server `workspace`: offered next to MCP servers' tools, shown by `/tools`, reported in the
  * tool-calls extension and traced as they are. Every path stays under the root (TOOL-6);
  * `write` and `edit` wait for approval unless `approveWrites` is off; `shell` waits unless a
- * `Bash(...)` rule grants the command.
+ * `Bash(...)` rule grants the command; `fetch` waits only when `fetch.approve` is on.
  */
 import type { WorkspaceConfig, WorkspaceToolName } from '../config/workspace.js';
 import { HarnessError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { splitOutput } from './output.js';
 import type { ToolEntry, ToolOutcome } from './tool-box.js';
+import { fetchUrl } from './workspace-fetch.js';
 import { editTool, listTool, readTool, searchTool, writeTool } from './workspace-files.js';
 import { WorkspaceRefusal, WorkspaceRoot } from './workspace-root.js';
 import { commandOf, runShell, shellAllowed } from './workspace-shell.js';
@@ -67,6 +68,15 @@ const DESCRIPTIONS: Record<WorkspaceToolName, { description: string; inputSchema
     description: 'Runs a shell command in the workspace root and returns its output and exit code.',
     inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
   },
+  fetch: {
+    description:
+      'GETs an http(s) URL and returns its body as text (HTML as the server sent it); binary bodies are refused.',
+    inputSchema: {
+      type: 'object',
+      properties: { url: { type: 'string', description: 'An absolute http:// or https:// URL.' } },
+      required: ['url'],
+    },
+  },
 };
 
 export interface WorkspaceToolsOptions {
@@ -104,7 +114,9 @@ export class WorkspaceTools {
       needsApproval:
         tool === 'shell'
           ? (input: unknown) => !shellAllowed(config.shell.allow, safeCommand(input))
-          : (tool === 'write' || tool === 'edit') && config.approveWrites,
+          : tool === 'fetch'
+            ? config.fetch.approve
+            : (tool === 'write' || tool === 'edit') && config.approveWrites,
       call: (input, signal) => this.call(tool, input, signal),
     }));
   }
@@ -133,6 +145,10 @@ export class WorkspaceTools {
         );
         if (signal.aborted) return { status: 'canceled', output: 'The call was canceled.' };
         return { status: ok ? 'succeeded' : 'failed', ...bound(output) };
+      }
+      if (tool === 'fetch') {
+        const { ok, text } = await fetchUrl(input, this.options.config.fetch, signal);
+        return { status: ok ? 'succeeded' : 'failed', ...bound(text) };
       }
       const run = { read: readTool, list: listTool, write: writeTool, edit: editTool } as const;
       const text = tool === 'search' ? await searchTool(this.root, input, signal) : await run[tool](this.root, input);

@@ -90,6 +90,21 @@ describe('skills', () => {
     });
   });
 
+  it('/tools lists the skill tool under the server "skills", with skills and no other tool', async () => {
+    const client = await h.client('JSONRPC');
+    const listed = await send(client, '/tools');
+    const lines = textOf(listed.status?.message).split('\n');
+    assert.equal(lines[0], 'skills: connected, 1 tool');
+    assert.match(lines[1]!, /^ {2}skill - Reads a skill: instructions for a kind of work\./);
+    assert.deepEqual(
+      (dataOf(listed.status?.message) as any).servers.map((s: any) => [
+        s.name,
+        s.tools.map((t: any) => [t.name, t.asks]),
+      ]),
+      [['skills', [['skill', false]]]],
+    );
+  });
+
   it('/<skill-name> args starts a sub-task on the skill body with the arguments', async () => {
     const client = await h.client('JSONRPC');
     const parent = await send(client, 'Hi');

@@ -1,7 +1,8 @@
 /**
  * The built-in workspace tools end to end (TOOL-6): the harness with `workspace` configured on a
  * temporary folder, the fixture model scripted to call each tool; `write` waits for `/approve`,
- * `shell` runs a command a `Bash(echo:*)` rule grants and asks for any other.
+ * `shell` runs a command a `Bash(echo:*)` rule grants and asks for any other; `fetch` reads the
+ * fixture model server (private networks allowed for the test) at once.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,9 +25,14 @@ const CALLS: Record<string, ScriptedToolCall> = {
   'please pwd': { name: 'workspace_shell', arguments: { command: 'pwd' } },
 };
 
+/** The fixture model server's base URL: what `fetch` reads. */
+let modelBase = '';
+
 function toolCalls(body: any): ScriptedToolCall[] | undefined {
   const last = lastMessage(body);
   if (last.role !== 'user') return undefined;
+  if (last.content.includes('please fetch'))
+    return [{ name: 'workspace_fetch', arguments: { url: `${modelBase}/models` } }];
   const found = Object.entries(CALLS).find(([words]) => last.content.includes(words));
   return found ? [found[1]] : undefined;
 }
@@ -47,14 +53,22 @@ before(async () => {
   writeFileSync(join(root, 'notes.txt'), 'The launch code is 4711.\n');
   writeFileSync(join(base, 'outside', 'secret.txt'), 'outside secret\n');
   symlinkSync(join(base, 'outside'), join(root, 'out'));
+  const skill = join(base, 'data', 'skills', 'notes');
+  mkdirSync(skill, { recursive: true });
+  writeFileSync(join(skill, 'SKILL.md'), '---\nname: notes\ndescription: Keep notes\n---\nWrite them down.\n');
   h = await startTestHarness({
+    dataDir: join(base, 'data'),
     script: { toolCalls, reply },
-    config: {
-      workspace: {
-        root,
-        tools: ['read', 'list', 'search', 'write', 'edit', 'shell'],
-        shell: { allow: ['Bash(echo:*)'] },
-      },
+    config: (modelBaseURL) => {
+      modelBase = modelBaseURL;
+      return {
+        workspace: {
+          root,
+          tools: ['read', 'list', 'search', 'write', 'edit', 'shell', 'fetch'],
+          shell: { allow: ['Bash(echo:*)'] },
+          fetch: { allowPrivateNetworks: true },
+        },
+      };
     },
   });
 });
@@ -140,7 +154,19 @@ describe('the built-in workspace tools (TOOL-6)', () => {
     assert.match(textOf(ended.status?.message), /^tool said: .*\/root\n\[exit code 0\]$/);
   });
 
-  it('TOOL-6: /tools lists the workspace tools', async () => {
+  it('TOOL-6: fetch runs at once, reported as a call of the server "workspace", its body given to the model', async () => {
+    const fetched = await turn('please fetch');
+    assert.deepEqual(
+      fetched.calls.map((c) => [c.tool, c.server, c.status]),
+      [
+        ['workspace_fetch', 'workspace', 'running'],
+        ['workspace_fetch', 'workspace', 'succeeded'],
+      ],
+    );
+    assert.match(textOf(fetched.final.message), /^tool said: GET http:\/\/127\.0\.0\.1:\d+\/v1\/models: HTTP 200/);
+  });
+
+  it('TOOL-6: /tools lists the workspace tools, and the skill tool under "skills"', async () => {
     const client = await h.client('JSONRPC');
     const answered = await send(client, '/tools');
     const text = textOf(answered.status?.message);
@@ -151,7 +177,9 @@ describe('the built-in workspace tools (TOOL-6)', () => {
       'workspace_write',
       'workspace_edit',
       'workspace_shell',
+      'workspace_fetch',
     ])
       assert.match(text, new RegExp(tool));
+    assert.match(text, /\nskills: connected, 1 tool\n {2}skill - Reads a skill/);
   });
 });

@@ -26,6 +26,8 @@ import { statusCommand } from './status.js';
 import { stopCommand } from './stop.js';
 import { toolsCommand } from './tools.js';
 
+export { toolsCommand };
+
 export type {
   CompactionAttempt,
   ConversationCompaction,
