@@ -44,6 +44,7 @@ const FILES: Record<string, string> = {
   'escape.md': 'Read @../secret.txt and @link.txt and @/etc/hostname\n',
   'bare.md': 'Summarise $ARGUMENTS for me@example.com.\n',
   'echoed.md': '---\ndescription: On the offline model\nmodel: echo\n---\nSay $ARGUMENTS\n',
+  'note.md': '---\ndescription: Writes a note\nallowed-tools: workspace_write, workspace_read\n---\nplease write $1\n',
 };
 
 before(async () => {
@@ -70,12 +71,18 @@ before(async () => {
     dataDir: join(root, 'data'),
     script: {
       reply: (body) => `answer to ${lastMessage(body).content.slice(0, 100)}`,
+      toolCalls: (body) => {
+        const last = lastMessage(body);
+        return last.role === 'user' && last.content.startsWith('please write ')
+          ? [{ name: 'workspace_write', arguments: { path: last.content.slice(13), content: 'a note' } }]
+          : undefined;
+      },
       hold: (body) =>
         lastMessage(body).content.includes('hold please')
           ? { afterChunks: 1, until: new Promise<void>((resolve) => (releaseHeld = resolve)) }
           : undefined,
     },
-    config: { workspace: { root: workspace, tools: ['read', 'list'] }, commands: { allowShell: true } },
+    config: { workspace: { root: workspace, tools: ['read', 'list', 'write'] }, commands: { allowShell: true } },
     harness: { commandsDir: commands },
   });
 });
@@ -197,6 +204,24 @@ describe('command files run inline (CMD-38)', () => {
     const next = await send(client, 'and now?', { taskId: parent.id });
     assert.equal(textOf(next.status?.message), 'answer to and now?');
     assert.equal(requestWith('and now?').model, 'small');
+  });
+
+  it('TOOL-3: the inline turn keeps its allowed-tools when it resumes after /approve', async () => {
+    const client = await h.client('JSONRPC');
+    const parent = await send(client, 'Hi');
+    const events = await streamed(client, '/note notes.txt', parent.id);
+    const paused = statuses(events).at(-1)!;
+    assert.equal(paused.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.match(textOf(paused.status?.message), /workspace_write/);
+    const first = requestWith('please write notes.txt');
+    const offered = (body: any) => body.tools.map((t: any) => t.function.name).sort();
+    assert.deepEqual(offered(first), ['workspace_read', 'workspace_write']);
+    const before = h.chatRequests().length;
+    await streamed(client, '/approve', parent.id);
+    const resumed = h.chatRequests().slice(before);
+    assert.equal(resumed.length, 1, 'the resumed turn asked the model once');
+    assert.deepEqual(offered(resumed[0]), ['workspace_read', 'workspace_write'], 'not workspace_list');
+    assert.equal(lastMessage(resumed[0]).role, 'tool');
   });
 
   it('CMD-38: with context: fork, the same files start a sub-task on the same prompt, and the parent gains no marked message', async () => {
