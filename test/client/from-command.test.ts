@@ -1,12 +1,17 @@
 /** CMD-38: a prompt a command file or skill put in the turn is shown as the command's, in the terminal chat and on the page. */
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ChatScreen } from '../../src/client/chat-screen.js';
 import { styleFor } from '../../src/client/render.js';
 import { FROM_COMMAND_KEY, textPart } from '../../src/wire.js';
 import { readHistoryMessage } from '../../web/src/events.js';
-import { FakeTerminal } from './fake-terminal.js';
+import { fakeChat, FakeTerminal } from './fake-terminal.js';
+import { startTestHarness, type TestHarness } from '../e2e/support.js';
+import { lastMessage } from '../fixtures/model-server.js';
 
 const message = (id: string, text: string, metadata: Record<string, unknown> = {}): Message => ({
   messageId: id,
@@ -43,5 +48,39 @@ describe("a command's prompt in a client (CMD-38)", () => {
     assert.deepEqual(readHistoryMessage(prompt), [
       { kind: 'user', messageId: 'm2', text: 'Review a.ts please.', fromCommand: '/review' },
     ]);
+  });
+});
+
+describe('tiny-harness chat: a command file run inline (CMD-38)', () => {
+  let h: TestHarness;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tiny-harness-chat-inline-'));
+    writeFileSync(join(dir, 'review.md'), '---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.\n');
+    h = await startTestHarness({
+      script: { reply: (body) => `re: ${lastMessage(body).content}` },
+      harness: { commandsDir: dir },
+    });
+  });
+
+  after(async () => {
+    await h?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("CMD-38: the reply says it started, then the turn's answer follows in the same conversation", async () => {
+    const chat = await fakeChat(h.harness.url);
+    try {
+      chat.terminal.press('/review a.ts\r');
+      await chat.terminal.waitFor("the inline turn's answer", (s) => s.includes('re: Review a.ts carefully.'));
+      const text = chat.terminal.text;
+      assert.ok(
+        text.indexOf('/review started') < text.indexOf('re: Review a.ts carefully.'),
+        'the reply comes before the answer',
+      );
+    } finally {
+      await chat.close();
+    }
   });
 });

@@ -169,6 +169,26 @@ describe('command files run inline (CMD-38)', () => {
     });
   }
 
+  it('CMD-38, CMD-10: a command file sent with no task makes one, and its turn runs there', async () => {
+    const client = await h.client('JSONRPC');
+    const events = await collect(
+      client.sendMessageStream({
+        tenant: '',
+        message: userMessage('/review new.ts'),
+        configuration: undefined,
+        metadata: {},
+      }),
+    );
+    const [reply, ...turn] = statuses(events);
+    assert.deepEqual(reply!.metadata, { command: 'review' });
+    assert.equal(textOf(turn.at(-1)!.status?.message), 'answer to Review new.ts please.');
+    const task = await client.getTask({ tenant: '', id: reply!.taskId, historyLength: undefined });
+    assert.deepEqual(
+      marked(task).map((m) => textOf(m)),
+      ['Review new.ts please.'],
+    );
+  });
+
   it('CMD-38: a Claude Code file runs as it is: !`cmd` runs with both grants and @path inserts the file, before the turn', async () => {
     const client = await h.client('JSONRPC');
     const parent = await send(client, 'Hi');
