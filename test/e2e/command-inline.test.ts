@@ -350,3 +350,31 @@ describe('command files run inline (CMD-38)', () => {
     );
   });
 });
+
+describe('command files without commands.allowShell (TOOL-6)', () => {
+  let off: TestHarness;
+
+  before(async () => {
+    off = await startTestHarness({
+      config: { workspace: { root: join(root, 'ws') } },
+      harness: { commandsDir: join(root, 'commands') },
+    });
+  });
+
+  after(async () => {
+    await off?.close();
+  });
+
+  it('TOOL-6: a granted !`cmd` is refused while commands.allowShell is off, inline and forked, and nothing runs', async () => {
+    const client = await off.client('JSONRPC');
+    const parent = await send(client, 'Hi');
+    for (const command of ['/cc-review a.ts', '/cc-review-fork a.ts']) {
+      const replied = await send(client, command, { taskId: parent.id });
+      const text = textOf(replied.status?.message);
+      assert.match(text, /!`echo shell-said-hi` needs commands\.allowShell on in the configuration/);
+      assert.doesNotMatch(text, /allowed-tools/, 'the file grants it');
+      assert.equal(replied.status?.message?.metadata?.task_ref, undefined);
+    }
+    assert.ok(!JSON.stringify(off.chatRequests()).includes('shell-said-hi'), 'no turn ran');
+  });
+});
