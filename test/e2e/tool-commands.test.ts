@@ -42,7 +42,10 @@ before(async () => {
     join(dir, 'fx-all.md'),
     '---\ndescription: May call every fx tool\nallowed-tools:\n  - "fx:*"\ncontext: fork\n---\n$ARGUMENTS\n',
   );
-  writeFileSync(join(dir, 'no-tools.md'), '---\ndescription: May call nothing\nallowed-tools: []\ncontext: fork\n---\n$ARGUMENTS\n');
+  writeFileSync(
+    join(dir, 'no-tools.md'),
+    '---\ndescription: May call nothing\nallowed-tools: []\ncontext: fork\n---\n$ARGUMENTS\n',
+  );
   h = await startTestHarness({
     script: { toolCalls, reply },
     config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd() } } },
