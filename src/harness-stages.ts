@@ -26,6 +26,9 @@ import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/pu
 import { TurnRecovery } from './runtime/recovery.js';
 import { TaskView } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
+import { CommandTurns } from './runtime/command-turns.js';
+import type { CommandStarter } from './runtime/subtask-starter.js';
+import { DEFAULT_SHELL_OUTPUT_CHARS, DEFAULT_SHELL_TIMEOUT_MS } from './config/workspace.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
@@ -342,16 +345,36 @@ export async function startCommands(
   // With the built-ins, before the embedder's commands.
   registry.register(skillsCommand(skills));
   options.commands?.(registry);
+  // File commands and skills run inline (CMD-38), or as sub-tasks (`context: fork`).
+  const inline = new CommandTurns({
+    engine,
+    queue,
+    offer: catalog,
+    limit: turnLimit,
+    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+  });
+  const starter: CommandStarter = {
+    start: (parent, instruction, subtaskOptions) => subtasks.start(parent, instruction, subtaskOptions),
+    prepare: (task, prompt, turnOptions) => inline.prepare(task, prompt, turnOptions),
+  };
+  const { workspace } = config;
   // After the built-ins and the embedder's commands, which no file may replace.
   commandFolder = new CommandFolder({
     dir: options.commandsDir ?? join(options.dataDir, 'commands'),
     registry,
-    starter: subtasks,
+    starter,
+    grants: {
+      root: workspace?.root,
+      allowShell: config.commands.allowShell,
+      timeoutMs: workspace?.shell.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS,
+      maxOutputChars: workspace?.shell.maxOutputChars ?? DEFAULT_SHELL_OUTPUT_CHARS,
+      env: options.env ?? process.env,
+    },
     log,
   });
   await commandFolder.load();
   // After the command files, which keep their names; before the prompts, which skip a skill's.
-  await skills.load({ registry, starter: subtasks });
+  await skills.load({ registry, starter });
   // Skills alone are tools too: with skills at start and no other tools, `/tools` lists the `skill` tool.
   if (!tools.configured && skills.list().length > 0) registry.register(toolsCommand(toolDirectory));
   // After the command files: a prompt never takes a name a file has.

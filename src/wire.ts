@@ -246,6 +246,25 @@ export const ALLOWED_TOOLS_KEY = 'tiny-harness/allowed-tools';
  */
 export const SUBTASK_CONTEXT_KEY = 'tiny-harness/context';
 
+/**
+ * Metadata key on a user message a command wrote (CMD-38): a command file's or skill's prompt, run
+ * inline as its turn's input, which clients show as the command's. Refused on a client's message.
+ */
+export const FROM_COMMAND_KEY = 'tiny-harness/from-command';
+
+/** Its value: the command (`/review`), and the model and tools its file gives the turn (TOOL-3). */
+export interface FromCommand {
+  command: string;
+  model?: string;
+  allowedTools?: string[];
+}
+
+/** The command a message came from, if a command wrote it. */
+export function fromCommandOf(message: Pick<Message, 'metadata'>): FromCommand | undefined {
+  const value = message.metadata?.[FROM_COMMAND_KEY] as Partial<FromCommand> | undefined;
+  return value && typeof value.command === 'string' ? (value as FromCommand) : undefined;
+}
+
 /** The built-in commands that answer tool calls waiting for approval (CMD-33); clients send them. */
 export const APPROVE_COMMAND = 'approve';
 export const DENY_COMMAND = 'deny';

@@ -67,9 +67,10 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Traces and metrics: below every area that reports to them. The A2A calls' span and metrics
   // are steps of the request path, built on a2a/'s DelegatingRequestHandler.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
-  // Commands written in files: built on the registry, starting sub-tasks through runtime's port.
+  // Commands written in files: built on the registry, starting turns and sub-tasks through runtime's
+  // port; their `!` and `@` markers bounded by the workspace tools' root and shell rules (TOOL-6).
   'file-commands': {
-    may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'make-folder.ts', 'wire.ts'],
+    may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'make-folder.ts', 'tools', 'wire.ts'],
     typeOnly: ['runtime/subtask-starter.ts'],
   },
   // Skills (Agent Skills folders): the model's `skill` tool and their commands, like file commands.

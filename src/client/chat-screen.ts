@@ -6,7 +6,7 @@
  * cursor is (at the start of a line or not), so a line never starts in the middle of another.
  */
 import { stripVTControlCharacters } from 'node:util';
-import { Role, TaskState, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { isTerminal } from '../commands/index.js';
 import { PROMPT } from './chat-input.js';
 import { resultText, stateName, type Shown, type Style } from './render.js';
@@ -14,7 +14,7 @@ import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';
 import { wrapWords } from './text-width.js';
 import { contextBar, markLineOf } from './conversation-marks.js';
-import { COMMAND_KEY, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import { COMMAND_KEY, fromCommandOf, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
 import { CONTEXT_COMMAND, contextReportOf, FORK_COMMAND } from '../conversation-replies.js';
 
 /** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */
@@ -111,7 +111,7 @@ export class ChatScreen {
       const mark = markLineOf(message);
       if (mark) this.line(this.style.dim(mark));
       else if (!text) continue;
-      else if (message.role === Role.ROLE_USER) this.line(this.style.dim(this.typed(text)));
+      else if (message.role === Role.ROLE_USER) this.line(this.style.dim(this.typed(fromCommandLabel(message) + text)));
       else if (typeof message.metadata?.[COMMAND_KEY] === 'string')
         this.line(this.commandReply(message.metadata[COMMAND_KEY], text));
       else this.line(this.markdown(text));
@@ -239,4 +239,10 @@ export class ChatScreen {
 export function oneLineOf(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+/** CMD-38: a prompt a command file or skill put in the turn is labelled as the command's, never shown as typed. */
+function fromCommandLabel(message: Message): string {
+  const from = fromCommandOf(message);
+  return from ? `[from ${from.command}] ` : '';
 }

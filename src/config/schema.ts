@@ -170,6 +170,16 @@ const queueSchema = strictObject({
     .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
 });
 
+/** Command files (docs/commands.md, CMD-38). */
+const commandsSchema = strictObject({
+  allowShell: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Whether command files' `` !`cmd` `` markers may run at all; each also needs its file's `allowed-tools` to grant it (`Bash(git status:*)`) and a `workspace.root` to run in. Off: such a command is refused and nothing of it runs.",
+    ),
+});
+
 export const configSchema = strictObject({
   defaultModel: z
     .string()
@@ -319,6 +329,9 @@ export const configSchema = strictObject({
     .default(DEFAULT_TOOL_OUTPUT_CHARS)
     .describe('The most characters of one tool result the model is sent; the rest is cut, with a note saying so.'),
   workspace: workspaceSchema.optional(),
+  commands: commandsSchema
+    .default(commandsSchema.parse({}))
+    .describe('Command files: what their `` !`cmd` `` markers may do (CMD-38, docs/commands.md).'),
   push: pushSchema
     .default(pushSchema.parse({}))
     .describe("Push notifications: their webhooks' safety, timeout and retries (docs/push.md)."),

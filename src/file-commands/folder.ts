@@ -17,7 +17,8 @@ import type { CommandRegistry, RegisteredCommand } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
-import type { SubtaskStarter } from '../runtime/subtask-starter.js';
+import type { CommandStarter } from '../runtime/subtask-starter.js';
+import type { MarkerGrants } from './markers.js';
 import { fileCommandDefinition } from './file-command.js';
 import { FolderWatcher } from '../folder-watcher.js';
 import {
@@ -33,8 +34,10 @@ export interface CommandFolderOptions {
   dir: string;
   /** Where the commands are registered. */
   registry: CommandRegistry;
-  /** Starts the sub-task a file command runs. */
-  starter: SubtaskStarter;
+  /** Starts what a file command runs: its turn inline, or a sub-task (CMD-38). */
+  starter: CommandStarter;
+  /** What the configuration lets files' `` !`cmd` `` and `@path` markers do; none: they are refused. */
+  grants?: MarkerGrants;
   /** Problems are warnings naming the file; changes are info lines. Default: silent. */
   log?: Logger;
   /** Names no file may take even when they are not registered (yet). */
@@ -50,7 +53,8 @@ export interface CommandFolderOptions {
 export class CommandFolder {
   readonly dir: string;
   private readonly registry: CommandRegistry;
-  private readonly starter: SubtaskStarter;
+  private readonly starter: CommandStarter;
+  private readonly grants: MarkerGrants | undefined;
   private readonly log: Logger;
   private readonly reservedNames: readonly string[];
   private readonly debounceMs: number;
@@ -76,6 +80,7 @@ export class CommandFolder {
     this.dir = options.dir;
     this.registry = options.registry;
     this.starter = options.starter;
+    this.grants = options.grants;
     this.log = options.log ?? silentLogger;
     this.reservedNames = [...(options.reservedNames ?? [])];
     this.debounceMs = options.debounceMs ?? 150;
@@ -242,7 +247,7 @@ export class CommandFolder {
       try {
         this.registered.set(
           command.name,
-          this.registry.register(fileCommandDefinition(command, this.starter, this.log)),
+          this.registry.register(fileCommandDefinition(command, this.starter, this.log, this.grants)),
         );
       } catch (error) {
         // Registered by someone else since the folder was read.

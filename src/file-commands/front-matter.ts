@@ -6,6 +6,7 @@
  */
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
+import { withoutMarkers } from './markers.js';
 
 /** `provider:model`, split at the first colon; the model part may hold colons (`local:llama3.2:3b`). */
 export const MODEL_ID_PATTERN = /^[^\s:]+:\S+$/;
@@ -16,12 +17,18 @@ export interface CommandFileContent {
   description: string;
   /** Shown after the name in completions, e.g. `<file> [focus]`. */
   argumentHint?: string;
-  /** `provider:model` the sub-task runs on; without it, the parent task's model. */
+  /** `provider:model` the command's turn runs on; without it, the task's model. */
   model?: string;
-  /** The only tools the sub-task may call (TOOL-3): names as the model sees them, or `server:*`. */
+  /**
+   * The only tools the command's turn may call (TOOL-3): names as the model sees them, or
+   * `server:*`; and `Bash(<prefix>:*)` rules, which grant its `` !`cmd` `` markers (CMD-38).
+   */
   allowedTools?: string[];
-  /** `none`: the sub-task is sent only the prompt, not the conversation it was started from. */
-  context?: 'none';
+  /**
+   * Absent: the prompt runs inline, as a turn on the task (CMD-38). `fork`: as a sub-task sent the
+   * conversation; `none`: as a sub-task sent only the prompt.
+   */
+  context?: 'fork' | 'none';
   /** The body after the front matter, trimmed: see `template.ts`. */
   template: string;
 }
@@ -85,11 +92,14 @@ const frontMatterSchema = z.strictObject(
     // that its files load as they are, and without effect: here only a person runs a command.
     'disable-model-invocation': z.boolean({ error: '"disable-model-invocation" must be true or false' }).nullish(),
     context: z
-      .enum(['none', 'conversation'], {
-        error: '"context" must be "none" (the sub-task starts clean) or "conversation" (the default)',
+      .enum(['inline', 'fork', 'none'], {
+        error: (issue) =>
+          issue.input === 'conversation'
+            ? '"context: conversation" is no longer a value: write "fork" for a sub-task that is sent the conversation, or leave the key out to run inline'
+            : '"context" must be "inline" (the default: a turn in the conversation), "fork" (a sub-task sent the conversation) or "none" (a sub-task sent only the prompt)',
       })
       .nullish()
-      .transform((value) => (value === 'none' ? ('none' as const) : undefined)),
+      .transform((value) => (value === 'inline' || value === null ? undefined : value)),
   },
   {
     error: (issue) => {
@@ -106,13 +116,22 @@ export const FRONT_MATTER_KEYS = Object.keys(frontMatterSchema.shape) as readonl
 /** How much of the body's first line a command without a description is described by. */
 const DESCRIPTION_FROM_BODY_CHARS = 80;
 
-/** The first non-empty line of a prompt, without Markdown heading marks, cut short: a description for a file that gives none. */
+/**
+ * A description for a file that gives none: the prompt's first line with words left once Markdown
+ * heading marks, placeholders and markers are taken out, cut short; "" when no line has any (the
+ * loader then names the file).
+ */
 export function descriptionFromBody(body: string): string {
   const line =
     body
       .split(/\r?\n/)
-      .map((l) => l.replace(/^#+\s*/, '').trim())
-      .find((l) => l !== '') ?? '';
+      .map((l) =>
+        withoutMarkers(l.replace(/^#+\s*/, ''))
+          .replace(/\s+([,.;:!?])/g, '$1')
+          .replace(/\s+/g, ' ')
+          .replace(/^[\s,.;:!?-]+|[\s,;:-]+$/g, ''),
+      )
+      .find((l) => /[\p{L}\p{N}]/u.test(l)) ?? '';
   return line.length > DESCRIPTION_FROM_BODY_CHARS ? `${line.slice(0, DESCRIPTION_FROM_BODY_CHARS - 1)}…` : line;
 }
 

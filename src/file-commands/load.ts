@@ -139,9 +139,8 @@ async function loadOne(
   const parsed = parseCommandFile(text);
   if (!parsed.ok) return `${path}: ${parsed.reasons.join('; ')}`;
   // The folder shows in the description, as Claude Code shows it: "Review a component (frontend)".
-  const description = folder
-    ? `${parsed.content.description} (${folder.split(sep).join('/')})`
-    : parsed.content.description;
+  const own = parsed.content.description || `Command file ${basename(fileName)}`;
+  const description = folder ? `${own} (${folder.split(sep).join('/')})` : own;
   return { name, path, fileName, ...parsed.content, description };
 }
 

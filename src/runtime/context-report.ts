@@ -8,7 +8,8 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { ContextReport, ContextReporter } from '../commands/index.js';
 import { buildConversation } from '../conversation/build.js';
 import { allowedEntries, type ToolEntry } from '../tools/index.js';
-import { allowedToolsOf, type HarnessExecutor } from './executor.js';
+import type { HarnessExecutor } from './executor.js';
+import { allowedToolsOf } from './command-turns.js';
 
 export class ContextReports implements ContextReporter {
   constructor(private readonly inputs: HarnessExecutor['requestInputs']) {}

@@ -11,7 +11,6 @@ import type { TaskModels } from './task-models.js';
 import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
 import {
-  ALLOWED_TOOLS_KEY,
   AWAITING_APPROVAL_NOTICE,
   CONTEXT_CUT_NOTICE,
   dataPart,
@@ -28,6 +27,7 @@ import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn-end.js';
+import { allowedToolsOf, commandOfTurn } from './command-turns.js';
 
 export interface ExecutorOptions {
   models: TaskModels;
@@ -120,9 +120,12 @@ export class HarnessExecutor {
     );
     // Read beside the turn's start, awaited only where the model request is built.
     const earlier = this.options.earlier ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
+    // An inline command's turn (CMD-38) has its file's grants; a sub-task has them in its metadata.
+    const command = commandOfTurn(history, context.userMessage);
     const outcome = await this.runTurn(turn, contextId, history, turnBus, calls, {
       started: context.userMessage,
-      allowedTools: allowedToolsOf(context.task?.metadata),
+      allowedTools: command?.allowedTools ?? allowedToolsOf(context.task?.metadata),
+      model: command?.model,
       earlier,
     });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
@@ -167,7 +170,7 @@ export class HarnessExecutor {
     /** What the model wrote so far: a turn cut short keeps it (CMD-32, a store failure). */
     const written = { text: '' };
     try {
-      modelId = await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context);
+      modelId = start.model ?? (await this.options.models.modelFor({ id: turn.taskId, contextId }, turn.context));
       const reply = await this.runModel(turn, modelId, contextId, history, bus, calls, start, written);
       // Canceled as the model finished: the task is canceled all the same (the engine stores CANCELED).
       if (turn.abort.signal.reason instanceof TurnCanceled) return { kind: 'canceled' };
@@ -385,15 +388,10 @@ function cutText(cut: number): string {
   return `The conversation is longer than this model's budget: its oldest ${cut === 1 ? 'message was' : `${cut} messages were`} left out of this turn. Send /compact to summarise them instead.`;
 }
 
-/** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
-export function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
-  const rules = metadata?.[ALLOWED_TOOLS_KEY];
-  return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
-}
-
-/** What started a turn: its message, the tools the task may use (all when absent), and the conversation before the task (CMD-35). */
+/** What started a turn: its message, the tools and model it may use (all, the task's when absent), and the conversation before the task (CMD-35). */
 interface TurnStart {
   started: Message;
   allowedTools: string[] | undefined;
+  model: string | undefined;
   earlier: Promise<Message[]>;
 }

@@ -23,7 +23,7 @@ import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a
 import { lastEventId, restPage } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
-import { GENERATION_KEY, QUEUED_KEY } from '../wire.js';
+import { FROM_COMMAND_KEY, GENERATION_KEY, QUEUED_KEY } from '../wire.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskView } from './subtask-metadata.js';
 import { followTask, type FollowTarget } from './task-follower.js';
@@ -225,6 +225,9 @@ function statusEvent(update: TaskStatusUpdateEvent): AgentExecutionEvent {
 function requireMessage(params: SendMessageRequest): Message {
   if (!params.message) throw new HarnessError('params_invalid', 'request.message is required.');
   if (!params.message.messageId) throw new HarnessError('params_invalid', 'message.messageId is required.');
+  // Only a command writes it (CMD-38): a client's words are never taken for a command's.
+  if (params.message.metadata?.[FROM_COMMAND_KEY] !== undefined)
+    throw new HarnessError('params_invalid', `message.metadata["${FROM_COMMAND_KEY}"] is written by the harness only.`);
   return params.message;
 }
 

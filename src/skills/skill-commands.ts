@@ -1,9 +1,11 @@
 /**
- * Skills for people: `/skills` lists them, and `/<skill-name> args` runs one as a sub-task,
- * as a command file does (CMD-30): its instruction is the skill's body with the arguments.
+ * Skills for people: `/skills` lists them, and `/<skill-name> args` puts one in the turn, as a
+ * command file runs inline (CMD-38): the skill's body with the arguments is the turn's input,
+ * marked as the command's.
  */
 import { CommandUsageError, type CommandDefinition, type CommandResult } from '../commands/index.js';
-import type { SubtaskStarter } from '../runtime/subtask-starter.js';
+import type { CommandStarter } from '../runtime/subtask-starter.js';
+import { inlineResult } from '../file-commands/inline.js';
 import { expandedLength, expandTemplate, MAX_PROMPT_CHARS } from '../file-commands/template.js';
 import type { Skill } from './load.js';
 
@@ -28,7 +30,7 @@ export function skillsCommand(skills: SkillsNow): CommandDefinition {
 }
 
 /**
- * The instruction a `/<skill-name> args` sub-task works on: the body, its `$ARGUMENTS` and
+ * The prompt a `/<skill-name> args` turn works on: the body, its `$ARGUMENTS` and
  * `$1`..`$9` filled in; without placeholders, the arguments follow the body.
  */
 export function skillInstruction(skill: Skill, args: string): string {
@@ -44,18 +46,14 @@ export function skillInstruction(skill: Skill, args: string): string {
   return expandTemplate(body, args);
 }
 
-export function skillCommand(skill: Skill, starter: SubtaskStarter): CommandDefinition {
+export function skillCommand(skill: Skill, starter: CommandStarter): CommandDefinition {
   const label = `/${skill.name}`;
   return {
     name: skill.name,
     description: `${skill.description} (skill)`,
-    handler: async ({ args, task, callContext }): Promise<CommandResult> => {
-      const id = await starter.start(task, skillInstruction(skill, args), { callContext, label });
-      return {
-        text: `Started sub-task ${id} for the skill ${label}. It works as a task of its own with that id; when it ends, a note with its result appears here.`,
-        taskRef: id,
-        data: { taskId: id },
-      };
+    handler: async ({ args, task, callContext, message }): Promise<CommandResult> => {
+      const turn = await starter.prepare(task, skillInstruction(skill, args), { callContext, label, message });
+      return inlineResult(label, turn);
     },
   };
 }

@@ -11,7 +11,7 @@ import { FolderWatcher } from '../folder-watcher.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
 import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { HarnessError } from '../errors.js';
-import type { SubtaskStarter } from '../runtime/subtask-starter.js';
+import type { CommandStarter } from '../runtime/subtask-starter.js';
 import { whyUnreadable } from '../file-commands/load.js';
 import { loadSkills, SKILL_FILE, type Skill } from './load.js';
 import { skillCommand } from './skill-commands.js';
@@ -24,10 +24,10 @@ export interface SkillsFolderOptions {
   debounceMs?: number;
 }
 
-/** Where `/<skill-name>` commands go, and what starts their sub-tasks. */
+/** Where `/<skill-name>` commands go, and what starts their turns (CMD-38). */
 export interface SkillCommandsTarget {
   registry: CommandRegistry;
-  starter: SubtaskStarter;
+  starter: CommandStarter;
 }
 
 export class SkillsFolder {

@@ -63,6 +63,7 @@ describe('config schema', () => {
       maxSteps: 20,
       toolTimeoutMs: 60000,
       toolOutputChars: 20000,
+      commands: { allowShell: false },
       push: {
         allowPrivateNetworks: false,
         timeoutMs: 10_000,

@@ -19,7 +19,10 @@ let h: TestHarness;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-conversation-'));
   writeFileSync(join(dir, 'clean.md'), '---\ndescription: Starts clean\ncontext: none\n---\nclean: $ARGUMENTS\n');
-  writeFileSync(join(dir, 'aware.md'), '---\ndescription: Knows the conversation\n---\naware: $ARGUMENTS\n');
+  writeFileSync(
+    join(dir, 'aware.md'),
+    '---\ndescription: Knows the conversation\ncontext: fork\n---\naware: $ARGUMENTS\n',
+  );
   h = await startTestHarness({
     script: { reply: (body) => `noted ${body.messages.length}` },
     harness: {

@@ -22,13 +22,13 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-commands-'));
   writeFileSync(
     join(dir, 'review.md'),
-    '---\ndescription: Review a file for bugs\nargument-hint: <file> [focus]\n---\nReview $1, focusing on $2.\nAll: $ARGUMENTS\n',
+    '---\ndescription: Review a file for bugs\nargument-hint: <file> [focus]\ncontext: fork\n---\nReview $1, focusing on $2.\nAll: $ARGUMENTS\n',
   );
   writeFileSync(join(dir, 'Bad Name.md'), '---\ndescription: never loaded\n---\nx\n');
   writeFileSync(join(dir, 'help.md'), '---\ndescription: would replace a built-in\n---\nx\n');
   writeFileSync(
     join(dir, 'echoed.md'),
-    '---\ndescription: Runs on the offline model\nmodel: builtin:echo\n---\nSay $ARGUMENTS\n',
+    '---\ndescription: Runs on the offline model\nmodel: builtin:echo\ncontext: fork\n---\nSay $ARGUMENTS\n',
   );
   writeFileSync(join(dir, 'repeat.md'), `---\ndescription: Says it twenty times\n---\n${'$ARGUMENTS\n'.repeat(20)}`);
   // Opening a named pipe for reading waits for a writer: it must be skipped, not opened.
@@ -80,7 +80,7 @@ describe('commands written in files', () => {
   });
 
   for (const transport of TRANSPORTS) {
-    it(`CMD-30: a file command starts a sub-task on the expanded prompt and replies with task_ref (${transport})`, async () => {
+    it(`CMD-30: a file command with context: fork starts a sub-task on the expanded prompt and replies with task_ref (${transport})`, async () => {
       const client = await h.client(transport);
       const parent = await send(client, 'Hi');
       const replied = await send(client, '/review src/cli.ts flags', { taskId: parent.id });

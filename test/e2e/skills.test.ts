@@ -2,7 +2,7 @@
  * Skills end to end: the harness with a skills folder, the fixture model scripted to call the
  * `skill` tool. The model is offered the names and descriptions only, and reads a skill's body
  * or files through the tool (TOOL-6 for files outside the skill); people list skills with
- * `/skills` and run one with `/<skill-name> args`.
+ * `/skills` and run one with `/<skill-name> args`, inline (CMD-38).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
-import { TOOL_CALLS_EXTENSION_URI, toolCallsOf } from '../../src/wire.js';
+import { FROM_COMMAND_KEY, TOOL_CALLS_EXTENSION_URI, toolCallsOf } from '../../src/wire.js';
 import { lastMessage, type ScriptedToolCall } from '../fixtures/model-server.js';
 import { dataOf, send, startTestHarness, textOf, type TestHarness } from './support.js';
 import { poll } from '../support/wait.js';
@@ -105,16 +105,19 @@ describe('skills', () => {
     );
   });
 
-  it('/<skill-name> args starts a sub-task on the skill body with the arguments', async () => {
+  it('CMD-38: /<skill-name> args puts the skill body with the arguments in a turn of the same task', async () => {
     const client = await h.client('JSONRPC');
     const parent = await send(client, 'Hi');
     const replied = await send(client, '/pdf invoice.pdf', { taskId: parent.id });
-    const ref = replied.status!.message!.metadata!.task_ref as string;
-    assert.ok(ref, 'the reply names the sub-task');
-    const child = await poll('the sub-task completed', async () => {
-      const task = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
-      return task.status?.state === TaskState.TASK_STATE_COMPLETED ? task : undefined;
+    assert.equal(replied.status!.message!.metadata!.task_ref, undefined, 'no sub-task');
+    assert.match(textOf(replied.status?.message), /^\/pdf started/);
+    const prompt = `${BODY}\n\nARGUMENTS: invoice.pdf`;
+    const task = await poll('the skill turn ended', async () => {
+      const now = await client.getTask({ tenant: '', id: parent.id, historyLength: undefined });
+      return textOf(now.history.at(-1)) === 'plain answer' && now.history.some((m) => textOf(m) === prompt)
+        ? now
+        : undefined;
     });
-    assert.equal(textOf(child.history[0]), `${BODY}\n\nARGUMENTS: invoice.pdf`);
+    assert.deepEqual(task.history.find((m) => textOf(m) === prompt)?.metadata?.[FROM_COMMAND_KEY], { command: '/pdf' });
   });
 });

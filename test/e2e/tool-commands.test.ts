@@ -36,13 +36,16 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tiny-harness-tool-commands-'));
   writeFileSync(
     join(dir, 'only-echo.md'),
-    '---\ndescription: May call fx_echo only\nallowed-tools: fx_echo\n---\n$ARGUMENTS\n',
+    '---\ndescription: May call fx_echo only\nallowed-tools: fx_echo\ncontext: fork\n---\n$ARGUMENTS\n',
   );
   writeFileSync(
     join(dir, 'fx-all.md'),
-    '---\ndescription: May call every fx tool\nallowed-tools:\n  - "fx:*"\n---\n$ARGUMENTS\n',
+    '---\ndescription: May call every fx tool\nallowed-tools:\n  - "fx:*"\ncontext: fork\n---\n$ARGUMENTS\n',
   );
-  writeFileSync(join(dir, 'no-tools.md'), '---\ndescription: May call nothing\nallowed-tools: []\n---\n$ARGUMENTS\n');
+  writeFileSync(
+    join(dir, 'no-tools.md'),
+    '---\ndescription: May call nothing\nallowed-tools: []\ncontext: fork\n---\n$ARGUMENTS\n',
+  );
   h = await startTestHarness({
     script: { toolCalls, reply },
     config: { mcpServers: { fx: { ...STDIO_FIXTURE, cwd: process.cwd() } } },

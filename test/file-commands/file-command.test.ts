@@ -12,6 +12,7 @@ const review: FileCommand = {
   description: 'Review a file for bugs',
   argumentHint: '<file> [focus]',
   model: 'builtin:stats',
+  context: 'fork',
   template: 'Review $1 carefully, focusing on [$2].\nAll of it: $ARGUMENTS',
 };
 
@@ -22,6 +23,32 @@ function registryWith(command: FileCommand, starter: RecordingStarter): CommandR
 }
 
 describe('running a file command', () => {
+  it('CMD-38: without "context", the expanded prompt runs inline: the reply says it started, the turn follows it', async () => {
+    const starter = new RecordingStarter();
+    const { context: _context, ...inline } = review;
+    const registry = registryWith({ ...inline, allowedTools: ['fs_read_text_file'] }, starter);
+    const task = parentTask();
+    const result = await invoke(registry, 'review', 'src/a.ts leaks', task);
+    assert.equal(starter.calls.length, 0, 'no sub-task');
+    const turn = starter.turns[0]!;
+    assert.equal(turn.task, task);
+    assert.equal(turn.prompt, 'Review src/a.ts carefully, focusing on [leaks].\nAll of it: src/a.ts leaks');
+    assert.equal(turn.options.label, '/review');
+    assert.equal(turn.options.model, 'builtin:stats');
+    assert.deepEqual(turn.options.allowedTools, ['fs_read_text_file']);
+    assert.equal(turn.options.message.messageId, 'm-1', 'the command message, whose while-busy applies');
+    assert.equal(result.taskRef, undefined);
+    assert.deepEqual(result.data, { inline: 'started' });
+    assert.ok(result.followUp);
+    assert.match(result.text, /^\/review started: its prompt runs here on builtin:stats, as a turn of this task\.$/);
+
+    starter.busy = true;
+    const busy = await invoke(registry, 'review', 'b.ts', task);
+    assert.deepEqual(busy.data, { inline: 'busy' });
+    assert.equal(busy.followUp, undefined, 'nothing starts');
+    assert.match(busy.text, /A turn is running on this task, so \/review started nothing/);
+  });
+
   it('starts a sub-task with the expanded prompt, the model and the label, and replies at once with taskRef', async () => {
     const starter = new RecordingStarter();
     const registry = registryWith(review, starter);
@@ -59,18 +86,21 @@ describe('running a file command', () => {
     assert.match(result.text, /^Started sub-task sub-1 for \/plain\. /);
   });
 
-  it('model_unknown from the starter becomes a usage reply naming the command, the model and the file', async () => {
+  it('model_unknown from the starter becomes a usage reply naming the command, the model and the file, inline and forked', async () => {
     const starter = new RecordingStarter();
     starter.failWith = new HarnessError('model_unknown', 'The model "builtin:stats" is not offered.');
-    const registry = registryWith(review, starter);
-    await assert.rejects(invoke(registry, 'review', 'a.ts'), (error: Error) => {
-      assert.ok(error instanceof CommandUsageError, `a usage error, not ${error.name}`);
-      assert.match(error.message, /\/review asks for the model "builtin:stats"/);
-      assert.match(error.message, /review\.md/);
-      assert.match(error.message, /Change or remove that line in the file/);
-      assert.doesNotMatch(error.message, /\/somewhere/, 'no path reaches the client');
-      return true;
-    });
+    const { context: _context, ...inline } = review;
+    for (const command of [review, inline]) {
+      const registry = registryWith(command, starter);
+      await assert.rejects(invoke(registry, 'review', 'a.ts'), (error: Error) => {
+        assert.ok(error instanceof CommandUsageError, `a usage error, not ${error.name}`);
+        assert.match(error.message, /\/review asks for the model "builtin:stats"/);
+        assert.match(error.message, /review\.md/);
+        assert.match(error.message, /Change or remove that line in the file/);
+        assert.doesNotMatch(error.message, /\/somewhere/, 'no path reaches the client');
+        return true;
+      });
+    }
   });
 
   it('any other failure of the starter is left to the generic handler-error path', async () => {

@@ -155,7 +155,10 @@ describe('a commands folder', () => {
     const temp = tempFolder();
     const { registry } = registryWithBuiltins();
     const starter = new RecordingStarter();
-    writeCommand(temp.dir, 'long.md', 'Takes a while', 'Work on $1.');
+    writeFileSync(
+      join(temp.dir, 'long.md'),
+      commandFile(['description: Takes a while', 'context: fork'], 'Work on $1.'),
+    );
     const folder = new CommandFolder({ dir: temp.dir, registry, starter });
     try {
       await folder.load();

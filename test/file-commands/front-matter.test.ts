@@ -90,11 +90,11 @@ describe('command file front matter', () => {
   it('a file without front matter is all prompt (Claude Code files as they are); unclosed or non-mapping front matter fails', () => {
     assert.deepEqual(parseCommandFile('Review $1\n'), {
       ok: true,
-      content: { description: 'Review $1', template: 'Review $1' },
+      content: { description: 'Review', template: 'Review $1' },
     });
     assert.deepEqual(parseCommandFile('\n---\ndescription: d\n---\nbody\n'), {
       ok: true,
-      content: { description: '---', template: '---\ndescription: d\n---\nbody' },
+      content: { description: 'description: d', template: '---\ndescription: d\n---\nbody' },
     });
     fails('---\ndescription: d\nbody\n', /front matter is not closed/);
     assert.deepEqual(parseCommandFile('---\n---\nbody\n'), {
@@ -108,6 +108,39 @@ describe('command file front matter', () => {
   it('an empty body fails', () => {
     fails(commandFile(['description: d'], '  \n\n  '), /the prompt is empty/);
     fails('---\ndescription: d\n---', /the prompt is empty/);
+  });
+});
+
+describe('how a command file runs (CMD-38)', () => {
+  it('CMD-38: inline without "context"; "fork" and "none" run a sub-task; "conversation" says what to write now', () => {
+    const contextOf = (value?: string) => {
+      const parsed = parseCommandFile(commandFile(['description: d', ...(value ? [`context: ${value}`] : [])]));
+      assert.ok(parsed.ok, JSON.stringify(parsed));
+      return parsed.content.context;
+    };
+    assert.equal(contextOf(), undefined);
+    assert.equal(contextOf('inline'), undefined);
+    assert.equal(contextOf('fork'), 'fork');
+    assert.equal(contextOf('none'), 'none');
+    fails(
+      commandFile(['description: d', 'context: conversation']),
+      /write "fork" for a sub-task that is sent the conversation/,
+    );
+    fails(commandFile(['description: d', 'context: other']), /"context" must be "inline" .*"fork" .*"none"/);
+  });
+
+  it('CMD-38: without a description, the first line with words left once placeholders and markers are out, never a raw template line', () => {
+    const described = (body: string) => {
+      const parsed = parseCommandFile(body);
+      assert.ok(parsed.ok, JSON.stringify(parsed));
+      return parsed.content.description;
+    };
+    assert.equal(described('## Review $1, focusing on $2.\n'), 'Review, focusing on.');
+    assert.equal(
+      described('!`git status`\n\nSummarise @notes/todo.md for me@example.com: $ARGUMENTS\n'),
+      'Summarise for me@example.com',
+    );
+    assert.equal(described('$ARGUMENTS\n'), '', 'nothing left: the loader names the file instead');
   });
 });
 

@@ -60,6 +60,7 @@ describe('loading a commands folder', () => {
       writeCommand(folder.dir, 'good.md', 'Works');
       writeFileSync(join(folder.dir, 'bad-yaml.md'), commandFile(['description: one: two']));
       writeFileSync(join(folder.dir, 'no-description.md'), commandFile(['argument-hint: <x>']));
+      writeFileSync(join(folder.dir, 'only-args.md'), '$ARGUMENTS\n');
       writeFileSync(join(folder.dir, 'typo.md'), commandFile(['description: d', 'argumnet-hint: <x>']));
       writeFileSync(join(folder.dir, 'empty.md'), commandFile(['description: d'], ''));
       writeCommand(folder.dir, 'later.md', 'Also works');
@@ -67,9 +68,12 @@ describe('loading a commands folder', () => {
       const { commands, problems } = await loadCommandFiles(folder.dir);
       assert.deepEqual(
         commands.map((c) => c.name),
-        ['good', 'later', 'no-description'],
+        ['good', 'later', 'no-description', 'only-args'],
         'a file without a description is described by its prompt',
       );
+      // CMD-38: a prompt with no words of its own is described by the file's name, never by template syntax.
+      assert.equal(commands.at(-1)!.description, 'Command file only-args.md');
+      assert.equal(commands.at(-2)!.description, 'Do.');
       assert.deepEqual(
         problems.map((p) => p.slice(0, p.indexOf(': '))),
         ['bad-yaml.md', 'empty.md', 'typo.md'].map((f) => join(folder.dir, f)),

@@ -13,7 +13,12 @@ import {
   type RegisteredCommand,
 } from '../../src/commands/index.js';
 import type { Logger } from '../../src/log.js';
-import type { SubtaskOptions, SubtaskStarter } from '../../src/runtime/subtask-starter.js';
+import type {
+  CommandStarter,
+  CommandTurn,
+  CommandTurnOptions,
+  SubtaskOptions,
+} from '../../src/runtime/subtask-starter.js';
 
 /** Shared set-up for the file-command tests: temporary folders, a recording starter, invocations. */
 
@@ -43,12 +48,21 @@ export interface StartCall {
   options: SubtaskOptions;
 }
 
+export interface TurnCall {
+  task: Task;
+  prompt: string;
+  options: CommandTurnOptions;
+}
+
 /**
- * A `SubtaskStarter` that records each call and answers `sub-1`, `sub-2`, ...; `failWith`
- * makes it throw instead, `hold` makes `start` wait until `release()` is called.
+ * A `CommandStarter` that records each call: sub-tasks answer `sub-1`, `sub-2`, ...; inline turns
+ * start (or are `busy`); `failWith` makes it throw instead, `hold` makes `start` wait until
+ * `release()` is called.
  */
-export class RecordingStarter implements SubtaskStarter {
+export class RecordingStarter implements CommandStarter {
   readonly calls: StartCall[] = [];
+  readonly turns: TurnCall[] = [];
+  busy = false;
   failWith: unknown;
   private gate: Promise<void> | undefined;
   private open: (() => void) | undefined;
@@ -66,6 +80,13 @@ export class RecordingStarter implements SubtaskStarter {
     if (this.failWith !== undefined) throw this.failWith;
     await this.gate;
     return `sub-${this.calls.length}`;
+  }
+
+  prepare(task: Task, prompt: string, options: CommandTurnOptions): Promise<CommandTurn> {
+    this.turns.push({ task, prompt, options });
+    if (this.failWith !== undefined) return Promise.reject(this.failWith);
+    if (this.busy) return Promise.resolve({ kind: 'busy' });
+    return Promise.resolve({ kind: 'start', run: async function* () {} });
   }
 }
 

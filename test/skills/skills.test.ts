@@ -137,7 +137,7 @@ describe('skills: reading a skill file (TOOL-6)', () => {
 });
 
 describe('skills: the folder', () => {
-  it('registers /<skill-name>, which starts a sub-task on the body with the arguments; /skills lists them', async () => {
+  it('CMD-38: registers /<skill-name>, which puts the body with the arguments in the turn inline; /skills lists them', async () => {
     const temp = tempFolder();
     const registry = new ObservedRegistry();
     registry.register({ name: 'help', description: 'Help', handler: () => ({ text: 'help' }) });
@@ -156,9 +156,12 @@ describe('skills: the folder', () => {
       assert.ok(log.lines.some((line) => line.startsWith('warn skill skipped: help: /help is already a command')));
 
       const result = await invoke(registry, 'pdf', 'invoice.pdf');
-      assert.equal(result.taskRef, 'sub-1');
-      assert.equal(starter.calls[0]!.instruction, 'Fill the form.\n\nARGUMENTS: invoice.pdf');
-      assert.equal(starter.calls[0]!.options.label, '/pdf');
+      assert.equal(result.taskRef, undefined, 'no sub-task');
+      assert.equal(starter.calls.length, 0);
+      assert.deepEqual(result.data, { inline: 'started' });
+      assert.ok(result.followUp, 'the turn follows the reply');
+      assert.equal(starter.turns[0]!.prompt, 'Fill the form.\n\nARGUMENTS: invoice.pdf');
+      assert.equal(starter.turns[0]!.options.label, '/pdf');
 
       const listing = await invoke(registry, 'skills', '');
       assert.deepEqual(listing.data, {

@@ -6,6 +6,7 @@ import { Role, TaskState, taskStateFromJSON, type Message, type StreamResponse }
 import {
   AWAITING_APPROVAL_NOTICE,
   COMMAND_KEY,
+  fromCommandOf,
   MODEL_KEY,
   NOTICE_KEY,
   QUEUED_KEY,
@@ -53,7 +54,8 @@ export type ChatEvent =
   /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
   | { kind: 'tool'; call: ToolCallData }
   /** A message the user sent, as a task read back shows it. */
-  | { kind: 'user'; messageId: string; text: string }
+  /** `fromCommand`: a prompt a command file or skill put in the turn (CMD-38), e.g. `/review`. */
+  | { kind: 'user'; messageId: string; text: string; fromCommand?: string }
   /** The harness's own words, apart from the model's reply (calls waiting for approval, a failure explained, a turn resumed). */
   | { kind: 'notice'; messageId: string; text: string; error?: boolean }
   /** The message waits in the task's queue on the agent, `position` 1 being next (the while-busy extension). */
@@ -123,9 +125,9 @@ export function interpret(event: StreamResponse): ChatEvent[] {
 export function readHistoryMessage(message: Message): ChatEvent[] {
   if (message.role !== Role.ROLE_USER) return readStatusMessage(message, undefined);
   const text = textOf(message.parts);
-  return message.metadata?.[NOTICE_KEY] === undefined
-    ? [{ kind: 'user', messageId: message.messageId, text }]
-    : [{ kind: 'notice', messageId: message.messageId, text }];
+  if (message.metadata?.[NOTICE_KEY] !== undefined) return [{ kind: 'notice', messageId: message.messageId, text }];
+  const from = fromCommandOf(message);
+  return [{ kind: 'user', messageId: message.messageId, text, ...(from && { fromCommand: from.command }) }];
 }
 
 /** Reads an agent message (a status update's, or one of a task's history) and its update's metadata. */

@@ -311,7 +311,14 @@ export class TurnView {
         t.toolCall(event.call);
         return;
       case 'user':
-        if (t.firstSight(event.messageId)) t.user(event.text);
+        if (t.firstSight(event.messageId)) {
+          const bubble = t.user(event.text);
+          // CMD-38: a command's prompt, shown as the command's, not as the user's words.
+          if (event.fromCommand) {
+            bubble.classList.add('from-command');
+            bubble.dataset.command = `from ${event.fromCommand}`;
+          }
+        }
         return;
       case 'compaction':
       case 'rewind':
