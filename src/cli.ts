@@ -152,7 +152,10 @@ function program(): Command {
     .option('--task <id>', 'continue this task')
     .option('--context <id>', 'send in this context')
     .option('--wait', 'wait for the sub-tasks the message started and print their results (default on a terminal)')
-    .option('--no-wait', 'do not wait for sub-tasks, nor for the turn /approve or /deny resumes')
+    .option(
+      '--no-wait',
+      'do not wait for sub-tasks, nor for the turn a command starts (/approve, an inline command file)',
+    )
     .addOption(headerOption())
     .addHelpText('after', exitCodeHelp(SEND_EXIT, SEND_EXIT_MEANINGS));
   // --wait and --no-wait share one value, the last one given: both at once is a mistake worth naming.

@@ -2,9 +2,9 @@
  * `tiny-harness send <url> <text>`: one message, for scripts. The reply text goes to standard
  * output (streamed as it arrives with `--stream`), diagnostics and the task id to standard
  * error; `--json` prints the A2A objects instead, one JSON object per line. With `wait`, the
- * sub-tasks a command started are followed to their end and their results printed too. `/approve`
- * and `/deny` are followed into the turn they resume (unless `followResumedTurn` is off), so the
- * turn's reply is printed and its end gives the exit code. Tool calls are listed on standard
+ * sub-tasks a command started are followed to their end and their results printed too. A command
+ * is followed into the turn it starts (`/approve` resuming one, a command file running inline),
+ * unless `followResumedTurn` is off, so the turn's reply is printed and its end gives the exit code. Tool calls are listed on standard
  * error, blocking or streamed. The exit codes are `SEND_EXIT`.
  */
 import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
@@ -14,11 +14,9 @@ import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
 import { SEND_EXIT } from './exit-codes.js';
 import {
-  APPROVE_COMMAND,
   AWAITING_APPROVAL_NOTICE,
   commandReplyError,
   COMMAND_KEY,
-  DENY_COMMAND,
   splitCommandText,
   TOOL_CALL_KEY,
   toolCallLine,
@@ -37,7 +35,7 @@ export interface SendOptions {
   contextId?: string;
   /** Wait for the sub-tasks the message started, and print their results. */
   wait?: boolean;
-  /** After `/approve` or `/deny`, follow the turn they resume and print its reply (default); off: the command's reply alone (`--no-wait`). */
+  /** After a command, follow the turn it starts and print its reply (default); off: the command's reply alone (`--no-wait`). */
   followResumedTurn?: boolean;
   /** Where the reply goes (standard output) and where diagnostics go (standard error). */
   stdout?: NodeJS.WritableStream;
@@ -66,8 +64,9 @@ export async function runSend(options: SendOptions): Promise<number> {
   /** The command sent, if the text is one: a reply to it that says it failed sets the exit code. */
   const command = splitCommandText(options.text)?.name;
   let commandFailed = false;
-  // The resumed turn follows the command's reply on a stream only (a blocking answer is the reply alone).
-  const followsTurn = options.followResumedTurn !== false && (command === APPROVE_COMMAND || command === DENY_COMMAND);
+  // A turn a command starts (`/approve` resuming one, a command file running inline) follows its
+  // reply on a stream only: a blocking answer is the reply alone. A command that starts none ends the stream at its reply.
+  const followsTurn = options.followResumedTurn !== false && command !== undefined;
   const readReply = (message: Message | undefined) => {
     if (command !== undefined && message?.metadata?.[COMMAND_KEY] === command && commandReplyError(message))
       commandFailed = true;

@@ -26,6 +26,7 @@ import {
   type TestHarness,
 } from './support.js';
 import { poll } from '../support/wait.js';
+import { runCli } from '../client/support.js';
 
 const SKILL_BODY = 'Fill in every field of the form.';
 let h: TestHarness;
@@ -187,6 +188,18 @@ describe('command files run inline (CMD-38)', () => {
       marked(task).map((m) => textOf(m)),
       ['Review new.ts please.'],
     );
+  });
+
+  it("CMD-38: a blocking `send` prints the reply, then the inline turn's answer; with --no-wait the reply alone", async () => {
+    const waited = await runCli(['send', h.harness.url, '/review', 'sent.ts']);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(
+      waited.stdout,
+      '/review started: its prompt runs here, as a turn of this task.\nanswer to Review sent.ts please.\n',
+    );
+    const alone = await runCli(['send', '--no-wait', h.harness.url, '/review', 'alone.ts']);
+    assert.equal(alone.code, 0, alone.stderr);
+    assert.equal(alone.stdout, '/review started: its prompt runs here, as a turn of this task.\n');
   });
 
   it('CMD-38: a Claude Code file runs as it is: !`cmd` runs with both grants and @path inserts the file, before the turn', async () => {
