@@ -40,6 +40,8 @@ import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools, openWorkspace } from './tools/index.js';
 import { SkillsFolder, skillsCommand, withSkillTool } from './skills/index.js';
+import { AgentsFolder, agentsCommand, withDelegateTool } from './agents/index.js';
+import { Delegations } from './runtime/delegations.js';
 import { VERSION } from './version.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
@@ -95,6 +97,8 @@ export interface Models {
   instructions: ProjectInstructions;
   /** The skills folder: the model's `skill` tool, `/skills` and `/<skill-name>` (docs/skills.md). */
   skills: SkillsFolder;
+  /** The agents folder: the model's `delegate` tool and `/agents` (docs/agents.md). */
+  agents: AgentsFolder;
   /** Stops asking again for providers that were down at start-up. */
   stopRediscovery(): void;
 }
@@ -128,6 +132,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     tools,
     instructions,
     skills: new SkillsFolder({ dir: options.skillsDir ?? join(options.dataDir, 'skills'), log }),
+    agents: new AgentsFolder({ dir: options.agentsDir ?? join(options.dataDir, 'agents'), log }),
     stopRediscovery: () => clearInterval(rediscovery),
   };
 }
@@ -149,12 +154,14 @@ export interface Engine {
   /** The log readers of clients' streams, which a drain closes. */
   streams: ClientStreams;
   compactor: HarnessExecutor['compactor'];
+  /** What starts sub-tasks: commands, skills and the `delegate` tool. */
+  subtasks: Subtasks;
 }
 
 export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools, instructions, skills }: Models,
+  { catalog, taskModels, tools, instructions, skills, agents }: Models,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Engine {
@@ -176,11 +183,32 @@ export function startEngine(
         { task, epoch },
       ),
   });
+  const subtasks = new Subtasks({
+    engine,
+    view,
+    state: store.state,
+    models: taskModels,
+    offer: catalog,
+    limit: turnLimit,
+  });
+  const delegations = new Delegations({
+    starter: subtasks,
+    tasks: { read: (id, context) => view.read(id, context), feeds: store.feeds },
+    cancel: (id, context) => engine.cancel(id, context),
+    outputChars: config.toolOutputChars,
+    maxDepth: config.agents.maxDepth,
+    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+  });
   const executor = new HarnessExecutor({
     models: taskModels,
     gateway: meteredGateway(new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs), metrics),
     tools: meteredTools(
-      withSkillTool(tools, () => skills.list(), config.toolOutputChars),
+      withDelegateTool(
+        withSkillTool(tools, () => skills.list(), config.toolOutputChars),
+        () => agents.list(),
+        delegations,
+        config.agents,
+      ),
       metrics,
     ),
     maxSteps: config.maxSteps,
@@ -237,6 +265,7 @@ export function startEngine(
     queue,
     streams,
     compactor: executor.compactor,
+    subtasks,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -256,8 +285,8 @@ type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
 export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools, instructions, skills }: Models,
-  { engine, view, executor, recovery, turnLimit, queue, streams, compactor }: Engine,
+  { catalog, taskModels, tools, instructions, skills, agents }: Models,
+  { engine, view, executor, recovery, queue, streams, compactor, subtasks }: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
@@ -272,8 +301,8 @@ export async function startCommands(
       publicGrpcAddress: config.publicGrpcAddress,
       version: VERSION,
       bearerAuth: authenticator !== undefined,
-      // Skills alone are tools too: the model may call `skill`.
-      toolCalls: tools.configured || skills.list().length > 0,
+      // Skills and agents alone are tools too: the model may call `skill` and `delegate`.
+      toolCalls: tools.configured || skills.list().length > 0 || agents.list().length > 0,
       queueMaxPerTask: config.queue.maxPerTask,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
@@ -300,14 +329,6 @@ export async function startCommands(
     push,
     queue,
     metrics,
-  });
-  const subtasks = new Subtasks({
-    engine,
-    view,
-    state: store.state,
-    models: taskModels,
-    offer: catalog,
-    limit: turnLimit,
   });
   engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
   coordination.onOrphanedTurns(async (taskIds) => {
@@ -337,6 +358,13 @@ export async function startCommands(
   });
   // With the built-ins, before the embedder's commands.
   registry.register(skillsCommand(skills));
+  registry.register(
+    agentsCommand({
+      list: () => agents.list(),
+      skipped: () => agents.skipped(),
+      offeredModels: () => catalog.list().map((choice) => choice.id),
+    }),
+  );
   options.commands?.(registry);
   // After the built-ins and the embedder's commands, which no file may replace.
   commandFolder = new CommandFolder({
@@ -348,6 +376,7 @@ export async function startCommands(
   await commandFolder.load();
   // After the command files, which keep their names; before the prompts, which skip a skill's.
   await skills.load({ registry, starter: subtasks });
+  await agents.load();
   // After the command files: a prompt never takes a name a file has.
   new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
   return { registry, requestPath, commandFolder, endpoints, authenticator };

@@ -86,6 +86,21 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
     ],
     typeOnly: ['runtime/subtask-starter.ts', 'tools/tool-box.ts'],
   },
+  // Sub-agents (Claude Code's agent files): read like skills, the `delegate` tool run by runtime's delegations.
+  agents: {
+    may: [
+      'commands',
+      'errors.ts',
+      'file-commands',
+      'folder-watcher.ts',
+      'log.ts',
+      'make-folder.ts',
+      'skills',
+      'tools',
+      'wire.ts',
+    ],
+    typeOnly: ['runtime/delegations.ts'],
+  },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: {
     may: [

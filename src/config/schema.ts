@@ -170,6 +170,28 @@ const queueSchema = strictObject({
     .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
 });
 
+/** See `agents` (docs/agents.md). */
+const agentsSchema = strictObject({
+  maxDepth: z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(10)
+    .default(2)
+    .describe(
+      "How deep sub-agents may nest: a conversation's sub-agents are at depth 1; one of them may delegate in turn (depth 2) only when its `tools` list `delegate`, and none beyond this depth.",
+    ),
+  maxParallel: z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(64)
+    .default(4)
+    .describe(
+      "The most `delegate` calls of one turn that run at once; the model's other calls wait for one to end. Each sub-agent's turn counts against `maxTurnsInFlight` too.",
+    ),
+});
+
 export const configSchema = strictObject({
   defaultModel: z
     .string()
@@ -326,6 +348,11 @@ export const configSchema = strictObject({
     .default(queueSchema.parse({}))
     .describe(
       'Messages sent while a turn runs with `tiny-harness/while-busy` set to queue them (spec/while-busy-extension-v1.md).',
+    ),
+  agents: agentsSchema
+    .default(agentsSchema.parse({}))
+    .describe(
+      "Sub-agents the model may delegate to with the `delegate` tool, from the agents folder's files (docs/agents.md).",
     ),
   metrics: metricsSchema
     .default(metricsSchema.parse({}))

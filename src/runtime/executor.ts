@@ -11,7 +11,6 @@ import type { TaskModels } from './task-models.js';
 import { toolCallMessage, TurnToolCalls, type ApprovalDecision } from './tool-calls.js';
 import { pauseText, RESUME_NOTICE, waitingCalls } from './tool-approvals.js';
 import {
-  ALLOWED_TOOLS_KEY,
   AWAITING_APPROVAL_NOTICE,
   CONTEXT_CUT_NOTICE,
   dataPart,
@@ -24,6 +23,7 @@ import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore, ToolGrants } from './task-state.js';
 import { grantedEntries } from './tool-grants.js';
+import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
@@ -123,6 +123,7 @@ export class HarnessExecutor {
     const outcome = await this.runTurn(turn, contextId, history, turnBus, calls, {
       started: context.userMessage,
       allowedTools: allowedToolsOf(context.task?.metadata),
+      metadata: context.task?.metadata,
       earlier,
     });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
@@ -253,7 +254,8 @@ export class HarnessExecutor {
     });
     // A command file's `allowed-tools` (TOOL-3): the model is offered no other tool, and the AI
     // SDK answers a call to one it was not offered with an error result.
-    const listed = await this.options.tools?.list(turn.abort.signal);
+    const scope = { taskId: turn.taskId, contextId, metadata: start.metadata, callContext: turn.context };
+    const listed = await this.options.tools?.list(turn.abort.signal, scope);
     const offered = allowedEntries(listed?.tools ?? [], start.allowedTools);
     // Servers still connecting past the wait, or unreachable: the user is told the turn goes without them.
     const missing = (listed?.missing ?? []).filter((entry) => mayAllowServer(start.allowedTools, entry.server));
@@ -270,7 +272,8 @@ export class HarnessExecutor {
     const sent = before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history;
     const build = (whole: readonly Message[]) =>
       buildConversation({
-        systemPrompt: this.options.systemPrompt,
+        // A sub-agent's own prompt takes the harness's place (docs/agents.md).
+        systemPrompt: agentRunOf(start.metadata)?.systemPrompt ?? this.options.systemPrompt,
         instructions: this.options.instructions?.(),
         history: whole,
         budgetChars: this.options.contextCharsFor?.(modelId),
@@ -385,15 +388,11 @@ function cutText(cut: number): string {
   return `The conversation is longer than this model's budget: its oldest ${cut === 1 ? 'message was' : `${cut} messages were`} left out of this turn. Send /compact to summarise them instead.`;
 }
 
-/** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
-export function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
-  const rules = metadata?.[ALLOWED_TOOLS_KEY];
-  return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
-}
-
 /** What started a turn: its message, the tools the task may use (all when absent), and the conversation before the task (CMD-35). */
 interface TurnStart {
   started: Message;
   allowedTools: string[] | undefined;
+  /** The task's metadata as stored before the turn (a sub-agent's, `AGENT_KEY`). */
+  metadata: Record<string, unknown> | undefined;
   earlier: Promise<Message[]>;
 }
