@@ -74,6 +74,7 @@ describe('config schema', () => {
         keepFailedForMs: 7 * 86_400_000,
       },
       queue: { maxPerTask: 16 },
+      agents: { maxDepth: 2, maxParallel: 4 },
       metrics: { enabled: true },
       providers: {},
     });
