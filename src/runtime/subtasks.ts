@@ -77,7 +77,7 @@ export class Subtasks implements SubtaskStarter {
       this.options.limit?.check();
     } catch (error) {
       // Nothing is stored for a turn that would be refused: the command says so, and can be sent again.
-      throw this.asReply(error);
+      throw this.asReply(error, undefined, agent !== undefined);
     }
     // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
     const id = randomUUID();
@@ -114,7 +114,7 @@ export class Subtasks implements SubtaskStarter {
         .catch((saveError: unknown) => {
           throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
         });
-      throw this.asReply(error, id);
+      throw this.asReply(error, id, agent !== undefined);
     }
     return id;
   }
@@ -123,8 +123,9 @@ export class Subtasks implements SubtaskStarter {
    * A refusal because this instance runs as many turns as it may becomes a reply in the
    * conversation (CMD-12), as a mistake the user fixes by sending the command again later; any
    * other error stays as it is. `storedId`: the sub-task was stored (and has ended FAILED).
+   * `forModel`: the `delegate` tool's model reads it, not a person who sent a command.
    */
-  private asReply(error: unknown, storedId?: string): unknown {
+  private asReply(error: unknown, storedId?: string, forModel = false): unknown {
     if (!isHarnessError(error) || error.code !== 'turns_at_limit') return error;
     const what = storedId
       ? `The sub-task ${storedId} could not start (it ended failed)`
@@ -132,7 +133,10 @@ export class Subtasks implements SubtaskStarter {
     const max = this.options.limit?.max;
     const limit = max === undefined ? 'running turns' : `${max} running turn${max === 1 ? '' : 's'}`;
     return new CommandUsageError(
-      `${what}: this server is at its limit of ${limit}. Send the command again in a few seconds, once one has finished.`,
+      `${what}: this server is at its limit of ${limit}. ` +
+        (forModel
+          ? 'Delegate again once one has finished, or do the work yourself.'
+          : 'Send the command again in a few seconds, once one has finished.'),
     );
   }
 

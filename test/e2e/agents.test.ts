@@ -62,6 +62,7 @@ function toolCalls(body: any): ScriptedToolCall[] | undefined {
   if (last.content.includes('delegate to nobody')) return [delegate('nobody', 'anything')];
   if (last.content.includes('delegate to the poet')) return [delegate('poet', 'a poem')];
   if (last.content.includes('delegate to the manager')) return [delegate('manager', 'plan it')];
+  if (last.content.includes('delegate slowly again')) return [delegate('slow', 'wait three')];
   if (last.content.includes('delegate slowly')) return [delegate('slow', 'wait one'), delegate('slow', 'wait two')];
   if (last.content.includes('delegate an echo')) return [delegate('echoer', 'echo it')];
   return undefined;
@@ -257,6 +258,29 @@ describe('sub-agents (the delegate tool)', () => {
     assert.ok(parent.history.some((m) => m.metadata?.[TOOL_CALL_KEY] !== undefined));
   });
 
+  it('CMD-32 / TOOL-4: /stop on the parent while its sub-agent runs cancels the sub-task; the turn ends as a stopped one', async () => {
+    const client = await h.client('JSONRPC');
+    const stream = sendStream(client, 'please delegate slowly again');
+    const parentId = ((await stream.next()).value!.payload!.value as Task).id;
+    const rest = collect(stream);
+    await h.model.waitForRequest(
+      (r) => systemOf(r.body).includes('AGENT-SLOW') && lastMessage(r.body).content.includes('wait three'),
+    );
+    await send(client, '/stop', { taskId: parentId });
+    await rest;
+    const parent = await getTask(client, parentId);
+    assert.equal(parent.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    const [childId] = subtaskChildrenOf(parent.metadata);
+    await poll('the sub-task canceled', async () => {
+      const child = await getTask(client, childId!);
+      return child.status?.state === TaskState.TASK_STATE_CANCELED;
+    });
+    assert.ok(
+      callsOf(parent).every((c) => isFinalToolStatus(c.status)),
+      'no call shows running',
+    );
+  });
+
   it('/agents lists the agents with their model and tools, and the files skipped with why', async () => {
     const client = await h.client('JSONRPC');
     const listed = await send(client, '/agents');
@@ -277,6 +301,26 @@ describe('sub-agents (the delegate tool)', () => {
       },
     );
     assert.equal(data.skipped.length, 1);
+  });
+});
+
+describe('sub-agents and maxTurnsInFlight', () => {
+  it('a delegation past the limit of turns in flight is a failed call that says so', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-agents-limit-'));
+    writeAgents(join(dataDir, 'agents'), ['reviewer.md']);
+    const limited = await startTestHarness({ dataDir, script: { toolCalls, reply }, config: { maxTurnsInFlight: 1 } });
+    t.after(async () => {
+      await limited.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const client = await limited.client('JSONRPC');
+    const task = await send(client, 'please delegate twice');
+    const said = textOf(task.status?.message);
+    assert.match(
+      said,
+      /The sub-agent reviewer was not started: The sub-task was not started: this server is at its limit of 1 running turn\. Delegate again once one has finished/,
+    );
+    assert.ok(!limited.chatRequests().some((body) => systemOf(body).includes('AGENT-')), 'no sub-agent ran');
   });
 });
 
