@@ -11,6 +11,8 @@ import { AGENTS_SERVER, DELEGATE_TOOL_NAME, type Agent } from './load.js';
 export interface DelegationLimits {
   /** The most delegations of one turn that run at once. */
   maxParallel: number;
+  /** The longest one call may take, its wait for a place included; then its sub-task is canceled. */
+  timeoutMs: number;
 }
 
 /** The `delegate` tool of one turn. */
@@ -41,7 +43,8 @@ export function delegateToolEntry(
       additionalProperties: false,
     },
     needsApproval: false,
-    call: async (input: unknown, signal: AbortSignal): Promise<ToolOutcome> => {
+    timeoutMs: limits.timeoutMs,
+    call: async (input: unknown, callSignal: AbortSignal): Promise<ToolOutcome> => {
       const { agent: name, prompt } = (input ?? {}) as { agent?: unknown; prompt?: unknown };
       const agent = typeof name === 'string' ? byName.get(name) : undefined;
       if (!agent) {
@@ -52,12 +55,23 @@ export function delegateToolEntry(
       }
       if (typeof prompt !== 'string' || prompt.trim() === '')
         return { status: 'failed', output: '"prompt" must say what the agent should do.' };
-      if (!(await places.take(signal))) return { status: 'canceled', output: 'The turn ended before the call began.' };
+      // Cleared once the call ends: no timer outlives it.
+      const timer = new AbortController();
+      const timeout = setTimeout(() => timer.abort(), limits.timeoutMs);
+      let outcome: ToolOutcome;
       try {
-        return await delegator.delegate(turn, agent, prompt, signal);
+        const signal = AbortSignal.any([callSignal, timer.signal]);
+        outcome = (await places.take(signal))
+          ? await delegator.delegate(turn, agent, prompt, signal).finally(() => places.give())
+          : { status: 'canceled', output: `The sub-agent ${agent.name} was not started.` };
       } finally {
-        places.give();
+        clearTimeout(timeout);
       }
+      if (outcome.status !== 'canceled' || !timer.signal.aborted || callSignal.aborted) return outcome;
+      return {
+        status: 'failed',
+        output: `The sub-agent ${agent.name} took longer than the ${limits.timeoutMs} ms agents.timeoutMs allows. ${outcome.output}`,
+      };
     },
   };
 }

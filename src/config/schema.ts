@@ -190,6 +190,15 @@ const agentsSchema = strictObject({
     .describe(
       "The most `delegate` calls of one turn that run at once; the model's other calls wait for one to end. Each sub-agent's turn counts against `maxTurnsInFlight` too.",
     ),
+  timeoutMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(1000, 'must be at least 1000')
+    .max(86_400_000, 'must be at most a day')
+    .default(1_800_000)
+    .describe(
+      "The longest one `delegate` call may take, in milliseconds (30 minutes by default), waiting for a place and for approvals of the sub-agent's calls included; past it the sub-task is canceled and the model told. A model step that offers `delegate` is bounded by `modelTimeoutMs` plus this, instead of plus `toolTimeoutMs`.",
+    ),
 });
 
 export const configSchema = strictObject({

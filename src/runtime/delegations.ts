@@ -165,7 +165,7 @@ export class Delegations implements Delegator {
 
 function canceled(name: string, id?: string): ToolOutcome {
   const which = id ? ` (sub-task ${id})` : '';
-  return { status: 'canceled', output: `The sub-agent ${name}${which} was canceled: the turn that started it ended.` };
+  return { status: 'canceled', output: `The sub-agent ${name}${which} was canceled before it ended.` };
 }
 
 /** The turn's task, as a sub-task's start reads its parent: its id, context and metadata. */

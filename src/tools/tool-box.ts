@@ -38,6 +38,11 @@ export interface ToolEntry {
    * which calls must, by their input (the built-in `shell`: a command no rule grants).
    */
   needsApproval: boolean | ((input: unknown) => boolean);
+  /**
+   * How long one call may take, when it is longer than `toolTimeoutMs` and the call bounds
+   * itself (the `delegate` tool: `agents.timeoutMs`): a step that offers it is bounded by it.
+   */
+  timeoutMs?: number;
   /** Runs the call; never throws: every way it ends is an outcome. */
   call(input: unknown, signal: AbortSignal): Promise<ToolOutcome>;
 }

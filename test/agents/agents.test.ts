@@ -128,9 +128,12 @@ class HeldDelegator implements Delegator {
   readonly started: string[] = [];
   private readonly ends: (() => void)[] = [];
   mayDelegate = () => true;
-  delegate(_turn: ToolTurn, delegated: DelegatedAgent, prompt: string): Promise<ToolOutcome> {
+  delegate(_turn: ToolTurn, delegated: DelegatedAgent, prompt: string, signal: AbortSignal): Promise<ToolOutcome> {
     this.started.push(`${delegated.name}: ${prompt}`);
-    return new Promise((resolve) => this.ends.push(() => resolve({ status: 'succeeded', output: prompt })));
+    return new Promise((resolve) => {
+      this.ends.push(() => resolve({ status: 'succeeded', output: prompt }));
+      signal.addEventListener('abort', () => resolve({ status: 'canceled', output: 'Canceled.' }), { once: true });
+    });
   }
   endNext(): void {
     this.ends.shift()!();
@@ -140,7 +143,7 @@ class HeldDelegator implements Delegator {
 describe('agents: the delegate tool', () => {
   it('at most agents.maxParallel delegations of one turn run at once; the others wait, or give up when the turn ends', async () => {
     const delegator = new HeldDelegator();
-    const entry = delegateToolEntry([agent('helper')], turn(), delegator, { maxParallel: 1 });
+    const entry = delegateToolEntry([agent('helper')], turn(), delegator, { maxParallel: 1, timeoutMs: 60_000 });
     const signal = new AbortController().signal;
     const first = entry.call({ agent: 'helper', prompt: 'one' }, signal);
     const second = entry.call({ agent: 'helper', prompt: 'two' }, signal);
@@ -158,8 +161,21 @@ describe('agents: the delegate tool', () => {
     assert.deepEqual(await second, { status: 'succeeded', output: 'two' });
   });
 
+  it('a delegation past agents.timeoutMs is canceled, and the model told why; the step may take that long', async () => {
+    const entry = delegateToolEntry([agent('helper')], turn(), new HeldDelegator(), { maxParallel: 1, timeoutMs: 50 });
+    assert.equal(entry.timeoutMs, 50);
+    const outcome = await entry.call({ agent: 'helper', prompt: 'forever' }, new AbortController().signal);
+    assert.deepEqual(outcome, {
+      status: 'failed',
+      output: 'The sub-agent helper took longer than the 50 ms agents.timeoutMs allows. Canceled.',
+    });
+  });
+
   it('an unknown agent is a failed outcome that lists the agents', async () => {
-    const entry = delegateToolEntry([agent('b'), agent('a')], turn(), new HeldDelegator(), { maxParallel: 4 });
+    const entry = delegateToolEntry([agent('b'), agent('a')], turn(), new HeldDelegator(), {
+      maxParallel: 4,
+      timeoutMs: 60_000,
+    });
     const outcome = await entry.call({ agent: 'nobody', prompt: 'x' }, new AbortController().signal);
     assert.deepEqual(outcome, { status: 'failed', output: 'There is no agent named "nobody". Agents: b, a.' });
   });
@@ -168,7 +184,7 @@ describe('agents: the delegate tool', () => {
     const box = { list: async () => ({ tools: [], missing: [] }), close: async () => {} };
     const delegator = new HeldDelegator();
     let agents: Agent[] = [agent('helper')];
-    const tools = withDelegateTool(box, () => agents, delegator, { maxParallel: 4 });
+    const tools = withDelegateTool(box, () => agents, delegator, { maxParallel: 4, timeoutMs: 60_000 });
     const names = async (t?: ToolTurn) => (await tools.list(undefined, t)).tools.map((e) => e.name);
     assert.deepEqual(await names(turn()), ['delegate']);
     assert.deepEqual(await names(), [], 'no turn, no task to delegate from');

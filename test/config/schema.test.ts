@@ -74,7 +74,7 @@ describe('config schema', () => {
         keepFailedForMs: 7 * 86_400_000,
       },
       queue: { maxPerTask: 16 },
-      agents: { maxDepth: 2, maxParallel: 4 },
+      agents: { maxDepth: 2, maxParallel: 4, timeoutMs: 1_800_000 },
       metrics: { enabled: true },
       providers: {},
     });
