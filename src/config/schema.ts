@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { admissionSchema } from './admission.js';
+import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
 import { mcpServersSchema } from './mcp-servers.js';
@@ -168,37 +169,6 @@ const queueSchema = strictObject({
     .max(1000)
     .default(DEFAULT_QUEUE_MAX_PER_TASK)
     .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
-});
-
-/** See `agents` (docs/agents.md). */
-const agentsSchema = strictObject({
-  maxDepth: z
-    .number()
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(10)
-    .default(2)
-    .describe(
-      "How deep sub-agents may nest: a conversation's sub-agents are at depth 1; one of them may delegate in turn (depth 2) only when its `tools` list `delegate`, and none beyond this depth.",
-    ),
-  maxParallel: z
-    .number()
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(64)
-    .default(4)
-    .describe(
-      "The most `delegate` calls of one turn that run at once; the model's other calls wait for one to end. Each sub-agent's turn counts against `maxTurnsInFlight` too.",
-    ),
-  timeoutMs: z
-    .number()
-    .int('must be a whole number of milliseconds')
-    .min(1000, 'must be at least 1000')
-    .max(86_400_000, 'must be at most a day')
-    .default(1_800_000)
-    .describe(
-      "The longest one `delegate` call may take, in milliseconds (30 minutes by default), waiting for a place and for approvals of the sub-agent's calls included; past it the sub-task is canceled and the model told. A model step that offers `delegate` is bounded by `modelTimeoutMs` plus this, instead of plus `toolTimeoutMs`.",
-    ),
 });
 
 export const configSchema = strictObject({

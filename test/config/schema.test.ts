@@ -209,6 +209,11 @@ describe('config schema', () => {
       problems({ providers: { local: { ...local, modles: ['x'] } } }),
       /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, contextChars, description\)/,
     );
+    assert.match(
+      problems({ agents: { maxDepht: 3 } }),
+      /agents\.maxDepht: unknown key \(allowed here: maxDepth, maxParallel, timeoutMs\)/,
+    );
+    assert.match(problems({ agents: { maxDepth: 0 } }), /agents\.maxDepth: must be at least 1/);
   });
 
   it('rejects a bad URL with the key path', () => {
