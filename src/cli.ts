@@ -104,6 +104,7 @@ function program(): Command {
     )
     .option('--commands-dir <dir>', 'command files (*.md, one command each), watched (default: <data dir>/commands)')
     .option('--skills-dir <dir>', 'skills (a folder with a SKILL.md each), watched (default: <data dir>/skills)')
+    .option('--agents-dir <dir>', 'sub-agents (*.md, Claude Code agent files), watched (default: <data dir>/agents)')
     .option('--config <file>', 'JSON configuration: models, providers, system prompt, ... (docs/configuration.md)')
     .option(
       '--tokens-file <file>',

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
-import { CommandRegistry, registerBuiltinCommands, toolsCommand } from './commands/index.js';
+import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
-import { CommandFolder } from './file-commands/folder.js';
+import type { CommandFolder } from './file-commands/folder.js';
 import type { HarnessOptions } from './harness.js';
 import { describeError, type Logger } from './log.js';
 import { REDISCOVERY_INTERVAL_MS, splitModelId, type ModelCatalog } from './models/catalog.js';
@@ -20,15 +20,11 @@ import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
 import { LocalCoordination } from './runtime/local-coordination.js';
-import { PromptCommands } from './runtime/prompt-commands.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
 import { TurnRecovery } from './runtime/recovery.js';
 import { TaskView } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
-import { CommandTurns } from './runtime/command-turns.js';
-import type { CommandStarter } from './runtime/subtask-starter.js';
-import { DEFAULT_SHELL_OUTPUT_CHARS, DEFAULT_SHELL_TIMEOUT_MS } from './config/workspace.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
@@ -43,7 +39,10 @@ import { openSharedCoordination } from './store/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools, openWorkspace } from './tools/index.js';
 import { SkillsFolder, skillsCommand, withSkillServer, withSkillTool } from './skills/index.js';
+import { AgentsFolder, agentsCommand, withAgentServer, withDelegateTool } from './agents/index.js';
+import { Delegations } from './runtime/delegations.js';
 import { VERSION } from './version.js';
+import { startCommandSources } from './harness-commands.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
 
@@ -98,6 +97,8 @@ export interface Models {
   instructions: ProjectInstructions;
   /** The skills folder: the model's `skill` tool, `/skills` and `/<skill-name>` (docs/skills.md). */
   skills: SkillsFolder;
+  /** The agents folder: the model's `delegate` tool and `/agents` (docs/agents.md). */
+  agents: AgentsFolder;
   /** Stops asking again for providers that were down at start-up. */
   stopRediscovery(): void;
 }
@@ -131,6 +132,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     tools,
     instructions,
     skills: new SkillsFolder({ dir: options.skillsDir ?? join(options.dataDir, 'skills'), log }),
+    agents: new AgentsFolder({ dir: options.agentsDir ?? join(options.dataDir, 'agents'), log }),
     stopRediscovery: () => clearInterval(rediscovery),
   };
 }
@@ -152,12 +154,14 @@ export interface Engine {
   /** The log readers of clients' streams, which a drain closes. */
   streams: ClientStreams;
   compactor: HarnessExecutor['compactor'];
+  /** What starts sub-tasks: commands, skills and the `delegate` tool. */
+  subtasks: Subtasks;
 }
 
 export function startEngine(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools, instructions, skills }: Models,
+  { catalog, taskModels, tools, instructions, skills, agents }: Models,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Engine {
@@ -179,11 +183,32 @@ export function startEngine(
         { task, epoch },
       ),
   });
+  const subtasks = new Subtasks({
+    engine,
+    view,
+    state: store.state,
+    models: taskModels,
+    offer: catalog,
+    limit: turnLimit,
+  });
+  const delegations = new Delegations({
+    starter: subtasks,
+    tasks: { read: (id, context) => view.read(id, context), feeds: store.feeds },
+    cancel: (id, context) => engine.cancel(id, context),
+    outputChars: config.toolOutputChars,
+    maxDepth: config.agents.maxDepth,
+    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+  });
   const executor = new HarnessExecutor({
     models: taskModels,
     gateway: meteredGateway(new CatalogGateway(catalog, config.modelTimeoutMs, config.toolTimeoutMs), metrics),
     tools: meteredTools(
-      withSkillTool(tools, () => skills.list(), config.toolOutputChars),
+      withDelegateTool(
+        withSkillTool(tools, () => skills.list(), config.toolOutputChars),
+        () => agents.list(),
+        delegations,
+        config.agents,
+      ),
       metrics,
     ),
     maxSteps: config.maxSteps,
@@ -240,6 +265,7 @@ export function startEngine(
     queue,
     streams,
     compactor: executor.compactor,
+    subtasks,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
 }
@@ -259,12 +285,14 @@ type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
 export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
-  { catalog, taskModels, tools, instructions, skills }: Models,
-  { engine, view, executor, recovery, turnLimit, queue, streams, compactor }: Engine,
+  models: Models,
+  engineParts: Engine,
   { metrics }: MetricsSetup,
   log: Logger,
 ): Promise<Commands> {
   const { config } = options;
+  const { catalog, taskModels, tools, instructions, skills, agents } = models;
+  const { engine, view, executor, recovery, queue, streams, compactor, subtasks } = engineParts;
   const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
   // The card names the addresses, known only once the ports are bound: it is built on request.
   const endpoints: Endpoints = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
@@ -275,8 +303,8 @@ export async function startCommands(
       publicGrpcAddress: config.publicGrpcAddress,
       version: VERSION,
       bearerAuth: authenticator !== undefined,
-      // Skills alone are tools too: the model may call `skill`.
-      toolCalls: tools.configured || skills.list().length > 0,
+      // Skills and agents alone are tools too: the model may call `skill` and `delegate`.
+      toolCalls: tools.configured || skills.list().length > 0 || agents.list().length > 0,
       queueMaxPerTask: config.queue.maxPerTask,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
@@ -304,14 +332,6 @@ export async function startCommands(
     queue,
     metrics,
   });
-  const subtasks = new Subtasks({
-    engine,
-    view,
-    state: store.state,
-    models: taskModels,
-    offer: catalog,
-    limit: turnLimit,
-  });
   engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
   coordination.onOrphanedTurns(async (taskIds) => {
     metrics?.leasesTakenOver(taskIds.length);
@@ -325,8 +345,11 @@ export async function startCommands(
   await queue.runAll();
 
   let commandFolder: CommandFolder | undefined;
-  // `/tools` lists the `skill` tool too, while there are skills.
-  const toolDirectory = withSkillServer(tools, () => skills.list());
+  // `/tools` lists the `skill` and `delegate` tools too, while there are skills and agents.
+  const toolDirectory = withAgentServer(
+    withSkillServer(tools, () => skills.list()),
+    () => agents.list(),
+  );
   registerBuiltinCommands(registry, {
     models: taskModels,
     reporter: new TaskReports(taskModels, store.state, engine, view, store.push, queue),
@@ -344,40 +367,14 @@ export async function startCommands(
   });
   // With the built-ins, before the embedder's commands.
   registry.register(skillsCommand(skills));
+  registry.register(
+    agentsCommand({
+      list: () => agents.list(),
+      skipped: () => agents.skipped(),
+      offeredModels: () => catalog.list().map((choice) => choice.id),
+    }),
+  );
   options.commands?.(registry);
-  // File commands and skills run inline (CMD-38), or as sub-tasks (`context: fork`).
-  const inline = new CommandTurns({
-    engine,
-    queue,
-    offer: catalog,
-    limit: turnLimit,
-    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
-  });
-  const starter: CommandStarter = {
-    start: (parent, instruction, subtaskOptions) => subtasks.start(parent, instruction, subtaskOptions),
-    prepare: (task, prompt, turnOptions) => inline.prepare(task, prompt, turnOptions),
-  };
-  const { workspace } = config;
-  // After the built-ins and the embedder's commands, which no file may replace.
-  commandFolder = new CommandFolder({
-    dir: options.commandsDir ?? join(options.dataDir, 'commands'),
-    registry,
-    starter,
-    grants: {
-      root: workspace?.root,
-      allowShell: config.commands.allowShell,
-      timeoutMs: workspace?.shell.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS,
-      maxOutputChars: workspace?.shell.maxOutputChars ?? DEFAULT_SHELL_OUTPUT_CHARS,
-      env: options.env ?? process.env,
-    },
-    log,
-  });
-  await commandFolder.load();
-  // After the command files, which keep their names; before the prompts, which skip a skill's.
-  await skills.load({ registry, starter });
-  // Skills alone are tools too: with skills at start and no other tools, `/tools` lists the `skill` tool.
-  if (!tools.configured && skills.list().length > 0) registry.register(toolsCommand(toolDirectory));
-  // After the command files: a prompt never takes a name a file has.
-  new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
+  commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
   return { registry, requestPath, commandFolder, endpoints, authenticator };
 }

@@ -39,6 +39,8 @@ export interface HarnessOptions {
   commandsDir?: string;
   /** The folder of skills (a subfolder with a `SKILL.md` each), watched while serving. Default: `<dataDir>/skills`. */
   skillsDir?: string;
+  /** The folder of agent files (`*.md`, Claude Code's format), watched while serving. Default: `<dataDir>/agents`. */
+  agentsDir?: string;
   /** The largest request body accepted (default "4mb"). */
   bodyLimit?: string;
   /**
@@ -126,6 +128,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).
     void commands.commandFolder.watch();
     void models.skills.watch();
+    void models.agents.watch();
     const close = () =>
       (closing ??= (async () => {
         const { httpServer, grpc } = transports;
@@ -138,6 +141,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         models!.stopRediscovery();
         await commands.commandFolder.close();
         await models!.skills.close();
+        await models!.agents.close();
         await models!.instructions.close();
         // Queued messages wait in the store; a task given back with messages waiting is offered to other instances.
         await started.queue.stop();

@@ -16,6 +16,7 @@ export interface ServeFlags {
   database?: string;
   commandsDir?: string;
   skillsDir?: string;
+  agentsDir?: string;
   config?: string;
   tokensFile?: string;
   publicUrl?: string;
@@ -70,12 +71,14 @@ export async function serve(flags: ServeFlags): Promise<void> {
   const dataDir = resolve(flags.dataDir);
   const commandsDir = flags.commandsDir === undefined ? undefined : resolve(flags.commandsDir);
   const skillsDir = flags.skillsDir === undefined ? undefined : resolve(flags.skillsDir);
+  const agentsDir = flags.agentsDir === undefined ? undefined : resolve(flags.agentsDir);
   const harness = await startHarness({
     config,
     dataDir,
     databaseUrl,
     commandsDir,
     skillsDir,
+    agentsDir,
     host: flags.host,
     port: flags.port,
     grpcPort: flags.grpcPort,

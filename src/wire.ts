@@ -150,8 +150,25 @@ export function subtaskChildrenOf(metadata: Record<string, unknown> | undefined)
   return Array.isArray(links?.children) ? links.children.filter((id): id is string => typeof id === 'string') : [];
 }
 
-/** Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`. */
+/**
+ * Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`; with
+ * `agent` for a sub-task of the `delegate` tool, whose start is noted too (docs/agents.md).
+ */
 export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
+
+/** The sub-task note of a message's metadata (`SUBTASK_NOTE_KEY`), if it is one. */
+export function subtaskNoteOf(metadata: Record<string, unknown> | undefined): SubtaskNote | undefined {
+  const note = metadata?.[SUBTASK_NOTE_KEY] as Partial<SubtaskNote> | undefined;
+  if (typeof note?.id !== 'string' || typeof note.state !== 'string') return undefined;
+  return { id: note.id, state: note.state, ...(typeof note.agent === 'string' ? { agent: note.agent } : {}) };
+}
+
+export interface SubtaskNote {
+  id: string;
+  state: string;
+  /** The agent's name, for a sub-task the `delegate` tool started. */
+  agent?: string;
+}
 
 /** The text of a message's or an artifact's parts, data and files left out. */
 export function textOf(parts: readonly Part[] | undefined): string {

@@ -19,6 +19,7 @@ const MAX_LINES = 400;
 const COMPOSITION = new Set([
   'harness.ts',
   'harness-stages.ts',
+  'harness-commands.ts',
   'harness-transports.ts',
   'request-path.ts',
   'cli.ts',
@@ -86,6 +87,21 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'wire.ts',
     ],
     typeOnly: ['runtime/subtask-starter.ts', 'tools/tool-box.ts'],
+  },
+  // Sub-agents (Claude Code's agent files): read like skills, the `delegate` tool run by runtime's delegations.
+  agents: {
+    may: [
+      'commands',
+      'errors.ts',
+      'file-commands',
+      'folder-watcher.ts',
+      'log.ts',
+      'make-folder.ts',
+      'skills',
+      'tools',
+      'wire.ts',
+    ],
+    typeOnly: ['runtime/delegations.ts'],
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: {

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { admissionSchema } from './admission.js';
+import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
 import { mcpServersSchema } from './mcp-servers.js';
@@ -339,6 +340,11 @@ export const configSchema = strictObject({
     .default(queueSchema.parse({}))
     .describe(
       'Messages sent while a turn runs with `tiny-harness/while-busy` set to queue them (spec/while-busy-extension-v1.md).',
+    ),
+  agents: agentsSchema
+    .default(agentsSchema.parse({}))
+    .describe(
+      "Sub-agents the model may delegate to with the `delegate` tool, from the agents folder's files (docs/agents.md).",
     ),
   metrics: metricsSchema
     .default(metricsSchema.parse({}))

@@ -4,7 +4,8 @@
  * 2. the latest compaction point's summary, as the first user message;
  * 3. the last user message the summary covers, verbatim (a summary never replaces it);
  * 4. every message after the compaction point, verbatim.
- * Never command exchanges (CMD-7), the harness's notices, rewind marks or what they hid (CMD-37).
+ * Never command exchanges (CMD-7), the harness's notices, a delegated sub-task's notes, rewind
+ * marks or what they hid (CMD-37).
  *
  * The budget (`contextChars`) covers all of it. What still does not fit is cut from the oldest
  * verbatim messages, the newest always kept, and said (`cut`): the caller tells the user.
@@ -17,6 +18,7 @@ import {
   isFinalToolStatus,
   NOTICE_KEY,
   REWIND_KEY,
+  subtaskNoteOf,
   TOOL_CALL_KEY,
   textOf,
   toolCallsOf,
@@ -237,6 +239,8 @@ function sentAs(message: Message): ConversationMessage[] {
 function isConversationMessage(message: Message): boolean {
   const metadata = message.metadata;
   if (isCommandExchange(message) || metadata?.[NOTICE_KEY] !== undefined) return false;
+  // A delegated sub-task's notes are for clients: the model has its result as the `delegate` call's output.
+  if (subtaskNoteOf(metadata)?.agent !== undefined) return false;
   return metadata?.[COMPACTION_KEY] === undefined && metadata?.[REWIND_KEY] === undefined;
 }
 
@@ -265,4 +269,9 @@ export function charsOf(messages: readonly ConversationMessage[]): number {
         ? (message.call.output ?? '').length + JSON.stringify(message.call.input ?? {}).length
         : message.content.length;
   return chars;
+}
+
+/** The notice of a conversation cut to fit its model's budget (CMD-36). */
+export function cutText(cut: number): string {
+  return `The conversation is longer than this model's budget: its oldest ${cut === 1 ? 'message was' : `${cut} messages were`} left out of this turn. Send /compact to summarise them instead.`;
 }

@@ -33,7 +33,8 @@ export class CatalogGateway implements ModelGateway {
         tools: request.tools,
         maxSteps: request.maxSteps ?? 20,
         abortSignal: request.abortSignal,
-        stepTimeoutMs: this.timeoutMs + this.toolTimeoutMs,
+        // A tool that bounds its own calls beyond `toolTimeoutMs` (`delegate`) lengthens the step's bound.
+        stepTimeoutMs: this.timeoutMs + Math.max(this.toolTimeoutMs, ...request.tools.map((t) => t.timeoutMs ?? 0)),
         modelName: request.modelId,
         onText: request.onText,
         onApprovalRequest: request.onApprovalRequest,

@@ -10,7 +10,6 @@ import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk'
 import { CommandUsageError, isCommandExchange } from '../commands/index.js';
 import { HarnessError, hasErrorCode, isHarnessError } from '../errors.js';
 import {
-  ALLOWED_TOOLS_KEY,
   FROM_COMMAND_KEY,
   fromCommandOf,
   fullModelId,
@@ -122,8 +121,3 @@ export function commandOfTurn(history: readonly Message[], started: Message): Fr
   return undefined;
 }
 
-/** The `allowed-tools` a command file gave the task it started (TOOL-3); none: every tool. */
-export function allowedToolsOf(metadata: Record<string, unknown> | undefined): string[] | undefined {
-  const rules = metadata?.[ALLOWED_TOOLS_KEY];
-  return Array.isArray(rules) ? rules.filter((rule): rule is string => typeof rule === 'string') : undefined;
-}

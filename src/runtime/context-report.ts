@@ -8,8 +8,8 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { ContextReport, ContextReporter } from '../commands/index.js';
 import { buildConversation } from '../conversation/build.js';
 import { allowedEntries, type ToolEntry } from '../tools/index.js';
+import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { HarnessExecutor } from './executor.js';
-import { allowedToolsOf } from './command-turns.js';
 
 export class ContextReports implements ContextReporter {
   constructor(private readonly inputs: HarnessExecutor['requestInputs']) {}
@@ -19,12 +19,12 @@ export class ContextReports implements ContextReporter {
     const model = await models.modelFor(task, callContext);
     const [before, listed, last] = await Promise.all([
       earlier ? earlier(task, callContext) : [],
-      tools?.list(),
+      tools?.list(undefined, { taskId: task.id, contextId: task.contextId, metadata: task.metadata, callContext }),
       state.getLastUsage(task.id),
     ]);
     const budgetChars = contextCharsFor?.(model);
     const conversation = buildConversation({
-      systemPrompt,
+      systemPrompt: agentRunOf(task.metadata)?.systemPrompt ?? systemPrompt,
       instructions: instructions?.(),
       history: [...before, ...task.history],
       budgetChars,

@@ -4,7 +4,7 @@ import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../errors.js';
 import { agentMessage, replyChunk, statusUpdate } from './events.js';
 import { CoalescedText } from './coalesced-text.js';
-import { buildConversation, type InstructionFile } from '../conversation/build.js';
+import { buildConversation, cutText, type InstructionFile } from '../conversation/build.js';
 import type { ModelGateway, ModelResponse } from './model-gateway.js';
 import { Compactor, type CompactorOptions } from './compactor.js';
 import type { TaskModels } from './task-models.js';
@@ -23,11 +23,12 @@ import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index
 import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore, ToolGrants } from './task-state.js';
 import { grantedEntries } from './tool-grants.js';
+import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { TurnEnd } from './engine.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn-end.js';
-import { allowedToolsOf, commandOfTurn } from './command-turns.js';
+import { commandOfTurn } from './command-turns.js';
 
 export interface ExecutorOptions {
   models: TaskModels;
@@ -126,6 +127,7 @@ export class HarnessExecutor {
       started: context.userMessage,
       allowedTools: command?.allowedTools ?? allowedToolsOf(context.task?.metadata),
       model: command?.model,
+      metadata: context.task?.metadata,
       earlier,
     });
     const waiting = outcome.kind === 'replied' ? calls.waiting() : [];
@@ -256,7 +258,8 @@ export class HarnessExecutor {
     });
     // A command file's `allowed-tools` (TOOL-3): the model is offered no other tool, and the AI
     // SDK answers a call to one it was not offered with an error result.
-    const listed = await this.options.tools?.list(turn.abort.signal);
+    const scope = { taskId: turn.taskId, contextId, metadata: start.metadata, callContext: turn.context };
+    const listed = await this.options.tools?.list(turn.abort.signal, scope);
     const offered = allowedEntries(listed?.tools ?? [], start.allowedTools);
     // Servers still connecting past the wait, or unreachable: the user is told the turn goes without them.
     const missing = (listed?.missing ?? []).filter((entry) => mayAllowServer(start.allowedTools, entry.server));
@@ -273,7 +276,8 @@ export class HarnessExecutor {
     const sent = before.length > 0 || answered.length > 0 ? [...before, ...history, ...answered] : history;
     const build = (whole: readonly Message[]) =>
       buildConversation({
-        systemPrompt: this.options.systemPrompt,
+        // A sub-agent's own prompt takes the harness's place (docs/agents.md).
+        systemPrompt: agentRunOf(start.metadata)?.systemPrompt ?? this.options.systemPrompt,
         instructions: this.options.instructions?.(),
         history: whole,
         budgetChars: this.options.contextCharsFor?.(modelId),
@@ -383,15 +387,12 @@ function progressNotice(message: Message) {
   );
 }
 
-/** The notice of a conversation cut to fit its model's budget (CMD-36). */
-function cutText(cut: number): string {
-  return `The conversation is longer than this model's budget: its oldest ${cut === 1 ? 'message was' : `${cut} messages were`} left out of this turn. Send /compact to summarise them instead.`;
-}
-
-/** What started a turn: its message, the tools and model it may use (all, the task's when absent), and the conversation before the task (CMD-35). */
+/** What started a turn: its message, the tools and model it may use (all, the task's when absent), the task's metadata, and the conversation before the task (CMD-35). */
 interface TurnStart {
   started: Message;
   allowedTools: string[] | undefined;
   model: string | undefined;
+  /** The task's metadata as stored before the turn (a sub-agent's, `AGENT_KEY`). */
+  metadata: Record<string, unknown> | undefined;
   earlier: Promise<Message[]>;
 }

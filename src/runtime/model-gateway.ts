@@ -8,6 +8,8 @@ export interface ModelTool {
   inputSchema: Record<string, unknown>;
   /** When true the call is not run: the model's request for it is told to `onApprovalRequest` (CMD-33). */
   needsApproval?: boolean | ((input: unknown) => boolean);
+  /** A bound on one call longer than `toolTimeoutMs` (`ToolEntry.timeoutMs`): the step that makes it may take that long. */
+  timeoutMs?: number;
   /** Resolves with the result text; rejects with an error whose message the model reads as the error result. */
   execute(input: unknown, signal: AbortSignal): Promise<string>;
 }

@@ -1,5 +1,6 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { AgentRun } from './agent-run.js';
 
 export interface SubtaskOptions {
   /** The call that asked for the sub-task: the sub-task belongs to the same user and tenant. */
@@ -12,6 +13,11 @@ export interface SubtaskOptions {
   allowedTools?: string[];
   /** `none`: the sub-task is sent only its instruction, not the parent's conversation. */
   context?: 'none';
+  /**
+   * The agent the sub-task runs as (the `delegate` tool, docs/agents.md): kept in its metadata
+   * (`AGENT_KEY`), and its start is noted in the parent, as its end is.
+   */
+  agent?: AgentRun;
 }
 
 /**

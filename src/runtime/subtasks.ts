@@ -14,6 +14,7 @@ import { HarnessError, isHarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
+import { AGENT_KEY, agentRunOf } from './agent-run.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskView } from './subtask-metadata.js';
@@ -53,7 +54,7 @@ export class Subtasks implements SubtaskStarter {
   async start(
     parent: Task,
     instruction: string,
-    { callContext, model, label, allowedTools, context }: SubtaskOptions,
+    { callContext, model, label, allowedTools, context, agent }: SubtaskOptions,
   ): Promise<string> {
     const { engine, models, offer } = this.options;
     const modelId =
@@ -76,7 +77,7 @@ export class Subtasks implements SubtaskStarter {
       this.options.limit?.check();
     } catch (error) {
       // Nothing is stored for a turn that would be refused: the command says so, and can be sent again.
-      throw this.asReply(error);
+      throw this.asReply(error, undefined, agent !== undefined);
     }
     // A UUID, like every task id: the SDK's database stores hold ids in 36 characters.
     const id = randomUUID();
@@ -90,11 +91,17 @@ export class Subtasks implements SubtaskStarter {
         ...(label ? { [SUBTASK_LABEL_KEY]: label } : {}),
         ...(allowedTools ? { [ALLOWED_TOOLS_KEY]: allowedTools } : {}),
         ...(context ? { [SUBTASK_CONTEXT_KEY]: context } : {}),
+        ...(agent ? { [AGENT_KEY]: agent } : {}),
         ...traceParentEntry(),
       },
     };
     await engine.createSubtask(subtask, parent.id, modelId, callContext);
     try {
+      // Before its turn begins, so that the parent hears of the start before the end.
+      if (agent) {
+        const text = `Sub-agent ${agent.name} started as sub-task ${id}.`;
+        await this.note(parent.id, id, TaskState.TASK_STATE_WORKING, text, agent.name, callContext);
+      }
       await this.run(subtask, parent, instruction, callContext);
     } catch (error) {
       // Stored, but no turn will ever run it: it ends FAILED now rather than stay SUBMITTED.
@@ -107,7 +114,7 @@ export class Subtasks implements SubtaskStarter {
         .catch((saveError: unknown) => {
           throw new AggregateError([error, saveError], 'A sub-task could not start, nor be marked as failed.');
         });
-      throw this.asReply(error, id);
+      throw this.asReply(error, id, agent !== undefined);
     }
     return id;
   }
@@ -116,8 +123,9 @@ export class Subtasks implements SubtaskStarter {
    * A refusal because this instance runs as many turns as it may becomes a reply in the
    * conversation (CMD-12), as a mistake the user fixes by sending the command again later; any
    * other error stays as it is. `storedId`: the sub-task was stored (and has ended FAILED).
+   * `forModel`: the `delegate` tool's model reads it, not a person who sent a command.
    */
-  private asReply(error: unknown, storedId?: string): unknown {
+  private asReply(error: unknown, storedId?: string, forModel = false): unknown {
     if (!isHarnessError(error) || error.code !== 'turns_at_limit') return error;
     const what = storedId
       ? `The sub-task ${storedId} could not start (it ended failed)`
@@ -125,7 +133,10 @@ export class Subtasks implements SubtaskStarter {
     const max = this.options.limit?.max;
     const limit = max === undefined ? 'running turns' : `${max} running turn${max === 1 ? '' : 's'}`;
     return new CommandUsageError(
-      `${what}: this server is at its limit of ${limit}. Send the command again in a few seconds, once one has finished.`,
+      `${what}: this server is at its limit of ${limit}. ` +
+        (forModel
+          ? 'Delegate again once one has finished, or do the work yourself.'
+          : 'Send the command again in a few seconds, once one has finished.'),
     );
   }
 
@@ -161,13 +172,28 @@ export class Subtasks implements SubtaskStarter {
   ): Promise<void> {
     const { parent: parentId } = await this.options.state.getLinks(subtask.id);
     if (!parentId || !context) return;
-    const parent = await this.options.view.load(parentId, context);
-    if (!parent || isTerminal(parent.status?.state)) return;
     const label =
       typeof subtask.metadata?.[SUBTASK_LABEL_KEY] === 'string' ? ` (${subtask.metadata[SUBTASK_LABEL_KEY]})` : '';
-    const note = agentMessage(parent.id, parent.contextId, noteText(subtask.id, label, state, text));
-    note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask.id, state: taskStateToJSON(state) } };
-    note.referenceTaskIds = [subtask.id];
+    const agent = agentRunOf(subtask.metadata)?.name;
+    await this.note(parentId, subtask.id, state, noteText(subtask.id, label, state, text), agent, context);
+  }
+
+  /** Posts a note about a sub-task in its parent's history; nothing once the parent has ended. */
+  private async note(
+    parentId: string,
+    subtaskId: string,
+    state: TaskState,
+    text: string,
+    agent: string | undefined,
+    context: ServerCallContext,
+  ): Promise<void> {
+    const parent = await this.options.view.load(parentId, context);
+    if (!parent || isTerminal(parent.status?.state)) return;
+    const note = agentMessage(parent.id, parent.contextId, text);
+    note.metadata = {
+      [SUBTASK_NOTE_KEY]: { id: subtaskId, state: taskStateToJSON(state), ...(agent ? { agent } : {}) },
+    };
+    note.referenceTaskIds = [subtaskId];
     const update = statusUpdate(
       parent.id,
       parent.contextId,

@@ -106,6 +106,7 @@ export class TurnToolCalls {
       description: entry.description,
       inputSchema: entry.inputSchema,
       needsApproval: entry.needsApproval,
+      timeoutMs: entry.timeoutMs,
       execute: async (input, signal) => {
         beforeCall();
         const ended = await this.run(entry, this.newCall(entry, input), signal);

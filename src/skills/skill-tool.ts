@@ -61,8 +61,8 @@ export function skillToolEntry(skills: readonly Skill[], outputChars: number): T
 /** `tools` with the `skill` tool added while there are skills. */
 export function withSkillTool(tools: ToolBox, skills: () => readonly Skill[], outputChars: number): ToolBox {
   return {
-    async list(signal?: AbortSignal): Promise<ToolList> {
-      const listed = await tools.list(signal);
+    async list(signal, turn): Promise<ToolList> {
+      const listed = await tools.list(signal, turn);
       const now = skills();
       if (now.length === 0) return listed;
       return { ...listed, tools: [...listed.tools, skillToolEntry(now, outputChars)] };

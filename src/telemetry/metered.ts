@@ -120,14 +120,14 @@ interface ToolShape {
 }
 
 /** The tool box, each call timed and counted by tool and outcome. */
-export function meteredTools<T extends ToolShape, L extends { tools: T[] }>(
-  box: { list(signal?: AbortSignal): Promise<L> },
+export function meteredTools<T extends ToolShape, L extends { tools: T[] }, Turn>(
+  box: { list(signal?: AbortSignal, turn?: Turn): Promise<L> },
   metrics: HarnessMetrics | undefined,
-): { list(signal?: AbortSignal): Promise<L> } {
+): { list(signal?: AbortSignal, turn?: Turn): Promise<L> } {
   if (!metrics) return box;
   return {
-    list: async (signal) => {
-      const listed = await box.list(signal);
+    list: async (signal, turn) => {
+      const listed = await box.list(signal, turn);
       return {
         ...listed,
         tools: listed.tools.map((entry) => ({

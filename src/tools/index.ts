@@ -7,6 +7,7 @@ export {
   type ToolEntry,
   type ToolList,
   type ToolOutcome,
+  type ToolTurn,
 } from './tool-box.js';
 export { allowedBy, allowedEntries, mayAllowServer } from './allowed.js';
 export { openWorkspace, WorkspaceTools, WORKSPACE_SERVER, type BuiltinTool } from './workspace-tools.js';

@@ -1,14 +1,27 @@
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+
 /** What a turn may call, as the runtime sees it: tools by name, with a JSON Schema for their input. */
 export interface ToolBox {
   /**
    * The tools offered now, named per the rule in `names.ts`, and the servers left out. Called at
    * the start of each turn: a server that died since its last use is connected again here (or
    * left out, logged); one still on its first attempt to connect is waited for, up to
-   * `mcpConnectWaitMs` or until `signal` aborts, then left out.
+   * `mcpConnectWaitMs` or until `signal` aborts, then left out. `turn`: the turn the list is
+   * for, which a tool bound to its task needs (`delegate`); without it, such tools are left out.
    */
-  list(signal?: AbortSignal): Promise<ToolList>;
+  list(signal?: AbortSignal, turn?: ToolTurn): Promise<ToolList>;
   /** Ends every connection and child process; called once, at shutdown. */
   close(): Promise<void>;
+}
+
+/** The turn a list of tools is for. */
+export interface ToolTurn {
+  taskId: string;
+  contextId: string;
+  /** The task's metadata as stored before the turn; none for a new task. */
+  metadata: Record<string, unknown> | undefined;
+  /** The call that started the turn: its user's scope (a tool bound to the task needs it). */
+  callContext: ServerCallContext | undefined;
 }
 
 export interface ToolEntry {
@@ -25,6 +38,11 @@ export interface ToolEntry {
    * which calls must, by their input (the built-in `shell`: a command no rule grants).
    */
   needsApproval: boolean | ((input: unknown) => boolean);
+  /**
+   * How long one call may take, when it is longer than `toolTimeoutMs` and the call bounds
+   * itself (the `delegate` tool: `agents.timeoutMs`): a step that offers it is bounded by it.
+   */
+  timeoutMs?: number;
   /** Runs the call; never throws: every way it ends is an outcome. */
   call(input: unknown, signal: AbortSignal): Promise<ToolOutcome>;
 }

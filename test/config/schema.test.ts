@@ -75,6 +75,7 @@ describe('config schema', () => {
         keepFailedForMs: 7 * 86_400_000,
       },
       queue: { maxPerTask: 16 },
+      agents: { maxDepth: 2, maxParallel: 4, timeoutMs: 1_800_000 },
       metrics: { enabled: true },
       providers: {},
     });
@@ -209,6 +210,11 @@ describe('config schema', () => {
       problems({ providers: { local: { ...local, modles: ['x'] } } }),
       /providers\.local\.modles: unknown key \(allowed here: type, baseURL, apiKeyEnv, models, contextChars, description\)/,
     );
+    assert.match(
+      problems({ agents: { maxDepht: 3 } }),
+      /agents\.maxDepht: unknown key \(allowed here: maxDepth, maxParallel, timeoutMs\)/,
+    );
+    assert.match(problems({ agents: { maxDepth: 0 } }), /agents\.maxDepth: must be at least 1/);
   });
 
   it('rejects a bad URL with the key path', () => {

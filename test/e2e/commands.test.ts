@@ -205,6 +205,7 @@ describe('commands on the card', () => {
         'context',
         'memory',
         'skills',
+        'agents',
         'explode',
         'strict',
         'count',

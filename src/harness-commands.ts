@@ -1,0 +1,62 @@
+/**
+ * The commands read from folders and tool servers, registered after the built-ins and the
+ * embedder's commands, which none of them may replace: command files, skills (`/<skill-name>`),
+ * agents, `/tools` when skills or agents are the only tools, and MCP prompts. File commands and
+ * skills run inline on the task (CMD-38) or as sub-tasks (`context: fork`).
+ */
+import { join } from 'node:path';
+import { toolsCommand, type CommandRegistry, type ToolDirectory } from './commands/index.js';
+import { DEFAULT_SHELL_OUTPUT_CHARS, DEFAULT_SHELL_TIMEOUT_MS } from './config/workspace.js';
+import { CommandFolder } from './file-commands/folder.js';
+import type { HarnessOptions } from './harness.js';
+import type { Engine, Models } from './harness-stages.js';
+import { describeError, type Logger } from './log.js';
+import { CommandTurns } from './runtime/command-turns.js';
+import { PromptCommands } from './runtime/prompt-commands.js';
+import type { CommandStarter } from './runtime/subtask-starter.js';
+
+export async function startCommandSources(
+  options: HarnessOptions,
+  { catalog, tools, skills, agents }: Models,
+  { engine, queue, subtasks, turnLimit }: Engine,
+  { registry, toolDirectory }: { registry: CommandRegistry; toolDirectory: ToolDirectory },
+  log: Logger,
+): Promise<CommandFolder> {
+  const { config } = options;
+  const inline = new CommandTurns({
+    engine,
+    queue,
+    offer: catalog,
+    limit: turnLimit,
+    onError: (error, what, task) => log.warn(`${what} failed`, { task, error: describeError(error) }),
+  });
+  const starter: CommandStarter = {
+    start: (parent, instruction, subtaskOptions) => subtasks.start(parent, instruction, subtaskOptions),
+    prepare: (task, prompt, turnOptions) => inline.prepare(task, prompt, turnOptions),
+  };
+  const { workspace } = config;
+  // After the built-ins and the embedder's commands, which no file may replace.
+  const commandFolder = new CommandFolder({
+    dir: options.commandsDir ?? join(options.dataDir, 'commands'),
+    registry,
+    starter,
+    grants: {
+      root: workspace?.root,
+      allowShell: config.commands.allowShell,
+      timeoutMs: workspace?.shell.timeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS,
+      maxOutputChars: workspace?.shell.maxOutputChars ?? DEFAULT_SHELL_OUTPUT_CHARS,
+      env: options.env ?? process.env,
+    },
+    log,
+  });
+  await commandFolder.load();
+  // After the command files, which keep their names; before the prompts, which skip a skill's.
+  await skills.load({ registry, starter });
+  await agents.load();
+  // Skills and agents alone are tools too: with either at start and no other tools, `/tools` lists them.
+  if (!tools.configured && (skills.list().length > 0 || agents.list().length > 0))
+    registry.register(toolsCommand(toolDirectory));
+  // After the command files: a prompt never takes a name a file has.
+  new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
+  return commandFolder;
+}
