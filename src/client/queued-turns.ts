@@ -46,6 +46,11 @@ export class WaitingMessages {
     private readonly screen: ChatScreen,
   ) {}
 
+  /** How many messages wait, here or on the agent's queue. */
+  get size(): number {
+    return this.waiting.length;
+  }
+
   /** Whether a message waits on the agent's queue. */
   get onAgent(): boolean {
     return this.waiting.some((entry) => entry.onAgent !== undefined);
