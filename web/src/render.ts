@@ -5,7 +5,7 @@
  * model wrote): that is Markdown, rendered and sanitized in `markdown.ts`.
  */
 import type { TaskState } from '@a2a-js/sdk';
-import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { APPROVAL_ANSWERS, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
 import { FORK_COMMAND } from '../../src/conversation-replies.js';
 import { markOf } from './conversation-marks.js';
 import { element } from './dom.js';
@@ -36,7 +36,7 @@ export class Transcript {
   private readonly undrawn = new Map<HTMLElement, string>();
 
   /**
-   * `answer` sends a message on the task, as if typed: what the approve and deny buttons do.
+   * `answer` sends a message on the task, as if typed: what a waiting call's answer buttons do.
    * `extras` adds to what is drawn: the actions on a user's message, the way to a fork.
    */
   constructor(
@@ -210,6 +210,11 @@ function bounded(text: string): string {
   return text.length > TOOL_TEXT_CHARS ? `${text.slice(0, TOOL_TEXT_CHARS)}\n…` : text;
 }
 
+/** The classes of the answers' buttons, in `APPROVAL_ANSWERS` order (the style marks the first). */
+const ANSWER_CLASSES = ['tool-approve', 'tool-always', 'tool-deny'];
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 /** One tool call's row. */
 class ToolRow {
   readonly el = element('details', 'tool-call');
@@ -227,18 +232,21 @@ class ToolRow {
     summary.append(element('span', 'badge', 'tool'), this.name, this.status);
     this.output.hidden = true;
     this.actions.hidden = true;
-    const approve = element('button', 'tool-approve', 'Approve');
-    const deny = element('button', 'tool-deny', 'Deny');
-    approve.type = 'button';
-    deny.type = 'button';
-    const send = (text: string) => {
-      approve.disabled = true;
-      deny.disabled = true;
-      this.answer(text);
-    };
-    approve.addEventListener('click', () => send(`/${APPROVE_COMMAND} ${this.id}`));
-    deny.addEventListener('click', () => send(`/${DENY_COMMAND} ${this.id}`));
-    this.actions.append(approve, deny);
+    // The chat's three answers (APPROVAL_ANSWERS), one button each; No sends the reason typed beside it.
+    const reason = element('input', 'tool-reason');
+    reason.placeholder = 'reason (optional)';
+    reason.setAttribute('aria-label', 'Reason for no (optional)');
+    const buttons = APPROVAL_ANSWERS.map((answer, i) => {
+      const button = element('button', ANSWER_CLASSES[i], capitalized(answer.label));
+      button.type = 'button';
+      button.addEventListener('click', () => {
+        for (const b of buttons) b.disabled = true;
+        reason.disabled = true;
+        this.answer(answer.command(this.id, answer.asksReason ? reason.value.replace(/\s+/g, ' ') : undefined));
+      });
+      return button;
+    });
+    this.actions.append(...buttons.slice(0, -1), reason, buttons.at(-1)!);
     this.el.append(summary, this.input, this.output, this.actions);
     this.el.dataset['callId'] = id;
   }
