@@ -21,6 +21,8 @@ export function subagentLine(agent: string, id: string, state: TaskState, url: s
 
 export class ChatSubtasks {
   private readonly watchers = new Set<AbortController>();
+  /** The follows under way, each done once its end is said (or it was stopped). */
+  private readonly following = new Set<Promise<void>>();
   /** Each sub-agent's name and the last state said of it, by sub-task id. */
   private readonly agents = new Map<string, { agent: string; state: TaskState }>();
 
@@ -31,9 +33,19 @@ export class ChatSubtasks {
 
   /** What `ChatScreen.show` hands a sub-task to: a command's `task_ref`, or a note about a sub-task. */
   readonly onSubtask = (id: string, note?: SubtaskNote): void => {
-    if (!note) return void this.follow(id);
+    if (!note) return this.track(this.follow(id));
     if (note.agent) this.agentState(id, note.agent, taskStateFromJSON(note.state));
   };
+
+  /** Resolves once every sub-task followed now has ended and been said, or was stopped. */
+  async settled(): Promise<void> {
+    while (this.following.size > 0) await Promise.all(this.following);
+  }
+
+  private track(follow: Promise<void>): void {
+    this.following.add(follow);
+    void follow.finally(() => this.following.delete(follow));
+  }
 
   /** Stops following them all (the chat is left). */
   stop(): void {
@@ -46,7 +58,7 @@ export class ChatSubtasks {
     if (known && (known.state === state || isTerminal(known.state))) return;
     this.agents.set(id, { agent, state });
     this.screen.aside(this.screen.style.subtask(subagentLine(agent, id, state, this.connection.url)));
-    if (!known && !isTerminal(state)) void this.follow(id, agent);
+    if (!known && !isTerminal(state)) this.track(this.follow(id, agent));
   }
 
   /** Follows a sub-task to its end, then shows how it ended. */

@@ -3,6 +3,8 @@
  * every request's headers recorded. It echoes a message back (an artifact, then COMPLETED with
  * the same text as the status message), and a message that is exactly `fail` ends FAILED. Its
  * card declares no while-busy extension; a message that is exactly `hold` waits for `options.hold`.
+ * `delegate <task-id> <state>...` sends, before its echo, one sub-task note per state for that
+ * task, as the harness's `delegate` tool does for a sub-agent named `reviewer`.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -11,7 +13,7 @@ import { AGENT_CARD_PATH, TaskState, type AgentCard } from '@a2a-js/sdk';
 import { DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { agentMessage } from '../../src/runtime/events.js';
-import { textPart } from '../../src/wire.js';
+import { SUBTASK_NOTE_KEY, textPart } from '../../src/wire.js';
 import { artifactUpdate, startedTask, statusUpdate } from '../support/agent-events.js';
 
 export interface BareAgent {
@@ -32,6 +34,13 @@ const executorFor = (hold: Promise<void>): AgentExecutor => ({
       return;
     }
     if (text === 'hold') await hold;
+    const [word, subtask, ...states] = text.split(' ');
+    for (const state of word === 'delegate' ? states : []) {
+      const note = agentMessage(taskId, contextId, `sub-task ${subtask}: ${state}`);
+      note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask, state, agent: 'reviewer' } };
+      note.referenceTaskIds = [subtask!];
+      bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING, note));
+    }
     const reply = `echo: ${text}`;
     bus.publish(artifactUpdate(taskId, contextId, [textPart(reply)], { name: 'reply' }));
     bus.publish(
