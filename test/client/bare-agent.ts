@@ -14,6 +14,7 @@ import { DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { agentMessage } from '../../src/runtime/events.js';
 import { SUBTASK_NOTE_KEY, textPart } from '../../src/wire.js';
+import { bundledWebDir, webPage } from '../../src/server/web-page.js';
 import { artifactUpdate, startedTask, statusUpdate } from '../support/agent-events.js';
 
 export interface BareAgent {
@@ -50,7 +51,8 @@ const executorFor = (hold: Promise<void>): AgentExecutor => ({
   async cancelTask() {},
 });
 
-export async function startBareAgent(options: { hold?: Promise<void> } = {}): Promise<BareAgent> {
+/** `page`: serve the harness's built chat page at `/` too (dist/web), for the page's tests against another agent. */
+export async function startBareAgent(options: { hold?: Promise<void>; page?: boolean } = {}): Promise<BareAgent> {
   const requests: BareAgent['requests'] = [];
   const app = express();
   app.use((req, _res, next) => {
@@ -86,6 +88,7 @@ export async function startBareAgent(options: { hold?: Promise<void> } = {}): Pr
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  if (options.page) app.use(...webPage(bundledWebDir()));
   return {
     url,
     requests,

@@ -11,6 +11,7 @@ import { markOf } from './conversation-marks.js';
 import { element } from './dom.js';
 import type { ChatEvent } from './chat.js';
 import { renderMarkdown } from './markdown.js';
+import { subagentChip } from './subagent-chip.js';
 
 /** What the page adds to the transcript's entries (conversation-actions.ts). */
 export interface TranscriptExtras {
@@ -55,8 +56,8 @@ export class Transcript {
 
   /**
    * A tool call as a collapsible row: the tool and its status in the summary, its input and
-   * output inside; a call waiting for approval has Approve and Deny buttons that send
-   * `/approve <id>` and `/deny <id>`.
+   * output inside; a call waiting for approval has the chat's three answers as buttons
+   * (`APPROVAL_ANSWERS`), which send `/approve <id>`, `/approve always <id>`, `/deny <id> <reason>`.
    */
   toolCall(call: ToolCallData): HTMLElement {
     let row = this.toolRows.get(call.id);
@@ -140,11 +141,16 @@ export class Transcript {
     return this.add(bubble);
   }
 
-  /** A line of the harness's own; `error` when it says why a turn has no reply. */
-  note(text: string, subtaskId?: string, error = false): HTMLElement {
+  /**
+   * A line of the harness's own; `error` when it says why a turn has no reply. A note about a
+   * sub-agent (`agent`) has its chip, which opens the sub-task; another sub-task has its link.
+   */
+  note(text: string, subtaskId?: string, error = false, agent?: string): HTMLElement {
     const line = element('div', error ? 'msg note error' : 'msg note', text);
     if (error) line.setAttribute('role', 'alert');
-    if (subtaskId) line.append(this.subtaskLink(subtaskId));
+    if (subtaskId && agent)
+      line.append(subagentChip(subtaskId, agent, (id, onState) => this.subtasks.watch(id, onState)));
+    else if (subtaskId) line.append(this.subtaskLink(subtaskId));
     return this.add(line);
   }
 
@@ -313,7 +319,7 @@ export class TurnView {
         if (t.firstSight(event.messageId)) t.command(event.command, event.text, event.taskRef);
         return;
       case 'note':
-        if (t.firstSight(event.messageId)) t.note(event.text, event.subtaskId);
+        if (t.firstSight(event.messageId)) t.note(event.text, event.subtaskId, false, event.agent);
         return;
       case 'tool':
         t.toolCall(event.call);
