@@ -150,18 +150,13 @@ export function subtaskChildrenOf(metadata: Record<string, unknown> | undefined)
   return Array.isArray(links?.children) ? links.children.filter((id): id is string => typeof id === 'string') : [];
 }
 
-/**
- * Metadata key of the note a parent receives when one of its sub-tasks ends (`SubtaskNote`); a
- * sub-agent the model delegated to also has one when it starts, in `TASK_STATE_WORKING`.
- */
+/** Metadata key of the note a parent receives when one of its sub-tasks ends, or a delegated one starts (`SubtaskNote`). */
 export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
 
-/** The value of `SUBTASK_NOTE_KEY`. */
+/** The value of `SUBTASK_NOTE_KEY`: `state` as A2A's JSON names it; `agent`, the agent a delegation started it with. */
 export interface SubtaskNote {
   id: string;
-  /** The sub-task's state as A2A's JSON names it (`TASK_STATE_COMPLETED`). */
   state: string;
-  /** The agent a delegation started the sub-task with; absent for `/spawn` and command files. */
   agent?: string;
 }
 
@@ -268,35 +263,6 @@ export const SUBTASK_CONTEXT_KEY = 'tiny-harness/context';
 /** The built-in commands that answer tool calls waiting for approval (CMD-33); clients send them. */
 export const APPROVE_COMMAND = 'approve';
 export const DENY_COMMAND = 'deny';
-
-/** One answer to a call waiting for approval, as a client offers it (`APPROVAL_ANSWERS`). */
-export interface ApprovalAnswer {
-  /** The chat's key for it. */
-  key: string;
-  /** What the chat shows after the key, and the page on its button. */
-  label: string;
-  /** Whether a reason for the model is asked for (optional) before the command is sent. */
-  asksReason: boolean;
-  /** The command sent on the wire: any client can give the same answer. */
-  command(callId: string, reason?: string): string;
-}
-
-/** The three answers to a waiting call, in the order the chat and the page offer them. */
-export const APPROVAL_ANSWERS: readonly ApprovalAnswer[] = [
-  { key: 'y', label: 'yes', asksReason: false, command: (id) => `/${APPROVE_COMMAND} ${id}` },
-  {
-    key: 'a',
-    label: 'always for this conversation',
-    asksReason: false,
-    command: (id) => `/${APPROVE_COMMAND} always ${id}`,
-  },
-  {
-    key: 'n',
-    label: 'no',
-    asksReason: true,
-    command: (id, reason = '') => `/${DENY_COMMAND} ${id}${reason.trim() ? ` ${reason.trim()}` : ''}`,
-  },
-];
 
 /**
  * One answer to a waiting call, as an `/approve` or `/deny` reply records it in its data part,

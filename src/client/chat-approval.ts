@@ -7,7 +7,8 @@
  * again, the new calls are asked for too. Any other key leaves the prompt for typing, where
  * `/approve` and `/deny` can still be typed by hand.
  */
-import { APPROVAL_ANSWERS, type ApprovalAnswer, type ToolCallAnswer, type ToolCallData } from '../wire.js';
+import { APPROVAL_ANSWERS, type ApprovalAnswer } from '../approval-answers.js';
+import type { ToolCallAnswer, ToolCallData } from '../wire.js';
 import { PROMPT, type ChatInput } from './chat-input.js';
 import type { ChatScreen } from './chat-screen.js';
 import type { Shown, TurnReader } from './render.js';

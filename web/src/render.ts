@@ -5,7 +5,8 @@
  * model wrote): that is Markdown, rendered and sanitized in `markdown.ts`.
  */
 import type { TaskState } from '@a2a-js/sdk';
-import { APPROVAL_ANSWERS, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { APPROVAL_ANSWERS } from '../../src/approval-answers.js';
 import { FORK_COMMAND } from '../../src/conversation-replies.js';
 import { markOf } from './conversation-marks.js';
 import { element } from './dom.js';
