@@ -119,6 +119,7 @@ export class Chat {
     this.contextId = task.contextId;
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
+    this.waiting.followRunning(task);
   }
 
   run(): Promise<number> {
@@ -142,6 +143,7 @@ export class Chat {
     );
     if (commands.length === 0)
       this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
+    if (this.waiting.size > 0) this.drain(); // the resumed task's running turn
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;
