@@ -108,13 +108,13 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     assert.equal(await page.locator('.msg.note:not(.error)', { hasText: resumes }).count(), 1);
   });
 
-  it('CMD-33: No sends /deny <id> with the reason typed beside it', async () => {
+  it('CMD-33: No (or Enter in the reason box) sends /deny <id> with the reason typed beside it', async () => {
     await say('please echo once more');
     const row = page.locator('details.tool-call[data-status="awaiting-approval"]');
     await row.waitFor({ timeout: WAIT_MS });
     const id = await row.getAttribute('data-call-id');
     await row.getByRole('textbox', { name: 'Reason for no (optional)' }).fill('not this one');
-    await row.getByRole('button', { name: 'No' }).click();
+    await row.getByRole('textbox', { name: 'Reason for no (optional)' }).press('Enter');
     await page.locator(`details.tool-call[data-call-id="${id}"][data-status="canceled"]`).waitFor({ timeout: WAIT_MS });
     assert.equal(await page.locator('.msg.user', { hasText: `/deny ${id} not this one` }).count(), 1);
   });

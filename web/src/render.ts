@@ -253,6 +253,8 @@ class ToolRow {
       });
       return button;
     });
+    // Enter in the reason box answers No, as Enter after the chat's reason line does.
+    reason.addEventListener('keydown', (event) => event.key === 'Enter' && buttons.at(-1)!.click());
     this.actions.append(...buttons.slice(0, -1), reason, buttons.at(-1)!);
     this.el.append(summary, this.input, this.output, this.actions);
     this.el.dataset['callId'] = id;
