@@ -150,24 +150,21 @@ export function subtaskChildrenOf(metadata: Record<string, unknown> | undefined)
   return Array.isArray(links?.children) ? links.children.filter((id): id is string => typeof id === 'string') : [];
 }
 
-/**
- * Metadata key of the note a parent receives when one of its sub-tasks ends: `{id, state}`; with
- * `agent` for a sub-task of the `delegate` tool, whose start is noted too (docs/agents.md).
- */
+/** Metadata key of the note a parent receives when one of its sub-tasks ends, or a delegated one starts (`SubtaskNote`). */
 export const SUBTASK_NOTE_KEY = 'tiny-harness/subtask-note';
 
-/** The sub-task note of a message's metadata (`SUBTASK_NOTE_KEY`), if it is one. */
+/** The value of `SUBTASK_NOTE_KEY`: `state` as A2A's JSON names it; `agent`, the agent a delegation started it with. */
+export interface SubtaskNote {
+  id: string;
+  state: string;
+  agent?: string;
+}
+
+/** The sub-task note a message's metadata carries, if any. */
 export function subtaskNoteOf(metadata: Record<string, unknown> | undefined): SubtaskNote | undefined {
   const note = metadata?.[SUBTASK_NOTE_KEY] as Partial<SubtaskNote> | undefined;
   if (typeof note?.id !== 'string' || typeof note.state !== 'string') return undefined;
   return { id: note.id, state: note.state, ...(typeof note.agent === 'string' ? { agent: note.agent } : {}) };
-}
-
-export interface SubtaskNote {
-  id: string;
-  state: string;
-  /** The agent's name, for a sub-task the `delegate` tool started. */
-  agent?: string;
 }
 
 /** The text of a message's or an artifact's parts, data and files left out. */
@@ -219,19 +216,6 @@ export interface ToolCallData {
 
 /** The name of the artifact holding a call's whole output when its report holds only the head (not the reply). */
 export const TOOL_OUTPUT_ARTIFACT_NAME = 'tool-output';
-
-/** A tool call on one line for a person: the tool, its input and output shortened, and its status. */
-export function toolCallLine(call: ToolCallData, width = 80): string {
-  const short = (text: string, max: number) => {
-    const line = text.replace(/\s+/g, ' ').trim();
-    return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-  };
-  const input = short(JSON.stringify(call.input ?? {}), Math.max(20, Math.floor(width / 2)));
-  const status = call.status.replace('-', ' ');
-  const output = call.output ? ` · ${short(call.output, width)}` : '';
-  const whole = call.outputArtifactId ? ` (all of it in artifact ${call.outputArtifactId})` : '';
-  return `${call.tool} ${input} · ${status}${output}${whole}`;
-}
 
 const FINAL_TOOL_STATUSES: ReadonlySet<ToolCallStatus> = new Set(['succeeded', 'failed', 'canceled']);
 
@@ -391,18 +375,6 @@ export function compactionOf(message: Pick<Message, 'metadata'>): CompactionPoin
 export function rewindOf(message: Pick<Message, 'metadata'>): RewindMark | undefined {
   const value = message.metadata?.[REWIND_KEY] as Partial<RewindMark> | undefined;
   return value && typeof value.to === 'string' && Array.isArray(value.hidden) ? (value as RewindMark) : undefined;
-}
-
-/** An instruction file as `/memory` lists it (its reply data: `{ files: InstructionFileListing[] }`), in the configured order. */
-export interface InstructionFileListing {
-  /** As configured (`AGENTS.md`), never resolved to more of the machine's paths than that. */
-  path: string;
-  /** Its size in characters; 0 when missing. */
-  chars: number;
-  /** `loaded`: sent to the model; `missing`: no file to read there (skipped); `too-large`: over `instructionsMaxChars`, refused. */
-  status: 'loaded' | 'missing' | 'too-large';
-  /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
-  problem?: string;
 }
 
 /**

@@ -106,6 +106,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: {
     may: [
+      'approval-answers.ts',
       'commands',
       'conversation-replies.ts',
       'errors.ts',
@@ -135,6 +136,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'recent-tasks.ts': { may: ['wire.ts'] },
   // The conversation extension's reply data as the clients read it, shared by the web page and the terminal chat.
   'conversation-replies.ts': { may: ['wire.ts'] },
+  // The answers to a call waiting for approval, as the terminal chat and the web page offer them.
+  'approval-answers.ts': { may: ['wire.ts'] },
 };
 
 interface Import {
@@ -344,6 +347,7 @@ describe('architecture', () => {
       'src/stream-resume.js',
       'src/recent-tasks.js',
       'src/conversation-replies.js',
+      'src/approval-answers.js',
     ]);
     const problems: string[] = [];
     for (const file of readdirSync(web).filter((f) => f.endsWith('.ts'))) {
@@ -437,7 +441,7 @@ describe('architecture', () => {
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: commands, conversation-replies.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: approval-answers.ts, commands, conversation-replies.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
       'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });

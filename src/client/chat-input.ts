@@ -46,6 +46,10 @@ export interface ChatInput extends EventEmitter<TerminalPromptEvents> {
   setText(text: string): void;
   /** A choice among `rows` drawn under the prompt: the index chosen, or undefined (always, on a pipe). */
   choose(heading: string, rows: readonly string[]): Promise<number | undefined>;
+  /** Lines under the prompt answered by one of `keys`: the key, or undefined (another key; always, on a pipe). */
+  pressKey(lines: readonly string[], keys: readonly string[]): Promise<string | undefined>;
+  /** One line read after its own prompt: the line, or undefined (Esc, Ctrl+C; always, on a pipe). */
+  askLine(prompt: string): Promise<string | undefined>;
   /** The prompt to show: one when the chat waits for a message, another while a turn runs. */
   setPrompt(prompt: string): void;
   /** Draws the prompt again, with the menu for the commands offered now. */
@@ -75,6 +79,14 @@ export class PipedInput extends EventEmitter<TerminalPromptEvents> implements Ch
   setText(): void {}
 
   choose(): Promise<number | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  pressKey(): Promise<string | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  askLine(): Promise<string | undefined> {
     return Promise.resolve(undefined);
   }
 

@@ -9,12 +9,12 @@ import { stripVTControlCharacters } from 'node:util';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { isTerminal } from '../commands/index.js';
 import { PROMPT } from './chat-input.js';
-import { resultText, stateName, type Shown, type Style } from './render.js';
+import { resultText, stateName, toolCallLine, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';
 import { wrapWords } from './text-width.js';
 import { contextBar, markLineOf } from './conversation-marks.js';
-import { COMMAND_KEY, fromCommandOf, toolCallLine, TURN_FAILURE_NOTICES, type ToolCallData } from '../wire.js';
+import { COMMAND_KEY, fromCommandOf, TURN_FAILURE_NOTICES, type SubtaskNote, type ToolCallData } from '../wire.js';
 import { CONTEXT_COMMAND, contextReportOf, FORK_COMMAND } from '../conversation-replies.js';
 
 /** `ESC[1A` up a row, `ESC[2K` clear it: a running tool call's line, replaced. */
@@ -47,8 +47,11 @@ export class ChatScreen {
     this.prompt = prompt;
   }
 
-  /** Shows what a turn's events said; a command that started a sub-task hands its id to `onSubtask`. */
-  show(shown: Shown[], onSubtask: (taskRef: string) => void): void {
+  /**
+   * Shows what a turn's events said; a command that started a sub-task hands its id to
+   * `onSubtask`, and so does a note about a sub-task, with the note (`ChatSubtasks`).
+   */
+  show(shown: Shown[], onSubtask: (taskRef: string, note?: SubtaskNote) => void): void {
     for (const item of shown) {
       if (item.kind === 'text') {
         this.writeReply(item.text);
@@ -73,11 +76,14 @@ export class ChatScreen {
         this.aside(this.style.dim(item.text));
         continue;
       }
+      if (item.kind === 'note') {
+        if (item.subtask) onSubtask(item.subtask.id, item.subtask);
+        continue;
+      }
       this.endReply();
       if (item.kind === 'tool') this.showTool(item.call);
       else if (item.kind === 'notice') this.line(this.style.dim(item.text));
       else if (item.kind === 'end') this.showEnd(item.state, item.text, item.notice);
-      // 'note': sub-tasks are followed by the chat, which says when each one ends.
     }
   }
 

@@ -24,7 +24,8 @@ import { describeClientError, userMessage, type Connection } from './connect.js'
 import { styleFor, TurnReader, type Style } from './render.js';
 import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
-import { followSubtask } from './subtasks.js';
+import { ChatSubtasks } from './chat-subtasks.js';
+import { ApprovalKeys } from './chat-approval.js';
 import { taskEndedNote } from './task-ended.js';
 import { TerminalPrompt } from './terminal-prompt.js';
 import { unknownCommandQuestion } from '../wire.js';
@@ -61,8 +62,10 @@ export class Chat {
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
   private closed = false;
-  private readonly watchers = new Set<AbortController>();
-  private readonly followSubtask = (taskRef: string): void => void this.watch(taskRef);
+  /** Sub-tasks followed to their end; `onSubtask` is what shown sub-tasks are handed to. */
+  private readonly subtasks: ChatSubtasks;
+  /** Tool calls waiting for approval, answered with one key each. */
+  private readonly approval: ApprovalKeys;
   private readonly style: Style;
   private readonly input: ChatInput;
   private readonly screen: ChatScreen;
@@ -96,7 +99,14 @@ export class Chat {
       send: (text) => this.dispatch(text),
       resume: (task) => this.resume(task),
     });
-    this.screen.onCommandReply = (reply) => this.actions.replied(reply);
+    this.subtasks = new ChatSubtasks(connection, this.screen);
+    this.approval = new ApprovalKeys({
+      input: this.input,
+      screen: this.screen,
+      send: (text) => this.runTurn(text),
+      canAsk: () => !this.closed && this.waiting.size === 0,
+    });
+    this.screen.onCommandReply = (reply) => (this.actions.replied(reply), this.approval.replied(reply));
   }
 
   /** A line about the conversation, before it starts. */
@@ -109,6 +119,7 @@ export class Chat {
     this.contextId = task.contextId;
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
+    this.waiting.followRunning(task);
   }
 
   run(): Promise<number> {
@@ -132,13 +143,14 @@ export class Chat {
     );
     if (commands.length === 0)
       this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
+    if (this.waiting.size > 0) this.drain(); // the resumed task's running turn
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;
         this.card.stop();
         void (async () => {
           await this.draining; // lines read before the end of input still get their replies
-          for (const watcher of this.watchers) watcher.abort();
+          this.subtasks.stop();
           this.screen.endLine();
           if (this.taskId && this.leftOnAgent) this.screen.line(this.waiting.stayNote(this.leftOnAgent, this.taskId));
           const resume = `npx tiny-harness chat ${this.connection.url} --task ${this.taskId}`;
@@ -246,17 +258,20 @@ export class Chat {
         const onAgent = await next.onAgent;
         if (next.onAgent && !onAgent) continue; // refused, and said so
         if (next.typed) this.screen.line(this.style.dim(this.screen.typed(next.text)));
-        await this.runTurn(next.text, onAgent);
+        const reader = await this.runTurn(next.text, onAgent);
         this.afterCommand(next.text);
+        await this.approval.answer(reader);
       }
     })().finally(() => {
       this.draining = undefined;
-      this.prompt();
+      // A message sent as the loop ended (a key that left an approval's question, then Enter) still runs.
+      if (this.waiting.size > 0) this.drain();
+      else this.prompt();
     });
   }
 
   /** Runs a message's turn: sent now, or, queued on the agent, read from the stream kept since. */
-  private async runTurn(text: string, onAgent?: QueuedOnAgent): Promise<void> {
+  private async runTurn(text: string, onAgent?: QueuedOnAgent): Promise<TurnReader> {
     const turn: Turn = { reader: new TurnReader(), abort: onAgent?.abort ?? new AbortController(), cancel: 'no' };
     const { reader } = turn;
     if (onAgent) reader.taskId = onAgent.taskId; // Ctrl+C can stop its turn before its first event
@@ -269,10 +284,10 @@ export class Chat {
       const said = (line: string) => (this.screen.endReply(), this.screen.line(this.style.dim(line)));
       const events = onAgent?.events ?? turnEvents(this.connection.client, message, turn.abort.signal, said);
       for await (const event of events) {
-        this.screen.show(reader.read(event), this.followSubtask);
+        this.screen.show(reader.read(event), this.subtasks.onSubtask);
         if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
       }
-      this.screen.show(reader.finish(), this.followSubtask);
+      this.screen.show(reader.finish(), this.subtasks.onSubtask);
       this.screen.endReply();
     } catch (error) {
       this.screen.endReply();
@@ -294,6 +309,7 @@ export class Chat {
       this.screen.line(this.style.dim(ended));
       this.taskId = '';
     }
+    return reader;
   }
 
   private async commandDuringTurn(text: string, taskId: string): Promise<void> {
@@ -309,7 +325,7 @@ export class Chat {
       if ('status' in result)
         this.screen.show(
           new TurnReader().read({ payload: { $case: 'task', value: result } }).filter((s) => s.kind === 'command'),
-          this.followSubtask,
+          this.subtasks.onSubtask,
         );
       this.afterCommand(text);
     } catch (error) {
@@ -373,20 +389,6 @@ export class Chat {
       this.screen.line(this.style.error(`error: could not cancel: ${describeClientError(error, this.connection.url)}`));
       turn.abort.abort();
     });
-  }
-
-  /** Follows a sub-task to its end in the background, then shows its result. */
-  private async watch(id: string): Promise<void> {
-    const abort = new AbortController();
-    this.watchers.add(abort);
-    try {
-      const end = await followSubtask(this.connection.client, id, abort.signal);
-      if (end.kind === 'ended') this.screen.subtaskEnded(end.task);
-      const lost = end.kind === 'lost' ? describeClientError(end.error, this.connection.url) : '';
-      if (lost) this.screen.line(this.style.error(`error: lost sub-task ${id}: ${lost}`));
-    } finally {
-      this.watchers.delete(abort);
-    }
   }
 
   /** The chat waits for a message again. */

@@ -6,10 +6,11 @@
  * open, becomes its turn's when the turn before it ends. Otherwise it waits here and is sent
  * when the turn ends, as with an agent that has no queue.
  */
-import type { AgentCard, StreamResponse } from '@a2a-js/sdk';
+import { TaskState, type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { oneLineOf, type ChatScreen } from './chat-screen.js';
 import { describeClientError, userMessage, type Connection } from './connect.js';
-import { QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../wire.js';
+import { eventsAfter } from './resume.js';
+import { GENERATION_KEY, QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../wire.js';
 
 /** A message queued on the agent: its stream, open since it was queued. */
 export interface QueuedOnAgent {
@@ -46,6 +47,11 @@ export class WaitingMessages {
     private readonly screen: ChatScreen,
   ) {}
 
+  /** How many messages wait, here or on the agent's queue. */
+  get size(): number {
+    return this.waiting.length;
+  }
+
   /** Whether a message waits on the agent's queue. */
   get onAgent(): boolean {
     return this.waiting.some((entry) => entry.onAgent !== undefined);
@@ -66,6 +72,24 @@ export class WaitingMessages {
     }
     if (busy) this.say(`(queued: ${oneLineOf(text)}; sent when the turn ends)`);
     this.waiting.push({ text, typed: busy });
+  }
+
+  /**
+   * The turn running on a task the chat resumes (`--task`, a sub-agent's sub-task say), to follow
+   * as if sent here, first in line: its events after the task as read (`Last-Event-ID`, when the
+   * agent numbers them). Nothing when no turn runs on it.
+   */
+  followRunning(task: Task): void {
+    const state = task.status?.state;
+    if (state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_SUBMITTED) return;
+    const abort = new AbortController();
+    const { client } = this.connection;
+    const generation = task.metadata?.[GENERATION_KEY];
+    const events =
+      typeof generation === 'number'
+        ? eventsAfter(client, task.id, generation, abort.signal)
+        : client.resubscribeTask({ tenant: '', id: task.id }, { signal: abort.signal });
+    this.waiting.unshift({ text: '', typed: false, onAgent: Promise.resolve({ taskId: task.id, abort, events }) });
   }
 
   /** The next message to run, or undefined when none waits. */

@@ -7,6 +7,7 @@
 import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { markLineOf } from './conversation-marks.js';
 import {
+  AWAITING_APPROVAL_NOTICE,
   COMMAND_KEY,
   NOTICE_KEY,
   SUBTASK_NOTE_KEY,
@@ -17,6 +18,8 @@ import {
   isTerminal,
   textOf as partsText,
   toolCallsOf,
+  subtaskNoteOf,
+  type SubtaskNote,
   type ToolCallData,
 } from '../wire.js';
 import { dataOf } from '../conversation-replies.js';
@@ -36,8 +39,8 @@ export type Shown =
     }
   /** A compaction point or a rewind mark, as the divider line it is drawn as (conversation-marks.ts). */
   | { kind: 'mark'; text: string }
-  /** A note that a sub-task ended (the chat reports sub-tasks itself). */
-  | { kind: 'note'; text: string }
+  /** A note that a sub-task started (a sub-agent's) or ended, and which. */
+  | { kind: 'note'; text: string; subtask?: SubtaskNote }
   /** The harness's words while the turn goes on (`TURN_PROGRESS_NOTICES`: a retry, tools missing). */
   | { kind: 'notice'; text: string }
   /** A tool call's status changed (the tool-calls extension). */
@@ -101,6 +104,12 @@ function noticeOf(message: Message | undefined): string | undefined {
   return typeof notice === 'string' ? notice : undefined;
 }
 
+/** The calls a turn's last message says wait for approval, when it ended waiting. */
+function waitingCallsOf(message: Message | undefined, notice: string | undefined): ToolCallData[] {
+  if (notice !== AWAITING_APPROVAL_NOTICE) return [];
+  return toolCallsOf(message?.parts).filter((call) => call.status === 'awaiting-approval');
+}
+
 /** Reads one turn's events (or a blocking result) in order. */
 export class TurnReader {
   taskId = '';
@@ -112,6 +121,8 @@ export class TurnReader {
   private streamedText = '';
   /** The harness's notice kind on the message that ended the turn (`model-failure`, ...), if any. */
   endNotice: string | undefined;
+  /** The tool calls the turn ended waiting for approval on (CMD-33), in the order the model asked for them. */
+  waiting: ToolCallData[] = [];
   private ended = false;
   private lastTask: Task | undefined;
   private lastMessage: Message | undefined;
@@ -150,8 +161,10 @@ export class TurnReader {
         if (command) return this.commandReply(message, command);
         const mark = message && markLineOf(message);
         if (mark) return this.once(message, [{ kind: 'mark', text: mark }]);
-        if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined)
-          return this.once(message, [{ kind: 'note', text: textOf(message) }]);
+        if (message?.metadata?.[SUBTASK_NOTE_KEY] !== undefined) {
+          const subtask = subtaskNoteOf(message.metadata);
+          return this.once(message, [{ kind: 'note', text: textOf(message), ...(subtask ? { subtask } : {}) }]);
+        }
         if (message?.metadata?.[TOOL_CALL_KEY] !== undefined)
           return this.once(
             message,
@@ -163,6 +176,7 @@ export class TurnReader {
         if (!endsTurn(this.state)) return [];
         this.ended = true;
         this.endNotice = noticeOf(message);
+        this.waiting = waitingCallsOf(message, this.endNotice);
         // The harness's own words (calls waiting for approval, a failure explained) are never what streamed.
         const notice = message?.metadata?.[NOTICE_KEY] !== undefined;
         const end: Shown = {
@@ -189,6 +203,7 @@ export class TurnReader {
     if (!task || !endsTurn(this.state)) return [];
     this.ended = true;
     this.endNotice = noticeOf(task.status?.message);
+    this.waiting = waitingCallsOf(task.status?.message, this.endNotice);
     if (commandOf(task.status?.message)) return []; // a command's reply, shown already
     if (task.status?.message && this.seen.has(task.status.message.messageId)) return [];
     return [{ kind: 'end', state: this.state!, text: this.notStreamed(resultText(task)) }];
@@ -254,4 +269,17 @@ export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = p
   const on = stream.isTTY === true && !env.NO_COLOR;
   const paint = (code: number) => (text: string) => (on ? `\x1b[${code}m${text}\x1b[0m` : text);
   return { colors: on, command: paint(36), subtask: paint(35), error: paint(31), dim: paint(2) };
+}
+
+/** A tool call on one line for a person: the tool, its input and output shortened, and its status. */
+export function toolCallLine(call: ToolCallData, width = 80): string {
+  const short = (text: string, max: number) => {
+    const line = text.replace(/\s+/g, ' ').trim();
+    return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  };
+  const input = short(JSON.stringify(call.input ?? {}), Math.max(20, Math.floor(width / 2)));
+  const status = call.status.replace('-', ' ');
+  const output = call.output ? ` · ${short(call.output, width)}` : '';
+  const whole = call.outputArtifactId ? ` (all of it in artifact ${call.outputArtifactId})` : '';
+  return `${call.tool} ${input} · ${status}${output}${whole}`;
 }

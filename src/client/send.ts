@@ -9,7 +9,7 @@
  */
 import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
-import { isFailure, resultText, stateName, TurnReader, type Shown } from './render.js';
+import { isFailure, resultText, stateName, toolCallLine, TurnReader, type Shown } from './render.js';
 import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
 import { SEND_EXIT } from './exit-codes.js';
@@ -19,7 +19,6 @@ import {
   COMMAND_KEY,
   splitCommandText,
   TOOL_CALL_KEY,
-  toolCallLine,
   toolCallsOf,
   TURN_FAILURE_NOTICES,
 } from '../wire.js';

@@ -55,6 +55,10 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
   private closed = false;
   /** A choice drawn in place of the menu, which takes the keys until it is made (`choose`). */
   private choice: Choice | undefined;
+  /** Lines drawn in place of the menu, answered by the next key (`pressKey`). */
+  private keyQuestion: KeyQuestion | undefined;
+  /** A line asked for with a prompt of its own (`askLine`), what was typed before kept aside. */
+  private lineQuestion: LineQuestion | undefined;
   private readonly onKey = (char: string | undefined, key: Key | undefined) => this.key(char, key ?? {});
   private readonly onEnd = () => this.close();
   private readonly onResize = () => this.redraw();
@@ -120,6 +124,54 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     });
   }
 
+  /**
+   * Draws `lines` under the prompt and resolves with the next key pressed, when it is one of
+   * `keys` (either case). Any other key resolves undefined and goes on to the prompt as typed;
+   * Esc and Ctrl+C only end the question.
+   */
+  pressKey(lines: readonly string[], keys: readonly string[]): Promise<string | undefined> {
+    this.keyQuestion?.done(undefined);
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const question: KeyQuestion = {
+        lines,
+        keys,
+        done: (key) => {
+          if (this.keyQuestion === question) this.keyQuestion = undefined;
+          this.redraw();
+          resolve(key);
+        },
+      };
+      this.keyQuestion = question;
+      this.redraw();
+    });
+  }
+
+  /**
+   * Reads one line after `prompt` (Enter ends it; no menu, no completion), what was typed before
+   * put back after it; undefined on Esc or Ctrl+C.
+   */
+  askLine(prompt: string): Promise<string | undefined> {
+    this.lineQuestion?.done(undefined);
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const before = this.editor.text;
+      this.editor.set('');
+      const question: LineQuestion = {
+        prompt,
+        done: (line) => {
+          if (this.lineQuestion !== question) return;
+          this.lineQuestion = undefined;
+          this.editor.set(before);
+          this.redraw();
+          resolve(line);
+        },
+      };
+      this.lineQuestion = question;
+      this.redraw();
+    });
+  }
+
   setPrompt(prompt: string): void {
     if (prompt === this.options.prompt) return;
     this.options = { ...this.options, prompt };
@@ -156,6 +208,8 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     this.input.off('end', this.onEnd);
     this.output.off('resize', this.onResize);
     this.choice?.done(undefined);
+    this.keyQuestion?.done(undefined);
+    this.lineQuestion?.done(undefined);
     if (this.input.isTTY) this.input.setRawMode(false);
     this.input.pause();
     this.emit('close');
@@ -164,13 +218,22 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
   private key(char: string | undefined, key: Key): void {
     if (this.closed) return;
     if (this.choice) return this.chooseKey(this.choice, key);
+    if (this.keyQuestion && !this.editor.pasting) {
+      const pressed = char?.toLowerCase();
+      const answer = this.keyQuestion.keys.find((k) => k.toLowerCase() === pressed);
+      this.keyQuestion.done(answer);
+      if (answer !== undefined || key.name === 'escape' || (key.ctrl && key.name === 'c')) return;
+    }
     const action = this.editor.key(char, key);
+    const question = this.lineQuestion;
     switch (action.kind) {
       case 'submit':
+        if (question) return question.done(action.text);
         this.redraw();
         this.emit('line', action.text);
         return;
       case 'interrupt':
+        if (question) return question.done(undefined);
         this.emit('interrupt');
         return;
       case 'eof':
@@ -180,9 +243,11 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
         this.clearScreen();
         return;
       case 'escape':
+        if (question) return question.done(undefined);
         this.emit('escape', action.twice);
         return;
       case 'complete': {
+        if (question) return;
         const completed = this.options.complete(this.editor.text.slice(0, this.editor.cursor));
         if (completed === undefined) return;
         this.editor.set(completed + this.editor.text.slice(this.editor.cursor));
@@ -194,7 +259,7 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
         // A paste is drawn once, at its end.
         if (this.editor.pasting) return;
         this.redraw();
-        this.emit('edit', this.editor.text);
+        if (!question) this.emit('edit', this.editor.text);
         return;
       case 'none':
         return;
@@ -241,16 +306,17 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     const columns = Math.max(10, this.output.columns ?? 80);
     const rows: string[] = [];
     if (this.edge) for (const line of this.edge.split('\n')) rows.push(...rowsOf(line, columns));
-    const indent = ' '.repeat(columnsOf(this.options.prompt));
+    const prompt = this.lineQuestion?.prompt ?? this.options.prompt;
+    const indent = ' '.repeat(columnsOf(prompt));
     const typed = this.editor.text.replace(/\t/g, ' ');
-    const lines = typed.split('\n').map((line, i) => `${i === 0 ? this.options.prompt : indent}${line}`);
+    const lines = typed.split('\n').map((line, i) => `${i === 0 ? prompt : indent}${line}`);
     // The editor's cursor: the typed line it is on, and the rows up to the character after it
     // (a space at the end): where that character sits, a wide one moved to the next row if need be.
     const before = typed.slice(0, this.editor.cursor).split('\n');
     const cursorLine = before.length - 1;
     const next = [...typed.slice(this.editor.cursor)][0];
     const after = next === undefined || next === '\n' ? ' ' : next;
-    const upToNext = rowsOf(`${cursorLine === 0 ? this.options.prompt : indent}${before.at(-1)!}${after}`, columns);
+    const upToNext = rowsOf(`${cursorLine === 0 ? prompt : indent}${before.at(-1)!}${after}`, columns);
     let cursorRow = 0;
     lines.forEach((line, i) => {
       const lineRows = rowsOf(line, columns);
@@ -263,7 +329,9 @@ export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implement
     });
     const cursorColumn = columnsOf(upToNext.at(-1)!) - columnsOf(after);
     if (this.choice) rows.push(...choiceRows(this.choice, columns - 1));
-    else for (const line of this.options.menu(this.editor.text)) rows.push(`\x1b[2m${fit(line, columns - 1)}\x1b[0m`);
+    else if (this.keyQuestion) for (const line of this.keyQuestion.lines) rows.push(fit(line, columns - 1));
+    else if (!this.lineQuestion)
+      for (const line of this.options.menu(this.editor.text)) rows.push(`\x1b[2m${fit(line, columns - 1)}\x1b[0m`);
 
     const up = rows.length - 1 - cursorRow;
     const out =
@@ -280,6 +348,19 @@ interface Choice {
   rows: readonly string[];
   chosen: number;
   done(index: number | undefined): void;
+}
+
+/** Lines answered by one key (`TerminalPrompt.pressKey`). */
+interface KeyQuestion {
+  lines: readonly string[];
+  keys: readonly string[];
+  done(key: string | undefined): void;
+}
+
+/** One line asked for (`TerminalPrompt.askLine`). */
+interface LineQuestion {
+  prompt: string;
+  done(line: string | undefined): void;
 }
 
 /** The choice's rows: its heading, then one row each, the chosen one marked (at most 20 shown). */

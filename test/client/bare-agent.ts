@@ -3,6 +3,8 @@
  * every request's headers recorded. It echoes a message back (an artifact, then COMPLETED with
  * the same text as the status message), and a message that is exactly `fail` ends FAILED. Its
  * card declares no while-busy extension; a message that is exactly `hold` waits for `options.hold`.
+ * `delegate <task-id> <state>...` sends, before its echo, one sub-task note per state for that
+ * task, as the harness's `delegate` tool does for a sub-agent named `reviewer`.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -11,7 +13,8 @@ import { AGENT_CARD_PATH, TaskState, type AgentCard } from '@a2a-js/sdk';
 import { DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { agentMessage } from '../../src/runtime/events.js';
-import { textPart } from '../../src/wire.js';
+import { SUBTASK_NOTE_KEY, textPart } from '../../src/wire.js';
+import { bundledWebDir, webPage } from '../../src/server/web-page.js';
 import { artifactUpdate, startedTask, statusUpdate } from '../support/agent-events.js';
 
 export interface BareAgent {
@@ -32,6 +35,13 @@ const executorFor = (hold: Promise<void>): AgentExecutor => ({
       return;
     }
     if (text === 'hold') await hold;
+    const [word, subtask, ...states] = text.split(' ');
+    for (const state of word === 'delegate' ? states : []) {
+      const note = agentMessage(taskId, contextId, `sub-task ${subtask}: ${state}`);
+      note.metadata = { [SUBTASK_NOTE_KEY]: { id: subtask, state, agent: 'reviewer' } };
+      note.referenceTaskIds = [subtask!];
+      bus.publish(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING, note));
+    }
     const reply = `echo: ${text}`;
     bus.publish(artifactUpdate(taskId, contextId, [textPart(reply)], { name: 'reply' }));
     bus.publish(
@@ -41,7 +51,8 @@ const executorFor = (hold: Promise<void>): AgentExecutor => ({
   async cancelTask() {},
 });
 
-export async function startBareAgent(options: { hold?: Promise<void> } = {}): Promise<BareAgent> {
+/** `page`: serve the harness's built chat page at `/` too (dist/web), for the page's tests against another agent. */
+export async function startBareAgent(options: { hold?: Promise<void>; page?: boolean } = {}): Promise<BareAgent> {
   const requests: BareAgent['requests'] = [];
   const app = express();
   app.use((req, _res, next) => {
@@ -77,6 +88,7 @@ export async function startBareAgent(options: { hold?: Promise<void> } = {}): Pr
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  if (options.page) app.use(...webPage(bundledWebDir()));
   return {
     url,
     requests,

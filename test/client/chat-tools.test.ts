@@ -1,6 +1,7 @@
 /**
  * `tiny-harness chat` with tools, in a terminal (a tmux pane on a private socket): each tool
- * call on one line, and a call waiting for approval answered with /approve (TOOL-1, CMD-33).
+ * call on one line, and a call waiting for approval answered with one key, or with /approve typed
+ * (TOOL-1, CMD-33).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { STDIO_FIXTURE } from '../fixtures/mcp-server.js';
 import { needs } from '../needs.js';
+import { APPROVAL_KEYS_LINE } from '../../src/client/chat-approval.js';
 import { TMUX, Tmux, atPrompt, lines, type ChatPane } from './support.js';
 
 describe('tiny-harness chat with tools', needs(TMUX), () => {
@@ -51,15 +53,30 @@ describe('tiny-harness chat with tools', needs(TMUX), () => {
     );
   });
 
-  it('CMD-33: a call waiting for approval shows how to answer; /approve completes from the card and resumes the turn', async () => {
+  it('CMD-33: a call waiting for approval is answered with one key: y sends /approve <id> and the turn resumes', async () => {
+    await toolPane?.kill();
+    toolPane = await toolTmux.chat(tools.harness.url);
+    await toolPane.type('please echo');
+    await toolPane.keys('Enter');
+    await toolPane.waitFor((s) => lines(s).at(-1) === APPROVAL_KEYS_LINE && s.includes('Allow fx_echo {"text":"hi"}?'));
+    await toolPane.keys('y');
+    const screen = await toolPane.waitFor((s) => s.includes('done: echo: hi') && atPrompt(s));
+    assert.match(screen, /❯ \/approve \S+\n/, 'the command, as sent');
+    assert.ok(screen.includes('[/approve] Approved fx_echo. The turn resumes.'), screen);
+  });
+
+  it('CMD-33: a call waiting for approval shows how to answer; /approve typed instead completes from the card and resumes the turn', async () => {
     await toolPane?.kill();
     toolPane = await toolTmux.chat(tools.harness.url);
     await toolPane.type('please echo');
     await toolPane.keys('Enter');
     await toolPane.waitFor(
       (s) =>
-        s.includes('⚙ fx_echo {"text":"hi"} · awaiting approval') && s.includes('Answer with /approve') && atPrompt(s),
+        s.includes('⚙ fx_echo {"text":"hi"} · awaiting approval') &&
+        s.includes('Answer with /approve') &&
+        lines(s).at(-1) === APPROVAL_KEYS_LINE,
     );
+    // A key that answers nothing leaves the question for the prompt, where it is typed.
     await toolPane.type('/appr');
     await toolPane.keys('Tab');
     await toolPane.keys('Enter');

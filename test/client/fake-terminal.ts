@@ -66,11 +66,12 @@ export interface FakeChat {
   close(): Promise<number>;
 }
 
-/** A chat with the agent at `url` on a pretend terminal. */
-export async function fakeChat(url: string): Promise<FakeChat> {
+/** A chat with the agent at `url` on a pretend terminal; in task `taskId` when given, as `--task` opens it. */
+export async function fakeChat(url: string, { taskId }: { taskId?: string } = {}): Promise<FakeChat> {
   const terminal = new FakeTerminal();
   const connection = await connect(url, []);
   const chat = new Chat(connection, { input: terminal.input, output: terminal.output, now: () => terminal.time });
+  if (taskId) chat.resume(await connection.client.getTask({ tenant: '', id: taskId, historyLength: 40 }));
   const exited = chat.run();
   return {
     terminal,

@@ -1,7 +1,9 @@
 /**
- * Tool calls on the chat page in Chromium (TOOL-1, CMD-33): each call a collapsible row that
- * updates in place, and a call waiting for approval with Approve and Deny buttons that send
- * `/approve <id>` and `/deny <id>`. The fixture MCP server over stdio, `echo` needing approval.
+ * Tool calls on the chat page in Chromium (TOOL-1, CMD-33, TOOL-5): each call a collapsible row
+ * that updates in place, and a call waiting for approval with the chat's three answers as
+ * buttons, Yes, Always for this conversation and No (with a reason), that send `/approve <id>`,
+ * `/approve always <id>` and `/deny <id> <reason>`. The fixture MCP server over stdio, `echo`
+ * needing approval.
  */
 import { after, before, describe, it } from 'node:test';
 import { WAIT_MS } from '../support/wait.js';
@@ -66,14 +68,16 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     );
   });
 
-  it('CMD-33: a call waiting for approval opens with Approve and Deny; Approve sends /approve <id> and the turn resumes', async () => {
+  it('CMD-33: a call waiting for approval opens with the three answers; Yes sends /approve <id> and the turn resumes', async () => {
     await say('please echo');
     const row = page.locator('details.tool-call[data-status="awaiting-approval"]');
     await row.waitFor({ timeout: WAIT_MS });
     assert.equal(await row.getAttribute('open'), '', 'a waiting call opens by itself');
     const id = await row.getAttribute('data-call-id');
     await page.locator('.msg.note', { hasText: 'Answer with /approve' }).waitFor({ timeout: WAIT_MS });
-    await row.getByRole('button', { name: 'Approve' }).click();
+    const labels = await row.locator('.tool-actions button').allTextContents();
+    assert.deepEqual(labels, ['Yes', 'Always for this conversation', 'No'], 'labelled as the chat offers them');
+    await row.getByRole('button', { name: 'Yes' }).click();
     await page.locator('.msg.command[data-command="approve"]').waitFor({ timeout: WAIT_MS });
     await page
       .locator(`details.tool-call[data-call-id="${id}"][data-status="succeeded"]`)
@@ -85,14 +89,14 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     );
   });
 
-  it('CMD-33: once answered, a call shows no Approve and Deny, live and reopened', async () => {
+  it('CMD-33: once answered, a call shows no answers, live and reopened', async () => {
     const answered = page.locator('details.tool-call[data-status="succeeded"]', { hasText: 'fx_echo' });
-    assert.equal(await answered.getByRole('button', { name: 'Approve' }).isVisible(), false, 'live');
+    assert.equal(await answered.getByRole('button', { name: 'Yes' }).isVisible(), false, 'live');
     await page.reload();
     await page.waitForSelector('body[data-ready]', { timeout: WAIT_MS });
     await answered.waitFor({ timeout: WAIT_MS });
-    assert.equal(await answered.getByRole('button', { name: 'Approve' }).isVisible(), false, 'reopened');
-    assert.equal(await answered.getByRole('button', { name: 'Deny' }).isVisible(), false, 'reopened');
+    assert.equal(await answered.getByRole('button', { name: 'Yes' }).isVisible(), false, 'reopened');
+    assert.equal(await answered.getByRole('button', { name: 'No' }).isVisible(), false, 'reopened');
   });
 
   it("issue 33: reopened, the harness's notice that the turn resumes is drawn as its own line, not as a message the user sent", async () => {
@@ -102,6 +106,34 @@ describe('tool calls on the chat page', needs(CHROMIUM), () => {
     const resumes = 'The tool calls waiting for approval were answered; the turn resumes.';
     assert.equal(await page.locator('.msg.user', { hasText: resumes }).count(), 0, 'not a bubble of the user');
     assert.equal(await page.locator('.msg.note:not(.error)', { hasText: resumes }).count(), 1);
+  });
+
+  it('CMD-33: No (or Enter in the reason box) sends /deny <id> with the reason typed beside it', async () => {
+    await say('please echo once more');
+    const row = page.locator('details.tool-call[data-status="awaiting-approval"]');
+    await row.waitFor({ timeout: WAIT_MS });
+    const id = await row.getAttribute('data-call-id');
+    await row.getByRole('textbox', { name: 'Reason for no (optional)' }).fill('not this one');
+    await row.getByRole('textbox', { name: 'Reason for no (optional)' }).press('Enter');
+    await page.locator(`details.tool-call[data-call-id="${id}"][data-status="canceled"]`).waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('.msg.user', { hasText: `/deny ${id} not this one` }).count(), 1);
+  });
+
+  it('TOOL-5: Always for this conversation sends /approve always <id>; the next call to that tool runs without asking', async () => {
+    await say('please echo with always');
+    const row = page.locator('details.tool-call[data-status="awaiting-approval"]');
+    await row.waitFor({ timeout: WAIT_MS });
+    const id = await row.getAttribute('data-call-id');
+    await row.getByRole('button', { name: 'Always for this conversation' }).click();
+    await page
+      .locator(`details.tool-call[data-call-id="${id}"][data-status="succeeded"]`)
+      .waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('.msg.user', { hasText: `/approve always ${id}` }).count(), 1);
+    const succeeded = page.locator('details.tool-call[data-status="succeeded"]');
+    const before = await succeeded.count();
+    await say('please echo without asking');
+    await succeeded.nth(before).waitFor({ timeout: WAIT_MS });
+    assert.equal(await page.locator('details.tool-call[data-status="awaiting-approval"]').count(), 0);
   });
 
   it('showed no script errors and broke no Content-Security-Policy rule', () => {

@@ -13,6 +13,7 @@ import {
   SUBTASK_NOTE_KEY,
   TASK_REF_KEY,
   TOOL_CALL_KEY,
+  subtaskNoteOf,
   TOOL_OUTPUT_ARTIFACT_NAME,
   textOf,
   toolCallsOf,
@@ -49,8 +50,11 @@ export type ChatEvent =
   | { kind: 'compaction'; messageId: string; text: string; point: CompactionPoint }
   /** A rewind mark: `hidden` messages before it were taken back. */
   | { kind: 'rewind'; messageId: string; hidden: number }
-  /** The harness's note that a sub-task ended (`subtaskEnded`), or waits for approval of its tool calls. */
-  | { kind: 'note'; messageId: string; text: string; subtaskId?: string; subtaskEnded?: boolean }
+  /**
+   * The harness's note that a sub-task ended (`subtaskEnded`), or waits for approval of its tool
+   * calls, or (a sub-agent the model delegated to, named by `agent`) started.
+   */
+  | { kind: 'note'; messageId: string; text: string; subtaskId?: string; subtaskEnded?: boolean; agent?: string }
   /** A tool call's status changed (the tool-calls extension): one row per call, updated in place. */
   | { kind: 'tool'; call: ToolCallData }
   /** A message the user sent, as a task read back shows it. */
@@ -155,15 +159,13 @@ export function readStatusMessage(message: Message, updateMetadata: Record<strin
   if (point) return [{ kind: 'compaction', messageId: message.messageId, text, point }];
   const mark = rewindOf(message);
   if (mark) return [{ kind: 'rewind', messageId: message.messageId, hidden: mark.hidden.length }];
-  const note = metadata[SUBTASK_NOTE_KEY] as { id?: unknown; state?: unknown } | undefined;
-  if (note && typeof note === 'object') {
+  if (metadata[SUBTASK_NOTE_KEY] !== undefined) {
+    const note = subtaskNoteOf(metadata);
+    if (!note) return [{ kind: 'note', messageId: message.messageId, text }];
     // Ended unless it says the sub-task goes on (waits for approval): a note never leaves one followed forever.
-    const subtaskEnded = typeof note.state !== 'string' || !GOING_ON.has(taskStateFromJSON(note.state));
-    return [
-      typeof note.id === 'string'
-        ? { kind: 'note', messageId: message.messageId, text, subtaskId: note.id, subtaskEnded }
-        : { kind: 'note', messageId: message.messageId, text },
-    ];
+    const subtaskEnded = !GOING_ON.has(taskStateFromJSON(note.state));
+    const agent = note.agent ? { agent: note.agent } : {};
+    return [{ kind: 'note', messageId: message.messageId, text, subtaskId: note.id, subtaskEnded, ...agent }];
   }
   if (metadata[TOOL_CALL_KEY] !== undefined) return toolCallsOf(message.parts).map((call) => ({ kind: 'tool', call }));
   const notice = metadata[NOTICE_KEY];

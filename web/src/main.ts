@@ -16,6 +16,7 @@ import { ConversationActions } from './conversation-actions.js';
 import { oneLine, showError, Transcript, TurnView } from './render.js';
 import { storeConversation, storedConversation, type QueuedMessage } from './stored.js';
 import { SubtaskWatch } from './task-watch.js';
+import { TASK_PARAM } from './subagent-chip.js';
 import { Turns } from './turns.js';
 
 /** The card is read again this often while the page is idle (command files come and go); a 304 when unchanged. */
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
   const newChat = byId<HTMLButtonElement>('new-chat');
   const stop = byId<HTMLButtonElement>('stop');
   const recentButton = byId<HTMLButtonElement>('recent');
+  // A task named in the address (a sub-agent's chip opens one): shown in place of the kept conversation.
+  const linkedTask = new URLSearchParams(location.search).get(TASK_PARAM) ?? undefined;
   const recent = new RecentList(byId('recent-list'), recentButton, (taskId) => void reopen(taskId));
 
   const completion = new Completion();
@@ -136,6 +139,7 @@ async function main(): Promise<void> {
 
   /** Keeps the conversation for the next load of the page (a reload goes on where it was). */
   function saveConversation(): void {
+    if (linkedTask) return; // a tab opened on a sub-task leaves the kept conversation to the page that opened it
     storeConversation({
       taskId: conversation.taskId,
       contextId: conversation.contextId,
@@ -144,8 +148,9 @@ async function main(): Promise<void> {
     });
   }
 
-  /** Draws the conversation kept from before a reload, and follows a turn still running on it. */
+  /** Draws the conversation kept from before a reload (or the task the address names), and follows a turn still running on it. */
   async function restoreConversation(): Promise<void> {
+    if (linkedTask) return openTask(linkedTask);
     const stored = storedConversation();
     if (!stored?.taskId) {
       if (stored?.contextId) conversation.contextId = stored.contextId;

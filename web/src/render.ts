@@ -5,12 +5,14 @@
  * model wrote): that is Markdown, rendered and sanitized in `markdown.ts`.
  */
 import type { TaskState } from '@a2a-js/sdk';
-import { APPROVE_COMMAND, DENY_COMMAND, isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { isTerminal, stateName, type ToolCallData } from '../../src/wire.js';
+import { APPROVAL_ANSWERS } from '../../src/approval-answers.js';
 import { FORK_COMMAND } from '../../src/conversation-replies.js';
 import { markOf } from './conversation-marks.js';
 import { element } from './dom.js';
 import type { ChatEvent } from './chat.js';
 import { renderMarkdown } from './markdown.js';
+import { subagentChip } from './subagent-chip.js';
 
 /** What the page adds to the transcript's entries (conversation-actions.ts). */
 export interface TranscriptExtras {
@@ -36,7 +38,7 @@ export class Transcript {
   private readonly undrawn = new Map<HTMLElement, string>();
 
   /**
-   * `answer` sends a message on the task, as if typed: what the approve and deny buttons do.
+   * `answer` sends a message on the task, as if typed: what a waiting call's answer buttons do.
    * `extras` adds to what is drawn: the actions on a user's message, the way to a fork.
    */
   constructor(
@@ -55,8 +57,8 @@ export class Transcript {
 
   /**
    * A tool call as a collapsible row: the tool and its status in the summary, its input and
-   * output inside; a call waiting for approval has Approve and Deny buttons that send
-   * `/approve <id>` and `/deny <id>`.
+   * output inside; a call waiting for approval has the chat's three answers as buttons
+   * (`APPROVAL_ANSWERS`), which send `/approve <id>`, `/approve always <id>`, `/deny <id> <reason>`.
    */
   toolCall(call: ToolCallData): HTMLElement {
     let row = this.toolRows.get(call.id);
@@ -140,11 +142,16 @@ export class Transcript {
     return this.add(bubble);
   }
 
-  /** A line of the harness's own; `error` when it says why a turn has no reply. */
-  note(text: string, subtaskId?: string, error = false): HTMLElement {
+  /**
+   * A line of the harness's own; `error` when it says why a turn has no reply. A note about a
+   * sub-agent (`agent`) has its chip, which opens the sub-task; another sub-task has its link.
+   */
+  note(text: string, subtaskId?: string, error = false, agent?: string): HTMLElement {
     const line = element('div', error ? 'msg note error' : 'msg note', text);
     if (error) line.setAttribute('role', 'alert');
-    if (subtaskId) line.append(this.subtaskLink(subtaskId));
+    if (subtaskId && agent)
+      line.append(subagentChip(subtaskId, agent, (id, onState) => this.subtasks.watch(id, onState)));
+    else if (subtaskId) line.append(this.subtaskLink(subtaskId));
     return this.add(line);
   }
 
@@ -210,6 +217,11 @@ function bounded(text: string): string {
   return text.length > TOOL_TEXT_CHARS ? `${text.slice(0, TOOL_TEXT_CHARS)}\n…` : text;
 }
 
+/** The classes of the answers' buttons, in `APPROVAL_ANSWERS` order (the style marks the first). */
+const ANSWER_CLASSES = ['tool-approve', 'tool-always', 'tool-deny'];
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 /** One tool call's row. */
 class ToolRow {
   readonly el = element('details', 'tool-call');
@@ -227,18 +239,23 @@ class ToolRow {
     summary.append(element('span', 'badge', 'tool'), this.name, this.status);
     this.output.hidden = true;
     this.actions.hidden = true;
-    const approve = element('button', 'tool-approve', 'Approve');
-    const deny = element('button', 'tool-deny', 'Deny');
-    approve.type = 'button';
-    deny.type = 'button';
-    const send = (text: string) => {
-      approve.disabled = true;
-      deny.disabled = true;
-      this.answer(text);
-    };
-    approve.addEventListener('click', () => send(`/${APPROVE_COMMAND} ${this.id}`));
-    deny.addEventListener('click', () => send(`/${DENY_COMMAND} ${this.id}`));
-    this.actions.append(approve, deny);
+    // The chat's three answers (APPROVAL_ANSWERS), one button each; No sends the reason typed beside it.
+    const reason = element('input', 'tool-reason');
+    reason.placeholder = 'reason (optional)';
+    reason.setAttribute('aria-label', 'Reason for no (optional)');
+    const buttons = APPROVAL_ANSWERS.map((answer, i) => {
+      const button = element('button', ANSWER_CLASSES[i], capitalized(answer.label));
+      button.type = 'button';
+      button.addEventListener('click', () => {
+        for (const b of buttons) b.disabled = true;
+        reason.disabled = true;
+        this.answer(answer.command(this.id, answer.asksReason ? reason.value.replace(/\s+/g, ' ') : undefined));
+      });
+      return button;
+    });
+    // Enter in the reason box answers No, as Enter after the chat's reason line does.
+    reason.addEventListener('keydown', (event) => event.key === 'Enter' && buttons.at(-1)!.click());
+    this.actions.append(...buttons.slice(0, -1), reason, buttons.at(-1)!);
     this.el.append(summary, this.input, this.output, this.actions);
     this.el.dataset['callId'] = id;
   }
@@ -305,7 +322,7 @@ export class TurnView {
         if (t.firstSight(event.messageId)) t.command(event.command, event.text, event.taskRef);
         return;
       case 'note':
-        if (t.firstSight(event.messageId)) t.note(event.text, event.subtaskId);
+        if (t.firstSight(event.messageId)) t.note(event.text, event.subtaskId, false, event.agent);
         return;
       case 'tool':
         t.toolCall(event.call);

@@ -1,5 +1,6 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
-import type { CompactionPoint, InstructionFileListing, ToolCallData } from '../../wire.js';
+import type { CompactionPoint, ToolCallData } from '../../wire.js';
+import type { InstructionFileListing } from '../../conversation-replies.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
