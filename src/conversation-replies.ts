@@ -1,7 +1,7 @@
 /**
  * The data of the conversation extension's command replies, as the clients read them (the
  * terminal chat and the web page both import it): the points `/rewind` lists, what `/rewind n`
- * did, the task `/fork` made, what `/context` measures, the files `/memory` lists. Readers, not writers: a reply missing a
+ * did, the task `/fork` made, what `/context` measures. Readers, not writers: a reply missing a
  * field reads as none. The metadata keys themselves are in `wire.ts`.
  */
 import type { Part } from '@a2a-js/sdk';
@@ -63,16 +63,4 @@ export function contextReportOf(data: Record<string, unknown> | undefined): Cont
   const report = data as Partial<ContextReport> | undefined;
   const sized = typeof report?.budgetChars === 'number' && typeof report.usedChars === 'number';
   return sized && report.parts ? (report as ContextReport) : undefined;
-}
-
-/** An instruction file as `/memory` lists it (its reply data: `{ files: InstructionFileListing[] }`), in the configured order. */
-export interface InstructionFileListing {
-  /** As configured (`AGENTS.md`), never resolved to more of the machine's paths than that. */
-  path: string;
-  /** Its size in characters; 0 when missing. */
-  chars: number;
-  /** `loaded`: sent to the model; `missing`: no file to read there (skipped); `too-large`: over `instructionsMaxChars`, refused. */
-  status: 'loaded' | 'missing' | 'too-large';
-  /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
-  problem?: string;
 }

@@ -52,4 +52,5 @@ export {
   type ForkOutcome,
   type ContextReport,
   type ContextReporter,
+  type InstructionFileListing,
 } from './builtins/index.js';

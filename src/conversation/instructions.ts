@@ -12,7 +12,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { FolderWatcher } from '../folder-watcher.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
-import type { InstructionFileListing } from '../conversation-replies.js';
+import type { InstructionFileListing } from '../commands/index.js';
 import type { InstructionFile } from './build.js';
 
 export interface ProjectInstructionsOptions {

@@ -32,6 +32,7 @@ export type {
   CompactionAttempt,
   ConversationCompaction,
   InstructionFiles,
+  InstructionFileListing,
   ContextReport,
   ContextReporter,
   ForkControl,

@@ -1,5 +1,5 @@
 import type { CommandDefinition } from '@tiny-harness/commands-extension';
-import type { InstructionFileListing } from '../../conversation-replies.js';
+import type { InstructionFileListing } from './ports.js';
 import type { InstructionFiles } from './ports.js';
 
 const HOW_TO_ADD =

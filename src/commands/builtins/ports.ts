@@ -1,6 +1,5 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { CompactionPoint, ToolCallData } from '../../wire.js';
-import type { InstructionFileListing } from '../../conversation-replies.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -177,4 +176,16 @@ export interface ConversationRewinds {
     task: Pick<Task, 'id' | 'contextId' | 'history'>,
     n: number,
   ): { point: ConversationPoint; hidden: string[]; mark: Message } | undefined;
+}
+
+/** An instruction file as `/memory` lists it (its reply data: `{ files: InstructionFileListing[] }`), in the configured order. */
+export interface InstructionFileListing {
+  /** As configured (`AGENTS.md`), never resolved to more of the machine's paths than that. */
+  path: string;
+  /** Its size in characters; 0 when missing. */
+  chars: number;
+  /** `loaded`: sent to the model; `missing`: no file to read there (skipped); `too-large`: over `instructionsMaxChars`, refused. */
+  status: 'loaded' | 'missing' | 'too-large';
+  /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
+  problem?: string;
 }
