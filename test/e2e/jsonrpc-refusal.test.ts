@@ -35,8 +35,10 @@ function harnessHolding(held: string, config: Record<string, unknown> = {}): Pro
     config,
     script: {
       reply: REPLY,
-      hold: (body) =>
-        (holds.has(lastUserText(body)) && { afterChunks: 1, until: holds.get(lastUserText(body))! }) || undefined,
+      hold: (body) => {
+        const until = holds.get(lastUserText(body));
+        return until && { afterChunks: 1, until };
+      },
     },
   });
 }
