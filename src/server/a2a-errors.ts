@@ -79,7 +79,7 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   push_configs_full: { a2a: UnsupportedOperationError },
   // The same "not in this state": the turn this stream followed no longer holds its task.
   turn_fenced: { a2a: UnsupportedOperationError },
-  // Temporary and retryable: HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603 (spec 3.3.2; unavailable.ts).
+  // Temporary and retryable: HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603 in an HTTP 503 (spec 3.3.2; unavailable.ts).
   turns_at_limit: { a2a: UnavailableError },
   // The same temporary refusal: this instance is stopping, another takes the retry.
   instance_draining: { a2a: UnavailableError },
@@ -184,7 +184,8 @@ export function transportForms(error: unknown): TransportForms {
   return {
     ...(internal !== undefined && { internal }),
     jsonRpc: {
-      httpStatus: own.httpStatus ?? 200,
+      // A retryable refusal is a 503 on JSON-RPC too, so a balancer retries it (retryable-refusal.ts).
+      httpStatus: own.httpStatus ?? (a2a instanceof UnavailableError ? 503 : 200),
       error: own.jsonRpcCode === undefined ? jsonRpcError : { ...jsonRpcError, code: own.jsonRpcCode },
     },
     http: { status: httpStatus, body: unavailableBody(toRestErrorBody(rest, httpStatus)) },

@@ -28,6 +28,7 @@ import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
 import { isBuilt, webPage } from './web-page.js';
 import { UnavailableForm, unavailableAnswers } from './unavailable.js';
+import { retryableRefusalAnswers } from './retryable-refusal.js';
 
 export interface HttpAppOptions {
   handler: A2ARequestHandler;
@@ -95,6 +96,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
   app.use(
     JSONRPC_PATH,
     ...auth('jsonrpc'),
+    retryableRefusalAnswers(),
     body,
     jsonRpcEdge(),
     sseEventIds(),

@@ -11,7 +11,7 @@ import { DelegatingRequestHandler } from '../a2a/index.js';
  * UNAVAILABLE and JSON-RPC -32603.
  *
  * The SDK's transports pick the code from the error's class and know none for this one.
- * JSON-RPC answers -32603 for it by itself. HTTP+JSON and gRPC take the code an error of their
+ * JSON-RPC answers -32603 for it by itself (in an HTTP 503: retryable-refusal.ts). HTTP+JSON and gRPC take the code an error of their
  * own transport carries (`transport`, with `statusCode` or `status`), so each of them is handed
  * the error in its own form ({@link UnavailableForm}), and the HTTP+JSON answer gets its
  * Retry-After header and its status name ({@link unavailableAnswers}). This file is the one

@@ -107,8 +107,8 @@ describe('a rolling restart of three instances behind a balancer', needs(POSTGRE
     const client = async (n: number) => {
       const a2a = await createClient(balancer.url, 'JSONRPC');
       for (let i = 0; restarting; i++) {
-        // A JSON-RPC refusal comes in a 200 that no balancer retries: the client retries a
-        // retryable one (UNAVAILABLE, with Retry-After in its metadata), as a client should.
+        // The balancer retries a refusal (503) on the next instance; one that still reaches the
+        // client (UNAVAILABLE, with Retry-After in its metadata) is sent again, as a client should.
         for (;;) {
           const outcome = await send(a2a, `client ${n} turn ${i}`).then(
             (task) => ({ task }),

@@ -44,9 +44,9 @@ const FORMS: Record<HarnessErrorCode, Row> = {
   queue_full: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   push_configs_full: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turn_fenced: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
-  turns_at_limit: [200, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
-  instance_draining: [200, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
-  // Refused before the request is read: a 503 on JSON-RPC too, which a balancer sees.
+  turns_at_limit: [503, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
+  instance_draining: [503, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
+  // Every retryable refusal is a 503 on JSON-RPC too, which a balancer sees.
   requests_at_limit: [503, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
   event_loop_lagging: [503, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
   model_unknown: [200, -32602, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],

@@ -1,8 +1,8 @@
 /**
  * When the harness cannot be reached: every request of the page goes through {@link harnessFetch},
- * which turns a failed fetch and a gateway's answer (a proxy's 502, 503 or 504, whatever its
- * body) into one error that says so in words, and refuses any web page answered in the
- * harness's place, so no HTML body ever reaches the page's text. {@link retryWhileUnreachable}
+ * which turns a failed fetch and a gateway's answer (a proxy's 502, 503 or 504; not the harness's
+ * own 503, a JSON-RPC error refusing for now) into one error that says so in words, and refuses
+ * any web page answered in the harness's place, so no HTML body ever reaches the page's text. {@link retryWhileUnreachable}
  * tries again with backoff until the harness answers.
  */
 
@@ -31,6 +31,8 @@ export const harnessFetch: typeof fetch = async (input, init) => {
     if (isAbort(error) || init?.signal?.aborted) throw error;
     throw new HarnessUnreachable('The harness cannot be reached: it does not answer.', { cause: error });
   }
+  // The harness itself refusing for now (draining, at its bound): its JSON-RPC error is the answer.
+  if (response.status === 503 && (await isJsonRpcError(response))) return response;
   const html = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/html');
   if (GATEWAY_STATUSES.has(response.status) || html) void response.body?.cancel().catch(() => undefined);
   if (GATEWAY_STATUSES.has(response.status)) {
@@ -42,6 +44,17 @@ export const harnessFetch: typeof fetch = async (input, init) => {
   if (html) throw new Error(`The page's address answered ${statusLine(response)} with a web page, not the harness.`);
   return response;
 };
+
+/** Whether `response`'s body is a JSON-RPC error (read from a copy: the body stays for the client). */
+async function isJsonRpcError(response: Response): Promise<boolean> {
+  if (!(response.headers.get('content-type') ?? '').toLowerCase().includes('json')) return false;
+  try {
+    const body = (await response.clone().json()) as { jsonrpc?: unknown; error?: unknown } | null;
+    return body?.jsonrpc === '2.0' && typeof body.error === 'object' && body.error !== null;
+  } catch {
+    return false;
+  }
+}
 
 /** Whether `error` says the harness could not be reached (as opposed to an answer refusing the call). */
 export function isUnreachable(error: unknown): boolean {
