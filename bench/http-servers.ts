@@ -113,7 +113,7 @@ async function startChild(name: VariantName): Promise<Child> {
   );
   const next = (type: string) =>
     new Promise<{ url?: string; cpu?: NodeJS.CpuUsage }>((resolve, reject) => {
-      const onMessage = (message: { type: string }) => {
+      const onMessage = (message: { type: string; url?: string; cpu?: NodeJS.CpuUsage }) => {
         if (message.type !== type) return;
         child.off('message', onMessage);
         child.off('exit', onExit);
