@@ -31,6 +31,7 @@ const BENCHMARKS = [
   'conform',
   'scrapers',
   'overload',
+  'http-servers',
   // These four need PostgreSQL (TINY_HARNESS_BENCH_DATABASE_URL); without it each says SKIPPED.
   'postgres-vs-sqlite',
   'round-trips',
