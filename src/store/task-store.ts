@@ -180,7 +180,8 @@ export class SqlTaskStore {
    * now and returns the edit to make, or undefined to make none. No other write of the task,
    * from this process or (shared) another instance, comes between the read and the write: the
    * task's lock here, and its row's lock in the database, are held throughout, so keep `decide`
-   * short. A message of `history` stored already (its id and content) is not added again.
+   * short, and pure (`Decide`): shared, it may run twice for one write, and only its last answer
+   * is stored. A message of `history` stored already (its id and content) is not added again.
    * Resolves with the task as stored and the events logged, or undefined when `decide` returned
    * nothing. A task not stored in the caller's scope is a `task_not_found` `HarnessError`; an
    * error of `decide` is passed on and nothing is saved.
