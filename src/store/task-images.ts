@@ -175,7 +175,7 @@ export class TaskImages {
     const kept = this.cache.get(write.scope, write.taskId);
     if (kept) {
       const commit = await planCommit(write, kept, this.now);
-      // Nothing to save on an image that may be outdated: decided again on the row, locked.
+      // Otherwise (nothing to save, or more than one statement can hold), decided again on the locked row: the image may be outdated.
       if (commit && fitsOneStatement(commit)) {
         let written: { pushed: boolean } | undefined;
         try {
