@@ -70,7 +70,7 @@ export async function installStepTrace(dir: string): Promise<void> {
   // Every write of a task: its lock, its transaction (the task row and the log rows), the commit.
   wrap(
     TaskImages.prototype,
-    'write',
+    'commit',
     (original) =>
       async function (this: unknown, ...args: unknown[]) {
         const start = at();

@@ -37,6 +37,7 @@ export interface EngineStore {
     events: readonly AgentExecutionEvent[],
     turn?: TurnWrite,
   ): Promise<Appended>;
+  /** `decide` must be pure: it may run more than once for one write, and only its last answer is stored. */
   modify(
     taskId: string,
     context: ServerCallContext,

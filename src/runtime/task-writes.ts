@@ -7,7 +7,10 @@ import { markGeneration } from '../a2a/index.js';
 import { withGeneration } from './turn-stream.js';
 import { visibleHistory } from '../conversation/visible.js';
 
-/** Decides, on the task as stored under its lock, the status update to apply, or nothing. */
+/**
+ * Decides, on the task as stored under its lock, the status update to apply, or nothing. Pure:
+ * it may run more than once for one write (`EngineStore.modify`); the last answer is applied.
+ */
 export type DecideStatus = (
   task: Task,
 ) => Promise<TaskStatusUpdateEvent | undefined> | TaskStatusUpdateEvent | undefined;

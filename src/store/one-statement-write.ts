@@ -1,10 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
-import { statusColumns } from './plan-writes.js';
-import type { SavePlan } from './save-plan.js';
-import type { TaskScope } from './task-cache.js';
-import { encodeAgentEvent } from './event-codec.js';
-import type { LoggedEvent } from './task-log.js';
+import { messageRows, partRows, taskRowChanges } from './plan-writes.js';
+import { isEmptyPlan } from './save-plan.js';
+import type { Commit } from './task-commit.js';
+import { logRows } from './task-log.js';
 
 /**
  * A shared write (PostgreSQL) in one statement, when the image it was planned against is still
@@ -13,54 +12,55 @@ import type { LoggedEvent } from './task-log.js';
  * transaction's six: each costs the harness about 0.3 ms of CPU (bench/RESULTS.md, round 3), more
  * than the statements themselves. When the guard fails (another instance wrote first, or took
  * the turn over) nothing is written, and the caller writes in a transaction that locks the row,
- * reads it again and decides again (`TaskImages.writeShared`).
+ * reads it again and decides again (`TaskImages.commit`). Its rows come from the builders the
+ * transaction's statements use (`plan-writes.ts`, `task-log.ts`).
  *
  * A plan that replaces an artifact's parts, or rewrites the end of the history, takes the
  * transaction: its delete and its inserts of the same keys cannot share one statement's snapshot.
+ * So does a new task (nothing to guard: it is an insert) and a write with records alongside.
  */
-export function fitsOneStatement(plan: SavePlan): boolean {
-  return !plan.isNew && plan.messagesFrom === undefined && plan.artifacts.every((write) => write.kind !== 'replace');
+export function fitsOneStatement(commit: Commit): boolean {
+  const { plan } = commit;
+  return (
+    !commit.alongside &&
+    !plan.isNew &&
+    !isEmptyPlan(plan) &&
+    plan.messagesFrom === undefined &&
+    plan.artifacts.every((write) => write.kind !== 'replace')
+  );
 }
 
-/** Resolves once written, saying whether push deliveries were owed; undefined when the row moved on (nothing was written). */
+/**
+ * Resolves once written, saying whether push deliveries were owed; undefined when the row is no
+ * longer of `version` or is fenced by a greater epoch (nothing was written).
+ */
 export async function writeInOneStatement(
   db: Kysely<Database>,
-  taskId: string,
-  scope: TaskScope,
-  plan: SavePlan,
-  logged: readonly LoggedEvent[],
-  expected: { version: number; fence: number | undefined },
-  now: Date,
+  commit: Commit,
+  version: number,
 ): Promise<{ pushed: boolean } | undefined> {
-  const status = plan.statusChanged ? statusColumns(plan) : undefined;
+  const { identity, plan, logged, fence, now } = commit;
+  const taskId = identity.id;
+  const changes = taskRowChanges(plan, now.toISOString(), fence);
   const sets = [
     sql`version = version + 1`,
-    sql`updated_at = ${now.toISOString()}`,
-    ...(status
-      ? [
-          sql`state = ${status.state}`,
-          sql`status_json = ${status.status_json}`,
-          sql`status_timestamp = ${status.status_timestamp}`,
-          sql`status_time_ms = ${status.status_time_ms}`,
-        ]
-      : []),
-    ...(plan.metadataChanged ? [sql`metadata_json = ${plan.metadataJson}`] : []),
-    ...(plan.generation !== undefined ? [sql`generation = ${plan.generation}`] : []),
-    ...(expected.fence !== undefined ? [sql`fence_epoch = ${expected.fence}`] : []),
+    ...Object.entries(changes).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
   ];
-  const fenced = expected.fence !== undefined ? sql` and fence_epoch <= ${expected.fence}` : sql``;
+  const fenced = fence !== undefined ? sql` and fence_epoch <= ${fence}` : sql``;
   const ctes = [
-    sql`upd as (update tasks set ${sql.join(sets)} where id = ${taskId} and tenant = ${scope.tenant} and owner = ${scope.owner} and version = ${expected.version}${fenced} returning id)`,
+    sql`upd as (update tasks set ${sql.join(sets)} where id = ${taskId} and tenant = ${identity.tenant} and owner = ${identity.owner} and version = ${version}${fenced} returning id)`,
   ];
-  if (plan.messages.length > 0) {
+  const messages = messageRows(taskId, plan);
+  if (messages.length > 0) {
     ctes.push(sql`m as (insert into task_messages (task_id, seq, message_id, message_json)
       select upd.id, x.seq, x.message_id, x.json from upd,
-      unnest(${plan.messages.map((m) => m.seq)}::int[], ${plan.messages.map((m) => m.messageId)}::text[], ${plan.messages.map((m) => m.json)}::text[]) as x(seq, message_id, json))`);
+      unnest(${column(messages, 1)}::int[], ${column(messages, 2)}::text[], ${column(messages, 3)}::text[]) as x(seq, message_id, json))`);
   }
-  if (logged.length > 0) {
+  const events = logRows(taskId, logged, now.getTime());
+  if (events.length > 0) {
     ctes.push(sql`e as (insert into task_events (task_id, generation, event_json, created_ms)
       select upd.id, x.generation, x.json, ${now.getTime()} from upd,
-      unnest(${logged.map((l) => l.generation)}::bigint[], ${logged.map((l) => encodeAgentEvent(l.event))}::text[]) as x(generation, json)
+      unnest(${events.map((e) => e.generation)}::bigint[], ${events.map((e) => e.event_json)}::text[]) as x(generation, json)
       returning task_id, generation, event_json)`);
     // The outbox (`push-outbox.ts`): a delivery per config of the task and event, with the event, due at once.
     ctes.push(sql`pd as (insert into push_deliveries (task_id, config_id, generation, event_json, state, attempts, next_attempt_ms)
@@ -79,13 +79,11 @@ export async function writeInOneStatement(
       from upd, unnest(${headers.map((w) => w.artifactId)}::text[], ${headers.map((w) => w.headerJson)}::text[]) as x(artifact_id, header)
       where task_artifacts.task_id = upd.id and task_artifacts.artifact_id = x.artifact_id)`);
   }
-  const parts = plan.artifacts.flatMap((write) =>
-    write.partJson.map((json, i) => ({ artifactId: write.artifactId, seq: write.firstPartSeq + i, json })),
-  );
+  const parts = plan.artifacts.flatMap((write) => partRows(taskId, write));
   if (parts.length > 0) {
     ctes.push(sql`p as (insert into artifact_parts (task_id, artifact_id, seq, part_json)
       select upd.id, x.artifact_id, x.seq, x.json from upd,
-      unnest(${parts.map((p) => p.artifactId)}::text[], ${parts.map((p) => p.seq)}::int[], ${parts.map((p) => p.json)}::text[]) as x(artifact_id, seq, json))`);
+      unnest(${column(parts, 1)}::text[], ${column(parts, 2)}::int[], ${column(parts, 3)}::text[]) as x(artifact_id, seq, json))`);
   }
   const pushed = logged.length > 0 ? sql`(select count(*)::int from pd)` : sql`0`;
   const { rows } = await sql<{
@@ -93,4 +91,9 @@ export async function writeInOneStatement(
     pushed: number;
   }>`with ${sql.join(ctes)} select count(*)::int as written, ${pushed} as pushed from upd`.execute(db);
   return rows[0]!.written === 1 ? { pushed: rows[0]!.pushed > 0 } : undefined;
+}
+
+/** The `index`th value of each row, for `unnest`. */
+function column(rows: readonly unknown[][], index: number): unknown[] {
+  return rows.map((row) => row[index]);
 }

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
 import { timestampMillis } from './codec.js';
-import type { SavePlan } from './save-plan.js';
+import type { ArtifactWrite, SavePlan } from './save-plan.js';
 import {
   addStoredMessage,
   appendStoredParts,
@@ -53,55 +53,55 @@ export function statusColumns(plan: SavePlan): {
 }
 
 /**
- * The task row's update, one template per set of columns it writes (status, metadata, both or
- * neither), and the inserts of N rows, one template per N: every event of a turn and every
- * command runs some of these (see `query-template.ts`).
+ * The task row's columns a write of a stored task sets besides its version, in a fixed order:
+ * the statements of every strategy (`writePlan`, `one-statement-write.ts`) build their update
+ * from these.
+ */
+export function taskRowChanges(plan: SavePlan, now: string, fence: number | undefined): Record<string, unknown> {
+  return {
+    ...(plan.statusChanged ? statusColumns(plan) : {}),
+    ...(plan.metadataChanged ? { metadata_json: plan.metadataJson } : {}),
+    ...(fence !== undefined ? { fence_epoch: fence } : {}),
+    ...(plan.generation !== undefined ? { generation: plan.generation } : {}),
+    updated_at: now,
+  };
+}
+
+/** The plan's message rows, in `MESSAGE_COLUMNS` order. */
+export function messageRows(taskId: string, plan: SavePlan): unknown[][] {
+  return plan.messages.map((m) => [taskId, m.seq, m.messageId, m.json]);
+}
+
+/** An artifact write's part rows, in `PART_COLUMNS` order. */
+export function partRows(taskId: string, write: ArtifactWrite): unknown[][] {
+  return write.partJson.map((json, i) => [taskId, write.artifactId, write.firstPartSeq + i, json]);
+}
+
+/**
+ * The task row's update, one template per set of columns it writes, and the inserts of N rows,
+ * one template per N: every event of a turn and every command runs some of these (see
+ * `query-template.ts`).
  */
 const taskUpdates = new Map<string, QueryTemplate<Database, readonly unknown[]>>();
 const rowInserts = new Map<string, QueryTemplate<Database, readonly unknown[]>>();
 
-function updateTaskRow(
-  trx: Kysely<Database>,
-  taskId: string,
-  plan: SavePlan,
-  now: string,
-  fence: number | undefined,
-): Promise<unknown> {
-  const withFence = fence !== undefined;
-  const withGeneration = plan.generation !== undefined;
-  const shape = `${plan.statusChanged ? 's' : ''}${plan.metadataChanged ? 'm' : ''}${withFence ? 'f' : ''}${withGeneration ? 'g' : ''}`;
+function updateTaskRow(trx: Kysely<Database>, taskId: string, changes: Record<string, unknown>): Promise<unknown> {
+  const columns = Object.keys(changes);
+  const shape = columns.join(',');
   let template = taskUpdates.get(shape);
   if (!template) {
-    const withStatus = plan.statusChanged;
-    const withMetadata = plan.metadataChanged;
-    const fenceAt = (withStatus ? 4 : 0) + (withMetadata ? 1 : 0);
-    const generationAt = fenceAt + (withFence ? 1 : 0);
-    template = new QueryTemplate(2 + generationAt + (withGeneration ? 1 : 0), (db, id, updatedAt, ...rest) =>
+    template = new QueryTemplate(1 + columns.length, (db, id, ...values) =>
       db
         .updateTable('tasks')
         .set((eb) => ({
-          ...(withStatus
-            ? { state: rest[0], status_json: rest[1], status_timestamp: rest[2], status_time_ms: rest[3] }
-            : {}),
-          ...(withMetadata ? { metadata_json: rest[withStatus ? 4 : 0] } : {}),
-          ...(withFence ? { fence_epoch: rest[fenceAt] } : {}),
-          ...(withGeneration ? { generation: rest[generationAt] } : {}),
-          updated_at: updatedAt,
+          ...(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as object),
           version: eb('version', '+', 1),
         }))
         .where('id', '=', id),
     );
     taskUpdates.set(shape, template);
   }
-  const status = plan.statusChanged ? statusColumns(plan) : undefined;
-  return template.run(trx, [
-    taskId,
-    now,
-    ...(status ? [status.state, status.status_json, status.status_timestamp, status.status_time_ms] : []),
-    ...(plan.metadataChanged ? [plan.metadataJson] : []),
-    ...(withFence ? [fence] : []),
-    ...(withGeneration ? [plan.generation] : []),
-  ]);
+  return template.run(trx, [taskId, ...Object.values(changes)]);
 }
 
 /** Inserts `rows` (arrays of `columns`' values) into `table`, a template per table and row count. */
@@ -157,7 +157,7 @@ export async function writePlan(
       })
       .execute();
   } else {
-    await updateTaskRow(trx, task.id, plan, now, fence);
+    await updateTaskRow(trx, task.id, taskRowChanges(plan, now, fence));
   }
 
   // Messages put before stored ones: the rows from their place on are written again.
@@ -168,14 +168,8 @@ export async function writePlan(
       .where('seq', '>=', plan.messagesFrom)
       .execute();
   }
-  for (const batch of chunks(plan.messages)) {
-    await insertRows(
-      trx,
-      'task_messages',
-      MESSAGE_COLUMNS,
-      batch.map((m) => [task.id, m.seq, m.messageId, m.json]),
-    );
-  }
+  for (const batch of chunks(messageRows(task.id, plan)))
+    await insertRows(trx, 'task_messages', MESSAGE_COLUMNS, batch);
 
   for (const write of plan.artifacts) {
     if (write.kind === 'insert') {
@@ -200,8 +194,7 @@ export async function writePlan(
           .execute();
       }
     }
-    const rows = write.partJson.map((json, i) => [task.id, write.artifactId, write.firstPartSeq + i, json]);
-    for (const batch of chunks(rows)) await insertRows(trx, 'artifact_parts', PART_COLUMNS, batch);
+    for (const batch of chunks(partRows(task.id, write))) await insertRows(trx, 'artifact_parts', PART_COLUMNS, batch);
   }
 }
 

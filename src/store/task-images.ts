@@ -1,17 +1,22 @@
-import type { Task } from '@a2a-js/sdk';
-import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { HarnessError, turnFencedError } from '../errors.js';
 import type { Database } from './database.js';
-import { applyPlan, writePlan, type TaskIdentity } from './plan-writes.js';
-import { isEmptyPlan, planSave, type SavePlan } from './save-plan.js';
+import { applyPlan } from './plan-writes.js';
+import type { SavePlan } from './save-plan.js';
 import type { StoredTask } from './stored-task.js';
 import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
-import { insertLogRows, type LoggedEvent } from './task-log.js';
-import { insertDeliveries } from './push-outbox.js';
+import type { LoggedEvent } from './task-log.js';
 import { fitsOneStatement, writeInOneStatement } from './one-statement-write.js';
+import {
+  planCommit,
+  writeInTransaction,
+  writesNothing,
+  type Commit,
+  type TaskWrite,
+  type Written,
+} from './task-commit.js';
 
 /**
  * Where `SqlTaskStore` reads and writes task images: the bounded cache of images, the
@@ -25,27 +30,6 @@ import { fitsOneStatement, writeInOneStatement } from './one-statement-write.js'
  * compares the kept image's version with the row's in one small query and reads the task
  * again when they differ.
  */
-
-/** Writes that go in the transaction of a task's save: a new task's records (`SqlTaskStore.create`). */
-export type Alongside = (trx: Transaction<Database>) => Promise<unknown>;
-
-/** What a write stores: the task as it becomes, and the events that say how (appended to its log). */
-export interface Change {
-  task: Task;
-  events: readonly AgentExecutionEvent[];
-}
-
-/** What a write saves, decided from the freshest stored image: a change, or undefined for nothing. */
-export type Decide = (stored: StoredTask | undefined) => Change | undefined | Promise<Change | undefined>;
-
-/** After a write: the stored image, whether its `Decide` asked for a save, and the events it logged. */
-export interface Written {
-  image: StoredTask | undefined;
-  saved: boolean;
-  logged: LoggedEvent[];
-  /** Whether the write owed push deliveries (the task has push configs): the deliverer is woken. */
-  pushed?: boolean;
-}
 
 export interface TaskImagesOptions {
   /** The most the kept images may weigh together, in bytes; 0 keeps none. */
@@ -149,75 +133,68 @@ export class TaskImages {
   }
 
   /**
-   * The one way a task is written, under the task's lock. `decide` sees the freshest
-   * stored image and says what to save; the save writes what differs from that image, in one
-   * transaction with `alongside`. Shared, that transaction first locks the task's row and reads
-   * the task again when another instance changed it, so that `decide` and the write see and
-   * change the same version, whichever instance writes. An error of `decide` is passed on.
-   *
-   * `fence` (shared only): the write is a turn's, under its lease's epoch. Read with the row's
-   * lock, in the statement that takes it (no round trip of its own), a row fenced by a greater
-   * epoch refuses the write (`turn_fenced`): another instance took the task over. Otherwise the
-   * row's fence becomes this epoch. A new task has no row to fence: nobody else knows its id.
+   * The one way a task is written, under the task's lock: `decide` (which must be pure, see
+   * `Decide`) sees the freshest stored image and says what to save, and the commit writes what
+   * differs from that image with its log, its push deliveries and whatever goes alongside, all
+   * or nothing. Its strategy follows the commit's shape:
+   * - alone (SQLite): one transaction, decided on the kept image, the truth;
+   * - shared (PostgreSQL), decided on a kept image and fitting one statement: that statement,
+   *   guarded by the image's version (`one-statement-write.ts`);
+   * - shared, any other (or when that guard failed): a transaction that locks the task's row,
+   *   reads the task again when another instance changed it and decides again on that, so that
+   *   `decide` and the write see and change the same version, whichever instance writes.
+   * An error of `decide` is passed on.
    */
-  async write(
-    taskId: string,
-    scope: TaskScope,
-    decide: Decide,
-    alongside?: Alongside,
-    fence?: number,
-  ): Promise<Written> {
+  async commit(write: TaskWrite): Promise<Written> {
+    const { taskId, scope } = write;
     return this.locks.run(scopedKey(scope, taskId), async () => {
-      const written = this.shared
-        ? await this.writeShared(taskId, scope, decide, alongside, fence)
-        : await this.writeAlone(taskId, scope, decide, alongside);
+      const written = this.shared ? await this.commitShared(write) : await this.commitAlone(write);
       if (written.logged.length > 0) this.onLogged(taskId, written.logged, written.pushed === true);
       return written;
     });
   }
 
-  private async writeAlone(taskId: string, scope: TaskScope, decide: Decide, alongside?: Alongside): Promise<Written> {
-    const stored = await this.imageLocked(taskId, scope);
-    const change = await decide(stored);
-    if (!change) return { image: stored, saved: false, logged: [] };
-    const { task } = change;
-    const logged = numbered(stored, change.events);
-    const plan = planSave(stored, task, logged.at(-1)?.generation);
-    if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true, logged };
-    const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
-    const now = this.now();
+  private async commitAlone(write: TaskWrite): Promise<Written> {
+    const stored = await this.imageLocked(write.taskId, write.scope);
+    // No other instance to fence off.
+    const commit = await planCommit({ ...write, fence: undefined }, stored, this.now);
+    if (!commit) return { image: stored, saved: false, logged: [] };
+    if (writesNothing(commit)) return { image: stored, saved: true, logged: commit.logged };
     let pushed = false;
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await writePlan(trx, identity, plan, now.toISOString());
-        await insertLogRows(trx, taskId, logged, now.getTime());
-        await alongside?.(trx);
-        if (this.mayOwePush(taskId)) pushed = await insertDeliveries(trx, taskId, logged);
-      });
+      pushed = await this.db
+        .transaction()
+        .execute((trx) => writeInTransaction(trx, commit, this.mayOwePush(write.taskId)));
     } catch (error) {
-      throw await this.writeFailed(error, taskId, scope, plan);
+      throw await this.writeFailed(error, write.taskId, write.scope, commit.plan);
     }
-    const image = applyPlan(stored, identity, plan, now.toISOString());
-    this.cache.set(image);
-    return { image, saved: true, logged, pushed };
+    return this.committed(stored, commit, pushed);
   }
 
-  private async writeShared(
-    taskId: string,
-    scope: TaskScope,
-    decide: Decide,
-    alongside: Alongside | undefined,
-    fence: number | undefined,
-    firstTry = true,
-  ): Promise<Written> {
-    const kept = this.cache.get(scope, taskId);
-    if (kept && !alongside && firstTry) {
-      const written = await this.writeKeptInOneStatement(taskId, scope, kept, decide, fence);
-      if (written) return written;
+  private async commitShared(write: TaskWrite): Promise<Written> {
+    const kept = this.cache.get(write.scope, write.taskId);
+    if (kept) {
+      const commit = await planCommit(write, kept, this.now);
+      // Otherwise (nothing to save, or more than one statement can hold), decided again on the locked row: the image may be outdated.
+      if (commit && fitsOneStatement(commit)) {
+        let written: { pushed: boolean } | undefined;
+        try {
+          written = await writeInOneStatement(this.db, commit, kept.version);
+        } catch (error) {
+          throw await this.writeFailed(error, write.taskId, write.scope, commit.plan);
+        }
+        if (written) return this.committed(kept, commit, written.pushed);
+      }
     }
-    let plan: SavePlan | undefined;
+    return this.commitLocked(write, kept);
+  }
+
+  /** Shared: decided and written in a transaction that holds the task row's lock. */
+  private async commitLocked(write: TaskWrite, kept: StoredTask | undefined, firstTry = true): Promise<Written> {
+    const { taskId, scope, fence } = write;
+    let commit: Commit | undefined;
     let decision: { error: unknown } | undefined;
-    let outcome: Written & { write?: { identity: TaskIdentity; now: string } };
+    let outcome: { stored: StoredTask | undefined; pushed?: boolean };
     try {
       outcome = await this.db.transaction().execute(async (trx) => {
         const row = await trx
@@ -234,82 +211,47 @@ export class TaskImages {
           : kept?.version === row.version
             ? kept
             : await readStoredTask(trx, taskId, scope);
-        const change = await Promise.resolve(decide(stored)).catch((error: unknown) => {
+        commit = await planCommit(write, stored, this.now).catch((error: unknown) => {
           decision = { error };
           throw error;
         });
-        if (!change) return { image: stored, saved: false, logged: [] };
-        const { task } = change;
-        const logged = numbered(stored, change.events);
-        plan = planSave(stored, task, logged.at(-1)?.generation);
-        if (isEmptyPlan(plan) && !alongside) return { image: stored, saved: true, logged };
-        const identity = { id: taskId, contextId: stored?.task.contextId ?? task.contextId, ...scope };
-        const now = this.now();
-        await writePlan(trx, identity, plan, now.toISOString(), fence);
-        await insertLogRows(trx, taskId, logged, now.getTime());
-        await alongside?.(trx);
-        const pushed = this.mayOwePush(taskId) && (await insertDeliveries(trx, taskId, logged));
-        return { image: stored, saved: true, logged, pushed, write: { identity, now: now.toISOString() } };
+        if (!commit || writesNothing(commit)) return { stored };
+        return { stored, pushed: await writeInTransaction(trx, commit, this.mayOwePush(taskId)) };
       });
     } catch (error) {
       if (decision) throw decision.error;
-      if (!plan) {
+      if (!commit) {
         this.cache.delete(scope, taskId);
         throw error;
       }
       // Another instance stored the same new task first: decide again on what it stored.
       if (
         firstTry &&
-        plan.isNew &&
-        !alongside &&
+        commit.plan.isNew &&
+        !write.alongside &&
         (error as { code?: unknown })?.code === UNIQUE_VIOLATION &&
         (await this.storedIn(taskId, scope))
       ) {
-        return this.writeShared(taskId, scope, decide, alongside, fence, false);
+        return this.commitLocked(write, undefined, false);
       }
-      throw await this.writeFailed(error, taskId, scope, plan);
+      throw await this.writeFailed(error, taskId, scope, commit.plan);
     }
-    const { image, saved, logged, pushed, write } = outcome;
-    if (!write) {
+    const { stored, pushed } = outcome;
+    if (pushed === undefined) {
       // Read again (or still current): worth keeping for the next use.
-      if (image) this.cache.set(image);
-      return { image, saved, logged };
+      if (stored) this.cache.set(stored);
+      return commit
+        ? { image: stored, saved: true, logged: commit.logged }
+        : { image: stored, saved: false, logged: [] };
     }
-    const next = applyPlan(image, write.identity, plan!, write.now);
-    this.cache.set(next);
-    return { image: next, saved, logged, pushed };
+    return this.committed(stored, commit!, pushed);
   }
 
-  /**
-   * Shared: the write planned against the kept image and made in one statement, guarded by the
-   * image's version (`one-statement-write.ts`). Undefined when it cannot be: `decide` saves
-   * nothing (on an image that may be outdated), the plan needs a transaction, or the row moved
-   * on; the caller then writes in a transaction, deciding again on the row as it stands.
-   */
-  private async writeKeptInOneStatement(
-    taskId: string,
-    scope: TaskScope,
-    kept: StoredTask,
-    decide: Decide,
-    fence: number | undefined,
-  ): Promise<Written | undefined> {
-    const change = await decide(kept);
-    if (!change) return undefined;
-    const logged = numbered(kept, change.events);
-    const plan = planSave(kept, change.task, logged.at(-1)?.generation);
-    if (!fitsOneStatement(plan) || isEmptyPlan(plan)) return undefined;
-    const now = this.now();
-    let written: { pushed: boolean } | undefined;
-    try {
-      written = await writeInOneStatement(this.db, taskId, scope, plan, logged, { version: kept.version, fence }, now);
-    } catch (error) {
-      throw await this.writeFailed(error, taskId, scope, plan);
-    }
-    if (!written) return undefined;
-    const identity = { id: taskId, contextId: kept.task.contextId, ...scope };
-    const image = applyPlan(kept, identity, plan, now.toISOString());
+  /** After a commit: the image it leaves, kept for the next use. */
+  private committed(stored: StoredTask | undefined, commit: Commit, pushed: boolean): Written {
+    const image = applyPlan(stored, commit.identity, commit.plan, commit.now.toISOString());
     this.cache.set(image);
-    return { image, saved: true, logged, pushed: written.pushed };
+    return { image, saved: true, logged: commit.logged, pushed };
   }
 
   /** The error for a write that failed; the image is dropped (the rows say what was stored). */
@@ -332,10 +274,4 @@ export class TaskImages {
     const owner = await findTaskScope(this.db, taskId).catch(() => undefined);
     return owner !== undefined && owner.tenant === scope.tenant && owner.owner === scope.owner;
   }
-}
-
-/** The events numbered after the stored task's generation (a new task's first is 1). */
-function numbered(stored: StoredTask | undefined, events: readonly AgentExecutionEvent[]): LoggedEvent[] {
-  const after = stored?.generation ?? 0;
-  return events.map((event, i) => ({ generation: after + i + 1, event }));
 }

@@ -104,19 +104,27 @@ export async function insertLogRows(
   logged: readonly LoggedEvent[],
   nowMs: number,
 ): Promise<void> {
-  for (let i = 0; i < logged.length; i += INSERT_BATCH) {
+  const rows = logRows(taskId, logged, nowMs);
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
     await trx
       .insertInto('task_events')
-      .values(
-        logged.slice(i, i + INSERT_BATCH).map(({ generation, event }) => ({
-          task_id: taskId,
-          generation,
-          event_json: encodeAgentEvent(event),
-          created_ms: nowMs,
-        })),
-      )
+      .values(rows.slice(i, i + INSERT_BATCH))
       .execute();
   }
+}
+
+/** The events' rows in `task_events`, each encoded once, for either write strategy (`task-commit.ts`). */
+export function logRows(
+  taskId: string,
+  logged: readonly LoggedEvent[],
+  nowMs: number,
+): Array<{ task_id: string; generation: number; event_json: string; created_ms: number }> {
+  return logged.map(({ generation, event }) => ({
+    task_id: taskId,
+    generation,
+    event_json: encodeAgentEvent(event),
+    created_ms: nowMs,
+  }));
 }
 
 /** The task's logged events after generation `after`, in order; at most a batch (read again for more). */

@@ -11,7 +11,8 @@ import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';
 import { copyTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
-import { TaskImages, type Alongside, type Change, type Decide } from './task-images.js';
+import type { Alongside, Change, Decide } from './task-commit.js';
+import { TaskImages } from './task-images.js';
 import { applyEvent, isWholeBatch, readLogAfter, type LoggedEvent } from './task-log.js';
 import { queryTaskPage } from './task-list.js';
 import { findTaskScope, readStoredTasks } from './task-rows.js';
@@ -147,7 +148,7 @@ export class SqlTaskStore {
       const event: AgentExecutionEvent = { kind: 'task', data: task };
       return { task: applyEvent(undefined, event)!, events: [event] };
     };
-    const { image, logged } = await this.images.write(task.id, scope, created, alongside);
+    const { image, logged } = await this.images.commit({ taskId: task.id, scope, decide: created, alongside });
     return { task: copyTask(image!.task), logged };
   }
 
@@ -161,17 +162,16 @@ export class SqlTaskStore {
     events: readonly AgentExecutionEvent[],
     turn: TurnWrite = {},
   ): Promise<Appended> {
-    const { image, logged } = await this.images.write(
+    const { image, logged } = await this.images.commit({
       taskId,
-      this.scopeOf(context),
-      (stored) => {
+      scope: this.scopeOf(context),
+      decide: (stored) => {
         const change = applied(stored && copyTask(stored.task), events, turn.replyAfter);
         if (!change.task) throw taskNotFound(taskId);
         return change as Change;
       },
-      undefined,
-      turn.fence,
-    );
+      fence: turn.fence,
+    });
     return { task: copyTask(image!.task), logged };
   }
 
@@ -180,7 +180,8 @@ export class SqlTaskStore {
    * now and returns the edit to make, or undefined to make none. No other write of the task,
    * from this process or (shared) another instance, comes between the read and the write: the
    * task's lock here, and its row's lock in the database, are held throughout, so keep `decide`
-   * short. A message of `history` stored already (its id and content) is not added again.
+   * short, and pure (`Decide`): shared, it may run twice for one write, and only its last answer
+   * is stored. A message of `history` stored already (its id and content) is not added again.
    * Resolves with the task as stored and the events logged, or undefined when `decide` returned
    * nothing. A task not stored in the caller's scope is a `task_not_found` `HarnessError`; an
    * error of `decide` is passed on and nothing is saved.
@@ -192,10 +193,10 @@ export class SqlTaskStore {
     fence?: number,
   ): Promise<Appended | undefined> {
     const scope = this.scopeOf(context);
-    const { image, saved, logged } = await this.images.write(
+    const { image, saved, logged } = await this.images.commit({
       taskId,
       scope,
-      async (stored) => {
+      decide: async (stored) => {
         if (!stored) throw taskNotFound(taskId);
         const edit = await decide(copyTask(stored.task));
         if (!edit) return undefined;
@@ -203,9 +204,8 @@ export class SqlTaskStore {
         task.history.push(...(edit.history ?? []));
         return applied(task, edit.events) as Change;
       },
-      undefined,
       fence,
-    );
+    });
     return saved && image ? { task: copyTask(image.task), logged } : undefined;
   }
 

@@ -33,7 +33,10 @@ export interface CommandTaskPort {
  * An update decided from the task as stored, with the command already in its history, in the
  * same step as it is stored: under the task's write lock, so that two commands sent at once
  * each see the other's reply (the first `/approve` or `/deny` of a call wins). `decide` must not
- * change the task, and should be quick: it holds the lock.
+ * change the task, and should be quick: it holds the lock. It may run more than once for one
+ * update (a store shared by several servers decides again when another one wrote the task
+ * first), and only its last answer is stored: so it answers from the task it is given alone,
+ * with no side effect an earlier run would leave behind.
  */
 export interface DecidedUpdate {
   taskId: string;

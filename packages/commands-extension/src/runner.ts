@@ -166,12 +166,13 @@ export class CommandRunner {
       const after = await this.options.port.post(
         {
           taskId: task.id,
+          // Decided afresh on each run (`DecidedUpdate`): an earlier run's recheck must not stick.
           decide: async (stored) => {
             const instead = result.recheck!(stored);
-            if (instead) {
-              const state = stored.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
-              sent = { result: instead, reply: buildReply(stored, state, command.name, instead) };
-            }
+            const state = stored.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
+            sent = instead
+              ? { result: instead, reply: buildReply(stored, state, command.name, instead) }
+              : { result, reply };
             return { update: sent.reply, records: sent.result.records };
           },
         },
