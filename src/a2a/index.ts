@@ -32,3 +32,23 @@ export {
   lastEventId,
 } from './client-gone.js';
 export { REST_PAGE_KEY, restPage, restPageOf, type RestPage } from './rest-page.js';
+export {
+  CALL_METHODS,
+  compose,
+  handlerTerminal,
+  isStreaming,
+  methodsBut,
+  observed,
+  type Call,
+  type CallMethod,
+  type CallOf,
+  type ComposedSteps,
+  type Next,
+  type Observer,
+  type Outcome,
+  type OutcomeOf,
+  type Step,
+  type Stream,
+  type StreamingMethod,
+} from './steps.js';
+export { StepsRequestHandler, withSteps } from './steps-handler.js';
