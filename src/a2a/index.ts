@@ -37,8 +37,6 @@ export {
   CALL_METHODS,
   compose,
   handlerTerminal,
-  isStreaming,
-  methodsBut,
   observed,
   type Call,
   type CallMethod,

@@ -60,32 +60,20 @@ export interface Step {
   around(call: Call, next: Next): Outcome;
 }
 
-/** Every call method, streaming or not: a record, so that a method the SDK adds fails to compile until listed. */
-const STREAMS: Record<CallMethod, boolean> = {
-  getAuthenticatedExtendedAgentCard: false,
-  sendMessage: false,
-  sendMessageStream: true,
-  getTask: false,
-  listTasks: false,
-  cancelTask: false,
-  resubscribe: true,
-  createTaskPushNotificationConfig: false,
-  getTaskPushNotificationConfig: false,
-  listTaskPushNotificationConfigs: false,
-  deleteTaskPushNotificationConfig: false,
-};
-
-export const CALL_METHODS = Object.keys(STREAMS) as CallMethod[];
-
-/** Whether `method`'s answer is a stream of events. */
-export function isStreaming(method: CallMethod): boolean {
-  return STREAMS[method];
-}
-
-/** Every method but the ones given: for a step that leaves a few alone. */
-export function methodsBut(...left: CallMethod[]): CallMethod[] {
-  return CALL_METHODS.filter((method) => !left.includes(method));
-}
+/** Every call method: a record, so that a method the SDK adds fails to compile until listed. */
+export const CALL_METHODS = Object.keys({
+  getAuthenticatedExtendedAgentCard: 0,
+  sendMessage: 0,
+  sendMessageStream: 0,
+  getTask: 0,
+  listTasks: 0,
+  cancelTask: 0,
+  resubscribe: 0,
+  createTaskPushNotificationConfig: 0,
+  getTaskPushNotificationConfig: 0,
+  listTaskPushNotificationConfigs: 0,
+  deleteTaskPushNotificationConfig: 0,
+} satisfies Record<CallMethod, 0>) as CallMethod[];
 
 /** The composed path: run a call through it, and read its order. */
 export interface ComposedSteps {
