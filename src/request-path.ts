@@ -1,28 +1,28 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { CommandsRequestHandler, withCommandsExtension, type CommandRegistry } from './commands/index.js';
-import type { DelegatingRequestHandler, MessageClaims } from './a2a/index.js';
+import { commandsStep, withCommandsExtension, type CommandRegistry } from './commands/index.js';
+import {
+  compose,
+  handlerTerminal,
+  StepsRequestHandler,
+  type CallMethod,
+  type MessageClaims,
+  type Step,
+} from './a2a/index.js';
 import { describeError, type Logger } from './log.js';
 import type { TaskEngine } from './runtime/engine.js';
-import { MessageIdempotency } from './runtime/message-idempotency.js';
+import { idempotencyStep } from './runtime/message-idempotency.js';
 import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
 import type { PushConfigs } from './runtime/push-configs.js';
 import type { TurnQueue } from './runtime/turn-queue.js';
 import type { LogSubscription } from './store/index.js';
-import { A2AErrorMapping } from './server/a2a-errors.js';
-import { SseEventIds } from './server/sse-event-ids.js';
-import { TransportCardCache } from './server/transport-card.js';
-import { A2ASpans } from './telemetry/a2a-spans.js';
+import { errorMappingStep } from './server/a2a-errors.js';
+import { sseIdsStep } from './server/sse-event-ids.js';
+import { spansStep } from './telemetry/a2a-spans.js';
 import { traceCommand } from './telemetry/traces.js';
 import type { HarnessMetrics } from './telemetry/metrics.js';
-import { RequestMetrics } from './telemetry/request-metrics.js';
-
-/** One step of the request path: a handler built around the path below it, and its name in the printed order. */
-export interface Interceptor {
-  name: string;
-  around(below: A2ARequestHandler): DelegatingRequestHandler;
-}
+import { metricsStep } from './telemetry/request-metrics.js';
 
 export interface RequestPathOptions {
   engine: TaskEngine;
@@ -44,26 +44,28 @@ export interface RequestPathOptions {
   metrics?: HarnessMetrics;
 }
 
-/** Where the card's route reads the card: below the transports' cache, so that it is built per request (CMD-16). */
-export const CARD_ROUTE_ENTRY = 'commands';
-
 /**
- * The request path, outermost first, in the order a request goes through it:
+ * The request path, outermost first, in the order a call goes through it:
  * - `spans`: a server span for the call, continuing the caller's trace (`telemetry/a2a-spans.ts`);
  * - `metrics`: every call counted by method and outcome, and timed (`telemetry/request-metrics.ts`);
  * - `sseIds`: each streamed event's generation noted for its SSE id (`server/sse-event-ids.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
- * - `transportCard`: the transports' per-call card checks get the first card built;
  * - `commands`: a command message is answered by the commands extension and goes no further;
  * - `idempotency`: a message id is handled once per user (CMD-34);
  * then the harness's request handler, whose every method is a call of the engine. A call
- * passes only the steps that do something for its method (`compose`).
+ * passes only the steps that take its method (`compose`, `a2a/steps.ts`).
+ *
+ * Spans and metrics come first so that they time and see everything below, failures as the
+ * client gets them; `sseIds` sits above the error mapping, which leaves events as they are, and
+ * below the two that only observe. Commands come before idempotency: a command is made
+ * idempotent by the extension itself with the same claims (CMD-13), and a turn's message by the
+ * step just above the engine, which would refuse a resend as busy.
  */
 export function requestPathSteps(options: RequestPathOptions): {
-  interceptors: Interceptor[];
-  handler: A2ARequestHandler;
+  steps: Step[];
+  handler: HarnessRequestHandler;
 } {
-  const { engine, view, feeds, claims, registry, log } = options;
+  const { engine, view, feeds, claims, registry, log, metrics } = options;
   const warn = (what: string) => (error: unknown) => log.warn(what, { error: describeError(error) });
   const tasks = {
     read: view.read.bind(view),
@@ -71,51 +73,6 @@ export function requestPathSteps(options: RequestPathOptions): {
     feeds,
     isBusy: (id: string) => engine.isBusy(id),
   };
-  const { metrics } = options;
-  const interceptors: Interceptor[] = [
-    { name: 'spans', around: (below) => new A2ASpans(below) },
-    ...(metrics ? [{ name: 'metrics', around: (below: A2ARequestHandler) => new RequestMetrics(below, metrics) }] : []),
-    { name: 'sseIds', around: (below) => new SseEventIds(below) },
-    {
-      name: 'errorMapping',
-      around: (below) =>
-        new A2AErrorMapping(
-          below,
-          (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }),
-          (reason, method) => {
-            metrics?.refused(reason);
-            log.debug('call refused, retryably', { rpc: method, reason });
-          },
-        ),
-    },
-    { name: 'transportCard', around: (below) => new TransportCardCache(below) },
-    {
-      name: 'commands',
-      around: (below) =>
-        new CommandsRequestHandler(below, {
-          registry,
-          port: engine,
-          claims,
-          baseCard: options.card,
-          onHandlerError: (error, command) =>
-            log.error('command handler failed', { command, error: describeError(error) }),
-          aroundHandler: traceCommand,
-          onStreamError: warn('a turn stream failed after its client went away'),
-          pushConfig: options.push && ((config, context, existing) => options.push!.forTurn(config, context, existing)),
-        }),
-    },
-    {
-      name: 'idempotency',
-      around: (below) =>
-        new MessageIdempotency(below, {
-          claims,
-          tasks,
-          queued: options.queue && ((id, messageId, context) => options.queue!.followQueued(id, messageId, context)),
-          onClaimError: (error, task) =>
-            log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
-        }),
-    },
-  ];
   const handler = new HarnessRequestHandler(
     engine,
     view,
@@ -124,86 +81,53 @@ export function requestPathSteps(options: RequestPathOptions): {
     options.push,
     options.queue,
   );
-  return { interceptors, handler };
+  const steps: Step[] = [
+    spansStep(),
+    ...(metrics ? [metricsStep(metrics)] : []),
+    sseIdsStep(),
+    errorMappingStep(
+      (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }),
+      (reason, method) => {
+        metrics?.refused(reason);
+        log.debug('call refused, retryably', { rpc: method, reason });
+      },
+    ),
+    commandsStep({
+      registry,
+      port: engine,
+      claims,
+      getTask: (id, context) => handler.getTask({ tenant: context.tenant ?? '', id }, context),
+      onHandlerError: (error, command) => log.error('command handler failed', { command, error: describeError(error) }),
+      aroundHandler: traceCommand,
+      onStreamError: warn('a turn stream failed after its client went away'),
+      pushConfig: options.push && ((config, context, existing) => options.push!.forTurn(config, context, existing)),
+    }),
+    idempotencyStep({
+      claims,
+      tasks,
+      queued: options.queue && ((id, messageId, context) => options.queue!.followQueued(id, messageId, context)),
+      onClaimError: (error, task) =>
+        log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
+    }),
+  ];
+  return { steps, handler };
 }
 
-export interface RequestPath extends ComposedPath {
+export interface RequestPath {
+  /** What the SDK's transports are given: every call runs through the steps. */
+  handler: A2ARequestHandler;
+  /** The steps' names, outermost first. */
+  order: readonly string[];
+  /** The steps a call of `method` passes, outermost first. */
+  pathOf(method: CallMethod): readonly string[];
   /** The card as its route serves it: built on every call (CMD-16). */
   card: () => Promise<AgentCard>;
 }
 
-/** The request path the harness serves; the transports are given `handler`. */
+/** The request path the harness serves. */
 export function buildRequestPath(options: RequestPathOptions): RequestPath {
-  const { interceptors, handler } = requestPathSteps(options);
-  const path = compose(interceptors, handler);
-  return { ...path, card: path.from(CARD_ROUTE_ENTRY).getAgentCard };
-}
-
-type Method = keyof A2ARequestHandler;
-
-/** Every method of the SDK's handler: a record, so that a method the SDK adds fails to compile until listed. */
-export const REQUEST_METHODS = Object.keys({
-  getAgentCard: 0,
-  getAuthenticatedExtendedAgentCard: 0,
-  sendMessage: 0,
-  sendMessageStream: 0,
-  getTask: 0,
-  listTasks: 0,
-  cancelTask: 0,
-  resubscribe: 0,
-  createTaskPushNotificationConfig: 0,
-  getTaskPushNotificationConfig: 0,
-  listTaskPushNotificationConfigs: 0,
-  deleteTaskPushNotificationConfig: 0,
-} satisfies Record<Method, 0>) as Method[];
-
-export interface ComposedPath {
-  /** The whole path, from its first interceptor. */
-  handler: A2ARequestHandler;
-  /** The interceptors' names, outermost first. */
-  order: readonly string[];
-  /** The path from the interceptor named `name`, included, down. */
-  from(name: string): A2ARequestHandler;
-  /** The interceptors a call of `method` passes through, outermost first. */
-  pathOf(method: Method): readonly string[];
-}
-
-/**
- * Builds `interceptors` (outermost first) around `terminal`. Each one is given, as the path
- * below it, a handler whose every method goes straight to the next interceptor that does
- * something for that method ({@link DelegatingRequestHandler.intercepts}): a call passes each
- * step once at most, and never through one that would only hand it on. So a task read made
- * on the way (the answer to a blocking send, a command's task) reaches the handler without
- * going down the path again.
- */
-export function compose(interceptors: readonly Interceptor[], terminal: A2ARequestHandler): ComposedPath {
-  const entries = new Map<string, A2ARequestHandler>();
-  const paths = new Map<Method, string[]>(REQUEST_METHODS.map((method) => [method, []]));
-  let below = routed(terminal, () => true);
-  for (const { name, around } of [...interceptors].reverse()) {
-    if (entries.has(name)) throw new Error(`Two steps of the request path are named ${name}.`);
-    const handler = around(below);
-    below = routed(handler, (method) => handler.intercepts(method), below);
-    entries.set(name, below);
-    for (const method of REQUEST_METHODS) if (handler.intercepts(method)) paths.get(method)!.unshift(name);
-  }
-  return {
-    handler: below,
-    order: interceptors.map((step) => step.name),
-    from: (name) => {
-      const entry = entries.get(name);
-      if (!entry) throw new Error(`The request path has no step named ${name}.`);
-      return entry;
-    },
-    pathOf: (method) => paths.get(method)!,
-  };
-}
-
-/** `handler`'s methods where `owns` says so, `below`'s otherwise. */
-function routed(handler: A2ARequestHandler, owns: (method: Method) => boolean, below?: A2ARequestHandler) {
-  const methods: Partial<Record<Method, unknown>> = {};
-  for (const method of REQUEST_METHODS) {
-    methods[method] = owns(method) || !below ? (handler[method] as () => unknown).bind(handler) : below[method];
-  }
-  return methods as A2ARequestHandler;
+  const { steps, handler } = requestPathSteps(options);
+  const path = compose(steps, handlerTerminal(handler));
+  const card = () => handler.getAgentCard();
+  return { handler: new StepsRequestHandler(path, card), order: path.order, pathOf: path.pathOf, card };
 }

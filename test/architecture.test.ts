@@ -66,7 +66,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'public-network.ts', 'version.ts', 'wire.ts'] },
   server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'public-network.ts', 'telemetry', 'wire.ts'] },
   // Traces and metrics: below every area that reports to them. The A2A calls' span and metrics
-  // are steps of the request path, built on a2a/'s DelegatingRequestHandler.
+  // are steps of the request path, of a2a/'s `around(call, next)` signature.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting turns and sub-tasks through runtime's
   // port; their `!` and `@` markers bounded by the workspace tools' root and shell rules (TOOL-6).

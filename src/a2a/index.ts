@@ -3,7 +3,8 @@
  * harness: a request handler that wraps another, a message id handled once per user (CMD-34),
  * and a call's "client gone" signal with the streams that end on it. The generic ones live in
  * the extension's package (`@tiny-harness/commands-extension`), which needs them; the harness's
- * own (generations, the transports' side of "client gone") are here.
+ * own (generations, the transports' side of "client gone", the request path's steps and their
+ * `compose`) are here.
  */
 export {
   DelegatingRequestHandler,
@@ -32,3 +33,21 @@ export {
   lastEventId,
 } from './client-gone.js';
 export { REST_PAGE_KEY, restPage, restPageOf, type RestPage } from './rest-page.js';
+export {
+  CALL_METHODS,
+  compose,
+  handlerTerminal,
+  observed,
+  type Call,
+  type CallMethod,
+  type CallOf,
+  type ComposedSteps,
+  type Next,
+  type Observer,
+  type Outcome,
+  type OutcomeOf,
+  type Step,
+  type Stream,
+  type StreamingMethod,
+} from './steps.js';
+export { StepsRequestHandler, withSteps } from './steps-handler.js';

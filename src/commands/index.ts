@@ -34,6 +34,7 @@ export {
   type DecidedUpdate,
   sdkTaskPort,
 } from '@tiny-harness/commands-extension';
+export { commandsStep, type CommandsStepOptions } from './commands-step.js';
 export {
   registerBuiltinCommands,
   toolsCommand,

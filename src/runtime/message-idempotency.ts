@@ -1,6 +1,6 @@
-import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler, type FirstClaim, type MessageClaims, type RepeatClaim } from '../a2a/index.js';
+import type { SendMessageRequest, StreamResponse } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { FirstClaim, MessageClaims, Next, RepeatClaim, Step, Stream } from '../a2a/index.js';
 import { answerBlocking } from './request-handler.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 
@@ -20,7 +20,7 @@ export interface MessageIdempotencyOptions {
 }
 
 /**
- * Turns are run once per message id and user (CMD-34); commands are kept the same way by the
+ * The `idempotency` step. Turns are run once per message id and user (CMD-34); commands are kept the same way by the
  * commands wrapper, with the same claims. The first send of an id runs its turn; the message
  * counts as accepted at the stream's first event, when the engine has stored it on its task. A
  * send refused before that (task not found, a turn already running) frees the id again.
@@ -33,82 +33,84 @@ export interface MessageIdempotencyOptions {
  * from it (`answerBlocking`): a blocking resend likewise answers once the turn has ended, as the
  * first send does. Sits in front of the engine, which would refuse a resend as busy.
  */
-export class MessageIdempotency extends DelegatingRequestHandler {
-  constructor(
-    inner: A2ARequestHandler,
-    private readonly options: MessageIdempotencyOptions,
-  ) {
-    super(inner);
-  }
+export function idempotencyStep(options: MessageIdempotencyOptions): Step {
+  return {
+    name: 'idempotency',
+    methods: ['sendMessage', 'sendMessageStream'],
+    around(call, next) {
+      if (call.method !== 'sendMessage' && call.method !== 'sendMessageStream') return next();
+      const { params, context } = call;
+      const stream = claimed(options, params, context, next);
+      if (call.method === 'sendMessageStream') return stream;
+      // A blocking send, claimed as a streaming one is: answered from its stream, and the task
+      // then read below this step, not down the whole path again.
+      return answerBlocking(stream, params, context, (p, c) =>
+        next({ method: 'getTask', params: p, context: c, streaming: false }),
+      );
+    },
+  };
+}
 
-  override sendMessageStream(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.stream(params, context);
-  }
-
-  /** A blocking send, claimed as a streaming one is: answered from its stream (`answerBlocking`). */
-  override sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    return answerBlocking(this.stream(params, context), params, context, (p, c) => this.inner.getTask(p, c));
-  }
-
-  private async *stream(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    if (!params.message) return yield* this.inner.sendMessageStream(params, context);
-    const claim = await this.options.claims.claim(params.message, context);
-    if (claim.kind === 'repeat') return yield* this.resend(claim, params, context);
-    let accepted = false;
-    try {
-      for await (const event of this.inner.sendMessageStream(params, context)) {
-        if (!accepted) {
-          accepted = true;
-          const taskId = taskIdOf(event);
-          if (taskId) await this.accept(claim, taskId);
-        }
-        yield event;
+/** The message's events, its id claimed first: the turn below, or what a resend follows. */
+async function* claimed(
+  options: MessageIdempotencyOptions,
+  params: SendMessageRequest,
+  context: ServerCallContext,
+  next: Next,
+): Stream {
+  const turn = () => next({ method: 'sendMessageStream', params, context, streaming: true });
+  if (!params.message) return yield* turn();
+  const claim = await options.claims.claim(params.message, context);
+  if (claim.kind === 'repeat') return yield* resend(options, claim, params, context);
+  let accepted = false;
+  try {
+    for await (const event of turn()) {
+      if (!accepted) {
+        accepted = true;
+        const taskId = taskIdOf(event);
+        if (taskId) await accept(options, claim, taskId);
       }
-    } catch (error) {
-      if (!accepted) await claim.release();
-      throw error;
-    } finally {
-      claim.finish();
+      yield event;
     }
+  } catch (error) {
+    if (!accepted) await claim.release();
+    throw error;
+  } finally {
+    claim.finish();
   }
+}
 
-  /**
-   * Never throws: the turn is running, and its client reads on. A claim not recorded is
-   * reported; after a restart its message would be taken as new.
-   */
-  private async accept(claim: FirstClaim, taskId: string): Promise<void> {
-    try {
-      await claim.accept({ taskId });
-    } catch (error) {
-      this.options.onClaimError?.(error, taskId);
-    }
+/**
+ * Never throws: the turn is running, and its client reads on. A claim not recorded is
+ * reported; after a restart its message would be taken as new.
+ */
+async function accept(options: MessageIdempotencyOptions, claim: FirstClaim, taskId: string): Promise<void> {
+  try {
+    await claim.accept({ taskId });
+  } catch (error) {
+    options.onClaimError?.(error, taskId);
   }
+}
 
-  private async *resend(
-    claim: RepeatClaim,
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    // A message still queued: the resend waits for its turn as the first send does.
-    const queued = await this.options.queued?.(claim.outcome.taskId, params.message!.messageId, context);
-    if (queued) return yield* queued;
-    // A resend reaching another instance than the first send finds the claim there, not the
-    // request: it follows the task's turn if one is running, wherever it runs.
-    const following = claim.inFlight || (await this.options.tasks.isBusy(claim.outcome.taskId)) ? 'turn' : 'none';
-    yield* followTask(this.options.tasks, claim.outcome.taskId, context, {
-      follow: following,
-      refuseEnded: false,
-      historyLength: params.configuration?.historyLength,
-    });
-    // Ending once the first request is over, the client's next read (and a blocking answer) sees the turn's end.
-    if (following === 'turn') await claim.firstDone;
-  }
+async function* resend(
+  options: MessageIdempotencyOptions,
+  claim: RepeatClaim,
+  params: SendMessageRequest,
+  context: ServerCallContext,
+): Stream {
+  // A message still queued: the resend waits for its turn as the first send does.
+  const queued = await options.queued?.(claim.outcome.taskId, params.message!.messageId, context);
+  if (queued) return yield* queued;
+  // A resend reaching another instance than the first send finds the claim there, not the
+  // request: it follows the task's turn if one is running, wherever it runs.
+  const following = claim.inFlight || (await options.tasks.isBusy(claim.outcome.taskId)) ? 'turn' : 'none';
+  yield* followTask(options.tasks, claim.outcome.taskId, context, {
+    follow: following,
+    refuseEnded: false,
+    historyLength: params.configuration?.historyLength,
+  });
+  // Ending once the first request is over, the client's next read (and a blocking answer) sees the turn's end.
+  if (following === 'turn') await claim.firstDone;
 }
 
 function taskIdOf(event: StreamResponse): string | undefined {

@@ -1,20 +1,3 @@
-import type {
-  CancelTaskRequest,
-  DeleteTaskPushNotificationConfigRequest,
-  GetTaskPushNotificationConfigRequest,
-  GetTaskRequest,
-  ListTaskPushNotificationConfigsRequest,
-  ListTaskPushNotificationConfigsResponse,
-  ListTasksRequest,
-  ListTasksResponse,
-  Message,
-  SendMessageRequest,
-  StreamResponse,
-  SubscribeToTaskRequest,
-  Task,
-  TaskPushNotificationConfig,
-} from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import {
   A2A_ERROR_CODE,
   A2AError,
@@ -30,10 +13,10 @@ import {
 } from '@a2a-js/sdk/errors';
 import type * as GrpcErrors from '@a2a-js/sdk/errors/grpc';
 import type { Metadata } from '@grpc/grpc-js';
-import { DelegatingRequestHandler } from '../a2a/index.js';
+import { observed, type Step } from '../a2a/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
 import { UnavailableError, unavailableBody } from './unavailable.js';
-import type { RefusalReason } from '../telemetry/metrics.js';
+import { A2A_METHODS, type RefusalReason } from '../telemetry/metrics.js';
 
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal error; the server logged it.';
@@ -229,127 +212,24 @@ function grpcWire(): NonNullable<typeof loadedGrpcWire> {
 }
 
 /**
- * The outermost request handler: every error any call raises leaves as an A2A error, through
+ * The `errorMapping` step: every error any call raises leaves as an A2A error, through
  * {@link toA2AError}; an internal one is reported to `onInternal` (the log) first, a retryable
  * refusal (the turn bound's, a drain's) to `onRefused` (counted; an answer, not a failure).
  */
-export class A2AErrorMapping extends DelegatingRequestHandler {
-  constructor(
-    inner: A2ARequestHandler,
-    private readonly onInternal: (error: unknown, method: string) => void,
-    private readonly onRefused: (reason: RefusalReason, method: string) => void = () => {},
-  ) {
-    super(inner);
-  }
-
-  override sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    return this.mapped('SendMessage', () => this.inner.sendMessage(params, context));
-  }
-
-  override sendMessageStream(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.mappedStream('SendStreamingMessage', () => this.inner.sendMessageStream(params, context));
-  }
-
-  override getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.mapped('GetTask', () => this.inner.getTask(params, context));
-  }
-
-  override listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    return this.mapped('ListTasks', () => this.inner.listTasks(params, context));
-  }
-
-  override cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.mapped('CancelTask', () => this.inner.cancelTask(params, context));
-  }
-
-  override resubscribe(
-    params: SubscribeToTaskRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.mappedStream('SubscribeToTask', () => this.inner.resubscribe(params, context));
-  }
-
-  override createTaskPushNotificationConfig(
-    params: TaskPushNotificationConfig,
-    context: ServerCallContext,
-  ): Promise<TaskPushNotificationConfig> {
-    return this.mapped('CreateTaskPushNotificationConfig', () =>
-      this.inner.createTaskPushNotificationConfig(params, context),
-    );
-  }
-
-  override getTaskPushNotificationConfig(
-    params: GetTaskPushNotificationConfigRequest,
-    context: ServerCallContext,
-  ): Promise<TaskPushNotificationConfig> {
-    return this.mapped('GetTaskPushNotificationConfig', () =>
-      this.inner.getTaskPushNotificationConfig(params, context),
-    );
-  }
-
-  override listTaskPushNotificationConfigs(
-    params: ListTaskPushNotificationConfigsRequest,
-    context: ServerCallContext,
-  ): Promise<ListTaskPushNotificationConfigsResponse> {
-    return this.mapped('ListTaskPushNotificationConfigs', () =>
-      this.inner.listTaskPushNotificationConfigs(params, context),
-    );
-  }
-
-  override deleteTaskPushNotificationConfig(
-    params: DeleteTaskPushNotificationConfigRequest,
-    context: ServerCallContext,
-  ): Promise<void> {
-    return this.mapped('DeleteTaskPushNotificationConfig', () =>
-      this.inner.deleteTaskPushNotificationConfig(params, context),
-    );
-  }
-
-  private async mapped<T>(method: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      throw this.translate(error, method);
-    }
-  }
-
-  /**
-   * The inner stream is opened at once, not on the first read: wrappers do synchronous work
-   * there (activating an extension) that must happen before a transport writes its headers.
-   */
-  private mappedStream(
-    method: string,
-    open: () => AsyncGenerator<StreamResponse, void, undefined>,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    let stream: AsyncGenerator<StreamResponse, void, undefined>;
-    try {
-      stream = open();
-    } catch (error) {
-      throw this.translate(error, method);
-    }
-    return this.reading(stream, method);
-  }
-
-  private async *reading(
-    stream: AsyncGenerator<StreamResponse, void, undefined>,
-    method: string,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    try {
-      yield* stream;
-    } catch (error) {
-      throw this.translate(error, method);
-    }
-  }
-
-  private translate(error: unknown, method: string): A2AError {
+export function errorMappingStep(
+  onInternal: (error: unknown, method: string) => void,
+  onRefused: (reason: RefusalReason, method: string) => void = () => {},
+): Step {
+  const translate = (error: unknown, method: string): A2AError => {
     const mapped = toA2AError(error);
-    if (mapped.internal !== undefined) this.onInternal(mapped.internal, method);
+    if (mapped.internal !== undefined) onInternal(mapped.internal, method);
     // Only the codes WIRE maps to UnavailableError come out as one: the refusals.
     else if (mapped.error instanceof UnavailableError && isHarnessError(error))
-      this.onRefused(error.code as RefusalReason, method);
+      onRefused(error.code as RefusalReason, method);
     return mapped.error;
-  }
+  };
+  return {
+    name: 'errorMapping',
+    around: (call, next) => observed(call, next, { failed: (error) => translate(error, A2A_METHODS[call.method]) }),
+  };
 }

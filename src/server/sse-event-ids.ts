@@ -1,14 +1,13 @@
 import type { RequestHandler, Response } from 'express';
-import type { SendMessageRequest, StreamResponse, SubscribeToTaskRequest } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { DelegatingRequestHandler, generationOf } from '../a2a/index.js';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { generationOf, type Step, type Stream } from '../a2a/index.js';
 
 /**
  * Each event of an SSE answer gets its generation as its SSE `id:` (the resume rule,
  * spec/stream-resume-extension-v1.md), so that a client's SSE reader sends it back as
  * `Last-Event-ID`. The SDK's transports write each event as `data: <json>\n\n`, with no id and
  * no way to add one, from the stream the request path yields: this file is the one place that
- * works around it. The outermost step of the path (`SseEventIds`) notes the generation of each
+ * works around it. A step of the path (`sseIdsStep`) notes the generation of each
  * event it passes on, in order, in the call's queue; the middleware (`sseEventIds`) takes the
  * next one as the transport writes each event, and writes it as the event's id.
  */
@@ -21,7 +20,7 @@ export function sseIdsOf(res: Response): Array<number | undefined> | undefined {
   return res.locals.sseIds as Array<number | undefined> | undefined;
 }
 
-/** Writes each SSE event's id, from the call's queue (`SseEventIds`). */
+/** Writes each SSE event's id, from the call's queue (`sseIdsStep`). */
 export function sseEventIds(): RequestHandler {
   return (_req, res, next) => {
     const ids: Array<number | undefined> = [];
@@ -39,31 +38,16 @@ export function sseEventIds(): RequestHandler {
   };
 }
 
-/** The outermost step of the request path: notes each streamed event's generation in the call's queue. */
-export class SseEventIds extends DelegatingRequestHandler {
-  constructor(inner: A2ARequestHandler) {
-    super(inner);
-  }
-
-  override sendMessageStream(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return noted(this.inner.sendMessageStream(params, context), context);
-  }
-
-  override resubscribe(
-    params: SubscribeToTaskRequest,
-    context: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return noted(this.inner.resubscribe(params, context), context);
-  }
+/** The `sseIds` step: notes each streamed event's generation in the call's queue. */
+export function sseIdsStep(): Step {
+  return {
+    name: 'sseIds',
+    methods: ['sendMessageStream', 'resubscribe'],
+    around: (call, next) => noted(next() as Stream, call.context),
+  };
 }
 
-async function* noted(
-  stream: AsyncGenerator<StreamResponse, void, undefined>,
-  context: ServerCallContext,
-): AsyncGenerator<StreamResponse, void, undefined> {
+async function* noted(stream: Stream, context: ServerCallContext): Stream {
   const ids = context.state.get(SSE_IDS_KEY) as Array<number | undefined> | undefined;
   if (!ids) return yield* stream;
   for await (const item of stream) {

@@ -71,7 +71,7 @@ export class UnavailableForm extends DelegatingRequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    // Opened at once, as every wrapper's inner stream is (`A2AErrorMapping.mappedStream`).
+    // Opened at once, as every step opens the stream below it (`observed`, a2a/steps.ts).
     return this.reading(this.inner.sendMessageStream(params, context));
   }
 

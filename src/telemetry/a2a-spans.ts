@@ -7,28 +7,11 @@
  * is the span's parent. A stream's span lasts as long as the stream. Never the message's content.
  */
 import { context, propagation, SpanKind, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
-import {
-  Role,
-  type CancelTaskRequest,
-  type DeleteTaskPushNotificationConfigRequest,
-  type GetExtendedAgentCardRequest,
-  type GetTaskPushNotificationConfigRequest,
-  type GetTaskRequest,
-  type ListTaskPushNotificationConfigsRequest,
-  type ListTasksRequest,
-  type Message,
-  type AgentCard,
-  type ListTasksResponse,
-  type ListTaskPushNotificationConfigsResponse,
-  type Task,
-  type SendMessageRequest,
-  type StreamResponse,
-  type SubscribeToTaskRequest,
-  type TaskPushNotificationConfig,
-} from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { Role, type Message } from '@a2a-js/sdk';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { ATTR_GEN_AI_CONVERSATION_ID } from '@opentelemetry/semantic-conventions/incubating';
-import { DelegatingRequestHandler } from '../a2a/index.js';
+import type { Call, Step, Stream } from '../a2a/index.js';
+import { A2A_METHODS } from './metrics.js';
 import { TRACE_CARRIER_KEY } from './propagation.js';
 import { ATTR_A2A_TASK_ID, errorType, failSpan, inSpan, tracer } from './traces.js';
 
@@ -43,130 +26,56 @@ const A2A = {
   configId: 'gen_ai.agent.a2a.config_id',
 } as const;
 
-export class A2ASpans extends DelegatingRequestHandler {
-  constructor(inner: A2ARequestHandler) {
-    super(inner);
-  }
+/** The `spans` step: every call in a server span of its own. */
+export function spansStep(): Step {
+  return {
+    name: 'spans',
+    around(call, next) {
+      const method = A2A_METHODS[call.method];
+      const { span, parent } = serverSpan(method, attributesOf(call), call.context);
+      if (!call.streaming) return inSpan(span, parent, () => next() as Promise<unknown>);
+      // The stream is opened at once, as the steps below expect (the commands step activates its
+      // extension before the transport writes its headers); each of its steps then runs in the span.
+      const active = trace.setSpan(parent, span);
+      try {
+        return spanned(
+          context.with(active, () => next() as Stream),
+          span,
+          active,
+        );
+      } catch (error) {
+        failSpan(span, errorType(error), error instanceof Error ? error.message : undefined);
+        span.end();
+        throw error;
+      }
+    },
+  };
+}
 
-  override sendMessage(params: SendMessageRequest, callContext: ServerCallContext): Promise<Message | Task> {
-    return this.call('SendMessage', messageAttributes(params.message), callContext, () =>
-      this.inner.sendMessage(params, callContext),
-    );
-  }
-
-  override sendMessageStream(
-    params: SendMessageRequest,
-    callContext: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.stream('SendStreamingMessage', messageAttributes(params.message), callContext, () =>
-      this.inner.sendMessageStream(params, callContext),
-    );
-  }
-
-  override getTask(params: GetTaskRequest, callContext: ServerCallContext): Promise<Task> {
-    return this.call('GetTask', { [ATTR_A2A_TASK_ID]: params.id }, callContext, () =>
-      this.inner.getTask(params, callContext),
-    );
-  }
-
-  override listTasks(params: ListTasksRequest, callContext: ServerCallContext): Promise<ListTasksResponse> {
-    const attributes = params.contextId ? contextAttributes(params.contextId) : {};
-    return this.call('ListTasks', attributes, callContext, () => this.inner.listTasks(params, callContext));
-  }
-
-  override cancelTask(params: CancelTaskRequest, callContext: ServerCallContext): Promise<Task> {
-    return this.call('CancelTask', { [ATTR_A2A_TASK_ID]: params.id }, callContext, () =>
-      this.inner.cancelTask(params, callContext),
-    );
-  }
-
-  override resubscribe(
-    params: SubscribeToTaskRequest,
-    callContext: ServerCallContext,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.stream('SubscribeToTask', { [ATTR_A2A_TASK_ID]: params.id }, callContext, () =>
-      this.inner.resubscribe(params, callContext),
-    );
-  }
-
-  override getAuthenticatedExtendedAgentCard(
-    params: GetExtendedAgentCardRequest,
-    callContext: ServerCallContext,
-  ): Promise<AgentCard> {
-    return this.call('GetExtendedAgentCard', {}, callContext, () =>
-      this.inner.getAuthenticatedExtendedAgentCard(params, callContext),
-    );
-  }
-
-  override createTaskPushNotificationConfig(
-    params: TaskPushNotificationConfig,
-    callContext: ServerCallContext,
-  ): Promise<TaskPushNotificationConfig> {
-    return this.call('CreateTaskPushNotificationConfig', pushAttributes(params), callContext, () =>
-      this.inner.createTaskPushNotificationConfig(params, callContext),
-    );
-  }
-
-  override getTaskPushNotificationConfig(
-    params: GetTaskPushNotificationConfigRequest,
-    callContext: ServerCallContext,
-  ): Promise<TaskPushNotificationConfig> {
-    return this.call('GetTaskPushNotificationConfig', pushAttributes(params), callContext, () =>
-      this.inner.getTaskPushNotificationConfig(params, callContext),
-    );
-  }
-
-  override listTaskPushNotificationConfigs(
-    params: ListTaskPushNotificationConfigsRequest,
-    callContext: ServerCallContext,
-  ): Promise<ListTaskPushNotificationConfigsResponse> {
-    return this.call('ListTaskPushNotificationConfigs', { [ATTR_A2A_TASK_ID]: params.taskId }, callContext, () =>
-      this.inner.listTaskPushNotificationConfigs(params, callContext),
-    );
-  }
-
-  override deleteTaskPushNotificationConfig(
-    params: DeleteTaskPushNotificationConfigRequest,
-    callContext: ServerCallContext,
-  ): Promise<void> {
-    return this.call('DeleteTaskPushNotificationConfig', pushAttributes(params), callContext, () =>
-      this.inner.deleteTaskPushNotificationConfig(params, callContext),
-    );
-  }
-
-  private call<T>(method: string, attributes: Attributes, callContext: ServerCallContext, run: () => Promise<T>) {
-    const { span, parent } = serverSpan(method, attributes, callContext);
-    return inSpan(span, parent, run);
-  }
-
-  /**
-   * The stream is opened at once, as the steps below expect (the commands step activates its
-   * extension before the transport writes its headers); each of its steps then runs in the span.
-   */
-  private stream(
-    method: string,
-    attributes: Attributes,
-    callContext: ServerCallContext,
-    open: () => AsyncGenerator<StreamResponse, void, undefined>,
-  ): AsyncGenerator<StreamResponse, void, undefined> {
-    const { span, parent } = serverSpan(method, attributes, callContext);
-    const active = trace.setSpan(parent, span);
-    try {
-      return spanned(context.with(active, open), span, active);
-    } catch (error) {
-      failSpan(span, errorType(error), error instanceof Error ? error.message : undefined);
-      span.end();
-      throw error;
-    }
+function attributesOf(call: Call): Attributes {
+  switch (call.method) {
+    case 'sendMessage':
+    case 'sendMessageStream':
+      return messageAttributes(call.params.message);
+    case 'getTask':
+    case 'cancelTask':
+    case 'resubscribe':
+      return { [ATTR_A2A_TASK_ID]: call.params.id };
+    case 'listTasks':
+      return call.params.contextId ? contextAttributes(call.params.contextId) : {};
+    case 'listTaskPushNotificationConfigs':
+      return { [ATTR_A2A_TASK_ID]: call.params.taskId };
+    case 'createTaskPushNotificationConfig':
+    case 'getTaskPushNotificationConfig':
+    case 'deleteTaskPushNotificationConfig':
+      return pushAttributes(call.params);
+    case 'getAuthenticatedExtendedAgentCard':
+      return {};
   }
 }
 
 /** `stream` read in `active` (the turn it starts, and what that calls, are the span's children); the span ends with it. */
-async function* spanned(
-  stream: AsyncGenerator<StreamResponse, void, undefined>,
-  span: Span,
-  active: Context,
-): AsyncGenerator<StreamResponse, void, undefined> {
+async function* spanned(stream: Stream, span: Span, active: Context): Stream {
   let done = false;
   try {
     for (;;) {

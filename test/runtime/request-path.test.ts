@@ -1,31 +1,31 @@
 /**
  * The request path (src/request-path.ts): its order, printed and checked against its comment,
  * the steps each method passes, and that one call passes each step once at most: a blocking
- * send no longer goes down the path a second time to read its answer, nor a command to read
- * its task.
+ * send does not go down the path a second time to read its answer, nor a command to read its
+ * task. `compose` itself is tested in test/a2a/steps.test.ts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { CommandRegistry } from '../../src/commands/index.js';
-import { MessageClaims } from '../../src/a2a/index.js';
-import { silentLogger } from '../../src/log.js';
 import {
-  buildRequestPath,
+  CALL_METHODS,
   compose,
-  REQUEST_METHODS,
-  requestPathSteps,
-  type RequestPathOptions,
-} from '../../src/request-path.js';
+  handlerTerminal,
+  MessageClaims,
+  type ComposedSteps,
+  type Step,
+} from '../../src/a2a/index.js';
+import { silentLogger } from '../../src/log.js';
+import { buildRequestPath, requestPathSteps, type RequestPathOptions } from '../../src/request-path.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { HarnessMetrics } from '../../src/telemetry/metrics.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['spans', 'metrics', 'sseIds', 'errorMapping', 'transportCard', 'commands', 'idempotency'];
+const ORDER = ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands', 'idempotency'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -71,39 +71,40 @@ after(() => temp?.dispose());
 /** The path as the harness builds it, each step (and the harness's handler) noting every call it receives. */
 function countedPath() {
   const seen: string[] = [];
-  const note = <H extends A2ARequestHandler>(name: string, handler: H, owns: (method: string) => boolean): H => {
-    for (const method of REQUEST_METHODS) {
-      if (!owns(method)) continue;
-      const original = handler[method] as (...args: unknown[]) => unknown;
-      (handler as Record<string, unknown>)[method] = function (this: unknown, ...args: unknown[]) {
-        seen.push(`${name}.${method}`);
-        return original.apply(this, args);
-      };
-    }
-    return handler;
-  };
-  const { interceptors, handler: terminal } = requestPathSteps(options);
-  const path = compose(
-    interceptors.map(({ name, around }) => ({
-      name,
-      around: (below: A2ARequestHandler) => {
-        const handler = around(below);
-        return note(name, handler, (method) => handler.intercepts(method as never));
-      },
-    })),
-    // A handler in front of the harness's, not its own methods: those also call each other.
-    note('handler', forwarding(terminal), () => true),
-  );
-  return { path, seen };
+  const { steps, handler } = requestPathSteps(options);
+  const noted = steps.map((step): Step => ({
+    ...step,
+    around: (call, next) => {
+      seen.push(`${step.name}.${call.method}`);
+      return step.around(call, next);
+    },
+  }));
+  // The handler's own methods call each other: only the calls from outside it are noted.
+  const own = handler as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of ['sendMessage', 'sendMessageStream', 'getTask']) {
+    const original = own[method]!.bind(handler);
+    let inside = 0;
+    own[method] = (...args: unknown[]) => {
+      if (inside === 0) seen.push(`handler.${method}`);
+      inside++;
+      try {
+        return original(...args);
+      } finally {
+        inside--;
+      }
+    };
+  }
+  return { path: compose(noted, handlerTerminal(handler)), seen };
 }
 
-function forwarding(handler: A2ARequestHandler): A2ARequestHandler {
-  return Object.fromEntries(
-    REQUEST_METHODS.map((method) => [
-      method,
-      (...args: unknown[]) => (handler[method] as (...a: unknown[]) => unknown).apply(handler, args),
-    ]),
-  ) as unknown as A2ARequestHandler;
+/** A blocking `SendMessage` of `request` down `path`. */
+function blocking(path: ComposedSteps, request: SendMessageRequest): Promise<Task> {
+  return path.run({
+    method: 'sendMessage',
+    params: request,
+    context: callContext(),
+    streaming: false,
+  }) as Promise<Task>;
 }
 
 /** How many calls each step of the path received, in `seen`. */
@@ -129,7 +130,7 @@ describe('the request path', () => {
 
   it('takes each method only through the steps that do something for it', (t) => {
     const path = buildRequestPath(options);
-    for (const method of REQUEST_METHODS) t.diagnostic(`${method}: ${path.pathOf(method).join(' → ')}`);
+    for (const method of CALL_METHODS) t.diagnostic(`${method}: ${path.pathOf(method).join(' → ')}`);
     assert.deepEqual(path.pathOf('sendMessage'), ['spans', 'metrics', 'errorMapping', 'commands', 'idempotency']);
     assert.deepEqual(path.pathOf('sendMessageStream'), [
       'spans',
@@ -142,12 +143,12 @@ describe('the request path', () => {
     assert.deepEqual(path.pathOf('getTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('cancelTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('resubscribe'), ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('getAgentCard'), ['transportCard', 'commands']);
+    assert.deepEqual(path.pathOf('createTaskPushNotificationConfig'), ['spans', 'metrics', 'errorMapping', 'commands']);
   });
 
   it('a blocking send passes each step once, and is answered by the handler without going down the path again', async () => {
     const { path, seen } = countedPath();
-    const first = (await path.handler.sendMessage(send('first'), callContext())) as Task;
+    const first = await blocking(path, send('first'));
     assert.equal(first.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
     const turn = [
       'spans.sendMessage',
@@ -163,7 +164,7 @@ describe('the request path', () => {
 
     // On an existing task too.
     seen.length = 0;
-    const second = (await path.handler.sendMessage(send('second', first), callContext())) as Task;
+    const second = await blocking(path, send('second', first));
     assert.equal(second.id, first.id);
     assert.equal(textOf(second.status?.message), 'reply to second');
     assert.deepEqual(seen, turn);
@@ -172,7 +173,6 @@ describe('the request path', () => {
       metrics: 1,
       sseIds: 0,
       errorMapping: 1,
-      transportCard: 0,
       commands: 1,
       idempotency: 1,
     });
@@ -180,9 +180,9 @@ describe('the request path', () => {
 
   it('a command reads its task from the handler, not down the path again', async () => {
     const { path, seen } = countedPath();
-    const task = (await path.handler.sendMessage(send('first'), callContext())) as Task;
+    const task = await blocking(path, send('first'));
     seen.length = 0;
-    const answer = (await path.handler.sendMessage(send('/ping', task), callContext())) as Task;
+    const answer = await blocking(path, send('/ping', task));
     assert.equal(textOf(answer.status?.message), 'pong');
     assert.deepEqual(seen, [
       'spans.sendMessage',
@@ -193,9 +193,24 @@ describe('the request path', () => {
     ]);
   });
 
-  it('refuses two steps of one name, and an entry point it does not have', () => {
-    const { interceptors, handler } = requestPathSteps(options);
-    assert.throws(() => compose([...interceptors, interceptors[3]!], handler), /named errorMapping/);
-    assert.throws(() => compose(interceptors, handler).from('nowhere'), /no step named nowhere/);
+  it('refuses two steps of one name', () => {
+    const { steps, handler } = requestPathSteps(options);
+    assert.throws(() => compose([...steps, steps[3]!], handlerTerminal(handler)), /named errorMapping/);
+  });
+
+  it("serves the card per call on its route, and keeps the transports' first one", async () => {
+    const path = buildRequestPath(options);
+    const names = () => options.registry.list().map((command) => command.name);
+    const commandsOf = (card: { capabilities?: { extensions?: Array<{ params?: unknown }> } }) =>
+      JSON.stringify(card.capabilities?.extensions ?? []);
+    const kept = commandsOf(await path.handler.getAgentCard());
+    options.registry.register({ name: 'later', description: 'Added while serving', handler: () => ({ text: 'ok' }) });
+    try {
+      assert.ok(names().includes('later'));
+      assert.match(commandsOf(await path.card()), /later/, 'the route builds the card now (CMD-16)');
+      assert.equal(commandsOf(await path.handler.getAgentCard()), kept);
+    } finally {
+      options.registry.unregister('later');
+    }
   });
 });

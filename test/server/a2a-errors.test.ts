@@ -12,9 +12,10 @@ import {
 } from '@a2a-js/sdk/errors';
 import { buildGrpcErrorMetadata, decodeErrorInfo, decodeStatus, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import { Metadata, status } from '@grpc/grpc-js';
+import { withSteps } from '../../src/a2a/index.js';
 import { HarnessError, type HarnessErrorCode } from '../../src/errors.js';
 import {
-  A2AErrorMapping,
+  errorMappingStep,
   INTERNAL_ERROR_MESSAGE,
   loadGrpcErrorForms,
   toA2AError,
@@ -219,7 +220,7 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
   it('never passes on the text of an internal failure: the client reads a fixed message, the log gets the error', async () => {
     const leaky = new Error('ENOENT: /srv/secret/path/db.sqlite with api_key=sk-abcdefghijkl');
     const reported: Array<[unknown, string]> = [];
-    const handler = new A2AErrorMapping(failingHandler(leaky), (error, method) => reported.push([error, method]));
+    const handler = errorMapped(failingHandler(leaky), (error, method) => reported.push([error, method]));
     await assert.rejects(
       handler.getTask({ tenant: '', id: 'x', historyLength: undefined }, context),
       (error: unknown) => {
@@ -243,7 +244,7 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
   it('a store failure is internal too, and is reported', async () => {
     const reported: unknown[] = [];
     const failure = new HarnessError('store_failed', 'database is locked at /var/lib/x.db');
-    const handler = new A2AErrorMapping(failingHandler(failure), (error) => reported.push(error));
+    const handler = errorMapped(failingHandler(failure), (error) => reported.push(error));
     await assert.rejects(handler.cancelTask({ tenant: '', id: 'x' } as never, context), {
       message: INTERNAL_ERROR_MESSAGE,
     });
@@ -254,7 +255,7 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     const refused: Array<[string, string]> = [];
     const internal: unknown[] = [];
     for (const code of ['turns_at_limit', 'instance_draining'] as const) {
-      const handler = new A2AErrorMapping(
+      const handler = errorMapped(
         failingHandler(new HarnessError(code, 'Send it again in a few seconds.')),
         (error) => internal.push(error),
         (reason, method) => refused.push([reason, method]),
@@ -262,7 +263,7 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
       await assert.rejects(handler.sendMessageStream({} as never, context).next(), { reason: 'UNAVAILABLE' });
       await assert.rejects(handler.sendMessage({} as never, context), { reason: 'UNAVAILABLE' });
     }
-    await new A2AErrorMapping(
+    await errorMapped(
       failingHandler(new HarnessError('task_not_found', 'No such task.')),
       (error) => internal.push(error),
       (reason, method) => refused.push([reason, method]),
@@ -309,3 +310,8 @@ describe('A2A errors on each transport, as A2A 1.0.1 section 5.4 maps them', () 
     });
   }
 });
+
+/** `inner` behind the `errorMapping` step alone. */
+function errorMapped(inner: A2ARequestHandler, ...reports: Parameters<typeof errorMappingStep>): A2ARequestHandler {
+  return withSteps(inner, [errorMappingStep(...reports)]);
+}

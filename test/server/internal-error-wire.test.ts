@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { withSteps } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
-import { A2AErrorMapping, INTERNAL_ERROR_MESSAGE } from '../../src/server/a2a-errors.js';
+import { errorMappingStep, INTERNAL_ERROR_MESSAGE } from '../../src/server/a2a-errors.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-server.js';
 import { createHttpApp } from '../../src/server/http-app.js';
@@ -32,7 +33,7 @@ let url: string;
 const logged: unknown[] = [];
 
 before(async () => {
-  const handler = new A2AErrorMapping(failing, (error) => logged.push(error));
+  const handler = errorMapped(failing, (error) => logged.push(error));
   grpc = await startGrpcServer(handler, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
@@ -94,3 +95,8 @@ describe('an internal failure on the wire', () => {
     assert.ok(logged.length >= 3 && logged.every((error) => error === failure));
   });
 });
+
+/** `inner` behind the `errorMapping` step alone. */
+function errorMapped(inner: A2ARequestHandler, ...reports: Parameters<typeof errorMappingStep>): A2ARequestHandler {
+  return withSteps(inner, [errorMappingStep(...reports)]);
+}

@@ -45,6 +45,7 @@ export {
   DEFAULT_ANSWER_HISTORY,
   type CommandsRequestHandlerOptions,
 } from './request-handler.js';
+export { CommandCalls, type CommandCallsOptions } from './command-calls.js';
 export { CommandRunner, type CommandOutcome, type CommandRunnerOptions } from './runner.js';
 export type { CommandTaskPort, DecidedReply, DecidedUpdate } from './port.js';
 export { sdkTaskPort } from './sdk-port.js';
