@@ -120,4 +120,3 @@ export function commandOfTurn(history: readonly Message[], started: Message): Fr
   }
   return undefined;
 }
-
