@@ -5,11 +5,18 @@
  * skills run inline on the task (CMD-38) or as sub-tasks (`context: fork`).
  */
 import { join } from 'node:path';
+import type { AgentsFolder } from './agents/index.js';
+import type { ModelCatalog } from './models/catalog.js';
+import type { TaskEngine } from './runtime/engine.js';
+import type { Subtasks } from './runtime/subtasks.js';
+import type { TurnLimit } from './runtime/turn-limit.js';
+import type { TurnQueue } from './runtime/turn-queue.js';
+import type { SkillsFolder } from './skills/index.js';
+import type { McpTools } from './tools/index.js';
 import { toolsCommand, type CommandRegistry, type ToolDirectory } from './commands/index.js';
 import { DEFAULT_SHELL_OUTPUT_CHARS, DEFAULT_SHELL_TIMEOUT_MS } from './config/workspace.js';
 import { CommandFolder } from './file-commands/folder.js';
-import type { HarnessOptions } from './harness.js';
-import type { Engine, Models } from './harness-stages.js';
+import type { HarnessOptions } from './harness-options.js';
 import { describeError, type Logger } from './log.js';
 import { CommandTurns } from './runtime/command-turns.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
@@ -17,8 +24,18 @@ import type { CommandStarter } from './runtime/subtask-starter.js';
 
 export async function startCommandSources(
   options: HarnessOptions,
-  { catalog, tools, skills, agents }: Models,
-  { engine, queue, subtasks, turnLimit }: Engine,
+  {
+    catalog,
+    tools,
+    skills,
+    agents,
+  }: { catalog: ModelCatalog; tools: McpTools; skills: SkillsFolder; agents: AgentsFolder },
+  {
+    engine,
+    queue,
+    subtasks,
+    turnLimit,
+  }: { engine: TaskEngine; queue: TurnQueue; subtasks: Subtasks; turnLimit: TurnLimit },
   { registry, toolDirectory }: { registry: CommandRegistry; toolDirectory: ToolDirectory },
   log: Logger,
 ): Promise<CommandFolder> {

@@ -5,7 +5,7 @@ import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import type { CommandFolder } from './file-commands/folder.js';
-import type { HarnessOptions } from './harness.js';
+import type { HarnessOptions } from './harness-options.js';
 import { describeError, type Logger } from './log.js';
 import { REDISCOVERY_INTERVAL_MS, splitModelId, type ModelCatalog } from './models/catalog.js';
 import { buildCatalog } from './models/discover.js';

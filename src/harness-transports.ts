@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Commands } from './harness-stages.js';
-import type { HarnessOptions } from './harness.js';
+import type { HarnessOptions } from './harness-options.js';
 import type { Logger } from './log.js';
 import { logAuthentication } from './server/auth.js';
 import type { Admission } from './server/admission.js';

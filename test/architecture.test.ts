@@ -18,6 +18,7 @@ const MAX_LINES = 400;
 /** Files that wire everything together: the composition root, the request path and the entry points. */
 const COMPOSITION = new Set([
   'harness.ts',
+  'harness-options.ts',
   'harness-stages.ts',
   'harness-commands.ts',
   'harness-transports.ts',
@@ -30,6 +31,11 @@ const COMPOSITION = new Set([
 /**
  * What each area may import besides itself. Areas are top-level folders of src/ or root files.
  * `typeOnly` lists single files an area may reach only through `import type`/`export type`.
+ * None of them makes a circle of files (the cycle check below holds that); those left are
+ * contracts declared by the area that uses them: store ↔ runtime (the store implements the
+ * engine's `task-state.ts` and `coordination.ts`, the engine reads through the store's types),
+ * store → a2a's message-claim contract, and the file-based commands → runtime's starters and
+ * the tool box. They go when the shared types move to one ports module.
  */
 const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Building blocks for any @a2a-js/sdk server (handler wrapping, message claims, client gone):
@@ -329,6 +335,82 @@ function workspacePackages(): { name: string; declared: string[]; sources: Map<s
   });
 }
 
+/** The file-level import graph of src/: each file's relative imports resolved to files that exist. */
+function importGraph(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const [file, text] of sources) {
+    const targets = importsOf(file, text)
+      .filter((imp) => !imp.opaque && isRelative(imp.specifier))
+      .map((imp) => resolveSpecifier(file, imp.specifier))
+      .filter((target) => sources.has(target));
+    graph.set(file, [...new Set(targets)].sort());
+  }
+  return graph;
+}
+
+/**
+ * Every circle of imports, one per strongly connected group of files (Tarjan), each printed as
+ * the shortest chain from the group's first file back to itself, with the group's other files.
+ * Type-only imports and lazy `import()`s count: a circle through types, or through a load
+ * deferred to run time, is still two files that cannot be read, or moved, one without the other.
+ */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const connect = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        connect(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== file);
+    if (group.length > 1 || (graph.get(file) ?? []).includes(file)) groups.push(group.sort());
+  };
+  for (const file of [...graph.keys()].sort()) if (!index.has(file)) connect(file);
+  return groups
+    .map((group) => {
+      const inGroup = new Set(group);
+      const start = group[0]!;
+      // Breadth first from the start, inside the group, until an edge leads back to it.
+      const cameFrom = new Map<string, string>();
+      const queue = [start];
+      for (let i = 0; i < queue.length; i++) {
+        const file = queue[i]!;
+        for (const next of graph.get(file) ?? []) {
+          if (next === start) {
+            const chain = [file];
+            while (chain[0] !== start) chain.unshift(cameFrom.get(chain[0]!)!);
+            return (
+              [...chain, start].map((f) => `src/${f}`).join(' → ') +
+              (group.length > chain.length ? ` (${group.length} files in all: ${group.join(', ')})` : '')
+            );
+          }
+          if (inGroup.has(next) && !cameFrom.has(next) && next !== start) {
+            cameFrom.set(next, file);
+            queue.push(next);
+          }
+        }
+      }
+      return group.join(' ↔ ');
+    })
+    .sort();
+}
+
 describe('architecture', () => {
   it('dependencies inside src/ point one way (a2a ← commands ← runtime ← harness; server knows only a2a and commands)', () => {
     const files = sourceFiles();
@@ -478,6 +560,29 @@ describe('architecture', () => {
     assert.deepEqual(problems, [
       "packages/x/src/a.ts:4 imports 'tiny-harness': 'tiny-harness' is not in its package.json",
       "packages/x/src/a.ts:5 imports '../../../src/wire.js': reaches outside the package's src/",
+    ]);
+  });
+
+  it('no circle of imports between files under src/, type-only imports included', () => {
+    const files = sourceFiles();
+    const cycles = importCycles(importGraph(new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')]))));
+    assert.deepEqual(cycles, [], `circles of imports:\n  ${cycles.join('\n  ')}`);
+  });
+
+  it('the cycle finder prints each circle as a chain of files', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts', 'd.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', []],
+      ['e.ts', ['e.ts']],
+      ['f.ts', ['g.ts']],
+      ['g.ts', ['f.ts', 'd.ts']],
+    ]);
+    assert.deepEqual(importCycles(graph), [
+      'src/a.ts → src/b.ts → src/c.ts → src/a.ts',
+      'src/e.ts → src/e.ts',
+      'src/f.ts → src/g.ts → src/f.ts',
     ]);
   });
 

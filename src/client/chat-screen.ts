@@ -8,7 +8,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { isTerminal } from '../commands/index.js';
-import { PROMPT } from './chat-input.js';
+import { PROMPT } from './chat-prompt.js';
 import { resultText, stateName, toolCallLine, type Shown, type Style } from './render.js';
 import { TerminalMarkdown } from './terminal-markdown.js';
 import type { TerminalPrompt } from './terminal-prompt.js';

@@ -6,7 +6,7 @@
 import type { Message } from '@a2a-js/sdk';
 import { compactionOf, rewindOf, type CompactionPoint } from '../wire.js';
 import { type ContextReport } from '../conversation-replies.js';
-import type { Style } from './render.js';
+import type { Style } from './style.js';
 import { columnsOf } from './text-width.js';
 
 /** Below this many columns `/context` is shown as its reply's text: the bar would say too little. */

@@ -255,22 +255,6 @@ export class TurnReader {
   }
 }
 
-/** Terminal colors, off when the stream is not a terminal or NO_COLOR is set. */
-export interface Style {
-  /** Whether the stream is a terminal that shows styles (then replies are rendered as Markdown too). */
-  colors: boolean;
-  command(text: string): string;
-  subtask(text: string): string;
-  error(text: string): string;
-  dim(text: string): string;
-}
-
-export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
-  const on = stream.isTTY === true && !env.NO_COLOR;
-  const paint = (code: number) => (text: string) => (on ? `\x1b[${code}m${text}\x1b[0m` : text);
-  return { colors: on, command: paint(36), subtask: paint(35), error: paint(31), dim: paint(2) };
-}
-
 /** A tool call on one line for a person: the tool, its input and output shortened, and its status. */
 export function toolCallLine(call: ToolCallData, width = 80): string {
   const short = (text: string, max: number) => {
@@ -283,3 +267,5 @@ export function toolCallLine(call: ToolCallData, width = 80): string {
   const whole = call.outputArtifactId ? ` (all of it in artifact ${call.outputArtifactId})` : '';
   return `${call.tool} ${input} · ${status}${output}${whole}`;
 }
+
+export { styleFor, type Style } from './style.js';

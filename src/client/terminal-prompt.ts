@@ -11,7 +11,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { emitKeypressEvents } from 'node:readline';
-import type { ChatInput } from './chat-input.js';
+import type { ChatInput, TerminalPromptEvents } from './chat-prompt.js';
 import { LineEditor, type Key } from './line-editor.js';
 import { columnsOf, fit, rowsOf } from './text-width.js';
 
@@ -28,19 +28,6 @@ export interface PromptOptions {
   menu(text: string): string[];
   /** What Tab makes of what is typed; `undefined` leaves it as it is. */
   complete(text: string): string | undefined;
-}
-
-export interface TerminalPromptEvents {
-  /** A message was sent (Enter). */
-  line: [text: string];
-  /** A key changed what is typed (not a paste until its end). */
-  edit: [text: string];
-  /** Ctrl+C. */
-  interrupt: [];
-  /** Escape; `twice` when the terminal sent two at once. */
-  escape: [twice: boolean];
-  /** Ctrl+D on an empty prompt, or the end of input. */
-  close: [];
 }
 
 export class TerminalPrompt extends EventEmitter<TerminalPromptEvents> implements ChatInput {

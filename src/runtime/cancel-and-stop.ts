@@ -4,7 +4,7 @@ import { hasErrorCode, HarnessError } from '../errors.js';
 import type { LogSubscription } from '../store/index.js';
 import { isTerminal } from '../wire.js';
 import type { Coordination, TurnEnding } from './coordination.js';
-import type { EngineStore } from './engine.js';
+import type { EngineStore } from './engine-ports.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { TaskStateStore } from './task-state.js';
 import type { DecideStatus } from './task-writes.js';

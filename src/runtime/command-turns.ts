@@ -19,7 +19,7 @@ import {
   type FromCommand,
   type WhileBusy,
 } from '../wire.js';
-import type { TaskEngine } from './engine.js';
+import type { TurnStarter } from './engine-ports.js';
 import type { CommandTurn, CommandTurnOptions, CommandTurnStarter } from './subtask-starter.js';
 import type { ModelOffer } from './task-models.js';
 import { RESUME_NOTICE } from './tool-approvals.js';
@@ -27,7 +27,7 @@ import { whileBusyOf, type TurnQueue } from './turn-queue.js';
 import type { TurnLimit } from './turn-limit.js';
 
 export interface CommandTurnsOptions {
-  engine: Pick<TaskEngine, 'isBusy' | 'startTurn'>;
+  engine: Pick<TurnStarter, 'isBusy' | 'startTurn'>;
   /** Where a command asked to wait behind a running turn is queued; none: such a command is refused as busy. */
   queue?: Pick<TurnQueue, 'send'>;
   offer: ModelOffer;

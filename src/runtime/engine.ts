@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
 import { hasErrorCode, instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
-import type { Appended, LogSubscription, TaskEdit, TaskSnapshot, TurnWrite } from '../store/index.js';
+import type { LogSubscription } from '../store/index.js';
 import { CancelAndStop } from './cancel-and-stop.js';
+import type { EngineStore, RunningTurn, TurnEnd, TurnStarter } from './engine-ports.js';
 import type { Coordination } from './coordination.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
 import { openableTask } from './openable-task.js';
@@ -25,35 +26,6 @@ import {
 import { untilDone } from '../until-done.js';
 import { within, WorkUnderWay } from './work-under-way.js';
 import { traceTurn } from '../telemetry/traces.js';
-
-/** What the engine reads and writes tasks through: the store, every write an append to the task's log. */
-export interface EngineStore {
-  read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined>;
-  load(taskId: string, context: ServerCallContext): Promise<Task | undefined>;
-  create(task: Task, context: ServerCallContext): Promise<Appended>;
-  append(
-    taskId: string,
-    context: ServerCallContext,
-    events: readonly AgentExecutionEvent[],
-    turn?: TurnWrite,
-  ): Promise<Appended>;
-  /** `decide` must be pure: it may run more than once for one write, and only its last answer is stored. */
-  modify(
-    taskId: string,
-    context: ServerCallContext,
-    decide: (task: Task) => Promise<TaskEdit | undefined> | TaskEdit | undefined,
-  ): Promise<Appended | undefined>;
-}
-
-/** How a turn ended, for whoever waits on turns (sub-task notes). */
-export interface TurnEnd {
-  task: Pick<Task, 'id' | 'metadata'>;
-  state: TaskState;
-  /** What the final status message says. */
-  text: string;
-  /** The context of the request that started the turn; none for a turn ended by recovery. */
-  context: ServerCallContext | undefined;
-}
 
 export interface TaskEngineOptions {
   coordination: Coordination;
@@ -89,7 +61,7 @@ export interface TaskEngineOptions {
  *   (`recovery.ts`) through `settle`;
  * - `drain` ends every turn here as interrupted and waits for their ends to be stored.
  */
-export class TaskEngine implements CommandTaskPort {
+export class TaskEngine implements CommandTaskPort, TurnStarter {
   private readonly running = new Map<string, RunningTurn>();
   /** Turn ends and posts under way: what `drain` waits for. */
   private readonly underWay = new WorkUnderWay();
@@ -385,13 +357,4 @@ export class TaskEngine implements CommandTaskPort {
   track<T>(work: Promise<T>): Promise<T> {
     return this.underWay.track(work);
   }
-}
-
-/** A turn running here, as the engine keeps it. */
-export interface RunningTurn extends Turn {
-  readonly context: ServerCallContext;
-  /** Resolves once the turn has ended and its end is stored (or could not be). */
-  done: Promise<void>;
-  /** A write was refused because another instance took the task over: nothing more of the turn is stored. */
-  fenced?: boolean;
 }

@@ -24,7 +24,7 @@ import type { ToolBox } from '../tools/index.js';
 import type { TaskStateStore, ToolGrants } from './task-state.js';
 import { grantedEntries } from './tool-grants.js';
 import { agentRunOf, allowedToolsOf } from './agent-run.js';
-import type { TurnEnd } from './engine.js';
+import type { TurnEnd } from './engine-ports.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
 import { TurnOpening, type TurnPublisher } from './turn-opening.js';
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn-end.js';

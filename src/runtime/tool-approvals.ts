@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
-import type { TaskEngine } from './engine.js';
+import type { TurnStarter } from './engine-ports.js';
 import { isCommandExchange, type ToolApprovalControl } from '../commands/index.js';
 import {
   APPROVE_COMMAND,
@@ -127,7 +127,7 @@ function shortInput(input: unknown): string {
  * turn resumed by the engine (one turn per task, across instances), counted under the limit of
  * turns in flight but never refused by it: its answers are stored already.
  */
-export function toolApprovalControl(engine: Pick<TaskEngine, 'startTurn'>, grants: ToolGrants): ToolApprovalControl {
+export function toolApprovalControl(engine: Pick<TurnStarter, 'startTurn'>, grants: ToolGrants): ToolApprovalControl {
   const scope = (task: Task, callContext: ServerCallContext) => contextKey(task.contextId, callContext);
   return {
     allowAlways: (task, tools, callContext) => grants.grant(scope(task, callContext), tools),

@@ -4,7 +4,7 @@ import { clientGoneSignal } from '../a2a/index.js';
 import { hasErrorCode, HarnessError } from '../errors.js';
 import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../store/index.js';
 import { isTerminal, QUEUED_KEY, WHILE_BUSY_KEY, WHILE_BUSY_VALUES, type QueuedNote, type WhileBusy } from '../wire.js';
-import type { TaskEngine } from './engine.js';
+import type { TurnStarter } from './engine-ports.js';
 import { rewindTo } from './conversation-rewinds.js';
 import { openableTask } from './openable-task.js';
 import type { StartedTurn, TurnOptions } from './turns.js';
@@ -22,7 +22,7 @@ export interface QueueRecords {
 }
 
 export interface TurnQueueOptions {
-  engine: Pick<TaskEngine, 'startTurn' | 'stop' | 'coordination'>;
+  engine: Pick<TurnStarter, 'startTurn' | 'stop' | 'coordination'>;
   records: QueueRecords;
   /** The task as the caller sees it, with its generation. */
   view: { read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined> };

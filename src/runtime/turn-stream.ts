@@ -4,7 +4,7 @@ import { clientGoneSignal } from '../a2a/index.js';
 import type { LoggedEvent, LogSubscription } from '../store/index.js';
 import { markGeneration } from '../a2a/index.js';
 import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
-import type { RunningTurn } from './engine.js';
+import type { RunningTurn } from './engine-ports.js';
 
 /**
  * A turn's stream, read from its task's log: from the turn's own task event (what was logged

@@ -1,19 +1,16 @@
-import type { ToolGrantsTable } from './tool-grants.js';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql, type ColumnType } from 'kysely';
+import { Kysely, SqliteDialect, type ColumnType } from 'kysely';
 import { timedTransactions, type TransactionListener } from './timed-transactions.js';
 import { HarnessError } from '../errors.js';
 import { describeError } from '../log.js';
 import { makeFolder, whyNoFolder } from '../make-folder.js';
-import { isPostgres } from './dialect.js';
-import { InCodeMigrationProvider } from './migrations.js';
 
 /**
- * The store's tables as kysely sees them, how to open a SQLite database and how to migrate
- * either engine. Queries elsewhere in `store/` are written against these types with portable
+ * The store's tables as kysely sees them and how to open a SQLite database (both engines are
+ * migrated by `migrations/runner.ts`). Queries elsewhere in `store/` are written against these types with portable
  * kysely builders only, so they run on SQLite and on PostgreSQL (`postgres-database.ts`) alike.
  */
 
@@ -206,6 +203,15 @@ export interface TaskQueueTable {
   created_ms: Counter;
 }
 
+/** A tool a user allowed for good in a context (0018, TOOL-5). */
+export interface ToolGrantsTable {
+  tenant: string;
+  owner: string;
+  context_id: string;
+  tool: string;
+  granted_at: string;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_messages: TaskMessagesTable;
@@ -349,46 +355,4 @@ function withStatementCache(sqlite: BetterSqlite3.Database): Pick<BetterSqlite3.
       return statement;
     },
   } as Pick<BetterSqlite3.Database, 'prepare' | 'close'>;
-}
-
-/**
- * Kysely's migrator over the store's migrations. On PostgreSQL its bookkeeping tables go in
- * the schema the store's tables go in (the first of the search path): unqualified, the
- * migrator would take another schema's bookkeeping for its own, as it looks in every schema.
- */
-export async function createMigrator<DB>(db: Kysely<DB>): Promise<Migrator> {
-  const migrationTableSchema = isPostgres(db) ? await currentSchema(db) : undefined;
-  return new Migrator({ db, provider: new InCodeMigrationProvider(), migrationTableSchema });
-}
-
-/**
- * Applies every migration not applied yet. Called at start-up (by `openStore`), so a new data
- * folder works at once and an upgraded harness upgrades its schema before it serves anything.
- * On PostgreSQL, kysely's migrator holds an advisory lock while it migrates, so instances
- * starting together apply each migration once.
- */
-export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
-  const { error, results } = await (await createMigrator(db)).migrateToLatest();
-  if (error) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
-    throw new HarnessError(
-      'store_failed',
-      `The database schema could not be upgraded${failed ? ` (migration ${failed})` : ''}.`,
-      {
-        cause: error,
-      },
-    );
-  }
-}
-
-/** PostgreSQL's schema for new tables: the first schema of the search path that exists. */
-async function currentSchema<DB>(db: Kysely<DB>): Promise<string> {
-  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
-  const schema = rows[0]?.schema;
-  if (!schema)
-    throw new HarnessError(
-      'store_failed',
-      'The PostgreSQL search path names no schema that exists: create it, or set the search path.',
-    );
-  return schema;
 }

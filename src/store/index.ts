@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import { migrateToLatest, openSqliteDatabase, type Database, type Durability } from './database.js';
+import { openSqliteDatabase, type Database, type Durability } from './database.js';
+import { migrateToLatest } from './migrations/runner.js';
 import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
 import type { ForkRecords, SubtaskRecords } from '../runtime/task-state.js';
@@ -226,11 +227,12 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   };
 }
 
-export { openSqliteDatabase, migrateToLatest, createMigrator } from './database.js';
+export { openSqliteDatabase } from './database.js';
+export { createMigrator, InCodeMigrationProvider, migrateToLatest } from './migrations/runner.js';
 export { describeDatabaseUrl, isPostgresUrl } from './database-url.js';
 export type { PostgresDatabaseOptions } from './postgres-database.js';
 export type * from './database.js';
-export { migrations, InCodeMigrationProvider } from './migrations.js';
+export { migrations } from './migrations/index.js';
 export {
   SqlTaskStore,
   DEFAULT_TASK_CACHE_BYTES,

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
 import type { LoggedEvent } from './task-log.js';
@@ -270,44 +270,3 @@ export async function insertDeliveries(
     );
   return Number(result.numAffectedRows ?? 0) > 0;
 }
-
-/**
- * 0014: push notifications' configs and their outbox (`push-store.ts`). Configs are keyed by
- * task and id and carry the task's tenant and owner; deliveries by task, config and generation.
- */
-export const pushMigration: Migration = {
-  // Migrations work on the schema as it was then, not on today's `Database`.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async up(db: Kysely<any>): Promise<void> {
-    await db.schema
-      .createTable('push_configs')
-      .addColumn('task_id', 'text', (c) => c.notNull())
-      .addColumn('config_id', 'text', (c) => c.notNull())
-      .addColumn('tenant', 'text', (c) => c.notNull())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('url', 'text', (c) => c.notNull())
-      .addColumn('token', 'text', (c) => c.notNull())
-      .addColumn('auth_json', 'text')
-      .addColumn('created_ms', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('push_configs_pkey', ['task_id', 'config_id'])
-      .execute();
-    await db.schema
-      .createTable('push_deliveries')
-      .addColumn('task_id', 'text', (c) => c.notNull())
-      .addColumn('config_id', 'text', (c) => c.notNull())
-      .addColumn('generation', 'bigint', (c) => c.notNull())
-      .addColumn('event_json', 'text', (c) => c.notNull())
-      .addColumn('state', 'text', (c) => c.notNull())
-      .addColumn('attempts', 'integer', (c) => c.notNull())
-      .addColumn('next_attempt_ms', 'bigint', (c) => c.notNull())
-      .addColumn('first_attempt_ms', 'bigint')
-      .addColumn('last_error', 'text')
-      .addPrimaryKeyConstraint('push_deliveries_pkey', ['task_id', 'config_id', 'generation'])
-      .execute();
-    await db.schema
-      .createIndex('push_deliveries_due_idx')
-      .on('push_deliveries')
-      .columns(['state', 'next_attempt_ms'])
-      .execute();
-  },
-};

@@ -1,9 +1,8 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
 import { SqlPushOutbox, toConfig, type StoredPushConfig } from './push-outbox.js';
 
-export { pushMigration } from './push-outbox.js';
 import type { TaskScope } from './task-cache.js';
 
 /**
@@ -215,14 +214,3 @@ export class SqlPushStore extends SqlPushOutbox {
     };
   }
 }
-
-/**
- * 0016: push configs counted per user (`put`'s bound, `push.maxConfigsPerUser`) by an index on
- * their tenant and owner, not a scan of every user's.
- */
-export const pushConfigsByUserMigration: Migration = {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async up(db: Kysely<any>): Promise<void> {
-    await db.schema.createIndex('push_configs_scope_idx').on('push_configs').columns(['tenant', 'owner']).execute();
-  },
-};

@@ -1,5 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
-import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { decodeMessage, encodeMessage } from './codec.js';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
@@ -158,27 +158,3 @@ function toQueued(row: {
     createdMs: Number(row.created_ms),
   };
 }
-
-/**
- * 0015: the tasks' queues of messages sent while a turn ran (`task-queue.ts`), keyed by task and
- * place; a message id is queued once per task.
- */
-export const taskQueueMigration: Migration = {
-  // Migrations work on the schema as it was then, not on today's `Database`.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async up(db: Kysely<any>): Promise<void> {
-    await db.schema
-      .createTable('task_queue')
-      .addColumn('task_id', 'text', (c) => c.notNull())
-      .addColumn('seq', 'bigint', (c) => c.notNull())
-      .addColumn('message_id', 'text', (c) => c.notNull())
-      .addColumn('message_json', 'text', (c) => c.notNull())
-      .addColumn('tenant', 'text', (c) => c.notNull())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('authenticated', 'integer', (c) => c.notNull())
-      .addColumn('created_ms', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('task_queue_pkey', ['task_id', 'seq'])
-      .addUniqueConstraint('task_queue_message_key', ['task_id', 'message_id'])
-      .execute();
-  },
-};

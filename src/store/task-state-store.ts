@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import type { LRUCache } from 'lru-cache';
 import { byteBoundedCache } from './byte-bounded-cache.js';
@@ -336,21 +336,3 @@ async function writeLink(trx: Transaction<Database>, parentId: string, childId: 
 function contextCacheKey(context: ContextKey): string {
   return `context:${context.tenant}\0${context.owner}\0${context.contextId}`;
 }
-
-/**
- * 0017: each task's last model call, its model and token counts (`/context` shows how many
- * input tokens the provider counted), written with the running totals.
- */
-export const taskLastUsageMigration: Migration = {
-  // Migrations work on the schema as it was then, not on today's `Database`.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async up(db: Kysely<any>): Promise<void> {
-    await db.schema
-      .createTable('task_last_usage')
-      .addColumn('task_id', 'text', (c) => c.primaryKey())
-      .addColumn('model', 'text', (c) => c.notNull())
-      .addColumn('input_tokens', 'bigint', (c) => c.notNull())
-      .addColumn('output_tokens', 'bigint', (c) => c.notNull())
-      .execute();
-  },
-};

@@ -1,15 +1,6 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { ContextKey, ToolGrant, ToolGrants } from '../runtime/task-state.js';
 import type { Database } from './database.js';
-
-/** A tool a user allowed for good in a context (0018, TOOL-5). */
-export interface ToolGrantsTable {
-  tenant: string;
-  owner: string;
-  context_id: string;
-  tool: string;
-  granted_at: string;
-}
 
 /**
  * `/approve always` grants, read afresh by each turn that offers tools (no cache: a revoke on
@@ -59,20 +50,3 @@ export class SqlToolGrants implements ToolGrants {
     return Number(result.numDeletedRows) > 0;
   }
 }
-
-/** 0018: the tools each user allowed for good in each context (`/approve always`, TOOL-5). */
-export const toolGrantsMigration: Migration = {
-  // Migrations work on the schema as it was then, not on today's `Database`.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async up(db: Kysely<any>): Promise<void> {
-    await db.schema
-      .createTable('tool_grants')
-      .addColumn('tenant', 'text', (c) => c.notNull())
-      .addColumn('owner', 'text', (c) => c.notNull())
-      .addColumn('context_id', 'text', (c) => c.notNull())
-      .addColumn('tool', 'text', (c) => c.notNull())
-      .addColumn('granted_at', 'text', (c) => c.notNull())
-      .addPrimaryKeyConstraint('tool_grants_pkey', ['tenant', 'owner', 'context_id', 'tool'])
-      .execute();
-  },
-};
