@@ -167,7 +167,7 @@ export function transportForms(error: unknown): TransportForms {
   return {
     ...(internal !== undefined && { internal }),
     jsonRpc: {
-      // A retryable refusal is a 503 on JSON-RPC too, so a balancer retries it (retryable-refusal.ts).
+      // A retryable refusal is a 503 on JSON-RPC too, so a balancer retries it (unavailable.ts).
       httpStatus: own.httpStatus ?? (a2a instanceof UnavailableError ? 503 : 200),
       error: own.jsonRpcCode === undefined ? jsonRpcError : { ...jsonRpcError, code: own.jsonRpcCode },
     },

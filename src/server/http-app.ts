@@ -27,8 +27,7 @@ import { requestLog } from './request-log.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
 import { isBuilt, webPage } from './web-page.js';
-import { UnavailableForm, unavailableAnswers } from './unavailable.js';
-import { retryableRefusalAnswers } from './retryable-refusal.js';
+import { retryableRefusalAnswers, UnavailableForm, unavailableAnswers } from './unavailable.js';
 
 export interface HttpAppOptions {
   handler: A2ARequestHandler;

@@ -11,7 +11,7 @@ import { DelegatingRequestHandler } from '../a2a/index.js';
  * UNAVAILABLE and JSON-RPC -32603.
  *
  * The SDK's transports pick the code from the error's class and know none for this one.
- * JSON-RPC answers -32603 for it by itself (in an HTTP 503: retryable-refusal.ts). HTTP+JSON and gRPC take the code an error of their
+ * JSON-RPC answers -32603 for it by itself, in an HTTP 503 ({@link retryableRefusalAnswers}). HTTP+JSON and gRPC take the code an error of their
  * own transport carries (`transport`, with `statusCode` or `status`), so each of them is handed
  * the error in its own form ({@link UnavailableForm}), and the HTTP+JSON answer gets its
  * Retry-After header and its status name ({@link unavailableAnswers}). This file is the one
@@ -114,4 +114,32 @@ const UNAVAILABLE_STATUS = 'UNAVAILABLE';
 export function unavailableBody<T extends { error: { code: number; status: string } }>(body: T): T {
   if (body.error.code === HTTP_SERVICE_UNAVAILABLE) body.error.status = UNAVAILABLE_STATUS;
   return body;
+}
+
+/** Whether a JSON-RPC `error` is a refusal a balancer should retry elsewhere: its detail's reason is UNAVAILABLE (`UnavailableError`). */
+export function isRetryableRefusal(error: unknown): boolean {
+  const data = (error as { data?: unknown } | null | undefined)?.data;
+  return Array.isArray(data) && data.some((detail) => (detail as { reason?: unknown })?.reason === UNAVAILABLE_STATUS);
+}
+
+/**
+ * For the JSON-RPC route: an answer whose body is a retryable refusal (this instance drains, or is
+ * at its bound on turns) leaves as HTTP 503 with `Retry-After`, the JSON-RPC error as its body,
+ * so that a balancer retries it on another instance (A2A 1.0 section 3.3.2 gives a temporary
+ * unavailability HTTP 503 with Retry-After). The SDK's JSON-RPC handler answers every error with
+ * 200, and is told the status here, at the one place the answer is written. Every other JSON-RPC
+ * error stays a 200; so does a refusal inside a stream already under way (its status is sent).
+ */
+export function retryableRefusalAnswers(): RequestHandler {
+  return (_req, res, next) => {
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      if (!res.headersSent && isRetryableRefusal((body as { error?: unknown } | undefined)?.error)) {
+        res.status(HTTP_SERVICE_UNAVAILABLE);
+        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+      }
+      return json(body);
+    };
+    next();
+  };
 }

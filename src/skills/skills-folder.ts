@@ -5,15 +5,11 @@
  * command is skipped with a log line, as prompt commands are; while the folder cannot be read
  * the skills stay as they were.
  */
-import { stat } from 'node:fs/promises';
 import { CommandRegistrationError, type CommandRegistry, type RegisteredCommand } from '../commands/index.js';
-import { FolderWatcher } from '../folder-watcher.js';
-import { describeError, silentLogger, type Logger } from '../log.js';
-import { makeFolder, whyNoFolder } from '../make-folder.js';
-import { HarnessError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
 import type { CommandStarter } from '../runtime/subtask-starter.js';
-import { whyUnreadable } from '../file-commands/load.js';
-import { loadSkills, SKILL_FILE, type Skill } from './load.js';
+import { WatchedFolder } from '../file-commands/watched-folder.js';
+import { loadSkills, SKILL_FILE, type LoadedSkills, type Skill } from './load.js';
 import { skillCommand } from './skill-commands.js';
 
 export interface SkillsFolderOptions {
@@ -37,18 +33,23 @@ export class SkillsFolder {
   private problems: string[] = [];
   private readonly registered = new Map<string, RegisteredCommand>();
   private readonly log: Logger;
-  private watcher: FolderWatcher | undefined;
-  private queue: Promise<void> = Promise.resolve();
+  private readonly folder: WatchedFolder<LoadedSkills>;
   /** What was last logged, so that a reload that changes nothing says nothing. */
   private told = '[]';
-  /** Why the folder could not be read last time, so that retries warn once. */
-  private folderProblem: string | undefined;
   private loadedSignature = '';
-  private closed = false;
 
-  constructor(private readonly options: SkillsFolderOptions) {
+  constructor(options: SkillsFolderOptions) {
     this.dir = options.dir;
     this.log = options.log ?? silentLogger;
+    this.folder = new WatchedFolder({
+      dir: options.dir,
+      holds: 'skills',
+      log: this.log,
+      ...(options.debounceMs !== undefined && { debounceMs: options.debounceMs }),
+      relevant: (fileName) => fileName === SKILL_FILE,
+      read: (dir) => loadSkills(dir, this.takenNames()),
+      apply: (loaded) => this.apply(loaded.skills, loaded.problems),
+    });
   }
 
   /** The skills loaded now, in name order. */
@@ -65,80 +66,23 @@ export class SkillsFolder {
    * Creates the folder if needed, reads the skills and registers a `/<skill-name>` command for
    * each in `commands` (when given; the tool needs none). Throws only when the folder cannot be made.
    */
-  async load(commands?: SkillCommandsTarget): Promise<void> {
+  load(commands?: SkillCommandsTarget): Promise<void> {
     this.commands = commands;
-    try {
-      makeFolder(this.dir);
-    } catch (error) {
-      throw new HarnessError(
-        'config_unreadable',
-        `Cannot create the skills folder "${this.dir}": ${whyNoFolder(error) ?? describeError(error)}. Choose another folder.`,
-        { cause: error },
-      );
-    }
-    await this.reload();
+    return this.folder.load();
   }
 
   /** Follows the folder from now on; resolves once the watch is in place and the folder read again. */
   watch(): Promise<void> {
-    if (this.watcher || this.closed) return Promise.resolve();
-    this.watcher = new FolderWatcher(this.dir, {
-      relevant: (fileName) => fileName === SKILL_FILE,
-      what: 'the skills folder',
-      onChange: () => void this.reload(),
-      debounceMs: this.options.debounceMs ?? 150,
-      log: this.log,
-    });
-    return this.reload();
+    return this.folder.watch();
   }
 
   /** Reads the folder again; resolves when the skills and the registry are in step with it. Never rejects. */
   reload(): Promise<void> {
-    this.queue = this.queue.then(() =>
-      this.sync().catch((error: unknown) =>
-        this.log.error('reading the skills folder failed', { dir: this.dir, error: describeError(error) }),
-      ),
-    );
-    return this.queue;
+    return this.folder.reload();
   }
 
   close(): Promise<void> {
-    this.closed = true;
-    this.watcher?.close();
-    return this.queue;
-  }
-
-  private async sync(): Promise<void> {
-    if (this.closed) return;
-    let id: string;
-    try {
-      const stats = await stat(this.dir);
-      id = `${stats.dev}:${stats.ino}`;
-    } catch (error) {
-      this.unreadable(whyUnreadable(error));
-      return;
-    }
-    await this.watcher?.follow(id);
-    const loaded = await loadSkills(this.dir, this.takenNames());
-    if (this.closed) return;
-    if (loaded.folderProblem !== undefined) {
-      this.unreadable(loaded.folderProblem);
-      return;
-    }
-    if (this.folderProblem !== undefined) this.log.info('the skills folder can be read again', { dir: this.dir });
-    this.folderProblem = undefined;
-    this.watcher?.followSubfolders(loaded.folders);
-    this.apply(loaded.skills, loaded.problems);
-  }
-
-  /** The folder is gone or unreadable: keep the skills, say so once (the watcher looks again every second). */
-  private unreadable(problem: string): void {
-    if (this.folderProblem !== problem)
-      this.log.warn(`the skills folder cannot be read (${problem}); its skills stay as they were until it can`, {
-        dir: this.dir,
-      });
-    this.folderProblem = problem;
-    this.watcher?.lost();
+    return this.folder.close();
   }
 
   /** Names a skill may not take: whatever is registered, but not by this folder. */

@@ -1,7 +1,7 @@
 /**
  * A refusal a balancer should retry (the instance drains, or is at its bound on turns) is an
  * HTTP 503 with Retry-After on JSON-RPC too, the JSON-RPC error as its body, on SendMessage and
- * on SendStreamingMessage refused before its stream starts (src/server/retryable-refusal.ts).
+ * on SendStreamingMessage refused before its stream starts (src/server/unavailable.ts).
  * Every other JSON-RPC error stays a 200. The SDK's JSON-RPC client reads the 503 as the
  * JSON-RPC error, and nginx with `proxy_next_upstream http_503 non_idempotent` sends the
  * request on to another instance, where it succeeds.

@@ -1,5 +1,5 @@
 /**
- * The JSON-RPC route's retryable refusals (src/server/retryable-refusal.ts): an answer whose
+ * The JSON-RPC route's retryable refusals (src/server/unavailable.ts): an answer whose
  * JSON-RPC error is UNAVAILABLE leaves as HTTP 503 with Retry-After, any other stays as it was;
  * and the SDK's JSON-RPC client reads such a 503 as the same JSON-RPC error it reads from a 200,
  * on SendMessage and SendStreamingMessage (so neither our clients nor the page need a mapping of
@@ -13,7 +13,7 @@ import express from 'express';
 import { JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { TaskNotFoundError, toJsonRpcError } from '@a2a-js/sdk/errors';
 import { RETRY_AFTER_SECONDS, UnavailableError } from '../../src/server/unavailable.js';
-import { isRetryableRefusal, retryableRefusalAnswers } from '../../src/server/retryable-refusal.js';
+import { isRetryableRefusal, retryableRefusalAnswers } from '../../src/server/unavailable.js';
 import { userMessage } from '../e2e/support.js';
 
 const refusalError = () => toJsonRpcError(new UnavailableError('At the limit; send it again.'));
