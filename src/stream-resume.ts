@@ -5,8 +5,18 @@
  * ends, so that nothing is lost or shown twice. Like src/wire.ts, it depends on the SDK's types
  * only (the web page bundles it), never on Node.
  */
-import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { COMMAND_KEY, GENERATION_KEY, isTerminal, RESUMED_AFTER_KEY, textOf, textPart } from './wire.js';
+import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  COMMAND_KEY,
+  GENERATION_KEY,
+  isTerminal,
+  MODEL_KEY,
+  NOTICE_KEY,
+  RESUMED_AFTER_KEY,
+  textOf,
+  textPart,
+  TOOL_OUTPUT_ARTIFACT_NAME,
+} from './wire.js';
 
 /** The header (on gRPC, the metadata key `last-event-id`) a resuming `SubscribeToTask` names the last generation seen in. */
 export const LAST_EVENT_ID_HEADER = 'Last-Event-ID';
@@ -16,6 +26,23 @@ export function generationOf(event: StreamResponse): number | undefined {
   const p = event.payload;
   const value = p?.$case === 'message' || !p ? undefined : p.value.metadata?.[GENERATION_KEY];
   return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
+
+/**
+ * The reply of the turn running on a task read back: the artifact this page saw streaming
+ * (`replyArtifact`, kept across the reload), else the newest reply artifact when the task has
+ * more reply artifacts than its history has turn-ending agent messages (each finished turn has
+ * one of each; the running turn has its artifact only).
+ */
+export function runningReply(task: Task, replyArtifact?: string): { artifactId: string; text: string } | undefined {
+  const replies = task.artifacts.filter((a) => a.name !== TOOL_OUTPUT_ARTIFACT_NAME);
+  const known = replyArtifact ? replies.find((a) => a.artifactId === replyArtifact) : undefined;
+  const ended = task.history.filter(
+    (m) =>
+      m.role === Role.ROLE_AGENT && (m.metadata?.[MODEL_KEY] !== undefined || m.metadata?.[NOTICE_KEY] !== undefined),
+  ).length;
+  const artifact = known ?? (!replyArtifact && replies.length > ended ? replies.at(-1) : undefined);
+  return artifact ? { artifactId: artifact.artifactId, text: textOf(artifact.parts) } : undefined;
 }
 
 export interface ResumeOptions {

@@ -26,6 +26,11 @@ export {
   isTerminal,
 } from '@tiny-harness/commands-extension/wire';
 
+/** Whether a task stored in this state has a turn running (or one cut short, which recovery ends). */
+export function isInFlight(state: TaskState | undefined): boolean {
+  return state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
+}
+
 /**
  * Metadata key that marks an agent message the harness wrote itself, not a model (a failure
  * explained, a turn interrupted, calls waiting for approval); its value says which kind. The

@@ -4,8 +4,10 @@
  * (`--task`), the user's latest conversation (`--continue`), or one chosen from their recent
  * ones (`--resume`, src/recent-tasks.ts as the page lists them).
  */
+import type { Task } from '@a2a-js/sdk';
 import { listRecent, ownTasks } from '../recent-tasks.js';
-import { stateName } from '../wire.js';
+import { runningReply } from '../stream-resume.js';
+import { isInFlight, stateName } from '../wire.js';
 import { accessProblem } from './access-check.js';
 import { Chat } from './chat.js';
 import { connect, describeClientError, type Connection, type Header } from './connect.js';
@@ -48,9 +50,9 @@ export async function runChat(options: ChatOptions): Promise<number> {
   const chat = new Chat(connection, { input: process.stdin, output: process.stdout });
   if (opening.note) chat.note(opening.note);
   if (opening.taskId) {
-    const task = await readTask(connection, opening.taskId);
-    if (!task) return 1;
-    chat.resume(task);
+    const read = await readTaskToResume(connection, opening.taskId);
+    if (!read) return 1;
+    chat.resume(read.task, read.replySoFar);
   }
   return chat.run();
 }
@@ -85,10 +87,19 @@ function fail(problem: string): number {
   return 1;
 }
 
-/** The task to resume with its last messages; undefined (said why) when it cannot be read. */
-async function readTask(connection: Connection, taskId: string) {
+/**
+ * The task to resume with its last messages, and the reply so far of a turn running on it;
+ * undefined (said why) when it cannot be read.
+ */
+export async function readTaskToResume(connection: Connection, taskId: string): Promise<{ task: Task; replySoFar?: string } | undefined> {
+  const { client } = connection;
   try {
-    return await connection.client.getTask({ tenant: '', id: taskId, historyLength: RESUME_SHOWN });
+    const task = await client.getTask({ tenant: '', id: taskId, historyLength: RESUME_SHOWN });
+    if (!isInFlight(task.status?.state)) return { task };
+    // The running turn's reply is told from the others with the whole history (runningReply).
+    const whole = await client.getTask({ tenant: '', id: taskId });
+    const replySoFar = runningReply(whole)?.text;
+    return { task: { ...whole, history: whole.history.slice(-RESUME_SHOWN) }, replySoFar };
   } catch (error) {
     process.stderr.write(`error: cannot resume task ${taskId}: ${describeClientError(error, connection.url)}\n`);
     return undefined;

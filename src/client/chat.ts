@@ -114,12 +114,12 @@ export class Chat {
     this.screen.line(this.style.dim(text));
   }
 
-  /** Shows a task's conversation so far (as read), and goes on in it. */
-  resume(task: Task): void {
+  /** Shows a task's conversation so far (as read, with the reply of a turn running on it), and goes on in it. */
+  resume(task: Task, replySoFar?: string): void {
     this.contextId = task.contextId;
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
-    this.waiting.followRunning(task);
+    this.waiting.followRunning(task, replySoFar);
   }
 
   run(): Promise<number> {
@@ -275,6 +275,7 @@ export class Chat {
     const turn: Turn = { reader: new TurnReader(), abort: onAgent?.abort ?? new AbortController(), cancel: 'no' };
     const { reader } = turn;
     if (onAgent) reader.taskId = onAgent.taskId; // Ctrl+C can stop its turn before its first event
+    if (onAgent?.replySoFar) this.screen.show(reader.replySoFar(onAgent.replySoFar), this.subtasks.onSubtask);
     this.turn = turn;
     this.input.setPrompt(BUSY_PROMPT);
     let failed = false;

@@ -6,11 +6,11 @@
  * open, becomes its turn's when the turn before it ends. Otherwise it waits here and is sent
  * when the turn ends, as with an agent that has no queue.
  */
-import { TaskState, type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { oneLineOf, type ChatScreen } from './chat-screen.js';
 import { describeClientError, userMessage, type Connection } from './connect.js';
 import { eventsAfter } from './resume.js';
-import { GENERATION_KEY, QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../wire.js';
+import { GENERATION_KEY, isInFlight, QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../wire.js';
 
 /** A message queued on the agent: its stream, open since it was queued. */
 export interface QueuedOnAgent {
@@ -19,6 +19,8 @@ export interface QueuedOnAgent {
   abort: AbortController;
   /** Its turn's events (the queued Task left out); the first one already read when its turn started at once. */
   events: AsyncGenerator<StreamResponse, void, undefined>;
+  /** The reply streamed before the chat began to follow the turn (a running task resumed). */
+  replySoFar?: string;
 }
 
 /** One message waiting for its turn; `typed` when it was typed during a turn (then shown again above its reply). */
@@ -76,12 +78,11 @@ export class WaitingMessages {
 
   /**
    * The turn running on a task the chat resumes (`--task`, a sub-agent's sub-task say), to follow
-   * as if sent here, first in line: its events after the task as read (`Last-Event-ID`, when the
-   * agent numbers them). Nothing when no turn runs on it.
+   * as if sent here, first in line: the reply so far as read, then its events after the task as
+   * read (`Last-Event-ID`, when the agent numbers them). Nothing when no turn runs on it.
    */
-  followRunning(task: Task): void {
-    const state = task.status?.state;
-    if (state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_SUBMITTED) return;
+  followRunning(task: Task, replySoFar?: string): void {
+    if (!isInFlight(task.status?.state)) return;
     const abort = new AbortController();
     const { client } = this.connection;
     const generation = task.metadata?.[GENERATION_KEY];
@@ -89,7 +90,7 @@ export class WaitingMessages {
       typeof generation === 'number'
         ? eventsAfter(client, task.id, generation, abort.signal)
         : client.resubscribeTask({ tenant: '', id: task.id }, { signal: abort.signal });
-    this.waiting.unshift({ text: '', typed: false, onAgent: Promise.resolve({ taskId: task.id, abort, events }) });
+    this.waiting.unshift({ text: '', typed: false, onAgent: Promise.resolve({ taskId: task.id, abort, events, replySoFar }) });
   }
 
   /** The next message to run, or undefined when none waits. */

@@ -191,6 +191,13 @@ export class TurnReader {
     }
   }
 
+  /** The reply streamed before the reading began (a running turn followed): shown, and the rest adds to it. */
+  replySoFar(text: string): Shown[] {
+    this.streamed = true;
+    this.streamedText += text;
+    return [{ kind: 'text', text }];
+  }
+
   /** What is left to show once the stream (or the blocking call) is over. */
   finish(): Shown[] {
     if (this.ended) return [];

@@ -9,7 +9,7 @@ import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { ForkControl, ForkOutcome } from '../commands/index.js';
 import { conversationCopy, forkable } from '../conversation/forkable.js';
 import { rewindPoints } from '../conversation/rewind-points.js';
-import { FORKED_FROM_KEY, subtaskParentOf, type ForkedFrom } from '../wire.js';
+import { FORKED_FROM_KEY, isInFlight, subtaskParentOf, type ForkedFrom } from '../wire.js';
 import { earlierInContext } from './context-history.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskModels } from './task-models.js';
@@ -25,9 +25,6 @@ export interface ForksOptions {
   engine: Pick<TaskEngine, 'track'>;
 }
 
-/** The states of a task whose turn is writing its conversation. */
-const WRITING = new Set([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]);
-
 export class Forks implements ForkControl {
   constructor(private readonly options: ForksOptions) {}
 
@@ -35,7 +32,7 @@ export class Forks implements ForkControl {
     const { engine, models, records, view } = this.options;
     // Mid-turn, the conversation holds a request without its answer: copy it once the turn has
     // stored its end (as its client sees it end; the turn's lease may still be in hand).
-    if (WRITING.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) return { refused: 'turn_running' };
+    if (isInFlight(task.status?.state)) return { refused: 'turn_running' };
     const own = forkable(task.history, n);
     if (!own) return { refused: 'no_such_point', points: rewindPoints(task.history).length };
     // What the model sees before the task (CMD-35); a sub-task's parent conversation is its parent's, not copied.

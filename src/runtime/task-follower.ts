@@ -3,7 +3,7 @@ import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server'
 import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
 import type { LoggedEvent, LogSubscription, TaskSnapshot } from '../store/index.js';
-import { isTerminal, RESUMED_AFTER_KEY } from '../wire.js';
+import { isInFlight, isTerminal, RESUMED_AFTER_KEY } from '../wire.js';
 import { asStreamResponse } from './turn-stream.js';
 
 export interface FollowTarget {
@@ -81,7 +81,7 @@ export async function* followTask(
     if (ended && options.resumeAfter !== undefined) return;
     if (!subscription || signal?.aborted) return;
     // A turn that ended before following began has no event left to wait for.
-    if (options.follow === 'turn' && !(await target.isBusy(taskId)) && !inFlight(task)) return;
+    if (options.follow === 'turn' && !(await target.isBusy(taskId)) && !isInFlight(task.status?.state)) return;
     for (;;) {
       const entry = await subscription.next();
       if (!entry) return;
@@ -110,11 +110,6 @@ async function resumable(
   if (after === generation) return [];
   const read = (await target.readLog(taskId, after)).filter((entry) => entry.generation <= generation);
   return read[0]?.generation === after + 1 && read.at(-1)?.generation === generation ? read : undefined;
-}
-
-function inFlight(task: Task): boolean {
-  const state = task.status?.state;
-  return state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
 }
 
 /** Whether a stream ends after this event, as the SDK's queue ends: a message, or a status that waits for input or ends the task. */

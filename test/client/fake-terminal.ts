@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import { stripVTControlCharacters } from 'node:util';
 import { Chat } from '../../src/client/chat.js';
+import { readTaskToResume } from '../../src/client/chat-open.js';
 import { connect } from '../../src/client/connect.js';
 import { waitFor } from '../support/wait.js';
 
@@ -71,7 +72,11 @@ export async function fakeChat(url: string, { taskId }: { taskId?: string } = {}
   const terminal = new FakeTerminal();
   const connection = await connect(url, []);
   const chat = new Chat(connection, { input: terminal.input, output: terminal.output, now: () => terminal.time });
-  if (taskId) chat.resume(await connection.client.getTask({ tenant: '', id: taskId, historyLength: 40 }));
+  if (taskId) {
+    const read = await readTaskToResume(connection, taskId);
+    if (!read) throw new Error(`task ${taskId} cannot be read`);
+    chat.resume(read.task, read.replySoFar);
+  }
   const exited = chat.run();
   return {
     terminal,

@@ -15,9 +15,6 @@ import {
 import {
   COMMANDS_EXTENSION_URI,
   JSONRPC_PATH,
-  MODEL_KEY,
-  NOTICE_KEY,
-  TOOL_OUTPUT_ARTIFACT_NAME,
   WHILE_BUSY_KEY,
   isTerminal,
   subtaskChildrenOf,
@@ -25,29 +22,12 @@ import {
   textPart,
 } from '../../src/wire.js';
 import { FORK_COMMAND } from '../../src/conversation-replies.js';
-import { generationOf, LAST_EVENT_ID_HEADER, resumableStream } from '../../src/stream-resume.js';
+import { generationOf, LAST_EVENT_ID_HEADER, resumableStream, runningReply } from '../../src/stream-resume.js';
 import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';
 import { listRecent, type RecentTask } from './recent.js';
 
 export { interpret, type ChatEvent } from './events.js';
-
-/**
- * The reply of the turn running on a task read back: the artifact this page saw streaming
- * (`replyArtifact`, kept across the reload), else the newest reply artifact when the task has
- * more reply artifacts than its history has turn-ending agent messages (each finished turn has
- * one of each; the running turn has its artifact only).
- */
-export function runningReply(task: Task, replyArtifact?: string): { artifactId: string; text: string } | undefined {
-  const replies = task.artifacts.filter((a) => a.name !== TOOL_OUTPUT_ARTIFACT_NAME);
-  const known = replyArtifact ? replies.find((a) => a.artifactId === replyArtifact) : undefined;
-  const ended = task.history.filter(
-    (m) =>
-      m.role === Role.ROLE_AGENT && (m.metadata?.[MODEL_KEY] !== undefined || m.metadata?.[NOTICE_KEY] !== undefined),
-  ).length;
-  const artifact = known ?? (!replyArtifact && replies.length > ended ? replies.at(-1) : undefined);
-  return artifact ? { artifactId: artifact.artifactId, text: textOf(artifact.parts) } : undefined;
-}
 
 /** The task an event is about. */
 function taskIdOf(event: StreamResponse): string | undefined {

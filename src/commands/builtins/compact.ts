@@ -1,7 +1,6 @@
-import { TaskState, type Task } from '@a2a-js/sdk';
 import type { CommandDefinition, CommandResult } from '@tiny-harness/commands-extension';
 import type { ConversationCompaction, TurnControl } from './ports.js';
-import { REPLY_ERROR_KEY } from '../../wire.js';
+import { isInFlight, REPLY_ERROR_KEY } from '../../wire.js';
 
 /**
  * `/compact [<focus>]` (CMD-36): the task's model summarises the conversation so far, the focus
@@ -34,7 +33,7 @@ export function compactCommand(turns: TurnControl, compaction: ConversationCompa
         data: { compaction: point },
         records: [made.message],
         recheck: (stored) => {
-          if (turnUnderWay(stored)) return turnRunning;
+          if (isInFlight(stored.status?.state)) return turnRunning;
           if (compaction.movedOn(task, stored))
             return refusal(
               'conversation_changed',
@@ -54,12 +53,6 @@ const turnRunning = refusal(
 
 function refusal(code: string, text: string, data: Record<string, unknown> = {}): CommandResult {
   return { text, data: { ...data, [REPLY_ERROR_KEY]: code } };
-}
-
-/** A task stored SUBMITTED or WORKING has a turn under way (or one cut short, which recovery ends). */
-function turnUnderWay(task: Task): boolean {
-  const state = task.status?.state;
-  return state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
 }
 
 function chars(count: number): string {

@@ -1,6 +1,6 @@
-import { TaskState, type Message, type Task } from '@a2a-js/sdk';
+import type { Message } from '@a2a-js/sdk';
 import { CommandUsageError, type CommandDefinition, type CommandResult } from '@tiny-harness/commands-extension';
-import { REPLY_ERROR_KEY } from '../../wire.js';
+import { isInFlight, REPLY_ERROR_KEY } from '../../wire.js';
 import type { ConversationPoint, ConversationRewinds, TurnControl } from './ports.js';
 
 /** The most points the listing shows. */
@@ -40,7 +40,7 @@ export function rewindCommand(turns: Pick<TurnControl, 'isRunning'>, rewinds: Co
         records: [mark],
         // Under the write lock: refused if a turn started or the conversation moved on since it was read.
         recheck: (stored) => {
-          if (isTurnState(stored)) return turnRunning();
+          if (isInFlight(stored.status?.state)) return turnRunning();
           const again = rewinds.rewind({ ...stored, history: withoutCommand(stored.history, message) }, n);
           if (again?.point.messageId === point.messageId && sameIds(again.hidden, hidden)) return undefined;
           return {
@@ -81,12 +81,6 @@ function pointNumber(args: string): number {
 /** The history without the command message at its end (as the handler and the recheck are given it). */
 function withoutCommand(history: readonly Message[], command: Message): Message[] {
   return history.at(-1)?.messageId === command.messageId ? history.slice(0, -1) : [...history];
-}
-
-/** A task stored SUBMITTED or WORKING has its turn running (or one cut short, which recovery ends). */
-function isTurnState(task: Task): boolean {
-  const state = task.status?.state;
-  return state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING;
 }
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {
