@@ -91,7 +91,10 @@ function fail(problem: string): number {
  * The task to resume with its last messages, and the reply so far of a turn running on it;
  * undefined (said why) when it cannot be read.
  */
-export async function readTaskToResume(connection: Connection, taskId: string): Promise<{ task: Task; replySoFar?: string } | undefined> {
+export async function readTaskToResume(
+  connection: Connection,
+  taskId: string,
+): Promise<{ task: Task; replySoFar?: string } | undefined> {
   const { client } = connection;
   try {
     const task = await client.getTask({ tenant: '', id: taskId, historyLength: RESUME_SHOWN });

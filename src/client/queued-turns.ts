@@ -10,7 +10,14 @@ import { type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { oneLineOf, type ChatScreen } from './chat-screen.js';
 import { describeClientError, userMessage, type Connection } from './connect.js';
 import { eventsAfter } from './resume.js';
-import { GENERATION_KEY, isInFlight, QUEUED_KEY, WHILE_BUSY_EXTENSION_URI, WHILE_BUSY_KEY, type QueuedNote } from '../wire.js';
+import {
+  GENERATION_KEY,
+  isInFlight,
+  QUEUED_KEY,
+  WHILE_BUSY_EXTENSION_URI,
+  WHILE_BUSY_KEY,
+  type QueuedNote,
+} from '../wire.js';
 
 /** A message queued on the agent: its stream, open since it was queued. */
 export interface QueuedOnAgent {
@@ -90,7 +97,11 @@ export class WaitingMessages {
       typeof generation === 'number'
         ? eventsAfter(client, task.id, generation, abort.signal)
         : client.resubscribeTask({ tenant: '', id: task.id }, { signal: abort.signal });
-    this.waiting.unshift({ text: '', typed: false, onAgent: Promise.resolve({ taskId: task.id, abort, events, replySoFar }) });
+    this.waiting.unshift({
+      text: '',
+      typed: false,
+      onAgent: Promise.resolve({ taskId: task.id, abort, events, replySoFar }),
+    });
   }
 
   /** The next message to run, or undefined when none waits. */
