@@ -5,7 +5,7 @@
  * ends, so that nothing is lost or shown twice. Like src/wire.ts, it depends on the SDK's types
  * only (the web page bundles it), never on Node.
  */
-import { Role, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   COMMAND_KEY,
   GENERATION_KEY,
@@ -29,20 +29,31 @@ export function generationOf(event: StreamResponse): number | undefined {
 }
 
 /**
- * The reply of the turn running on a task read back: the artifact this page saw streaming
- * (`replyArtifact`, kept across the reload), else the newest reply artifact when the task has
- * more reply artifacts than its history has turn-ending agent messages (each finished turn has
- * one of each; the running turn has its artifact only).
+ * The reply of the turn running on a task read back (the page uses it, and so does the chat):
+ * the artifact this page saw streaming (`replyArtifact`, kept across the reload), else the
+ * newest reply artifact when the task has more reply artifacts than its history has
+ * turn-ending agent messages (each finished turn has one of each; the running turn has its
+ * artifact only). `task` holds its whole history.
  */
 export function runningReply(task: Task, replyArtifact?: string): { artifactId: string; text: string } | undefined {
   const replies = task.artifacts.filter((a) => a.name !== TOOL_OUTPUT_ARTIFACT_NAME);
   const known = replyArtifact ? replies.find((a) => a.artifactId === replyArtifact) : undefined;
-  const ended = task.history.filter(
-    (m) =>
-      m.role === Role.ROLE_AGENT && (m.metadata?.[MODEL_KEY] !== undefined || m.metadata?.[NOTICE_KEY] !== undefined),
-  ).length;
+  const ended = task.history.filter(endsTurn).length;
   const artifact = known ?? (!replyArtifact && replies.length > ended ? replies.at(-1) : undefined);
   return artifact ? { artifactId: artifact.artifactId, text: textOf(artifact.parts) } : undefined;
+}
+
+/** The message that ended the turn of message `messageId` in a task read back, if that turn has ended. */
+export function turnReplyTo(task: Task, messageId: string): Message | undefined {
+  const sent = task.history.findIndex((m) => m.messageId === messageId);
+  return sent < 0 ? undefined : task.history.slice(sent + 1).find(endsTurn);
+}
+
+/** Whether an agent message is a turn's end: the model's reply, or the harness's notice in its place. */
+function endsTurn(m: Message): boolean {
+  return (
+    m.role === Role.ROLE_AGENT && (m.metadata?.[MODEL_KEY] !== undefined || m.metadata?.[NOTICE_KEY] !== undefined)
+  );
 }
 
 export interface ResumeOptions {

@@ -302,6 +302,64 @@ describe('the conversation', () => {
     );
   });
 
+  /** A queued message sent again after its turn began: the Task its stream starts with, as the resend finds it. */
+  function lateTask(state: TaskState, reply?: { artifact?: string; ended?: string }) {
+    const event = queuedTask(7, undefined, 'q1') as any;
+    const value = event.payload.value;
+    value.status.state = state;
+    if (reply?.artifact)
+      value.artifacts = [{ artifactId: 'a1', name: 'response', parts: [textPart(reply.artifact)], metadata: {} }];
+    if (reply?.ended)
+      value.history.push({ ...agentMessage(reply.ended, { 'tiny-harness/model': 'm' }), messageId: 'r1' });
+    return event as StreamResponse;
+  }
+
+  async function sendQueued(events: StreamResponse[]): Promise<ChatEvent[]> {
+    const { client } = scriptedClient([events]);
+    const conversation = new Conversation(client);
+    conversation.taskId = 't1';
+    const seen: ChatEvent[] = [];
+    for await (const event of conversation.send('later', {
+      messageId: 'q1',
+      metadata: { [WHILE_BUSY_KEY]: 'enqueue' },
+    }))
+      seen.push(event);
+    return seen;
+  }
+
+  it('while-busy: a queued message whose stream comes after its turn began gets the reply so far, then the rest', async () => {
+    const rest = {
+      payload: {
+        $case: 'artifactUpdate',
+        value: {
+          taskId: 't1',
+          contextId: 'c1',
+          artifact: { artifactId: 'a1', name: 'response', parts: [textPart('six')] },
+          append: true,
+          metadata: {},
+        },
+      },
+    } as unknown as StreamResponse;
+    const events = await sendQueued([lateTask(TaskState.TASK_STATE_WORKING, { artifact: 're: ' }), rest, reply(9)]);
+    const chunks = events.filter((e) => e.kind === 'chunk');
+    assert.deepEqual(chunks, [
+      { kind: 'chunk', artifactId: 'a1', text: 're: ', append: false },
+      { kind: 'chunk', artifactId: 'a1', text: 'six', append: true },
+    ]);
+    assert.equal(events[0]?.kind, 'started');
+  });
+
+  it("while-busy: a queued message whose stream comes after its turn ended gets that turn's whole reply", async () => {
+    const events = await sendQueued([lateTask(TaskState.TASK_STATE_INPUT_REQUIRED, { ended: 're: six' })]);
+    assert.deepEqual(
+      events.filter((e) => e.kind === 'started' || e.kind === 'reply'),
+      [
+        { kind: 'started', messageId: 'q1' },
+        { kind: 'reply', messageId: 'r1', text: 're: six' },
+      ],
+    );
+  });
+
   it("a command's stream during a turn ends with its reply (WORKING): it is whole, the task is not followed after it (issue 33)", async () => {
     const working = (generation: number) => {
       const event = task('t1', TaskState.TASK_STATE_WORKING) as any;

@@ -16,18 +16,38 @@ import {
   COMMANDS_EXTENSION_URI,
   JSONRPC_PATH,
   WHILE_BUSY_KEY,
+  isInFlight,
   isTerminal,
   subtaskChildrenOf,
   textOf,
   textPart,
 } from '../../src/wire.js';
 import { FORK_COMMAND } from '../../src/conversation-replies.js';
-import { generationOf, LAST_EVENT_ID_HEADER, resumableStream, runningReply } from '../../src/stream-resume.js';
+import {
+  generationOf,
+  LAST_EVENT_ID_HEADER,
+  resumableStream,
+  runningReply,
+  turnReplyTo,
+} from '../../src/stream-resume.js';
 import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';
 import { listRecent, type RecentTask } from './recent.js';
 
 export { interpret, type ChatEvent } from './events.js';
+
+/**
+ * What a queued message's turn has replied before its stream came, from the task as read: the
+ * reply streaming, or, once the turn has ended, its whole reply (drawn once, by its id).
+ */
+function replySoFar(task: Task, messageId: string): ChatEvent[] {
+  if (isInFlight(task.status?.state)) {
+    const reply = runningReply(task);
+    return reply ? [{ kind: 'chunk', artifactId: reply.artifactId, text: reply.text, append: false }] : [];
+  }
+  const reply = turnReplyTo(task, messageId);
+  return reply ? [{ kind: 'reply', messageId: reply.messageId, text: textOf(reply.parts) }] : [];
+}
 
 /** The task an event is about. */
 function taskIdOf(event: StreamResponse): string | undefined {
@@ -167,6 +187,10 @@ export class Conversation {
         waiting = false;
         turn.modelChanges = this.modelChanges;
         yield { kind: 'started', messageId: message.messageId };
+        yield* this.readOne(event, turn);
+        // Sent again after its turn began (its place's stream came late): what the turn has replied so far.
+        yield* replySoFar(p.value, message.messageId);
+        continue;
       }
       yield* this.readOne(event, turn);
     }
