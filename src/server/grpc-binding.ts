@@ -36,7 +36,7 @@ import {
 } from '@a2a-js/sdk';
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { ServerCallContext, UnauthenticatedUser, type User } from '@a2a-js/sdk/server';
-import type { A2AService } from '@a2a-js/sdk/server/grpc';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
 import {
   LAST_EVENT_ID_KEY,
   setClientGoneSignal,
@@ -117,7 +117,6 @@ function sendMessageResponse(result: Message | Task): SendMessageResponse {
  * here, for a call that asked for 1.1, so that a 1.0 call's bytes stay exactly what they are.
  */
 export function encodeFor(version: string, encode: (message: unknown) => Buffer, message: unknown): Buffer {
-  void version;
   return encode(message);
 }
 
@@ -143,10 +142,10 @@ type Opened =
  * implementation that runs each call through `path`.
  */
 export function grpcBinding(
-  definition: ServiceDefinition,
   path: CallRunner,
   options: GrpcBindingOptions,
 ): { definition: ServiceDefinition; implementation: UntypedServiceImplementation } {
+  const definition = A2AService as ServiceDefinition;
   const implementation: UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(definition)) {
     const rpc = RPCS[name];

@@ -1,5 +1,4 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
@@ -32,7 +31,7 @@ export async function startGrpcServer(
 ): Promise<RunningGrpcServer> {
   await loadGrpcErrorForms();
   const server = new Server();
-  const { definition, implementation } = grpcBinding(A2AService, path, {
+  const { definition, implementation } = grpcBinding(path, {
     log: options.log ?? silentLogger,
     authenticator: options.authenticator,
     admission: options.admission,
