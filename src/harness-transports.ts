@@ -40,7 +40,7 @@ export async function startTransports(
     if (options.grpcPort !== undefined) {
       // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
       const { startGrpcServer } = await import('./server/grpc-server.js');
-      grpc = await startGrpcServer(handler, options.host, options.grpcPort, { log, authenticator, admission });
+      grpc = await startGrpcServer(requestPath, options.host, options.grpcPort, { log, authenticator, admission });
       endpoints.grpcAddress = grpc.address;
     }
     await listen(httpServer, options.host, options.port);

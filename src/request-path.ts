@@ -6,6 +6,7 @@ import {
   handlerTerminal,
   StepsRequestHandler,
   type CallMethod,
+  type ComposedSteps,
   type MessageClaims,
   type Step,
 } from './a2a/index.js';
@@ -116,6 +117,8 @@ export function requestPathSteps(options: RequestPathOptions): {
 export interface RequestPath {
   /** What the SDK's transports are given: every call runs through the steps. */
   handler: A2ARequestHandler;
+  /** Runs a call through the steps: what the project's own bindings are given (`server/grpc-binding.ts`). */
+  run: ComposedSteps['run'];
   /** The steps' names, outermost first. */
   order: readonly string[];
   /** The steps a call of `method` passes, outermost first. */
@@ -129,5 +132,11 @@ export function buildRequestPath(options: RequestPathOptions): RequestPath {
   const { steps, handler } = requestPathSteps(options);
   const path = compose(steps, handlerTerminal(handler));
   const card = () => handler.getAgentCard();
-  return { handler: new StepsRequestHandler(path, card), order: path.order, pathOf: path.pathOf, card };
+  return {
+    handler: new StepsRequestHandler(path, card),
+    run: path.run,
+    order: path.order,
+    pathOf: path.pathOf,
+    card,
+  };
 }

@@ -76,16 +76,5 @@ export function httpGoneSignal(req: Request): AbortSignal {
   return controller.signal;
 }
 
-/** Fires when the client cancels a gRPC call (or its connection drops). */
-export function grpcGoneSignal(call: {
-  cancelled?: boolean;
-  once(event: 'cancelled', listener: () => void): unknown;
-}): AbortSignal {
-  if (call.cancelled) return AbortSignal.abort(CLIENT_GONE);
-  const controller = new AbortController();
-  call.once('cancelled', () => controller.abort(CLIENT_GONE));
-  return controller.signal;
-}
-
 /** The reason of a "client gone" signal: a string, since an abort without one builds an exception with its stack. */
 const CLIENT_GONE = 'the client went away';

@@ -28,7 +28,6 @@ export {
   withClientGone,
   clientGoneContextBuilder,
   httpGoneSignal,
-  grpcGoneSignal,
   LAST_EVENT_ID_KEY,
   lastEventId,
 } from './client-gone.js';

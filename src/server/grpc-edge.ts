@@ -1,18 +1,7 @@
 import type { ServiceDefinition } from '@grpc/grpc-js';
-import {
-  CancelTaskRequest,
-  DeleteTaskPushNotificationConfigRequest,
-  GetTaskPushNotificationConfigRequest,
-  GetTaskRequest,
-  ListTaskPushNotificationConfigsRequest,
-  ListTasksRequest,
-  SendMessageRequest,
-  SubscribeToTaskRequest,
-  TaskPushNotificationConfig,
-} from '@a2a-js/sdk';
 import { HarnessError } from '../errors.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
-import { EDGE_LIMITS, refusal, type EdgeMethod } from './edge-schema.js';
+import { EDGE_LIMITS, isEdgeMethod, refusal } from './edge-schema.js';
 import { protoNestsDeeperThan } from './proto-nesting.js';
 
 /**
@@ -57,46 +46,18 @@ export function boundedDefinition(definition: ServiceDefinition): ServiceDefinit
   return Object.fromEntries(bounded) as ServiceDefinition;
 }
 
-// Each method converts its own request type; the table holds them under one signature.
+// Each request type has its own converter; the binding's table holds them under one signature.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the request types differ per method
-type ToJson = (request: any) => unknown;
-
-/** The gRPC methods whose requests the edge schema knows: their A2A name and their ProtoJSON form. */
-const METHODS: Record<string, { method: EdgeMethod; toJSON: ToJson }> = {
-  sendMessage: { method: 'SendMessage', toJSON: SendMessageRequest.toJSON },
-  sendStreamingMessage: { method: 'SendStreamingMessage', toJSON: SendMessageRequest.toJSON },
-  getTask: { method: 'GetTask', toJSON: GetTaskRequest.toJSON },
-  listTasks: { method: 'ListTasks', toJSON: ListTasksRequest.toJSON },
-  cancelTask: { method: 'CancelTask', toJSON: CancelTaskRequest.toJSON },
-  subscribeToTask: { method: 'SubscribeToTask', toJSON: SubscribeToTaskRequest.toJSON },
-  createTaskPushNotificationConfig: {
-    method: 'CreateTaskPushNotificationConfig',
-    toJSON: TaskPushNotificationConfig.toJSON,
-  },
-  getTaskPushNotificationConfig: {
-    method: 'GetTaskPushNotificationConfig',
-    toJSON: GetTaskPushNotificationConfigRequest.toJSON,
-  },
-  listTaskPushNotificationConfigs: {
-    method: 'ListTaskPushNotificationConfigs',
-    toJSON: ListTaskPushNotificationConfigsRequest.toJSON,
-  },
-  deleteTaskPushNotificationConfig: {
-    method: 'DeleteTaskPushNotificationConfig',
-    toJSON: DeleteTaskPushNotificationConfigRequest.toJSON,
-  },
-};
+export type ToJson = (request: any) => unknown;
 
 /**
- * Why the decoded request of the gRPC method `name` (the implementation's key, `sendMessage`)
- * is refused, as the status to end the call with, or undefined when it is accepted. The request
- * is turned back into its JSON form and checked against the same schema as on JSON-RPC and
- * HTTP+JSON; a refusal is invalid params (INVALID_ARGUMENT, with the error details the SDK's
- * clients read).
+ * Why the decoded request of the A2A method `method` (`SendMessage`) is refused, as the status
+ * to end the call with, or undefined when it is accepted. The request is turned back into its
+ * JSON form with `toJSON` and checked against the same schema as on JSON-RPC and HTTP+JSON; a
+ * refusal is invalid params (INVALID_ARGUMENT, with the error details the SDK's clients read).
  */
-export function grpcRefusal(name: string, request: unknown): GrpcForm | undefined {
+export function grpcRefusal(method: string, request: unknown, toJSON: ToJson | undefined): GrpcForm | undefined {
   if (request instanceof UndecodedRequest) return transportForms(request.error).grpc;
-  const known = METHODS[name];
-  const reason = known ? refusal(known.method, known.toJSON(request), 'the request') : undefined;
+  const reason = toJSON && isEdgeMethod(method) ? refusal(method, toJSON(request), 'the request') : undefined;
   return reason ? transportForms(new HarnessError('params_invalid', reason)).grpc : undefined;
 }

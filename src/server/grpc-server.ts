@@ -1,15 +1,8 @@
-import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { silentLogger, type Logger } from '../log.js';
 import type { TokenAuthenticator } from './auth.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
-import { clientGoneContextBuilder, grpcGoneSignal, LAST_EVENT_ID_KEY, withClientGone } from '../a2a/index.js';
-import { grpcUserBuilder, guardCalls } from './grpc-calls.js';
-import { requireProtocolVersion } from './protocol-version.js';
-import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
-import { boundedDefinition } from './grpc-edge.js';
-import { UnavailableForm } from './unavailable.js';
+import { grpcBinding, type CallRunner } from './grpc-binding.js';
 import type { Admission } from './admission.js';
 
 export interface RunningGrpcServer {
@@ -20,38 +13,30 @@ export interface RunningGrpcServer {
 
 export interface GrpcServerOptions {
   log?: Logger;
-  /** When set, every call needs a bearer token it knows (`grpc-calls.ts`). */
+  /** When set, every call needs a bearer token it knows (`grpc-binding.ts`). */
   authenticator?: TokenAuthenticator;
   /** Admits or refuses every call first (`admission.ts`), sharing the HTTP routes' bounds. */
   admission?: Admission;
 }
 
-/** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, express does not speak it). */
+/**
+ * Serves the A2A gRPC binding (`grpc-binding.ts`) on its own port (gRPC needs HTTP/2, the HTTP
+ * server does not speak it): every call runs through `path`, the composed request path.
+ */
 export async function startGrpcServer(
-  handler: A2ARequestHandler,
+  path: CallRunner,
   host: string,
   port: number,
   options: GrpcServerOptions = {},
 ): Promise<RunningGrpcServer> {
   await loadGrpcErrorForms();
   const server = new Server();
-  const service = grpcService({
-    requestHandler: new UnavailableForm(handler, 'grpc'),
-    userBuilder: withClientGone(grpcUserBuilder(options.authenticator), grpcGoneSignal, (call) => [
-      [LAST_EVENT_ID_KEY, call.metadata.get('last-event-id')[0]],
-      [TRACE_CARRIER_KEY, traceCarrier((name) => call.metadata.get(name)[0])],
-    ]),
-    contextBuilder: requireProtocolVersion(clientGoneContextBuilder),
+  const { definition, implementation } = grpcBinding(path, {
+    log: options.log ?? silentLogger,
+    authenticator: options.authenticator,
+    admission: options.admission,
   });
-  // Requests are checked for nesting before they are decoded, for bytes that do not decode, then against the edge schema.
-  server.addService(
-    boundedDefinition(A2AService),
-    guardCalls(A2AService, service as unknown as UntypedServiceImplementation, {
-      log: options.log ?? silentLogger,
-      authenticator: options.authenticator,
-      admission: options.admission,
-    }),
-  );
+  server.addService(definition, implementation);
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) =>
       error ? reject(error) : resolve(bound),

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import type { Request } from 'express';
-import { clientGoneSignal, grpcGoneSignal, httpGoneSignal, setClientGoneSignal } from '../../src/a2a/index.js';
+import { clientGoneSignal, httpGoneSignal, setClientGoneSignal } from '../../src/a2a/index.js';
+import { cancelledSignal } from '../../src/server/grpc-binding.js';
 
 /** A call's "client gone" signal is made only when something asks for it (`src/a2a/client-gone.ts`). */
 
@@ -38,10 +39,10 @@ describe('the client-gone signal', () => {
 
   it('over gRPC, fires when the call is cancelled, or has fired already when asked after', () => {
     const call = Object.assign(new EventEmitter(), { cancelled: false });
-    const signal = grpcGoneSignal(call);
+    const signal = cancelledSignal(call);
     call.cancelled = true;
     call.emit('cancelled');
     assert.equal(signal.aborted, true);
-    assert.equal(grpcGoneSignal(call).aborted, true);
+    assert.equal(cancelledSignal(call).aborted, true);
   });
 });

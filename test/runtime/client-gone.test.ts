@@ -88,7 +88,7 @@ before(async () => {
     log: silentLogger,
   });
   const handler = path.handler;
-  grpc = await startGrpcServer(handler, '127.0.0.1', 0);
+  grpc = await startGrpcServer(path, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
-import { withSteps } from '../../src/a2a/index.js';
+import { compose, handlerTerminal, withSteps } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
 import { errorMappingStep, INTERNAL_ERROR_MESSAGE } from '../../src/server/a2a-errors.js';
 import { baseAgentCard } from '../../src/server/card.js';
@@ -33,8 +33,10 @@ let url: string;
 const logged: unknown[] = [];
 
 before(async () => {
-  const handler = errorMapped(failing, (error) => logged.push(error));
-  grpc = await startGrpcServer(handler, '127.0.0.1', 0);
+  // `failing` behind the `errorMapping` step alone: the SDK's HTTP transports take it as a handler, gRPC as the path.
+  const steps = [errorMappingStep((error) => logged.push(error))];
+  const handler = withSteps(failing, steps);
+  grpc = await startGrpcServer(compose(steps, handlerTerminal(failing)), '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
@@ -95,8 +97,3 @@ describe('an internal failure on the wire', () => {
     assert.ok(logged.length >= 3 && logged.every((error) => error === failure));
   });
 });
-
-/** `inner` behind the `errorMapping` step alone. */
-function errorMapped(inner: A2ARequestHandler, ...reports: Parameters<typeof errorMappingStep>): A2ARequestHandler {
-  return withSteps(inner, [errorMappingStep(...reports)]);
-}

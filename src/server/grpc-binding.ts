@@ -1,0 +1,316 @@
+/**
+ * The A2A gRPC binding, the project's own on grpc-js: the SDK gives the service definition and
+ * the message types with their protobuf codecs, and nothing else. For each call it admits it,
+ * checks its token and its request, builds the call's context as a plain value, runs the call
+ * through the request path (`compose`, a2a/steps.ts) and writes the answer, or each event of a
+ * stream, or the error in its gRPC form (`transportForms`, a2a-errors.ts). Each call is logged
+ * once when it ends.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Metadata,
+  status,
+  type MethodDefinition,
+  type sendUnaryData,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import {
+  A2A_PROTOCOL_VERSION,
+  CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  Extensions,
+  GetTaskPushNotificationConfigRequest,
+  GetTaskRequest,
+  HTTP_EXTENSION_HEADER,
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
+  type Message,
+  type SendMessageResponse,
+  type Task,
+} from '@a2a-js/sdk';
+import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { ServerCallContext, UnauthenticatedUser, type User } from '@a2a-js/sdk/server';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
+import {
+  LAST_EVENT_ID_KEY,
+  setClientGoneSignal,
+  type Call,
+  type CallMethod,
+  type ComposedSteps,
+  type Stream,
+} from '../a2a/index.js';
+import { HarnessError } from '../errors.js';
+import { describeError, type Logger } from '../log.js';
+import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
+import type { Admission } from './admission.js';
+import { transportForms, type GrpcForm } from './a2a-errors.js';
+import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
+import { boundedDefinition, grpcRefusal, type ToJson } from './grpc-edge.js';
+import { versionRefusal } from './protocol-version.js';
+
+export interface GrpcBindingOptions {
+  log: Logger;
+  /** When set, every call needs `authorization: Bearer <token>` metadata it knows. */
+  authenticator?: TokenAuthenticator;
+  /** Admits or refuses every call before anything else (`admission.ts`), as the HTTP routes are. */
+  admission?: Admission;
+}
+
+/** What the request path is to the binding: something that runs a call. */
+export type CallRunner = Pick<ComposedSteps, 'run'>;
+
+/** One RPC of the service: the call it becomes, and how its result becomes the response message. */
+interface Rpc {
+  method: CallMethod;
+  /** The request's ProtoJSON form, for the edge schema; none where the schema knows no params. */
+  toJSON?: ToJson;
+  /** The response message for the call's result, where it is not the result itself. */
+  answer?: (result: never) => unknown;
+}
+
+/** Every RPC of the SDK's service definition: one it adds fails to compile until listed here. */
+const RPCS = {
+  sendMessage: { method: 'sendMessage', toJSON: SendMessageRequest.toJSON, answer: sendMessageResponse },
+  sendStreamingMessage: { method: 'sendMessageStream', toJSON: SendMessageRequest.toJSON },
+  getTask: { method: 'getTask', toJSON: GetTaskRequest.toJSON },
+  listTasks: { method: 'listTasks', toJSON: ListTasksRequest.toJSON },
+  cancelTask: { method: 'cancelTask', toJSON: CancelTaskRequest.toJSON },
+  subscribeToTask: { method: 'resubscribe', toJSON: SubscribeToTaskRequest.toJSON },
+  createTaskPushNotificationConfig: {
+    method: 'createTaskPushNotificationConfig',
+    toJSON: TaskPushNotificationConfig.toJSON,
+  },
+  getTaskPushNotificationConfig: {
+    method: 'getTaskPushNotificationConfig',
+    toJSON: GetTaskPushNotificationConfigRequest.toJSON,
+  },
+  listTaskPushNotificationConfigs: {
+    method: 'listTaskPushNotificationConfigs',
+    toJSON: ListTaskPushNotificationConfigsRequest.toJSON,
+  },
+  deleteTaskPushNotificationConfig: {
+    method: 'deleteTaskPushNotificationConfig',
+    toJSON: DeleteTaskPushNotificationConfigRequest.toJSON,
+    answer: () => ({}), // google.protobuf.Empty
+  },
+  getExtendedAgentCard: { method: 'getAuthenticatedExtendedAgentCard' },
+} satisfies Record<keyof typeof A2AService, Rpc> as Record<string, Rpc>;
+
+/** A blocking send's result, a task or a message, as the oneof of `SendMessageResponse`. */
+function sendMessageResponse(result: Message | Task): SendMessageResponse {
+  return 'messageId' in result
+    ? { payload: { $case: 'message', value: result } }
+    : { payload: { $case: 'task', value: result } };
+}
+
+/**
+ * The one place every answer of the binding is encoded: a unary response message, or one
+ * event of a stream (a `StreamResponse`), for a call that asked for `version` (its
+ * `a2a-version` metadata). Today every version gets the SDK's encoder for the method's response
+ * type, unchanged. A2A 1.1 hook: a task's and an event's `generation` field is to be appended
+ * here, for a call that asked for 1.1, so that a 1.0 call's bytes stay exactly what they are.
+ */
+export function encodeFor(version: string, encode: (message: unknown) => Buffer, message: unknown): Buffer {
+  return encode(message);
+}
+
+/** Whether this server speaks the version a call asks for (protocol-version.ts says what it is told otherwise). */
+function speaks(version: string | undefined): boolean {
+  return version === A2A_PROTOCOL_VERSION;
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The reason of a "client gone" signal: a string, since an abort without one builds an exception with its stack. */
+const CANCELLED = 'the client cancelled the call';
+
+type AnyCall = ServerUnaryCall<unknown, Buffer> | ServerWritableStream<unknown, Buffer>;
+
+/** A call that may go on (its context, and what to call when it ends), or the status to refuse it with. */
+type Opened =
+  { context: ServerCallContext; end: (code: number) => void } | { refusal: GrpcForm; end: (code: number) => void };
+
+/**
+ * The service grpc-js serves: the SDK's definition, each request bounded before and while it is
+ * decoded (`grpc-edge.ts`) and each answer already bytes ({@link encodeFor}), and the
+ * implementation that runs each call through `path`.
+ */
+export function grpcBinding(
+  path: CallRunner,
+  options: GrpcBindingOptions,
+): { definition: ServiceDefinition; implementation: UntypedServiceImplementation } {
+  const definition = A2AService as ServiceDefinition;
+  const implementation: UntypedServiceImplementation = {};
+  for (const [name, method] of Object.entries(definition)) {
+    const rpc = RPCS[name];
+    if (rpc) implementation[name] = serve(name, rpc, method, path, options);
+  }
+  const wire = Object.entries(boundedDefinition(definition)).map(([name, method]) => [
+    name,
+    { ...method, responseSerialize: (bytes: Buffer) => bytes },
+  ]);
+  return { definition: Object.fromEntries(wire) as ServiceDefinition, implementation };
+}
+
+function serve(
+  name: string,
+  rpc: Rpc,
+  method: MethodDefinition<unknown, unknown>,
+  path: CallRunner,
+  options: GrpcBindingOptions,
+): UntypedServiceImplementation[string] {
+  const a2aName = method.path.slice(method.path.lastIndexOf('/') + 1);
+  const encode = method.responseSerialize as (message: unknown) => Buffer;
+  const open = (call: AnyCall) => opened(call, name, a2aName, rpc, options);
+  const failure = (error: unknown): GrpcForm => {
+    const forms = transportForms(error);
+    // The errorMapping step logs what fails on the path; this is a failure of the binding itself.
+    if (forms.internal !== undefined)
+      options.log.error('grpc call failed', { rpc: a2aName, error: describeError(forms.internal) });
+    return forms.grpc;
+  };
+  const callOf = (call: AnyCall, context: ServerCallContext) =>
+    ({ method: rpc.method, params: call.request, context, streaming: method.responseStream }) as Call;
+
+  if (method.responseStream) {
+    const streamed = async (call: ServerWritableStream<unknown, Buffer>) => {
+      const started = open(call);
+      if ('refusal' in started) {
+        started.end(started.refusal.code);
+        call.emit('error', started.refusal);
+        return;
+      }
+      const { context, end } = started;
+      try {
+        const events = path.run(callOf(call, context)) as Stream;
+        call.sendMetadata(answerMetadata(context));
+        for await (const event of events) {
+          // Leaving the loop ends the stream for this client (the turn goes on: detachedOnClientGone).
+          if (call.cancelled) break;
+          call.write(encodeFor(context.requestedVersion, encode, event));
+        }
+        end(call.cancelled ? status.CANCELLED : status.OK);
+        call.end();
+      } catch (error) {
+        const form = failure(error);
+        end(form.code);
+        call.emit('error', form);
+      }
+    };
+    // Every failure ends the call with its status inside; nothing is left to reject.
+    return (call: ServerWritableStream<unknown, Buffer>) => void streamed(call);
+  }
+  const unary = async (call: ServerUnaryCall<unknown, Buffer>, callback: sendUnaryData<Buffer>) => {
+    const started = open(call);
+    if ('refusal' in started) {
+      started.end(started.refusal.code);
+      callback(started.refusal, null);
+      return;
+    }
+    const { context, end } = started;
+    try {
+      const result = await (path.run(callOf(call, context)) as Promise<unknown>);
+      call.sendMetadata(answerMetadata(context));
+      const message = rpc.answer ? rpc.answer(result as never) : result;
+      const bytes = encodeFor(context.requestedVersion, encode, message);
+      end(status.OK);
+      callback(null, bytes);
+    } catch (error) {
+      const form = failure(error);
+      end(form.code);
+      callback(form, null);
+    }
+  };
+  return (call: ServerUnaryCall<unknown, Buffer>, callback: sendUnaryData<Buffer>) => void unary(call, callback);
+}
+
+/**
+ * The start of every call, in order: admission (a call past the bounds ends UNAVAILABLE at
+ * once, before it is logged or authenticated; an admitted one holds its place until it ends or
+ * is cancelled), the bearer token (UNAUTHENTICATED), the edge schema (INVALID_ARGUMENT,
+ * `grpc-edge.ts`), the protocol version (FAILED_PRECONDITION), then the call's context. Every
+ * call but one refused by admission is logged once when it ends: its method, status code,
+ * duration, request id (`x-request-id` metadata or a UUID) and user. Never metadata values or
+ * message content.
+ */
+function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options: GrpcBindingOptions): Opened {
+  // Every call is new load: HTTP/2 carries any number of them on one connection.
+  const admitted = options.admission?.admit(true);
+  if (admitted && 'refused' in admitted) return { refusal: transportForms(admitted.refused).grpc, end: () => {} };
+  const release = admitted?.release;
+  if (release) call.once('cancelled', release);
+  const first = (key: string): string | undefined => {
+    const value = call.metadata.get(key)[0];
+    return value === undefined ? undefined : String(value);
+  };
+  const offered = first('x-request-id');
+  const requestId = offered !== undefined && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
+  const started = process.hrtime.bigint();
+  const user = options.authenticator?.authenticate(call.metadata.get('authorization').map(String));
+  let logged = false;
+  const end = (code: number) => {
+    release?.();
+    if (logged) return;
+    logged = true;
+    const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+    options.log.info('grpc call', { requestId, method: name, code: status[code] ?? code, ms, user: user?.userName });
+  };
+  if (options.authenticator && !user)
+    return { refusal: transportForms(new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE)).grpc, end };
+  const refused = grpcRefusal(a2aName, call.request, rpc.toJSON);
+  if (refused) return { refusal: refused, end };
+  const requestedVersion = first('a2a-version');
+  if (!speaks(requestedVersion))
+    return { refusal: transportForms(new VersionNotSupportedError(versionRefusal(requestedVersion))).grpc, end };
+  return { context: callContext(call, user ?? new UnauthenticatedUser(), requestedVersion!, first), end };
+}
+
+/** The call's context, a plain value: its user, extensions, version, tenant, `state` and "client gone" signal. */
+function callContext(
+  call: AnyCall,
+  user: User,
+  requestedVersion: string,
+  first: (key: string) => string | undefined,
+): ServerCallContext {
+  const state = new Map<string, unknown>();
+  const lastEventId = first('last-event-id');
+  if (lastEventId !== undefined) state.set(LAST_EVENT_ID_KEY, lastEventId);
+  const carrier = traceCarrier(first);
+  if (carrier) state.set(TRACE_CARRIER_KEY, carrier);
+  const context = new ServerCallContext({
+    user,
+    requestedExtensions: Extensions.parseServiceParameter(
+      call.metadata.get(HTTP_EXTENSION_HEADER).map(String).join(','),
+    ),
+    requestedVersion,
+    tenant: (call.request as { tenant?: string } | undefined)?.tenant,
+    state,
+  });
+  // Made only when something asks (most calls never do), already fired if the call is gone by then.
+  setClientGoneSignal(context, () => cancelledSignal(call));
+  return context;
+}
+
+/** Fires when the client cancels the call (or its connection drops). */
+export function cancelledSignal(call: {
+  cancelled: boolean;
+  once(event: 'cancelled', listener: () => void): unknown;
+}): AbortSignal {
+  if (call.cancelled) return AbortSignal.abort(CANCELLED);
+  const controller = new AbortController();
+  call.once('cancelled', () => controller.abort(CANCELLED));
+  return controller.signal;
+}
+
+/** The answer's leading metadata: the extensions the call activated (`A2A-Extensions`), as on HTTP. */
+function answerMetadata(context: ServerCallContext): Metadata {
+  const metadata = new Metadata();
+  if (context.activatedExtensions?.length) metadata.set(HTTP_EXTENSION_HEADER, context.activatedExtensions.join(','));
+  return metadata;
+}
