@@ -47,8 +47,11 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   config: { may: ['errors.ts'] },
   store: {
     may: ['errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'],
-    typeOnly: ['a2a/index.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
+    typeOnly: ['a2a/index.ts', 'runtime/task-state.ts'],
   },
+  // What instances sharing a store coordinate through (turn and push leases, heartbeats, wake-ups,
+  // cancel requests, queue offers, the PostgreSQL listener): above the store, whose database it uses.
+  coordination: { may: ['store', 'errors.ts', 'log.ts'] },
   // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
   // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
   // Its instruction files are read from the disk and followed with the shared folder watcher.
@@ -66,7 +69,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'until-done.ts',
       'wire.ts',
     ],
-    typeOnly: ['store/index.ts'],
+    typeOnly: ['store/index.ts', 'coordination/coordination.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'public-network.ts', 'version.ts', 'wire.ts'] },
@@ -517,7 +520,7 @@ describe('architecture', () => {
       "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only))",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",

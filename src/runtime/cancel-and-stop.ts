@@ -3,7 +3,7 @@ import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '
 import { hasErrorCode, HarnessError } from '../errors.js';
 import type { LogSubscription } from '../store/index.js';
 import { isTerminal } from '../wire.js';
-import type { Coordination, TurnEnding } from './coordination.js';
+import type { Coordination, TurnEnding } from '../coordination/coordination.js';
 import type { EngineStore } from './engine-ports.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { TaskStateStore } from './task-state.js';

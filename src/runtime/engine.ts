@@ -6,7 +6,7 @@ import { hasErrorCode, instanceDraining, isHarnessError, turnFencedError, turnIn
 import type { LogSubscription } from '../store/index.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { EngineStore, RunningTurn, TurnEnd, TurnStarter } from './engine-ports.js';
-import type { Coordination } from './coordination.js';
+import type { Coordination } from '../coordination/coordination.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
 import { openableTask } from './openable-task.js';
 import type { SubtaskRecords, TaskStateStore } from './task-state.js';

@@ -1,7 +1,7 @@
 import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
 import type { DueHead, PendingDelivery } from '../store/index.js';
 import { describeError, type Logger } from '../log.js';
-import type { Coordination } from './coordination.js';
+import type { Coordination } from '../coordination/coordination.js';
 
 /**
  * The deliverer of push notifications on this instance (docs/push.md). It is woken when this

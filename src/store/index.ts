@@ -6,7 +6,6 @@ import { migrateToLatest } from './migrations/runner.js';
 import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
 import type { ForkRecords, SubtaskRecords } from '../runtime/task-state.js';
-import { schemaChannel } from './channels.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
 import { DEFAULT_PUSH_KEEP_FAILED_FOR_MS } from './push-outbox.js';
@@ -82,10 +81,10 @@ export interface Store {
   /** The readers of task logs here: each is handed the events committed after it began. */
   feeds: TaskFeeds;
   /**
-   * Shared: the notification channel on which instances wake each other when they log events,
-   * and where this store says it did (the coordination sends the wake-ups).
+   * Shared: where this store says it logged events, for the coordination to wake the other
+   * instances following the task.
    */
-  events?: { channel: string; onLogged(wake: (taskId: string, generation: number) => void): void };
+  events?: { onLogged(wake: (taskId: string, generation: number) => void): void };
   state: SqlTaskStateStore;
   /** The tools each user allowed for good in each conversation (`/approve always`). */
   grants: SqlToolGrants;
@@ -141,13 +140,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
-  let channel: string | undefined;
-  try {
-    if (shared) channel = await schemaChannel(db, 'events');
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
   const push = new SqlPushStore(db, { shared });
   try {
     await push.load();
@@ -195,7 +187,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     shared,
     tasks,
     feeds,
-    events: channel === undefined ? undefined : { channel, onLogged: (handler) => (wake = handler) },
+    events: shared ? { onLogged: (handler) => (wake = handler) } : undefined,
     state,
     grants: new SqlToolGrants(db),
     claims,

@@ -1,15 +1,15 @@
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { createLogger } from '../log.js';
-import type { Coordination, TurnEnding } from '../runtime/coordination.js';
-import type { Database } from './database.js';
+import type { Coordination, TurnEnding } from './coordination.js';
+import type { Database } from '../store/database.js';
 import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
-import { applicationName } from './postgres-database.js';
-import type { Store } from './index.js';
-import type { TaskFeeds } from './task-feeds.js';
-import { LOG_KEEP_MS } from './task-log.js';
+import { applicationName } from '../store/postgres-database.js';
+import type { Store } from '../store/index.js';
+import type { TaskFeeds } from '../store/task-feeds.js';
+import { LOG_KEEP_MS } from '../store/task-log.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
@@ -26,7 +26,7 @@ function keepEventsMs(leaseMs: number): number {
 export interface PostgresCoordinationOptions {
   /** The coordination's database (PostgreSQL), migrated: a pool of its own (see `ownsDb`). */
   db: Kysely<Database>;
-  /** The store's wake-up channel (`Store.events`): this instance listens on it and wakes the others when it logs events. */
+  /** Where the store says it logged events (`Store.events`): this instance then wakes the others on the events channel. */
   events: NonNullable<Store['events']>;
   /** The store's readers of task logs (`Store.feeds`), woken when another instance logs events. */
   feeds: TaskFeeds;
@@ -78,6 +78,8 @@ export class PostgresCoordination implements Coordination {
   private readonly events: NonNullable<Store['events']>;
   private running = false;
   private listener: NotificationListener | undefined;
+  /** The channel on which instances wake each other when they log events (`channels.ts`). */
+  private eventsChannel = '';
   private cancelChannel = '';
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
   private queueChannel = '';
@@ -112,7 +114,7 @@ export class PostgresCoordination implements Coordination {
 
   /** Listens for wake-ups and cancel requests, then registers this instance as alive. */
   async start(): Promise<void> {
-    const eventsChannel = this.events.channel;
+    const eventsChannel = (this.eventsChannel = await schemaChannel(this.db, 'events'));
     this.cancelChannel = await schemaChannel(this.db, 'cancel');
     this.queueChannel = await schemaChannel(this.db, 'queue');
     this.listener = new NotificationListener({
@@ -228,7 +230,7 @@ export class PostgresCoordination implements Coordination {
       while (this.wakeUps.size > 0) {
         const payloads = [...this.wakeUps].map(([taskId, generation]) => `${generation} ${taskId}`);
         this.wakeUps.clear();
-        await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`
+        await sql`select pg_notify(${this.eventsChannel}, payload) from unnest(${payloads}::text[]) as payload`
           .execute(this.db)
           .catch((error: unknown) => this.onError(error, 'waking the other instances'));
       }

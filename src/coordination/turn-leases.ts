@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './database.js';
+import type { Database } from '../store/database.js';
 import { clockMs } from './postgres-clock.js';
 
 /**

@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LocalCoordination } from '../../src/runtime/local-coordination.js';
+import { LocalCoordination } from '../../src/coordination/local-coordination.js';
 
 describe('LocalCoordination: leases and the queue (issue 33)', () => {
   it("a message's lease is refused while messages wait; the queue's run takes it; a release says whether any wait", async () => {

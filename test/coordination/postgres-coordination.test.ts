@@ -8,10 +8,10 @@ import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { migrateToLatest, openStore, type Database, type LoggedEvent, type Store } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
-import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
+import { PostgresCoordination } from '../../src/coordination/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { callContext, message, newTask, statusUpdate } from './helpers.js';
+import { callContext, message, newTask, statusUpdate } from '../store/helpers.js';
 import { poll, waitFor } from '../support/wait.js';
 
 /**
