@@ -32,7 +32,7 @@ import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { createLogger } from '../src/log.js';
 import type { Coordination } from '../src/coordination/coordination.js';
-import { TurnWriter } from '../src/runtime/turn-writer.js';
+import { TurnWriter } from '../src/runtime/turn/turn-writer.js';
 import { migrateToLatest, openStore, type Database, type LogSubscription, type Store } from '../src/store/index.js';
 import { openPostgresDatabase } from '../src/store/postgres-database.js';
 import { DEFAULT_LEASE_MS } from '../src/coordination/postgres-coordination.js';

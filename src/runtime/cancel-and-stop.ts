@@ -8,10 +8,10 @@ import type { EngineStore } from './engine-ports.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { TaskStateStore } from './task-state.js';
 import type { DecideStatus } from './task-writes.js';
-import { isFinalStatus } from './turn-stream.js';
+import { isFinalStatus } from './turn/turn-stream.js';
 import { waitingCalls } from './tool-approvals.js';
 import { closingParts } from './tool-calls.js';
-import { TurnCanceled, TurnStopped } from './turns.js';
+import { TurnCanceled, TurnStopped } from './turn/turns.js';
 
 /** How often a cancel request for a turn on another instance is repeated until the turn ends. */
 const CANCEL_AGAIN_MS = 2000;

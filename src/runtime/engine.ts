@@ -11,9 +11,9 @@ import type { HarnessExecutor, TurnRequest } from './executor.js';
 import { openableTask } from './openable-task.js';
 import type { SubtaskRecords, TaskStateStore } from './task-state.js';
 import { TaskWrites, type DecideStatus } from './task-writes.js';
-import type { TurnLimit } from './turn-limit.js';
-import { turnStream } from './turn-stream.js';
-import { TurnWriter } from './turn-writer.js';
+import type { TurnLimit } from './turn/turn-limit.js';
+import { turnStream } from './turn/turn-stream.js';
+import { TurnWriter } from './turn/turn-writer.js';
 import {
   TurnFenced,
   TurnInterrupted,
@@ -22,7 +22,7 @@ import {
   type Turn,
   type TurnAbortReason,
   type TurnOptions,
-} from './turns.js';
+} from './turn/turns.js';
 import { untilDone } from '../until-done.js';
 import { within, WorkUnderWay } from './work-under-way.js';
 import { traceTurn } from '../telemetry/traces.js';

@@ -25,10 +25,10 @@ import type { TaskStateStore, ToolGrants } from './task-state.js';
 import { grantedEntries } from './tool-grants.js';
 import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { TurnEnd } from './engine-ports.js';
-import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
-import { TurnOpening, type TurnPublisher } from './turn-opening.js';
-import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn-end.js';
-import { commandOfTurn } from './command-turns.js';
+import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turn/turns.js';
+import { TurnOpening, type TurnPublisher } from './turn/turn-opening.js';
+import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn/turn-end.js';
+import { commandOfTurn } from './turn/command-turns.js';
 
 export interface ExecutorOptions {
   models: TaskModels;

@@ -18,7 +18,7 @@ import { AGENT_KEY, agentRunOf } from './agent-run.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskView } from './subtask-metadata.js';
-import type { TurnLimit } from './turn-limit.js';
+import type { TurnLimit } from './turn/turn-limit.js';
 import { traceParentEntry } from '../telemetry/traces.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */

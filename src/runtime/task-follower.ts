@@ -4,7 +4,7 @@ import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
 import type { LoggedEvent, LogSubscription, TaskSnapshot } from '../store/index.js';
 import { isInFlight, isTerminal, RESUMED_AFTER_KEY } from '../wire.js';
-import { asStreamResponse } from './turn-stream.js';
+import { asStreamResponse } from './turn/turn-stream.js';
 
 export interface FollowTarget {
   /** The task as the caller sees it, with its generation. */

@@ -6,7 +6,7 @@ import type { TaskModels } from './task-models.js';
 import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
 import { subtaskChildrenOf } from '../wire.js';
-import type { TurnQueue } from './turn-queue.js';
+import type { TurnQueue } from './turn/turn-queue.js';
 
 /** How much of a queued message `/status` shows. */
 const PREVIEW_WORDS = 8;

@@ -12,7 +12,7 @@ import { HarnessExecutor } from '../../src/runtime/executor.js';
 import type { ModelGateway, ModelRequest } from '../../src/runtime/model-gateway.js';
 import { TaskModels } from '../../src/runtime/task-models.js';
 import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { TurnCanceled } from '../../src/runtime/turns.js';
+import { TurnCanceled } from '../../src/runtime/turn/turns.js';
 import { closingParts, openToolCalls, toolCallMessage } from '../../src/runtime/tool-calls.js';
 import type { ToolEntry, ToolOutcome } from '../../src/tools/index.js';
 import { toolCallsOf } from '../../src/wire.js';
