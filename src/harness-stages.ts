@@ -16,7 +16,6 @@ import { earlierInContext } from './runtime/context-history.js';
 import { ContextReports } from './runtime/context-report.js';
 import { Forks } from './runtime/forks.js';
 import { conversationRewinds } from './runtime/conversation-rewinds.js';
-import type { Coordination } from './coordination/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
 import { LocalCoordination } from './coordination/local-coordination.js';
@@ -45,6 +44,7 @@ import { VERSION } from './version.js';
 import { startCommandSources } from './harness-commands.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
+import type { Coordination } from './ports.js';
 
 /**
  * The stages `startHarness` runs, in the order their data forces: each takes the records of the

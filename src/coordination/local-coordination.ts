@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Coordination, TurnEnding } from './coordination.js';
+import type { Coordination, TurnEnding } from '../ports.js';
 
 /**
  * The coordination of one process alone (the embedded SQLite store): turn leases are a set in

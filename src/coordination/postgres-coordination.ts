@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { createLogger } from '../log.js';
-import type { Coordination, TurnEnding } from './coordination.js';
 import type { Database } from '../store/database.js';
 import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
@@ -11,6 +10,7 @@ import type { Store } from '../store/index.js';
 import type { TaskFeeds } from '../store/task-feeds.js';
 import { LOG_KEEP_MS } from '../store/task-log.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
+import type { Coordination, TurnEnding } from '../ports.js';
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
 export const DEFAULT_LEASE_MS = 10_000;

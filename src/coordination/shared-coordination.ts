@@ -1,6 +1,6 @@
-import type { Coordination } from './coordination.js';
 import { describeError, type Logger } from '../log.js';
 import type { Store } from '../store/index.js';
+import type { Coordination } from '../ports.js';
 
 /** The coordination's own pool: its queries are single short statements (leases, events, heartbeats). */
 const COORDINATION_CONNECTIONS = 5;

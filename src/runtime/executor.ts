@@ -21,7 +21,6 @@ import {
 } from '../wire.js';
 import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
-import type { TaskStateStore, ToolGrants } from './task-state.js';
 import { grantedEntries } from './tool-grants.js';
 import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { TurnEnd } from './engine-ports.js';
@@ -29,6 +28,7 @@ import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, 
 import { TurnOpening, type TurnPublisher } from './turn/turn-opening.js';
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn/turn-end.js';
 import { commandOfTurn } from './turn/command-turns.js';
+import type { TaskStateStore, ToolGrants } from '../ports.js';
 
 export interface ExecutorOptions {
   models: TaskModels;

@@ -1,7 +1,6 @@
 import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
-import type { DueHead, PendingDelivery } from '../store/index.js';
 import { describeError, type Logger } from '../log.js';
-import type { Coordination } from '../coordination/coordination.js';
+import type { Coordination, DueHead, PendingDelivery } from '../ports.js';
 
 /**
  * The deliverer of push notifications on this instance (docs/push.md). It is woken when this

@@ -5,7 +5,6 @@ import { openSqliteDatabase, type Database, type Durability } from './database.j
 import { migrateToLatest } from './migrations/runner.js';
 import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
-import type { ForkRecords, SubtaskRecords } from '../runtime/task-state.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
 import { DEFAULT_PUSH_KEEP_FAILED_FOR_MS } from './push-outbox.js';
@@ -15,6 +14,7 @@ import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlToolGrants } from './tool-grants.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 import type { TransactionListener } from './timed-transactions.js';
+import type { ForkRecords, SubtaskRecords } from '../ports.js';
 
 /**
  * The harness's durable storage, opened once at start-up: tasks, harness task state and the
@@ -236,9 +236,7 @@ export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOpt
 export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './message-claim-store.js';
 export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskFeeds, LogSubscription } from './task-feeds.js';
-export type { LoggedEvent } from './task-log.js';
-export { SqlPushStore, type PushConfigBounds, type PutOutcome, type ConfigCursor } from './push-store.js';
-export { SqlPushOutbox, type StoredPushConfig, type DueHead, type PendingDelivery } from './push-outbox.js';
-export type { TaskSnapshot, TaskEdit, Appended, TurnWrite } from './task-store.js';
-export { SqlTaskQueue, type QueuedMessage, type Added } from './task-queue.js';
+export { SqlPushStore } from './push-store.js';
+export { SqlPushOutbox } from './push-outbox.js';
+export { SqlTaskQueue } from './task-queue.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -6,13 +6,14 @@ import { Role, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { migrateToLatest, openStore, type Database, type LoggedEvent, type Store } from '../../src/store/index.js';
+import { migrateToLatest, openStore, type Database, type Store } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { PostgresCoordination } from '../../src/coordination/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
 import { callContext, message, newTask, statusUpdate } from '../store/helpers.js';
 import { poll, waitFor } from '../support/wait.js';
+import type { LoggedEvent } from '../../src/ports.js';
 
 /**
  * `PostgresCoordination`: several instances (each with a store and a coordination pool of its

@@ -2,8 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { deliveryRequest, PushDelivery, type PushOutbox } from '../../src/runtime/push-delivery.js';
-import type { PendingDelivery } from '../../src/store/index.js';
 import { poll } from '../support/wait.js';
+import type { PendingDelivery } from '../../src/ports.js';
 
 interface Row {
   generation: number;

@@ -2,7 +2,6 @@ import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { resolveUserScope, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../../a2a/index.js';
 import { hasErrorCode, HarnessError } from '../../errors.js';
-import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../../store/index.js';
 import {
   isTerminal,
   QUEUED_KEY,
@@ -16,6 +15,7 @@ import { rewindTo } from '../conversation-rewinds.js';
 import { openableTask } from '../openable-task.js';
 import type { StartedTurn, TurnOptions } from './turns.js';
 import { asStreamResponse, isFinalStatus, withGeneration } from './turn-stream.js';
+import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../../ports.js';
 
 /** The tasks' queues as the store keeps them (`store/task-queue.ts`). */
 export interface QueueRecords {
