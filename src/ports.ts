@@ -272,6 +272,16 @@ export interface Coordination {
   turnHeld(taskId: string): Promise<boolean>;
 
   /**
+   * Takes a (task, config) pair's push deliveries for this instance, so that they go out one at
+   * a time and in order: false when an instance (this one included) delivers the pair now. A
+   * lease of its own kind, not a turn's: it holds no task. A dead instance's pairs are free
+   * again once a survivor took its place.
+   */
+  acquirePush(taskId: string, configId: string): Promise<boolean>;
+  /** Gives the pair back. */
+  releasePush(taskId: string, configId: string): Promise<void>;
+
+  /**
    * Asks whichever instance runs the task's turn to end it (this one included): `cancel` ends
    * the task (`CancelTask`), `stop` ends only the turn, keeping what it wrote (`/stop`, CMD-32).
    */

@@ -9,6 +9,7 @@ import { applicationName } from '../store/postgres-database.js';
 import type { Store } from '../store/index.js';
 import type { TaskFeeds } from '../store/task-feeds.js';
 import { LOG_KEEP_MS } from '../store/task-log.js';
+import { deletePushLease, insertPushLease } from './push-leases.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
 import type { Coordination, TurnEnding } from '../ports.js';
 
@@ -50,7 +51,8 @@ export interface PostgresCoordinationOptions {
 
 /**
  * `Coordination` for instances sharing one PostgreSQL database, with every cross-instance piece
- * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`); a task's log is rows appended
+ * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`), and so is a push pair's
+ * delivery (`push-leases.ts`); a task's log is rows appended
  * in the transaction that stores the task (`task-log.ts`), after which this instance sends a
  * `pg_notify` wake-up, "task T has events up to generation N", and the instances following the
  * task read its log (`task-feeds.ts`) when their dedicated LISTEN connection
@@ -157,6 +159,21 @@ export class PostgresCoordination implements Coordination {
 
   turnHeld(taskId: string): Promise<boolean> {
     return leaseExists(this.db, taskId);
+  }
+
+  async acquirePush(taskId: string, configId: string): Promise<boolean> {
+    try {
+      return await insertPushLease(this.db, taskId, configId, this.instanceId);
+    } catch (error) {
+      // As for a turn's lease: taken for dead while paused, this instance registers again at once.
+      if (!isMissingInstance(error)) throw error;
+      await this.liveness.rejoin();
+      return insertPushLease(this.db, taskId, configId, this.instanceId);
+    }
+  }
+
+  releasePush(taskId: string, configId: string): Promise<void> {
+    return deletePushLease(this.db, taskId, configId, this.instanceId);
   }
 
   /** The payload is the task id, after `stop:` for a stop (task ids never hold a colon). */
@@ -267,8 +284,10 @@ export class PostgresCoordination implements Coordination {
   }
 }
 
-/** The lease's insert refused because this instance's row is gone (another instance took it for dead). */
+/** A lease's insert refused because this instance's row is gone (another instance took it for dead). */
 function isMissingInstance(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23503' && constraint === 'turn_leases_instance_id_fkey';
+  return (
+    code === '23503' && (constraint === 'turn_leases_instance_id_fkey' || constraint === 'push_leases_instance_id_fkey')
+  );
 }

@@ -116,8 +116,8 @@ export async function staleInstances(db: Kysely<Database>, self: string, deadBef
 }
 
 /**
- * Takes a dead instance's place: deletes its leases and its row in one transaction, returning
- * the tasks whose leases it held, or undefined when another survivor took it first (or its
+ * Takes a dead instance's place: deletes its leases (its push leases too: another instance takes
+ * those pairs up) and its row in one transaction, returning the tasks whose turn leases it held, or undefined when another survivor took it first (or its
  * heartbeat came back: a heartbeat that was waiting for the row's lock is written first, and the
  * lock is then taken on the row it wrote, no longer older than `deadBefore`). The row lock decides
  * between survivors sweeping at once: the second waits, then finds the row gone and gets undefined.
@@ -140,6 +140,7 @@ export async function takeOverInstance(
       .forUpdate()
       .executeTakeFirst();
     if (!dead) return undefined;
+    await tx.deleteFrom('push_leases').where('instance_id', '=', deadId).execute();
     const leases = await tx.deleteFrom('turn_leases').where('instance_id', '=', deadId).returning('task_id').execute();
     const taskIds = leases.map((lease) => lease.task_id);
     if (taskIds.length > 0)
@@ -151,9 +152,10 @@ export async function takeOverInstance(
   });
 }
 
-/** Removes a closing instance's leases and row: its turns have ended or will not be ended by it. */
+/** Removes a closing instance's leases (turns' and push's) and row: its turns have ended or will not be ended by it. */
 export async function removeInstance(db: Kysely<Database>, instanceId: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('push_leases').where('instance_id', '=', instanceId).execute();
     await tx.deleteFrom('turn_leases').where('instance_id', '=', instanceId).execute();
     await tx.deleteFrom('instances').where('id', '=', instanceId).execute();
   });

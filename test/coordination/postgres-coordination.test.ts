@@ -317,6 +317,32 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
     });
   });
 
+  it("issue 36: push delivery's leases are their own kind: one instance per (task, config) pair, no turn lease, freed with a dead instance's row", async () => {
+    await withCluster(3, { leaseMs: 1000 }, async ({ instances, admin }) => {
+      const [doomed, ...survivors] = instances as [Instance, Instance, Instance];
+      const [b, c] = survivors.map((s) => s.coordination) as [PostgresCoordination, PostgresCoordination];
+      assert.equal(await doomed.coordination.acquirePush('t1', 'c1'), true);
+      assert.equal(await b.acquirePush('t1', 'c1'), false, 'held elsewhere');
+      assert.equal(await doomed.coordination.acquirePush('t1', 'c1'), false, 'held here');
+      assert.equal(await b.acquirePush('t1', 'c2'), true, "another config's pair is free");
+      assert.equal(await c.turnHeld('t1'), false, 'a pair holds no turn of its task');
+      assert.deepEqual(await admin.selectFrom('turn_leases').select('task_id').execute(), [], 'no turn lease made up');
+      await c.releasePush('t1', 'c2');
+      assert.equal(await c.acquirePush('t1', 'c2'), false, 'only the holder gives a pair back');
+      await b.releasePush('t1', 'c2');
+      assert.equal(await c.acquirePush('t1', 'c2'), true, 'free again once released');
+
+      assert.notEqual(await doomed.coordination.acquireTurn('t2'), undefined);
+      const orphaned = new Inbox<string[]>();
+      for (const survivor of survivors) survivor.coordination.onOrphanedTurns(async (taskIds) => orphaned.put(taskIds));
+      doomed.failsOnPurpose = true;
+      await doomed.db.destroy();
+      await orphaned.count(1);
+      assert.deepEqual(orphaned.items[0], ['t2'], "the dead instance's turns alone, no pair among them");
+      assert.equal(await b.acquirePush('t1', 'c1'), true, "the dead instance's pair is taken up by a survivor");
+    });
+  });
+
   it('an instance taken for dead while it was paused takes a turn as soon as it wakes, before its next heartbeat: it registers again', async () => {
     // A lease long enough that no heartbeat comes between the takeover and the next turn.
     await withCluster(2, { leaseMs: 60_000 }, async ({ instances, admin }) => {
