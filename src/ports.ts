@@ -260,7 +260,7 @@ export interface Coordination {
    * lease's of the task, on any instance; undefined when a turn holds it here or elsewhere, or
    * (`unlessQueued`: a message sent to the task) when messages wait in the task's queue, which
    * go first (spec/while-busy-extension-v1.md). The turn's writes carry the epoch, and the store
-   * refuses them once another instance took the task over (`turn_fenced`, see `turn-leases.ts`).
+   * refuses them once another instance took the task over (`turn_fenced`, see `coordination/turn-leases.ts`).
    */
   acquireTurn(taskId: string, options?: { unlessQueued?: boolean }): Promise<number | undefined>;
   /**

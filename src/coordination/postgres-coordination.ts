@@ -53,9 +53,9 @@ export interface PostgresCoordinationOptions {
  * `Coordination` for instances sharing one PostgreSQL database, with every cross-instance piece
  * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`), and so is a push pair's
  * delivery (`push-leases.ts`); a task's log is rows appended
- * in the transaction that stores the task (`task-log.ts`), after which this instance sends a
+ * in the transaction that stores the task (`store/task-log.ts`), after which this instance sends a
  * `pg_notify` wake-up, "task T has events up to generation N", and the instances following the
- * task read its log (`task-feeds.ts`) when their dedicated LISTEN connection
+ * task read its log (`store/task-feeds.ts`) when their dedicated LISTEN connection
  * (`notification-listener.ts`) hears it; a cancel request is a notification every instance
  * hears; dead instances are found by heartbeats judged by the database's clock
  * (`instance-liveness.ts`).

@@ -11,7 +11,7 @@ import { clockMs } from './postgres-clock.js';
  *
  * Each lease has an epoch, a fencing token: every write of the turn carries it, and the task's
  * row keeps the highest epoch that wrote it (`tasks.fence_epoch`, checked under the row's lock
- * in `task-images.ts`). A sweeper taking a dead instance's leases raises the fence of their
+ * in `store/task-images.ts`). A sweeper taking a dead instance's leases raises the fence of their
  * tasks above every epoch given so far, in the same transaction, so that a turn of an instance
  * that was only paused (SIGSTOP, a VM frozen) writes nothing once it wakes up, and a later turn,
  * whose lease has a greater epoch, writes over that fence.
@@ -124,7 +124,7 @@ export async function staleInstances(db: Kysely<Database>, self: string, deadBef
  * The tasks' fences are raised past every epoch given so far: the dead instance's turns, should
  * it only have been paused, write nothing more. That waits for a write of theirs holding a task's
  * row lock, which `idle_in_transaction_session_timeout` ends if its instance is paused
- * (`postgres-database.ts`).
+ * (`store/postgres-database.ts`).
  */
 export async function takeOverInstance(
   db: Kysely<Database>,

@@ -165,7 +165,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const claims = new SqlMessageClaimStore(db, id, { shared });
   const pruning = new ClaimPruning({ claims, retentionMs: messageIdRetentionMs, onError: onPruneError });
   pruning.start();
-  // Shared, the instances' heartbeat ticks prune the log (`instance-liveness.ts`).
+  // Shared, the instances' heartbeat ticks prune the log (`coordination/instance-liveness.ts`).
   const logPruning = shared
     ? undefined
     : new ClaimPruning({
