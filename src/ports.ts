@@ -4,8 +4,8 @@ import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server'
 /**
  * The contracts between the areas that keep tasks and the engine that runs them: what the store
  * (`store/`) and the coordination (`coordination/`) implement, and what the engine (`runtime/`)
- * and the built-in commands read them through. Declared here, below all three, so that none of
- * them imports another's types and dependencies point one way.
+ * reads them through. Declared here, below all three, so that none of them imports another's
+ * types and dependencies point one way; the composition root (`harness-stages.ts`) joins them.
  */
 
 // ---- Tasks as stored, and their logs
@@ -246,7 +246,7 @@ export interface ToolGrants {
 /**
  * What the task engine needs from the instances that share a store, besides the task logs the
  * store keeps (and the wake-ups it sends when one grows): which instance holds a task for its
- * one turn, cancel requests carried to the instance running the turn, and turns left behind by
+ * one turn, or a push pair's deliveries, cancel requests carried to the instance running the turn, and turns left behind by
  * an instance that died. One process alone needs none of it to cross a process boundary
  * (`LocalCoordination`); instances sharing PostgreSQL take it from PostgreSQL itself (row
  * leases, `LISTEN/NOTIFY`, heartbeats).
