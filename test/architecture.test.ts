@@ -48,7 +48,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Tasks, their logs and the harness's records; the message-claim contract is a2a's.
   store: { may: ['a2a', 'ports.ts', 'errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'] },
   // What instances sharing a store coordinate through (turn and push leases, heartbeats, wake-ups,
-  // cancel requests, queue offers, the PostgreSQL listener): above the store, whose database it uses.
+  // cancel requests, queue offers, the PostgreSQL listener): above the store, whose database it
+  // uses; no area imports it (the composition root builds it, the engine sees it through ports.ts).
   coordination: { may: ['store', 'ports.ts', 'errors.ts', 'log.ts'] },
   // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
   // Its instruction files are read from the disk and followed with the shared folder watcher.
