@@ -31,13 +31,13 @@ import { ServerCallContext, type AgentExecutionEvent } from '@a2a-js/sdk/server'
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { createLogger } from '../src/log.js';
-import type { Coordination } from '../src/runtime/coordination.js';
-import { TurnWriter } from '../src/runtime/turn-writer.js';
-import { migrateToLatest, openStore, type Database, type LogSubscription, type Store } from '../src/store/index.js';
+import { TurnWriter } from '../src/runtime/turn/turn-writer.js';
+import { migrateToLatest, openStore, type Database, type Store } from '../src/store/index.js';
 import { openPostgresDatabase } from '../src/store/postgres-database.js';
-import { DEFAULT_LEASE_MS } from '../src/store/postgres-coordination.js';
-import { openSharedCoordination } from '../src/store/shared-coordination.js';
+import { DEFAULT_LEASE_MS } from '../src/coordination/postgres-coordination.js';
+import { openSharedCoordination } from '../src/coordination/shared-coordination.js';
 import { header, latencyLine, ms, summarize, verdict, versionOf } from './lib/report.js';
+import type { Coordination, LogSubscription } from '../src/ports.js';
 
 const { values: flags } = parseArgs({
   options: { events: { type: 'string', default: '1000' }, database: { type: 'string' } },

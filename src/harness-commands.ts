@@ -9,8 +9,8 @@ import type { AgentsFolder } from './agents/index.js';
 import type { ModelCatalog } from './models/catalog.js';
 import type { TaskEngine } from './runtime/engine.js';
 import type { Subtasks } from './runtime/subtasks.js';
-import type { TurnLimit } from './runtime/turn-limit.js';
-import type { TurnQueue } from './runtime/turn-queue.js';
+import type { TurnLimit } from './runtime/turn/turn-limit.js';
+import type { TurnQueue } from './runtime/turn/turn-queue.js';
 import type { SkillsFolder } from './skills/index.js';
 import type { McpTools } from './tools/index.js';
 import { toolsCommand, type CommandRegistry, type ToolDirectory } from './commands/index.js';
@@ -18,7 +18,7 @@ import { DEFAULT_SHELL_OUTPUT_CHARS, DEFAULT_SHELL_TIMEOUT_MS } from './config/w
 import { CommandFolder } from './file-commands/folder.js';
 import type { HarnessOptions } from './harness-options.js';
 import { describeError, type Logger } from './log.js';
-import { CommandTurns } from './runtime/command-turns.js';
+import { CommandTurns } from './runtime/turn/command-turns.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
 import type { CommandStarter } from './runtime/subtask-starter.js';
 

@@ -16,10 +16,9 @@ import { earlierInContext } from './runtime/context-history.js';
 import { ContextReports } from './runtime/context-report.js';
 import { Forks } from './runtime/forks.js';
 import { conversationRewinds } from './runtime/conversation-rewinds.js';
-import type { Coordination } from './runtime/coordination.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
-import { LocalCoordination } from './runtime/local-coordination.js';
+import { LocalCoordination } from './coordination/local-coordination.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
 import { TurnRecovery } from './runtime/recovery.js';
@@ -28,14 +27,14 @@ import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
 import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
-import { TurnLimit } from './runtime/turn-limit.js';
-import { TurnQueue } from './runtime/turn-queue.js';
+import { TurnLimit } from './runtime/turn/turn-limit.js';
+import { TurnQueue } from './runtime/turn/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard, type CardOptions } from './server/card.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { formatHost } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
-import { openSharedCoordination } from './store/shared-coordination.js';
+import { openSharedCoordination } from './coordination/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools, openWorkspace } from './tools/index.js';
 import { SkillsFolder, skillsCommand, withSkillServer, withSkillTool } from './skills/index.js';
@@ -45,6 +44,7 @@ import { VERSION } from './version.js';
 import { startCommandSources } from './harness-commands.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
+import type { Coordination } from './ports.js';
 
 /**
  * The stages `startHarness` runs, in the order their data forces: each takes the records of the

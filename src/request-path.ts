@@ -16,14 +16,14 @@ import { idempotencyStep } from './runtime/message-idempotency.js';
 import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
 import type { PushConfigs } from './runtime/push-configs.js';
-import type { TurnQueue } from './runtime/turn-queue.js';
-import type { LogSubscription } from './store/index.js';
+import type { TurnQueue } from './runtime/turn/turn-queue.js';
 import { errorMappingStep } from './server/a2a-errors.js';
 import { sseIdsStep } from './server/sse-event-ids.js';
 import { spansStep } from './telemetry/a2a-spans.js';
 import { traceCommand } from './telemetry/traces.js';
 import type { HarnessMetrics } from './telemetry/metrics.js';
 import { metricsStep } from './telemetry/request-metrics.js';
+import type { LogSubscription } from './ports.js';
 
 export interface RequestPathOptions {
   engine: TaskEngine;

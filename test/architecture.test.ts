@@ -32,10 +32,8 @@ const COMPOSITION = new Set([
  * What each area may import besides itself. Areas are top-level folders of src/ or root files.
  * `typeOnly` lists single files an area may reach only through `import type`/`export type`.
  * None of them makes a circle of files (the cycle check below holds that); those left are
- * contracts declared by the area that uses them: store ↔ runtime (the store implements the
- * engine's `task-state.ts` and `coordination.ts`, the engine reads through the store's types),
- * store → a2a's message-claim contract, and the file-based commands → runtime's starters and
- * the tool box. They go when the shared types move to one ports module.
+ * contracts declared by the area that uses them: the file-based commands → runtime's starters
+ * and the tool box. The store, the coordination and the engine share theirs through `ports.ts`.
  */
 const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // Building blocks for any @a2a-js/sdk server (handler wrapping, message claims, client gone):
@@ -45,11 +43,14 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   commands: { may: ['a2a', 'wire.ts'] },
   models: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'wire.ts'] },
   config: { may: ['errors.ts'] },
-  store: {
-    may: ['errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'],
-    typeOnly: ['a2a/index.ts', 'runtime/task-state.ts', 'runtime/coordination.ts'],
-  },
-  // The engine reads and follows tasks through the store's types (snapshots, log readers), given the store at start-up.
+  // The contracts between the store, the coordination and the engine: the SDK's types and nothing else.
+  'ports.ts': { may: [] },
+  // Tasks, their logs and the harness's records; the message-claim contract is a2a's.
+  store: { may: ['a2a', 'ports.ts', 'errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'] },
+  // What instances sharing a store coordinate through (turn and push leases, heartbeats, wake-ups,
+  // cancel requests, queue offers, the PostgreSQL listener): above the store, whose database it
+  // uses; no area imports it (the composition root builds it, the engine sees it through ports.ts).
+  coordination: { may: ['store', 'ports.ts', 'errors.ts', 'log.ts'] },
   // What a turn sends its model (CMD-36), built from the task's record: pure, below the runtime.
   // Its instruction files are read from the disk and followed with the shared folder watcher.
   conversation: { may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'wire.ts'] },
@@ -63,10 +64,10 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'telemetry',
       'errors.ts',
       'log.ts',
+      'ports.ts',
       'until-done.ts',
       'wire.ts',
     ],
-    typeOnly: ['store/index.ts'],
   },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'public-network.ts', 'version.ts', 'wire.ts'] },
@@ -493,7 +494,7 @@ describe('architecture', () => {
         ['a2a/a.ts', "import { CommandRegistry } from '../commands/index.js';"],
         [
           'store/a.ts',
-          "import type { MessageClaimStore } from '../a2a/index.js';\nimport { TaskStateStore } from '../runtime/task-state.js';",
+          "import type { MessageClaimStore } from '../a2a/index.js';\nimport { insertLease } from '../coordination/turn-leases.js';",
         ],
         ['store/b.ts', "import { COMMAND_KEY } from '../commands/extension.js';"],
         ['server/a.ts', "import type { TurnRegistry } from '../runtime/turns.js';"],
@@ -501,6 +502,8 @@ describe('architecture', () => {
           'runtime/a.ts',
           "import { isCommandExchange } from '../commands/index.js';\nconst s = await import('../store/index.js');",
         ],
+        ['coordination/a.ts', "import type { TurnStarter } from '../runtime/engine-ports.js';"],
+        ['file-commands/a.ts', "import { CommandStarter } from '../runtime/subtask-starter.js';"],
         ['models/a.ts', "import { MockLanguageModelV3 } from 'ai/test';"],
         ['config/a.ts', "export { x } from '../../test/fixtures/model-server.js';"],
         ['log.ts', "import { y } from '../bench/long-history.js';"],
@@ -516,10 +519,12 @@ describe('architecture', () => {
       "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: a2a, wire.ts)",
       "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
-      "src/store/a.ts:2 imports '../runtime/task-state.js': store/ may use runtime/task-state.ts only through `import type`",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts, a2a/index.ts (type only), runtime/task-state.ts (type only), runtime/coordination.ts (type only))",
+      "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime/ may use store/index.ts only through `import type`",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, errors.ts, log.ts, ports.ts, until-done.ts, wire.ts)",
+      "src/coordination/a.ts:1 imports '../runtime/engine-ports.js': coordination may not depend on runtime/ (allowed: store, ports.ts, errors.ts, log.ts)",
+      "src/file-commands/a.ts:1 imports '../runtime/subtask-starter.js': file-commands/ may use runtime/subtask-starter.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",

@@ -52,7 +52,7 @@ export async function installStepTrace(dir: string): Promise<void> {
   const { TaskEngine } = await import('../../src/runtime/engine.js');
   const { TaskImages } = await import('../../src/store/task-images.js');
   const { TaskFeeds } = await import('../../src/store/task-feeds.js');
-  const { PostgresCoordination } = await import('../../src/store/postgres-coordination.js');
+  const { PostgresCoordination } = await import('../../src/coordination/postgres-coordination.js');
   const { SqlTaskStore } = await import('../../src/store/task-store.js');
 
   // A reply or note stored from outside a turn: marked with the reply's id, read off the task stored.

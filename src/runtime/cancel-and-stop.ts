@@ -1,17 +1,15 @@
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { hasErrorCode, HarnessError } from '../errors.js';
-import type { LogSubscription } from '../store/index.js';
 import { isTerminal } from '../wire.js';
-import type { Coordination, TurnEnding } from './coordination.js';
 import type { EngineStore } from './engine-ports.js';
 import { agentMessage, statusUpdate } from './events.js';
-import type { TaskStateStore } from './task-state.js';
 import type { DecideStatus } from './task-writes.js';
-import { isFinalStatus } from './turn-stream.js';
+import { isFinalStatus } from './turn/turn-stream.js';
 import { waitingCalls } from './tool-approvals.js';
 import { closingParts } from './tool-calls.js';
-import { TurnCanceled, TurnStopped } from './turns.js';
+import { TurnCanceled, TurnStopped } from './turn/turns.js';
+import type { Coordination, LogSubscription, TaskStateStore, TurnEnding } from '../ports.js';
 
 /** How often a cancel request for a turn on another instance is repeated until the turn ends. */
 const CANCEL_AGAIN_MS = 2000;

@@ -1,4 +1,4 @@
-import type { LogSubscription } from '../store/index.js';
+import type { LogSubscription } from '../ports.js';
 
 /**
  * The log readers of clients' streams that follow a task without running its turn:

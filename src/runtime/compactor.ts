@@ -21,7 +21,7 @@ import { COMPACTED_NOTICE, COMPACTION_FAILED_NOTICE, dataPart } from '../wire.js
 import { agentMessage } from './events.js';
 import type { ModelGateway } from './model-gateway.js';
 import type { TaskModels } from './task-models.js';
-import type { TaskStateStore } from './task-state.js';
+import type { TaskStateStore } from '../ports.js';
 
 /** The `compact` key of the config file. */
 export interface CompactSettings {

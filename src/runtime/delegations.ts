@@ -8,12 +8,12 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { CommandUsageError } from '../commands/index.js';
 import { hasErrorCode, isHarnessError } from '../errors.js';
-import type { LogSubscription, TaskSnapshot } from '../store/index.js';
 import { splitOutput } from '../tools/output.js';
 import type { ToolOutcome, ToolTurn } from '../tools/index.js';
 import { isTerminal, textOf } from '../wire.js';
 import { agentRunOf } from './agent-run.js';
 import type { SubtaskStarter } from './subtask-starter.js';
+import type { LogSubscription, TaskSnapshot } from '../ports.js';
 
 /** An agent as a delegation runs it: the part of its definition the sub-task needs. */
 export interface DelegatedAgent {

@@ -5,9 +5,8 @@
  */
 import type { Message, Task, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
-import type { Appended, TaskEdit, TaskSnapshot, TurnWrite } from '../store/index.js';
-import type { Coordination } from './coordination.js';
-import type { StartedTurn, Turn, TurnOptions } from './turns.js';
+import type { StartedTurn, Turn, TurnOptions } from './turn/turns.js';
+import type { Appended, Coordination, TaskEdit, TaskSnapshot, TurnWrite } from '../ports.js';
 
 /** What the engine reads and writes tasks through: the store, every write an append to the task's log. */
 export interface EngineStore {

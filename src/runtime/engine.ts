@@ -3,17 +3,14 @@ import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
 import { hasErrorCode, instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
-import type { LogSubscription } from '../store/index.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { EngineStore, RunningTurn, TurnEnd, TurnStarter } from './engine-ports.js';
-import type { Coordination } from './coordination.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
 import { openableTask } from './openable-task.js';
-import type { SubtaskRecords, TaskStateStore } from './task-state.js';
 import { TaskWrites, type DecideStatus } from './task-writes.js';
-import type { TurnLimit } from './turn-limit.js';
-import { turnStream } from './turn-stream.js';
-import { TurnWriter } from './turn-writer.js';
+import type { TurnLimit } from './turn/turn-limit.js';
+import { turnStream } from './turn/turn-stream.js';
+import { TurnWriter } from './turn/turn-writer.js';
 import {
   TurnFenced,
   TurnInterrupted,
@@ -22,10 +19,11 @@ import {
   type Turn,
   type TurnAbortReason,
   type TurnOptions,
-} from './turns.js';
+} from './turn/turns.js';
 import { untilDone } from '../until-done.js';
 import { within, WorkUnderWay } from './work-under-way.js';
 import { traceTurn } from '../telemetry/traces.js';
+import type { Coordination, LogSubscription, SubtaskRecords, TaskStateStore } from '../ports.js';
 
 export interface TaskEngineOptions {
   coordination: Coordination;

@@ -21,14 +21,14 @@ import {
 } from '../wire.js';
 import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index.js';
 import type { ToolBox } from '../tools/index.js';
-import type { TaskStateStore, ToolGrants } from './task-state.js';
 import { grantedEntries } from './tool-grants.js';
 import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { TurnEnd } from './engine-ports.js';
-import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turns.js';
-import { TurnOpening, type TurnPublisher } from './turn-opening.js';
-import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn-end.js';
-import { commandOfTurn } from './command-turns.js';
+import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turn/turns.js';
+import { TurnOpening, type TurnPublisher } from './turn/turn-opening.js';
+import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn/turn-end.js';
+import { commandOfTurn } from './turn/command-turns.js';
+import type { TaskStateStore, ToolGrants } from '../ports.js';
 
 export interface ExecutorOptions {
   models: TaskModels;

@@ -13,7 +13,7 @@ import { FORKED_FROM_KEY, isInFlight, subtaskParentOf, type ForkedFrom } from '.
 import { earlierInContext } from './context-history.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskModels } from './task-models.js';
-import type { ForkRecords } from './task-state.js';
+import type { ForkRecords } from '../ports.js';
 
 export interface ForksOptions {
   /** Where the earlier tasks of the context are read, as a turn reads them (rewound messages hidden). */

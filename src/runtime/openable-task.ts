@@ -1,8 +1,8 @@
 import type { Message } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { HarnessError } from '../errors.js';
-import type { TaskSnapshot } from '../store/index.js';
 import { isTerminal } from '../wire.js';
+import type { TaskSnapshot } from '../ports.js';
 
 /**
  * The message's task, which the caller must see and which must take messages (the SDK's

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server';
 import { HarnessError } from '../errors.js';
-import type { ConfigCursor, PushConfigBounds, PutOutcome, SqlPushStore, StoredPushConfig } from '../store/index.js';
+import type { ConfigCursor, PushConfigBounds, PushConfigRecords, PutOutcome, StoredPushConfig } from '../ports.js';
 
 /**
  * The push-notification configs of tasks, as A2A's four operations and `SendMessage`'s
@@ -13,7 +13,7 @@ import type { ConfigCursor, PushConfigBounds, PutOutcome, SqlPushStore, StoredPu
  * (`server/edge-schema.ts`), the number of configs here (`bounds`), and the list is paged.
  */
 export interface PushConfigsOptions {
-  records: Pick<SqlPushStore, 'put' | 'get' | 'list' | 'delete'>;
+  records: PushConfigRecords;
   /** Why a webhook URL is refused, or undefined. */
   checkUrl: (url: string) => Promise<string | undefined>;
   /** The most configs a task may have (`push.maxConfigsPerTask`), and a user (`push.maxConfigsPerUser`). */

@@ -1,16 +1,15 @@
 import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
-import type { DueHead, PendingDelivery } from '../store/index.js';
 import { describeError, type Logger } from '../log.js';
-import type { Coordination } from './coordination.js';
+import type { Coordination, DueHead, PendingDelivery } from '../ports.js';
 
 /**
  * The deliverer of push notifications on this instance (docs/push.md). It is woken when this
  * instance logs events (`Store.loggedHere`), by one timer set to the next retry's time, and,
  * when instances share the outbox, by a poll for what another instance left (`pollMs`). Each (task, config) pair is delivered in order: its lowest pending generation
  * first, the next only once that one is delivered or kept as failed. One instance delivers a
- * pair at a time, under a turn lease named `push:<task>:<config>`: a dead instance's leases go to
- * the sweep of the survivors (whose recovery finds no task by that name and leaves it), and
- * another instance takes the pair over. Pairs are delivered beside turns and beside each other,
+ * pair at a time, under the pair's push lease (`Coordination.acquirePush`, not a turn's): a dead
+ * instance's leases go with its row when a survivor takes its place, and another instance takes
+ * the pair over. Pairs are delivered beside turns and beside each other,
  * at most `maxConcurrent` POSTs at once: a slow receiver holds up only its own pair.
  */
 
@@ -41,7 +40,7 @@ export const SHARED_PUSH_POLL_MS = 1000;
 
 export interface PushDeliveryOptions {
   outbox: PushOutbox;
-  leases: Pick<Coordination, 'acquireTurn' | 'releaseTurn'>;
+  leases: Pick<Coordination, 'acquirePush' | 'releasePush'>;
   /** POSTs the delivery; rejects when it failed (an error, a timeout, an answer other than 2xx). */
   send: (delivery: PendingDelivery, signal: AbortSignal) => Promise<void>;
   retry: PushRetry;
@@ -224,8 +223,7 @@ export class PushDelivery {
   /** Delivers the pair's due deliveries in order, under its lease; stops at a failure (retried later). */
   private async deliverPair(pair: ActivePair, configId: string): Promise<void> {
     const { taskId } = pair;
-    const lease = `push:${taskId}:${configId}`;
-    if ((await this.options.leases.acquireTurn(lease)) === undefined) return;
+    if (!(await this.options.leases.acquirePush(taskId, configId))) return;
     try {
       while (!this.stopping.signal.aborted) {
         pair.more = false;
@@ -250,7 +248,7 @@ export class PushDelivery {
         if (outcome === 'delivered' && whole && !pair.more) break;
       }
     } finally {
-      await this.options.leases.releaseTurn(lease);
+      await this.options.leases.releasePush(taskId, configId);
     }
   }
 

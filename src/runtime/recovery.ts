@@ -2,9 +2,9 @@ import { TaskState } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { agentMessage, statusUpdate } from './events.js';
 import type { TaskEngine } from './engine.js';
-import { INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './turn-end.js';
-import type { TaskStateStore } from './task-state.js';
+import { INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './turn/turn-end.js';
 import { closingParts, openToolCalls } from './tool-calls.js';
+import type { TaskStateStore } from '../ports.js';
 
 /** A task found in flight (SUBMITTED or WORKING) in the store, with the scope it is stored in. */
 export interface InFlightTask {

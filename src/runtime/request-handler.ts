@@ -28,8 +28,8 @@ import type { TaskEngine } from './engine.js';
 import type { TaskView } from './subtask-metadata.js';
 import { followTask, type FollowTarget } from './task-follower.js';
 import type { PushConfigs } from './push-configs.js';
-import type { TurnQueue } from './turn-queue.js';
-import { isFinalStatus } from './turn-stream.js';
+import type { TurnQueue } from './turn/turn-queue.js';
+import { isFinalStatus } from './turn/turn-stream.js';
 
 /** The page size `ListTasks` uses when the request sets none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50;

@@ -1,10 +1,9 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import type { LoggedEvent, TaskSnapshot } from '../store/index.js';
-import { withGeneration } from './turn-stream.js';
+import { withGeneration } from './turn/turn-stream.js';
 import { SUBTASKS_KEY } from '../wire.js';
-import type { TaskStateStore } from './task-state.js';
 import { visibleHistory } from '../conversation/visible.js';
+import type { LoggedEvent, TaskSnapshot, TaskStateStore } from '../ports.js';
 
 /** Where tasks are read as stored. */
 export interface TaskReads {

@@ -16,10 +16,10 @@ import { agentMessage, statusUpdate } from './events.js';
 import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
 import { AGENT_KEY, agentRunOf } from './agent-run.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
-import type { TaskStateStore } from './task-state.js';
 import type { TaskView } from './subtask-metadata.js';
-import type { TurnLimit } from './turn-limit.js';
+import type { TurnLimit } from './turn/turn-limit.js';
 import { traceParentEntry } from '../telemetry/traces.js';
+import type { TaskStateStore } from '../ports.js';
 
 /** Metadata key holding what started a sub-task (`/spawn`, `/review`), for notes and logs. */
 export const SUBTASK_LABEL_KEY = 'tiny-harness/label';

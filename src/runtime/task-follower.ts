@@ -2,9 +2,9 @@ import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
-import type { LoggedEvent, LogSubscription, TaskSnapshot } from '../store/index.js';
 import { isInFlight, isTerminal, RESUMED_AFTER_KEY } from '../wire.js';
-import { asStreamResponse } from './turn-stream.js';
+import { asStreamResponse } from './turn/turn-stream.js';
+import type { LogSubscription, LoggedEvent, TaskSnapshot } from '../ports.js';
 
 export interface FollowTarget {
   /** The task as the caller sees it, with its generation. */

@@ -1,7 +1,7 @@
 import type { Task } from '@a2a-js/sdk';
 import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { ModelChoice, ModelControl } from '../commands/index.js';
-import type { ContextKey, TaskStateStore } from './task-state.js';
+import type { ContextKey, TaskStateStore } from '../ports.js';
 
 /** The models a task may use; the catalog in `models/` is one. */
 export interface ModelOffer {

@@ -3,10 +3,10 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { TaskView } from './subtask-metadata.js';
 import type { TaskReport, TaskReporter } from '../commands/index.js';
 import type { TaskModels } from './task-models.js';
-import type { TaskStateStore } from './task-state.js';
 import type { TaskEngine } from './engine.js';
 import { subtaskChildrenOf } from '../wire.js';
-import type { TurnQueue } from './turn-queue.js';
+import type { TurnQueue } from './turn/turn-queue.js';
+import type { TaskStateStore } from '../ports.js';
 
 /** How much of a queued message `/status` shows. */
 const PREVIEW_WORDS = 8;

@@ -4,7 +4,7 @@ import type { DecidedUpdate } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import type { EngineStore } from './engine-ports.js';
 import { markGeneration } from '../a2a/index.js';
-import { withGeneration } from './turn-stream.js';
+import { withGeneration } from './turn/turn-stream.js';
 import { visibleHistory } from '../conversation/visible.js';
 
 /**

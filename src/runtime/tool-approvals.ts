@@ -30,7 +30,7 @@ import {
 import type { ApprovalDecision } from './tool-calls.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { contextKey } from './task-models.js';
-import type { ToolGrants } from './task-state.js';
+import type { ToolGrants } from '../ports.js';
 
 /** The notice kind of the message that resumes a turn once its waiting calls are answered. */
 export const RESUME_NOTICE = 'resume';

@@ -1,7 +1,7 @@
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { ToolEntry } from '../tools/index.js';
-import type { ToolGrants } from './task-state.js';
 import { contextKey } from './task-models.js';
+import type { ToolGrants } from '../ports.js';
 
 /**
  * A turn's tools, those the user allowed for good in the conversation (`/approve always`,

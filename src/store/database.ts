@@ -149,6 +149,13 @@ export interface TurnLeasesTable {
   epoch: ColumnType<number, number | undefined, never>;
 }
 
+/** The instance delivering a (task, config) pair's push notifications; no row when none does. */
+export interface PushLeasesTable {
+  task_id: string;
+  config_id: string;
+  instance_id: string;
+}
+
 /** A task's ordered event log (`task-log.ts`): every change to the task, by generation, kept for minutes. */
 export interface TaskEventsTable {
   task_id: string;
@@ -225,6 +232,7 @@ export interface Database {
   task_links: TaskLinksTable;
   instances: InstancesTable;
   turn_leases: TurnLeasesTable;
+  push_leases: PushLeasesTable;
   task_events: TaskEventsTable;
   push_configs: PushConfigsTable;
   push_deliveries: PushDeliveriesTable;

@@ -5,8 +5,6 @@ import { openSqliteDatabase, type Database, type Durability } from './database.j
 import { migrateToLatest } from './migrations/runner.js';
 import { ClaimPruning } from './claim-pruning.js';
 import { SqlMessageClaimStore } from './message-claim-store.js';
-import type { ForkRecords, SubtaskRecords } from '../runtime/task-state.js';
-import { schemaChannel } from './channels.js';
 import { TaskFeeds } from './task-feeds.js';
 import { LOG_KEEP_MS, pruneLog } from './task-log.js';
 import { DEFAULT_PUSH_KEEP_FAILED_FOR_MS } from './push-outbox.js';
@@ -16,6 +14,7 @@ import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlToolGrants } from './tool-grants.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 import type { TransactionListener } from './timed-transactions.js';
+import type { ForkRecords, SubtaskRecords } from '../ports.js';
 
 /**
  * The harness's durable storage, opened once at start-up: tasks, harness task state and the
@@ -82,10 +81,10 @@ export interface Store {
   /** The readers of task logs here: each is handed the events committed after it began. */
   feeds: TaskFeeds;
   /**
-   * Shared: the notification channel on which instances wake each other when they log events,
-   * and where this store says it did (the coordination sends the wake-ups).
+   * Shared: where this store says it logged events, for the coordination to wake the other
+   * instances following the task.
    */
-  events?: { channel: string; onLogged(wake: (taskId: string, generation: number) => void): void };
+  events?: { onLogged(wake: (taskId: string, generation: number) => void): void };
   state: SqlTaskStateStore;
   /** The tools each user allowed for good in each conversation (`/approve always`). */
   grants: SqlToolGrants;
@@ -141,13 +140,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     await db.destroy();
     throw error;
   }
-  let channel: string | undefined;
-  try {
-    if (shared) channel = await schemaChannel(db, 'events');
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
   const push = new SqlPushStore(db, { shared });
   try {
     await push.load();
@@ -173,7 +165,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const claims = new SqlMessageClaimStore(db, id, { shared });
   const pruning = new ClaimPruning({ claims, retentionMs: messageIdRetentionMs, onError: onPruneError });
   pruning.start();
-  // Shared, the instances' heartbeat ticks prune the log (`instance-liveness.ts`).
+  // Shared, the instances' heartbeat ticks prune the log (`coordination/instance-liveness.ts`).
   const logPruning = shared
     ? undefined
     : new ClaimPruning({
@@ -195,7 +187,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     shared,
     tasks,
     feeds,
-    events: channel === undefined ? undefined : { channel, onLogged: (handler) => (wake = handler) },
+    events: shared ? { onLogged: (handler) => (wake = handler) } : undefined,
     state,
     grants: new SqlToolGrants(db),
     claims,
@@ -244,9 +236,7 @@ export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOpt
 export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './message-claim-store.js';
 export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskFeeds, LogSubscription } from './task-feeds.js';
-export type { LoggedEvent } from './task-log.js';
-export { SqlPushStore, type PushConfigBounds, type PutOutcome, type ConfigCursor } from './push-store.js';
-export { SqlPushOutbox, type StoredPushConfig, type DueHead, type PendingDelivery } from './push-outbox.js';
-export type { TaskSnapshot, TaskEdit, Appended, TurnWrite } from './task-store.js';
-export { SqlTaskQueue, type QueuedMessage, type Added } from './task-queue.js';
+export { SqlPushStore } from './push-store.js';
+export { SqlPushOutbox } from './push-outbox.js';
+export { SqlTaskQueue } from './task-queue.js';
 export { interruptedTurnMessage, IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
-import type { LoggedEvent } from './task-log.js';
+import type { DueHead, LoggedEvent, PendingDelivery, StoredPushConfig } from '../ports.js';
 
 /**
  * Push notifications' outbox (docs/push.md): the deliveries owed to configs, one per config of
@@ -14,32 +14,6 @@ import type { LoggedEvent } from './task-log.js';
 
 /** How long a delivery kept as failed stays after its last attempt: a week (`config/schema.ts` keeps the same). */
 export const DEFAULT_PUSH_KEEP_FAILED_FOR_MS = 7 * 86_400_000;
-
-/** A push-notification config as stored. */
-export interface StoredPushConfig {
-  taskId: string;
-  id: string;
-  url: string;
-  token: string;
-  authentication?: { scheme: string; credentials: string };
-}
-
-/** The first pending delivery of a (task, config) pair, and when it is due. */
-export interface DueHead {
-  taskId: string;
-  configId: string;
-  generation: number;
-  nextAttemptMs: number;
-}
-
-/** A delivery to make, with its config. */
-export interface PendingDelivery {
-  config: StoredPushConfig;
-  generation: number;
-  eventJson: string;
-  attempts: number;
-  firstAttemptMs: number | undefined;
-}
 
 export class SqlPushOutbox {
   constructor(protected readonly db: Kysely<Database>) {}

@@ -1,30 +1,16 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
-import { SqlPushOutbox, toConfig, type StoredPushConfig } from './push-outbox.js';
+import { SqlPushOutbox, toConfig } from './push-outbox.js';
 
 import type { TaskScope } from './task-cache.js';
+import type { ConfigCursor, PushConfigBounds, PutOutcome, StoredPushConfig } from '../ports.js';
 
 /**
  * Push notifications' records (docs/push.md): each task's configs, which belong to the task's
  * user, bounded in number per task and per user; and, inherited, the outbox of the deliveries
  * owed to them (`push-outbox.ts`), written with the events that owe them.
  */
-
-/** The most configs a task may have, and a user (tenant and owner) over all their tasks. */
-export interface PushConfigBounds {
-  perTask: number;
-  perUser: number;
-}
-
-/** How `put` ended: stored, no such task of the user's, or a bound reached. */
-export type PutOutcome = 'stored' | 'no_task' | 'task_full' | 'user_full';
-
-/** Where a page of a task's configs ended: the last config's creation time and id. */
-export interface ConfigCursor {
-  createdMs: number;
-  id: string;
-}
 
 export class SqlPushStore extends SqlPushOutbox {
   /**

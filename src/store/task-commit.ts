@@ -7,7 +7,8 @@ import { insertDeliveries } from './push-outbox.js';
 import { isEmptyPlan, planSave, type SavePlan } from './save-plan.js';
 import type { StoredTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
-import { insertLogRows, type LoggedEvent } from './task-log.js';
+import { insertLogRows } from './task-log.js';
+import type { LoggedEvent } from '../ports.js';
 
 /**
  * What one write of a task stores, from the call that asks for it (`TaskWrite`) to the rows it

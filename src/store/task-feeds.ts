@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
 import { KeyedSerialQueue } from './keyed-serial-queue.js';
-import { isWholeBatch, readLogAfter, storedGeneration, type LoggedEvent } from './task-log.js';
+import { isWholeBatch, readLogAfter, storedGeneration } from './task-log.js';
+import type { LoggedEvent } from '../ports.js';
 
 /**
  * The readers of task logs on this instance. A reader (a turn's stream, a subscription, a

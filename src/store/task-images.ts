@@ -7,7 +7,6 @@ import type { StoredTask } from './stored-task.js';
 import { KeyedSerialQueue } from './keyed-serial-queue.js';
 import { scopedKey, TaskCache, type TaskScope } from './task-cache.js';
 import { findTaskScope, readStoredTask } from './task-rows.js';
-import type { LoggedEvent } from './task-log.js';
 import { fitsOneStatement, writeInOneStatement } from './one-statement-write.js';
 import {
   planCommit,
@@ -17,6 +16,7 @@ import {
   type TaskWrite,
   type Written,
 } from './task-commit.js';
+import type { LoggedEvent } from '../ports.js';
 
 /**
  * Where `SqlTaskStore` reads and writes task images: the bounded cache of images, the

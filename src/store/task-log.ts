@@ -5,6 +5,7 @@ import { isTerminal } from '../wire.js';
 import type { Database } from './database.js';
 import { decodeAgentEvent, encodeAgentEvent } from './event-codec.js';
 import { copyTask } from './stored-task.js';
+import type { LoggedEvent } from '../ports.js';
 
 /**
  * A task's ordered event log. Every change to a task is an event the engine appends; the event
@@ -18,12 +19,6 @@ import { copyTask } from './stored-task.js';
  * generation is committed only after every lower one is, so a reader taking "generation > n" in
  * order can miss none.
  */
-
-/** An event as the log holds it: its place, and the event. */
-export interface LoggedEvent {
-  generation: number;
-  event: AgentExecutionEvent;
-}
 
 /** Rows inserted by one statement at most, so that one statement stays a bounded size. */
 const INSERT_BATCH = 100;

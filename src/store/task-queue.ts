@@ -1,32 +1,14 @@
-import type { Message } from '@a2a-js/sdk';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { decodeMessage, encodeMessage } from './codec.js';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
+import type { Added, QueuedMessage } from '../ports.js';
 
 /**
  * Each task's queue of messages sent while a turn ran (spec/while-busy-extension-v1.md): in
  * `seq` order, the head first. A message keeps the scope (tenant, owner) of the request that
  * queued it: its turn runs as that user, on whichever instance takes it.
  */
-
-/** A message waiting in a task's queue. */
-export interface QueuedMessage {
-  taskId: string;
-  message: Message;
-  tenant: string;
-  owner: string;
-  /** Whether the request that queued it was authenticated (a bearer token). */
-  authenticated: boolean;
-  createdMs: number;
-}
-
-/** What adding a message came to: its place (1 = next), or why it was not added. */
-export type Added =
-  | { kind: 'added'; position: number }
-  /** The message id is queued on the task already: its place, nothing added. */
-  | { kind: 'present'; position: number }
-  | { kind: 'full'; size: number };
 
 export class SqlTaskQueue {
   constructor(private readonly db: Kysely<Database>) {}

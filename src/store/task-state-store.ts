@@ -1,8 +1,8 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../runtime/task-state.js';
 import type { LRUCache } from 'lru-cache';
 import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { Database } from './database.js';
+import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../ports.js';
 
 /** 4 MiB: with the task images' 60 MiB (`task-store.ts`), the store's default 64 MiB. */
 export const DEFAULT_STATE_CACHE_BYTES = 4 * 2 ** 20;

@@ -1,4 +1,4 @@
-import { TaskState, type ListTasksRequest, type ListTasksResponse, type Message, type Task } from '@a2a-js/sdk';
+import { TaskState, type ListTasksRequest, type ListTasksResponse, type Task } from '@a2a-js/sdk';
 import {
   resolveUserScope,
   type AgentExecutionEvent,
@@ -13,9 +13,10 @@ import { copyTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
 import type { Alongside, Change, Decide } from './task-commit.js';
 import { TaskImages } from './task-images.js';
-import { applyEvent, isWholeBatch, readLogAfter, type LoggedEvent } from './task-log.js';
+import { applyEvent, isWholeBatch, readLogAfter } from './task-log.js';
 import { queryTaskPage } from './task-list.js';
 import { findTaskScope, readStoredTasks } from './task-rows.js';
+import type { Appended, LoggedEvent, TaskEdit, TaskSnapshot, TurnWrite } from '../ports.js';
 
 export type { TaskScope } from './task-cache.js';
 
@@ -40,43 +41,6 @@ export interface SqlTaskStoreOptions {
   onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
   /** False when a write of the task owes no push delivery (`SqlPushStore.mayOwe`). */
   mayOwePush?: (taskId: string) => boolean;
-}
-
-/** A task as read, with its generation: the log after it is what has happened since. */
-export interface TaskSnapshot {
-  task: Task;
-  generation: number;
-}
-
-/**
- * What a write does to a task: messages that join its history first (a command message), then
- * the events applied in order (`applyEvent`) and appended to its log.
- */
-export interface TaskEdit {
-  history?: readonly Message[];
-  events: readonly AgentExecutionEvent[];
-}
-
-/** What a turn's write tells the store besides its events. */
-export interface TurnWrite {
-  /**
-   * The turn's lease's epoch (shared): the write is refused (`turn_fenced`) once another
-   * instance took the task over (see `turn-leases.ts`).
-   */
-  fence?: number;
-  /**
-   * The turn's final write: the last message the turn put in the history (the message it
-   * answers, or its newest tool call). The final status's message joins the history right after
-   * it, ahead of what was posted while the turn ran (command exchanges, sub-task notes): the
-   * reply answers the turn's messages, not those, and streamed in under them.
-   */
-  replyAfter?: string;
-}
-
-/** A write's outcome: the task as stored after it, and the events it logged. */
-export interface Appended {
-  task: Task;
-  logged: LoggedEvent[];
 }
 
 /** Which interrupted tasks `listInterrupted` lists. */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { ContextKey, ToolGrant, ToolGrants } from '../runtime/task-state.js';
 import type { Database } from './database.js';
+import type { ContextKey, ToolGrant, ToolGrants } from '../ports.js';
 
 /**
  * `/approve always` grants, read afresh by each turn that offers tools (no cache: a revoke on

@@ -42,7 +42,7 @@ export function meteredTurns<R, T extends { abort: AbortController }, P, Result 
   };
 }
 
-/** The notices a turn's final message carries, as reasons (`turn-end.ts`). */
+/** The notices a turn's final message carries, as reasons (`runtime/turn/turn-end.ts`). */
 const NOTICE_REASONS: Record<string, TurnReason> = {
   canceled: 'canceled',
   interrupted: 'interrupted',

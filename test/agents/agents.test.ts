@@ -15,10 +15,11 @@ import {
 import { Delegations, type DelegatedAgent, type Delegator } from '../../src/runtime/delegations.js';
 import { AGENT_KEY } from '../../src/runtime/agent-run.js';
 import { HarnessError } from '../../src/errors.js';
-import { LogSubscription, type LoggedEvent } from '../../src/store/index.js';
 import type { ToolOutcome, ToolTurn } from '../../src/tools/index.js';
 import { recordingLogger, RecordingStarter, tempFolder } from '../file-commands/support.js';
 import { waitFor } from '../support/wait.js';
+import type { LoggedEvent } from '../../src/ports.js';
+import { LogSubscription } from '../../src/store/index.js';
 
 const callContext = new ServerCallContext({ requestedVersion: '1.0' });
 const turn = (metadata?: Record<string, unknown>): ToolTurn => ({

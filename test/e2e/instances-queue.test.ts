@@ -12,7 +12,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
 import { QUEUED_KEY, rewindOf, WHILE_BUSY_KEY, type QueuedNote } from '../../src/wire.js';
-import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn-end.js';
+import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn/turn-end.js';
 import { startCluster, type Cluster } from './process.js';
 import { collect, createClient, textOf, userMessage } from './support.js';
 import { within } from '../support/wait.js';

@@ -23,7 +23,7 @@ import {
   type QueuedNote,
 } from '../../src/wire.js';
 import { DATABASE_FILE_NAME } from '../../src/store/index.js';
-import { STOPPED_MARK } from '../../src/runtime/turn-end.js';
+import { STOPPED_MARK } from '../../src/runtime/turn/turn-end.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { nextMatching, within } from '../support/wait.js';
 import {

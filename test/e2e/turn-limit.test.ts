@@ -17,7 +17,7 @@ import {
 } from './support.js';
 
 /**
- * The bound on turns in flight (`maxTurnsInFlight`, src/runtime/turn-limit.ts): at 2, with two
+ * The bound on turns in flight (`maxTurnsInFlight`, src/runtime/turn/turn-limit.ts): at 2, with two
  * turns held by the fixture model, a third is refused on every transport in its retryable form,
  * a command is still answered, a sub-task is not started, and a turn is accepted again once one
  * of the two has stored its end.

@@ -21,7 +21,7 @@ import {
   WHILE_BUSY_KEY,
   type QueuedNote,
 } from '../../src/wire.js';
-import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn-end.js';
+import { INTERRUPTED_TEXT, STOPPED_MARK } from '../../src/runtime/turn/turn-end.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { nextMatching, poll, within } from '../support/wait.js';
 import {

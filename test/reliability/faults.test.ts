@@ -28,7 +28,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { parseConfig } from '../../src/config/load.js';
 import { startHarness, type RunningHarness } from '../../src/harness.js';
 import { createLogger } from '../../src/log.js';
-import { INTERRUPTED_TEXT } from '../../src/runtime/turn-end.js';
+import { INTERRUPTED_TEXT } from '../../src/runtime/turn/turn-end.js';
 import { startServerProcess, writeFixtureConfig, type ServerProcess } from '../e2e/process.js';
 import { collect, createClient, send, startTestHarness, textOf, type TestHarness, sendStream } from '../e2e/support.js';
 import { startModelServer, type Failure, type RunningModelServer } from '../fixtures/model-server.js';

@@ -13,7 +13,7 @@ import { HarnessRequestHandler } from '../../src/runtime/request-handler.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { callContext, message, tempStore, type TempStore } from '../store/helpers.js';
 import { gate, localEngine, readAll, scripted, textOfMessage } from './engine-support.js';
-import { TurnQueue } from '../../src/runtime/turn-queue.js';
+import { TurnQueue } from '../../src/runtime/turn/turn-queue.js';
 import { GENERATION_KEY, WHILE_BUSY_KEY } from '../../src/wire.js';
 
 function send(

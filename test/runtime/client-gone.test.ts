@@ -18,11 +18,11 @@ import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-server.js';
 import { createHttpApp } from '../../src/server/http-app.js';
-import type { LogSubscription } from '../../src/store/index.js';
 import { collect, createClient, send, TRANSPORTS, type TransportName } from '../e2e/support.js';
 import { tempStore, type TempStore } from '../store/helpers.js';
 import { waitFor } from '../support/wait.js';
 import { localEngine } from './engine-support.js';
+import type { LogSubscription } from '../../src/ports.js';
 
 /** The store's log readers, counting those open on each task and saying when one closes. */
 class ObservedFeeds {

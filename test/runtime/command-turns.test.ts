@@ -5,7 +5,7 @@ import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CommandUsageError } from '../../src/commands/index.js';
 import { HarnessError, isHarnessError } from '../../src/errors.js';
-import { CommandTurns, commandOfTurn } from '../../src/runtime/command-turns.js';
+import { CommandTurns, commandOfTurn } from '../../src/runtime/turn/command-turns.js';
 import { resumeMessage } from '../../src/runtime/tool-approvals.js';
 import { COMMAND_KEY, FROM_COMMAND_KEY, NOTICE_KEY, WHILE_BUSY_KEY, textPart } from '../../src/wire.js';
 

@@ -3,9 +3,9 @@ import { AgentEvent, type AgentExecutionEvent, type ServerCallContext } from '@a
 import { TaskEngine, type TaskEngineOptions } from '../../src/runtime/engine.js';
 import type { TurnRequest, TurnResult } from '../../src/runtime/executor.js';
 import { statusUpdate } from '../../src/runtime/events.js';
-import { LocalCoordination } from '../../src/runtime/local-coordination.js';
-import type { TurnPublisher } from '../../src/runtime/turn-opening.js';
-import type { Turn } from '../../src/runtime/turns.js';
+import { LocalCoordination } from '../../src/coordination/local-coordination.js';
+import type { TurnPublisher } from '../../src/runtime/turn/turn-opening.js';
+import type { Turn } from '../../src/runtime/turn/turns.js';
 import type { Store } from '../../src/store/index.js';
 import { message, textPart } from '../store/helpers.js';
 

@@ -9,17 +9,17 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { AgentEvent } from '@a2a-js/sdk/server';
-import type { Coordination } from '../../src/runtime/coordination.js';
 import { statusUpdate } from '../../src/runtime/events.js';
 import { TaskEngine } from '../../src/runtime/engine.js';
-import { LocalCoordination } from '../../src/runtime/local-coordination.js';
-import { asStreamResponse } from '../../src/runtime/turn-stream.js';
-import { TurnCanceled, TurnFenced, TurnStopped, type Turn } from '../../src/runtime/turns.js';
-import { readLogAfter, type LoggedEvent } from '../../src/store/task-log.js';
+import { LocalCoordination } from '../../src/coordination/local-coordination.js';
+import { asStreamResponse } from '../../src/runtime/turn/turn-stream.js';
+import { TurnCanceled, TurnFenced, TurnStopped, type Turn } from '../../src/runtime/turn/turns.js';
+import { readLogAfter } from '../../src/store/task-log.js';
 import { callContext, message, newTask, tempStore, type TempStore } from '../store/helpers.js';
 import { gate, kinds, localEngine, readAll, scripted, userMessage } from './engine-support.js';
 import { poll } from '../support/wait.js';
 import { hasErrorCode } from '../../src/errors.js';
+import type { Coordination, LoggedEvent } from '../../src/ports.js';
 
 const alice = callContext('alice');
 

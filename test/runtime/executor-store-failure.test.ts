@@ -13,13 +13,13 @@ import {
   STORE_INTERRUPTED_MARK,
   STORE_INTERRUPTED_TEXT,
   SUBTASK_STORE_INTERRUPTED_TEXT,
-} from '../../src/runtime/turn-end.js';
+} from '../../src/runtime/turn/turn-end.js';
 import type { ModelGateway } from '../../src/runtime/model-gateway.js';
 import type { TaskModels } from '../../src/runtime/task-models.js';
-import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { TurnUnwritten, type Turn } from '../../src/runtime/turns.js';
+import { TurnUnwritten, type Turn } from '../../src/runtime/turn/turns.js';
 import { MODEL_KEY, NOTICE_KEY, SUBTASKS_KEY, textPart } from '../../src/wire.js';
 import { turnOf } from './engine-support.js';
+import type { TaskStateStore } from '../../src/ports.js';
 
 const lost = () =>
   new HarnessError('store_failed', 'The PostgreSQL connection failed before the statement was answered.');

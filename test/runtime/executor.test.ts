@@ -7,10 +7,10 @@ import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
 import type { ModelGateway, ModelRequest } from '../../src/runtime/model-gateway.js';
 import { TaskModels } from '../../src/runtime/task-models.js';
-import type { TaskStateStore } from '../../src/runtime/task-state.js';
 import { turnOf } from './engine-support.js';
 import { StreamResponse as StreamResponseSchema, violations } from '../support/a2a-schema.js';
 import { callContext, message } from '../store/helpers.js';
+import type { TaskStateStore } from '../../src/ports.js';
 
 /**
  * The events one turn publishes, with the model scripted: how a reply is cut into artifact

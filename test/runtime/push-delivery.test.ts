@@ -2,8 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { deliveryRequest, PushDelivery, type PushOutbox } from '../../src/runtime/push-delivery.js';
-import type { PendingDelivery } from '../../src/store/index.js';
 import { poll } from '../support/wait.js';
+import type { PendingDelivery } from '../../src/ports.js';
 
 interface Row {
   generation: number;
@@ -76,8 +76,9 @@ function leases() {
   const held = new Set<string>();
   return {
     held,
-    acquireTurn: async (id: string) => (held.has(id) ? undefined : (held.add(id), 1)),
-    releaseTurn: async (id: string) => void held.delete(id),
+    acquirePush: async (taskId: string, configId: string) =>
+      !held.has(`${taskId} ${configId}`) && (held.add(`${taskId} ${configId}`), true),
+    releasePush: async (taskId: string, configId: string) => void held.delete(`${taskId} ${configId}`),
   };
 }
 
@@ -174,7 +175,7 @@ describe('issue 24: the push deliverer', () => {
   it('issue 24: a pair whose lease another instance holds is not delivered here', async (t) => {
     const { outbox } = memoryOutbox([1]);
     const held = leases();
-    held.held.add('push:t1:c1');
+    held.held.add('t1 c1');
     let sends = 0;
     const deliverer = new PushDelivery({
       outbox,
@@ -191,7 +192,7 @@ describe('issue 24: the push deliverer', () => {
     outbox.heads = (nowMs, limit) => (passes++, heads(nowMs, limit));
     await poll('a few passes', () => passes >= 3);
     assert.equal(sends, 0);
-    held.held.delete('push:t1:c1');
+    held.held.delete('t1 c1');
     await poll('delivered once the lease is free', () => sends === 1);
   });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import { CommandUsageError } from '../../src/commands/index.js';
 import { Subtasks } from '../../src/runtime/subtasks.js';
-import { TurnLimit } from '../../src/runtime/turn-limit.js';
+import { TurnLimit } from '../../src/runtime/turn/turn-limit.js';
 import { TaskModels, type ModelOffer } from '../../src/runtime/task-models.js';
 import type { TaskEngine } from '../../src/runtime/engine.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';

@@ -5,9 +5,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
-import type { TaskLinks } from '../../src/runtime/task-state.js';
 import { callContext, newTask, tempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
+import type { TaskLinks } from '../../src/ports.js';
 
 describe('CMD-31: canceling a parent cancels its sub-tasks', () => {
   it('CMD-31: goes on past a sub-task it cannot read, reports that one, and treats a sub-task that ended meanwhile as done', async (t) => {

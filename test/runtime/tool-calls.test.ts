@@ -11,14 +11,14 @@ import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessExecutor } from '../../src/runtime/executor.js';
 import type { ModelGateway, ModelRequest } from '../../src/runtime/model-gateway.js';
 import { TaskModels } from '../../src/runtime/task-models.js';
-import type { TaskStateStore } from '../../src/runtime/task-state.js';
-import { TurnCanceled } from '../../src/runtime/turns.js';
+import { TurnCanceled } from '../../src/runtime/turn/turns.js';
 import { closingParts, openToolCalls, toolCallMessage } from '../../src/runtime/tool-calls.js';
 import type { ToolEntry, ToolOutcome } from '../../src/tools/index.js';
 import { toolCallsOf } from '../../src/wire.js';
 import { turnOf } from './engine-support.js';
 import { StreamResponse as StreamResponseSchema, violations } from '../support/a2a-schema.js';
 import { callContext, message } from '../store/helpers.js';
+import type { TaskStateStore } from '../../src/ports.js';
 
 const state: TaskStateStore = {
   getTaskModel: async () => undefined,

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isHarnessError } from '../../src/errors.js';
-import { TurnLimit } from '../../src/runtime/turn-limit.js';
+import { TurnLimit } from '../../src/runtime/turn/turn-limit.js';
 
 describe('the bound on turns in flight (TurnLimit)', () => {
   it('gives places up to the bound, refuses the next with turns_at_limit, and takes again once one is given back', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { TaskState } from '@a2a-js/sdk';
 import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { TurnOpening } from '../../src/runtime/turn-opening.js';
+import { TurnOpening } from '../../src/runtime/turn/turn-opening.js';
 import { statusUpdate } from '../../src/runtime/events.js';
 
 const working = AgentEvent.statusUpdate(statusUpdate('t1', 'c1', TaskState.TASK_STATE_WORKING));

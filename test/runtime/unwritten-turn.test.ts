@@ -11,9 +11,9 @@ import { AgentEvent, type AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessError } from '../../src/errors.js';
 import type { TaskEngine } from '../../src/runtime/engine.js';
 import { agentMessage, statusUpdate } from '../../src/runtime/events.js';
-import { LocalCoordination } from '../../src/runtime/local-coordination.js';
-import { STORE_INTERRUPTED_TEXT } from '../../src/runtime/turn-end.js';
-import type { TurnWriter } from '../../src/runtime/turn-writer.js';
+import { LocalCoordination } from '../../src/coordination/local-coordination.js';
+import { STORE_INTERRUPTED_TEXT } from '../../src/runtime/turn/turn-end.js';
+import type { TurnWriter } from '../../src/runtime/turn/turn-writer.js';
 import { callContext, newTask, tempStore, textPart, type TempStore } from '../store/helpers.js';
 import { kinds, localEngine, openingTask, readAll, userMessage, type ScriptedExecutor } from './engine-support.js';
 

@@ -2,7 +2,7 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
-import { LogSubscription, TaskFeeds, type LoggedEvent, type Store } from '../../src/store/index.js';
+import { LogSubscription, TaskFeeds, type Store } from '../../src/store/index.js';
 import { encodeAgentEvent } from '../../src/store/event-codec.js';
 import { pruneLog, readLogAfter } from '../../src/store/task-log.js';
 import {
@@ -20,6 +20,7 @@ import {
   textPart,
   type TempStore,
 } from './helpers.js';
+import type { LoggedEvent } from '../../src/ports.js';
 
 /**
  * Issue 23: each task's ordered event log (`task-log.ts`), written with the task in one

@@ -7,8 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role } from '@a2a-js/sdk';
-import type { QueuedMessage } from '../../src/store/index.js';
 import { callContext, message, newTask, storeBackends, tempStore, texts } from './helpers.js';
+import type { QueuedMessage } from '../../src/ports.js';
 
 const alice = callContext('alice');
 

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import { sql } from 'kysely';
-import { TurnCanceled, TurnStopped, TurnUnwritten } from '../../src/runtime/turns.js';
+import { TurnCanceled, TurnStopped, TurnUnwritten } from '../../src/runtime/turn/turns.js';
 import { AWAITING_APPROVAL_NOTICE, NOTICE_KEY } from '../../src/wire.js';
 import { meteredGateway, meteredTools, meteredTurns, turnReason } from '../../src/telemetry/metered.js';
 import { HarnessMetrics } from '../../src/telemetry/metrics.js';

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import { isPostgres } from '../dialect.js';
 
 /**
- * 0012: fencing a turn's writes by its lease (`turn-leases.ts`). Each lease gets an epoch from
+ * 0012: fencing a turn's writes by its lease (`coordination/turn-leases.ts`). Each lease gets an epoch from
  * one sequence, greater than every earlier one on any instance; each task row keeps the fence
  * its turns' writes are checked against. On SQLite the columns stay 0: one process alone cannot
  * lose a lease to another writer.

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
-import type { Database } from './database.js';
+import type { Database } from '../store/database.js';
 import { HeartbeatHistory } from './heartbeat-history.js';
 import { msAgo } from './postgres-clock.js';
 import { insertInstance, renewHeartbeat, staleInstances, takeOverInstance } from './turn-leases.js';

@@ -1,6 +1,6 @@
-import type { Coordination } from '../runtime/coordination.js';
 import { describeError, type Logger } from '../log.js';
-import type { Store } from './index.js';
+import type { Store } from '../store/index.js';
+import type { Coordination } from '../ports.js';
 
 /** The coordination's own pool: its queries are single short statements (leases, events, heartbeats). */
 const COORDINATION_CONNECTIONS = 5;
@@ -20,7 +20,7 @@ export async function openSharedCoordination(
 ): Promise<Coordination> {
   const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }] = await Promise.all([
     import('./postgres-coordination.js'),
-    import('./postgres-database.js'),
+    import('../store/postgres-database.js'),
   ]);
   // Its commits do not wait for the disk: leases and heartbeats are live state, which a crash of
   // the database server ends anyway; tasks and their events are written through the store's own

@@ -1,4 +1,4 @@
-import { HarnessError } from '../errors.js';
+import { HarnessError } from '../../errors.js';
 
 /** A turn's place under the {@link TurnLimit}, held until the turn's stream has stored its last event. */
 export interface TurnPlace {

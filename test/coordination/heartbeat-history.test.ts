@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { deadBefore, HeartbeatHistory } from '../../src/store/heartbeat-history.js';
+import { deadBefore, HeartbeatHistory } from '../../src/coordination/heartbeat-history.js';
 import { checkProperty } from '../support/property.js';
 
 const LEASE = 9000;

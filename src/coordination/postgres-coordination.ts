@@ -1,16 +1,17 @@
 import { sql, type Kysely } from 'kysely';
 import { HarnessError } from '../errors.js';
 import { createLogger } from '../log.js';
-import type { Coordination, TurnEnding } from '../runtime/coordination.js';
-import type { Database } from './database.js';
+import type { Database } from '../store/database.js';
 import { schemaChannel } from './channels.js';
 import { InstanceLiveness } from './instance-liveness.js';
 import { NotificationListener } from './notification-listener.js';
-import { applicationName } from './postgres-database.js';
-import type { Store } from './index.js';
-import type { TaskFeeds } from './task-feeds.js';
-import { LOG_KEEP_MS } from './task-log.js';
+import { applicationName } from '../store/postgres-database.js';
+import type { Store } from '../store/index.js';
+import type { TaskFeeds } from '../store/task-feeds.js';
+import { LOG_KEEP_MS } from '../store/task-log.js';
+import { deletePushLease, insertPushLease } from './push-leases.js';
 import { deleteLease, insertLease, leaseExists, removeInstance } from './turn-leases.js';
+import type { Coordination, TurnEnding } from '../ports.js';
 
 /** How long an instance may go without a heartbeat before the others take it for dead. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -26,7 +27,7 @@ function keepEventsMs(leaseMs: number): number {
 export interface PostgresCoordinationOptions {
   /** The coordination's database (PostgreSQL), migrated: a pool of its own (see `ownsDb`). */
   db: Kysely<Database>;
-  /** The store's wake-up channel (`Store.events`): this instance listens on it and wakes the others when it logs events. */
+  /** Where the store says it logged events (`Store.events`): this instance then wakes the others on the events channel. */
   events: NonNullable<Store['events']>;
   /** The store's readers of task logs (`Store.feeds`), woken when another instance logs events. */
   feeds: TaskFeeds;
@@ -50,10 +51,11 @@ export interface PostgresCoordinationOptions {
 
 /**
  * `Coordination` for instances sharing one PostgreSQL database, with every cross-instance piece
- * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`); a task's log is rows appended
- * in the transaction that stores the task (`task-log.ts`), after which this instance sends a
+ * taken from PostgreSQL: a turn is a row lease (`turn-leases.ts`), and so is a push pair's
+ * delivery (`push-leases.ts`); a task's log is rows appended
+ * in the transaction that stores the task (`store/task-log.ts`), after which this instance sends a
  * `pg_notify` wake-up, "task T has events up to generation N", and the instances following the
- * task read its log (`task-feeds.ts`) when their dedicated LISTEN connection
+ * task read its log (`store/task-feeds.ts`) when their dedicated LISTEN connection
  * (`notification-listener.ts`) hears it; a cancel request is a notification every instance
  * hears; dead instances are found by heartbeats judged by the database's clock
  * (`instance-liveness.ts`).
@@ -78,6 +80,8 @@ export class PostgresCoordination implements Coordination {
   private readonly events: NonNullable<Store['events']>;
   private running = false;
   private listener: NotificationListener | undefined;
+  /** The channel on which instances wake each other when they log events (`channels.ts`). */
+  private eventsChannel = '';
   private cancelChannel = '';
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
   private queueChannel = '';
@@ -112,7 +116,7 @@ export class PostgresCoordination implements Coordination {
 
   /** Listens for wake-ups and cancel requests, then registers this instance as alive. */
   async start(): Promise<void> {
-    const eventsChannel = this.events.channel;
+    const eventsChannel = (this.eventsChannel = await schemaChannel(this.db, 'events'));
     this.cancelChannel = await schemaChannel(this.db, 'cancel');
     this.queueChannel = await schemaChannel(this.db, 'queue');
     this.listener = new NotificationListener({
@@ -155,6 +159,21 @@ export class PostgresCoordination implements Coordination {
 
   turnHeld(taskId: string): Promise<boolean> {
     return leaseExists(this.db, taskId);
+  }
+
+  async acquirePush(taskId: string, configId: string): Promise<boolean> {
+    try {
+      return await insertPushLease(this.db, taskId, configId, this.instanceId);
+    } catch (error) {
+      // As for a turn's lease: taken for dead while paused, this instance registers again at once.
+      if (!isMissingInstance(error)) throw error;
+      await this.liveness.rejoin();
+      return insertPushLease(this.db, taskId, configId, this.instanceId);
+    }
+  }
+
+  releasePush(taskId: string, configId: string): Promise<void> {
+    return deletePushLease(this.db, taskId, configId, this.instanceId);
   }
 
   /** The payload is the task id, after `stop:` for a stop (task ids never hold a colon). */
@@ -228,7 +247,7 @@ export class PostgresCoordination implements Coordination {
       while (this.wakeUps.size > 0) {
         const payloads = [...this.wakeUps].map(([taskId, generation]) => `${generation} ${taskId}`);
         this.wakeUps.clear();
-        await sql`select pg_notify(${this.events.channel}, payload) from unnest(${payloads}::text[]) as payload`
+        await sql`select pg_notify(${this.eventsChannel}, payload) from unnest(${payloads}::text[]) as payload`
           .execute(this.db)
           .catch((error: unknown) => this.onError(error, 'waking the other instances'));
       }
@@ -265,8 +284,10 @@ export class PostgresCoordination implements Coordination {
   }
 }
 
-/** The lease's insert refused because this instance's row is gone (another instance took it for dead). */
+/** A lease's insert refused because this instance's row is gone (another instance took it for dead). */
 function isMissingInstance(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
-  return code === '23503' && constraint === 'turn_leases_instance_id_fkey';
+  return (
+    code === '23503' && (constraint === 'turn_leases_instance_id_fkey' || constraint === 'push_leases_instance_id_fkey')
+  );
 }

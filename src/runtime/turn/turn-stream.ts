@@ -1,10 +1,10 @@
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
-import { clientGoneSignal } from '../a2a/index.js';
-import type { LoggedEvent, LogSubscription } from '../store/index.js';
-import { markGeneration } from '../a2a/index.js';
-import { COMMAND_KEY, GENERATION_KEY } from '../wire.js';
-import type { RunningTurn } from './engine-ports.js';
+import { clientGoneSignal } from '../../a2a/index.js';
+import { markGeneration } from '../../a2a/index.js';
+import { COMMAND_KEY, GENERATION_KEY } from '../../wire.js';
+import type { RunningTurn } from '../engine-ports.js';
+import type { LogSubscription, LoggedEvent } from '../../ports.js';
 
 /**
  * A turn's stream, read from its task's log: from the turn's own task event (what was logged

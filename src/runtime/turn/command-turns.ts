@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { CommandUsageError, isCommandExchange } from '../commands/index.js';
-import { HarnessError, hasErrorCode, isHarnessError } from '../errors.js';
+import { CommandUsageError, isCommandExchange } from '../../commands/index.js';
+import { HarnessError, hasErrorCode, isHarnessError } from '../../errors.js';
 import {
   FROM_COMMAND_KEY,
   fromCommandOf,
@@ -18,11 +18,11 @@ import {
   WHILE_BUSY_KEY,
   type FromCommand,
   type WhileBusy,
-} from '../wire.js';
-import type { TurnStarter } from './engine-ports.js';
-import type { CommandTurn, CommandTurnOptions, CommandTurnStarter } from './subtask-starter.js';
-import type { ModelOffer } from './task-models.js';
-import { RESUME_NOTICE } from './tool-approvals.js';
+} from '../../wire.js';
+import type { TurnStarter } from '../engine-ports.js';
+import type { CommandTurn, CommandTurnOptions, CommandTurnStarter } from '../subtask-starter.js';
+import type { ModelOffer } from '../task-models.js';
+import { RESUME_NOTICE } from '../tool-approvals.js';
 import { whileBusyOf, type TurnQueue } from './turn-queue.js';
 import type { TurnLimit } from './turn-limit.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './database.js';
+import type { Database } from '../store/database.js';
 
 /**
  * The notification channels of instances sharing a PostgreSQL database, named after the schema,

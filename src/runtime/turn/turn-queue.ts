@@ -1,14 +1,21 @@
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { resolveUserScope, ServerCallContext } from '@a2a-js/sdk/server';
-import { clientGoneSignal } from '../a2a/index.js';
-import { hasErrorCode, HarnessError } from '../errors.js';
-import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../store/index.js';
-import { isTerminal, QUEUED_KEY, WHILE_BUSY_KEY, WHILE_BUSY_VALUES, type QueuedNote, type WhileBusy } from '../wire.js';
-import type { TurnStarter } from './engine-ports.js';
-import { rewindTo } from './conversation-rewinds.js';
-import { openableTask } from './openable-task.js';
+import { clientGoneSignal } from '../../a2a/index.js';
+import { hasErrorCode, HarnessError } from '../../errors.js';
+import {
+  isTerminal,
+  QUEUED_KEY,
+  WHILE_BUSY_KEY,
+  WHILE_BUSY_VALUES,
+  type QueuedNote,
+  type WhileBusy,
+} from '../../wire.js';
+import type { TurnStarter } from '../engine-ports.js';
+import { rewindTo } from '../conversation-rewinds.js';
+import { openableTask } from '../openable-task.js';
 import type { StartedTurn, TurnOptions } from './turns.js';
 import { asStreamResponse, isFinalStatus, withGeneration } from './turn-stream.js';
+import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../../ports.js';
 
 /** The tasks' queues as the store keeps them (`store/task-queue.ts`). */
 export interface QueueRecords {

@@ -6,13 +6,14 @@ import { Role, TaskState } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { migrateToLatest, openStore, type Database, type LoggedEvent, type Store } from '../../src/store/index.js';
+import { migrateToLatest, openStore, type Database, type Store } from '../../src/store/index.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
-import { PostgresCoordination } from '../../src/store/postgres-coordination.js';
+import { PostgresCoordination } from '../../src/coordination/postgres-coordination.js';
 import { needs } from '../needs.js';
 import { POSTGRES, tempSchema, type TempSchema } from '../support/postgres.js';
-import { callContext, message, newTask, statusUpdate } from './helpers.js';
+import { callContext, message, newTask, statusUpdate } from '../store/helpers.js';
 import { poll, waitFor } from '../support/wait.js';
+import type { LoggedEvent } from '../../src/ports.js';
 
 /**
  * `PostgresCoordination`: several instances (each with a store and a coordination pool of its
@@ -313,6 +314,32 @@ describe('PostgresCoordination: several instances on one PostgreSQL database', n
       );
       assert.equal(calls.items.length, 1);
       assert.notEqual(await survivors[1].coordination.acquireTurn('t1'), undefined, 'the task can be taken again');
+    });
+  });
+
+  it("issue 36: push delivery's leases are their own kind: one instance per (task, config) pair, no turn lease, freed with a dead instance's row", async () => {
+    await withCluster(3, { leaseMs: 1000 }, async ({ instances, admin }) => {
+      const [doomed, ...survivors] = instances as [Instance, Instance, Instance];
+      const [b, c] = survivors.map((s) => s.coordination) as [PostgresCoordination, PostgresCoordination];
+      assert.equal(await doomed.coordination.acquirePush('t1', 'c1'), true);
+      assert.equal(await b.acquirePush('t1', 'c1'), false, 'held elsewhere');
+      assert.equal(await doomed.coordination.acquirePush('t1', 'c1'), false, 'held here');
+      assert.equal(await b.acquirePush('t1', 'c2'), true, "another config's pair is free");
+      assert.equal(await c.turnHeld('t1'), false, 'a pair holds no turn of its task');
+      assert.deepEqual(await admin.selectFrom('turn_leases').select('task_id').execute(), [], 'no turn lease made up');
+      await c.releasePush('t1', 'c2');
+      assert.equal(await c.acquirePush('t1', 'c2'), false, 'only the holder gives a pair back');
+      await b.releasePush('t1', 'c2');
+      assert.equal(await c.acquirePush('t1', 'c2'), true, 'free again once released');
+
+      assert.notEqual(await doomed.coordination.acquireTurn('t2'), undefined);
+      const orphaned = new Inbox<string[]>();
+      for (const survivor of survivors) survivor.coordination.onOrphanedTurns(async (taskIds) => orphaned.put(taskIds));
+      doomed.failsOnPurpose = true;
+      await doomed.db.destroy();
+      await orphaned.count(1);
+      assert.deepEqual(orphaned.items[0], ['t2'], "the dead instance's turns alone, no pair among them");
+      assert.equal(await b.acquirePush('t1', 'c1'), true, "the dead instance's pair is taken up by a survivor");
     });
   });
 

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Coordination, TurnEnding } from './coordination.js';
+import type { Coordination, TurnEnding } from '../ports.js';
 
 /**
- * The coordination of one process alone (the embedded SQLite store): turn leases are a set in
- * memory, and there is no other instance to carry events or cancel requests to, nor one that
+ * The coordination of one process alone (the embedded SQLite store): turn and push leases are
+ * sets in memory, and there is no other instance to carry events or cancel requests to, nor one that
  * can die and leave its turns behind. A restart loses the leases with the turns they held, and
  * start-up recovery finds those turns in the store.
  */
 export class LocalCoordination implements Coordination {
   readonly settleMs = 0;
   private readonly leases = new Set<string>();
+  /** The (task, config) pairs whose push notifications are being delivered, as `task config`. */
+  private readonly pushLeases = new Set<string>();
   private lastEpoch = 0;
   private cancelHandler: ((taskId: string, how: TurnEnding) => void) | undefined;
 
@@ -35,6 +37,18 @@ export class LocalCoordination implements Coordination {
 
   turnHeld(taskId: string): Promise<boolean> {
     return Promise.resolve(this.leases.has(taskId));
+  }
+
+  acquirePush(taskId: string, configId: string): Promise<boolean> {
+    const pair = `${taskId} ${configId}`;
+    if (this.pushLeases.has(pair)) return Promise.resolve(false);
+    this.pushLeases.add(pair);
+    return Promise.resolve(true);
+  }
+
+  releasePush(taskId: string, configId: string): Promise<void> {
+    this.pushLeases.delete(`${taskId} ${configId}`);
+    return Promise.resolve();
   }
 
   requestCancel(taskId: string, how: TurnEnding = 'cancel'): Promise<void> {

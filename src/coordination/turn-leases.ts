@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './database.js';
+import type { Database } from '../store/database.js';
 import { clockMs } from './postgres-clock.js';
 
 /**
@@ -11,7 +11,7 @@ import { clockMs } from './postgres-clock.js';
  *
  * Each lease has an epoch, a fencing token: every write of the turn carries it, and the task's
  * row keeps the highest epoch that wrote it (`tasks.fence_epoch`, checked under the row's lock
- * in `task-images.ts`). A sweeper taking a dead instance's leases raises the fence of their
+ * in `store/task-images.ts`). A sweeper taking a dead instance's leases raises the fence of their
  * tasks above every epoch given so far, in the same transaction, so that a turn of an instance
  * that was only paused (SIGSTOP, a VM frozen) writes nothing once it wakes up, and a later turn,
  * whose lease has a greater epoch, writes over that fence.
@@ -116,15 +116,15 @@ export async function staleInstances(db: Kysely<Database>, self: string, deadBef
 }
 
 /**
- * Takes a dead instance's place: deletes its leases and its row in one transaction, returning
- * the tasks whose leases it held, or undefined when another survivor took it first (or its
+ * Takes a dead instance's place: deletes its leases (its push leases too: another instance takes
+ * those pairs up) and its row in one transaction, returning the tasks whose turn leases it held, or undefined when another survivor took it first (or its
  * heartbeat came back: a heartbeat that was waiting for the row's lock is written first, and the
  * lock is then taken on the row it wrote, no longer older than `deadBefore`). The row lock decides
  * between survivors sweeping at once: the second waits, then finds the row gone and gets undefined.
  * The tasks' fences are raised past every epoch given so far: the dead instance's turns, should
  * it only have been paused, write nothing more. That waits for a write of theirs holding a task's
  * row lock, which `idle_in_transaction_session_timeout` ends if its instance is paused
- * (`postgres-database.ts`).
+ * (`store/postgres-database.ts`).
  */
 export async function takeOverInstance(
   db: Kysely<Database>,
@@ -140,6 +140,7 @@ export async function takeOverInstance(
       .forUpdate()
       .executeTakeFirst();
     if (!dead) return undefined;
+    await tx.deleteFrom('push_leases').where('instance_id', '=', deadId).execute();
     const leases = await tx.deleteFrom('turn_leases').where('instance_id', '=', deadId).returning('task_id').execute();
     const taskIds = leases.map((lease) => lease.task_id);
     if (taskIds.length > 0)
@@ -151,9 +152,10 @@ export async function takeOverInstance(
   });
 }
 
-/** Removes a closing instance's leases and row: its turns have ended or will not be ended by it. */
+/** Removes a closing instance's leases (turns' and push's) and row: its turns have ended or will not be ended by it. */
 export async function removeInstance(db: Kysely<Database>, instanceId: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('push_leases').where('instance_id', '=', instanceId).execute();
     await tx.deleteFrom('turn_leases').where('instance_id', '=', instanceId).execute();
     await tx.deleteFrom('instances').where('id', '=', instanceId).execute();
   });

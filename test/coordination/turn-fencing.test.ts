@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { isHarnessError } from '../../src/errors.js';
-import { insertInstance, insertLease, takeOverInstance } from '../../src/store/turn-leases.js';
-import { callContext, newTask, reply, statusUpdate, storeBackends, tempStore, texts } from './helpers.js';
+import { insertInstance, insertLease, takeOverInstance } from '../../src/coordination/turn-leases.js';
+import { callContext, newTask, reply, statusUpdate, storeBackends, tempStore, texts } from '../store/helpers.js';
 
 /**
  * Fencing a turn's writes by its lease's epoch (`turn-leases.ts`, `task-images.ts`): on
