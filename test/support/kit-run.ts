@@ -1,5 +1,5 @@
 /**
- * Runs a server script (it prints its URL on its first line of output) as a child process, and
+ * Runs a server (it names its URL on its first line of output) as a child process, and
  * the conformance kit's command line against it: for the tests that check a server built on the
  * packages as an embedder builds one (the example, the packed packages).
  */
@@ -13,9 +13,20 @@ export interface ServerScript {
   stop(): Promise<void>;
 }
 
-/** Starts `node [nodeFlags] <script>` in `cwd` and waits for the URL it prints. */
-export async function startServerScript(script: string, cwd: string, nodeFlags: string[] = []): Promise<ServerScript> {
-  const child = spawnGroup(process.execPath, [...nodeFlags, script, '0'], { cwd, env: process.env });
+/** Starts `node <script> 0` in `cwd` and waits for the URL it prints. */
+export function startServerScript(script: string, cwd: string): Promise<ServerScript> {
+  return startServer(process.execPath, [script, '0'], cwd);
+}
+
+/** Starts `command args` in `cwd` and waits for the first line of its output, which names its URL. */
+export async function startServer(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ServerScript> {
+  const script = [command, ...args].join(' ');
+  const child = spawnGroup(command, args, { cwd, env });
   let out = '';
   let err = '';
   let exited = false;
@@ -24,7 +35,7 @@ export async function startServerScript(script: string, cwd: string, nodeFlags: 
   child.once('exit', () => (exited = true));
   const url = await waitFor(`${script} prints its URL`, child.stdout, 'data', () => {
     assert.ok(!exited, `${script} exited: ${err}`);
-    return /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)?.[1];
+    return /^(?:[^\n]* )?(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)?.[1];
   });
   return {
     url,
@@ -37,14 +48,14 @@ export async function startServerScript(script: string, cwd: string, nodeFlags: 
   };
 }
 
-/** Runs `node [nodeFlags] <bin> <url> --json` in `cwd` and returns its exit code and report. */
+/** Runs `node <bin> <url> --json [options]` in `cwd` and returns its exit code and report. */
 export async function runKit(
   bin: string,
   url: string,
   cwd: string,
-  nodeFlags: string[] = [],
+  options: string[] = [],
 ): Promise<{ code: number; report: ConformReport }> {
-  const child = spawnGroup(process.execPath, [...nodeFlags, bin, url, '--json'], { cwd, env: process.env });
+  const child = spawnGroup(process.execPath, [bin, url, '--json', ...options], { cwd, env: process.env });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
