@@ -85,10 +85,17 @@ function tarballEntry(packed: PackedPackage): Record<string, unknown> {
   };
 }
 
-/** What npm could not find in its cache offline: the addresses it names, '' when nothing was missing. */
+/**
+ * What npm could not find in its cache offline, by package name (a tarball by its file name);
+ * '' when nothing was missing. npm stops at the first it misses in each fetch under way.
+ */
 export function notCached(stderr: string): string {
   if (!stderr.includes('ENOTCACHED')) return '';
-  return [...new Set([...stderr.matchAll(/request to (\S+) failed/g)].map((match) => match[1]!))].join(', ');
+  const names = [...stderr.matchAll(/request to (\S+) failed/g)].map((match) => {
+    const path = decodeURIComponent(new URL(match[1]!).pathname).slice(1);
+    return path.endsWith('.tgz') ? path.split('/').at(-1)! : path;
+  });
+  return [...new Set(names)].join(', ');
 }
 
 /**
@@ -142,8 +149,8 @@ export function copySqliteAddon(dir: string): void {
 /** npm's cache as a test's requirement: `missing` names what an offline install did not find in it. */
 export function npmCache(missing: string): Requirement {
   return {
-    name: `npm's cache (npm config get cache) to hold every package the lockfile names; offline, npm found none for ${missing}`,
-    install: 'npm ci, which fills it (CI runs it first)',
+    name: `npm's cache (npm config get cache) to hold what the lockfile names; offline, npm did not find ${missing}`,
+    install: 'npm ci fills it (CI runs it first)',
     present: () => missing === '',
   };
 }
