@@ -137,6 +137,14 @@ export const SUBTASKS_KEY = 'tiny-harness/subtasks';
 export const GENERATION_KEY = 'tiny-harness/generation';
 
 /**
+ * The A2A version whose calls carry the task's generation as a field (A2A 1.1's draft, branch
+ * `dev-1.1`): `generation` on tasks and events, `GetTask` waiting past `currentGeneration`,
+ * `SendMessage` refused when `ifGenerationMatch` is not the task's generation. A 1.0 call sees the
+ * metadata key only. The card lists an interface of each binding for it.
+ */
+export const GENERATIONS_VERSION = '1.1';
+
+/**
  * Metadata key, on the Task that starts a resumed `SubscribeToTask`, of the generation the replay
  * that follows starts after (the client's `Last-Event-ID`): a client that kept what it saw skips
  * the Task. Absent when no replay follows (the log no longer held what was missed).
