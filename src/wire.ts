@@ -136,12 +136,7 @@ export const SUBTASKS_KEY = 'tiny-harness/subtasks';
  */
 export const GENERATION_KEY = 'tiny-harness/generation';
 
-/**
- * The A2A version whose calls carry the task's generation as a field (A2A 1.1's draft, branch
- * `dev-1.1`): `generation` on tasks and events, `GetTask` waiting past `currentGeneration`,
- * `SendMessage` refused when `ifGenerationMatch` is not the task's generation. A 1.0 call sees the
- * metadata key only. The card lists an interface of each binding for it.
- */
+/** The A2A version (1.1's draft) whose tasks and events carry `generation` as a field, not only the metadata key (issue 36). */
 export const GENERATIONS_VERSION = '1.1';
 
 /**

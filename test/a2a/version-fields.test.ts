@@ -121,9 +121,11 @@ describe('A2A 1.1 generation written on JSON answers (issue 36)', () => {
     const bare = { ...task, metadata: {} };
     const bareJson = Task.toJSON(bare);
     assert.equal(responseJsonFor('1.1', bareJson, bare), bareJson);
-    for (const item of [task, status, artifact]) {
-      const json = 'payload' in item ? StreamResponse.toJSON(item) : Task.toJSON(item);
+    for (const [item, json] of [
+      [task, Task.toJSON(task)],
+      [status, StreamResponse.toJSON(status)],
+      [artifact, StreamResponse.toJSON(artifact)],
+    ] as const)
       assert.equal(responseJsonFor('1.0', json, item), json);
-    }
   });
 });
