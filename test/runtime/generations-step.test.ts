@@ -17,7 +17,8 @@ import type { TaskEngine } from '../../src/runtime/engine.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
 import type { TaskSnapshot } from '../../src/store/index.js';
-import { GENERATION_KEY } from '../../src/wire.js';
+import { GENERATION_KEY, WHILE_BUSY_KEY } from '../../src/wire.js';
+import { TurnQueue } from '../../src/runtime/turn-queue.js';
 import { message, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine, scripted } from './engine-support.js';
 
@@ -235,6 +236,32 @@ describe('A2A 1.1 SendMessage with ifGenerationMatch (issue 36)', () => {
     const task = await idleTask();
     const answer = (await path().sendMessage(send('again', task, { ifGenerationMatch: 0 }), context('1.0'))) as Task;
     assert.equal(answer.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  });
+
+  it('is never queued behind a running turn: refused as busy at its generation, as moved on past it', async () => {
+    const task = await idleTask();
+    const stream = path().sendMessageStream(send('hold', task), context('1.0'));
+    for await (const event of stream) if (event.payload?.$case === 'statusUpdate') break;
+    const held = (await view.read(task.id, context('1.0')))!.generation;
+    const queue = new TurnQueue({
+      engine,
+      records: temp.store.queue,
+      view,
+      feeds: temp.store.feeds,
+      maxPerTask: 10,
+      onError: () => {},
+    });
+    const queued = () => {
+      const msg = message(task.id, task.contextId, Role.ROLE_USER, 'behind');
+      msg.metadata = { [WHILE_BUSY_KEY]: 'enqueue' };
+      return msg;
+    };
+    await assert.rejects(queue.send(queued(), context('1.1'), { ifGeneration: held }), { code: 'turn_in_progress' });
+    await assert.rejects(queue.send(queued(), context('1.1'), { ifGeneration: held - 1 }), {
+      code: 'task_generation_mismatch',
+    });
+    assert.deepEqual(await temp.store.queue.list(task.id), [], 'nothing was queued');
+    release();
   });
 
   it('is checked again once the turn holds the task: a write between the read and the lease refuses it', async () => {
