@@ -9,7 +9,7 @@
  */
 import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
 import { connect, describeClientError, requestHeaders, userMessage, type Connection, type Header } from './connect.js';
-import { sendOnGeneration, TaskMovedOn } from './generation-send.js';
+import { sendOnGeneration, TaskMovedOn } from './generations-client.js';
 import { isFailure, resultText, stateName, toolCallLine, TurnReader, type Shown } from './render.js';
 import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
@@ -169,7 +169,7 @@ async function waitForSubtasks(
   let failed = false;
   for (const id of ids) {
     err.write(`waiting for sub-task ${id}…\n`);
-    const end = await followSubtask(connection.client, id, new AbortController().signal);
+    const end = await followSubtask(connection, id, new AbortController().signal);
     if (end.kind !== 'ended') {
       err.write(
         `error: lost sub-task ${id}${end.kind === 'lost' ? `: ${describeClientError(end.error, options.url)}` : ''}\n`,

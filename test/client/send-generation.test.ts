@@ -1,16 +1,20 @@
 /**
- * `send --if-generation N` (issue 36): the message goes as A2A 1.1's `ifGenerationMatch` over
- * the card's 1.1 JSON-RPC interface, and a task that has moved on is told plainly, with its own
- * exit code. The agent here is a stand-in that answers as the draft says a 1.1 agent does.
+ * The command-line clients' A2A 1.1 calls (issue 36): `send --if-generation N` sends the
+ * message with `ifGenerationMatch` over the card's 1.1 JSON-RPC interface, and a task that has
+ * moved on is told plainly, with its own exit code; following a sub-task waits with
+ * `currentGeneration` instead of polling every second. The agent here is a stand-in that answers as the draft says a 1.1 agent does.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { Role, SendMessageResponse, TaskState, type AgentCard, type Task } from '@a2a-js/sdk';
+import { Role, SendMessageResponse, Task, TaskState, type AgentCard } from '@a2a-js/sdk';
+import { connect } from '../../src/client/connect.js';
 import { SEND_EXIT } from '../../src/client/exit-codes.js';
-import { generationsInterface, sendOnGeneration, TaskMovedOn } from '../../src/client/generation-send.js';
+import { followSubtask } from '../../src/client/subtasks.js';
+import { GENERATION_KEY } from '../../src/wire.js';
+import { generationsInterface, sendOnGeneration, TaskMovedOn } from '../../src/client/generations-client.js';
 import { runSend } from '../../src/client/send.js';
 import { baseAgentCard, cardJson } from '../../src/server/card.js';
 import { message } from '../store/helpers.js';
@@ -53,6 +57,7 @@ before(async () => {
       const body = JSON.parse(text) as Received['body'] & { id: string };
       received.push({ headers: req.headers, body });
       res.setHeader('content-type', 'application/json');
+      if (body.method !== 'SendMessage') return answerFollow(body, res);
       const reply =
         answer === 'moved'
           ? {
@@ -79,6 +84,24 @@ before(async () => {
 
 after(() => new Promise<void>((resolve) => server?.close(() => resolve())));
 
+/** A sub-task at generation 4, then 5 (WORKING), then 6, COMPLETED: one GetTask each; no subscription. */
+let follows = 0;
+function answerFollow(body: Received['body'] & { id: string }, res: import('node:http').ServerResponse): void {
+  if (body.method !== 'GetTask') {
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32001, message: 'Task not found' } }));
+    return;
+  }
+  const generation = 4 + follows++;
+  const state = generation < 6 ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_COMPLETED;
+  const result = Task.toJSON({
+    ...task,
+    id: 'sub-1',
+    status: { ...task.status!, state },
+    metadata: { [GENERATION_KEY]: generation },
+  });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+}
+
 function request(taskId: string) {
   return {
     tenant: '',
@@ -88,7 +111,7 @@ function request(taskId: string) {
   };
 }
 
-describe('send --if-generation (issue 36)', () => {
+describe("the command-line clients' A2A 1.1 calls (issue 36)", () => {
   it('sends SendMessage with A2A-Version 1.1 and configuration.ifGenerationMatch to the 1.1 interface', async () => {
     answer = 'ok';
     received.length = 0;
@@ -147,6 +170,24 @@ describe('send --if-generation (issue 36)', () => {
     const moved = await run();
     assert.equal(moved.code, SEND_EXIT.moved);
     assert.match(moved.err, /^error: the task has moved on: generation now 9, not 5/m);
+  });
+
+  it('following a sub-task, an agent that speaks 1.1 is asked to answer once it moves on (currentGeneration)', async () => {
+    received.length = 0;
+    follows = 0;
+    const connection = await connect(url, [['authorization', 'Bearer y']]);
+    const end = await followSubtask(connection, 'sub-1', new AbortController().signal);
+    assert.equal(end.kind, 'ended');
+    const asked = received.filter(({ body }) => body.method === 'GetTask');
+    // Each GetTask waits past the generation the one before it answered with.
+    assert.deepEqual(
+      asked.map(({ body }) => (body.params as { currentGeneration?: string }).currentGeneration),
+      ['0', '4', '5'],
+    );
+    for (const { headers } of asked) {
+      assert.equal(headers['a2a-version'], '1.1');
+      assert.equal(headers.authorization, 'Bearer y');
+    }
   });
 
   it('without --task, or with --stream, is bad usage', async () => {
