@@ -19,6 +19,13 @@ class UsageError extends Error {}
 
 const USAGE_EXIT = 2;
 
+function generationNumber(value: string): number {
+  const generation = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(generation))
+    throw new InvalidArgumentError('Give a generation: a whole number, 0 or more.');
+  return generation;
+}
+
 function portNumber(value: string): number {
   const number = Number(value);
   if (!/^\d+$/.test(value) || number > 65535)
@@ -152,6 +159,12 @@ function program(): Command {
     .option('--json', 'print the A2A objects, one JSON object per line')
     .option('--task <id>', 'continue this task')
     .option('--context <id>', 'send in this context')
+    .addOption(
+      new Option(
+        '--if-generation <n>',
+        "send only if the task (--task) is still at this generation (A2A 1.1's ifGenerationMatch); blocking",
+      ).argParser(generationNumber),
+    )
     .option('--wait', 'wait for the sub-tasks the message started and print their results (default on a terminal)')
     .option(
       '--no-wait',
@@ -164,6 +177,10 @@ function program(): Command {
   send.on('option:wait', () => waitFlags.add('--wait')).on('option:no-wait', () => waitFlags.add('--no-wait'));
   send.action(async (url: string, words: string[], flags: SendFlags) => {
     if (waitFlags.size === 2) throw new UsageError('give --wait or --no-wait, not both');
+    if (flags.ifGeneration !== undefined && flags.task === undefined)
+      throw new UsageError('--if-generation needs --task: a new task has no generation to match');
+    if (flags.ifGeneration !== undefined && flags.stream)
+      throw new UsageError('--if-generation sends a blocking message: leave out --stream');
     const target = await clientTarget(url, flags.header);
     const text = await messageText(words);
     const { runSend } = await import('./client/index.js');
@@ -174,6 +191,7 @@ function program(): Command {
       json: flags.json === true,
       taskId: flags.task,
       contextId: flags.context,
+      ifGeneration: flags.ifGeneration,
       // Waiting for sub-tasks is for a person at a terminal, unless asked either way.
       wait: flags.wait ?? process.stdout.isTTY === true,
       followResumedTurn: flags.wait !== false,
@@ -235,6 +253,7 @@ interface ChatFlags {
 
 interface SendFlags {
   stream?: boolean;
+  ifGeneration?: number;
   json?: boolean;
   task?: string;
   context?: string;

@@ -44,6 +44,8 @@ export type HarnessErrorCode =
   | 'task_not_cancelable'
   /** A request that needs a task still open (a subscription) for one that has ended. */
   | 'task_ended'
+  /** An A2A 1.1 message whose `ifGenerationMatch` is not its task's generation: the task has moved on (issue 36). */
+  | 'task_generation_mismatch'
   /** A request whose parameters break the schema (JSON-RPC's "invalid params"). */
   | 'params_invalid'
   /** A request that is not a request at all: a wrong envelope, body or path (JSON-RPC's "invalid request"). */
@@ -59,11 +61,18 @@ export type HarnessErrorCode =
 
 export class HarnessError extends Error {
   readonly code: HarnessErrorCode;
+  /** What the wire's error details say besides the message (A2A's `ErrorInfo.metadata`): plain facts, never a secret. */
+  readonly metadata?: Record<string, string>;
 
-  constructor(code: HarnessErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: HarnessErrorCode,
+    message: string,
+    options?: { cause?: unknown; metadata?: Record<string, string> },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HarnessError';
     this.code = code;
+    if (options?.metadata) this.metadata = options.metadata;
   }
 }
 
@@ -97,5 +106,17 @@ export function instanceDraining(): HarnessError {
   return new HarnessError(
     'instance_draining',
     'This server is shutting down and starts no new turn. Send the message again in a few seconds; another instance (or this one, restarted) takes it. Commands work meanwhile.',
+  );
+}
+
+/**
+ * The refusal of an A2A 1.1 message sent with `ifGenerationMatch: expected` to a task now at
+ * `current` (A2A 1.1's TaskGenerationMismatchError; its metadata as the draft's example has it).
+ */
+export function generationMismatch(taskId: string, expected: number, current: number): HarnessError {
+  return new HarnessError(
+    'task_generation_mismatch',
+    `Task generation mismatch: expected ${expected} but current generation is ${current}. Read the task again before sending.`,
+    { metadata: { taskId, expectedGeneration: String(expected), currentGeneration: String(current) } },
   );
 }

@@ -331,6 +331,7 @@ export async function startCommands(
     push,
     queue,
     metrics,
+    longPollMs: config.longPollMs,
   });
   engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
   coordination.onOrphanedTurns(async (taskIds) => {

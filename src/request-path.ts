@@ -12,6 +12,8 @@ import {
 } from './a2a/index.js';
 import { describeError, type Logger } from './log.js';
 import type { TaskEngine } from './runtime/engine.js';
+import { DEFAULT_LONG_POLL_MS } from './config/schema.js';
+import { generationsStep } from './runtime/generations-step.js';
 import { idempotencyStep } from './runtime/message-idempotency.js';
 import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
@@ -43,6 +45,8 @@ export interface RequestPathOptions {
   queue?: TurnQueue;
   /** Where every call is counted; without it, no `metrics` step. */
   metrics?: HarnessMetrics;
+  /** The longest an A2A 1.1 `GetTask` with `currentGeneration` waits (`longPollMs`); default `DEFAULT_LONG_POLL_MS`. */
+  longPollMs?: number;
 }
 
 /**
@@ -53,6 +57,9 @@ export interface RequestPathOptions {
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `commands`: a command message is answered by the commands extension and goes no further;
  * - `idempotency`: a message id is handled once per user (CMD-34);
+ * - `generations`: A2A 1.1's rules on a task's generation, for a call that asks for 1.1: `GetTask`
+ *   waits past `currentGeneration`, a send's `ifGenerationMatch` goes down to the engine
+ *   (`runtime/generations-step.ts`); a 1.0 call passes through with neither;
  * then the harness's request handler, whose every method is a call of the engine. A call
  * passes only the steps that take its method (`compose`, `a2a/steps.ts`).
  *
@@ -60,7 +67,8 @@ export interface RequestPathOptions {
  * client gets them; `sseIds` sits above the error mapping, which leaves events as they are, and
  * below the two that only observe. Commands come before idempotency: a command is made
  * idempotent by the extension itself with the same claims (CMD-13), and a turn's message by the
- * step just above the engine, which would refuse a resend as busy.
+ * step just above the engine, which would refuse a resend as busy. Generations come last: a
+ * resend is answered by idempotency as the first send went, however the task moved on since.
  */
 export function requestPathSteps(options: RequestPathOptions): {
   steps: Step[];
@@ -110,6 +118,7 @@ export function requestPathSteps(options: RequestPathOptions): {
       onClaimError: (error, task) =>
         log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
     }),
+    generationsStep({ read: tasks.read, feeds, maxWaitMs: options.longPollMs ?? DEFAULT_LONG_POLL_MS }),
   ];
   return { steps, handler };
 }

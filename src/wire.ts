@@ -136,6 +136,9 @@ export const SUBTASKS_KEY = 'tiny-harness/subtasks';
  */
 export const GENERATION_KEY = 'tiny-harness/generation';
 
+/** The A2A version (1.1's draft) whose tasks and events carry `generation` as a field, not only the metadata key (issue 36). */
+export const GENERATIONS_VERSION = '1.1';
+
 /**
  * Metadata key, on the Task that starts a resumed `SubscribeToTask`, of the generation the replay
  * that follows starts after (the client's `Last-Event-ID`): a client that kept what it saw skips

@@ -24,6 +24,9 @@ export {
   detachedOnClientGone,
 } from '@tiny-harness/commands-extension';
 export { generationOf, markGeneration } from './generations.js';
+// A2A 1.1's generation fields on the JSON bindings; the gRPC binding's are in `version-proto.ts`,
+// imported by it alone (it loads @bufbuild/protobuf's wire reader, which no other binding needs).
+export { requestFieldsOf, responseJsonFor, int64Of, type GenerationParams } from './version-fields.js';
 export {
   withClientGone,
   clientGoneContextBuilder,

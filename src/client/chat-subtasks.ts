@@ -66,7 +66,7 @@ export class ChatSubtasks {
     const abort = new AbortController();
     this.watchers.add(abort);
     try {
-      const end = await followSubtask(this.connection.client, id, abort.signal);
+      const end = await followSubtask(this.connection, id, abort.signal);
       if (end.kind === 'ended' && agent)
         this.agentState(id, agent, end.task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
       else if (end.kind === 'ended') this.screen.subtaskEnded(end.task);

@@ -40,6 +40,8 @@ export interface Connection {
   commands: CardCommand[];
   /** Reads the card again; `undefined` when it has not changed since the last read (HTTP 304). */
   readCard: () => Promise<AgentCard | undefined>;
+  /** The user's headers, as every request sends them (for the calls the SDK's client cannot make). */
+  headers: Record<string, string>;
 }
 
 const CARD_TIMEOUT_MS = 15000;
@@ -141,7 +143,7 @@ export async function connect(url: string, headers: readonly Header[]): Promise<
     clientConfig: { interceptors: [headerInterceptor(sent)] },
   });
   const client = await factory.createFromAgentCard(card);
-  return { url, client, card, commands: cardCommands(card), readCard };
+  return { url, client, card, commands: cardCommands(card), readCard, headers: sent };
 }
 
 /**

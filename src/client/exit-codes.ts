@@ -6,6 +6,7 @@ export const SEND_EXIT = {
   noReply: 3,
   awaitingApproval: 5,
   commandFailed: 6,
+  moved: 7,
 } as const;
 
 /** What each exit code means, as `--help` and docs/clients.md list them. */
@@ -16,4 +17,5 @@ export const SEND_EXIT_MEANINGS: Record<keyof typeof SEND_EXIT, string> = {
   noReply: "the turn ended without the model's reply (the model failed, the server stopped)",
   awaitingApproval: 'the turn waits for a tool call to be approved: /approve or /deny it',
   commandFailed: 'the command failed (bad arguments, an unknown model): its reply says why',
+  moved: 'with --if-generation: the task has moved past that generation, and nothing was sent',
 };

@@ -8,7 +8,8 @@
  * error, blocking or streamed. The exit codes are `SEND_EXIT`.
  */
 import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
-import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
+import { connect, describeClientError, requestHeaders, userMessage, type Connection, type Header } from './connect.js';
+import { sendOnGeneration, TaskMovedOn } from './generations-client.js';
 import { isFailure, resultText, stateName, toolCallLine, TurnReader, type Shown } from './render.js';
 import { turnEvents } from './resume.js';
 import { followSubtask } from './subtasks.js';
@@ -36,6 +37,11 @@ export interface SendOptions {
   wait?: boolean;
   /** After a command, follow the turn it starts and print its reply (default); off: the command's reply alone (`--no-wait`). */
   followResumedTurn?: boolean;
+  /**
+   * Send only if the task (`taskId`) is still at this generation: A2A 1.1's `ifGenerationMatch`
+   * (`--if-generation`), a blocking send; exit code `moved` when it has moved on.
+   */
+  ifGeneration?: number;
   /** Where the reply goes (standard output) and where diagnostics go (standard error). */
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
@@ -85,7 +91,7 @@ export async function runSend(options: SendOptions): Promise<number> {
     metadata: {},
   };
   try {
-    if (options.stream || followsTurn) {
+    if ((options.stream || followsTurn) && options.ifGeneration === undefined) {
       // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
       const said = (line: string) => err.write(`${line}\n`);
       for await (const event of turnEvents(connection.client, request.message, undefined, said)) {
@@ -97,7 +103,10 @@ export async function runSend(options: SendOptions): Promise<number> {
         if (!options.json) printer.show(shown);
       }
     } else {
-      const result = await connection.client.sendMessage(request);
+      const result =
+        options.ifGeneration === undefined
+          ? await connection.client.sendMessage(request)
+          : await sendOnGeneration(connection.card, requestHeaders(options.headers), request, options.ifGeneration);
       if (options.json) out.write(`${JSON.stringify(SendMessageResponse.toJSON(responseOf(result)))}\n`);
       if ('status' in result) {
         readReply(result.status?.message);
@@ -119,7 +128,7 @@ export async function runSend(options: SendOptions): Promise<number> {
     printer.end();
     err.write(`error: ${describeClientError(error, options.url)}\n`);
     if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId}\n`);
-    return SEND_EXIT.failed;
+    return error instanceof TaskMovedOn ? SEND_EXIT.moved : SEND_EXIT.failed;
   }
   if (reader.taskId) err.write(`task=${reader.taskId} context=${reader.contextId} state=${stateName(reader.state)}\n`);
   for (const ref of subtasks) err.write(`sub-task ${ref} started\n`);
@@ -160,7 +169,7 @@ async function waitForSubtasks(
   let failed = false;
   for (const id of ids) {
     err.write(`waiting for sub-task ${id}…\n`);
-    const end = await followSubtask(connection.client, id, new AbortController().signal);
+    const end = await followSubtask(connection, id, new AbortController().signal);
     if (end.kind !== 'ended') {
       err.write(
         `error: lost sub-task ${id}${end.kind === 'lost' ? `: ${describeClientError(end.error, options.url)}` : ''}\n`,

@@ -155,6 +155,9 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 /** 10 s: a turn interrupted by a stop stores its end in milliseconds when the store keeps up. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
+/** 30 s: under the idle timeouts proxies and balancers usually give a request (nginx's 60 s). */
+export const DEFAULT_LONG_POLL_MS = 30_000;
+
 /** A task's queue of messages sent while a turn runs holds this many at most (spec/while-busy-extension-v1.md). */
 export const DEFAULT_QUEUE_MAX_PER_TASK = 16;
 
@@ -268,6 +271,15 @@ export const configSchema = strictObject({
     .default(DEFAULT_MAX_TURNS_IN_FLIGHT)
     .describe(
       "The most turns in flight on one instance, from the message that starts one until its last event is stored; sub-tasks' turns count too, commands do not. A message past it is refused at once, retryably (HTTP 503 with Retry-After, gRPC UNAVAILABLE, JSON-RPC -32603), instead of queueing behind a store that cannot keep up (how the default was chosen: docs/performance.md).",
+    ),
+  longPollMs: z
+    .number()
+    .int('must be a whole number of milliseconds')
+    .min(0, 'must be 0 (answer at once) or more')
+    .max(600_000)
+    .default(DEFAULT_LONG_POLL_MS)
+    .describe(
+      'The longest, in milliseconds, an A2A 1.1 `GetTask` with `currentGeneration` waits for the task to move past that generation before it answers with the task as it stands (30 s by default, under the idle timeouts of most proxies); 0 answers at once (spec/stream-resume-extension-v1.md).',
     ),
   admission: admissionSchema
     .default(admissionSchema.parse({}))

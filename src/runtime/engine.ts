@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
-import { hasErrorCode, instanceDraining, isHarnessError, turnFencedError, turnInProgress } from '../errors.js';
+import {
+  generationMismatch,
+  hasErrorCode,
+  instanceDraining,
+  isHarnessError,
+  turnFencedError,
+  turnInProgress,
+} from '../errors.js';
 import { CancelAndStop } from './cancel-and-stop.js';
 import type { EngineStore, RunningTurn, TurnEnd, TurnStarter } from './engine-ports.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
@@ -127,12 +134,17 @@ export class TaskEngine implements CommandTaskPort, TurnStarter {
         : undefined;
       const taskId = stored?.task.id ?? randomUUID();
       const contextId = stored?.task.contextId ?? (message.contextId || randomUUID());
+      // A task that moved on is told so even while busy: what the client read is out of date either way.
+      const expected = stored ? options.ifGeneration : undefined;
+      if (stored && expected !== undefined) requireGeneration(taskId, stored.generation, expected);
       if (this.running.has(taskId)) throw turnInProgress(taskId);
       const epoch =
         options.heldEpoch ?? (await coordination.acquireTurn(taskId, { unlessQueued: options.unlessQueued }));
       if (epoch === undefined) throw turnInProgress(taskId);
       turn = { taskId, epoch, abort: new AbortController(), context, done: Promise.resolve() };
       this.running.set(taskId, turn);
+      // Again under the lease: a turn that ended between the read and the lease moved the task on.
+      if (expected !== undefined) await this.requireGenerationNow(taskId, context, expected);
       if (options.beforeTurn) await options.beforeTurn(taskId);
       // Before the turn's first write: the turn's stream misses none of its events.
       subscription = await this.options.feeds.follow(taskId, stored?.generation ?? 0);
@@ -164,6 +176,12 @@ export class TaskEngine implements CommandTaskPort, TurnStarter {
       place?.release();
       throw error;
     }
+  }
+
+  /** Refuses the turn unless the task, read now, is at generation `expected`. */
+  private async requireGenerationNow(taskId: string, context: ServerCallContext, expected: number): Promise<void> {
+    const now = await (this.options.view ?? this.options.store).read(taskId, context);
+    if (now) requireGeneration(taskId, now.generation, expected);
   }
 
   /** Runs the turn and stores its end; never rejects. */
@@ -355,4 +373,8 @@ export class TaskEngine implements CommandTaskPort, TurnStarter {
   track<T>(work: Promise<T>): Promise<T> {
     return this.underWay.track(work);
   }
+}
+
+function requireGeneration(taskId: string, current: number, expected: number): void {
+  if (current !== expected) throw generationMismatch(taskId, expected, current);
 }

@@ -20,7 +20,7 @@ import {
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { lastEventId, restPage } from '../a2a/index.js';
+import { lastEventId, restPage, type GenerationParams } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import { FROM_COMMAND_KEY, GENERATION_KEY, QUEUED_KEY } from '../wire.js';
@@ -76,7 +76,12 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     const beforeTurn =
       pushConfig && this.push ? await this.push.forTurn(pushConfig, context, Boolean(message.taskId)) : undefined;
-    const options = beforeTurn ? { beforeTurn } : undefined;
+    // A2A 1.1's `ifGenerationMatch`, put on the params by the binding (a2a/version-fields.ts).
+    const ifGeneration = (params as GenerationParams).ifGenerationMatch;
+    const options =
+      beforeTurn || ifGeneration !== undefined
+        ? { ...(beforeTurn && { beforeTurn }), ...(ifGeneration !== undefined && { ifGeneration }) }
+        : undefined;
     if (this.queue) return yield* await this.queue.send(message, context, options);
     const turn = await this.engine.startTurn(message, context, options);
     yield* turn.events;

@@ -21,7 +21,23 @@ import { A2A_METHODS, type RefusalReason } from '../telemetry/metrics.js';
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal error; the server logged it.';
 
-type A2AErrorClass = new (message: string) => A2AError;
+type A2AErrorClass = new (message: string, metadata?: Record<string, string>) => A2AError;
+
+/**
+ * A2A 1.1's `TaskGenerationMismatchError` (draft `dev-1.1`, sections 3.3.2 and 5.4): a message's
+ * `ifGenerationMatch` is not its task's generation. The SDK speaks 1.0 and has no class for it,
+ * so its forms (JSON-RPC -32010, HTTP 409 ABORTED, gRPC ABORTED) are {@link transportForms}' own.
+ */
+export class TaskGenerationMismatchError extends A2AError {
+  override reason = 'TASK_GENERATION_MISMATCH';
+
+  constructor(message: string, metadata?: Record<string, string>) {
+    super({ message, metadata });
+  }
+}
+
+/** The draft's codes for {@link TaskGenerationMismatchError}. */
+const GENERATION_MISMATCH = { jsonRpcCode: -32010, httpStatus: 409, statusName: 'ABORTED' } as const;
 
 /**
  * A harness error that is an A2A error: its forms are the SDK's for that error, except where
@@ -56,6 +72,8 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
   // the SDK answers a message to a finished task; A2A has no "busy" error.
   task_ended: { a2a: UnsupportedOperationError },
   turn_in_progress: { a2a: UnsupportedOperationError },
+  // A2A 1.1's own error: -32010, 409, ABORTED (issue 36).
+  task_generation_mismatch: { a2a: TaskGenerationMismatchError },
   // The task's queue holds as many messages as it may: "not in this state" until one has run.
   queue_full: { a2a: UnsupportedOperationError },
   // Likewise the task (or the user) has as many push configs as it may, until one is deleted.
@@ -104,7 +122,7 @@ export function toA2AError(error: unknown): { error: A2AError; internal?: unknow
   if (error instanceof A2AError) return { error };
   if (isHarnessError(error)) {
     const rule = WIRE[error.code];
-    if (typeof rule === 'object' && 'a2a' in rule) return { error: new rule.a2a(error.message) };
+    if (typeof rule === 'object' && 'a2a' in rule) return { error: new rule.a2a(error.message, error.metadata) };
   }
   return { error: new InternalFailure(), internal: error };
 }
@@ -159,6 +177,7 @@ export function transportForms(error: unknown): TransportForms {
   const rule = isHarnessError(error) ? WIRE[error.code] : undefined;
   if (typeof rule === 'object' && !('a2a' in rule)) return refusalForms(rule, (error as Error).message);
   const { error: a2a, internal } = toA2AError(error);
+  if (a2a instanceof TaskGenerationMismatchError) return generationMismatchForms(a2a);
   const own: Partial<AsA2AError> = typeof rule === 'object' ? rule : {};
   // The one error A2A names no class for that is not internal: as its transports are handed it (unavailable.ts).
   const [rest, grpc] = a2a instanceof UnavailableError ? [a2a.inForm('rest'), a2a.inForm('grpc')] : [a2a, a2a];
@@ -189,6 +208,26 @@ function refusalForms(rule: Refusal, message: string): TransportForms {
     },
     get grpc() {
       return { code: grpcWire().errors.GRPC_STATUS_CODE[rule.grpcStatus], details: message };
+    },
+  };
+}
+
+function generationMismatchForms(error: TaskGenerationMismatchError): TransportForms {
+  const { jsonRpcCode, httpStatus, statusName } = GENERATION_MISMATCH;
+  const info = error.toErrorInfo();
+  return {
+    jsonRpc: { httpStatus: 200, error: { code: jsonRpcCode, message: error.message, data: [info] } },
+    http: {
+      status: httpStatus,
+      body: { error: { code: httpStatus, status: statusName, message: error.message, details: [info] } },
+    },
+    get grpc() {
+      const { errors, Metadata } = grpcWire();
+      const code = errors.GRPC_STATUS_CODE.ABORTED;
+      const metadata = new Metadata();
+      const details = errors.encodeGrpcStatusDetails(code, error.message, error.reason, error.metadata);
+      metadata.set(errors.GRPC_STATUS_DETAILS_BIN, details);
+      return { code, details: error.message, metadata };
     },
   };
 }

@@ -1,10 +1,4 @@
-import {
-  A2A_PROTOCOL_VERSION,
-  SecurityScheme,
-  type AgentCard,
-  type AgentExtension,
-  type SecurityRequirement,
-} from '@a2a-js/sdk';
+import { SecurityScheme, type AgentCard, type AgentExtension, type SecurityRequirement } from '@a2a-js/sdk';
 import {
   COMPACTED_NOTICE,
   COMPACTION_FAILED_NOTICE,
@@ -22,6 +16,7 @@ import {
   WHILE_BUSY_KEY,
   WHILE_BUSY_VALUES,
 } from '../wire.js';
+import { SPOKEN_VERSIONS } from './protocol-version.js';
 
 export interface CardOptions {
   /** The HTTP base URL the harness listens on, e.g. http://127.0.0.1:8080 (no trailing slash). */
@@ -124,25 +119,24 @@ function bearerScheme(): {
 
 /**
  * The harness's agent card, with the tool-calls extension when tools are configured (the
- * commands wrapper adds its own entries on every request). Every interface says protocol 1.0 (`A2A_PROTOCOL_VERSION`, which `protocol-version.ts` requires of every call), or the SDK's clients refuse it. The
- * addresses are the public ones when given: clients follow the card, and behind a proxy the
- * address the harness listens on is one they cannot reach.
+ * commands wrapper adds its own entries on every request). Each binding is listed once per
+ * version spoken (`SPOKEN_VERSIONS`, which `protocol-version.ts` requires of every call), at the
+ * same address, as A2A lets an agent (3.6.2): the 1.0 entries first, the ones the SDK's clients
+ * pick and older readers take first; then the 1.1 ones (issue 36). The addresses are the public
+ * ones when given: clients follow the card, and behind a proxy the address the harness listens
+ * on is one they cannot reach.
  */
 export function baseAgentCard(options: CardOptions): AgentCard {
   const httpUrl = options.publicUrl ?? options.httpUrl;
-  const interfaces = [
-    { url: `${httpUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
-    { url: `${httpUrl}${REST_PATH}`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION },
+  const addresses: [binding: string, url: string][] = [
+    ['JSONRPC', `${httpUrl}${JSONRPC_PATH}`],
+    ['HTTP+JSON', `${httpUrl}${REST_PATH}`],
   ];
   // gRPC is listed only when it runs: a public address alone does not make it so.
-  if (options.grpcAddress) {
-    interfaces.push({
-      url: options.publicGrpcAddress ?? options.grpcAddress,
-      protocolBinding: 'GRPC',
-      tenant: '',
-      protocolVersion: A2A_PROTOCOL_VERSION,
-    });
-  }
+  if (options.grpcAddress) addresses.push(['GRPC', options.publicGrpcAddress ?? options.grpcAddress]);
+  const interfaces = SPOKEN_VERSIONS.flatMap((protocolVersion) =>
+    addresses.map(([protocolBinding, url]) => ({ url, protocolBinding, tenant: '', protocolVersion })),
+  );
   return {
     name: 'tiny-harness',
     description:

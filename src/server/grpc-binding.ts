@@ -18,7 +18,6 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import {
-  A2A_PROTOCOL_VERSION,
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
   Extensions,
@@ -52,7 +51,7 @@ import type { Admission } from './admission.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
 import { boundedDefinition, grpcRefusal, type ToJson } from './grpc-edge.js';
-import { versionRefusal } from './protocol-version.js';
+import { isSpokenVersion, versionRefusal } from './protocol-version.js';
 
 export interface GrpcBindingOptions {
   log: Logger;
@@ -120,10 +119,6 @@ export function encodeFor(version: string, encode: (message: unknown) => Buffer,
   return encode(message);
 }
 
-/** Whether this server speaks the version a call asks for (protocol-version.ts says what it is told otherwise). */
-function speaks(version: string | undefined): boolean {
-  return version === A2A_PROTOCOL_VERSION;
-}
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -266,7 +261,7 @@ function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options:
   const refused = grpcRefusal(a2aName, call.request, rpc.toJSON);
   if (refused) return { refusal: refused, end };
   const requestedVersion = first('a2a-version');
-  if (!speaks(requestedVersion))
+  if (!isSpokenVersion(requestedVersion))
     return { refusal: transportForms(new VersionNotSupportedError(versionRefusal(requestedVersion))).grpc, end };
   return { context: callContext(call, user ?? new UnauthenticatedUser(), requestedVersion!, first), end };
 }

@@ -1,6 +1,19 @@
 import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContextBuilder } from '@a2a-js/sdk/server';
+import { GENERATIONS_VERSION } from '../wire.js';
+
+/**
+ * The A2A versions this server speaks, oldest first: 1.0 (`A2A_PROTOCOL_VERSION`, the SDK's), and
+ * 1.1, which is 1.0 with the task's generation as a field (issue 36; spec/stream-resume-extension-v1.md).
+ * The card lists an interface of each binding for each (`card.ts`).
+ */
+export const SPOKEN_VERSIONS: readonly string[] = [A2A_PROTOCOL_VERSION, GENERATIONS_VERSION];
+
+/** Whether a call asking for `requested` (its `A2A-Version`) is served. */
+export function isSpokenVersion(requested: string | undefined): requested is string {
+  return requested !== undefined && SPOKEN_VERSIONS.includes(requested);
+}
 
 /**
  * The protocol version a call asks for (its `A2A-Version` header, or gRPC metadata), checked
@@ -11,7 +24,7 @@ import type { ServerCallContextBuilder } from '@a2a-js/sdk/server';
  */
 export function requireProtocolVersion(inner: ServerCallContextBuilder): ServerCallContextBuilder {
   return (options) => {
-    if (options.requestedVersion !== A2A_PROTOCOL_VERSION)
+    if (!isSpokenVersion(options.requestedVersion))
       throw new VersionNotSupportedError(versionRefusal(options.requestedVersion));
     return inner(options);
   };
@@ -19,9 +32,9 @@ export function requireProtocolVersion(inner: ServerCallContextBuilder): ServerC
 
 /** What a call asking for `requested` (undefined: it sent no header) is told. */
 export function versionRefusal(requested: string | undefined): string {
-  const send = `send the header \`${A2A_VERSION_HEADER}: ${A2A_PROTOCOL_VERSION}\``;
+  const send = SPOKEN_VERSIONS.map((version) => `\`${A2A_VERSION_HEADER}: ${version}\``).join(' or ');
   const asked = requested?.trim()
     ? `The requested A2A protocol version '${requested}' is not supported`
     : `A request without the ${A2A_VERSION_HEADER} header asks for A2A 0.3, which is not supported`;
-  return `${asked}: this server speaks A2A ${A2A_PROTOCOL_VERSION}; ${send}.`;
+  return `${asked}: this server speaks A2A ${SPOKEN_VERSIONS.join(' and ')}; send the header ${send}.`;
 }

@@ -11,6 +11,7 @@ import {
   configSchema,
   DEFAULT_CACHE_BYTES,
   DEFAULT_MAX_TURNS_IN_FLIGHT,
+  DEFAULT_LONG_POLL_MS,
   DEFAULT_MESSAGE_ID_RETENTION_MS,
   defaultConfig,
 } from '../../src/config/schema.js';
@@ -51,6 +52,7 @@ describe('config schema', () => {
       instanceLeaseMs: 10000,
       messageIdRetentionMs: 86_400_000,
       maxTurnsInFlight: DEFAULT_MAX_TURNS_IN_FLIGHT,
+      longPollMs: DEFAULT_LONG_POLL_MS,
       admission: {
         maxRequestsInProgress: DEFAULT_MAX_REQUESTS_IN_PROGRESS,
         maxEventLoopDelayMs: DEFAULT_MAX_EVENT_LOOP_DELAY_MS,

@@ -555,7 +555,7 @@ describe('what the harness does not support, over gRPC, as A2A 1.0.1 section 5.4
     assert.equal(code, grpcStatus.FAILED_PRECONDITION, details);
     assert.match(
       details,
-      /version '0\.9' is not supported: this server speaks A2A 1\.0; send the header `A2A-Version: 1\.0`/,
+      /version '0\.9' is not supported: this server speaks A2A 1\.0 and 1\.1; send the header `A2A-Version: 1\.0` or/,
     );
   });
 });

@@ -216,10 +216,10 @@ describe('commands on the card', () => {
       description: "Show or choose this task's model",
       argument_hint: '[<model>]',
     });
-    for (const iface of card.supportedInterfaces) assert.equal(iface.protocolVersion, '1.0');
+    // Each binding once per version spoken, 1.0 first (issue 36).
     assert.deepEqual(
-      card.supportedInterfaces.map((i: any) => i.protocolBinding),
-      ['JSONRPC', 'HTTP+JSON', 'GRPC'],
+      card.supportedInterfaces.map((i: any) => `${i.protocolBinding} ${i.protocolVersion}`),
+      ['JSONRPC 1.0', 'HTTP+JSON 1.0', 'GRPC 1.0', 'JSONRPC 1.1', 'HTTP+JSON 1.1', 'GRPC 1.1'],
     );
     assert.equal(card.capabilities.streaming, true);
   });

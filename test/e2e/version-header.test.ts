@@ -1,7 +1,8 @@
 /**
  * The A2A-Version header (issue 33): a call without it counts as A2A 0.3, which the harness
  * does not speak. On every transport and kind of call, the refusal is A2A's
- * VersionNotSupportedError and says what to send: the header `A2A-Version: 1.0`.
+ * VersionNotSupportedError and says what to send: the header `A2A-Version: 1.0` or `1.1`
+ * (issue 36: the harness speaks both).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import { Client as GrpcClient, credentials, Metadata, status as grpcStatus, type
 import { rawUnaryCall } from '../fixtures/raw-grpc.js';
 import { startTestHarness, type TestHarness } from './support.js';
 
-const SEND = /send the header `A2A-Version: 1\.0`\.$/;
+const SEND = /send the header `A2A-Version: 1\.0` or `A2A-Version: 1\.1`\.$/;
 const NO_HEADER = /^A request without the A2A-Version header asks for A2A 0\.3, which is not supported/;
 const GET_TASK = Buffer.from([18, 1, 120]); // GetTaskRequest { id: "x" }
 const SUBSCRIBE = Buffer.from([18, 1, 120]); // SubscribeToTaskRequest { id: "x" }
@@ -116,18 +117,20 @@ describe('a call asking for another version is told which one to send', () => {
     for (const message of [error?.message, body.error?.message, grpc.details]) {
       assert.match(
         message ?? '',
-        /^The requested A2A protocol version '0\.9' is not supported: this server speaks A2A 1\.0; /,
+        /^The requested A2A protocol version '0\.9' is not supported: this server speaks A2A 1\.0 and 1\.1; /,
       );
       assert.match(message ?? '', SEND);
     }
   });
 
-  it('with A2A-Version: 1.0 the same calls are answered', async () => {
-    const { error } = await jsonRpc('GetTask', { id: 'x' }, { 'A2A-Version': '1.0' });
-    assert.equal(error?.code, A2A_ERROR_CODE.TASK_NOT_FOUND);
-    const { status } = await rest('/tasks/x', { headers: { 'A2A-Version': '1.0' } });
-    assert.equal(status, 404);
-    const grpc = await rawUnaryCall(h.harness.grpcAddress!, 'GetTask', GET_TASK, '1.0');
-    assert.equal(grpc.code, grpcStatus.NOT_FOUND);
-  });
+  for (const version of ['1.0', '1.1']) {
+    it(`with A2A-Version: ${version} the same calls are answered (issue 36: both are spoken)`, async () => {
+      const { error } = await jsonRpc('GetTask', { id: 'x' }, { 'A2A-Version': version });
+      assert.equal(error?.code, A2A_ERROR_CODE.TASK_NOT_FOUND);
+      const { status } = await rest('/tasks/x', { headers: { 'A2A-Version': version } });
+      assert.equal(status, 404);
+      const grpc = await rawUnaryCall(h.harness.grpcAddress!, 'GetTask', GET_TASK, version);
+      assert.equal(grpc.code, grpcStatus.NOT_FOUND);
+    });
+  }
 });

@@ -25,7 +25,7 @@ import { HarnessMetrics } from '../../src/telemetry/metrics.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands', 'idempotency'];
+const ORDER = ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands', 'idempotency', 'generations'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -131,7 +131,14 @@ describe('the request path', () => {
   it('takes each method only through the steps that do something for it', (t) => {
     const path = buildRequestPath(options);
     for (const method of CALL_METHODS) t.diagnostic(`${method}: ${path.pathOf(method).join(' → ')}`);
-    assert.deepEqual(path.pathOf('sendMessage'), ['spans', 'metrics', 'errorMapping', 'commands', 'idempotency']);
+    assert.deepEqual(path.pathOf('sendMessage'), [
+      'spans',
+      'metrics',
+      'errorMapping',
+      'commands',
+      'idempotency',
+      'generations',
+    ]);
     assert.deepEqual(path.pathOf('sendMessageStream'), [
       'spans',
       'metrics',
@@ -139,8 +146,9 @@ describe('the request path', () => {
       'errorMapping',
       'commands',
       'idempotency',
+      'generations',
     ]);
-    assert.deepEqual(path.pathOf('getTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('getTask'), ['spans', 'metrics', 'errorMapping', 'commands', 'generations']);
     assert.deepEqual(path.pathOf('cancelTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('resubscribe'), ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('createTaskPushNotificationConfig'), ['spans', 'metrics', 'errorMapping', 'commands']);
@@ -156,8 +164,11 @@ describe('the request path', () => {
       'errorMapping.sendMessage',
       'commands.sendMessage',
       'idempotency.sendMessage',
-      // The turn's stream, then its answer: the stored task, read without going down the path again.
+      // The turn's stream, then its answer: the stored task, read without going down the path
+      // again, past the one step below idempotency (a pass-through for a call without 1.1's fields).
+      'generations.sendMessageStream',
       'handler.sendMessageStream',
+      'generations.getTask',
       'handler.getTask',
     ];
     assert.deepEqual(seen, turn);
@@ -175,6 +186,8 @@ describe('the request path', () => {
       errorMapping: 1,
       commands: 1,
       idempotency: 1,
+      // The stream, then the task it is answered with: each of them once.
+      generations: 2,
     });
   });
 

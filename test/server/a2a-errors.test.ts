@@ -13,7 +13,7 @@ import {
 import { buildGrpcErrorMetadata, decodeErrorInfo, decodeStatus, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import { Metadata, status } from '@grpc/grpc-js';
 import { withSteps } from '../../src/a2a/index.js';
-import { HarnessError, type HarnessErrorCode } from '../../src/errors.js';
+import { generationMismatch, HarnessError, type HarnessErrorCode } from '../../src/errors.js';
 import {
   errorMappingStep,
   INTERNAL_ERROR_MESSAGE,
@@ -42,6 +42,8 @@ const FORMS: Record<HarnessErrorCode, Row> = {
   task_not_cancelable: [200, -32002, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'TASK_NOT_CANCELABLE'],
   task_ended: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turn_in_progress: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
+  // A2A 1.1's TaskGenerationMismatchError (issue 36): the draft's codes, which the SDK (1.0) has none of.
+  task_generation_mismatch: [200, -32010, 409, 'ABORTED', 'ABORTED', 'TASK_GENERATION_MISMATCH'],
   queue_full: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   push_configs_full: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
   turn_fenced: [200, -32004, 400, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'UNSUPPORTED_OPERATION'],
@@ -144,7 +146,7 @@ describe("one function gives each transport's form of an error (transportForms)"
       return (
         jsonRpcHttp === 200 &&
         ![-32600, -32700].includes(jsonRpc) &&
-        !['turns_at_limit', 'instance_draining'].includes(code)
+        !['turns_at_limit', 'instance_draining', 'task_generation_mismatch'].includes(code)
       );
     });
     assert.ok(plain.length >= 8, plain.join());
@@ -201,6 +203,23 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
       const edgeOnly = code === 'unauthenticated' || code === 'route_unknown';
       assert.equal(internal !== undefined, FORMS[code] === INTERNAL || edgeOnly, code);
     }
+  });
+
+  it('a generation mismatch (issue 36) carries the task, the generation expected and the current one in its details', () => {
+    const forms = transportForms(generationMismatch('t-1', 3, 5));
+    const metadata = { taskId: 't-1', expectedGeneration: '3', currentGeneration: '5' };
+    assert.deepEqual(forms.http.body.error.details, [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: 'TASK_GENERATION_MISMATCH',
+        domain: 'a2a-protocol.org',
+        metadata,
+      },
+    ]);
+    assert.deepEqual(forms.jsonRpc.error.data, forms.http.body.error.details);
+    assert.match(forms.http.body.error.message, /^Task generation mismatch: expected 3 but current generation is 5/);
+    const decoded = decodeStatus(forms.grpc.metadata?.get('grpc-status-details-bin')[0] as Buffer);
+    assert.deepEqual(decodeErrorInfo(decoded.details[0]!.value).metadata, metadata);
   });
 
   it('a busy task is UnsupportedOperation; an unknown model is a malformed request', () => {

@@ -75,7 +75,9 @@ export class TurnQueue {
       // Busy while a turn runs or messages wait: the lease is not taken then, and asking costs nothing more.
       return (await engine.startTurn(message, context, { ...turnOptions, unlessQueued: true })).events;
     } catch (error) {
-      if (how === 'reject' || !hasErrorCode(error, 'turn_in_progress')) throw error;
+      // A message sent on a generation is never queued: it would run once the task had moved on.
+      if (how === 'reject' || turnOptions?.ifGeneration !== undefined || !hasErrorCode(error, 'turn_in_progress'))
+        throw error;
     }
     return this.enqueue(message, context, how, turnOptions);
   }

@@ -100,6 +100,12 @@ export interface TurnOptions {
   /** A message sent to its task: refused as busy (`turn_in_progress`) while messages wait in the task's queue too. */
   unlessQueued?: boolean;
   /**
+   * A2A 1.1's `ifGenerationMatch`: the generation the task must be at, checked on the task as
+   * read and again once the turn holds its lease (no other turn writes then); otherwise refused
+   * (`task_generation_mismatch`). Ignored for a new task, as the draft says.
+   */
+  ifGeneration?: number;
+  /**
    * Messages stored before the turn's message, in its opening write, decided on the task as the
    * turn reads it (none for a new task): a `rollback` message's rewind mark.
    */
