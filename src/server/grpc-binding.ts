@@ -31,6 +31,7 @@ import {
   TaskPushNotificationConfig,
   type Message,
   type SendMessageResponse,
+  type StreamResponse,
   type Task,
 } from '@a2a-js/sdk';
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
@@ -44,13 +45,14 @@ import {
   type ComposedSteps,
   type Stream,
 } from '../a2a/index.js';
+import { requestFieldsOfProto, responseProtoFor } from '../a2a/version-proto.js';
 import { HarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import type { Admission } from './admission.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
-import { boundedDefinition, grpcRefusal, type ToJson } from './grpc-edge.js';
+import { boundedDefinition, DecodedRequest, grpcRefusal, requestOf, type ToJson } from './grpc-edge.js';
 import { isSpokenVersion, versionRefusal } from './protocol-version.js';
 
 export interface GrpcBindingOptions {
@@ -108,17 +110,40 @@ function sendMessageResponse(result: Message | Task): SendMessageResponse {
     : { payload: { $case: 'task', value: result } };
 }
 
+/** The methods whose answer is, or holds, a Task or an event that carries a generation. */
+const CARRIES_GENERATION: ReadonlySet<CallMethod> = new Set([
+  'getTask',
+  'cancelTask',
+  'sendMessage',
+  'sendMessageStream',
+  'resubscribe',
+]);
+
 /**
- * The one place every answer of the binding is encoded: a unary response message, or one
- * event of a stream (a `StreamResponse`), for a call that asked for `version` (its
- * `a2a-version` metadata). Today every version gets the SDK's encoder for the method's response
- * type, unchanged. A2A 1.1 hook: a task's and an event's `generation` field is to be appended
- * here, for a call that asked for 1.1, so that a 1.0 call's bytes stay exactly what they are.
+ * The one place every answer of the binding is encoded: a unary response message, or one event
+ * of a stream (a `StreamResponse`), for a call of `method` that asked for `version` (its
+ * `a2a-version` metadata). The SDK's encoder for the method's response type, and for a 1.1
+ * call A2A 1.1's `generation` field on its task or event (`version-proto.ts`); a 1.0 call's bytes
+ * are exactly the SDK's.
  */
-export function encodeFor(version: string, encode: (message: unknown) => Buffer, message: unknown): Buffer {
-  return encode(message);
+export function encodeFor(
+  version: string,
+  method: CallMethod,
+  encode: (message: unknown) => Buffer,
+  message: unknown,
+): Buffer {
+  const encoded = encode(message);
+  if (!CARRIES_GENERATION.has(method)) return encoded;
+  return Buffer.from(responseProtoFor(version, encoded, message as StreamResponse | Task));
 }
 
+/** A call's params: its decoded request, with A2A 1.1's fields read from its bytes for a 1.1 call. */
+function paramsOf(call: AnyCall, method: CallMethod, context: ServerCallContext): unknown {
+  const request = call.request;
+  if (!(request instanceof DecodedRequest)) return request;
+  const fields = requestFieldsOfProto(context.requestedVersion, method, request.bytes);
+  return Object.keys(fields).length > 0 ? { ...(request.value as object), ...fields } : request.value;
+}
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -171,7 +196,14 @@ function serve(
     return forms.grpc;
   };
   const callOf = (call: AnyCall, context: ServerCallContext) =>
-    ({ method: rpc.method, params: call.request, context, streaming: method.responseStream }) as Call;
+    ({
+      method: rpc.method,
+      params: paramsOf(call, rpc.method, context),
+      context,
+      streaming: method.responseStream,
+    }) as Call;
+  const answer = (context: ServerCallContext, message: unknown) =>
+    encodeFor(context.requestedVersion, rpc.method, encode, message);
 
   if (method.responseStream) {
     const streamed = async (call: ServerWritableStream<unknown, Buffer>) => {
@@ -188,7 +220,7 @@ function serve(
         for await (const event of events) {
           // Leaving the loop ends the stream for this client (the turn goes on: detachedOnClientGone).
           if (call.cancelled) break;
-          call.write(encodeFor(context.requestedVersion, encode, event));
+          call.write(answer(context, event));
         }
         end(call.cancelled ? status.CANCELLED : status.OK);
         call.end();
@@ -213,7 +245,7 @@ function serve(
       const result = await (path.run(callOf(call, context)) as Promise<unknown>);
       call.sendMetadata(answerMetadata(context));
       const message = rpc.answer ? rpc.answer(result as never) : result;
-      const bytes = encodeFor(context.requestedVersion, encode, message);
+      const bytes = answer(context, message);
       end(status.OK);
       callback(null, bytes);
     } catch (error) {
@@ -284,7 +316,7 @@ function callContext(
       call.metadata.get(HTTP_EXTENSION_HEADER).map(String).join(','),
     ),
     requestedVersion,
-    tenant: (call.request as { tenant?: string } | undefined)?.tenant,
+    tenant: (requestOf(call.request) as { tenant?: string } | undefined)?.tenant,
     state,
   });
   // Made only when something asks (most calls never do), already fired if the call is gone by then.

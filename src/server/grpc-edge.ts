@@ -19,6 +19,19 @@ class UndecodedRequest {
   constructor(readonly error: HarnessError) {}
 }
 
+/** A request as decoded, with its bytes: A2A 1.1's fields, which the SDK's decoders drop, are read from them. */
+export class DecodedRequest {
+  constructor(
+    readonly value: unknown,
+    readonly bytes: Uint8Array,
+  ) {}
+}
+
+/** The decoded request of a call, if it decoded. */
+export function requestOf(request: unknown): unknown {
+  return request instanceof DecodedRequest ? request.value : undefined;
+}
+
 /**
  * The service definition with each request checked before and while it is decoded. A decoder
  * that throws ends the call as INTERNAL "Error deserializing request" (grpc-js ignores the
@@ -35,7 +48,7 @@ export function boundedDefinition(definition: ServiceDefinition): ServiceDefinit
       if (protoNestsDeeperThan(bytes, MAX_PROTO_NESTING))
         return new UndecodedRequest(new HarnessError('request_invalid', TOO_DEEP));
       try {
-        return decode(bytes);
+        return new DecodedRequest(decode(bytes), bytes);
       } catch {
         const reason = `The ${rpc} request is not valid protobuf (malformed or truncated bytes).`;
         return new UndecodedRequest(new HarnessError('request_unparsable', reason));
@@ -58,6 +71,7 @@ export type ToJson = (request: any) => unknown;
  */
 export function grpcRefusal(method: string, request: unknown, toJSON: ToJson | undefined): GrpcForm | undefined {
   if (request instanceof UndecodedRequest) return transportForms(request.error).grpc;
-  const reason = toJSON && isEdgeMethod(method) ? refusal(method, toJSON(request), 'the request') : undefined;
+  const value = requestOf(request);
+  const reason = toJSON && isEdgeMethod(method) ? refusal(method, toJSON(value), 'the request') : undefined;
   return reason ? transportForms(new HarnessError('params_invalid', reason)).grpc : undefined;
 }

@@ -13,6 +13,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { clientGoneSignal, compose, LAST_EVENT_ID_KEY, type Call, type Outcome } from '../../src/a2a/index.js';
 import { encodeFor } from '../../src/server/grpc-binding.js';
+import { GENERATION_KEY } from '../../src/wire.js';
 import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-server.js';
 import { TRACE_CARRIER_KEY } from '../../src/telemetry/propagation.js';
 
@@ -118,7 +119,18 @@ describe('the gRPC binding (issue 36)', () => {
     const event: StreamResponse = { payload: { $case: 'task', value: task('t-2') } };
     const { responseSerialize, responseDeserialize } = A2AService.subscribeToTask;
     const encode = responseSerialize as (message: unknown) => Buffer;
-    assert.deepEqual(encodeFor('1.0', encode, event), encode(event));
-    assert.deepEqual(responseDeserialize(encodeFor('1.0', encode, event)), event);
+    assert.deepEqual(encodeFor('1.0', 'resubscribe', encode, event), encode(event));
+    assert.deepEqual(responseDeserialize(encodeFor('1.0', 'resubscribe', encode, event)), event);
+  });
+
+  it("issue 36: encodeFor adds A2A 1.1's generation to a 1.1 call's task or event, which a 1.0 decoder reads past", () => {
+    const value = { ...task('t-3'), metadata: { [GENERATION_KEY]: 4 } };
+    const event: StreamResponse = { payload: { $case: 'task', value } };
+    const { responseSerialize, responseDeserialize } = A2AService.subscribeToTask;
+    const encode = responseSerialize as (message: unknown) => Buffer;
+    const bytes = encodeFor('1.1', 'resubscribe', encode, event);
+    assert.ok(bytes.length > encode(event).length, 'the field is there');
+    assert.deepEqual(responseDeserialize(bytes), event);
+    assert.deepEqual(encodeFor('1.1', 'listTaskPushNotificationConfigs', encode, event), encode(event), 'no task here');
   });
 });
