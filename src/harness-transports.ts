@@ -54,7 +54,7 @@ export async function startTransports(
   httpServer.on(
     'request',
     createHttpApp({
-      handler,
+      path: requestPath.path,
       card: requestPath.card,
       bodyLimit: options.bodyLimit ?? '4mb',
       log,

@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import {
   defaultServerCallContextBuilder,
   type ServerCallContext,
@@ -8,7 +7,8 @@ import {
 import { setClientGoneSignal } from '@tiny-harness/commands-extension';
 
 /*
- * The transports' side of a call's "client gone" signal (the signal itself and the streams that
+ * The gRPC transport's side of a call's "client gone" signal (the HTTP bindings build their
+ * call's context themselves, `server/call-context.ts`) (the signal itself and the streams that
  * end on it are the extension package's: `clientGoneSignal`, `detachedOnClientGone`). The SDK's transports build the context from what a user builder and a
  * context builder return, and hand the context builder no request: the link is the user
  * object, made anew for every call by {@link withClientGone}.
@@ -63,17 +63,6 @@ export function lastEventId(context: ServerCallContext | undefined): number | un
   const given = context?.state.get(LAST_EVENT_ID_KEY);
   if (typeof given !== 'string' || !/^\d{1,15}$/.test(given.trim())) return undefined;
   return Number(given.trim());
-}
-
-/**
- * Fires when the response closes: the client went away, or the answer is complete (when it
- * no longer matters). A request's own `close` is no guide: it fires once the body is read.
- */
-export function httpGoneSignal(req: Request): AbortSignal {
-  if (req.res?.closed) return AbortSignal.abort(CLIENT_GONE);
-  const controller = new AbortController();
-  req.res?.once('close', () => controller.abort(CLIENT_GONE));
-  return controller.signal;
 }
 
 /** Fires when the client cancels a gRPC call (or its connection drops). */

@@ -27,7 +27,6 @@ export { generationOf, markGeneration } from './generations.js';
 export {
   withClientGone,
   clientGoneContextBuilder,
-  httpGoneSignal,
   grpcGoneSignal,
   LAST_EVENT_ID_KEY,
   lastEventId,

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
-import { withSteps } from '../../src/a2a/index.js';
+import { compose, handlerTerminal, withSteps } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
 import { errorMappingStep, INTERNAL_ERROR_MESSAGE } from '../../src/server/a2a-errors.js';
 import { baseAgentCard } from '../../src/server/card.js';
@@ -36,7 +36,14 @@ before(async () => {
   const handler = errorMapped(failing, (error) => logged.push(error));
   grpc = await startGrpcServer(handler, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
-  httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
+  httpServer = createServer(
+    createHttpApp({
+      path: compose([], handlerTerminal(handler)),
+      card: () => handler.getAgentCard(),
+      bodyLimit: '1mb',
+      log: silentLogger,
+    }),
+  );
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 });
