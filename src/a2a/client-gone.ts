@@ -7,16 +7,17 @@ import {
 import { setClientGoneSignal } from '@tiny-harness/commands-extension';
 
 /*
- * The gRPC transport's side of a call's "client gone" signal (the HTTP bindings build their
- * call's context themselves, `server/call-context.ts`) (the signal itself and the streams that
- * end on it are the extension package's: `clientGoneSignal`, `detachedOnClientGone`). The SDK's transports build the context from what a user builder and a
- * context builder return, and hand the context builder no request: the link is the user
- * object, made anew for every call by {@link withClientGone}.
+ * The SDK gRPC transport's side of a call's "client gone" signal (the signal itself and the
+ * streams that end on it are the extension package's: `clientGoneSignal`,
+ * `detachedOnClientGone`; the HTTP bindings set it on the context they build,
+ * `server/call-context.ts`). The SDK's gRPC transport builds the context from what a user
+ * builder and a context builder return, and hands the context builder no request: the link is
+ * the user object, made anew for every call by {@link withClientGone}.
  */
 
 /**
  * What a transport knows of a call that the SDK does not pass on: its "client gone" signal, and
- * entries for the call context's `state` (its `Last-Event-ID`, where its SSE ids go).
+ * entries for the call context's `state` (its `Last-Event-ID`, its trace headers).
  */
 interface CallFacts {
   gone: () => AbortSignal;
