@@ -32,8 +32,8 @@ import { answerSse } from './sse.js';
 interface JsonRpcMethod {
   call: CallMethod;
   decode(params: unknown): unknown;
-  /** Its result as JSON (the call's version may add fields, `version-fields.ts`). */
-  encode(result: unknown, version: string, params: unknown): unknown;
+  /** Its result as JSON (the call's version may add fields, `version-fields.ts`); none for a streaming method. */
+  encode?(result: unknown, version: string, params: unknown): unknown;
 }
 
 const task = (result: unknown, version: string) =>
@@ -49,12 +49,8 @@ const METHODS: Record<string, JsonRpcMethod> = {
         ? { message: Message.toJSON(result as Message) }
         : { task: task(result, version) },
   },
-  SendStreamingMessage: {
-    call: 'sendMessageStream',
-    decode: (p) => SendMessageRequest.fromJSON(p),
-    encode: () => null,
-  },
-  SubscribeToTask: { call: 'resubscribe', decode: (p) => SubscribeToTaskRequest.fromJSON(p), encode: () => null },
+  SendStreamingMessage: { call: 'sendMessageStream', decode: (p) => SendMessageRequest.fromJSON(p) },
+  SubscribeToTask: { call: 'resubscribe', decode: (p) => SubscribeToTaskRequest.fromJSON(p) },
   GetTask: { call: 'getTask', decode: (p) => GetTaskRequest.fromJSON(p), encode: task },
   ListTasks: {
     call: 'listTasks',
@@ -147,7 +143,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions) {
       const version = context.requestedVersion;
       const decoded = known.decode(params) as Record<string, unknown>;
       Object.assign(decoded, requestFieldsOf(version, known.call, params ?? {}));
-      const streaming = known.call === 'sendMessageStream' || known.call === 'resubscribe';
+      const streaming = !known.encode;
       const outcome = options.path.run({ method: known.call, params: decoded, context, streaming } as never);
       if (streaming) {
         return await answerSse(res, outcome as Stream, {
@@ -161,7 +157,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions) {
           headers: setExtensions,
         });
       }
-      const result = known.encode(await (outcome as Promise<unknown>), version, decoded);
+      const result = known.encode!(await (outcome as Promise<unknown>), version, decoded);
       setExtensions();
       sendJson(res, 200, { jsonrpc: '2.0', id, result }, JSON_RPC_CONTENT_TYPE);
     } catch (error) {
