@@ -8,7 +8,14 @@ import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { agentCardRoute } from './card-route.js';
 import { transportForms } from './a2a-errors.js';
-import { answerJsonRpcError, answerRestError, jsonRpcEdgeRefused, REST_CONTENT_TYPE, sendJson } from './edge-http.js';
+import {
+  answerJsonRpcError,
+  answerRestError,
+  JSON_RPC_CONTENT_TYPE,
+  jsonRpcEdgeRefused,
+  REST_CONTENT_TYPE,
+  sendJson,
+} from './edge-http.js';
 import { parseByteLimit, readJsonBody, type ReadRequest } from './http-body.js';
 import { authenticateRequest } from './http-auth.js';
 import type { ProbeHandler } from './health.js';
@@ -68,17 +75,12 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
     log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
   const page = options.webDir ? webPage(options.webDir) : undefined;
 
-  const notFound = (res: ServerResponse) => {
+  const notFound = (res: ServerResponse, binding: 'jsonrpc' | 'rest' | undefined) => {
     const { http } = transportForms(
       new HarnessError('route_unknown', 'Not found. The agent card is at /.well-known/agent-card.json.'),
     );
     // Under the HTTP+JSON path, its content type, as every answer there has.
-    sendJson(
-      res,
-      http.status,
-      http.body,
-      res.getHeader('Content-Type')?.toString() ?? 'application/json; charset=utf-8',
-    );
+    sendJson(res, http.status, http.body, binding === 'rest' ? REST_CONTENT_TYPE : JSON_RPC_CONTENT_TYPE);
   };
 
   const serve = async (req: ReadRequest, res: ServerResponse, path: string, search: string): Promise<void> => {
@@ -89,7 +91,6 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
     if (binding) {
       const user = authenticateRequest(options.authenticator, req, res, binding);
       if (!user) return;
-      if (binding === 'rest') res.setHeader('Content-Type', REST_CONTENT_TYPE);
       await readJsonBody(req, limit);
       const within = path.slice(binding === 'jsonrpc' ? JSONRPC_PATH.length : REST_PATH.length);
       if (binding === 'jsonrpc' && jsonRpcEdgeRefused(res, req.body)) return;
@@ -97,8 +98,8 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
         return jsonRpc(req, res, user);
       if (binding === 'rest' && (await rest(req, res, user, within || '/', search))) return;
     }
-    if (page) page(req, res, () => notFound(res));
-    else notFound(res);
+    if (page) page(req, res, () => notFound(res, binding));
+    else notFound(res, binding);
   };
 
   return (req, res) => {

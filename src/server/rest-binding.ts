@@ -162,6 +162,8 @@ export function restBinding(options: RestBindingOptions) {
   const answer = (x: Exchange, status: number, json?: unknown) => {
     setExtensions(x);
     if (json === undefined) {
+      // No body, but A2A's content type, as every answer of the binding has.
+      x.res.setHeader('Content-Type', A2A_CONTENT_TYPE);
       x.res.statusCode = status;
       return void x.res.end();
     }
