@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import { pinoFor, type Logger } from '../log.js';
 import { requestUser } from './http-auth.js';
+import type { ReadRequest } from './http-body.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -26,13 +27,12 @@ export function requestLog(options: RequestLogOptions): HttpLogger {
   // Microseconds, where pino-http's own response time counts whole milliseconds.
   const started = new WeakMap<ServerResponse, bigint>();
   const fields = (req: IncomingMessage, res: ServerResponse): Record<string, unknown> => {
-    const request = req as BodyRequest;
+    const request = req as ReadRequest;
     const begun = started.get(res);
     return {
       requestId: req.id,
       method: req.method,
-      // Not `req.url` under express: a route mounted on a prefix sees the path without it.
-      path: (request.originalUrl ?? req.url ?? '/').split('?', 1)[0],
+      path: (req.url ?? '/').split('?', 1)[0],
       status: res.statusCode,
       ms: begun === undefined ? undefined : Number((process.hrtime.bigint() - begun) / 1000n) / 1000,
       rpc: rpcMethod(request),
@@ -63,16 +63,13 @@ export function requestLog(options: RequestLogOptions): HttpLogger {
   });
 }
 
-/** A request as the log reads it: its body once read (`http-body.ts`), its whole URL under express. */
-type BodyRequest = IncomingMessage & { body?: unknown; originalUrl?: string };
-
-function rpcMethod(req: BodyRequest): string | undefined {
+function rpcMethod(req: ReadRequest): string | undefined {
   const method = (req.body as { method?: unknown } | undefined)?.method;
   return typeof method === 'string' && RPC_METHOD.test(method) ? method : undefined;
 }
 
 /** The text parts of the message a JSON-RPC or HTTP+JSON request sends, when it sends one. */
-function messageText(req: BodyRequest): string | undefined {
+function messageText(req: ReadRequest): string | undefined {
   const body = req.body as { params?: { message?: unknown }; message?: unknown } | undefined;
   const message = (body?.params?.message ?? body?.message) as { parts?: unknown } | undefined;
   if (!Array.isArray(message?.parts)) return undefined;
