@@ -11,8 +11,9 @@ import type { CallMethod } from './steps.js';
  */
 
 /**
- * The fields of a call's JSON `params` that its decoded params should carry besides what the
- * SDK's decoder kept: merged onto the decoded params object. None for A2A 1.0.
+ * The fields of a call's params as the request wrote them (JSON-RPC's `params`; HTTP+JSON's
+ * body, or a GET's query, its values strings) that its decoded params should carry besides
+ * what the SDK's decoder kept: merged onto the decoded params object. None for A2A 1.0.
  */
 export function requestFieldsOf(
   _version: string,

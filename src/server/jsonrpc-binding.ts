@@ -10,6 +10,7 @@ import {
   ListTaskPushNotificationConfigsRequest,
   ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
+  type ListTasksResponse,
   Message,
   SendMessageRequest,
   StreamResponse,
@@ -55,8 +56,8 @@ const METHODS: Record<string, JsonRpcMethod> = {
   ListTasks: {
     call: 'listTasks',
     decode: (p) => ListTasksRequest.fromJSON(p),
-    encode: (result, _version, params) =>
-      serializeTaskList(result, (params as ListTasksRequest).includeArtifacts === true),
+    encode: (result, version, params) =>
+      serializeTaskList(result as ListTasksResponse, (params as ListTasksRequest).includeArtifacts === true, version),
   },
   CancelTask: { call: 'cancelTask', decode: (p) => CancelTaskRequest.fromJSON(p), encode: task },
   CreateTaskPushNotificationConfig: {

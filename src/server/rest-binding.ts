@@ -152,8 +152,9 @@ export function restBinding(options: RestBindingOptions) {
     method: M,
     params: CallOf<M>['params'],
   ): ReturnType<A2ARequestHandler[M]> => {
-    const fields = requestFieldsOf(x.context.requestedVersion, method, (x.parts.body ?? {}) as Record<string, unknown>);
-    Object.assign(params as object, fields);
+    // The params as the request wrote them: its JSON body, or a GET's query (its values strings).
+    const written = isObject(x.parts.body) ? (x.parts.body as Record<string, unknown>) : { ...x.parts.query };
+    Object.assign(params as object, requestFieldsOf(x.context.requestedVersion, method, written));
     const streaming = method === 'sendMessageStream' || method === 'resubscribe';
     return options.path.run({ method, params, context: x.context, streaming } as Call) as ReturnType<
       A2ARequestHandler[M]
@@ -232,7 +233,8 @@ export function restBinding(options: RestBindingOptions) {
         statusTimestampAfter: q('statusTimestampAfter') || undefined,
         includeArtifacts,
       };
-      answer(x, 200, serializeTaskList(await run(x, 'listTasks', params), includeArtifacts));
+      const list = await run(x, 'listTasks', params);
+      answer(x, 200, serializeTaskList(list, includeArtifacts, x.context.requestedVersion));
     },
     createPushConfig: async (x) => {
       if (!(await options.card()).capabilities?.pushNotifications) throw new PushNotificationNotSupportedError();
