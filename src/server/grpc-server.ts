@@ -26,7 +26,7 @@ export interface GrpcServerOptions {
   admission?: Admission;
 }
 
-/** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, the HTTP app's server speaks HTTP/1.1). */
+/** Serves the A2A gRPC binding on its own port (gRPC needs HTTP/2, express does not speak it). */
 export async function startGrpcServer(
   handler: A2ARequestHandler,
   host: string,
