@@ -31,7 +31,6 @@ export async function startTransports(
   log: Logger,
   { readiness, admission }: { readiness: Readiness; admission: Admission },
 ): Promise<Transports> {
-  const { handler } = requestPath;
   const probes = healthChecks(readiness);
   const metrics = await serveMetrics(telemetry, options.config.metrics, options.host, log, probes);
   let grpc: RunningGrpcServer | undefined;
@@ -40,7 +39,7 @@ export async function startTransports(
     if (options.grpcPort !== undefined) {
       // Loaded only when asked for: gRPC's libraries take a sizeable part of start-up.
       const { startGrpcServer } = await import('./server/grpc-server.js');
-      grpc = await startGrpcServer(requestPath, options.host, options.grpcPort, { log, authenticator, admission });
+      grpc = await startGrpcServer(requestPath.path, options.host, options.grpcPort, { log, authenticator, admission });
       endpoints.grpcAddress = grpc.address;
     }
     await listen(httpServer, options.host, options.port);
@@ -54,7 +53,7 @@ export async function startTransports(
   httpServer.on(
     'request',
     createHttpApp({
-      handler,
+      path: requestPath.path,
       card: requestPath.card,
       bodyLimit: options.bodyLimit ?? '4mb',
       log,

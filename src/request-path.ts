@@ -20,7 +20,6 @@ import type { TaskView } from './runtime/subtask-metadata.js';
 import type { PushConfigs } from './runtime/push-configs.js';
 import type { TurnQueue } from './runtime/turn/turn-queue.js';
 import { errorMappingStep } from './server/a2a-errors.js';
-import { sseIdsStep } from './server/sse-event-ids.js';
 import { spansStep } from './telemetry/a2a-spans.js';
 import { traceCommand } from './telemetry/traces.js';
 import type { HarnessMetrics } from './telemetry/metrics.js';
@@ -53,7 +52,6 @@ export interface RequestPathOptions {
  * The request path, outermost first, in the order a call goes through it:
  * - `spans`: a server span for the call, continuing the caller's trace (`telemetry/a2a-spans.ts`);
  * - `metrics`: every call counted by method and outcome, and timed (`telemetry/request-metrics.ts`);
- * - `sseIds`: each streamed event's generation noted for its SSE id (`server/sse-event-ids.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
  * - `commands`: a command message is answered by the commands extension and goes no further;
  * - `idempotency`: a message id is handled once per user (CMD-34);
@@ -64,8 +62,7 @@ export interface RequestPathOptions {
  * passes only the steps that take its method (`compose`, `a2a/steps.ts`).
  *
  * Spans and metrics come first so that they time and see everything below, failures as the
- * client gets them; `sseIds` sits above the error mapping, which leaves events as they are, and
- * below the two that only observe. Commands come before idempotency: a command is made
+ * client gets them. Commands come before idempotency: a command is made
  * idempotent by the extension itself with the same claims (CMD-13), and a turn's message by the
  * step just above the engine, which would refuse a resend as busy. Generations come last: a
  * resend is answered by idempotency as the first send went, however the task moved on since.
@@ -93,7 +90,6 @@ export function requestPathSteps(options: RequestPathOptions): {
   const steps: Step[] = [
     spansStep(),
     ...(metrics ? [metricsStep(metrics)] : []),
-    sseIdsStep(),
     errorMappingStep(
       (error, method) => log.error('request failed', { rpc: method, error: describeError(error) }),
       (reason, method) => {
@@ -124,10 +120,10 @@ export function requestPathSteps(options: RequestPathOptions): {
 }
 
 export interface RequestPath {
-  /** What the SDK's transports are given: every call runs through the steps. */
+  /** What each binding runs a call through (`server/jsonrpc-binding.ts`, `server/rest-binding.ts`, `server/grpc-binding.ts`). */
+  path: Pick<ComposedSteps, 'run'>;
+  /** The same path as an `A2ARequestHandler`, for tests that call it method by method. */
   handler: A2ARequestHandler;
-  /** Runs a call through the steps: what the project's own bindings are given (`server/grpc-binding.ts`). */
-  run: ComposedSteps['run'];
   /** The steps' names, outermost first. */
   order: readonly string[];
   /** The steps a call of `method` passes, outermost first. */
@@ -141,11 +137,5 @@ export function buildRequestPath(options: RequestPathOptions): RequestPath {
   const { steps, handler } = requestPathSteps(options);
   const path = compose(steps, handlerTerminal(handler));
   const card = () => handler.getAgentCard();
-  return {
-    handler: new StepsRequestHandler(path, card),
-    run: path.run,
-    order: path.order,
-    pathOf: path.pathOf,
-    card,
-  };
+  return { path, handler: new StepsRequestHandler(path, card), order: path.order, pathOf: path.pathOf, card };
 }

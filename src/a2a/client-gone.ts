@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import {
   defaultServerCallContextBuilder,
   type ServerCallContext,
@@ -8,15 +7,17 @@ import {
 import { setClientGoneSignal } from '@tiny-harness/commands-extension';
 
 /*
- * The transports' side of a call's "client gone" signal (the signal itself and the streams that
- * end on it are the extension package's: `clientGoneSignal`, `detachedOnClientGone`). The SDK's transports build the context from what a user builder and a
- * context builder return, and hand the context builder no request: the link is the user
- * object, made anew for every call by {@link withClientGone}.
+ * The SDK gRPC transport's side of a call's "client gone" signal (the signal itself and the
+ * streams that end on it are the extension package's: `clientGoneSignal`,
+ * `detachedOnClientGone`; the HTTP bindings set it on the context they build,
+ * `server/call-context.ts`). The SDK's gRPC transport builds the context from what a user
+ * builder and a context builder return, and hands the context builder no request: the link is
+ * the user object, made anew for every call by {@link withClientGone}.
  */
 
 /**
  * What a transport knows of a call that the SDK does not pass on: its "client gone" signal, and
- * entries for the call context's `state` (its `Last-Event-ID`, where its SSE ids go).
+ * entries for the call context's `state` (its `Last-Event-ID`, its trace headers).
  */
 interface CallFacts {
   gone: () => AbortSignal;
@@ -65,16 +66,3 @@ export function lastEventId(context: ServerCallContext | undefined): number | un
   return Number(given.trim());
 }
 
-/**
- * Fires when the response closes: the client went away, or the answer is complete (when it
- * no longer matters). A request's own `close` is no guide: it fires once the body is read.
- */
-export function httpGoneSignal(req: Request): AbortSignal {
-  if (req.res?.closed) return AbortSignal.abort(CLIENT_GONE);
-  const controller = new AbortController();
-  req.res?.once('close', () => controller.abort(CLIENT_GONE));
-  return controller.signal;
-}
-
-/** The reason of a "client gone" signal: a string, since an abort without one builds an exception with its stack. */
-const CLIENT_GONE = 'the client went away';

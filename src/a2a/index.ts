@@ -30,7 +30,6 @@ export { requestFieldsOf, responseJsonFor, int64Of, type GenerationParams } from
 export {
   withClientGone,
   clientGoneContextBuilder,
-  httpGoneSignal,
   LAST_EVENT_ID_KEY,
   lastEventId,
 } from './client-gone.js';

@@ -19,10 +19,11 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { compose, handlerTerminal, type ComposedSteps, type Step, type Stream } from './steps.js';
 
 /**
- * The composed steps as the SDK's transports take a request handler: each method builds its
+ * The composed steps as the SDK's gRPC transport takes a request handler (the HTTP bindings run
+ * the steps themselves): each method builds its
  * call and runs it through the steps. The one class here that lists the A2A methods; no step does.
  *
- * The agent card is no call: the SDK's transports ask for it on every call, only to check the
+ * The agent card is no call: the SDK's transport asks for it on every call, only to check the
  * protocol version a client asks for against the card's interfaces (and, over HTTP+JSON,
  * whether a capability is on), both fixed while serving. So the first card built is kept for
  * them; the card's own route builds it per request (CMD-16). Building it on every call was
@@ -107,7 +108,7 @@ export class StepsRequestHandler implements A2ARequestHandler {
   }
 }
 
-/** `steps` composed around `handler`, as the SDK's transports take a handler. */
+/** `steps` composed around `handler`, as the SDK's transports (gRPC, a bare SDK server's) take a handler. */
 export function withSteps(handler: A2ARequestHandler, steps: readonly Step[]): A2ARequestHandler {
   return new StepsRequestHandler(compose(steps, handlerTerminal(handler)), () => handler.getAgentCard());
 }

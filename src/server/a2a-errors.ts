@@ -169,7 +169,7 @@ export interface GrpcForm {
 
 /**
  * The one place an error becomes a wire error, for every transport: the errors a request
- * handler throws reach the SDK's transports through {@link toA2AError}, which answer them with
+ * handler throws reach the transports through {@link toA2AError}, which answer them with
  * these same forms (the SDK's mappings); an edge that refuses a request before the SDK sees it
  * answers with these forms too.
  */

@@ -1,9 +1,7 @@
 import type { Socket } from 'node:net';
-import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HarnessError } from '../errors.js';
-import { JSONRPC_PATH } from '../wire.js';
 import { answerJsonRpcError, answerRestError } from './edge-http.js';
-import { RETRY_AFTER_SECONDS } from './unavailable.js';
 
 /** Why a request was refused before it was read: the error code it is refused with. */
 export type AdmissionRefusal = 'requests_at_limit' | 'event_loop_lagging';
@@ -95,24 +93,24 @@ function refusal(reason: AdmissionRefusal, max: number): HarnessError {
 }
 
 /**
- * Express middleware for the A2A routes (JSON-RPC and HTTP+JSON, mounted on their paths): a
- * request is admitted and holds its place until its response closes (ended, or its client
- * gone), or it is answered 503 with Retry-After at once, in its binding's form (JSON-RPC with
- * id null: its body was not read). The first request admitted on a connection marks it served.
+ * Admission on the A2A routes (JSON-RPC and HTTP+JSON): a request is admitted and holds its
+ * place until its response closes (ended, or its client gone), or it is answered 503 with
+ * Retry-After at once, in its binding's form (JSON-RPC with id null: its body was not read).
+ * The first request admitted on a connection marks it served. Answers whether it was admitted.
  */
-export function admitRequests(admission: Admission): RequestHandler {
+export function admitRequests(
+  admission: Admission,
+): (req: IncomingMessage, res: ServerResponse, binding: 'jsonrpc' | 'rest') => boolean {
   const served = new WeakSet<Socket>();
-  return (req, res, next) => {
+  return (req, res, binding) => {
     const admitted = admission.admit(!served.has(req.socket));
-    if ('refused' in admitted) return answerRefusal(res, req.baseUrl, admitted.refused);
+    if ('refused' in admitted) {
+      if (binding === 'jsonrpc') answerJsonRpcError(res, null, admitted.refused);
+      else answerRestError(res, admitted.refused);
+      return false;
+    }
     served.add(req.socket);
     res.once('close', admitted.release);
-    next();
+    return true;
   };
-}
-
-function answerRefusal(res: Response, route: string, refused: HarnessError): void {
-  res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-  if (route === JSONRPC_PATH) answerJsonRpcError(res, null, refused);
-  else answerRestError(res, refused);
 }

@@ -1,12 +1,12 @@
 /**
  * The agent card's route: the card built on every request (CMD-16), served with an ETag (a hash
  * of the JSON served) so that a client reading it again while it waits gets a 304 and no body
- * when nothing changed. The comparison is made here: express's `req.fresh`, which the SDK's card
- * handler relies on, sends the whole card to any request with `Cache-Control: no-cache`, and
- * fetch adds that header to every request that carries `If-None-Match`.
+ * when nothing changed. The comparison is made here, on `If-None-Match` alone: express's
+ * `req.fresh`, which the SDK's card handler relies on, sends the whole card to any request with
+ * `Cache-Control: no-cache`, and fetch adds that header to every request that carries `If-None-Match`.
  */
 import { createHash } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentCard } from '@a2a-js/sdk';
 
 /** A strong ETag of the served bytes. */
@@ -21,18 +21,23 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
 }
 
-/** GET (and HEAD) of the card; a failure to build it goes to the app's one error responder. */
-export function agentCardRoute(card: () => Promise<AgentCard>): RequestHandler {
+/** GET (and HEAD) of the card; a failure to build it rejects, for the app's one error responder. */
+export function agentCardRoute(
+  card: () => Promise<AgentCard>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async function agentCard(req, res) {
     const body = JSON.stringify(await card());
     const etag = cardEtag(body);
     res.setHeader('ETag', etag);
     // Kept by a cache, but checked again on every use: the card follows the commands (CMD-16).
     res.setHeader('Cache-Control', 'no-cache');
-    if (matchesEtag(req.get('if-none-match'), etag)) {
-      res.status(304).end();
+    if (matchesEtag(req.headers['if-none-match'], etag)) {
+      res.statusCode = 304;
+      res.end();
       return;
     }
-    res.type('application/json').send(body);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
   };
 }

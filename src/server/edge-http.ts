@@ -1,63 +1,58 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ParsedUrlQuery } from 'node:querystring';
 import { A2A_CONTENT_TYPE } from '@a2a-js/sdk';
 import { HarnessError } from '../errors.js';
 import { transportForms, type TransportForms } from './a2a-errors.js';
-import {
-  bodyTextRefusal,
-  EDGE_LIMITS,
-  isEdgeMethod,
-  jsonRefusal,
-  pathIdRefusal,
-  refusal,
-  type EdgeMethod,
-} from './edge-schema.js';
+import { EDGE_LIMITS, isEdgeMethod, jsonRefusal, pathIdRefusal, refusal, type EdgeMethod } from './edge-schema.js';
+import { RETRY_AFTER_SECONDS } from './unavailable.js';
 
 /**
- * The edge schema (`edge-schema.ts`) on the JSON-RPC route, after the body is parsed and before
- * the SDK's handler: first the JSON-RPC envelope, refused as an invalid request (-32600, a batch
- * included: the SDK would answer -32602), then the params of the methods the schema knows,
- * refused as invalid params (-32602, the SDK's `RequestMalformedError`). Other methods go on to
- * the SDK with only their nesting checked; so does a body that was not parsed as JSON, for the
- * SDK to name the content type it wants.
+ * The edge schema (`edge-schema.ts`) on the JSON-RPC route, after the body is read and before
+ * it is decoded: first the JSON-RPC envelope, refused as an invalid request (-32600, a batch
+ * included), then the params of the methods the schema knows, refused as invalid params
+ * (-32602, the SDK's `RequestMalformedError`). Other methods go on with only their nesting
+ * checked; so does a body that was not read as JSON, for the binding to name the content type
+ * it wants. Answers the refusal and says so, or says nothing.
  */
-export function jsonRpcEdge(): RequestHandler {
-  return (req, res, next) => {
-    const body: unknown = req.body;
-    if (body === undefined) return next();
-    const invalid = envelopeRefusal(body);
-    if (invalid) return answerJsonRpcError(res, null, new HarnessError('request_invalid', invalid));
-    const { id = null, method, params } = body as { id?: JsonRpcId; method: string; params?: unknown };
-    const reason = isEdgeMethod(method) ? refusal(method, params, 'params') : jsonRefusal(params, 'params');
-    if (reason) return answerJsonRpcError(res, id, new HarnessError('params_invalid', reason));
-    next();
-  };
+export function jsonRpcEdgeRefused(res: ServerResponse, body: unknown): boolean {
+  if (body === undefined) return false;
+  const invalid = envelopeRefusal(body);
+  if (invalid) return (answerJsonRpcError(res, null, new HarnessError('request_invalid', invalid)), true);
+  const { id = null, method, params } = body as { id?: JsonRpcId; method: string; params?: unknown };
+  const reason = isEdgeMethod(method) ? refusal(method, params, 'params') : jsonRefusal(params, 'params');
+  if (reason) return (answerJsonRpcError(res, id, new HarnessError('params_invalid', reason)), true);
+  return false;
 }
 
-/**
- * For `express.json`'s `verify` option: refuses a body whose structure alone is far too big
- * (`bodyTextRefusal`) before it is parsed, as an invalid request, which the app's error
- * handler answers.
- */
-export function verifyBodyText(_req: IncomingMessage, _res: ServerResponse, bytes: Buffer): void {
-  const reason = bodyTextRefusal(bytes);
-  if (reason) throw new HarnessError('request_invalid', reason);
+export type JsonRpcId = string | number | null;
+
+/** JSON-RPC's content type, and HTTP+JSON's (A2A's own), as the answers carry them. */
+export const JSON_RPC_CONTENT_TYPE = 'application/json; charset=utf-8';
+export const REST_CONTENT_TYPE = `${A2A_CONTENT_TYPE}; charset=utf-8`;
+
+/** Answers `body` as JSON with `status`; a 503 (a refusal to retry) tells when to try again. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, contentType: string): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  if (status === SERVICE_UNAVAILABLE) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
-type JsonRpcId = string | number | null;
+const SERVICE_UNAVAILABLE = 503;
 
 /** Answers `error` as a JSON-RPC error response, in its {@link transportForms} form. */
-export function answerJsonRpcError(res: Response, id: JsonRpcId, error: unknown): TransportForms {
+export function answerJsonRpcError(res: ServerResponse, id: JsonRpcId, error: unknown): TransportForms {
   const forms = transportForms(error);
-  res.status(forms.jsonRpc.httpStatus).json({ jsonrpc: '2.0', id, error: forms.jsonRpc.error });
+  sendJson(res, forms.jsonRpc.httpStatus, { jsonrpc: '2.0', id, error: forms.jsonRpc.error }, JSON_RPC_CONTENT_TYPE);
   return forms;
 }
 
 /** Answers `error` as an HTTP+JSON error response, in its {@link transportForms} form. */
-export function answerRestError(res: Response, error: unknown): TransportForms {
+export function answerRestError(res: ServerResponse, error: unknown): TransportForms {
   const forms = transportForms(error);
-  res.setHeader('Content-Type', A2A_CONTENT_TYPE);
-  res.status(forms.http.status).json(forms.http.body);
+  sendJson(res, forms.http.status, forms.http.body, REST_CONTENT_TYPE);
   return forms;
 }
 
@@ -77,13 +72,30 @@ function envelopeRefusal(body: unknown): string | undefined {
   return undefined;
 }
 
-interface RestRoute {
-  verb: 'get' | 'post' | 'delete';
-  /** As the SDK's REST router writes it (path-to-regexp), without the optional tenant segment. */
-  path: string;
+/** The HTTP+JSON routes whose params the edge schema knows (`rest-binding.ts` serves them all). */
+export type RestEdgeRoute =
+  | 'send'
+  | 'stream'
+  | 'subscribe'
+  | 'cancel'
+  | 'getTask'
+  | 'listTasks'
+  | 'createPushConfig'
+  | 'listPushConfigs'
+  | 'getPushConfig'
+  | 'deletePushConfig';
+
+/** What an HTTP+JSON request carries: its path's params, its query, its body. */
+export interface RestRequestParts {
+  path: Record<string, string | undefined>;
+  query: ParsedUrlQuery;
+  body: unknown;
+}
+
+interface RestEdge {
   method: EdgeMethod;
   /** The params of `method` that this request amounts to, in their JSON form. */
-  params(req: Request): unknown;
+  params(req: RestRequestParts): unknown;
   /** What the params are called in a message. */
   root: string;
 }
@@ -91,50 +103,21 @@ interface RestRoute {
 const BODY = 'the request body';
 const QUERY = 'the request';
 
-/**
- * The routes of the SDK's HTTP+JSON router that carry params the schema knows, in the SDK's
- * order (a subscribe path also matches `/tasks/:taskId`, so it comes first).
- */
-const ROUTES: RestRoute[] = [
-  { verb: 'post', path: '/message\\:send', method: 'SendMessage', params: (req) => req.body ?? {}, root: BODY },
-  {
-    verb: 'post',
-    path: '/message\\:stream',
-    method: 'SendStreamingMessage',
-    params: (req) => req.body ?? {},
-    root: BODY,
-  },
-  {
-    verb: 'get',
-    path: '/tasks/:taskId\\:subscribe',
-    method: 'SubscribeToTask',
-    params: (req) => ({ id: req.params.taskId }),
-    root: QUERY,
-  },
-  {
-    verb: 'post',
-    path: '/tasks/:taskId\\:subscribe',
-    method: 'SubscribeToTask',
-    params: (req) => ({ id: req.params.taskId }),
-    root: QUERY,
-  },
-  {
-    verb: 'post',
-    path: '/tasks/:taskId\\:cancel',
+const REST_EDGES: Record<RestEdgeRoute, RestEdge> = {
+  send: { method: 'SendMessage', params: (req) => req.body ?? {}, root: BODY },
+  stream: { method: 'SendStreamingMessage', params: (req) => req.body ?? {}, root: BODY },
+  subscribe: { method: 'SubscribeToTask', params: (req) => ({ id: req.path.taskId }), root: QUERY },
+  cancel: {
     method: 'CancelTask',
-    params: (req) => ({ id: req.params.taskId, metadata: req.body?.metadata }),
+    params: (req) => ({ id: req.path.taskId, metadata: (req.body as { metadata?: unknown } | undefined)?.metadata }),
     root: BODY,
   },
-  {
-    verb: 'get',
-    path: '/tasks/:taskId',
+  getTask: {
     method: 'GetTask',
-    params: (req) => ({ id: req.params.taskId, historyLength: query(req, 'historyLength') }),
+    params: (req) => ({ id: req.path.taskId, historyLength: query(req, 'historyLength') }),
     root: QUERY,
   },
-  {
-    verb: 'get',
-    path: '/tasks',
+  listTasks: {
     method: 'ListTasks',
     params: (req) => ({
       contextId: query(req, 'contextId'),
@@ -147,62 +130,49 @@ const ROUTES: RestRoute[] = [
     }),
     root: QUERY,
   },
-  {
-    verb: 'post',
-    path: '/tasks/:taskId/pushNotificationConfigs',
+  createPushConfig: {
     method: 'CreateTaskPushNotificationConfig',
-    params: (req) => ({ ...(isPlainObject(req.body) ? req.body : {}), taskId: req.params.taskId }),
+    params: (req) => ({ ...(isPlainObject(req.body) ? (req.body as object) : {}), taskId: req.path.taskId }),
     root: BODY,
   },
-  {
-    verb: 'get',
-    path: '/tasks/:taskId/pushNotificationConfigs',
+  listPushConfigs: {
     method: 'ListTaskPushNotificationConfigs',
     params: (req) => ({
-      taskId: req.params.taskId,
+      taskId: req.path.taskId,
       tenant: query(req, 'tenant'),
       pageSize: query(req, 'pageSize'),
       pageToken: query(req, 'pageToken'),
     }),
     root: QUERY,
   },
-  ...(['get', 'delete'] as const).map((verb): RestRoute => ({
-    verb,
-    path: '/tasks/:taskId/pushNotificationConfigs/:configId',
-    method: verb === 'get' ? 'GetTaskPushNotificationConfig' : 'DeleteTaskPushNotificationConfig',
-    params: (req) => ({ taskId: req.params.taskId, id: req.params.configId, tenant: query(req, 'tenant') }),
+  getPushConfig: {
+    method: 'GetTaskPushNotificationConfig',
+    params: (req) => ({ taskId: req.path.taskId, id: req.path.configId, tenant: query(req, 'tenant') }),
     root: QUERY,
-  })),
-];
+  },
+  deletePushConfig: {
+    method: 'DeleteTaskPushNotificationConfig',
+    params: (req) => ({ taskId: req.path.taskId, id: req.path.configId, tenant: query(req, 'tenant') }),
+    root: QUERY,
+  },
+};
 
 /**
- * The edge schema on the HTTP+JSON routes, before the SDK's router: each route the SDK serves
- * with params the schema knows is mirrored here, its params built from the path, the query and
- * the body as the SDK builds them, and refused as invalid params (HTTP 400, the SDK's error body
- * for a `RequestMalformedError`). An accepted request leaves this router for the SDK's.
+ * The edge schema on an HTTP+JSON route: its params built from the path, the query and the
+ * body as the binding builds them, and refused as invalid params (HTTP 400, the error body of a
+ * `RequestMalformedError`). The reason, or undefined for a request the schema accepts.
  */
-export function restEdge(): Router {
-  const router = express.Router();
-  for (const route of ROUTES) {
-    const check: RequestHandler = (req, res, next) => {
-      // A body the JSON parser skipped has another content type: the SDK's guard names the right one.
-      if (route.verb === 'post' && req.body === undefined && req.headers['content-type'] !== undefined)
-        return next('router');
-      const reason =
-        pathIdRefusal('tenant', req.params.tenant) ??
-        pathIdRefusal('task id', req.params.taskId) ??
-        pathIdRefusal('config id', req.params.configId) ??
-        (route.method === 'CancelTask' && req.body !== undefined && !isPlainObject(req.body)
-          ? `${BODY} must be a JSON object.`
-          : undefined) ??
-        refusal(route.method, route.params(req), route.root);
-      if (reason) answerRestError(res, new HarnessError('params_invalid', reason));
-      else next('router');
-    };
-    router[route.verb](route.path, check);
-    router[route.verb](`/:tenant${route.path}`, check);
-  }
-  return router;
+export function restEdgeRefusal(route: RestEdgeRoute, req: RestRequestParts): string | undefined {
+  const edge = REST_EDGES[route];
+  return (
+    pathIdRefusal('tenant', req.path.tenant) ??
+    pathIdRefusal('task id', req.path.taskId) ??
+    pathIdRefusal('config id', req.path.configId) ??
+    (edge.method === 'CancelTask' && req.body !== undefined && !isPlainObject(req.body)
+      ? `${BODY} must be a JSON object.`
+      : undefined) ??
+    refusal(edge.method, edge.params(req), edge.root)
+  );
 }
 
 function isPlainObject(value: unknown): boolean {
@@ -210,7 +180,7 @@ function isPlainObject(value: unknown): boolean {
 }
 
 /** A query parameter; an empty one counts as absent, as the SDK counts it. A repeated one stays a list, which the schema refuses. */
-function query(req: Request, name: string): unknown {
+function query(req: RestRequestParts, name: string): unknown {
   const value = req.query[name];
   return value === '' ? undefined : value;
 }

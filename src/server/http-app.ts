@@ -1,38 +1,35 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
+import type { ComposedSteps } from '../a2a/index.js';
 import type { TokenAuthenticator } from './auth.js';
 import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { agentCardRoute } from './card-route.js';
 import { transportForms } from './a2a-errors.js';
-import { answerJsonRpcError, answerRestError, jsonRpcEdge, restEdge, verifyBodyText } from './edge-http.js';
 import {
-  clientGoneContextBuilder,
-  httpGoneSignal,
-  LAST_EVENT_ID_KEY,
-  REST_PAGE_KEY,
-  restPageOf,
-  withClientGone,
-} from '../a2a/index.js';
-import { requireBearer, userBuilderFor } from './http-auth.js';
-import { requireProtocolVersion } from './protocol-version.js';
+  answerJsonRpcError,
+  answerRestError,
+  JSON_RPC_CONTENT_TYPE,
+  jsonRpcEdgeRefused,
+  REST_CONTENT_TYPE,
+  sendJson,
+} from './edge-http.js';
+import { parseByteLimit, readJsonBody, type ReadRequest } from './http-body.js';
+import { authenticateRequest } from './http-auth.js';
 import type { ProbeHandler } from './health.js';
 import { admitRequests, type Admission } from './admission.js';
 import { requestLog } from './request-log.js';
-import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
-import { SSE_IDS_KEY, sseEventIds, sseIdsOf } from './sse-event-ids.js';
+import { jsonRpcBinding } from './jsonrpc-binding.js';
+import { percentEncodingRefusal, restBinding } from './rest-binding.js';
 import { isBuilt, webPage } from './web-page.js';
-import { retryableRefusalAnswers, UnavailableForm, unavailableAnswers } from './unavailable.js';
 
 export interface HttpAppOptions {
-  handler: A2ARequestHandler;
-  /** The card its route serves, built on every request (CMD-16); default: the handler's. */
-  card?: () => Promise<AgentCard>;
+  /** The request path every A2A call runs through (`request-path.ts`). */
+  path: Pick<ComposedSteps, 'run'>;
+  /** The card its route serves, built on every request (CMD-16). */
+  card: () => Promise<AgentCard>;
   /** The largest request body accepted, e.g. "1mb"; larger ones are answered 413. */
   bodyLimit: string;
   log: Logger;
@@ -50,113 +47,89 @@ export interface HttpAppOptions {
   admission?: Admission;
 }
 
+/** What `node:http`'s server calls for each request. */
+export type HttpListener = (req: IncomingMessage, res: ServerResponse) => void;
+
 /**
- * JSON-RPC and HTTP+JSON on one express app, with the agent card. The card is rebuilt on every
- * request and served with `no-cache` (CMD-16): the SDK's default of an hour would hide a
- * changed command list. Bodies are parsed here, with a limit, before the SDK's own parser
- * (which then leaves them alone), then checked against the edge schema (`edge-http.ts`)
- * before the SDK's decoders coerce them, and every error that escapes the SDK's handlers is answered
- * as JSON without a stack trace. The chat page comes after the A2A routes, so it can shadow
- * none of them; any other path is a JSON 404. Every request is logged once, with a request id
- * (`request-log.ts`); with an authenticator, the A2A routes refuse a request without a valid
- * bearer token before reading its body (`http-auth.ts`). Each call's context carries a signal
- * that fires when its client goes away (`a2a/client-gone.ts`). The probes come first, then the
- * metrics, then admission (`admission.ts`): a request past the bounds is refused before it is
- * logged, authenticated or read.
+ * JSON-RPC and HTTP+JSON on one `node:http` listener, with the agent card, in this order: the
+ * probes, `/metrics`, admission of the A2A routes (`admission.ts`: a request past the bounds
+ * is refused before it is logged, authenticated or read), the request log (`request-log.ts`:
+ * every request once, with a request id), the card (rebuilt on every request and served with
+ * `no-cache`, CMD-16), then on the A2A routes the bearer check before the body is read
+ * (`http-auth.ts`), the body read with its limit (`http-body.ts`), the edge schema on JSON-RPC
+ * (`edge-http.ts`; HTTP+JSON checks it per route) and the binding (`jsonrpc-binding.ts`,
+ * `rest-binding.ts`), which runs the call through the request path; then the chat page, which
+ * can shadow none of them, and a JSON 404 for any other path. Every error that escapes is
+ * answered as JSON without a stack trace, in the route's binding's shape.
  */
-export function createHttpApp(options: HttpAppOptions): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  // Hashing every JSON-RPC answer for an ETag costs time on large tasks and serves no cache.
-  app.set('etag', false);
-  if (options.probes) app.use(options.probes);
-  if (options.metrics) app.all(METRICS_PATH, options.metrics);
-  if (options.admission) app.use([JSONRPC_PATH, REST_PATH], admitRequests(options.admission));
-  app.use(requestLog({ log: options.log, logContent: options.logContent }));
-  app.get(
-    `/${AGENT_CARD_PATH}`,
-    agentCardRoute(async () => cardJson(await (options.card ? options.card() : options.handler.getAgentCard()))),
-  );
-  const body = express.json({
-    limit: options.bodyLimit,
-    type: ['application/json', 'application/a2a+json', 'application/*+json'],
-    verify: verifyBodyText,
-  });
-  const userBuilder = withClientGone(userBuilderFor(options.authenticator), httpGoneSignal, (req) => [
-    [LAST_EVENT_ID_KEY, req.get('last-event-id')],
-    [SSE_IDS_KEY, req.res && sseIdsOf(req.res)],
-    [TRACE_CARRIER_KEY, traceCarrier((name) => req.get(name))],
-    [REST_PAGE_KEY, req.method === 'GET' ? restPageOf(req.query) : undefined],
-  ]);
-  const contextBuilder = requireProtocolVersion(clientGoneContextBuilder);
-  const auth = (binding: 'jsonrpc' | 'rest'): RequestHandler[] =>
-    options.authenticator ? [requireBearer(options.authenticator, binding)] : [];
-  const requestHandler = options.handler;
-  app.use(
-    JSONRPC_PATH,
-    ...auth('jsonrpc'),
-    retryableRefusalAnswers(),
-    body,
-    jsonRpcEdge(),
-    sseEventIds(),
-    jsonRpcHandler({ requestHandler, userBuilder, contextBuilder }),
-  );
-  app.use(
-    REST_PATH,
-    ...auth('rest'),
-    unavailableAnswers(),
-    body,
-    restEdge(),
-    sseEventIds(),
-    restHandler({ requestHandler: new UnavailableForm(requestHandler, 'rest'), userBuilder, contextBuilder }),
-  );
-  if (options.webDir) {
-    if (!isBuilt(options.webDir))
-      options.log.warn('the web page is not built (run npm run build); / explains that instead', {
-        dir: options.webDir,
-      });
-    app.use(webPage(options.webDir));
-  }
-  app.use((_req, res) => {
+export function createHttpApp(options: HttpAppOptions): HttpListener {
+  const { log } = options;
+  const limit = parseByteLimit(options.bodyLimit);
+  const admit = options.admission && admitRequests(options.admission);
+  const logRequest = requestLog({ log, logContent: options.logContent });
+  const card = agentCardRoute(async () => cardJson(await options.card()));
+  const onInternal = (error: unknown) => log.error('request failed', { error: describeError(error) });
+  const jsonRpc = jsonRpcBinding({ path: options.path, onInternal });
+  const rest = restBinding({ path: options.path, card: options.card, onInternal });
+  if (options.webDir && !isBuilt(options.webDir))
+    log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
+  const page = options.webDir ? webPage(options.webDir) : undefined;
+
+  const notFound = (res: ServerResponse, binding: 'jsonrpc' | 'rest' | undefined) => {
     const { http } = transportForms(
       new HarnessError('route_unknown', 'Not found. The agent card is at /.well-known/agent-card.json.'),
     );
-    res.status(http.status).json(http.body);
-  });
-  app.use(errorResponder(options.log));
-  return app;
-}
-
-/** What an error that escaped the SDK's handlers is: express's own client errors become refusals. */
-function asRefusal(error: { status?: unknown; type?: unknown } | null | undefined): unknown {
-  if (isHarnessError(error)) return error; // the edge's own, e.g. from `verifyBodyText`
-  const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 600 ? error.status : 500;
-  if (status === 413)
-    return new HarnessError('request_too_large', 'The request body is larger than this server accepts.');
-  // express reports a path segment that does not decode (`/tasks/%ff`) as a 400 URIError.
-  if (status === 400 && error instanceof URIError)
-    return new HarnessError(
-      'request_invalid',
-      'The request path is not valid percent-encoding: encode each path segment as UTF-8 (e.g. with encodeURIComponent).',
-    );
-  if (status === 400 && error?.type === 'entity.parse.failed')
-    return new HarnessError('request_unparsable', 'The request body is not valid JSON.');
-  if (status < 500) return new HarnessError('request_invalid', 'The request could not be processed.');
-  return error;
-}
-
-function errorResponder(log: Logger): ErrorRequestHandler {
-  return (error, req, res, _next) => {
-    const refusal = asRefusal(error);
-    // Not req.baseUrl: express resets it on leaving the mounted router, so here it is always ''.
-    const jsonRpc = req.path === JSONRPC_PATH || req.path.startsWith(`${JSONRPC_PATH}/`);
-    let internal: unknown;
-    if (res.headersSent) {
-      internal = transportForms(refusal).internal;
-      res.end();
-    } else {
-      ({ internal } = jsonRpc ? answerJsonRpcError(res, null, refusal) : answerRestError(res, refusal));
-    }
-    if (internal !== undefined) log.error('request failed', { path: req.path, error: describeError(internal) });
+    // Under the HTTP+JSON path, its content type, as every answer there has.
+    sendJson(res, http.status, http.body, binding === 'rest' ? REST_CONTENT_TYPE : JSON_RPC_CONTENT_TYPE);
   };
+
+  const serve = async (req: ReadRequest, res: ServerResponse, path: string, search: string): Promise<void> => {
+    const binding = bindingOf(path);
+    if (binding && admit && !admit(req, res, binding)) return;
+    logRequest(req, res);
+    if ((req.method === 'GET' || req.method === 'HEAD') && path === `/${AGENT_CARD_PATH}`) return card(req, res);
+    if (binding) {
+      const user = authenticateRequest(options.authenticator, req, res, binding);
+      if (!user) return;
+      await readJsonBody(req, limit);
+      const within = path.slice(binding === 'jsonrpc' ? JSONRPC_PATH.length : REST_PATH.length);
+      if (binding === 'jsonrpc' && jsonRpcEdgeRefused(res, req.body)) return;
+      if (binding === 'jsonrpc' && req.method === 'POST' && (within === '' || within === '/'))
+        return jsonRpc(req, res, user);
+      if (binding === 'rest' && (await rest(req, res, user, within || '/', search))) return;
+    }
+    if (page) page(req, res, () => notFound(res, binding));
+    else notFound(res, binding);
+  };
+
+  return (req, res) => {
+    const [path = '/', search = ''] = (req.url ?? '/').split(/\?(.*)/s, 2);
+    if (options.probes) return options.probes(req, res, () => next());
+    next();
+    function next() {
+      if (options.metrics && path === METRICS_PATH) return options.metrics(req, res);
+      serve(req, res, path, search).catch((error: unknown) => answerEscaped(req, res, path, error, log));
+    }
+  };
+}
+
+/** The binding whose path `path` is under, if any (a path segment boundary; any case, as express matched). */
+function bindingOf(path: string): 'jsonrpc' | 'rest' | undefined {
+  const lower = path.toLowerCase();
+  const under = (prefix: string) => lower === prefix || lower.startsWith(`${prefix}/`);
+  return under(JSONRPC_PATH) ? 'jsonrpc' : under(REST_PATH) ? 'rest' : undefined;
+}
+
+/** Answers an error that escaped the routes, in the shape of the route's binding; one that is the server's own is logged. */
+function answerEscaped(req: IncomingMessage, res: ServerResponse, path: string, error: unknown, log: Logger): void {
+  const refusal = isHarnessError(error) ? error : error instanceof URIError ? percentEncodingRefusal() : error;
+  let internal: unknown;
+  if (res.headersSent) {
+    internal = transportForms(refusal).internal;
+    res.end();
+  } else {
+    ({ internal } =
+      bindingOf(path) === 'jsonrpc' ? answerJsonRpcError(res, null, refusal) : answerRestError(res, refusal));
+  }
+  if (internal !== undefined) log.error('request failed', { path, method: req.method, error: describeError(internal) });
 }

@@ -1,44 +1,40 @@
-import type { Request, RequestHandler } from 'express';
-import type { User } from '@a2a-js/sdk/server';
-import { UserBuilder } from '@a2a-js/sdk/server/express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UnauthenticatedUser, type User } from '@a2a-js/sdk/server';
 import { HarnessError } from '../errors.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
 import { answerJsonRpcError, answerRestError } from './edge-http.js';
 
-const users = new WeakMap<Request, User>();
+/** Who the request log names: the user each request authenticated as. */
+const users = new WeakMap<IncomingMessage, User>();
 
 /** The user a request authenticated as, when it did. */
-export function requestUser(req: Request): User | undefined {
+export function requestUser(req: IncomingMessage): User | undefined {
   return users.get(req);
 }
 
-/** What the SDK's express handlers are given: the user the bearer middleware found, or none. */
-export function userBuilderFor(authenticator: TokenAuthenticator | undefined): UserBuilder {
-  if (!authenticator) return UserBuilder.noAuthentication;
-  return async (req) => {
-    const user = users.get(req);
-    // The middleware runs first on every A2A route; reaching here without a user is a wiring bug.
-    if (!user) throw new Error('request reached the A2A handler without authentication');
-    return user;
-  };
-}
+const NOBODY = new UnauthenticatedUser();
 
 /**
- * Refuses a request without a valid bearer token, before its body is read: HTTP 401 with
- * `WWW-Authenticate: Bearer`, and a body in the binding's own error shape (a JSON-RPC error
- * for JSON-RPC, an error object for HTTP+JSON). With a valid token, remembers the user for
- * {@link userBuilderFor} and the request log.
+ * The user an A2A request is made by. Without an authenticator, nobody in particular. With one,
+ * a request without a valid bearer token is refused before its body is read: HTTP 401 with
+ * `WWW-Authenticate: Bearer`, and a body in the binding's own error shape (a JSON-RPC error for
+ * JSON-RPC, an error object for HTTP+JSON); then the answer is undefined.
  */
-export function requireBearer(authenticator: TokenAuthenticator, binding: 'jsonrpc' | 'rest'): RequestHandler {
-  return (req, res, next) => {
-    const user = authenticator.authenticate(req.headers.authorization);
-    if (user) {
-      users.set(req, user);
-      return next();
-    }
-    res.setHeader('WWW-Authenticate', 'Bearer realm="tiny-harness"');
-    const refusal = new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE);
-    if (binding === 'jsonrpc') answerJsonRpcError(res, null, refusal);
-    else answerRestError(res, refusal);
-  };
+export function authenticateRequest(
+  authenticator: TokenAuthenticator | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  binding: 'jsonrpc' | 'rest',
+): User | undefined {
+  if (!authenticator) return NOBODY;
+  const user = authenticator.authenticate(req.headers.authorization);
+  if (user) {
+    users.set(req, user);
+    return user;
+  }
+  res.setHeader('WWW-Authenticate', 'Bearer realm="tiny-harness"');
+  const refusal = new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE);
+  if (binding === 'jsonrpc') answerJsonRpcError(res, null, refusal);
+  else answerRestError(res, refusal);
+  return undefined;
 }

@@ -17,17 +17,21 @@ export function isSpokenVersion(requested: string | undefined): requested is str
 
 /**
  * The protocol version a call asks for (its `A2A-Version` header, or gRPC metadata), checked
- * where each of the SDK's three transports builds the call's context, just before the SDK's
- * own check. The SDK refuses a call without the header as "version '0.3' is not supported",
+ * where each transport builds the call's context (the HTTP bindings' `call-context.ts`, the
+ * SDK's gRPC transport, just before its own check). The SDK refuses a call without the header as "version '0.3' is not supported",
  * which says neither that the header was missing nor what to send; this refusal, the same
  * `VersionNotSupportedError` (JSON-RPC -32009, HTTP 400 and gRPC FAILED_PRECONDITION), says both.
  */
 export function requireProtocolVersion(inner: ServerCallContextBuilder): ServerCallContextBuilder {
   return (options) => {
-    if (!isSpokenVersion(options.requestedVersion))
-      throw new VersionNotSupportedError(versionRefusal(options.requestedVersion));
+    checkProtocolVersion(options.requestedVersion);
     return inner(options);
   };
+}
+
+/** Throws the refusal of a call asking for `requested` (undefined: no header) unless this server speaks it. */
+export function checkProtocolVersion(requested: string | undefined): void {
+  if (!isSpokenVersion(requested)) throw new VersionNotSupportedError(versionRefusal(requested));
 }
 
 /** What a call asking for `requested` (undefined: it sent no header) is told. */

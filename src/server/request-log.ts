@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request, RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
+import { pinoHttp, type HttpLogger } from 'pino-http';
 import { pinoFor, type Logger } from '../log.js';
 import { requestUser } from './http-auth.js';
+import type { ReadRequest } from './http-body.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -23,17 +23,16 @@ export interface RequestLogOptions {
  * id, never a body, unless `logContent` asks for the message text: pino-http's own request and
  * response objects are not serialized at all.
  */
-export function requestLog(options: RequestLogOptions): RequestHandler {
+export function requestLog(options: RequestLogOptions): HttpLogger {
   // Microseconds, where pino-http's own response time counts whole milliseconds.
   const started = new WeakMap<ServerResponse, bigint>();
   const fields = (req: IncomingMessage, res: ServerResponse): Record<string, unknown> => {
-    const request = req as Request;
+    const request = req as ReadRequest;
     const begun = started.get(res);
     return {
       requestId: req.id,
       method: req.method,
-      // Not `req.path`: a route mounted on a prefix sees the path without it.
-      path: request.originalUrl.split('?', 1)[0],
+      path: (req.url ?? '/').split('?', 1)[0],
       status: res.statusCode,
       ms: begun === undefined ? undefined : Number((process.hrtime.bigint() - begun) / 1000n) / 1000,
       rpc: rpcMethod(request),
@@ -64,13 +63,13 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
   });
 }
 
-function rpcMethod(req: Request): string | undefined {
+function rpcMethod(req: ReadRequest): string | undefined {
   const method = (req.body as { method?: unknown } | undefined)?.method;
   return typeof method === 'string' && RPC_METHOD.test(method) ? method : undefined;
 }
 
 /** The text parts of the message a JSON-RPC or HTTP+JSON request sends, when it sends one. */
-function messageText(req: Request): string | undefined {
+function messageText(req: ReadRequest): string | undefined {
   const body = req.body as { params?: { message?: unknown }; message?: unknown } | undefined;
   const message = (body?.params?.message ?? body?.message) as { parts?: unknown } | undefined;
   if (!Array.isArray(message?.parts)) return undefined;

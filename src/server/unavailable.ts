@@ -1,7 +1,6 @@
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
-import type { RequestHandler } from 'express';
 import { DelegatingRequestHandler } from '../a2a/index.js';
 
 /**
@@ -10,12 +9,12 @@ import { DelegatingRequestHandler } from '../a2a/index.js';
  * errors of "temporary unavailability", whose forms are HTTP 503 with Retry-After, gRPC
  * UNAVAILABLE and JSON-RPC -32603.
  *
- * The SDK's transports pick the code from the error's class and know none for this one.
- * JSON-RPC answers -32603 for it by itself, in an HTTP 503 ({@link retryableRefusalAnswers}). HTTP+JSON and gRPC take the code an error of their
- * own transport carries (`transport`, with `statusCode` or `status`), so each of them is handed
- * the error in its own form ({@link UnavailableForm}), and the HTTP+JSON answer gets its
- * Retry-After header and its status name ({@link unavailableAnswers}). This file is the one
- * place that works around the SDK for it (test/server/unavailable.test.ts pins it).
+ * The SDK's error mappings pick the code from the error's class and know none for this one.
+ * The project's HTTP bindings answer it as HTTP 503 with Retry-After on both JSON bindings
+ * (`transportForms`, `edge-http.ts`): JSON-RPC with -32603 as its body, so a balancer retries it,
+ * and HTTP+JSON with the status name UNAVAILABLE ({@link unavailableBody}). The SDK's gRPC
+ * transport takes the code an error of its own transport carries (`transport`, with `status`),
+ * so it is handed the error in that form ({@link UnavailableForm}); test/server/unavailable.test.ts pins it.
  */
 export class UnavailableError extends A2AError {
   override reason = 'UNAVAILABLE';
@@ -48,8 +47,8 @@ const HTTP_SERVICE_UNAVAILABLE = 503;
 const GRPC_UNAVAILABLE = 14;
 
 /**
- * The handler as the HTTP+JSON or the gRPC transport is given it: an {@link UnavailableError}
- * leaves it in that transport's form. Only sending a message can be refused so.
+ * The handler as the SDK's gRPC transport is given it: an {@link UnavailableError} leaves it
+ * in that transport's form. Only sending a message can be refused so.
  */
 export class UnavailableForm extends DelegatingRequestHandler {
   constructor(
@@ -88,29 +87,9 @@ export class UnavailableForm extends DelegatingRequestHandler {
   }
 }
 
-/**
- * For the HTTP+JSON routes: a 503 answer (only an {@link UnavailableError} leads to one) gets
- * `Retry-After`, and its body the status name of its code, UNAVAILABLE (spec 11.6, AIP-193),
- * where the SDK, knowing no class for it, writes UNKNOWN.
- */
-export function unavailableAnswers(): RequestHandler {
-  return (_req, res, next) => {
-    const json = res.json.bind(res);
-    res.json = (body: unknown) => {
-      if (res.statusCode === HTTP_SERVICE_UNAVAILABLE) {
-        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-        const error = (body as { error?: { status?: unknown } } | undefined)?.error;
-        if (error) error.status = UNAVAILABLE_STATUS;
-      }
-      return json(body);
-    };
-    next();
-  };
-}
-
 const UNAVAILABLE_STATUS = 'UNAVAILABLE';
 
-/** An HTTP+JSON error body as {@link unavailableAnswers} sends it: a 503's status name is UNAVAILABLE. */
+/** An HTTP+JSON error body as a refusal to retry is sent: a 503's status name is UNAVAILABLE (spec 11.6, AIP-193), where the SDK, knowing no class for it, writes UNKNOWN. */
 export function unavailableBody<T extends { error: { code: number; status: string } }>(body: T): T {
   if (body.error.code === HTTP_SERVICE_UNAVAILABLE) body.error.status = UNAVAILABLE_STATUS;
   return body;
@@ -120,26 +99,4 @@ export function unavailableBody<T extends { error: { code: number; status: strin
 export function isRetryableRefusal(error: unknown): boolean {
   const data = (error as { data?: unknown } | null | undefined)?.data;
   return Array.isArray(data) && data.some((detail) => (detail as { reason?: unknown })?.reason === UNAVAILABLE_STATUS);
-}
-
-/**
- * For the JSON-RPC route: an answer whose body is a retryable refusal (this instance drains, or is
- * at its bound on turns) leaves as HTTP 503 with `Retry-After`, the JSON-RPC error as its body,
- * so that a balancer retries it on another instance (A2A 1.0 section 3.3.2 gives a temporary
- * unavailability HTTP 503 with Retry-After). The SDK's JSON-RPC handler answers every error with
- * 200, and is told the status here, at the one place the answer is written. Every other JSON-RPC
- * error stays a 200; so does a refusal inside a stream already under way (its status is sent).
- */
-export function retryableRefusalAnswers(): RequestHandler {
-  return (_req, res, next) => {
-    const json = res.json.bind(res);
-    res.json = (body: unknown) => {
-      if (!res.headersSent && isRetryableRefusal((body as { error?: unknown } | undefined)?.error)) {
-        res.status(HTTP_SERVICE_UNAVAILABLE);
-        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-      }
-      return json(body);
-    };
-    next();
-  };
 }

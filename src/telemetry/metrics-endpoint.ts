@@ -11,7 +11,7 @@ import { METRICS_PATH } from '../wire.js';
 import { HarnessMetrics } from './metrics.js';
 import { Scrapes } from './scrapes.js';
 
-/** A node request handler; express mounts it as it is. */
+/** A node request handler: the HTTP app calls it as it is. */
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** The harness's metrics, none when `metrics.enabled` is off, and the token a scrape must send, if any. */

@@ -2,13 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import type { Request } from 'express';
-import { clientGoneSignal, httpGoneSignal, setClientGoneSignal } from '../../src/a2a/index.js';
+import type { ServerResponse } from 'node:http';
+import { clientGoneSignal, setClientGoneSignal } from '../../src/a2a/index.js';
+import { responseClosed } from '../../src/server/call-context.js';
 import { cancelledSignal } from '../../src/server/grpc-binding.js';
 
 /** A call's "client gone" signal is made only when something asks for it (`src/a2a/client-gone.ts`). */
 
-/** A response as `httpGoneSignal` sees it: an emitter with `closed`. */
+/** A response as `responseClosed` sees it: an emitter with `closed`. */
 function response(): EventEmitter & { closed: boolean } {
   return Object.assign(new EventEmitter(), { closed: false });
 }
@@ -28,12 +29,12 @@ describe('the client-gone signal', () => {
 
   it('over HTTP, fires when the response closes, or has fired already when asked after it closed', () => {
     const res = response();
-    const open = httpGoneSignal({ res } as unknown as Request);
+    const open = responseClosed(res as unknown as ServerResponse);
     assert.equal(open.aborted, false);
     res.closed = true;
     res.emit('close');
     assert.equal(open.aborted, true);
-    assert.equal(httpGoneSignal({ res } as unknown as Request).aborted, true, 'asked once the response had closed');
+    assert.equal(responseClosed(res as unknown as ServerResponse).aborted, true, 'asked once the response had closed');
     assert.equal(res.listenerCount('close'), 0);
   });
 

@@ -88,7 +88,7 @@ export async function startBareAgent(options: { hold?: Promise<void>; page?: boo
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: handler }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   app.use('/a2a/rest', restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-  if (options.page) app.use(...webPage(bundledWebDir()));
+  if (options.page) app.use(webPage(bundledWebDir()));
   return {
     url,
     requests,

@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import { GetTaskRequest, Role, SendMessageRequest } from '@a2a-js/sdk';
+import { Role } from '@a2a-js/sdk';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { GENERATION_KEY } from '../../src/wire.js';
 import { rawUnaryCall } from '../fixtures/raw-grpc.js';
 import { startTestHarness, type TestHarness } from './support.js';
@@ -72,23 +73,30 @@ function varintField(bytes: Uint8Array, number: number): number | undefined {
 
 /** Protobuf bytes of a GetTask, with `currentGeneration` (field 4) when given. */
 function getTaskBytes(currentGeneration?: number): Buffer {
-  const writer = GetTaskRequest.encode({ tenant: '', id: taskId, historyLength: undefined });
-  if (currentGeneration !== undefined) writer.uint32((4 << 3) | WireType.Varint).int64(currentGeneration);
-  return Buffer.from(writer.finish());
+  const request = A2AService.getTask.requestSerialize({ tenant: '', id: taskId, historyLength: undefined });
+  if (currentGeneration === undefined) return request;
+  return Buffer.concat([request, new BinaryWriter().tag(4, WireType.Varint).int64(currentGeneration).finish()]);
 }
 
 /** Protobuf bytes of a blocking SendMessage on the task, with `configuration.ifGenerationMatch` (3.5). */
 function sendBytes(text: string, ifGenerationMatch: number): Buffer {
+  const part = { content: { $case: 'text' as const, value: text }, metadata: {}, filename: '', mediaType: '' };
   const message = {
-    ...userMessage(text, { taskId }),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text' as const, value: text }, metadata: {}, filename: '', mediaType: '' }],
+    messageId: randomUUID(),
+    taskId,
     contextId: '',
+    role: Role.ROLE_USER,
+    parts: [part],
     metadata: {},
     extensions: [],
     referenceTaskIds: [],
   };
-  const request = SendMessageRequest.encode({ tenant: '', message, configuration: undefined, metadata: {} }).finish();
+  const request = A2AService.sendMessage.requestSerialize({
+    tenant: '',
+    message,
+    configuration: undefined,
+    metadata: {},
+  });
   const configuration = new BinaryWriter().tag(5, WireType.Varint).int64(ifGenerationMatch).finish();
   const field = new BinaryWriter().tag(3, WireType.LengthDelimited).bytes(configuration).finish();
   return Buffer.concat([request, field]);

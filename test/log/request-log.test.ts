@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
-import express from 'express';
 import { createLogger, type Logger } from '../../src/log.js';
+import { readJsonBody } from '../../src/server/http-body.js';
 import { requestLog } from '../../src/server/request-log.js';
 import { poll, waitFor, within } from '../support/wait.js';
 
@@ -38,13 +38,17 @@ async function startApp(
   logContent = false,
 ): Promise<{ url: string; server: Server; arrivals: EventEmitter }> {
   const arrivals = new EventEmitter();
-  const app = express();
-  app.use(requestLog({ log, logContent }));
-  app.use('/a2a', express.json(), (req, res) => {
-    if (req.path === '/hang') return void arrivals.emit('hang');
-    res.status(req.path === '/fail' ? 500 : 200).json({ ok: true });
-  });
-  const server = createServer(app).listen(0, '127.0.0.1');
+  const logRequest = requestLog({ log, logContent });
+  // As the HTTP app (src/server/http-app.ts) runs the log: first, then the body is read.
+  const server = createServer((req, res) => {
+    logRequest(req, res);
+    const path = req.url!.split('?', 1)[0];
+    void readJsonBody(req, 1 << 20).then(() => {
+      if (path === '/a2a/hang') return void arrivals.emit('hang');
+      res.statusCode = path === '/a2a/fail' ? 500 : 200;
+      res.end(JSON.stringify({ ok: true }));
+    });
+  }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const address = server.address() as { port: number };
   return { url: `http://127.0.0.1:${address.port}`, server, arrivals };

@@ -88,9 +88,9 @@ before(async () => {
     log: silentLogger,
   });
   const handler = path.handler;
-  grpc = await startGrpcServer(path, '127.0.0.1', 0);
+  grpc = await startGrpcServer(path.path, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
-  httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
+  httpServer = createServer(createHttpApp({ path: path.path, card: path.card, bodyLimit: '1mb', log: silentLogger }));
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
   endpoints.httpUrl = url;

@@ -7,6 +7,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
 import { CommandRegistry } from '../../src/commands/index.js';
 import {
@@ -21,11 +24,12 @@ import { silentLogger } from '../../src/log.js';
 import { buildRequestPath, requestPathSteps, type RequestPathOptions } from '../../src/request-path.js';
 import { TaskView } from '../../src/runtime/subtask-metadata.js';
 import { baseAgentCard } from '../../src/server/card.js';
+import { createHttpApp } from '../../src/server/http-app.js';
 import { HarnessMetrics } from '../../src/telemetry/metrics.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands', 'idempotency', 'generations'];
+const ORDER = ['spans', 'metrics', 'errorMapping', 'commands', 'idempotency', 'generations'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -142,7 +146,6 @@ describe('the request path', () => {
     assert.deepEqual(path.pathOf('sendMessageStream'), [
       'spans',
       'metrics',
-      'sseIds',
       'errorMapping',
       'commands',
       'idempotency',
@@ -150,7 +153,7 @@ describe('the request path', () => {
     ]);
     assert.deepEqual(path.pathOf('getTask'), ['spans', 'metrics', 'errorMapping', 'commands', 'generations']);
     assert.deepEqual(path.pathOf('cancelTask'), ['spans', 'metrics', 'errorMapping', 'commands']);
-    assert.deepEqual(path.pathOf('resubscribe'), ['spans', 'metrics', 'sseIds', 'errorMapping', 'commands']);
+    assert.deepEqual(path.pathOf('resubscribe'), ['spans', 'metrics', 'errorMapping', 'commands']);
     assert.deepEqual(path.pathOf('createTaskPushNotificationConfig'), ['spans', 'metrics', 'errorMapping', 'commands']);
   });
 
@@ -182,7 +185,6 @@ describe('the request path', () => {
     assert.deepEqual(callsPerStep(seen), {
       spans: 1,
       metrics: 1,
-      sseIds: 0,
       errorMapping: 1,
       commands: 1,
       idempotency: 1,
@@ -208,7 +210,7 @@ describe('the request path', () => {
 
   it('refuses two steps of one name', () => {
     const { steps, handler } = requestPathSteps(options);
-    assert.throws(() => compose([...steps, steps[3]!], handlerTerminal(handler)), /named errorMapping/);
+    assert.throws(() => compose([...steps, steps[2]!], handlerTerminal(handler)), /named errorMapping/);
   });
 
   it("serves the card per call on its route, and keeps the transports' first one", async () => {
@@ -225,5 +227,91 @@ describe('the request path', () => {
     } finally {
       options.registry.unregister('later');
     }
+  });
+});
+
+/**
+ * The project's files a streamed message (`SendStreamingMessage` over JSON-RPC, not a command)
+ * passes from the socket to the store, in order (issue 36: at most 12). The helpers a file
+ * calls and returns from (the body reader, the edge schema, the call's context) are not hops;
+ * the store's own files are where it arrives. docs/architecture.md lists the same.
+ */
+const SOCKET_TO_STORE = [
+  'server/http-app.ts',
+  'server/jsonrpc-binding.ts',
+  'server/sse.ts',
+  'a2a/steps.ts',
+  'telemetry/a2a-spans.ts',
+  'telemetry/request-metrics.ts',
+  'server/a2a-errors.ts',
+  'commands/commands-step.ts',
+  'runtime/message-idempotency.ts',
+  'runtime/request-handler.ts',
+  'runtime/engine.ts',
+  'runtime/turn-writer.ts',
+];
+
+describe('a streamed message from the socket to the store', () => {
+  it("passes at most 12 of the project's files, which docs/architecture.md lists (issue 36)", async (t) => {
+    t.diagnostic(`socket → ${SOCKET_TO_STORE.join(' → ')} → store`);
+    assert.ok(SOCKET_TO_STORE.length <= 12, `${SOCKET_TO_STORE.length} files`);
+    const doc = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    const listed = doc.slice(doc.indexOf('From the socket to the store'));
+    const line = /^`socket` → (.*) → `store`$/m.exec(listed)?.[1];
+    assert.deepEqual(
+      line?.split(' → ').map((file) => file.replaceAll('`', '')),
+      SOCKET_TO_STORE,
+      'docs/architecture.md lists the same files',
+    );
+
+    // Every file of src/ on the stack where the message reaches the store is in the list.
+    const { store } = temp;
+    const srcDir = fileURLToPath(new URL('../../src/', import.meta.url));
+    const seen = new Set<string>();
+    const parts = [store.tasks, store.claims] as unknown as Array<Record<string, unknown>>;
+    const restore: Array<() => void> = [];
+    for (const part of parts) {
+      for (const name of ['append', 'claim']) {
+        const original = part[name];
+        if (typeof original !== 'function') continue;
+        part[name] = function (this: unknown, ...args: unknown[]) {
+          const limit = Error.stackTraceLimit;
+          Error.stackTraceLimit = 100;
+          const stack = new Error().stack ?? '';
+          Error.stackTraceLimit = limit;
+          for (const frame of stack.split('\n')) {
+            const file = /\((.*?):\d+:\d+\)$/.exec(frame)?.[1];
+            if (file?.startsWith(srcDir) && !file.startsWith(`${srcDir}store/`)) seen.add(file.slice(srcDir.length));
+          }
+          return (original as (...a: unknown[]) => unknown).apply(this, args);
+        };
+        restore.push(() => (part[name] = original));
+      }
+    }
+    const path = buildRequestPath(options);
+    const server = createServer(
+      createHttpApp({ path: path.path, card: path.card, bodyLimit: '1mb', log: silentLogger }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendStreamingMessage',
+          params: { message: { messageId: 'socket-to-store', role: 'ROLE_USER', parts: [{ text: 'hi' }] } },
+        }),
+      });
+      assert.match(await response.text(), /^id: \d+\ndata: /m, 'each event with its generation as its SSE id');
+    } finally {
+      for (const undo of restore) undo();
+      server.closeAllConnections();
+      server.close();
+    }
+    t.diagnostic(`seen on the stack: ${[...seen].join(', ')}`);
+    assert.ok(seen.has('server/jsonrpc-binding.ts'), 'the stacks were read');
+    for (const file of seen) assert.ok(SOCKET_TO_STORE.includes(file), `${file} is on the path`);
   });
 });

@@ -38,7 +38,14 @@ before(async () => {
   const handler = withSteps(failing, steps);
   grpc = await startGrpcServer(compose(steps, handlerTerminal(failing)), '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
-  httpServer = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger }));
+  httpServer = createServer(
+    createHttpApp({
+      path: compose([], handlerTerminal(handler)),
+      card: () => handler.getAgentCard(),
+      bodyLimit: '1mb',
+      log: silentLogger,
+    }),
+  );
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 });

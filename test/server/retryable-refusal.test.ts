@@ -1,32 +1,53 @@
 /**
- * The JSON-RPC route's retryable refusals (src/server/unavailable.ts): an answer whose
- * JSON-RPC error is UNAVAILABLE leaves as HTTP 503 with Retry-After, any other stays as it was;
+ * The JSON-RPC binding's retryable refusals (src/server/jsonrpc-binding.ts, issue 36): a call
+ * refused with UNAVAILABLE (src/server/unavailable.ts) leaves as HTTP 503 with Retry-After, any
+ * other error as an HTTP 200;
  * and the SDK's JSON-RPC client reads such a 503 as the same JSON-RPC error it reads from a 200,
  * on SendMessage and SendStreamingMessage (so neither our clients nor the page need a mapping of
  * their own). Should an SDK update read non-2xx answers otherwise, this says where.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { TaskNotFoundError, toJsonRpcError } from '@a2a-js/sdk/errors';
+import { UnauthenticatedUser } from '@a2a-js/sdk/server';
+import type { Call } from '../../src/a2a/index.js';
+import { jsonRpcBinding } from '../../src/server/jsonrpc-binding.js';
+import { readJsonBody } from '../../src/server/http-body.js';
 import { RETRY_AFTER_SECONDS, UnavailableError } from '../../src/server/unavailable.js';
-import { isRetryableRefusal, retryableRefusalAnswers } from '../../src/server/unavailable.js';
+import { isRetryableRefusal } from '../../src/server/unavailable.js';
 import { userMessage } from '../e2e/support.js';
 
-const refusalError = () => toJsonRpcError(new UnavailableError('At the limit; send it again.'));
+const refusal = () => new UnavailableError('At the limit; send it again.');
+const refusalError = () => toJsonRpcError(refusal());
 const notFoundError = toJsonRpcError(new TaskNotFoundError('No such task.'));
 
-/** Serves `answer(id)` on POST /, as the SDK's JSON-RPC handler writes its answers (status 200, then json). */
-async function serving(answer: (id: unknown) => unknown, status = 200) {
-  const app = express();
-  app.use(express.json(), retryableRefusalAnswers());
-  app.post('/', (req, res) => {
-    res.status(status).json(answer(req.body?.id));
+/** The JSON-RPC binding (src/server/jsonrpc-binding.ts) over a path whose every call fails with `failure()`. */
+function failingBinding(failure: () => unknown): RequestListener {
+  const binding = jsonRpcBinding({
+    path: {
+      run: ((call: Call) =>
+        call.streaming
+          ? // eslint-disable-next-line require-yield
+            (async function* () {
+              throw failure();
+            })()
+          : Promise.reject(failure())) as never,
+    },
+    onInternal: () => {},
   });
-  const server = createServer(app).listen(0, '127.0.0.1');
+  return (req, res) => {
+    // The bare transport below sends no version; the refusal, not the version check, is under test.
+    req.headers[A2A_VERSION_HEADER.toLowerCase()] ??= A2A_PROTOCOL_VERSION;
+    void readJsonBody(req, 1 << 20).then(() => binding(req, res, new UnauthenticatedUser()));
+  };
+}
+
+async function serving(listener: RequestListener) {
+  const server = createServer(listener).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
@@ -40,7 +61,7 @@ async function serving(answer: (id: unknown) => unknown, status = 200) {
 async function post(url: string) {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', [A2A_VERSION_HEADER]: A2A_PROTOCOL_VERSION },
     body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SendMessage', params: {} }),
   });
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
@@ -54,8 +75,8 @@ describe('a retryable refusal on the JSON-RPC route', () => {
     assert.equal(isRetryableRefusal(undefined), false);
   });
 
-  it(`leaves as HTTP 503 with Retry-After ${RETRY_AFTER_SECONDS}, its body as written`, async () => {
-    const server = await serving((id) => ({ jsonrpc: '2.0', id, error: refusalError() }));
+  it(`leaves as HTTP 503 with Retry-After ${RETRY_AFTER_SECONDS}, the JSON-RPC error its body (issue 36)`, async () => {
+    const server = await serving(failingBinding(refusal));
     try {
       assert.deepEqual(await post(server.url), {
         status: 503,
@@ -67,16 +88,20 @@ describe('a retryable refusal on the JSON-RPC route', () => {
     }
   });
 
-  it('any other JSON-RPC error keeps its status and gets no Retry-After', async () => {
-    for (const [answer, status] of [
-      [(id: unknown) => ({ jsonrpc: '2.0', id, error: notFoundError }), 200],
-      [(id: unknown) => ({ jsonrpc: '2.0', id, error: { code: -32603, message: 'x' } }), 500],
+  it('any other JSON-RPC error is an HTTP 200 without Retry-After', async () => {
+    for (const [failure, error] of [
+      [() => new TaskNotFoundError('No such task.'), notFoundError],
+      [() => new Error('a bug'), { code: -32603, message: 'Internal error; the server logged it.' }],
     ] as const) {
-      const server = await serving(answer, status);
+      const server = await serving(failingBinding(failure));
       try {
         const got = await post(server.url);
-        assert.equal(got.status, status);
+        assert.equal(got.status, 200);
         assert.equal(got.retryAfter, null);
+        assert.deepEqual(
+          { code: got.body.error.code, message: got.body.error.message },
+          { code: error.code, message: error.message },
+        );
       } finally {
         await server.close();
       }
@@ -101,15 +126,20 @@ describe('a retryable refusal on the JSON-RPC route', () => {
         data: error.data,
       }));
     };
-    const refusing = await serving((id) => ({ jsonrpc: '2.0', id, error: refusalError() }));
-    const refusing200 = express();
-    refusing200.use(express.json());
-    refusing200.post('/', (req, res) => void res.json({ jsonrpc: '2.0', id: req.body?.id, error: refusalError() }));
-    const plain = createServer(refusing200).listen(0, '127.0.0.1');
-    await new Promise((resolve) => plain.once('listening', resolve));
+    const refusing = await serving(failingBinding(refusal));
+    // The same refusal in an HTTP 200, as the SDK's own JSON-RPC handler answered it.
+    const plain = await serving((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const { id } = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, error: refusalError() }));
+      });
+    });
     try {
       const from503 = await thrown(refusing.url);
-      const from200 = await thrown(`http://127.0.0.1:${(plain.address() as AddressInfo).port}/`);
+      const from200 = await thrown(plain.url);
       assert.deepEqual(from503, from200);
       assert.equal(from503[0]!.code, -32603);
       assert.deepEqual(
@@ -118,8 +148,7 @@ describe('a retryable refusal on the JSON-RPC route', () => {
       );
     } finally {
       await refusing.close();
-      plain.closeAllConnections();
-      await new Promise((resolve) => plain.close(resolve));
+      await plain.close();
     }
   });
 });

@@ -7,17 +7,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER } from '@a2a-js/sdk';
+import { UnauthenticatedUser, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2A_ERROR_CODE, TaskNotFoundError, restStatusFor, toJsonRpcError } from '@a2a-js/sdk/errors';
 import { grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
-import {
-  RETRY_AFTER_SECONDS,
-  UnavailableError,
-  UnavailableForm,
-  unavailableAnswers,
-} from '../../src/server/unavailable.js';
+import type { Call } from '../../src/a2a/index.js';
+import { readJsonBody } from '../../src/server/http-body.js';
+import { restBinding } from '../../src/server/rest-binding.js';
+import { RETRY_AFTER_SECONDS, UnavailableError, UnavailableForm } from '../../src/server/unavailable.js';
 
 const refusal = () => new UnavailableError('At the limit; try again.');
 
@@ -63,25 +61,37 @@ describe('a retryable refusal on each transport (A2A 1.0 section 3.3.2)', () => 
     );
   });
 
-  it('HTTP+JSON: a 503 answer gets Retry-After and the status name UNAVAILABLE; other answers are left alone', async () => {
-    const app = express();
-    app.use(unavailableAnswers());
-    app.get('/refused', (_req, res) => {
-      res.status(503).json({ error: { code: 503, status: 'UNKNOWN', message: 'x' } });
+  it('HTTP+JSON: the binding answers the refusal 503 with Retry-After and the status name UNAVAILABLE; other errors as the SDK maps them (issue 36)', async () => {
+    const binding = restBinding({
+      path: {
+        run: ((call: Call) =>
+          Promise.reject(
+            (call.params as { id?: string }).id === 'refused' ? refusal() : new TaskNotFoundError('no such task'),
+          )) as never,
+      },
+      card: async () => ({}) as never,
+      onInternal: () => {},
     });
-    app.get('/missing', (_req, res) => {
-      res.status(404).json({ error: { code: 404, status: 'NOT_FOUND', message: 'y' } });
-    });
-    const server = createServer(app).listen(0, '127.0.0.1');
+    const server = createServer((req, res) => {
+      const [path, search = ''] = req.url!.split('?');
+      void readJsonBody(req, 1024).then(() => binding(req, res, new UnauthenticatedUser(), path!, search));
+    }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const refused = await fetch(`${base}/refused`);
+      const headers = { [A2A_VERSION_HEADER]: A2A_PROTOCOL_VERSION };
+      const refused = await fetch(`${base}/tasks/refused`, { headers });
+      assert.equal(refused.status, 503);
       assert.equal(refused.headers.get('retry-after'), String(RETRY_AFTER_SECONDS));
-      assert.deepEqual(await refused.json(), { error: { code: 503, status: 'UNAVAILABLE', message: 'x' } });
-      const missing = await fetch(`${base}/missing`);
+      const body = (await refused.json()) as { error: { code: number; status: string; message: string } };
+      assert.deepEqual(
+        [body.error.code, body.error.status, body.error.message],
+        [503, 'UNAVAILABLE', 'At the limit; try again.'],
+      );
+      const missing = await fetch(`${base}/tasks/missing`, { headers });
+      assert.equal(missing.status, 404);
       assert.equal(missing.headers.get('retry-after'), null);
-      assert.deepEqual(await missing.json(), { error: { code: 404, status: 'NOT_FOUND', message: 'y' } });
+      assert.equal(((await missing.json()) as { error: { status: string } }).error.status, 'NOT_FOUND');
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

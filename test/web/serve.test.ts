@@ -11,20 +11,30 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { AgentCard } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { silentLogger } from '../../src/log.js';
+import { compose, handlerTerminal } from '../../src/a2a/index.js';
 import { createHttpApp } from '../../src/server/http-app.js';
 import { bundledWebDir, PAGE_CSP } from '../../src/server/web-page.js';
 
 const card = { name: 'stand-in', supportedInterfaces: [], capabilities: {} };
-const handler = { getAgentCard: async () => card } as unknown as A2ARequestHandler;
+const path = compose([], handlerTerminal({} as A2ARequestHandler));
 
 const folder = mkdtempSync(join(tmpdir(), 'tiny-harness-web-'));
 const built = join(folder, 'built');
 const servers: Server[] = [];
 
 async function serve(webDir: string | undefined): Promise<string> {
-  const server = createServer(createHttpApp({ handler, bodyLimit: '1mb', log: silentLogger, webDir }));
+  const server = createServer(
+    createHttpApp({
+      path,
+      card: async () => card as unknown as AgentCard,
+      bodyLimit: '1mb',
+      log: silentLogger,
+      webDir,
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   servers.push(server);
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

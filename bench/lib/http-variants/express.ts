@@ -1,4 +1,4 @@
-/** The endpoints of bench/http-servers.ts on express 5, set up as src/server/http-app.ts sets it up. */
+/** The endpoints of bench/http-servers.ts on express 5, set up as src/server/http-app.ts set it up before it moved to node:http (issue 36). */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler, type Response } from 'express';
