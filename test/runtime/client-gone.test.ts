@@ -87,7 +87,6 @@ before(async () => {
     card: () => baseAgentCard({ ...endpoints, version: 'test' }),
     log: silentLogger,
   });
-  const handler = path.handler;
   grpc = await startGrpcServer(path.path, '127.0.0.1', 0);
   endpoints.grpcAddress = grpc.address;
   httpServer = createServer(createHttpApp({ path: path.path, card: path.card, bodyLimit: '1mb', log: silentLogger }));

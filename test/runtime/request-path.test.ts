@@ -248,7 +248,7 @@ const SOCKET_TO_STORE = [
   'runtime/message-idempotency.ts',
   'runtime/request-handler.ts',
   'runtime/engine.ts',
-  'runtime/turn-writer.ts',
+  'runtime/turn/turn-writer.ts',
 ];
 
 describe('a streamed message from the socket to the store', () => {

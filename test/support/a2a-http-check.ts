@@ -45,12 +45,16 @@ export function checkingFetch(options: CheckingFetchOptions = {}): typeof fetch 
     }
     const response = await inner(input, init);
     const { binding, call } = described;
+    // A2A 1.1 is 1.0 with the task's generation as a field: checked as 1.0 once that field is seen to be well formed.
+    const v11 = new Headers(init?.headers).get('a2a-version') === '1.1';
     const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (isStream && response.body) {
       if (!STREAMING_METHODS.has(call.method))
         throw violation([`${call.method}: answered with an event stream, but it is not a streaming method`]);
       const events = new StreamCheck(call, ` (${binding})`);
-      const checked = checkEvents(response.body, (type, data) => eventViolations(binding, call, events, type, data));
+      const checked = checkEvents(response.body, (type, data) =>
+        eventViolations(binding, call, events, type, v11 ? as10(data) : data),
+      );
       return new Response(checked, {
         status: response.status,
         statusText: response.statusText,
@@ -58,7 +62,7 @@ export function checkingFetch(options: CheckingFetchOptions = {}): typeof fetch 
       });
     }
     const text = await response.text();
-    const problems = answerTextViolations(binding, call, response.status, text);
+    const problems = answerTextViolations(binding, call, response.status, v11 ? as10(text) : text);
     if (problems.length > 0) throw violation(problems);
     return new Response(text === '' ? null : text, {
       status: response.status,
@@ -66,6 +70,24 @@ export function checkingFetch(options: CheckingFetchOptions = {}): typeof fetch 
       headers: response.headers,
     });
   };
+}
+
+/**
+ * A 1.1 answer's JSON as 1.0 has it: without the `generation` of its tasks and events (issue
+ * 36), which must be an int64 in ProtoJSON (a decimal string). One that is not stays, and fails.
+ */
+function as10(text: string): string {
+  const json = parse(text);
+  if (json === undefined) return text;
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value === null || typeof value !== 'object') return value;
+    const entries = Object.entries(value).filter(
+      ([key, inner]) => !(key === 'generation' && typeof inner === 'string' && /^\d+$/.test(inner)),
+    );
+    return Object.fromEntries(entries.map(([key, inner]) => [key, strip(inner)]));
+  };
+  return JSON.stringify(strip(json));
 }
 
 /** Which call a request is, from the JSON-RPC method or the HTTP+JSON route (spec 11.3). */
