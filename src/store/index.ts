@@ -242,6 +242,7 @@ export {
 } from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './message-claim-store.js';
+export type { ClaimAcceptance } from './claim-acceptance.js';
 export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskFeeds, LogSubscription } from './task-feeds.js';
 export type { LoggedEvent } from './task-log.js';

@@ -117,7 +117,7 @@ export class SqlMessageClaimStore implements MessageClaimStore {
    */
   async accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void> {
     const taskId = outcome.taskId;
-    const replyJson = outcome.reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(outcome.reply)) : null;
+    const replyJson = encodeClaimReply(outcome.reply);
     if (this.options.shared)
       await ACCEPT_CLAIMED.run(this.db, [scope.tenant, scope.owner, messageId, digest, taskId, replyJson]);
     else
@@ -230,6 +230,11 @@ interface ClaimRow {
   digest: string;
   task_id: string | null;
   reply_json: string | null;
+}
+
+/** A command's reply as its claim keeps it: the SDK's codec, so the state enum and raw bytes read back as they were. */
+export function encodeClaimReply(reply: TaskStatusUpdateEvent | undefined): string | null {
+  return reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(reply)) : null;
 }
 
 /** A claim row read back: its outcome once accepted, else undefined. */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { HarnessError, turnFencedError } from '../errors.js';
+import { HarnessError, isHarnessError, turnFencedError } from '../errors.js';
 import type { Database } from './database.js';
 import { applyPlan } from './plan-writes.js';
 import type { SavePlan } from './save-plan.js';
@@ -220,7 +220,8 @@ export class TaskImages {
       });
     } catch (error) {
       if (decision) throw decision.error;
-      if (!commit) {
+      // The write's own refusal (its message's claim taken): nothing to add to it.
+      if (!commit || isHarnessError(error)) {
         this.cache.delete(scope, taskId);
         throw error;
       }

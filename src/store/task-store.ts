@@ -11,6 +11,7 @@ import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';
 import { copyTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
+import type { ClaimAcceptance } from './claim-acceptance.js';
 import type { Alongside, Change, Decide } from './task-commit.js';
 import { TaskImages } from './task-images.js';
 import { applyEvent, isWholeBatch, readLogAfter, type LoggedEvent } from './task-log.js';
@@ -55,6 +56,11 @@ export interface TaskSnapshot {
 export interface TaskEdit {
   history?: readonly Message[];
   events: readonly AgentExecutionEvent[];
+  /**
+   * The claim of the message the edit answers, accepted in the same write, which is refused when
+   * the claim is no longer open. Only where the store `recordsClaims`.
+   */
+  claim?: ClaimAcceptance;
 }
 
 /** What a turn's write tells the store besides its events. */
@@ -108,6 +114,11 @@ export class SqlTaskStore {
   private readonly images: TaskImages;
   private readonly ownerResolver: OwnerResolver;
   private readonly now: () => Date;
+  /**
+   * Shared (PostgreSQL): a write accepts the claim of the message it answers (`TaskEdit.claim`)
+   * in `message_claims`, where `SqlMessageClaimStore` on the same database recorded it.
+   */
+  readonly recordsClaims: boolean;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -122,6 +133,7 @@ export class SqlTaskStore {
       mayOwePush: options.mayOwePush,
     });
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
+    this.recordsClaims = options.shared ?? false;
   }
 
   /** A copy of the task the caller may change freely, or undefined if not stored in its scope. */
@@ -202,7 +214,7 @@ export class SqlTaskStore {
         if (!edit) return undefined;
         const task = copyTask(stored.task);
         task.history.push(...(edit.history ?? []));
-        return applied(task, edit.events) as Change;
+        return { ...(applied(task, edit.events) as Change), claim: edit.claim };
       },
       fence,
     });

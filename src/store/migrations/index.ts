@@ -17,6 +17,7 @@ import { taskQueueMigration } from './0015-task-queue.js';
 import { pushConfigsByUserMigration } from './0016-push-configs-by-user.js';
 import { taskLastUsageMigration } from './0017-task-last-usage.js';
 import { toolGrantsMigration } from './0018-tool-grants.js';
+import { writeRefusedMigration } from './0019-write-refused.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -49,4 +50,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0016_push_configs_by_user': pushConfigsByUserMigration,
   '0017_task_last_usage': taskLastUsageMigration,
   '0018_tool_grants': toolGrantsMigration,
+  '0019_write_refused': writeRefusedMigration,
 };
