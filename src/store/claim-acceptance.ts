@@ -25,7 +25,7 @@ export const WRITE_REFUSED = 'TH409';
 
 /**
  * The one statement's CTE `c` accepting the claim, after the task row's update `upd` and only
- * when it wrote: the statement's result must then check that `c` accepted it (`claimTaken`).
+ * when it wrote: the statement's result must then check that `c` accepted it (`refusedUnlessClaimed`).
  */
 export function acceptClaimAfter(taskId: string, claim: ClaimAcceptance): RawBuilder<unknown> {
   return sql`c as (update message_claims set task_id = ${taskId}, reply_json = ${encodeClaimReply(claim.reply)}
