@@ -1,4 +1,4 @@
-import type { Message, Task } from '@a2a-js/sdk';
+import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 
 /**
@@ -23,6 +23,27 @@ export interface TaskSnapshot {
 export interface TaskEdit {
   history?: readonly Message[];
   events: readonly AgentExecutionEvent[];
+  /**
+   * The claim of the message the edit answers, accepted in the same write, which is refused when
+   * the claim is no longer open. Only where the store `recordsClaims`.
+   */
+  claim?: ClaimAcceptance;
+}
+
+/**
+ * A message's claim (`message_claims`, shared by instances on PostgreSQL) accepted by the very
+ * write that stores the message's reply: one round trip instead of two, and no moment when the
+ * reply is stored and the claim still open. The claim must still be open (recorded, not yet
+ * accepted) when the write commits, or nothing is written: a message another instance took over
+ * is stored once (CMD-34).
+ */
+export interface ClaimAcceptance {
+  tenant: string;
+  owner: string;
+  messageId: string;
+  digest: string;
+  /** The reply a resend is answered with (a command's), kept as `SqlMessageClaimStore.accept` keeps it. */
+  reply: TaskStatusUpdateEvent | undefined;
 }
 
 /** What a turn's write tells the store besides its events. */

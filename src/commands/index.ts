@@ -31,6 +31,7 @@ export {
   type CommandsRequestHandlerOptions,
   type CommandOutcome,
   type CommandTaskPort,
+  type ClaimKey,
   type DecidedUpdate,
   sdkTaskPort,
 } from '@tiny-harness/commands-extension';

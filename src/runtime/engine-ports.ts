@@ -25,6 +25,8 @@ export interface EngineStore {
     context: ServerCallContext,
     decide: (task: Task) => Promise<TaskEdit | undefined> | TaskEdit | undefined,
   ): Promise<Appended | undefined>;
+  /** Whether `modify` accepts the message claim an edit carries (`TaskEdit.claim`), in the claims' own table. */
+  readonly recordsClaims?: boolean;
 }
 
 /** How a turn ended, for whoever waits on turns (sub-task notes). */

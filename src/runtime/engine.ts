@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
-import type { CommandTaskPort, DecidedUpdate } from '../commands/index.js';
+import type { ClaimKey, CommandTaskPort, DecidedUpdate } from '../commands/index.js';
 import {
   generationMismatch,
   hasErrorCode,
@@ -97,6 +97,11 @@ export class TaskEngine implements CommandTaskPort, TurnStarter {
 
   get coordination(): Coordination {
     return this.options.coordination;
+  }
+
+  /** Whether a reply's write accepts its command's claim (the store's `recordsClaims`). */
+  get recordsClaims(): boolean {
+    return this.options.store.recordsClaims ?? false;
   }
 
   /** What runs turns; set once, before the first turn (the executor needs the engine's store views). */
@@ -319,7 +324,7 @@ export class TaskEngine implements CommandTaskPort, TurnStarter {
   post(
     update: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
-    exchange: { message?: Message } = {},
+    exchange: { message?: Message; records?: Message[]; claim?: ClaimKey } = {},
   ): Promise<Task> {
     return this.track(this.writes.post(update, context, exchange));
   }

@@ -1,6 +1,6 @@
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
-import type { DecidedUpdate } from '../commands/index.js';
+import type { ClaimKey, DecidedUpdate } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import type { EngineStore } from './engine-ports.js';
 import { markGeneration } from '../a2a/index.js';
@@ -50,8 +50,9 @@ export class TaskWrites {
   async post(
     given: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
-    exchange: { message?: Message; records?: Message[] },
+    exchange: { message?: Message; records?: Message[]; claim?: ClaimKey },
   ): Promise<Task> {
+    const { claim } = exchange;
     let sent: TaskStatusUpdateEvent | undefined;
     const stored = await this.store.modify(given.taskId, context, async (task) => {
       const state = task.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED;
@@ -68,7 +69,11 @@ export class TaskWrites {
           state === TaskState.TASK_STATE_SUBMITTED || state === TaskState.TASK_STATE_WORKING
             ? TaskState.TASK_STATE_WORKING
             : state;
-      return { history, events: [AgentEvent.statusUpdate(update)] };
+      const events = [AgentEvent.statusUpdate(update)];
+      // The command's claim, accepted with its reply (`recordsClaims`): decided again with it on each run.
+      if (!claim) return { history, events };
+      const { scope, messageId, digest } = claim;
+      return { history, events, claim: { ...scope, messageId, digest, reply: update } };
     });
     if (!stored) throw new HarnessError('task_not_found', `Task not found: ${given.taskId}`);
     // The task goes to the command's caller: as clients see it, without what a rewind hid (CMD-37).

@@ -234,6 +234,7 @@ export {
 } from './task-store.js';
 export { SqlTaskStateStore, DEFAULT_STATE_CACHE_BYTES, type SqlTaskStateStoreOptions } from './task-state-store.js';
 export { SqlMessageClaimStore, type SqlMessageClaimStoreOptions } from './message-claim-store.js';
+export type { ClaimAcceptance } from '../ports.js';
 export { ClaimPruning, type ClaimPruningOptions } from './claim-pruning.js';
 export { TaskFeeds, LogSubscription } from './task-feeds.js';
 export { SqlPushStore } from './push-store.js';

@@ -45,25 +45,9 @@ export class SqlMessageClaimStore implements MessageClaimStore {
   async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim> {
     const key = { tenant: scope.tenant, owner: scope.owner, message_id: messageId, digest };
     if (!this.options.shared) return this.readClaim(key);
-    const inserted = await this.db
-      .insertInto('message_claims')
-      .values({ ...key, task_id: null, reply_json: null, claimant: this.claimant, created_ms: this.now() })
-      .onConflict((oc) => oc.columns(['tenant', 'owner', 'message_id', 'digest']).doNothing())
-      // The subquery sees the table as it was before this row went in.
-      .returning((eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom('message_claims as other')
-              .select('other.digest')
-              .where('other.tenant', '=', key.tenant)
-              .where('other.owner', '=', key.owner)
-              .where('other.message_id', '=', messageId)
-              .where('other.digest', '<>', digest),
-          )
-          .as('id_reused'),
-      )
-      .executeTakeFirst();
+    const {
+      rows: [inserted],
+    } = await RECORD_CLAIM.run(this.db, [scope.tenant, scope.owner, messageId, digest, this.claimant, this.now()]);
     if (inserted) return { kind: 'new', idReused: Boolean(inserted.id_reused) };
     const row = await this.db
       .selectFrom('message_claims')
@@ -117,7 +101,7 @@ export class SqlMessageClaimStore implements MessageClaimStore {
    */
   async accept(scope: ClaimScope, messageId: string, digest: string, outcome: ClaimOutcome): Promise<void> {
     const taskId = outcome.taskId;
-    const replyJson = outcome.reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(outcome.reply)) : null;
+    const replyJson = encodeClaimReply(outcome.reply);
     if (this.options.shared)
       await ACCEPT_CLAIMED.run(this.db, [scope.tenant, scope.owner, messageId, digest, taskId, replyJson]);
     else
@@ -169,6 +153,44 @@ export class SqlMessageClaimStore implements MessageClaimStore {
     return Number(result.numDeletedRows);
   }
 }
+
+/**
+ * Shared: the claim recorded, unless a record of the message is there already (then no row
+ * comes back); `id_reused` when the id was claimed with other content. Every message runs it.
+ */
+const RECORD_CLAIM = new QueryTemplate<
+  Database,
+  readonly [string, string, string, string, string, number],
+  { id_reused: unknown }
+>(6, (db, tenant, owner, messageId, digest, claimant, createdMs) =>
+  db
+    .insertInto('message_claims')
+    .values({
+      tenant,
+      owner,
+      message_id: messageId,
+      digest,
+      task_id: null,
+      reply_json: null,
+      claimant,
+      created_ms: createdMs,
+    })
+    .onConflict((oc) => oc.columns(['tenant', 'owner', 'message_id', 'digest']).doNothing())
+    // The subquery sees the table as it was before this row went in.
+    .returning((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('message_claims as other')
+            .select('other.digest')
+            .where('other.tenant', '=', tenant)
+            .where('other.owner', '=', owner)
+            .where('other.message_id', '=', messageId)
+            .where('other.digest', '<>', digest),
+        )
+        .as('id_reused'),
+    ),
+);
 
 /** Every claim of (tenant, owner, message id): one per content sent with that id. */
 const READ_CLAIMS = new QueryTemplate<Database, readonly [string, string, string], ClaimRow>(
@@ -230,6 +252,11 @@ interface ClaimRow {
   digest: string;
   task_id: string | null;
   reply_json: string | null;
+}
+
+/** A command's reply as its claim keeps it: the SDK's codec, so the state enum and raw bytes read back as they were. */
+export function encodeClaimReply(reply: TaskStatusUpdateEvent | undefined): string | null {
+  return reply ? JSON.stringify(TaskStatusUpdateEvent.toJSON(reply)) : null;
 }
 
 /** A claim row read back: its outcome once accepted, else undefined. */

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { acceptClaimAfter, claimOpen, refusedUnlessClaimed, WRITE_REFUSED } from './claim-acceptance.js';
 import type { Database } from './database.js';
 import { messageRows, partRows, taskRowChanges } from './plan-writes.js';
 import { isEmptyPlan } from './save-plan.js';
@@ -32,7 +33,9 @@ export function fitsOneStatement(commit: Commit): boolean {
 
 /**
  * Resolves once written, saying whether push deliveries were owed; undefined when the row is no
- * longer of `version` or is fenced by a greater epoch (nothing was written).
+ * longer of `version`, is fenced by a greater epoch, or the commit's message claim is no longer
+ * open (nothing was written). The claim is accepted in the statement (`claim-acceptance.ts`);
+ * the rare claim accepted elsewhere after the statement's snapshot undoes it (`WRITE_REFUSED`).
  */
 export async function writeInOneStatement(
   db: Kysely<Database>,
@@ -47,9 +50,12 @@ export async function writeInOneStatement(
     ...Object.entries(changes).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
   ];
   const fenced = fence !== undefined ? sql` and fence_epoch <= ${fence}` : sql``;
+  const { claim } = commit;
+  const claimed = claim ? claimOpen(claim) : sql``;
   const ctes = [
-    sql`upd as (update tasks set ${sql.join(sets)} where id = ${taskId} and tenant = ${identity.tenant} and owner = ${identity.owner} and version = ${version}${fenced} returning id)`,
+    sql`upd as (update tasks set ${sql.join(sets)} where id = ${taskId} and tenant = ${identity.tenant} and owner = ${identity.owner} and version = ${version}${fenced}${claimed} returning id)`,
   ];
+  if (claim) ctes.push(acceptClaimAfter(taskId, claim));
   const messages = messageRows(taskId, plan);
   if (messages.length > 0) {
     ctes.push(sql`m as (insert into task_messages (task_id, seq, message_id, message_json)
@@ -86,10 +92,17 @@ export async function writeInOneStatement(
       unnest(${column(parts, 1)}::text[], ${column(parts, 2)}::int[], ${column(parts, 3)}::text[]) as x(artifact_id, seq, json))`);
   }
   const pushed = logged.length > 0 ? sql`(select count(*)::int from pd)` : sql`0`;
-  const { rows } = await sql<{
-    written: number;
-    pushed: number;
-  }>`with ${sql.join(ctes)} select count(*)::int as written, ${pushed} as pushed from upd`.execute(db);
+  const refused = claim ? sql`, ${refusedUnlessClaimed()} as refused` : sql``;
+  let rows: Array<{ written: number; pushed: number }>;
+  try {
+    ({ rows } = await sql<{
+      written: number;
+      pushed: number;
+    }>`with ${sql.join(ctes)} select count(*)::int as written, ${pushed} as pushed${refused} from upd`.execute(db));
+  } catch (error) {
+    if ((error as { code?: unknown })?.code === WRITE_REFUSED) return undefined;
+    throw error;
+  }
   return rows[0]!.written === 1 ? { pushed: rows[0]!.pushed > 0 } : undefined;
 }
 

@@ -1,6 +1,8 @@
 import type { Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import type { Transaction } from 'kysely';
+import type { ClaimAcceptance } from '../ports.js';
+import { acceptClaimIn } from './claim-acceptance.js';
 import type { Database } from './database.js';
 import { writePlan, type TaskIdentity } from './plan-writes.js';
 import { insertDeliveries } from './push-outbox.js';
@@ -24,6 +26,8 @@ export type Alongside = (trx: Transaction<Database>) => Promise<unknown>;
 export interface Change {
   task: Task;
   events: readonly AgentExecutionEvent[];
+  /** Shared only: the claim of the message this write answers, accepted with it (`claim-acceptance.ts`). */
+  claim?: ClaimAcceptance;
 }
 
 /**
@@ -59,6 +63,7 @@ export interface Commit {
   logged: LoggedEvent[];
   alongside: Alongside | undefined;
   fence: number | undefined;
+  claim: ClaimAcceptance | undefined;
   now: Date;
 }
 
@@ -84,16 +89,17 @@ export async function planCommit(
   const logged = change.events.map((event, i) => ({ generation: after + i + 1, event }));
   const plan = planSave(stored, task, logged.at(-1)?.generation);
   const identity = { id: write.taskId, contextId: stored?.task.contextId ?? task.contextId, ...write.scope };
-  return { identity, plan, logged, alongside: write.alongside, fence: write.fence, now: now() };
+  return { identity, plan, logged, alongside: write.alongside, fence: write.fence, claim: change.claim, now: now() };
 }
 
 /** Whether the commit writes nothing at all, so no statement need run. */
 export function writesNothing(commit: Commit): boolean {
-  return isEmptyPlan(commit.plan) && !commit.alongside;
+  return isEmptyPlan(commit.plan) && !commit.alongside && !commit.claim;
 }
 
 /**
- * Writes the commit's rows in `trx`: the task's rows, its log, what goes alongside, and the push
+ * Writes the commit's rows in `trx`: the task's rows, its log, what goes alongside, the message
+ * claim it accepts (refused, and the transaction undone, when the claim is taken), and the push
  * deliveries owed (skipped when `mayOwePush` says the task has no config). Resolves with
  * whether any delivery was owed.
  */
@@ -106,5 +112,6 @@ export async function writeInTransaction(
   await writePlan(trx, identity, plan, now.toISOString(), commit.fence);
   await insertLogRows(trx, identity.id, logged, now.getTime());
   await commit.alongside?.(trx);
+  if (commit.claim) await acceptClaimIn(trx, identity.id, commit.claim);
   return mayOwePush && (await insertDeliveries(trx, identity.id, logged));
 }

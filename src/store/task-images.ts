@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
-import { HarnessError, turnFencedError } from '../errors.js';
+import { HarnessError, isHarnessError, turnFencedError } from '../errors.js';
 import type { Database } from './database.js';
+import { QueryTemplate } from './query-template.js';
 import { applyPlan } from './plan-writes.js';
 import type { SavePlan } from './save-plan.js';
 import type { StoredTask } from './stored-task.js';
@@ -46,6 +47,11 @@ export interface TaskImagesOptions {
   /** False when a write of the task owes no push delivery (it has no config): the outbox's statement is skipped. */
   mayOwePush?: (taskId: string) => boolean;
 }
+
+/** Shared: the task row's version, which every read of a kept image checks first. */
+const STORED_VERSION = new QueryTemplate<Database, readonly [string], { version: number }>(1, (db, taskId) =>
+  db.selectFrom('tasks').select('version').where('id', '=', taskId),
+);
 
 /** PostgreSQL's code for a unique constraint that refused a row. */
 const UNIQUE_VIOLATION = '23505';
@@ -129,7 +135,7 @@ export class TaskImages {
   }
 
   private async storedVersion(taskId: string): Promise<number | undefined> {
-    return (await this.db.selectFrom('tasks').select('version').where('id', '=', taskId).executeTakeFirst())?.version;
+    return (await STORED_VERSION.run(this.db, [taskId])).rows[0]?.version;
   }
 
   /**
@@ -220,7 +226,8 @@ export class TaskImages {
       });
     } catch (error) {
       if (decision) throw decision.error;
-      if (!commit) {
+      // The write's own refusal (its message's claim taken): nothing to add to it.
+      if (!commit || isHarnessError(error)) {
         this.cache.delete(scope, taskId);
         throw error;
       }

@@ -72,6 +72,11 @@ export class SqlTaskStore {
   private readonly images: TaskImages;
   private readonly ownerResolver: OwnerResolver;
   private readonly now: () => Date;
+  /**
+   * Shared (PostgreSQL): a write accepts the claim of the message it answers (`TaskEdit.claim`)
+   * in `message_claims`, where `SqlMessageClaimStore` on the same database recorded it.
+   */
+  readonly recordsClaims: boolean;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -86,6 +91,7 @@ export class SqlTaskStore {
       mayOwePush: options.mayOwePush,
     });
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
+    this.recordsClaims = options.shared ?? false;
   }
 
   /** A copy of the task the caller may change freely, or undefined if not stored in its scope. */
@@ -166,7 +172,7 @@ export class SqlTaskStore {
         if (!edit) return undefined;
         const task = copyTask(stored.task);
         task.history.push(...(edit.history ?? []));
-        return applied(task, edit.events) as Change;
+        return { ...(applied(task, edit.events) as Change), claim: edit.claim };
       },
       fence,
     });

@@ -56,6 +56,7 @@ export {
   InMemoryMessageClaimStore,
   type MessageClaimStore,
   type ClaimScope,
+  type ClaimKey,
   type ClaimOutcome,
   type StoredClaim,
 } from './message-claim-store.js';

@@ -6,6 +6,13 @@ export interface ClaimScope {
   owner: string;
 }
 
+/** One message's claim in a `MessageClaimStore`: whose, its id, and its content's digest. */
+export interface ClaimKey {
+  scope: ClaimScope;
+  messageId: string;
+  digest: string;
+}
+
 /** What a message went to, once the harness accepted it. */
 export interface ClaimOutcome {
   /** The task the message went to (a new one, for a message without a task). */

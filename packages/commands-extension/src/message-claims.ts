@@ -2,13 +2,24 @@ import { createHash } from 'node:crypto';
 import { Part, type Message } from '@a2a-js/sdk';
 import { resolveUserScope, type OwnerResolver, type ServerCallContext } from '@a2a-js/sdk/server';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { claimKey, type ClaimOutcome, type ClaimScope, type MessageClaimStore } from './message-claim-store.js';
+import {
+  claimKey,
+  type ClaimKey,
+  type ClaimOutcome,
+  type ClaimScope,
+  type MessageClaimStore,
+} from './message-claim-store.js';
 
 /** The message is new for this user: process it, then `accept` or `release`. */
 export interface FirstClaim {
   kind: 'first';
-  /** The message was accepted (stored on its task): resends get `outcome` from now on. */
-  accept(outcome: ClaimOutcome): Promise<void>;
+  /** The claim's record in the store: a write that records its outcome itself is given it (`CommandTaskPort.recordsClaims`). */
+  key: ClaimKey;
+  /**
+   * The message was accepted (stored on its task): resends get `outcome` from now on. `recorded`:
+   * the store has the outcome already (written with the task), so only resends waiting here are told.
+   */
+  accept(outcome: ClaimOutcome, recorded?: 'recorded'): Promise<void>;
   /** The message was refused before anything was stored: the id is free again. */
   release(): Promise<void>;
   /** The request that claimed the id is over (a turn's stream has ended); call it last, always. */
@@ -88,9 +99,10 @@ export class MessageClaims {
   private first(scope: ClaimScope, messageId: string, digest: string, key: string, mine: LiveClaim): FirstClaim {
     return {
       kind: 'first',
-      accept: async (outcome) => {
+      key: { scope, messageId, digest },
+      accept: async (outcome, recorded) => {
         mine.settle({ outcome }); // waiting resends go on at once; the record follows
-        await this.store.accept(scope, messageId, digest, outcome);
+        if (!recorded) await this.store.accept(scope, messageId, digest, outcome);
       },
       release: async () => {
         if (mine.settled) return;

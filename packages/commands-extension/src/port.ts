@@ -1,5 +1,6 @@
 import type { Message, Task, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { ClaimKey } from './message-claim-store.js';
 
 /**
  * All the Commands extension needs of the server it is mounted on, besides the request handler
@@ -21,12 +22,22 @@ export interface CommandTaskPort {
    * the task (CMD-8). `exchange.records` (and a decided update's records) join the history in
    * the same write, after the command and before the reply. Resolves with the task as stored
    * after the update.
+   *
+   * `exchange.claim` is given only to a port that `recordsClaims`: the command message's claim,
+   * recorded accepted (the task's id, and `update` as stored) in the same write as the reply, or
+   * the write refused when the claim is no longer there to accept (another server took the
+   * message over).
    */
   post(
     update: TaskStatusUpdateEvent | DecidedUpdate,
     context: ServerCallContext,
-    exchange?: { message?: Message; records?: Message[] },
+    exchange?: { message?: Message; records?: Message[]; claim?: ClaimKey },
   ): Promise<Task>;
+  /**
+   * Whether `post` records the message's claim with the reply, in the claims' own store (one
+   * database holds both): one write instead of two. Otherwise the runner records it after `post`.
+   */
+  readonly recordsClaims?: boolean;
 }
 
 /**

@@ -7,7 +7,7 @@ import { COMMAND_KEY, REPLY_ERROR_KEY } from './wire.js';
 import type { ParsedCommand } from './parse.js';
 import type { CommandRegistry } from './registry.js';
 import type { MessageClaims } from './message-claims.js';
-import type { ClaimOutcome } from './message-claim-store.js';
+import type { ClaimKey, ClaimOutcome } from './message-claim-store.js';
 import type { CommandTaskPort } from './port.js';
 import { buildReply } from './reply.js';
 import { isTerminal } from './wire.js';
@@ -67,11 +67,13 @@ export class CommandRunner {
   ): Promise<CommandOutcome> {
     const claim = await this.options.claims?.claim(message, context);
     if (claim?.kind === 'repeat') return this.answerAgain(claim.outcome, context);
+    // A port that records the claim with its reply is given it: the write accepts it.
+    const recorded = claim && this.options.port.recordsClaims ? claim.key : undefined;
     try {
       const outcome = message.taskId
-        ? await this.runOnTask(message, command, context, beforeWrite)
-        : await this.runOnNewTask(message, command, context, beforeWrite);
-      await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply });
+        ? await this.runOnTask(message, command, context, recorded, beforeWrite)
+        : await this.runOnNewTask(message, command, context, recorded, beforeWrite);
+      await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply }, recorded && 'recorded');
       return outcome;
     } catch (error) {
       await claim?.release();
@@ -96,6 +98,7 @@ export class CommandRunner {
     message: Message,
     command: ParsedCommand,
     context: ServerCallContext,
+    claim: ClaimKey | undefined,
     beforeWrite?: (taskId: string) => Promise<void>,
   ): Promise<CommandOutcome> {
     const taskId = randomUUID();
@@ -112,13 +115,14 @@ export class CommandRunner {
     await beforeWrite?.(taskId);
     // Stored before the handler runs: what it starts (a sub-task) may refer to the task at once.
     await this.options.port.create(task, context);
-    return this.answer(task, stored, command, context);
+    return this.answer(task, stored, command, context, claim);
   }
 
   private async runOnTask(
     message: Message,
     command: ParsedCommand,
     context: ServerCallContext,
+    claim: ClaimKey | undefined,
     beforeWrite?: (taskId: string) => Promise<void>,
   ): Promise<CommandOutcome> {
     const taskId = message.taskId;
@@ -139,7 +143,7 @@ export class CommandRunner {
       metadata: { ...message.metadata, [COMMAND_KEY]: command.name },
     };
     task.history = [...task.history, stored];
-    return this.answer(task, stored, command, context);
+    return this.answer(task, stored, command, context, claim);
   }
 
   private async answer(
@@ -147,6 +151,7 @@ export class CommandRunner {
     message: Message,
     command: ParsedCommand,
     context: ServerCallContext,
+    claim: ClaimKey | undefined,
   ): Promise<CommandOutcome> {
     const decide = async (seen: Task) => {
       const invoke = () => this.invoke(seen, message, command, context);
@@ -158,7 +163,7 @@ export class CommandRunner {
     if (!this.options.registry.get(command.name)?.decidesUnderLock) {
       const { result, reply } = await decide(task);
       if (!result.recheck) {
-        const after = await this.options.port.post(reply, context, { message, records: result.records });
+        const after = await this.options.port.post(reply, context, { message, records: result.records, claim });
         return { taskBefore: task, task: after, reply, followUp: result.followUp };
       }
       // Worked on the task as read: stored only if the task has not moved on, else the recheck's answer instead.
@@ -177,7 +182,7 @@ export class CommandRunner {
           },
         },
         context,
-        { message },
+        { message, claim },
       );
       return { taskBefore: task, task: after, reply: sent.reply, followUp: sent.result.followUp };
     }
@@ -191,7 +196,7 @@ export class CommandRunner {
         },
       },
       context,
-      { message },
+      { message, claim },
     );
     return { taskBefore: task, task: after, reply: decided.reply, followUp: decided.result.followUp };
   }

@@ -18,6 +18,7 @@ import { pushConfigsByUserMigration } from './0016-push-configs-by-user.js';
 import { taskLastUsageMigration } from './0017-task-last-usage.js';
 import { toolGrantsMigration } from './0018-tool-grants.js';
 import { pushLeasesMigration } from './0019-push-leases.js';
+import { writeRefusedMigration } from './0020-write-refused.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -51,4 +52,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0017_task_last_usage': taskLastUsageMigration,
   '0018_tool_grants': toolGrantsMigration,
   '0019_push_leases': pushLeasesMigration,
+  '0020_write_refused': writeRefusedMigration,
 };
