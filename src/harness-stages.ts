@@ -18,6 +18,7 @@ import { Forks } from './runtime/forks.js';
 import { conversationRewinds } from './runtime/conversation-rewinds.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
+import { HostedAgent } from './runtime/hosted-agent.js';
 import { LocalCoordination } from './coordination/local-coordination.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
@@ -219,12 +220,21 @@ export function startEngine(
     contextCharsFor: (modelId) =>
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
     compact: { ...config.compact, timeoutMs: config.modelTimeoutMs },
-    endState:
-      config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
+    endState: executorEndState(config),
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
-  engine.runTurnsWith(meteredTurns(executor, metrics));
+  // A hosted agent takes the model loop's place; everything else of the engine stays as it is.
+  const runner = options.agent
+    ? new HostedAgent({
+        agent: options.agent,
+        timeoutMs: config.modelTimeoutMs,
+        endState: executorEndState(config),
+        onTurnError: (error, taskId) =>
+          log.warn('hosted agent turn failed', { task: taskId, error: describeError(error) }),
+      })
+    : executor;
+  engine.runTurnsWith(meteredTurns(runner, metrics));
   const streams = new ClientStreams(store.feeds);
   const queue = new TurnQueue({
     engine,
@@ -268,6 +278,11 @@ export function startEngine(
     subtasks,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
+}
+
+/** The state a finished turn leaves its task in (config `turnEndState`). */
+function executorEndState(config: HarnessOptions['config']) {
+  return config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED;
 }
 
 /** The commands, the request path every call goes down, and the turns the harness starts itself. */
@@ -361,19 +376,23 @@ export async function startCommands(
     forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
-    tools: tools.configured
-      ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
-      : undefined,
+    modelTurns: !options.agent,
+    tools:
+      tools.configured && !options.agent
+        ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
+        : undefined,
   });
-  // With the built-ins, before the embedder's commands.
-  registry.register(skillsCommand(skills));
-  registry.register(
-    agentsCommand({
-      list: () => agents.list(),
-      skipped: () => agents.skipped(),
-      offeredModels: () => catalog.list().map((choice) => choice.id),
-    }),
-  );
+  // With the built-ins, before the embedder's commands; a hosted agent has no model to give skills or sub-agents to.
+  if (!options.agent) {
+    registry.register(skillsCommand(skills));
+    registry.register(
+      agentsCommand({
+        list: () => agents.list(),
+        skipped: () => agents.skipped(),
+        offeredModels: () => catalog.list().map((choice) => choice.id),
+      }),
+    );
+  }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
   return { registry, requestPath, commandFolder, endpoints, authenticator };
