@@ -22,6 +22,7 @@ import { needs } from '../needs.js';
 import { POSTGRES, tempSchema } from '../support/postgres.js';
 import { cliProgram, spawnGroup } from '../support/processes.js';
 import { startServerProcess } from './process.js';
+import { loadAgent } from '../../src/serve.js';
 import {
   collect,
   createClient,
@@ -222,6 +223,25 @@ describe('issue 37: a hosted AgentExecutor', () => {
     assert.deepEqual(agent.canceled, [taskId]);
   });
 
+  it("issue 37: /stop reaches the agent's cancelTask, and the turn ends as a stopped turn does", async () => {
+    const agent = new EchoAgent();
+    const h = await hosted(agent);
+    const client = await h.client('JSONRPC');
+    let taskId = '';
+    let last: TaskStatusUpdateEvent | undefined;
+    // The turn's own stream, read to its end: `/stop` is sent once the agent is working.
+    for await (const event of sendStream(client, 'wait')) {
+      if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+      if (event.payload?.$case !== 'statusUpdate') continue;
+      last = event.payload.value;
+      if (last.status?.state === TaskState.TASK_STATE_WORKING && !last.status.message)
+        await send(client, '/stop', { taskId });
+    }
+    assert.equal(last?.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.match(textOf(last?.status?.message), /stopped by the user/);
+    assert.deepEqual(agent.canceled, [taskId]);
+  });
+
   it('issue 37: an agent that never ends its turn is ended at modelTimeoutMs, saying so, and asked to stop', async () => {
     const agent = new EchoAgent();
     const h = await hosted(agent, { modelTimeoutMs: 1000 });
@@ -268,6 +288,27 @@ describe('issue 37: a hosted AgentExecutor on PostgreSQL', needs(POSTGRES), () =
     const task = await send(await createClient(instances[0]!.url, 'JSONRPC'), 'one');
     const next = await send(await createClient(instances[1]!.url, 'HTTP+JSON'), 'two', { taskId: task.id });
     assert.equal(textOf(next.status?.message), 'echo: two (2)');
+  });
+});
+
+describe('issue 37: the AgentExecutor written as the SDK samples write theirs (examples/sdk-sample-agent.mjs)', () => {
+  it('issue 37: answers with a COMPLETED task and its artifact, and a cancel reaches it', async () => {
+    const h = await hosted(await loadAgent('examples/sdk-sample-agent.mjs'));
+    const client = await h.client('HTTP+JSON');
+    const task = await send(client, 'hi there');
+    assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(textOf(task.artifacts[0] as any), "Hello! You said: 'hi there'.");
+    const stream = sendStream(client, 'slow');
+    for await (const event of stream) {
+      if (
+        event.payload?.$case === 'statusUpdate' &&
+        event.payload.value.status?.state === TaskState.TASK_STATE_WORKING
+      ) {
+        const canceled = await client.cancelTask({ tenant: '', id: event.payload.value.taskId, metadata: {} });
+        assert.equal(canceled.status?.state, TaskState.TASK_STATE_CANCELED);
+        break;
+      }
+    }
   });
 });
 
