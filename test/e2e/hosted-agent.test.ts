@@ -22,6 +22,8 @@ import { needs } from '../needs.js';
 import { POSTGRES, tempSchema } from '../support/postgres.js';
 import { cliProgram, spawnGroup } from '../support/processes.js';
 import { startServerProcess } from './process.js';
+import { startReceiver } from './push-receiver.js';
+import { poll } from '../support/wait.js';
 import { loadAgent } from '../../src/serve.js';
 import {
   collect,
@@ -33,6 +35,7 @@ import {
   TRANSPORTS,
   textPart,
   type TestHarness,
+  userMessage,
 } from './support.js';
 
 /** The minimal custom agent of examples/ (plain JavaScript, as `serve --agent` loads it). */
@@ -81,6 +84,8 @@ class EchoAgent implements AgentExecutor {
       return bus.publish(AgentEvent.statusUpdate(status(TaskState.TASK_STATE_CANCELED)));
     }
     if (text === 'stuck') return new Promise(() => undefined);
+    if (text === 'a message')
+      return bus.publish(AgentEvent.message({ ...agentReply('a message back'), taskId: '', contextId: '' }));
     const turns = (task?.history ?? [userMessage]).filter((message) => message.role === Role.ROLE_USER).length;
     const reply = `echo: ${text} (${turns})`;
     const artifact = {
@@ -112,6 +117,19 @@ class EchoAgent implements AgentExecutor {
     this.canceled.push(taskId);
     this.waiting.get(taskId)?.();
   }
+}
+
+function agentReply(text: string): Message {
+  return {
+    messageId: randomUUID(),
+    role: Role.ROLE_AGENT,
+    parts: [textPart(text)],
+    taskId: '',
+    contextId: '',
+    metadata: {},
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** Events A2A 1.0 forbids, by the message that makes the agent publish one, and the words of the rule. */
@@ -249,6 +267,74 @@ describe('issue 37: a hosted AgentExecutor', () => {
     assert.equal(task.status?.state, TaskState.TASK_STATE_FAILED);
     assert.match(textOf(task.status?.message), /did not end its turn within modelTimeoutMs \(1000 ms\)/);
     assert.deepEqual(agent.canceled, [task.id]);
+  });
+
+  it("issue 37: a message the agent answers with becomes the turn's final status, in turnEndState", async () => {
+    const h = await hosted(new EchoAgent());
+    const task = await send(await h.client('GRPC'), 'a message');
+    assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.equal(textOf(task.status?.message), 'a message back');
+    assert.equal(task.status?.message?.taskId, task.id, 'the reply names its task');
+  });
+
+  it('issue 37: a drain ends a running turn as interrupted and reaches cancelTask; a restart finds the task so', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-hosted-drain-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const agent = new EchoAgent();
+    const first = await startTestHarness({ dataDir, harness: { agent } });
+    const client = await first.client('JSONRPC');
+    let taskId = '';
+    for await (const event of sendStream(client, 'wait')) {
+      if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+      if (event.payload?.$case === 'statusUpdate' && event.payload.value.status?.state === TaskState.TASK_STATE_WORKING)
+        break;
+    }
+    await first.close();
+    assert.deepEqual(agent.canceled, [taskId]);
+    const second = await startTestHarness({ dataDir, harness: { agent: new EchoAgent() } });
+    cleanups.push(() => second.close());
+    const task = await (await second.client('JSONRPC')).getTask({ tenant: '', id: taskId, historyLength: undefined });
+    assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    assert.match(textOf(task.status?.message), /interrupted/);
+  });
+
+  it("issue 37: with auth, each user sees only their own tasks of the agent's", async () => {
+    const tokens = new Map([
+      ['alice-token', 'alice'],
+      ['bob-token', 'bob'],
+    ]);
+    const h = await startTestHarness({ harness: { agent: new EchoAgent(), auth: { tokens } } });
+    cleanups.push(() => h.close());
+    const alice = await h.client('HTTP+JSON', { Authorization: 'Bearer alice-token' });
+    const bob = await h.client('HTTP+JSON', { Authorization: 'Bearer bob-token' });
+    const task = await send(alice, 'mine');
+    assert.equal(textOf(task.status?.message), 'echo: mine (1)');
+    await assert.rejects(bob.getTask({ tenant: '', id: task.id, historyLength: undefined }));
+    await assert.rejects(send(bob, 'theirs?', { taskId: task.id }));
+  });
+
+  it("issue 37: push notifications deliver the agent's events", async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const h = await hosted(new EchoAgent(), { push: { allowPrivateNetworks: true } });
+    const client = await h.client('JSONRPC');
+    const pushConfig = { tenant: '', id: 'hook', taskId: '', url: receiver.url, token: 't', authentication: undefined };
+    const task = await client.sendMessage({
+      tenant: '',
+      message: userMessage('pushed'),
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: pushConfig, returnImmediately: false },
+      metadata: {},
+    });
+    await poll('the final status delivered', () =>
+      receiver.received.some(
+        (x) => x.kind === 'statusUpdate' && /INPUT_REQUIRED/.test(String(x.body.statusUpdate.status?.state)),
+      ),
+    );
+    assert.ok(
+      receiver.received.some((x) => x.kind === 'artifactUpdate'),
+      'the artifact was delivered',
+    );
+    assert.ok('id' in task);
   });
 
   it('issue 37: /help and /status answer on a hosted agent, and /model is not offered', async () => {
