@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { TaskState } from '@a2a-js/sdk';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
@@ -18,7 +17,8 @@ import { Forks } from './runtime/forks.js';
 import { conversationRewinds } from './runtime/conversation-rewinds.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
-import { HostedAgent } from './runtime/hosted-agent.js';
+import { HOSTED_AGENT_MODELS, HostedAgent } from './runtime/hosted-agent.js';
+import { endStateOf } from './runtime/turn/turn-end.js';
 import { LocalCoordination } from './coordination/local-coordination.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
@@ -220,7 +220,7 @@ export function startEngine(
     contextCharsFor: (modelId) =>
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
     compact: { ...config.compact, timeoutMs: config.modelTimeoutMs },
-    endState: executorEndState(config),
+    endState: endStateOf(config.turnEndState),
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
@@ -229,9 +229,8 @@ export function startEngine(
     ? new HostedAgent({
         agent: options.agent,
         timeoutMs: config.modelTimeoutMs,
-        endState: executorEndState(config),
-        onTurnError: (error, taskId) =>
-          log.warn('hosted agent turn failed', { task: taskId, error: describeError(error) }),
+        endState: endStateOf(config.turnEndState),
+        onTurnError: (error, task) => log.warn('hosted agent turn failed', { task, error: describeError(error) }),
       })
     : executor;
   engine.runTurnsWith(meteredTurns(runner, metrics));
@@ -278,11 +277,6 @@ export function startEngine(
     subtasks,
     recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
   };
-}
-
-/** The state a finished turn leaves its task in (config `turnEndState`). */
-function executorEndState(config: HarnessOptions['config']) {
-  return config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED;
 }
 
 /** The commands, the request path every call goes down, and the turns the harness starts itself. */
@@ -365,9 +359,10 @@ export async function startCommands(
     withSkillServer(tools, () => skills.list()),
     () => agents.list(),
   );
+  const reportedModels = options.agent ? HOSTED_AGENT_MODELS : taskModels;
   registerBuiltinCommands(registry, {
     models: taskModels,
-    reporter: new TaskReports(taskModels, store.state, engine, view, store.push, queue),
+    reporter: new TaskReports(reportedModels, store.state, engine, view, store.push, queue),
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,

@@ -16,6 +16,11 @@ import { isFinalStatus } from './turn/turn-stream.js';
 /** The notice a hosted agent's failed turn carries (`NOTICE_KEY`): the harness's words, not the agent's. */
 export const AGENT_FAILURE_NOTICE = 'agent-failure';
 
+/** What `/status` names as a hosted agent's model: none, the agent runs the turns. */
+export const HOSTED_AGENT_MODELS = {
+  modelFor: () => Promise.resolve('none (an AgentExecutor runs the turns)'),
+};
+
 export interface HostedAgentOptions {
   agent: AgentExecutor;
   /** How long a turn may run before it is ended (`modelTimeoutMs`): the agent takes the model's place. */

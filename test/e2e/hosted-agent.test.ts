@@ -347,6 +347,7 @@ describe('issue 37: a hosted AgentExecutor', () => {
     assert.doesNotMatch(help, /\/model|\/compact|\/spawn/);
     const status = textOf((await send(client, '/status', { taskId: task.id })).status?.message);
     assert.match(status, /INPUT_REQUIRED|input.required/i);
+    assert.match(status, /Model: none \(an AgentExecutor runs the turns\)/);
     // Not a command here: an ordinary message, which is the agent's (as any unregistered `/word` is).
     const model = await send(client, '/model', { taskId: task.id });
     assert.match(textOf(model.status?.message), /^echo: \/model/);
