@@ -1,4 +1,4 @@
-import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import { TaskState, type Message, type Part, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import {
   AgentEvent,
   DefaultExecutionEventBus,
@@ -6,6 +6,7 @@ import {
   type AgentExecutionEvent,
   type AgentExecutor,
 } from '@a2a-js/sdk/server';
+import { subtaskParentOf } from '../wire.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { TurnRequest, TurnResult } from './executor.js';
 import { openingTask, type TurnPublisher } from './turn/turn-opening.js';
@@ -72,6 +73,7 @@ export class HostedAgent {
     bus.on('finished', () => finish(noFinalStatus()));
     const onAbort = () => finish({ kind: 'aborted' });
     turn.abort.signal.addEventListener('abort', onAbort, { once: true });
+    if (turn.abort.signal.aborted) onAbort();
     const timer = setTimeout(
       () =>
         finish({
@@ -98,7 +100,15 @@ export class HostedAgent {
     turn.abort.signal.removeEventListener('abort', onAbort);
     // Anything but a final status of its own leaves the agent maybe still working: it is asked to stop.
     if (ending.kind !== 'final') this.cancelAgent(taskId);
-    return { final: this.finalStatus(ending, turn, taskId, contextId) };
+    const final = this.finalStatus(ending, turn, taskId, contextId);
+    // A sub-task's parent (a command file run as one) is told how it ended, as after a model's turn.
+    const metadata = request.task?.metadata;
+    if (!final || subtaskParentOf(metadata) === undefined) return { final };
+    const text = (final.status?.message?.parts ?? []).map((part) => textOf(part)).join('');
+    return {
+      final,
+      told: { task: { id: taskId, metadata }, state: final.status!.state, text, context: request.context },
+    };
   }
 
   /** The agent's `cancelTask`, on a bus nobody reads any more: the harness stores the turn's end itself. */
@@ -145,6 +155,10 @@ export class HostedAgent {
       }
     }
   }
+}
+
+function textOf(part: Part): string {
+  return part.content?.$case === 'text' ? part.content.value : '';
 }
 
 /** `execute` returned, or the bus was finished, before a final status: A2A 1.0 leaves a task no such end. */

@@ -337,6 +337,33 @@ describe('issue 37: a hosted AgentExecutor', () => {
     assert.ok('id' in task);
   });
 
+  it('issue 37: a command file answers on a hosted agent; one with context: fork starts a sub-task the agent runs', async () => {
+    const commandsDir = mkdtempSync(join(tmpdir(), 'tiny-harness-hosted-commands-'));
+    cleanups.push(() => rmSync(commandsDir, { recursive: true, force: true }));
+    writeFileSync(join(commandsDir, 'shout.md'), '---\ndescription: Shout it\n---\nSHOUT $ARGUMENTS\n');
+    writeFileSync(
+      join(commandsDir, 'aside.md'),
+      '---\ndescription: On the side\ncontext: fork\n---\nAside: $ARGUMENTS\n',
+    );
+    const h = await startTestHarness({ harness: { agent: new EchoAgent(), commandsDir } });
+    cleanups.push(() => h.close());
+    const client = await h.client('JSONRPC');
+    const shouted = await send(client, '/shout hi');
+    // An inline command file's prompt runs as a turn of the task (CMD-38): the agent's.
+    const answered = await poll('the prompt answered', async () => {
+      const task = await client.getTask({ tenant: '', id: shouted.id, historyLength: undefined });
+      return /^echo:/.test(textOf(task.status?.message)) ? task : undefined;
+    });
+    assert.match(textOf(answered.status?.message), /^echo: SHOUT hi/);
+    const replied = await send(client, '/aside note', { taskId: shouted.id });
+    const ref = replied.status!.message!.metadata!.task_ref as string;
+    const child = await poll('the sub-task answered', async () => {
+      const task = await client.getTask({ tenant: '', id: ref, historyLength: undefined });
+      return task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
+    });
+    assert.equal(textOf(child.status?.message), 'echo: Aside: note (1)');
+  });
+
   it('issue 37: /help and /status answer on a hosted agent, and /model is not offered', async () => {
     const h = await hosted(new EchoAgent());
     const client = await h.client('JSONRPC');
