@@ -164,8 +164,8 @@ function textOf(part: Part): string {
 /** `execute` returned, or the bus was finished, before a final status: A2A 1.0 leaves a task no such end. */
 function noFinalStatus(): Ending {
   return {
-    kind: 'refused',
-    rule: 'a turn ends with a final status (a terminal state, INPUT_REQUIRED or AUTH_REQUIRED) or a message; the agent returned without one.',
+    kind: 'failed',
+    text: "The agent's turn ended without a final status: under A2A 1.0 a turn ends in a terminal state, INPUT_REQUIRED or AUTH_REQUIRED, or with a message.",
   };
 }
 

@@ -84,6 +84,7 @@ class EchoAgent implements AgentExecutor {
       return bus.publish(AgentEvent.statusUpdate(status(TaskState.TASK_STATE_CANCELED)));
     }
     if (text === 'stuck') return new Promise(() => undefined);
+    if (text === 'no end') return;
     if (text === 'a message')
       return bus.publish(AgentEvent.message({ ...agentReply('a message back'), taskId: '', contextId: '' }));
     const turns = (task?.history ?? [userMessage]).filter((message) => message.role === Role.ROLE_USER).length;
@@ -223,6 +224,9 @@ describe('issue 37: a hosted AgentExecutor', () => {
       const next = await send(client, 'still here');
       assert.equal(textOf(next.status?.message), 'echo: still here (1)');
     }
+    const unended = await send(client, 'no end');
+    assert.equal(unended.status?.state, TaskState.TASK_STATE_FAILED);
+    assert.match(textOf(unended.status?.message), /ended without a final status/);
   });
 
   it("issue 37: CancelTask reaches the agent's cancelTask, and the task ends CANCELED", async () => {
