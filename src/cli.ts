@@ -118,6 +118,10 @@ function program(): Command {
       'bearer tokens, one user:token a line (or TINY_HARNESS_TOKENS=user:token,...): every A2A call needs one',
     )
     .option('--public-url <url>', 'the address clients reach the harness at through a proxy; the card names it')
+    .option(
+      '--agent <module>',
+      'run this AgentExecutor of @a2a-js/sdk (the default export) instead of a model (docs/embedding.md)',
+    )
     .option('--log-content', 'also log the text of each message (debugging; or TINY_HARNESS_LOG_CONTENT=1)')
     .addHelpText('after', '\nTINY_HARNESS_LOG_LEVEL=debug logs more (e.g. a messageId reused for another message).')
     .action((flags: ServeFlags) => serve(flags));

@@ -1,4 +1,5 @@
 /** What an embedder (or `serve`) starts the harness with (`startHarness`, `harness.ts`). */
+import type { AgentExecutor } from '@a2a-js/sdk/server';
 import type { CommandRegistry } from './commands/index.js';
 import type { HarnessConfig } from './config/schema.js';
 import type { Logger } from './log.js';
@@ -31,6 +32,11 @@ export interface HarnessOptions {
    * (token → user name) and sees only its user's tasks; the card and the page stay public.
    */
   auth?: { tokens: ReadonlyMap<string, string> };
+  /**
+   * An `AgentExecutor` of `@a2a-js/sdk` 1.x that runs every turn in the model loop's place, on
+   * the same engine (docs/embedding.md); the commands that need a model are then not offered.
+   */
+  agent?: AgentExecutor;
   /** Log the text of each message sent (debugging only; off by default). */
   logContent?: boolean;
   /** How often providers whose servers were down at start-up are asked again (default: a minute). */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { TaskState } from '@a2a-js/sdk';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
@@ -18,6 +17,8 @@ import { Forks } from './runtime/forks.js';
 import { conversationRewinds } from './runtime/conversation-rewinds.js';
 import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
+import { HOSTED_AGENT_MODELS, HostedAgent } from './runtime/hosted-agent.js';
+import { endStateOf } from './runtime/turn/turn-end.js';
 import { LocalCoordination } from './coordination/local-coordination.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
@@ -219,12 +220,20 @@ export function startEngine(
     contextCharsFor: (modelId) =>
       config.providers[splitModelId(modelId)?.provider ?? '']?.contextChars ?? config.contextChars,
     compact: { ...config.compact, timeoutMs: config.modelTimeoutMs },
-    endState:
-      config.turnEndState === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED,
+    endState: endStateOf(config.turnEndState),
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
-  engine.runTurnsWith(meteredTurns(executor, metrics));
+  // A hosted agent takes the model loop's place; everything else of the engine stays as it is.
+  const runner = options.agent
+    ? new HostedAgent({
+        agent: options.agent,
+        timeoutMs: config.modelTimeoutMs,
+        endState: endStateOf(config.turnEndState),
+        onTurnError: (error, task) => log.warn('hosted agent turn failed', { task, error: describeError(error) }),
+      })
+    : executor;
+  engine.runTurnsWith(meteredTurns(runner, metrics));
   const streams = new ClientStreams(store.feeds);
   const queue = new TurnQueue({
     engine,
@@ -351,9 +360,10 @@ export async function startCommands(
     withSkillServer(tools, () => skills.list()),
     () => agents.list(),
   );
+  const reportedModels = options.agent ? HOSTED_AGENT_MODELS : taskModels;
   registerBuiltinCommands(registry, {
     models: taskModels,
-    reporter: new TaskReports(taskModels, store.state, engine, view, store.push, queue),
+    reporter: new TaskReports(reportedModels, store.state, engine, view, store.push, queue),
     turns: { isRunning: (task) => engine.isBusy(task.id), stop: (task) => engine.stop(task.id) },
     skippedFiles: () => commandFolder?.skipped ?? [],
     subtasks,
@@ -362,19 +372,23 @@ export async function startCommands(
     forks: new Forks({ view, models: taskModels, records: store.forks, engine }),
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
-    tools: tools.configured
-      ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
-      : undefined,
+    modelTurns: !options.agent,
+    tools:
+      tools.configured && !options.agent
+        ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
+        : undefined,
   });
-  // With the built-ins, before the embedder's commands.
-  registry.register(skillsCommand(skills));
-  registry.register(
-    agentsCommand({
-      list: () => agents.list(),
-      skipped: () => agents.skipped(),
-      offeredModels: () => catalog.list().map((choice) => choice.id),
-    }),
-  );
+  // With the built-ins, before the embedder's commands; a hosted agent has no model to give skills or sub-agents to.
+  if (!options.agent) {
+    registry.register(skillsCommand(skills));
+    registry.register(
+      agentsCommand({
+        list: () => agents.list(),
+        skipped: () => agents.skipped(),
+        offeredModels: () => catalog.list().map((choice) => choice.id),
+      }),
+    );
+  }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
   return { registry, requestPath, commandFolder, endpoints, authenticator };

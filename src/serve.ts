@@ -3,7 +3,10 @@
  * it listens and what to do next, and stops it cleanly on SIGINT or SIGTERM, draining first (a second signal ends the drain's wait). Everything it
  * needs is loaded here when it runs, so the clients start without the server.
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentExecutor } from '@a2a-js/sdk/server';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { tracingRequested } from './telemetry/tracing-env.js';
 
@@ -21,10 +24,43 @@ export interface ServeFlags {
   tokensFile?: string;
   publicUrl?: string;
   logContent?: boolean;
+  /** A module whose default export is an `AgentExecutor`, run in the model loop's place. */
+  agent?: string;
 }
 
 /** A flag the harness refuses; the command line answers it as bad usage. */
 export class ServeFlagError extends Error {}
+
+/**
+ * The `AgentExecutor` a module exports by default (an instance, or a class constructed without
+ * arguments), the module's path taken from the working directory. A file missing, failing to
+ * load, or exporting anything else is a flag error that names the file, never a stack trace.
+ */
+export async function loadAgent(path: string): Promise<AgentExecutor> {
+  const file = resolve(path);
+  if (!existsSync(file)) throw new ServeFlagError(`--agent ${path}: no such file.`);
+  let exported: unknown;
+  try {
+    exported = ((await import(pathToFileURL(file).href)) as { default?: unknown }).default;
+  } catch (error) {
+    throw new ServeFlagError(`--agent ${path}: the module failed to load: ${describeError(error)}`);
+  }
+  const agent = isAgentClass(exported) ? new exported() : exported;
+  if (!isAgentExecutor(agent))
+    throw new ServeFlagError(
+      `--agent ${path}: its default export is not an AgentExecutor of @a2a-js/sdk (an object with execute and cancelTask methods, or a class of one).`,
+    );
+  return agent;
+}
+
+function isAgentExecutor(value: unknown): value is AgentExecutor {
+  const candidate = value as Partial<AgentExecutor> | undefined;
+  return typeof candidate?.execute === 'function' && typeof candidate.cancelTask === 'function';
+}
+
+function isAgentClass(value: unknown): value is new () => AgentExecutor {
+  return typeof value === 'function' && typeof (value.prototype as Partial<AgentExecutor>)?.execute === 'function';
+}
 
 /** What a stop may take beyond `drainTimeoutMs` and `shutdownGraceMs`: closing the transports, the tools and the store. */
 const CLOSE_MARGIN_MS = 5000;
@@ -58,6 +94,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   const tracing = tracingRequested(process.env)
     ? (await import('./telemetry/tracing-sdk.js')).startTracing({ log })
     : undefined;
+  const agent = flags.agent === undefined ? undefined : await loadAgent(flags.agent);
   const config = await loadConfig(flags.config);
   const tokens = await loadTokens({
     env: process.env,
@@ -86,6 +123,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
     auth: tokens ? { tokens } : undefined,
     logContent: flags.logContent === true || process.env.TINY_HARNESS_LOG_CONTENT === '1',
     publicUrl,
+    agent,
   });
   process.stdout.write(`listening on ${harness.url}\n`);
   // What to do next, for whoever just started it: plain words on a terminal, a log line (JSON)

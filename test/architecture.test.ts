@@ -158,6 +158,14 @@ interface Import {
   opaque?: boolean;
 }
 
+/**
+ * The files that import a module the user names (a path known only when the harness runs), by
+ * what they load: outside src/, such an import has no place in its graph to check.
+ */
+const USER_MODULE_LOADERS: Readonly<Record<string, string>> = {
+  'serve.ts': 'the AgentExecutor of `serve --agent <module>`',
+};
+
 function sourceFiles(): string[] {
   return readdirSync(SRC, { recursive: true })
     .map(String)
@@ -251,7 +259,8 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
     for (const imp of importsOf(file, text)) {
       const where = `src/${file}:${imp.line} imports '${imp.specifier}'`;
       if (imp.opaque) {
-        problems.push(`${where}: a dynamic import of a computed specifier cannot be checked; use a string literal`);
+        if (!(file in USER_MODULE_LOADERS))
+          problems.push(`${where}: a dynamic import of a computed specifier cannot be checked; use a string literal`);
         continue;
       }
       if (imp.specifier === 'ai/test' || imp.specifier.startsWith('ai/test/')) {

@@ -219,7 +219,9 @@ export const configSchema = strictObject({
     .min(1000, 'must be at least 1000')
     .max(3_600_000)
     .default(DEFAULT_MODEL_TIMEOUT_MS)
-    .describe('The longest one model request may take, in milliseconds.'),
+    .describe(
+      'The longest one model request may take, in milliseconds; with a hosted agent (`--agent`), the longest one of its turns may take.',
+    ),
   contextChars: contextChars
     .default(DEFAULT_CONTEXT_CHARS)
     .describe(

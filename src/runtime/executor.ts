@@ -25,7 +25,7 @@ import { grantedEntries } from './tool-grants.js';
 import { agentRunOf, allowedToolsOf } from './agent-run.js';
 import type { TurnEnd } from './engine-ports.js';
 import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turn/turns.js';
-import { TurnOpening, type TurnPublisher } from './turn/turn-opening.js';
+import { openingTask, TurnOpening, type TurnPublisher } from './turn/turn-opening.js';
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn/turn-end.js';
 import { commandOfTurn } from './turn/command-turns.js';
 import type { TaskStateStore, ToolGrants } from '../ports.js';
@@ -194,37 +194,15 @@ export class HarnessExecutor {
     }
   }
 
-  /**
-   * The task event a turn starts with (published by `TurnOpening`), and the conversation the
-   * model is sent. A continued task is republished without artifacts and with only the new
-   * message as its history: the store keeps the rest (`applyEvent`), and a snapshot's copies
-   * would overwrite newer ones.
-   */
+  /** The task event a turn starts with (published by `TurnOpening`), and the conversation the model is sent. */
   private openTask(context: TurnRequest): { task: Task; history: Message[] } {
-    const { taskId, contextId, userMessage } = context;
-    const existing = context.task;
-    const opened = [...(context.opening ?? []), userMessage];
-    const task: Task = existing
-      ? {
-          ...existing,
-          history: opened,
-          artifacts: [],
-          metadata: {},
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-        }
-      : {
-          id: taskId,
-          contextId,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-          history: opened,
-          artifacts: [],
-          metadata: {},
-        };
+    const { userMessage } = context;
+    const task = openingTask(context);
     // An earlier message may have its id (CMD-34).
-    const history = existing?.history ?? [];
+    const history = context.task?.history ?? [];
     return {
       task,
-      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, ...opened],
+      history: history.at(-1)?.messageId === userMessage.messageId ? history : [...history, ...task.history],
     };
   }
 

@@ -18,7 +18,8 @@ const PREVIEW_WORDS = 8;
  */
 export class TaskReports implements TaskReporter {
   constructor(
-    private readonly models: TaskModels,
+    /** The task's model; a hosted agent's stand-in names none (`HOSTED_AGENT_MODELS`). */
+    private readonly models: Pick<TaskModels, 'modelFor'>,
     private readonly state: Pick<TaskStateStore, 'getUsage'>,
     private readonly engine: Pick<TaskEngine, 'isBusy'>,
     private readonly taskStore: Pick<TaskView, 'load'>,

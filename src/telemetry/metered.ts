@@ -47,6 +47,8 @@ const NOTICE_REASONS: Record<string, TurnReason> = {
   canceled: 'canceled',
   interrupted: 'interrupted',
   'model-failure': 'model_failure',
+  // A hosted agent's failure (runtime/hosted-agent.ts): the agent stands in the model's place.
+  'agent-failure': 'model_failure',
   'store-failure': 'store_failure',
   [AWAITING_APPROVAL_NOTICE]: 'awaiting_approval',
 };

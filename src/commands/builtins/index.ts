@@ -74,12 +74,16 @@ export function registerBuiltinCommands(
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
+    /** Whether a model runs the turns (default true); a hosted agent's get only `/help`, `/status` and `/stop`. */
+    modelTurns?: boolean;
   },
 ): void {
+  const modelTurns = harness.modelTurns !== false;
   registry.register(helpCommand(registry, harness.skippedFiles));
-  registry.register(modelCommand(harness.models));
+  if (modelTurns) registry.register(modelCommand(harness.models));
   registry.register(statusCommand(harness.reporter));
   registry.register(stopCommand(harness.turns));
+  if (!modelTurns) return;
   registry.register(spawnCommand(harness.subtasks));
   if (harness.compaction) registry.register(compactCommand(harness.turns, harness.compaction));
   registry.register(rewindCommand(harness.turns, harness.rewinds));

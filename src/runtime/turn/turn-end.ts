@@ -1,5 +1,12 @@
 import { TaskState } from '@a2a-js/sdk';
 
+/** The state a finished turn leaves its task in, as config `turnEndState` names it. */
+export function endStateOf(
+  setting: 'completed' | 'input-required',
+): TaskState.TASK_STATE_COMPLETED | TaskState.TASK_STATE_INPUT_REQUIRED {
+  return setting === 'completed' ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_INPUT_REQUIRED;
+}
+
 /** How a turn's work came out, before it is told as the task's final status. */
 export type TurnOutcome =
   | { kind: 'replied'; text: string; model: string }

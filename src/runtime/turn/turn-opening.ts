@@ -1,3 +1,4 @@
+import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ExecutionEventBus } from '@a2a-js/sdk/server';
 
 /** What a turn publishes its events through. */
@@ -36,4 +37,24 @@ export class TurnOpening implements TurnPublisher {
     this.pending = undefined;
     for (const event of pending) this.bus.publish(event);
   }
+}
+
+/**
+ * The task event a turn starts with, whoever runs it (the model loop, a hosted agent). A
+ * continued task is republished without artifacts and with only the new messages as its
+ * history: the store keeps the rest (`applyEvent`), and a snapshot's copies would overwrite
+ * newer ones.
+ */
+export function openingTask(request: {
+  taskId: string;
+  contextId: string;
+  userMessage: Message;
+  opening?: Message[];
+  task: Task | undefined;
+}): Task {
+  const status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() };
+  const history = [...(request.opening ?? []), request.userMessage];
+  return request.task
+    ? { ...request.task, history, artifacts: [], metadata: {}, status }
+    : { id: request.taskId, contextId: request.contextId, status, history, artifacts: [], metadata: {} };
 }
