@@ -35,8 +35,10 @@ async function installAll(): Promise<string> {
   for (const dir of [embedder, user]) mkdirSync(dir);
   const harness = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
   };
-  const registry = (name: string) => ({ [name]: harness.dependencies[name]! });
+  // The embedder's own choices (express for the example) are the harness's dev dependencies.
+  const registry = (name: string) => ({ [name]: (harness.dependencies[name] ?? harness.devDependencies[name])! });
   const lacked = await Promise.all([
     installScratch(
       embedder,
@@ -117,7 +119,7 @@ describe('the packages as published', needs(npmCache(missing)), () => {
       assert.equal(response.status, 200);
       const card = (await response.json()) as { supportedInterfaces: { protocolBinding: string }[] };
       const bindings = card.supportedInterfaces.map((i) => i.protocolBinding);
-      assert.deepEqual(bindings.sort(), ['GRPC', 'HTTP+JSON', 'JSONRPC']);
+      assert.deepEqual([...new Set(bindings)].sort(), ['GRPC', 'HTTP+JSON', 'JSONRPC']);
     });
 
     it("the packed kit's every transport, gRPC too, passes against it", async () => {

@@ -33,8 +33,11 @@ export async function startServer(
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   child.once('exit', () => (exited = true));
-  const url = await waitFor(`${script} prints its URL`, child.stdout, 'data', () => {
-    assert.ok(!exited, `${script} exited: ${err}`);
+  let ended = false;
+  child.stdout.once('end', () => (ended = true));
+  // Its output ending is the other answer: it exited without a URL, and its errors say why.
+  const url = await waitFor(`${script} prints its URL`, child.stdout, ['data', 'end'], () => {
+    assert.ok(!exited && !ended, `${script} exited: ${err}`);
     return /^(?:[^\n]* )?(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)?.[1];
   });
   return {
