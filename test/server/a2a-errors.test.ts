@@ -142,9 +142,11 @@ describe("one function gives each transport's form of an error (transportForms)"
   it("is the SDK's own mapping wherever a harness error is an A2A error and needs no code of its own", () => {
     const plain = CODES.filter((code) => {
       const [jsonRpcHttp, jsonRpc] = FORMS[code];
-      // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts).
+      // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts),
+      // an internal failure on gRPC (INTERNAL, where the SDK sends UNKNOWN).
       return (
         jsonRpcHttp === 200 &&
+        FORMS[code] !== INTERNAL &&
         ![-32600, -32700].includes(jsonRpc) &&
         !['turns_at_limit', 'instance_draining', 'task_generation_mismatch'].includes(code)
       );
