@@ -46,4 +46,3 @@ export {
   type Stream,
   type StreamingMethod,
 } from './steps.js';
-export { StepsRequestHandler, withSteps } from './steps-handler.js';
