@@ -28,7 +28,6 @@ export { generationOf, markGeneration } from './generations.js';
 // imported by it alone (it loads @bufbuild/protobuf's wire reader, which no other binding needs).
 export { requestFieldsOf, responseJsonFor, int64Of, type GenerationParams } from './version-fields.js';
 export { LAST_EVENT_ID_KEY, lastEventId } from './last-event-id.js';
-export { REST_PAGE_KEY, restPage, restPageOf, type RestPage } from './rest-page.js';
 export {
   CALL_METHODS,
   compose,
