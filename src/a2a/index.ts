@@ -1,13 +1,11 @@
 /**
  * Building blocks for any @a2a-js/sdk server, below both the Commands extension and the
- * harness: a request handler that wraps another, a message id handled once per user (CMD-34),
- * and a call's "client gone" signal with the streams that end on it. The generic ones live in
- * the extension's package (`@tiny-harness/commands-extension`), which needs them; the harness's
- * own (generations, a call's `Last-Event-ID`, the request path's steps and their `compose`) are
- * here.
+ * harness: a message id handled once per user (CMD-34), and a call's "client gone" signal with
+ * the streams that end on it. The generic ones live in the extension's package
+ * (`@tiny-harness/commands-extension`), which needs them; the harness's own (generations, a
+ * call's `Last-Event-ID`, the request path's steps and their `compose`) are here.
  */
 export {
-  DelegatingRequestHandler,
   MessageClaims,
   contentDigest,
   type Claim,
