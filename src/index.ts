@@ -1,7 +1,8 @@
 /**
  * tiny-harness as a library: start the harness in your own process, register your own
  * commands, or take the Commands extension alone for another @a2a-js/sdk server, with the
- * building blocks it stands on (handler wrapping, message claims, the "client gone" signal).
+ * building blocks it stands on (message claims, the "client gone" signal; its handler wrapping,
+ * `DelegatingRequestHandler`, is the package's own: `@tiny-harness/commands-extension`).
  */
 export { startHarness, type HarnessOptions, type RunningHarness } from './harness.js';
 export { loadConfig, parseConfig } from './config/load.js';

@@ -1,10 +1,8 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { commandsStep, withCommandsExtension, type CommandRegistry } from './commands/index.js';
 import {
   compose,
   handlerTerminal,
-  StepsRequestHandler,
   type CallMethod,
   type ComposedSteps,
   type MessageClaims,
@@ -122,8 +120,6 @@ export function requestPathSteps(options: RequestPathOptions): {
 export interface RequestPath {
   /** What each binding runs a call through (`server/jsonrpc-binding.ts`, `server/rest-binding.ts`, `server/grpc-binding.ts`). */
   path: Pick<ComposedSteps, 'run'>;
-  /** The same path as an `A2ARequestHandler`, for tests that call it method by method. */
-  handler: A2ARequestHandler;
   /** The steps' names, outermost first. */
   order: readonly string[];
   /** The steps a call of `method` passes, outermost first. */
@@ -137,5 +133,5 @@ export function buildRequestPath(options: RequestPathOptions): RequestPath {
   const { steps, handler } = requestPathSteps(options);
   const path = compose(steps, handlerTerminal(handler));
   const card = () => handler.getAgentCard();
-  return { path, handler: new StepsRequestHandler(path, card), order: path.order, pathOf: path.pathOf, card };
+  return { path, order: path.order, pathOf: path.pathOf, card };
 }

@@ -1,13 +1,11 @@
 /**
  * Building blocks for any @a2a-js/sdk server, below both the Commands extension and the
- * harness: a request handler that wraps another, a message id handled once per user (CMD-34),
- * and a call's "client gone" signal with the streams that end on it. The generic ones live in
- * the extension's package (`@tiny-harness/commands-extension`), which needs them; the harness's
- * own (generations, the transports' side of "client gone", the request path's steps and their
- * `compose`) are here.
+ * harness: a message id handled once per user (CMD-34), and a call's "client gone" signal with
+ * the streams that end on it. The generic ones live in the extension's package
+ * (`@tiny-harness/commands-extension`), which needs them; the harness's own (generations, a
+ * call's `Last-Event-ID`, the request path's steps and their `compose`) are here.
  */
 export {
-  DelegatingRequestHandler,
   MessageClaims,
   contentDigest,
   type Claim,
@@ -27,13 +25,7 @@ export { generationOf, markGeneration } from './generations.js';
 // A2A 1.1's generation fields on the JSON bindings; the gRPC binding's are in `version-proto.ts`,
 // imported by it alone (it loads @bufbuild/protobuf's wire reader, which no other binding needs).
 export { requestFieldsOf, responseJsonFor, int64Of, type GenerationParams } from './version-fields.js';
-export {
-  withClientGone,
-  clientGoneContextBuilder,
-  LAST_EVENT_ID_KEY,
-  lastEventId,
-} from './client-gone.js';
-export { REST_PAGE_KEY, restPage, restPageOf, type RestPage } from './rest-page.js';
+export { LAST_EVENT_ID_KEY, lastEventId } from './last-event-id.js';
 export {
   CALL_METHODS,
   compose,
@@ -51,4 +43,3 @@ export {
   type Stream,
   type StreamingMethod,
 } from './steps.js';
-export { StepsRequestHandler, withSteps } from './steps-handler.js';

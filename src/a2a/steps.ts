@@ -7,10 +7,7 @@
 import type { StreamResponse } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 
-/**
- * The calls a client makes. The agent card is none: the SDK's gRPC transport asks for it, with no
- * call context, only to check the version a client asks for (`StepsRequestHandler`).
- */
+/** The calls a client makes. The agent card is none: its route serves it (`server/card-route.ts`). */
 export type CallMethod = Exclude<keyof A2ARequestHandler, 'getAgentCard'>;
 
 /** The methods whose answer is a stream of events. */

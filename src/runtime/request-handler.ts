@@ -20,7 +20,7 @@ import {
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
-import { lastEventId, restPage, type GenerationParams } from '../a2a/index.js';
+import { lastEventId, type GenerationParams } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import { FROM_COMMAND_KEY, GENERATION_KEY, QUEUED_KEY } from '../wire.js';
@@ -153,13 +153,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    // Over HTTP+JSON the SDK passes no page: the query's is in the context (`a2a/rest-page.ts`).
-    const asked = restPage(context);
-    return this.pushConfigs().list(params.taskId, context, {
-      tenant: params.tenant,
-      pageSize: params.pageSize || asked.pageSize,
-      pageToken: params.pageToken || asked.pageToken,
-    });
+    const { tenant, pageSize, pageToken } = params;
+    return this.pushConfigs().list(params.taskId, context, { tenant, pageSize, pageToken });
   }
 
   async deleteTaskPushNotificationConfig(

@@ -42,7 +42,7 @@ export interface FollowOptions {
  * Streams a task to a client: the task as stored, then its log after the task's generation, as
  * the SDK's `resubscribe` does, whichever instance writes it. Following begins before the task
  * is read, and the events the task as read holds already are skipped: each is sent once, and
- * none is missed. The stream ends at once when the client goes away (`a2a/client-gone.ts`).
+ * none is missed. The stream ends at once when the client goes away (`clientGoneSignal`).
  */
 export async function* followTask(
   target: FollowTarget,

@@ -15,7 +15,7 @@ import type * as GrpcErrors from '@a2a-js/sdk/errors/grpc';
 import type { Metadata } from '@grpc/grpc-js';
 import { observed, type Step } from '../a2a/index.js';
 import { isHarnessError, type HarnessErrorCode } from '../errors.js';
-import { UnavailableError, unavailableBody } from './unavailable.js';
+import { HTTP_SERVICE_UNAVAILABLE, UnavailableError, unavailableBody } from './unavailable.js';
 import { A2A_METHODS, type RefusalReason } from '../telemetry/metrics.js';
 
 /** What a client is told of a failure that is the server's own: the details go to the log only. */
@@ -127,20 +127,13 @@ export function toA2AError(error: unknown): { error: A2AError; internal?: unknow
   return { error: new InternalFailure(), internal: error };
 }
 
-/** gRPC's INTERNAL (grpc-js's `status.INTERNAL`), spelled here so the HTTP path need not load grpc-js. */
-const GRPC_INTERNAL = 13;
-
 /**
  * A failure of the server itself, as a client receives it: {@link INTERNAL_ERROR_MESSAGE}, and
  * the codes A2A gives a system error (section 3.3.2: JSON-RPC -32603, HTTP 500, gRPC INTERNAL).
- * The SDK has no class for it and sends its base error as gRPC UNKNOWN; marked as a gRPC error
- * carrying INTERNAL, the SDK's gRPC service sends INTERNAL, while the HTTP transports, which
- * look only for their own marks, map it as before (-32603, 500).
+ * The SDK has no class for it and maps its base error as -32603 and 500, but gRPC UNKNOWN
+ * ({@link grpcCodeOf}).
  */
 export class InternalFailure extends A2AError {
-  readonly transport = 'grpc';
-  readonly status = GRPC_INTERNAL;
-
   constructor() {
     super(INTERNAL_ERROR_MESSAGE);
   }
@@ -168,10 +161,10 @@ export interface GrpcForm {
 }
 
 /**
- * The one place an error becomes a wire error, for every transport: the errors a request
- * handler throws reach the transports through {@link toA2AError}, which answer them with
- * these same forms (the SDK's mappings); an edge that refuses a request before the SDK sees it
- * answers with these forms too.
+ * The one place an error becomes a wire error, for every binding: what a call raises leaves the
+ * path as an A2A error ({@link toA2AError}), and the bindings answer it, and an edge's refusal
+ * of a request before the path sees it, with these forms (the SDK's mappings, but for the codes
+ * of the errors it has no class for).
  */
 export function transportForms(error: unknown): TransportForms {
   const rule = isHarnessError(error) ? WIRE[error.code] : undefined;
@@ -179,24 +172,31 @@ export function transportForms(error: unknown): TransportForms {
   const { error: a2a, internal } = toA2AError(error);
   if (a2a instanceof TaskGenerationMismatchError) return generationMismatchForms(a2a);
   const own: Partial<AsA2AError> = typeof rule === 'object' ? rule : {};
-  // The one error A2A names no class for that is not internal: as its transports are handed it (unavailable.ts).
-  const [rest, grpc] = a2a instanceof UnavailableError ? [a2a.inForm('rest'), a2a.inForm('grpc')] : [a2a, a2a];
-  const httpStatus = own.httpStatus ?? restStatusFor(rest);
+  // The one error A2A names no class for that is not internal: its 503 is ours (unavailable.ts).
+  const httpStatus =
+    own.httpStatus ?? (a2a instanceof UnavailableError ? HTTP_SERVICE_UNAVAILABLE : restStatusFor(a2a));
   const jsonRpcError = toJsonRpcError(a2a);
   return {
     ...(internal !== undefined && { internal }),
     jsonRpc: {
       // A retryable refusal is a 503 on JSON-RPC too, so a balancer retries it (unavailable.ts).
-      httpStatus: own.httpStatus ?? (a2a instanceof UnavailableError ? 503 : 200),
+      httpStatus: own.httpStatus ?? (a2a instanceof UnavailableError ? HTTP_SERVICE_UNAVAILABLE : 200),
       error: own.jsonRpcCode === undefined ? jsonRpcError : { ...jsonRpcError, code: own.jsonRpcCode },
     },
-    http: { status: httpStatus, body: unavailableBody(toRestErrorBody(rest, httpStatus)) },
+    http: { status: httpStatus, body: unavailableBody(toRestErrorBody(a2a, httpStatus)) },
     get grpc() {
       const { errors, Metadata } = grpcWire();
-      const metadata = errors.buildGrpcErrorMetadata(Metadata, grpc);
-      return { code: errors.grpcStatusFor(grpc), details: grpc.message, ...(metadata && { metadata }) };
+      const metadata = errors.buildGrpcErrorMetadata(Metadata, a2a);
+      return { code: grpcCodeOf(a2a, errors), details: a2a.message, ...(metadata && { metadata }) };
     },
   };
+}
+
+/** The SDK's gRPC code for `error`, but for the two errors it has no class for, which it would send as UNKNOWN. */
+function grpcCodeOf(error: A2AError, errors: typeof GrpcErrors): number {
+  if (error instanceof UnavailableError) return errors.GRPC_STATUS_CODE.UNAVAILABLE;
+  if (error instanceof InternalFailure) return errors.GRPC_STATUS_CODE.INTERNAL;
+  return errors.grpcStatusFor(error);
 }
 
 function refusalForms(rule: Refusal, message: string): TransportForms {

@@ -12,14 +12,14 @@ const HEADERS_KEY = 'headers';
  * The context of one call over HTTP, as a plain value: the user the bearer check found, the
  * extensions the client asks for (`A2A-Extensions`), the version it asks for (`A2A-Version`,
  * refused here when this server does not speak it), the tenant, and in `state` the request's
- * headers, its `Last-Event-ID`, its trace headers and whatever the binding adds; and the signal
+ * headers, its `Last-Event-ID` and its trace headers; and the signal
  * that fires when the client goes away (the response closes).
  */
 export function httpCallContext(
   req: IncomingMessage,
   res: ServerResponse,
   user: User,
-  { tenant, state = [] }: { tenant?: string; state?: ReadonlyArray<readonly [string, unknown]> } = {},
+  tenant?: string,
 ): ServerCallContext {
   const requestedVersion = header(req, A2A_VERSION_HEADER) || undefined;
   checkProtocolVersion(requestedVersion);
@@ -28,7 +28,6 @@ export function httpCallContext(
   if (lastEventId !== undefined) entries.set(LAST_EVENT_ID_KEY, lastEventId);
   const carrier = traceCarrier((name) => header(req, name));
   if (carrier) entries.set(TRACE_CARRIER_KEY, carrier);
-  for (const [key, value] of state) if (value !== undefined) entries.set(key, value);
   const context = new ServerCallContext({
     requestedExtensions: Extensions.parseServiceParameter(header(req, HTTP_EXTENSION_HEADER)),
     user,

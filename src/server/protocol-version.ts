@@ -1,6 +1,5 @@
 import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
-import type { ServerCallContextBuilder } from '@a2a-js/sdk/server';
 import { GENERATIONS_VERSION } from '../wire.js';
 
 /**
@@ -16,20 +15,13 @@ export function isSpokenVersion(requested: string | undefined): requested is str
 }
 
 /**
- * The protocol version a call asks for (its `A2A-Version` header, or gRPC metadata), checked
- * where each transport builds the call's context (the HTTP bindings' `call-context.ts`, the
- * SDK's gRPC transport, just before its own check). The SDK refuses a call without the header as "version '0.3' is not supported",
- * which says neither that the header was missing nor what to send; this refusal, the same
- * `VersionNotSupportedError` (JSON-RPC -32009, HTTP 400 and gRPC FAILED_PRECONDITION), says both.
+ * Throws the refusal of a call asking for `requested` (its `A2A-Version` header; undefined: none)
+ * unless this server speaks it, where the HTTP bindings build the call's context
+ * (`call-context.ts`; the gRPC binding tells it with {@link versionRefusal}). A call without the
+ * header asks for 0.3, and "version '0.3' is not supported" says neither that the header was
+ * missing nor what to send; this refusal, a `VersionNotSupportedError` (JSON-RPC -32009, HTTP 400
+ * and gRPC FAILED_PRECONDITION), says both.
  */
-export function requireProtocolVersion(inner: ServerCallContextBuilder): ServerCallContextBuilder {
-  return (options) => {
-    checkProtocolVersion(options.requestedVersion);
-    return inner(options);
-  };
-}
-
-/** Throws the refusal of a call asking for `requested` (undefined: no header) unless this server speaks it. */
 export function checkProtocolVersion(requested: string | undefined): void {
   if (!isSpokenVersion(requested)) throw new VersionNotSupportedError(versionRefusal(requested));
 }

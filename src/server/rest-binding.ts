@@ -21,15 +21,7 @@ import {
   RequestMalformedError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, User } from '@a2a-js/sdk/server';
-import {
-  REST_PAGE_KEY,
-  restPageOf,
-  type Call,
-  type CallMethod,
-  type CallOf,
-  type ComposedSteps,
-  type Stream,
-} from '../a2a/index.js';
+import { type Call, type CallMethod, type CallOf, type ComposedSteps, type Stream } from '../a2a/index.js';
 import { requestFieldsOf, responseJsonFor } from '../a2a/version-fields.js';
 import { HarnessError } from '../errors.js';
 import { transportForms } from './a2a-errors.js';
@@ -244,7 +236,7 @@ export function restBinding(options: RestBindingOptions) {
       answer(x, 201, TaskPushNotificationConfig.toJSON(config));
     },
     listPushConfigs: async (x) => {
-      const params = { taskId: x.parts.path.taskId!, pageSize: 0, pageToken: '', tenant: x.tenant };
+      const params = { taskId: x.parts.path.taskId!, ...pageOf(x.parts.query), tenant: x.tenant };
       const list = await run(x, 'listTaskPushNotificationConfigs', params);
       answer(x, 200, ListTaskPushNotificationConfigsResponse.toJSON(list));
     },
@@ -290,11 +282,7 @@ export function restBinding(options: RestBindingOptions) {
       query.tenant = pathTenant;
     }
     try {
-      const page = req.method === 'GET' ? restPageOf(query) : undefined;
-      const context = httpCallContext(req, res, user, {
-        tenant: pathTenant || undefined,
-        state: [[REST_PAGE_KEY, page]],
-      });
+      const context = httpCallContext(req, res, user, pathTenant || undefined);
       const x: Exchange = { parts, tenant: first(query.tenant) || '', context, res };
       await handlers[matched.name](x);
     } catch (error) {
@@ -335,6 +323,15 @@ function parseHistoryLength(value: string): number {
   if (isNaN(parsed)) throw new RequestMalformedError('historyLength must be a valid integer');
   if (parsed < 0) throw new RequestMalformedError('historyLength must be non-negative');
   return parsed;
+}
+
+/** The page a push-config listing asks for in its query (the edge schema checked it); none is 0 and "". */
+function pageOf(query: ParsedUrlQuery): { pageSize: number; pageToken: string } {
+  const pageSize = first(query.pageSize);
+  return {
+    pageSize: pageSize && /^\d{1,10}$/.test(pageSize) ? Number(pageSize) : 0,
+    pageToken: first(query.pageToken) ?? '',
+  };
 }
 
 function parsePageSize(value: string): number {

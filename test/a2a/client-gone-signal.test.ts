@@ -7,7 +7,7 @@ import { clientGoneSignal, setClientGoneSignal } from '../../src/a2a/index.js';
 import { responseClosed } from '../../src/server/call-context.js';
 import { cancelledSignal } from '../../src/server/grpc-binding.js';
 
-/** A call's "client gone" signal is made only when something asks for it (`src/a2a/client-gone.ts`). */
+/** A call's "client gone" signal is made only when something asks for it (`clientGoneSignal`, packages/commands-extension/src/client-gone.ts). */
 
 /** A response as `responseClosed` sees it: an emitter with `closed`. */
 function response(): EventEmitter & { closed: boolean } {

@@ -1,22 +1,13 @@
 /**
  * `compose` (src/a2a/steps.ts): steps run in their order around the terminal, one may answer a
  * call itself, errors pass through the steps that do not catch them, a streaming call's events
- * can be wrapped, and `next` may run another call below. Also the adapter the SDK's transports
- * are given (`StepsRequestHandler`): its calls, and the card it keeps for them.
+ * can be wrapped, and `next` may run another call below.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AgentCard, StreamResponse, Task } from '@a2a-js/sdk';
+import type { StreamResponse, Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import {
-  compose,
-  observed,
-  StepsRequestHandler,
-  type Call,
-  type Outcome,
-  type Step,
-  type Stream,
-} from '../../src/a2a/index.js';
+import { compose, observed, type Call, type Outcome, type Step, type Stream } from '../../src/a2a/index.js';
 
 const context = {} as ServerCallContext;
 const getTask = (id: string): Call => ({ method: 'getTask', params: { tenant: '', id }, context, streaming: false });
@@ -175,51 +166,5 @@ describe('compose', () => {
 
   it('refuses two steps of one name', () => {
     assert.throws(() => compose([noting('a', []), noting('a', [])], terminal([])), /named a/);
-  });
-});
-
-describe('StepsRequestHandler', () => {
-  it('builds each call of the SDK interface and runs it through the steps', async () => {
-    const calls: Call[] = [];
-    const handler = new StepsRequestHandler(
-      { run: ((call: Call) => (calls.push(call), terminal([])(call))) as never },
-      async () => ({ name: 'card' }) as AgentCard,
-    );
-    assert.equal((await handler.getTask({ tenant: '', id: 'x' }, context)).id, 'x');
-    assert.equal((await read(handler.resubscribe({ tenant: '', id: 'x' }, context))).length, 3);
-    assert.deepEqual(
-      calls.map(({ method, streaming }) => [method, streaming]),
-      [
-        ['getTask', false],
-        ['resubscribe', true],
-      ],
-    );
-    assert.equal(calls[0]!.context, context);
-  });
-
-  function counting(cards: Array<AgentCard | Error>) {
-    let built = 0;
-    const handler = new StepsRequestHandler({ run: () => Promise.reject(new Error('no calls')) as never }, async () => {
-      const next = cards[Math.min(built++, cards.length - 1)]!;
-      if (next instanceof Error) throw next;
-      return next;
-    });
-    return { handler, built: () => built };
-  }
-
-  it("keeps the first card built for the transports' checks, concurrent ones included", async () => {
-    const card = { name: 'one' } as AgentCard;
-    const { handler, built } = counting([card, { name: 'two' } as AgentCard]);
-    assert.deepEqual(await Promise.all([handler.getAgentCard(), handler.getAgentCard()]), [card, card]);
-    assert.equal(await handler.getAgentCard(), card);
-    assert.equal(built(), 1);
-  });
-
-  it('keeps no failure: the call after one builds the card again', async () => {
-    const card = { name: 'after' } as AgentCard;
-    const { handler, built } = counting([new Error('not yet'), card]);
-    await assert.rejects(handler.getAgentCard(), /not yet/);
-    assert.equal(await handler.getAgentCard(), card);
-    assert.equal(built(), 2);
   });
 });

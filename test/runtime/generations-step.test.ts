@@ -7,9 +7,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Role, TaskState, type Message, type SendMessageRequest, type Task } from '@a2a-js/sdk';
-import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import { ServerCallContext } from '@a2a-js/sdk/server';
 import { CommandRegistry } from '../../src/commands/index.js';
-import { compose, MessageClaims, setClientGoneSignal, type Call, type Step } from '../../src/a2a/index.js';
+import {
+  compose,
+  MessageClaims,
+  setClientGoneSignal,
+  type Call,
+  type ComposedSteps,
+  type Step,
+  type Stream,
+} from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
 import { buildRequestPath } from '../../src/request-path.js';
 import { generationsStep } from '../../src/runtime/generations-step.js';
@@ -54,7 +62,8 @@ function generationOfTask(task: Task): number {
   return task.metadata?.[GENERATION_KEY] as number;
 }
 
-function path(longPollMs = NEVER_MS): A2ARequestHandler {
+/** The harness's request path, as the bindings run each call through it; `longPollMs` bounds GetTask's wait. */
+function path(longPollMs = NEVER_MS): Pick<ComposedSteps, 'run'> {
   const registry = new CommandRegistry();
   return buildRequestPath({
     engine,
@@ -65,12 +74,24 @@ function path(longPollMs = NEVER_MS): A2ARequestHandler {
     card: () => baseAgentCard({ httpUrl: 'http://127.0.0.1:0', version: 'test' }),
     log: silentLogger,
     longPollMs,
-  }).handler;
+  }).path;
+}
+
+function sendMessage(params: SendMessageRequest, ctx: ServerCallContext): Promise<Message | Task> {
+  return path().run({ method: 'sendMessage', params, context: ctx, streaming: false });
+}
+
+function sendMessageStream(params: SendMessageRequest, ctx: ServerCallContext): Stream {
+  return path().run({ method: 'sendMessageStream', params, context: ctx, streaming: true });
+}
+
+function getTask(params: Record<string, unknown>, ctx: ServerCallContext, longPollMs?: number): Promise<Task> {
+  return path(longPollMs).run({ method: 'getTask', params: params as never, context: ctx, streaming: false });
 }
 
 /** An idle task, answered once. */
 async function idleTask(): Promise<Task> {
-  return (await path().sendMessage(send('first'), context('1.0'))) as Task;
+  return (await sendMessage(send('first'), context('1.0'))) as Task;
 }
 
 before(async () => {
@@ -98,16 +119,13 @@ describe('A2A 1.1 GetTask with currentGeneration (issue 36)', () => {
   it('answers at once when the task is past it already', async () => {
     const task = await idleTask();
     const generation = generationOfTask(task);
-    const got = await path().getTask(
-      { tenant: '', id: task.id, currentGeneration: generation - 1 } as never,
-      context('1.1'),
-    );
+    const got = await getTask({ tenant: '', id: task.id, currentGeneration: generation - 1 }, context('1.1'));
     assert.equal(generationOfTask(got), generation);
   });
 
   it('waits until the task moves past it, then answers the task as it then stands', async () => {
     const task = await idleTask();
-    const stream = path().sendMessageStream(send('hold', task), context('1.0'));
+    const stream = sendMessageStream(send('hold', task), context('1.0'));
     // Read up to WORKING: the turn then holds, and the task's generation stays where it is.
     for await (const event of stream) if (event.payload?.$case === 'statusUpdate') break;
     const held = generationOfTask((await view.read(task.id, context('1.0')))!.task);
@@ -132,10 +150,7 @@ describe('A2A 1.1 GetTask with currentGeneration (issue 36)', () => {
   it('at the bound, answers the task as it stands', async () => {
     const task = await idleTask();
     const generation = generationOfTask(task);
-    const got = await path(1).getTask(
-      { tenant: '', id: task.id, currentGeneration: generation } as never,
-      context('1.1'),
-    );
+    const got = await getTask({ tenant: '', id: task.id, currentGeneration: generation }, context('1.1'), 1);
     assert.equal(generationOfTask(got), generation);
   });
 
@@ -145,25 +160,21 @@ describe('A2A 1.1 GetTask with currentGeneration (issue 36)', () => {
     const gone = new AbortController();
     const ctx = context('1.1');
     setClientGoneSignal(ctx, gone.signal);
-    const waiting = path().getTask({ tenant: '', id: task.id, currentGeneration: generation } as never, ctx);
+    const waiting = getTask({ tenant: '', id: task.id, currentGeneration: generation }, ctx);
     gone.abort();
     assert.equal(generationOfTask(await waiting), generation);
   });
 
   it('a task not found is refused as ever', async () => {
-    await assert.rejects(
-      path().getTask({ tenant: '', id: 'no-such-task', currentGeneration: 1 } as never, context('1.1')),
-      { name: 'TaskNotFoundError' },
-    );
+    await assert.rejects(getTask({ tenant: '', id: 'no-such-task', currentGeneration: 1 }, context('1.1')), {
+      name: 'TaskNotFoundError',
+    });
   });
 
   it('a 1.0 call does not wait, and the handler never sees the field', async () => {
     const task = await idleTask();
     const generation = generationOfTask(task);
-    const got = await path().getTask(
-      { tenant: '', id: task.id, currentGeneration: generation } as never,
-      context('1.0'),
-    );
+    const got = await getTask({ tenant: '', id: task.id, currentGeneration: generation }, context('1.0'));
     assert.equal(generationOfTask(got), generation);
     const seen: unknown[] = [];
     const step = generationsStep({
@@ -199,7 +210,7 @@ describe('A2A 1.1 SendMessage with ifGenerationMatch (issue 36)', () => {
     const task = await idleTask();
     const generation = generationOfTask(task);
     await assert.rejects(
-      path().sendMessage(send('again', task, { ifGenerationMatch: generation - 1 }), context('1.1')),
+      sendMessage(send('again', task, { ifGenerationMatch: generation - 1 }), context('1.1')),
       (error: Error & { reason?: string; metadata?: Record<string, string> }) => {
         assert.equal(error.name, 'TaskGenerationMismatchError');
         assert.equal(error.reason, 'TASK_GENERATION_MISMATCH');
@@ -216,7 +227,7 @@ describe('A2A 1.1 SendMessage with ifGenerationMatch (issue 36)', () => {
 
   it('runs the turn when it is the task generation', async () => {
     const task = await idleTask();
-    const answer = (await path().sendMessage(
+    const answer = (await sendMessage(
       send('again', task, { ifGenerationMatch: generationOfTask(task) }),
       context('1.1'),
     )) as Task;
@@ -225,22 +236,19 @@ describe('A2A 1.1 SendMessage with ifGenerationMatch (issue 36)', () => {
   });
 
   it('is ignored for a new task, as the draft says', async () => {
-    const answer = (await path().sendMessage(
-      send('new', undefined, { ifGenerationMatch: 42 }),
-      context('1.1'),
-    )) as Task;
+    const answer = (await sendMessage(send('new', undefined, { ifGenerationMatch: 42 }), context('1.1'))) as Task;
     assert.equal(answer.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
   });
 
   it('a 1.0 call is not checked: the turn runs', async () => {
     const task = await idleTask();
-    const answer = (await path().sendMessage(send('again', task, { ifGenerationMatch: 0 }), context('1.0'))) as Task;
+    const answer = (await sendMessage(send('again', task, { ifGenerationMatch: 0 }), context('1.0'))) as Task;
     assert.equal(answer.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
   });
 
   it('is never queued behind a running turn: refused as busy at its generation, as moved on past it', async () => {
     const task = await idleTask();
-    const stream = path().sendMessageStream(send('hold', task), context('1.0'));
+    const stream = sendMessageStream(send('hold', task), context('1.0'));
     for await (const event of stream) if (event.payload?.$case === 'statusUpdate') break;
     const held = (await view.read(task.id, context('1.0')))!.generation;
     const queue = new TurnQueue({

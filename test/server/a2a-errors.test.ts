@@ -1,6 +1,5 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import * as errors from '@a2a-js/sdk/errors';
 import {
   A2AError,
@@ -12,7 +11,15 @@ import {
 } from '@a2a-js/sdk/errors';
 import { buildGrpcErrorMetadata, decodeErrorInfo, decodeStatus, grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import { Metadata, status } from '@grpc/grpc-js';
-import { withSteps } from '../../src/a2a/index.js';
+import {
+  compose,
+  type Call,
+  type CallMethod,
+  type ComposedSteps,
+  type Outcome,
+  type Stream,
+  type StreamingMethod,
+} from '../../src/a2a/index.js';
 import { generationMismatch, HarnessError, type HarnessErrorCode } from '../../src/errors.js';
 import {
   errorMappingStep,
@@ -68,32 +75,34 @@ const FORMS: Record<HarnessErrorCode, Row> = {
 };
 const CODES = Object.keys(FORMS) as HarnessErrorCode[];
 
-/** A handler whose every call fails with `error`, synchronously or not, as a real one may. */
-function failingHandler(error: unknown): A2ARequestHandler {
-  const reject = () => Promise.reject(error);
-  // eslint-disable-next-line require-yield
-  const stream = async function* () {
-    throw error;
+/**
+ * A terminal whose every call fails with `error`, as a real one may: a rejected promise, a
+ * stream that fails when read, or (`resubscribe`) at once, as one that validates before it
+ * returns its stream.
+ */
+function failingTerminal(error: unknown): (call: Call) => Outcome {
+  return (call) => {
+    if (call.method === 'resubscribe') throw error;
+    if (!call.streaming) return Promise.reject(error);
+    // eslint-disable-next-line require-yield
+    return (async function* () {
+      throw error;
+    })();
   };
-  return {
-    getAgentCard: reject,
-    getAuthenticatedExtendedAgentCard: reject,
-    sendMessage: reject,
-    sendMessageStream: stream,
-    getTask: reject,
-    listTasks: reject,
-    cancelTask: reject,
-    resubscribe: () => {
-      throw error; // a wrapper that validates before returning its generator
-    },
-    createTaskPushNotificationConfig: reject,
-    getTaskPushNotificationConfig: reject,
-    listTaskPushNotificationConfigs: reject,
-    deleteTaskPushNotificationConfig: reject,
-  } as unknown as A2ARequestHandler;
+}
+
+/** Every call failing with `error`, behind the `errorMapping` step alone. */
+function errorMapped(error: unknown, ...reports: Parameters<typeof errorMappingStep>): Pick<ComposedSteps, 'run'> {
+  return compose([errorMappingStep(...reports)], failingTerminal(error));
 }
 
 const context = {} as never;
+/** A unary call of `method` through `path`, on task `x`. */
+const unary = (path: Pick<ComposedSteps, 'run'>, method: CallMethod) =>
+  path.run({ method, params: { tenant: '', id: 'x' }, context, streaming: false } as Call) as Promise<unknown>;
+/** A streaming call of `method` through `path`, on task `x`. */
+const streamed = (path: Pick<ComposedSteps, 'run'>, method: StreamingMethod) =>
+  path.run({ method, params: { tenant: '', id: 'x' }, context, streaming: true } as Call) as Stream;
 
 describe("one function gives each transport's form of an error (transportForms)", () => {
   before(loadGrpcErrorForms);
@@ -142,9 +151,11 @@ describe("one function gives each transport's form of an error (transportForms)"
   it("is the SDK's own mapping wherever a harness error is an A2A error and needs no code of its own", () => {
     const plain = CODES.filter((code) => {
       const [jsonRpcHttp, jsonRpc] = FORMS[code];
-      // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts).
+      // A refusal to retry has forms of its own on HTTP+JSON and gRPC (503, UNAVAILABLE: unavailable.ts),
+      // an internal failure on gRPC (INTERNAL, where the SDK sends UNKNOWN).
       return (
         jsonRpcHttp === 200 &&
+        FORMS[code] !== INTERNAL &&
         ![-32600, -32700].includes(jsonRpc) &&
         !['turns_at_limit', 'instance_draining', 'task_generation_mismatch'].includes(code)
       );
@@ -239,17 +250,14 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
   it('never passes on the text of an internal failure: the client reads a fixed message, the log gets the error', async () => {
     const leaky = new Error('ENOENT: /srv/secret/path/db.sqlite with api_key=sk-abcdefghijkl');
     const reported: Array<[unknown, string]> = [];
-    const handler = errorMapped(failingHandler(leaky), (error, method) => reported.push([error, method]));
-    await assert.rejects(
-      handler.getTask({ tenant: '', id: 'x', historyLength: undefined }, context),
-      (error: unknown) => {
-        assert.ok(error instanceof A2AError && !(error instanceof TaskNotFoundError));
-        assert.equal((error as Error).message, INTERNAL_ERROR_MESSAGE);
-        return true;
-      },
-    );
-    await assert.rejects(handler.sendMessageStream({} as never, context).next(), { message: INTERNAL_ERROR_MESSAGE });
-    assert.throws(() => handler.resubscribe({ tenant: '', id: 'x' }, context), { message: INTERNAL_ERROR_MESSAGE });
+    const path = errorMapped(leaky, (error, method) => reported.push([error, method]));
+    await assert.rejects(unary(path, 'getTask'), (error: unknown) => {
+      assert.ok(error instanceof A2AError && !(error instanceof TaskNotFoundError));
+      assert.equal((error as Error).message, INTERNAL_ERROR_MESSAGE);
+      return true;
+    });
+    await assert.rejects(streamed(path, 'sendMessageStream').next(), { message: INTERNAL_ERROR_MESSAGE });
+    assert.throws(() => streamed(path, 'resubscribe'), { message: INTERNAL_ERROR_MESSAGE });
     assert.deepEqual(
       reported.map(([error, method]) => [error, method]),
       [
@@ -263,8 +271,8 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
   it('a store failure is internal too, and is reported', async () => {
     const reported: unknown[] = [];
     const failure = new HarnessError('store_failed', 'database is locked at /var/lib/x.db');
-    const handler = errorMapped(failingHandler(failure), (error) => reported.push(error));
-    await assert.rejects(handler.cancelTask({ tenant: '', id: 'x' } as never, context), {
+    const path = errorMapped(failure, (error) => reported.push(error));
+    await assert.rejects(unary(path, 'cancelTask'), {
       message: INTERNAL_ERROR_MESSAGE,
     });
     assert.deepEqual(reported, [failure]);
@@ -274,21 +282,20 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     const refused: Array<[string, string]> = [];
     const internal: unknown[] = [];
     for (const code of ['turns_at_limit', 'instance_draining'] as const) {
-      const handler = errorMapped(
-        failingHandler(new HarnessError(code, 'Send it again in a few seconds.')),
+      const path = errorMapped(
+        new HarnessError(code, 'Send it again in a few seconds.'),
         (error) => internal.push(error),
         (reason, method) => refused.push([reason, method]),
       );
-      await assert.rejects(handler.sendMessageStream({} as never, context).next(), { reason: 'UNAVAILABLE' });
-      await assert.rejects(handler.sendMessage({} as never, context), { reason: 'UNAVAILABLE' });
+      await assert.rejects(streamed(path, 'sendMessageStream').next(), { reason: 'UNAVAILABLE' });
+      await assert.rejects(unary(path, 'sendMessage'), { reason: 'UNAVAILABLE' });
     }
-    await errorMapped(
-      failingHandler(new HarnessError('task_not_found', 'No such task.')),
+    const notFound = errorMapped(
+      new HarnessError('task_not_found', 'No such task.'),
       (error) => internal.push(error),
       (reason, method) => refused.push([reason, method]),
-    )
-      .getTask({ tenant: '', id: 'x', historyLength: undefined }, context)
-      .catch(() => undefined);
+    );
+    await unary(notFound, 'getTask').catch(() => undefined);
     assert.deepEqual(refused, [
       ['turns_at_limit', 'SendStreamingMessage'],
       ['turns_at_limit', 'SendMessage'],
@@ -329,8 +336,3 @@ describe('A2A errors on each transport, as A2A 1.0.1 section 5.4 maps them', () 
     });
   }
 });
-
-/** `inner` behind the `errorMapping` step alone. */
-function errorMapped(inner: A2ARequestHandler, ...reports: Parameters<typeof errorMappingStep>): A2ARequestHandler {
-  return withSteps(inner, [errorMappingStep(...reports)]);
-}

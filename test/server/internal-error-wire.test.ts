@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
-import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
-import { compose, handlerTerminal, withSteps } from '../../src/a2a/index.js';
+import { compose } from '../../src/a2a/index.js';
 import { silentLogger } from '../../src/log.js';
 import { errorMappingStep, INTERNAL_ERROR_MESSAGE } from '../../src/server/a2a-errors.js';
 import { baseAgentCard } from '../../src/server/card.js';
@@ -13,19 +12,11 @@ import { startGrpcServer, type RunningGrpcServer } from '../../src/server/grpc-s
 import { createHttpApp } from '../../src/server/http-app.js';
 
 /**
- * A failure of the server itself, as each transport really sends it (the SDK's transports, not
- * a table): JSON-RPC -32603, HTTP 500, gRPC INTERNAL (A2A 1.0.1, section 3.3.2), with the fixed
- * message. The SDK alone sends gRPC UNKNOWN for it: `InternalFailure` carries INTERNAL.
+ * A failure of the server itself, as each binding really sends it (not a table): JSON-RPC
+ * -32603, HTTP 500, gRPC INTERNAL (A2A 1.0.1, section 3.3.2), with the fixed message. The SDK's
+ * mapping alone sends gRPC UNKNOWN for it: `transportForms` gives `InternalFailure` INTERNAL.
  */
 const failure = new Error('the store broke at /srv/data/harness.db with api_key=sk-abcdefghijkl');
-// The transports check the protocol version against the card's interfaces: the gRPC one is known once bound.
-const endpoints: { httpUrl: string; grpcAddress?: string } = { httpUrl: 'http://127.0.0.1:1' };
-const failing = new Proxy({} as A2ARequestHandler, {
-  get: (_target, method) =>
-    method === 'getAgentCard'
-      ? async () => baseAgentCard({ ...endpoints, version: 'test' })
-      : async () => Promise.reject(failure),
-});
 
 let httpServer: Server;
 let grpc: RunningGrpcServer;
@@ -33,19 +24,11 @@ let url: string;
 const logged: unknown[] = [];
 
 before(async () => {
-  // `failing` behind the `errorMapping` step alone: the SDK's HTTP transports take it as a handler, gRPC as the path.
-  const steps = [errorMappingStep((error) => logged.push(error))];
-  const handler = withSteps(failing, steps);
-  grpc = await startGrpcServer(compose(steps, handlerTerminal(failing)), '127.0.0.1', 0);
-  endpoints.grpcAddress = grpc.address;
-  httpServer = createServer(
-    createHttpApp({
-      path: compose([], handlerTerminal(handler)),
-      card: () => handler.getAgentCard(),
-      bodyLimit: '1mb',
-      log: silentLogger,
-    }),
-  );
+  // Every call fails, behind the `errorMapping` step alone: the one path all three bindings run.
+  const path = compose([errorMappingStep((error) => logged.push(error))], () => Promise.reject(failure));
+  grpc = await startGrpcServer(path, '127.0.0.1', 0);
+  const card = async () => baseAgentCard({ httpUrl: url, grpcAddress: grpc.address, version: 'test' });
+  httpServer = createServer(createHttpApp({ path, card, bodyLimit: '1mb', log: silentLogger }));
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 });
@@ -76,7 +59,7 @@ describe('an internal failure on the wire', () => {
     assert.equal(body.error.message, INTERNAL_ERROR_MESSAGE);
   });
 
-  it('gRPC: INTERNAL with the fixed message, where the SDK alone sends UNKNOWN', async () => {
+  it("gRPC: INTERNAL with the fixed message, where the SDK's mapping alone sends UNKNOWN", async () => {
     const Client = makeGenericClientConstructor(A2AService, 'A2AService');
     const client = new Client(grpc.address, credentials.createInsecure()) as unknown as {
       getTask: (

@@ -1,21 +1,30 @@
 /**
- * The retryable refusal (src/server/unavailable.ts) against the SDK's own mapping: what the SDK
- * does with the error as it is, and with each transport's form of it. Should an SDK update map
- * errors otherwise, this says where.
+ * The retryable refusal (src/server/unavailable.ts): what the SDK's mappings do with it, the codes
+ * `transportForms` gives it where they know none, and how the bindings send it. Should an SDK
+ * update map errors otherwise, this says where.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { status as grpcStatus } from '@grpc/grpc-js';
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  status as grpcStatus,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER } from '@a2a-js/sdk';
-import { UnauthenticatedUser, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import { UnauthenticatedUser } from '@a2a-js/sdk/server';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { A2A_ERROR_CODE, TaskNotFoundError, restStatusFor, toJsonRpcError } from '@a2a-js/sdk/errors';
 import { grpcStatusFor } from '@a2a-js/sdk/errors/grpc';
 import type { Call } from '../../src/a2a/index.js';
+import { loadGrpcErrorForms, transportForms } from '../../src/server/a2a-errors.js';
+import { startGrpcServer } from '../../src/server/grpc-server.js';
 import { readJsonBody } from '../../src/server/http-body.js';
 import { restBinding } from '../../src/server/rest-binding.js';
-import { RETRY_AFTER_SECONDS, UnavailableError, UnavailableForm } from '../../src/server/unavailable.js';
+import { RETRY_AFTER_SECONDS, UnavailableError } from '../../src/server/unavailable.js';
 
 const refusal = () => new UnavailableError('At the limit; try again.');
 
@@ -30,35 +39,47 @@ describe('a retryable refusal on each transport (A2A 1.0 section 3.3.2)', () => 
     );
   });
 
-  it('HTTP+JSON and gRPC: the SDK knows no code for it as it is (500, UNKNOWN); each form carries its own (503, UNAVAILABLE)', () => {
+  it('HTTP+JSON and gRPC: the SDK knows no code for it (500, UNKNOWN); transportForms gives its own (503, UNAVAILABLE)', async () => {
     assert.equal(restStatusFor(refusal()), 500);
     assert.equal(grpcStatusFor(refusal()), grpcStatus.UNKNOWN);
-    assert.equal(restStatusFor(refusal().inForm('rest')), 503);
-    assert.equal(grpcStatusFor(refusal().inForm('grpc')), grpcStatus.UNAVAILABLE);
-    assert.ok(refusal().inForm('grpc') instanceof UnavailableError);
+    await loadGrpcErrorForms();
+    const forms = transportForms(refusal());
+    assert.deepEqual(
+      [forms.jsonRpc.httpStatus, forms.http.status, forms.http.body.error.status],
+      [503, 503, 'UNAVAILABLE'],
+    );
+    assert.equal(forms.grpc.code, grpcStatus.UNAVAILABLE);
   });
 
-  it('the handler a transport is given hands the refusal on in its form, and any other error as it is', async () => {
-    const notFound = new TaskNotFoundError('no such task');
-    const failing = (error: unknown) =>
-      ({
-        sendMessage: () => Promise.reject(error),
-        // eslint-disable-next-line require-yield
-        sendMessageStream: async function* () {
-          throw error;
-        },
-      }) as unknown as A2ARequestHandler;
-    const rest = new UnavailableForm(failing(refusal()), 'rest');
-    await assert.rejects(rest.sendMessage({} as never, {} as never), { transport: 'rest', statusCode: 503 });
-    const grpc = new UnavailableForm(failing(refusal()), 'grpc');
-    await assert.rejects(grpc.sendMessageStream({} as never, {} as never).next(), {
-      transport: 'grpc',
-      status: grpcStatus.UNAVAILABLE,
-    });
-    await assert.rejects(
-      new UnavailableForm(failing(notFound), 'rest').sendMessage({} as never, {} as never),
-      (e) => e === notFound,
+  it('gRPC: the binding ends a refused call UNAVAILABLE, with its message; other errors as the SDK maps them (issue 36)', async () => {
+    const grpc = await startGrpcServer(
+      {
+        run: ((call: Call) =>
+          Promise.reject(
+            (call.params as { id?: string }).id === 'refused' ? refusal() : new TaskNotFoundError('no such task'),
+          )) as never,
+      },
+      '127.0.0.1',
+      0,
     );
+    const Client = makeGenericClientConstructor(A2AService, 'A2AService');
+    const client: any = new Client(grpc.address, credentials.createInsecure());
+    const metadata = new Metadata();
+    metadata.set('a2a-version', A2A_PROTOCOL_VERSION);
+    const unary = (method: string, request: unknown) =>
+      new Promise<ServiceError>((resolve, reject) =>
+        client[method](request, metadata, (error: ServiceError | null) =>
+          error ? resolve(error) : reject(new Error('answered')),
+        ),
+      );
+    try {
+      const refused = await unary('getTask', { tenant: '', id: 'refused' });
+      assert.deepEqual([refused.code, refused.details], [grpcStatus.UNAVAILABLE, 'At the limit; try again.']);
+      assert.equal((await unary('getTask', { tenant: '', id: 'missing' })).code, grpcStatus.NOT_FOUND);
+    } finally {
+      client.close();
+      await grpc.close();
+    }
   });
 
   it('HTTP+JSON: the binding answers the refusal 503 with Retry-After and the status name UNAVAILABLE; other errors as the SDK maps them (issue 36)', async () => {

@@ -23,7 +23,7 @@ export interface CommandCallsOptions extends CommandRunnerOptions {
   registry: CommandRegistry;
   /**
    * Told about an error of a turn's stream that is read on after its client went away (the
-   * turn is still stored, see `a2a/client-gone.ts`); nobody else is left to hear of it.
+   * turn is still stored, see `client-gone.ts`); nobody else is left to hear of it.
    */
   onStreamError?: (error: unknown) => void;
   /**
