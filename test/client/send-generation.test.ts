@@ -188,6 +188,36 @@ describe("the command-line clients' A2A 1.1 calls (issue 36)", () => {
       assert.equal(headers['a2a-version'], '1.1');
       assert.equal(headers.authorization, 'Bearer y');
     }
+    // Only its end matters: no stream of its reply is held open.
+    assert.deepEqual(
+      received.map(({ body }) => body.method),
+      ['GetTask', 'GetTask', 'GetTask'],
+    );
+  });
+
+  it('following a sub-task, an agent whose card lists no 1.1 is subscribed to, then polled as 1.0 (issue 36)', async () => {
+    const full = card;
+    card = {
+      ...full,
+      supportedInterfaces: full.supportedInterfaces.filter((entry) => entry.protocolVersion !== '1.1'),
+    };
+    try {
+      received.length = 0;
+      follows = 1;
+      const connection = await connect(url, []);
+      const end = await followSubtask(connection, 'sub-1', new AbortController().signal);
+      assert.equal(end.kind, 'ended');
+      assert.deepEqual(
+        received.map(({ body }) => body.method),
+        ['SubscribeToTask', 'GetTask', 'GetTask'],
+      );
+      for (const { headers, body } of received) {
+        assert.notEqual(headers['a2a-version'], '1.1');
+        assert.equal((body.params as { currentGeneration?: string }).currentGeneration, undefined);
+      }
+    } finally {
+      card = full;
+    }
   });
 
   it('without --task, or with --stream, is bad usage', async () => {

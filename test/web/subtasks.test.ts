@@ -101,6 +101,30 @@ describe('sub-tasks on the chat page', needs(CHROMIUM), () => {
     assert.ok(subscriptions.length <= 3, `${subscriptions.length} subscriptions`);
   });
 
+  it("issue 36: a sub-task's link waits for its state with A2A 1.1's GetTask and currentGeneration (the harness's card lists 1.1)", async () => {
+    const waits: string[] = [];
+    const note = (request: { headers(): Record<string, string>; postData(): string | null }) => {
+      const body = request.postData() ?? '';
+      if (request.headers()['a2a-version'] === '1.1' && body.includes('"currentGeneration"')) waits.push(body);
+    };
+    page.on('request', note);
+    await page.locator('#input').pressSequentially('/spawn a third job', { delay: 5 });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    const link = page.locator('.msg.command[data-command="spawn"] .task-ref').nth(2);
+    await link.waitFor({ timeout: WAIT_MS });
+    await page
+      .locator('.msg.command[data-command="spawn"] .task-ref[data-state="completed"]')
+      .nth(2)
+      .waitFor({ timeout: WAIT_MS });
+    page.off('request', note);
+    const id = await link.getAttribute('data-task-id');
+    assert.ok(
+      waits.some((body) => body.includes(`"id":"${id}"`) && body.includes('"method":"GetTask"')),
+      `a 1.1 wait for ${id}`,
+    );
+  });
+
   it('showed no script errors and broke no Content-Security-Policy rule', () => {
     assert.deepEqual(problems, []);
   });

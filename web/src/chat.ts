@@ -33,6 +33,7 @@ import {
 import { interpret, readHistoryMessage, readStatusMessage, type ChatEvent } from './events.js';
 import { harnessFetch } from './reachability.js';
 import { listRecent, type RecentTask } from './recent.js';
+import { watchSubtask, type WaitPast } from './task-wait.js';
 
 export { interpret, type ChatEvent } from './events.js';
 
@@ -160,7 +161,11 @@ export class Conversation {
   model: string | undefined;
   private readonly ended = new Set<string>();
 
-  constructor(private readonly client: Client) {}
+  constructor(
+    private readonly client: Client,
+    /** The agent's A2A 1.1 `GetTask` that waits for a task to move on; undefined when it speaks only 1.0. */
+    private readonly waitPast?: WaitPast,
+  ) {}
 
   /** Sends `text` on the current task (or a new one in the current context), yielding what comes back. */
   async *send(text: string, options: SendOptions = {}): AsyncGenerator<ChatEvent, void, undefined> {
@@ -339,23 +344,12 @@ export class Conversation {
   }
 
   /**
-   * Follows a sub-task until it ends, reporting its state as it changes. It polls GetTask
-   * (every second at first, then less often) rather than holding a SubscribeToTask stream
-   * open: a browser allows only six connections to one host, and each stream would hold one.
-   * Ends when the sub-task does, or when `signal` aborts.
+   * Follows a sub-task until it ends, reporting its state as it changes (task-wait.ts): by
+   * `GetTask` waiting for it to move on when the agent speaks A2A 1.1, else polled. Never a
+   * SubscribeToTask stream: a browser allows only six connections to one host.
    */
-  async watchSubtask(id: string, onState: (state: TaskState | undefined) => void, signal?: AbortSignal): Promise<void> {
-    let last: TaskState | undefined;
-    for (let delay = 1000; !signal?.aborted; delay = Math.min(delay * 1.5, 10_000)) {
-      const task = await this.client.getTask({ tenant: '', id, historyLength: 0 }, { signal });
-      const state = task.status?.state;
-      if (state !== last) onState((last = state));
-      if (isTerminal(state)) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
-    }
+  watchSubtask(id: string, onState: (state: TaskState | undefined) => void, signal?: AbortSignal): Promise<void> {
+    return watchSubtask(this.client, this.waitPast, id, onState, signal);
   }
 
   /**

@@ -9,13 +9,14 @@ import { COMPACT_COMMAND, REWIND_COMMAND } from '../../src/conversation-replies.
 import { CardReader, CardRefresh } from './card.js';
 import { connect, Conversation } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
-import { retryingText, retryWhileUnreachable } from './reachability.js';
+import { harnessFetch, retryingText, retryWhileUnreachable } from './reachability.js';
 import { RecentList } from './recent.js';
 import { CompletionList } from './completion-list.js';
 import { ConversationActions } from './conversation-actions.js';
 import { oneLine, showError, Transcript, TurnView } from './render.js';
 import { storeConversation, storedConversation, type QueuedMessage } from './stored.js';
 import { SubtaskWatch } from './task-watch.js';
+import { waitPastFor } from './task-wait.js';
 import { TASK_PARAM } from './subagent-chip.js';
 import { Turns } from './turns.js';
 
@@ -74,7 +75,10 @@ async function main(): Promise<void> {
     showError(errorLine, `Could not read the agent card: ${oneLine(error)}`);
     return;
   }
-  const conversation = new Conversation(await connect(card, location.href));
+  const conversation = new Conversation(
+    await connect(card, location.href),
+    waitPastFor(card, location.href, harnessFetch),
+  );
   // A stream that broke is resumed where it broke off (issue 24); the error line says so meanwhile.
   conversation.resumeNotices = {
     onDropped: () => showError(errorLine, 'The connection dropped; reconnecting…'),
