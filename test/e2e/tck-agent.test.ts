@@ -163,6 +163,11 @@ describe('issue 37: the TCK scenario agent (examples/tck-agent.mjs) on the harne
         const stored = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
         assert.deepEqual(artifactsOf(stored.artifacts), expected.artifacts, `${prefix} as stored`);
       }
+      // An id no scenario names (the TCK's `tck-send-001`) completes the task, naming the id.
+      const other = message('tck-send-001');
+      const result = await client.sendMessage({ tenant: '', message: other, configuration: undefined, metadata: {} });
+      assert.equal((result as Task).status?.state, S.TASK_STATE_COMPLETED, transport);
+      assert.equal(saidIn((result as Task).status?.message), `Unhandled messageId prefix: ${other.messageId}`);
     });
 
     it(`issue 37: each scenario's stream events in order, on ${transport}`, async () => {
