@@ -20,7 +20,6 @@ import {
 import {
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
-  Extensions,
   GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
   HTTP_EXTENSION_HEADER,
@@ -37,22 +36,15 @@ import {
 import { VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { ServerCallContext, UnauthenticatedUser, type User } from '@a2a-js/sdk/server';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
-import {
-  LAST_EVENT_ID_KEY,
-  setClientGoneSignal,
-  type Call,
-  type CallMethod,
-  type ComposedSteps,
-  type Stream,
-} from '../a2a/index.js';
+import type { Call, CallMethod, ComposedSteps, Stream } from '../a2a/index.js';
 import { requestFieldsOfProto, responseProtoFor } from '../a2a/version-proto.js';
 import { HarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
-import { TRACE_CARRIER_KEY, traceCarrier } from '../telemetry/propagation.js';
 import type { Admission } from './admission.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
 import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
 import { boundedDefinition, DecodedRequest, grpcRefusal, requestOf, type ToJson } from './grpc-edge.js';
+import { callContextOf, goneOn } from './call-context.js';
 import { isSpokenVersion, versionRefusal } from './protocol-version.js';
 
 export interface GrpcBindingOptions {
@@ -146,9 +138,6 @@ function paramsOf(call: AnyCall, method: CallMethod, context: ServerCallContext)
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The reason of a "client gone" signal: a string, since an abort without one builds an exception with its stack. */
-const CANCELLED = 'the client cancelled the call';
 
 type AnyCall = ServerUnaryCall<unknown, Buffer> | ServerWritableStream<unknown, Buffer>;
 
@@ -298,30 +287,22 @@ function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options:
   return { context: callContext(call, user ?? new UnauthenticatedUser(), requestedVersion!, first), end };
 }
 
-/** The call's context, a plain value: its user, extensions, version, tenant, `state` and "client gone" signal. */
+/** The call's context, a plain value (`callContextOf`), the client gone when it cancels the call. */
 function callContext(
   call: AnyCall,
   user: User,
   requestedVersion: string,
   first: (key: string) => string | undefined,
 ): ServerCallContext {
-  const state = new Map<string, unknown>();
-  const lastEventId = first('last-event-id');
-  if (lastEventId !== undefined) state.set(LAST_EVENT_ID_KEY, lastEventId);
-  const carrier = traceCarrier(first);
-  if (carrier) state.set(TRACE_CARRIER_KEY, carrier);
-  const context = new ServerCallContext({
+  return callContextOf({
+    // The extensions asked for may come in several metadata values, as HTTP joins repeated headers.
+    header: (name: string) =>
+      name === HTTP_EXTENSION_HEADER ? call.metadata.get(name).map(String).join(',') : first(name),
     user,
-    requestedExtensions: Extensions.parseServiceParameter(
-      call.metadata.get(HTTP_EXTENSION_HEADER).map(String).join(','),
-    ),
     requestedVersion,
     tenant: (requestOf(call.request) as { tenant?: string } | undefined)?.tenant,
-    state,
+    gone: () => cancelledSignal(call),
   });
-  // Made only when something asks (most calls never do), already fired if the call is gone by then.
-  setClientGoneSignal(context, () => cancelledSignal(call));
-  return context;
 }
 
 /** Fires when the client cancels the call (or its connection drops). */
@@ -329,10 +310,7 @@ export function cancelledSignal(call: {
   cancelled: boolean;
   once(event: 'cancelled', listener: () => void): unknown;
 }): AbortSignal {
-  if (call.cancelled) return AbortSignal.abort(CANCELLED);
-  const controller = new AbortController();
-  call.once('cancelled', () => controller.abort(CANCELLED));
-  return controller.signal;
+  return goneOn(call, 'cancelled', call.cancelled);
 }
 
 /** The answer's leading metadata: the extensions the call activated (`A2A-Extensions`), as on HTTP. */
