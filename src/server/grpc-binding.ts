@@ -279,12 +279,20 @@ function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options:
   };
   if (options.authenticator && !user)
     return { refusal: transportForms(new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE)).grpc, end };
-  const refused = grpcRefusal(a2aName, call.request, rpc.toJSON);
-  if (refused) return { refusal: refused, end };
-  const requestedVersion = first('a2a-version');
-  if (!isSpokenVersion(requestedVersion))
-    return { refusal: transportForms(new VersionNotSupportedError(versionRefusal(requestedVersion))).grpc, end };
-  return { context: callContext(call, user ?? new UnauthenticatedUser(), requestedVersion!, first), end };
+  try {
+    const refused = grpcRefusal(a2aName, call.request, rpc.toJSON);
+    if (refused) return { refusal: refused, end };
+    const requestedVersion = first('a2a-version');
+    if (!isSpokenVersion(requestedVersion))
+      return { refusal: transportForms(new VersionNotSupportedError(versionRefusal(requestedVersion))).grpc, end };
+    return { context: callContext(call, user ?? new UnauthenticatedUser(), requestedVersion!, first), end };
+  } catch (error) {
+    // A call that could not be opened still ends with a status (and frees its place), never hangs.
+    const forms = transportForms(error);
+    if (forms.internal !== undefined)
+      options.log.error('grpc call failed', { rpc: a2aName, error: describeError(forms.internal) });
+    return { refusal: forms.grpc, end };
+  }
 }
 
 /** The call's context, a plain value (`callContextOf`), the client gone when it cancels the call. */
