@@ -12,6 +12,21 @@ const text = (value) => ({
   mediaType: 'text/plain',
 });
 
+// What the card says of the agent (its name, description and skills); the engine fills in the rest.
+export const card = {
+  name: 'Greeting Agent',
+  description: 'Greets whoever writes to it, repeating what they said.',
+  skills: [
+    {
+      id: 'greeting',
+      name: 'Greeting',
+      description: 'Answers any text with a greeting that repeats it.',
+      tags: ['sample', 'greeting'],
+      examples: ['hi there'],
+    },
+  ],
+};
+
 export default class GreetingAgentExecutor {
   // As the samples do: cancelTask marks the task, and execute looks at the mark where it waits.
   #canceled = new Set();

@@ -60,6 +60,22 @@ export const SCENARIOS = [
   { prefix: 'tck-reject-task', steps: [['reject', 'rejected']] },
 ];
 
+/** The card's words for this agent; the engine fills in the rest (transports, extensions, commands). */
+export const card = {
+  name: 'TCK scenario agent',
+  description:
+    "Acts out the official A2A TCK's scenarios, chosen by each message's id prefix (tck-complete-task, tck-stream-*, ...).",
+  skills: [
+    {
+      id: 'tck-scenarios',
+      name: 'TCK scenarios',
+      description: 'Completes, streams, asks for input, rejects or answers directly, as the message id says.',
+      tags: ['tck', 'conformance'],
+      examples: ['tck-complete-task-1', 'tck-stream-001'],
+    },
+  ],
+};
+
 /** Any other id (the TCK's `tck-send-001`, say) completes the task, naming the id it did not know. */
 const UNKNOWN = { prefix: '', steps: [['complete', null]] };
 

@@ -3,6 +3,7 @@ import type { AgentExecutor } from '@a2a-js/sdk/server';
 import type { CommandRegistry } from './commands/index.js';
 import type { HarnessConfig } from './config/schema.js';
 import type { Logger } from './log.js';
+import type { CardIdentity } from './server/card.js';
 
 export interface HarnessOptions {
   config: HarnessConfig;
@@ -37,6 +38,8 @@ export interface HarnessOptions {
    * the same engine (docs/embedding.md); the commands that need a model are then not offered.
    */
   agent?: AgentExecutor;
+  /** The hosted agent's name, description and skills on the card (`cardIdentity` reads a module's `card` export); default `HOSTED_IDENTITY`. */
+  agentCard?: CardIdentity;
   /** Log the text of each message sent (debugging only; off by default). */
   logContent?: boolean;
   /** How often providers whose servers were down at start-up are asked again (default: a minute). */

@@ -31,7 +31,7 @@ import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn/turn-limit.js';
 import { TurnQueue } from './runtime/turn/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
-import { baseAgentCard, type CardOptions } from './server/card.js';
+import { baseAgentCard, HOSTED_IDENTITY, type CardOptions } from './server/card.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { formatHost } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
@@ -315,6 +315,7 @@ export async function startCommands(
       // Skills and agents alone are tools too: the model may call `skill` and `delegate`.
       toolCalls: tools.configured || skills.list().length > 0 || agents.list().length > 0,
       queueMaxPerTask: config.queue.maxPerTask,
+      identity: options.agent ? (options.agentCard ?? HOSTED_IDENTITY) : undefined,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
   const registry = new CommandRegistry();

@@ -88,7 +88,8 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     const transports = await startTransports(options, commands, telemetry, log, { readiness, admission });
     // Measured from here: the start's own work (loading, migrating) would read as a lagging loop.
     eventLoopDelay = new EventLoopDelay();
-    log.info(models.catalog.summary());
+    // A hosted agent answers its turns itself: the models offered would mislead whoever reads the log.
+    if (!options.agent) log.info(models.catalog.summary());
     const metricsUrl = transports.metricsServer?.url ?? (telemetry.metrics && `${transports.url}${METRICS_PATH}`);
     if (metricsUrl) log.info('metrics served', { url: metricsUrl, token: telemetry.token ? 'required' : 'none' });
     // Not awaited: serving does not wait for the first reload, which never rejects (failures are logged).

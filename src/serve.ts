@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentExecutor } from '@a2a-js/sdk/server';
+import type { CardIdentity } from './server/card.js';
 import { createLogger, describeError, routeConsoleToLog } from './log.js';
 import { tracingRequested } from './telemetry/tracing-env.js';
 
@@ -33,24 +34,28 @@ export class ServeFlagError extends Error {}
 
 /**
  * The `AgentExecutor` a module exports by default (an instance, or a class constructed without
- * arguments), the module's path taken from the working directory. A file missing, failing to
- * load, or exporting anything else is a flag error that names the file, never a stack trace.
+ * arguments), and what its `card` export says of it (name, description, skills), the module's
+ * path taken from the working directory. A file missing, failing to load, or exporting anything
+ * else is a flag error that names the file, never a stack trace.
  */
-export async function loadAgent(path: string): Promise<AgentExecutor> {
+export async function loadAgent(path: string): Promise<{ agent: AgentExecutor; card: CardIdentity }> {
   const file = resolve(path);
   if (!existsSync(file)) throw new ServeFlagError(`--agent ${path}: no such file.`);
-  let exported: unknown;
+  let exported: { default?: unknown; card?: unknown };
   try {
-    exported = ((await import(pathToFileURL(file).href)) as { default?: unknown }).default;
+    exported = (await import(pathToFileURL(file).href)) as typeof exported;
   } catch (error) {
     throw new ServeFlagError(`--agent ${path}: the module failed to load: ${describeError(error)}`);
   }
-  const agent = isAgentClass(exported) ? new exported() : exported;
+  const agent = isAgentClass(exported.default) ? new exported.default() : exported.default;
   if (!isAgentExecutor(agent))
     throw new ServeFlagError(
       `--agent ${path}: its default export is not an AgentExecutor of @a2a-js/sdk (an object with execute and cancelTask methods, or a class of one).`,
     );
-  return agent;
+  const { cardIdentity } = await import('./server/card.js');
+  const card = cardIdentity(exported.card);
+  if ('problem' in card) throw new ServeFlagError(`--agent ${path}: its card export is not a card: ${card.problem}.`);
+  return { agent, card };
 }
 
 function isAgentExecutor(value: unknown): value is AgentExecutor {
@@ -94,7 +99,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
   const tracing = tracingRequested(process.env)
     ? (await import('./telemetry/tracing-sdk.js')).startTracing({ log })
     : undefined;
-  const agent = flags.agent === undefined ? undefined : await loadAgent(flags.agent);
+  const hosted = flags.agent === undefined ? undefined : await loadAgent(flags.agent);
   const config = await loadConfig(flags.config);
   const tokens = await loadTokens({
     env: process.env,
@@ -123,7 +128,8 @@ export async function serve(flags: ServeFlags): Promise<void> {
     auth: tokens ? { tokens } : undefined,
     logContent: flags.logContent === true || process.env.TINY_HARNESS_LOG_CONTENT === '1',
     publicUrl,
-    agent,
+    agent: hosted?.agent,
+    agentCard: hosted?.card,
   });
   process.stdout.write(`listening on ${harness.url}\n`);
   // What to do next, for whoever just started it: plain words on a terminal, a log line (JSON)

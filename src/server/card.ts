@@ -1,4 +1,11 @@
-import { SecurityScheme, type AgentCard, type AgentExtension, type SecurityRequirement } from '@a2a-js/sdk';
+import {
+  SecurityScheme,
+  type AgentCard,
+  type AgentExtension,
+  type AgentSkill,
+  type SecurityRequirement,
+} from '@a2a-js/sdk';
+import { z } from 'zod';
 import {
   COMPACTED_NOTICE,
   COMPACTION_FAILED_NOTICE,
@@ -37,7 +44,90 @@ export interface CardOptions {
   toolCalls?: boolean;
   /** The most messages a task's queue holds (`queue.maxPerTask`), declared with the while-busy extension; none: not declared. */
   queueMaxPerTask?: number;
+  /** Who answers: the harness's model loop (none given), or a hosted agent's own name, description and skills. */
+  identity?: CardIdentity;
 }
+
+/** What a hosted agent says of itself on the card (issue 37): the rest of the card is the engine's. */
+export type CardIdentity = Pick<AgentCard, 'name' | 'description' | 'skills'>;
+
+const skillSchema = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  description: z.string(),
+  tags: z.array(z.string()).default([]),
+  examples: z.array(z.string()).default([]),
+  inputModes: z.array(z.string()).default([]),
+  outputModes: z.array(z.string()).default([]),
+});
+
+/** A hosted agent's `card` export, as the SDK's samples write an AgentCard: the fields the engine does not fill itself. */
+const identitySchema = z.object({
+  name: z.string().min(1),
+  description: z.string().min(1),
+  skills: z.array(skillSchema).default([]),
+});
+
+/**
+ * The identity an agent module exports as `card` (any other AgentCard fields it holds are the
+ * engine's to fill, and ignored), or a problem naming the field. None exported: the hosted
+ * agent's defaults, never the model loop's words.
+ */
+export function cardIdentity(exported: unknown): CardIdentity | { problem: string } {
+  if (exported === undefined) return HOSTED_IDENTITY;
+  const parsed = identitySchema.safeParse(exported);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { problem: `${issue.path.join('.') || 'card'}: ${issue.message}` };
+  }
+  const { name, description, skills } = parsed.data;
+  return {
+    name,
+    description,
+    skills: (skills.length ? skills : HOSTED_IDENTITY.skills).map((skill): AgentSkill => ({
+      ...skill,
+      securityRequirements: [],
+    })),
+  };
+}
+
+/** The card of an agent hosted without a `card` export: what is true of any agent on the engine. */
+export const HOSTED_IDENTITY: CardIdentity = {
+  name: 'tiny-harness agent',
+  description:
+    'An agent hosted on the tiny-harness engine: each conversation is a durable A2A task. Slash commands (/help, /status, /stop) run on the harness.',
+  skills: [
+    {
+      id: 'agent',
+      name: 'Agent',
+      description: 'Answers messages.',
+      tags: ['agent'],
+      examples: [],
+      inputModes: [],
+      outputModes: [],
+      securityRequirements: [],
+    },
+  ],
+};
+
+/** The model loop's own identity. */
+const HARNESS_IDENTITY: CardIdentity = {
+  name: 'tiny-harness',
+  description:
+    'An agent harness: each conversation is an A2A task answered by a language model, streamed as it goes. Slash commands (/help, /model, /status) run on the harness instead of reaching the model.',
+  skills: [
+    {
+      id: 'chat',
+      name: 'Chat',
+      description: 'Answers messages with the task’s language model; /model chooses it.',
+      tags: ['chat', 'llm'],
+      examples: ['Explain what an A2A task is.', '/model', '/help'],
+      inputModes: ['text/plain'],
+      outputModes: ['text/plain'],
+      securityRequirements: [],
+    },
+  ],
+};
 
 /** The card entry of the tool-calls extension (spec/tool-calls-extension-v1.md). */
 export function toolCallsExtension(): AgentExtension {
@@ -137,10 +227,10 @@ export function baseAgentCard(options: CardOptions): AgentCard {
   const interfaces = SPOKEN_VERSIONS.flatMap((protocolVersion) =>
     addresses.map(([protocolBinding, url]) => ({ url, protocolBinding, tenant: '', protocolVersion })),
   );
+  const { name, description, skills } = options.identity ?? HARNESS_IDENTITY;
   return {
-    name: 'tiny-harness',
-    description:
-      'An agent harness: each conversation is an A2A task answered by a language model, streamed as it goes. Slash commands (/help, /model, /status) run on the harness instead of reaching the model.',
+    name,
+    description,
     supportedInterfaces: interfaces,
     provider: undefined,
     version: options.version,
@@ -158,18 +248,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],
-    skills: [
-      {
-        id: 'chat',
-        name: 'Chat',
-        description: 'Answers messages with the task’s language model; /model chooses it.',
-        tags: ['chat', 'llm'],
-        examples: ['Explain what an A2A task is.', '/model', '/help'],
-        inputModes: ['text/plain'],
-        outputModes: ['text/plain'],
-        securityRequirements: [],
-      },
-    ],
+    skills,
     signatures: [],
   };
 }

@@ -25,8 +25,10 @@ import { startServerProcess } from './process.js';
 import { startReceiver } from './push-receiver.js';
 import { poll } from '../support/wait.js';
 import { loadAgent } from '../../src/serve.js';
+import { cardIdentity, HOSTED_IDENTITY, type CardIdentity } from '../../src/server/card.js';
 import {
   collect,
+  commandsEntry,
   createClient,
   send,
   sendStream,
@@ -175,8 +177,12 @@ const RULES: Record<string, RegExp> = {
   'forbidden: a second task': /second task/,
 };
 
-async function hosted(agent: AgentExecutor, config: Record<string, unknown> = {}): Promise<TestHarness> {
-  const h = await startTestHarness({ harness: { agent }, config });
+async function hosted(
+  agent: AgentExecutor,
+  config: Record<string, unknown> = {},
+  agentCard?: CardIdentity,
+): Promise<TestHarness> {
+  const h = await startTestHarness({ harness: { agent, agentCard }, config });
   cleanups.push(() => h.close());
   return h;
 }
@@ -411,7 +417,8 @@ describe('issue 37: a hosted AgentExecutor on PostgreSQL', needs(POSTGRES), () =
 
 describe('issue 37: the AgentExecutor written as the SDK samples write theirs (examples/sdk-sample-agent.mjs)', () => {
   it('issue 37: answers with a COMPLETED task and its artifact, and a cancel reaches it', async () => {
-    const h = await hosted(await loadAgent('examples/sdk-sample-agent.mjs'));
+    const { agent, card } = await loadAgent('examples/sdk-sample-agent.mjs');
+    const h = await hosted(agent, {}, card);
     const client = await h.client('HTTP+JSON');
     const task = await send(client, 'hi there');
     assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
@@ -430,6 +437,52 @@ describe('issue 37: the AgentExecutor written as the SDK samples write theirs (e
   });
 });
 
+describe("issue 37: a hosted agent's card", () => {
+  it("issue 37: names the module's agent, its description and skills; the commands and the engine's extensions stay", async () => {
+    const { agent, card } = await loadAgent('examples/sdk-sample-agent.mjs');
+    const served = await (
+      await fetch(`${(await hosted(agent, {}, card)).harness.url}/.well-known/agent-card.json`)
+    ).json();
+    assert.equal(served.name, 'Greeting Agent');
+    assert.equal(served.description, 'Greets whoever writes to it, repeating what they said.');
+    assert.deepEqual(
+      served.skills.map((skill: { id: string }) => skill.id),
+      ['greeting'],
+    );
+    assert.ok(commandsEntry(served), 'the Commands extension is declared');
+  });
+
+  it('issue 37: an agent without a card export is not described as the model loop (no chat skill, no language model)', async () => {
+    const served = await (
+      await fetch(`${(await hosted(new EchoAgent())).harness.url}/.well-known/agent-card.json`)
+    ).json();
+    assert.equal(served.name, HOSTED_IDENTITY.name);
+    assert.doesNotMatch(served.description, /language model|\/model/);
+    assert.deepEqual(
+      served.skills.map((skill: { id: string }) => skill.id),
+      ['agent'],
+    );
+  });
+
+  it('issue 37: a card export that is not a card names the field; the missing arrays of a skill are filled', () => {
+    assert.deepEqual(cardIdentity({ name: 'x', skills: [] }), {
+      problem: 'description: Invalid input: expected string, received undefined',
+    });
+    const card = cardIdentity({ name: 'x', description: 'y', skills: [{ id: 's', name: 'S', description: 'z' }] });
+    assert.ok(!('problem' in card));
+    assert.deepEqual(card.skills[0], {
+      id: 's',
+      name: 'S',
+      description: 'z',
+      tags: [],
+      examples: [],
+      inputModes: [],
+      outputModes: [],
+      securityRequirements: [],
+    });
+  });
+});
+
 describe('issue 37: serve --agent', () => {
   it('issue 37: serves the default export of a module named from the working directory', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tiny-harness-agent-cli-'));
@@ -438,15 +491,22 @@ describe('issue 37: serve --agent', () => {
     cleanups.push(() => server.stop('SIGKILL'));
     const task: Task = await send(await createClient(server.url, 'JSONRPC'), 'hi');
     assert.equal(textOf(task.status?.message), 'echo: hi (message 1 of this task)');
+    // The agent answers its turns itself: no list of models offered to mislead the operator.
+    assert.doesNotMatch(server.stderr(), /Models offered/);
   });
 
   it('issue 37: a missing module or one whose default export is no AgentExecutor is refused in one line, no stack trace', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tiny-harness-agent-bad-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'bad.mjs'), 'export default { execute() {} };\n');
+    writeFileSync(
+      join(dir, 'bad-card.mjs'),
+      'export const card = { name: 3 };\nexport default { execute() {}, cancelTask() {} };\n',
+    );
     for (const [module, said] of [
       [join(dir, 'missing.mjs'), /no such file/],
       [join(dir, 'bad.mjs'), /not an AgentExecutor/],
+      [join(dir, 'bad-card.mjs'), /its card export is not a card: name:/],
     ] as const) {
       const child = spawnGroup(
         process.execPath,
