@@ -319,11 +319,14 @@ export async function startCommands(
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
   const registry = new CommandRegistry();
-  // One record of the messages each user sent, for commands and turns alike (CMD-34).
-  const claims = new MessageClaims(store.claims, {
-    onReusedId: (messageId) =>
-      log.debug('a messageId came again with other content: handled as a new message', { messageId }),
-  });
+  // One record of the messages each user sent, for commands and turns alike (CMD-34); none kept at 0.
+  const claims =
+    config.messageIdRetentionMs === 0
+      ? undefined
+      : new MessageClaims(store.claims, {
+          onReusedId: (messageId) =>
+            log.debug('a messageId came again with other content: handled as a new message', { messageId }),
+        });
   // Every call, of every transport, goes down this one path (src/request-path.ts), checked (server/edge-schema.ts).
   const push = new PushConfigs({
     records: store.push,

@@ -30,8 +30,8 @@ export interface RequestPathOptions {
   view: TaskView;
   /** The readers of task logs here (`Store.feeds`). */
   feeds: { follow(taskId: string): Promise<LogSubscription> };
-  /** The record of handled message ids, for commands and turns alike (CMD-34). */
-  claims: MessageClaims;
+  /** The record of handled message ids, for commands and turns alike (CMD-34); none: every message is new. */
+  claims?: MessageClaims;
   registry: CommandRegistry;
   /** The card as it stands now, before the commands extension's entry is added. */
   card: () => AgentCard;
@@ -105,13 +105,17 @@ export function requestPathSteps(options: RequestPathOptions): {
       onStreamError: warn('a turn stream failed after its client went away'),
       pushConfig: options.push && ((config, context, existing) => options.push!.forTurn(config, context, existing)),
     }),
-    idempotencyStep({
-      claims,
-      tasks,
-      queued: options.queue && ((id, messageId, context) => options.queue!.followQueued(id, messageId, context)),
-      onClaimError: (error, task) =>
-        log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
-    }),
+    ...(claims
+      ? [
+          idempotencyStep({
+            claims,
+            tasks,
+            queued: options.queue && ((id, messageId, context) => options.queue!.followQueued(id, messageId, context)),
+            onClaimError: (error, task) =>
+              log.warn('a message id could not be recorded as handled', { task, error: describeError(error) }),
+          }),
+        ]
+      : []),
     generationsStep({ read: tasks.read, feeds, maxWaitMs: options.longPollMs ?? DEFAULT_LONG_POLL_MS }),
   ];
   return { steps, handler };

@@ -259,11 +259,15 @@ export const configSchema = strictObject({
   messageIdRetentionMs: z
     .number()
     .int('must be a whole number of milliseconds')
-    .min(60_000, 'must be at least 60000 (a minute): retries come later than that')
+    .min(0)
     .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
+    .refine(
+      (ms) => ms === 0 || ms >= 60_000,
+      'must be 0 (none kept) or at least 60000 (a minute): retries come later than that',
+    )
     .default(DEFAULT_MESSAGE_ID_RETENTION_MS)
     .describe(
-      'How long, in milliseconds (24 hours by default), a handled message is remembered: the same message (id and content) sent again within it is a resend, answered with what the first went to and not run again (docs/protocol.md). Older records are pruned.',
+      'How long, in milliseconds (24 hours by default), a handled message is remembered: the same message (id and content) sent again within it is a resend, answered with what the first went to and not run again (docs/protocol.md). Older records are pruned. 0 keeps none: every message is handled as new, for clients that reuse a message id for different messages (the A2A TCK does; docs/conformance.md).',
     ),
   maxTurnsInFlight: z
     .number()

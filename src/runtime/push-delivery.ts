@@ -310,7 +310,8 @@ export function deliveryRequest(delivery: PendingDelivery): { body: string; head
       payload.metadata = { ...payload.metadata, [GENERATION_KEY]: delivery.generation };
   const { token, authentication } = delivery.config;
   const headers: Record<string, string> = {
-    'Content-Type': 'application/a2a+json',
+    // A2A 1.0 §4.3.3 names application/json for the webhook's POST.
+    'Content-Type': 'application/json',
     [GENERATION_HEADER]: String(delivery.generation),
   };
   if (token) headers['X-A2A-Notification-Token'] = token;

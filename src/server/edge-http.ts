@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import type { ParsedUrlQuery } from 'node:querystring';
-import { A2A_CONTENT_TYPE } from '@a2a-js/sdk';
 import { HarnessError } from '../errors.js';
 import { transportForms, type TransportForms } from './a2a-errors.js';
 import { EDGE_LIMITS, isEdgeMethod, jsonRefusal, pathIdRefusal, refusal, type EdgeMethod } from './edge-schema.js';
@@ -26,9 +25,12 @@ export function jsonRpcEdgeRefused(res: ServerResponse, body: unknown): boolean 
 
 export type JsonRpcId = string | number | null;
 
-/** JSON-RPC's content type, and HTTP+JSON's (A2A's own), as the answers carry them. */
-export const JSON_RPC_CONTENT_TYPE = 'application/json; charset=utf-8';
-export const REST_CONTENT_TYPE = `${A2A_CONTENT_TYPE}; charset=utf-8`;
+/**
+ * The content type of every JSON answer, JSON-RPC's and HTTP+JSON's alike: A2A 1.0 §11.1 names
+ * `application/json` for the HTTP+JSON binding's responses, errors included (§11.6), although
+ * its media type `application/a2a+json` is registered for it (§14.1.1) and accepted on requests.
+ */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** Answers `body` as JSON with `status`; a 503 (a refusal to retry) tells when to try again. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, contentType: string): void {
@@ -45,14 +47,14 @@ const SERVICE_UNAVAILABLE = 503;
 /** Answers `error` as a JSON-RPC error response, in its {@link transportForms} form. */
 export function answerJsonRpcError(res: ServerResponse, id: JsonRpcId, error: unknown): TransportForms {
   const forms = transportForms(error);
-  sendJson(res, forms.jsonRpc.httpStatus, { jsonrpc: '2.0', id, error: forms.jsonRpc.error }, JSON_RPC_CONTENT_TYPE);
+  sendJson(res, forms.jsonRpc.httpStatus, { jsonrpc: '2.0', id, error: forms.jsonRpc.error }, JSON_CONTENT_TYPE);
   return forms;
 }
 
 /** Answers `error` as an HTTP+JSON error response, in its {@link transportForms} form. */
 export function answerRestError(res: ServerResponse, error: unknown): TransportForms {
   const forms = transportForms(error);
-  sendJson(res, forms.http.status, forms.http.body, REST_CONTENT_TYPE);
+  sendJson(res, forms.http.status, forms.http.body, JSON_CONTENT_TYPE);
   return forms;
 }
 

@@ -8,14 +8,7 @@ import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { agentCardRoute } from './card-route.js';
 import { transportForms } from './a2a-errors.js';
-import {
-  answerJsonRpcError,
-  answerRestError,
-  JSON_RPC_CONTENT_TYPE,
-  jsonRpcEdgeRefused,
-  REST_CONTENT_TYPE,
-  sendJson,
-} from './edge-http.js';
+import { answerJsonRpcError, answerRestError, JSON_CONTENT_TYPE, jsonRpcEdgeRefused, sendJson } from './edge-http.js';
 import { parseByteLimit, readJsonBody, type ReadRequest } from './http-body.js';
 import { authenticateRequest } from './http-auth.js';
 import type { ProbeHandler } from './health.js';
@@ -80,7 +73,7 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
       new HarnessError('route_unknown', 'Not found. The agent card is at /.well-known/agent-card.json.'),
     );
     // Under the HTTP+JSON path, its content type, as every answer there has.
-    sendJson(res, http.status, http.body, binding === 'rest' ? REST_CONTENT_TYPE : JSON_RPC_CONTENT_TYPE);
+    sendJson(res, http.status, http.body, binding === 'rest' ? JSON_CONTENT_TYPE : JSON_CONTENT_TYPE);
   };
 
   const serve = async (req: ReadRequest, res: ServerResponse, path: string, search: string): Promise<void> => {

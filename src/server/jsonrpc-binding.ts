@@ -25,7 +25,7 @@ import { requestFieldsOf, responseJsonFor } from '../a2a/version-fields.js';
 import type { TransportForms } from './a2a-errors.js';
 import { transportForms } from './a2a-errors.js';
 import { httpCallContext } from './call-context.js';
-import { JSON_RPC_CONTENT_TYPE, sendJson, type JsonRpcId } from './edge-http.js';
+import { JSON_CONTENT_TYPE, sendJson, type JsonRpcId } from './edge-http.js';
 import { serializeTaskList } from './task-list-json.js';
 import { answerSse } from './sse.js';
 
@@ -106,7 +106,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions) {
   const answerError = (res: ServerResponse, id: JsonRpcId, error: unknown): TransportForms => {
     const forms = transportForms(error);
     if (forms.internal !== undefined) options.onInternal(forms.internal);
-    sendJson(res, forms.jsonRpc.httpStatus, { jsonrpc: '2.0', id, error: forms.jsonRpc.error }, JSON_RPC_CONTENT_TYPE);
+    sendJson(res, forms.jsonRpc.httpStatus, { jsonrpc: '2.0', id, error: forms.jsonRpc.error }, JSON_CONTENT_TYPE);
     return forms;
   };
   return async (req: IncomingMessage & { body?: unknown }, res: ServerResponse, user: User): Promise<void> => {
@@ -139,7 +139,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions) {
       if (params?.tenant) context.setTenant(String(params.tenant));
       if (!known) {
         const error = { code: A2A_ERROR_CODE.METHOD_NOT_FOUND, message: 'Invalid method.' };
-        return void sendJson(res, 200, { jsonrpc: '2.0', id, error }, JSON_RPC_CONTENT_TYPE);
+        return void sendJson(res, 200, { jsonrpc: '2.0', id, error }, JSON_CONTENT_TYPE);
       }
       const version = context.requestedVersion;
       const decoded = known.decode(params) as Record<string, unknown>;
@@ -160,7 +160,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions) {
       }
       const result = known.encode!(await (outcome as Promise<unknown>), version, decoded);
       setExtensions();
-      sendJson(res, 200, { jsonrpc: '2.0', id, result }, JSON_RPC_CONTENT_TYPE);
+      sendJson(res, 200, { jsonrpc: '2.0', id, result }, JSON_CONTENT_TYPE);
     } catch (error) {
       if (res.headersSent) return void (res.writableEnded || res.end());
       setExtensions();

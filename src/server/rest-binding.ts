@@ -27,7 +27,7 @@ import { HarnessError } from '../errors.js';
 import { transportForms } from './a2a-errors.js';
 import { httpCallContext } from './call-context.js';
 import {
-  REST_CONTENT_TYPE,
+  JSON_CONTENT_TYPE,
   restEdgeRefusal,
   sendJson,
   type RestEdgeRoute,
@@ -137,7 +137,7 @@ export function restBinding(options: RestBindingOptions) {
     if (res.headersSent) return void (res.writableEnded || res.end());
     const forms = transportForms(error);
     if (forms.internal !== undefined) options.onInternal(forms.internal);
-    sendJson(res, forms.http.status, forms.http.body, REST_CONTENT_TYPE);
+    sendJson(res, forms.http.status, forms.http.body, JSON_CONTENT_TYPE);
   };
   const run = <M extends CallMethod>(
     x: Exchange,
@@ -155,12 +155,12 @@ export function restBinding(options: RestBindingOptions) {
   const answer = (x: Exchange, status: number, json?: unknown) => {
     setExtensions(x);
     if (json === undefined) {
-      // No body, but A2A's content type, as every answer of the binding has.
-      x.res.setHeader('Content-Type', A2A_CONTENT_TYPE);
+      // No body, but the content type every answer of the binding has.
+      x.res.setHeader('Content-Type', JSON_CONTENT_TYPE);
       x.res.statusCode = status;
       return void x.res.end();
     }
-    sendJson(x.res, status, json, REST_CONTENT_TYPE);
+    sendJson(x.res, status, json, JSON_CONTENT_TYPE);
   };
   const stream = (x: Exchange, events: Stream) =>
     answerSse(x.res, events, {

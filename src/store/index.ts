@@ -164,6 +164,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
   const claims = new SqlMessageClaimStore(db, id, { shared });
   const pruning = new ClaimPruning({ claims, retentionMs: messageIdRetentionMs, onError: onPruneError });
+  // None kept (0): nothing is claimed, and the records of an earlier setting are pruned.
   pruning.start();
   // Shared, the instances' heartbeat ticks prune the log (`coordination/instance-liveness.ts`).
   const logPruning = shared

@@ -141,7 +141,11 @@ describe('config schema', () => {
     assert.equal(DEFAULT_MESSAGE_ID_RETENTION_MS, 24 * 60 * 60 * 1000);
     assert.equal(DEFAULT_MESSAGE_ID_RETENTION_MS, STORE_DEFAULT_MESSAGE_ID_RETENTION_MS);
     assert.equal(parseConfig(JSON.stringify({ messageIdRetentionMs: 3_600_000 })).messageIdRetentionMs, 3_600_000);
-    assert.match(problems({ messageIdRetentionMs: 1000 }), /messageIdRetentionMs: must be at least 60000/);
+    assert.match(
+      problems({ messageIdRetentionMs: 1000 }),
+      /messageIdRetentionMs: must be 0 \(none kept\) or at least 60000/,
+    );
+    assert.equal(parseConfig(JSON.stringify({ messageIdRetentionMs: 0 })).messageIdRetentionMs, 0);
     assert.match(problems({ messageIdRetentionMs: 60_000.5 }), /messageIdRetentionMs: must be a whole number/);
     assert.match(problems({ messageIdRetentionMs: '24h' }), /messageIdRetentionMs: /);
   });

@@ -168,7 +168,7 @@ describe('issue 24: push delivery', () => {
     assert.equal(r.received[0]!.kind, 'task');
     assert.equal(r.received.at(-1)!.kind, 'statusUpdate');
     for (const x of r.received) {
-      assert.equal(x.headers['content-type'], 'application/a2a+json');
+      assert.equal(x.headers['content-type'], 'application/json'); // A2A 1.0 §4.3.3
       assert.equal(x.headers['x-a2a-notification-token'], 'the-token');
       assert.equal(x.headers.authorization, 'Bearer receiver-secret');
     }

@@ -24,7 +24,8 @@ const TCK_CONFIG = JSON.parse(readFileSync(new URL('../../examples/tck-agent.jso
 /**
  * Each message gets an id of its own that starts with its scenario's prefix. (The TCK's `tck_id`
  * gives one id to each name for a whole run, so it sends some messages twice, id and text alike:
- * the harness answers those as resends, CMD-34; docs/conformance.md.)
+ * `npm run tck:agent` keeps no record of message ids for it, `messageIdRetentionMs: 0`; CMD-34,
+ * docs/conformance.md.)
  */
 const SESSION = randomUUID().slice(0, 8);
 const idFor = (prefix: string) => `${prefix}-${randomUUID()}`;
@@ -140,6 +141,26 @@ after(async () => {
 });
 
 describe('issue 37: the TCK scenario agent (examples/tck-agent.mjs) on the harness', () => {
+  it('issue 37 (TCK HTTP_JSON-SVC-001, HTTP_JSON-ERR-001): HTTP+JSON answers and errors are application/json (A2A 1.0 §11.1, §11.6)', async () => {
+    const base = `${h.harness.url}/a2a/rest`;
+    const headers = { 'A2A-Version': '1.0', 'Content-Type': 'application/json' };
+    const sent = await fetch(`${base}/message:send`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        message: { messageId: idFor('tck-complete-task'), role: 'ROLE_USER', parts: [{ text: 'x' }] },
+      }),
+    });
+    assert.equal(sent.status, 200);
+    assert.match(sent.headers.get('content-type')!, /^application\/json/);
+    await sent.arrayBuffer();
+    const missing = await fetch(`${base}/tasks/no-such-task`, { headers });
+    assert.equal(missing.status, 404);
+    assert.match(missing.headers.get('content-type')!, /^application\/json/);
+    const { error } = await missing.json();
+    assert.equal(error.details[0]['@type'], 'type.googleapis.com/google.rpc.ErrorInfo');
+  });
+
   it('issue 37: covers every scenario these tests expect, and no other', () => {
     assert.deepEqual(SCENARIOS.map((s) => s.prefix).sort(), Object.keys(EXPECTED).sort());
   });
@@ -206,6 +227,25 @@ describe('issue 37: the TCK scenario agent (examples/tck-agent.mjs) on the harne
       assert.deepEqual(rest.map(describeEvent), ['COMPLETED'], transport);
       const original = await collect(stream);
       assert.deepEqual(original.map(describeEvent), EXPECTED['test-resubscribe-message-id']!.stream, transport);
+    });
+
+    it(`issue 37 / CMD-34: with messageIdRetentionMs 0, the TCK's prerequisite sent again, id and text alike, makes a new task, on ${transport}`, async () => {
+      const client = await h.client(transport);
+      const prerequisite = userMessage('TCK prerequisite task creation', {
+        messageId: `tck-input-required-${SESSION}-${transport}`,
+      });
+      const send = async () =>
+        (await client.sendMessage({
+          tenant: '',
+          message: prerequisite,
+          configuration: undefined,
+          metadata: {},
+        })) as Task;
+      const first = await send();
+      await client.cancelTask({ tenant: '', id: first.id, metadata: {} });
+      const second = await send();
+      assert.notEqual(second.id, first.id);
+      assert.equal(second.status?.state, S.TASK_STATE_INPUT_REQUIRED);
     });
 
     it(`issue 37: a push config on a task that tck-complete-task completes is delivered to a loopback receiver, on ${transport}`, async () => {

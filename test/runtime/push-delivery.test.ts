@@ -96,7 +96,7 @@ describe('issue 24: the push deliverer', () => {
       statusUpdate: { taskId: 't1', metadata: { a: 1, 'tiny-harness/generation': 7 } },
     });
     assert.deepEqual(headers, {
-      'Content-Type': 'application/a2a+json',
+      'Content-Type': 'application/json',
       'X-Tiny-Harness-Generation': '7',
       'X-A2A-Notification-Token': 'tok-123',
       Authorization: 'Bearer cred-456',

@@ -78,7 +78,8 @@ describe('an HTTP+JSON request becomes one call of the path (issue 36)', () => {
       headers: { [A2A_VERSION_HEADER]: A2A_PROTOCOL_VERSION, 'last-event-id': '7' },
     });
     assert.equal(response.status, 200);
-    assert.match(response.headers.get('content-type')!, /^application\/a2a\+json/);
+    // A2A 1.0 §11.1: the HTTP+JSON binding answers application/json (as the TCK's HTTP_JSON-SVC-001 checks).
+    assert.match(response.headers.get('content-type')!, /^application\/json/);
     assert.deepEqual(await response.json(), {
       id: 't1',
       contextId: 'c1',
