@@ -146,6 +146,9 @@ export const GENERATIONS_VERSION = '1.1';
  */
 export const RESUMED_AFTER_KEY = 'tiny-harness/resumed-after';
 
+/** Metadata key (`true`) on a hosted agent's final status update when it answered with a Message: a blocking send gets that Message. */
+export const MESSAGE_REPLY_KEY = 'tiny-harness/message-reply';
+
 /** The parent a task's metadata names under {@link SUBTASKS_KEY}: set on sub-tasks only. */
 export function subtaskParentOf(metadata: Record<string, unknown> | undefined): string | undefined {
   const links = metadata?.[SUBTASKS_KEY] as { parent?: unknown } | undefined;

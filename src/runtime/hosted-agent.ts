@@ -6,7 +6,7 @@ import {
   type AgentExecutionEvent,
   type AgentExecutor,
 } from '@a2a-js/sdk/server';
-import { subtaskParentOf } from '../wire.js';
+import { MESSAGE_REPLY_KEY, subtaskParentOf } from '../wire.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { TurnRequest, TurnResult } from './executor.js';
 import { openingTask, type TurnPublisher } from './turn/turn-opening.js';
@@ -199,7 +199,9 @@ class EventGate {
       case 'message': {
         const message = this.ownMessage(event.data);
         if ('rule' in message) return message;
-        return { publish: [], final: statusUpdate(this.taskId, this.contextId, this.endState, message) };
+        // A2A's message response: the turn's end holds it, and a blocking send answers with it.
+        const final = statusUpdate(this.taskId, this.contextId, this.endState, message);
+        return { publish: [], final: { ...final, metadata: { [MESSAGE_REPLY_KEY]: true } } };
       }
       case 'statusUpdate': {
         const { data } = event;

@@ -23,7 +23,7 @@ import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a
 import { lastEventId, type GenerationParams } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
-import { FROM_COMMAND_KEY, GENERATION_KEY, QUEUED_KEY } from '../wire.js';
+import { FROM_COMMAND_KEY, GENERATION_KEY, MESSAGE_REPLY_KEY, QUEUED_KEY } from '../wire.js';
 import type { TaskEngine } from './engine.js';
 import type { TaskView } from './subtask-metadata.js';
 import { followTask, type FollowTarget } from './task-follower.js';
@@ -198,6 +198,9 @@ export async function answerBlocking(
     await stream.return(undefined);
   }
   if (!taskId) throw new HarnessError('store_failed', 'The turn ended before its task was stored.');
+  // A hosted agent that answered with a Message (A2A's message response) is answered so, as the SDK's handler does.
+  if (last?.metadata?.[MESSAGE_REPLY_KEY] === true && last.status?.message && isFinalStatus(statusEvent(last)))
+    return last.status.message;
   const task = await getTask({ tenant: params.tenant, id: taskId }, context);
   return withHistoryLength(last && isFinalStatus(statusEvent(last)) ? asItEnded(task, last) : task, historyLength);
 }

@@ -279,12 +279,28 @@ describe('issue 37: a hosted AgentExecutor', () => {
     assert.deepEqual(agent.canceled, [task.id]);
   });
 
-  it("issue 37: a message the agent answers with becomes the turn's final status, in turnEndState", async () => {
+  it("issue 37: a message the agent answers with is a blocking send's answer on every transport; the task keeps it as its final status, in turnEndState", async () => {
     const h = await hosted(new EchoAgent());
-    const task = await send(await h.client('GRPC'), 'a message');
-    assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    assert.equal(textOf(task.status?.message), 'a message back');
-    assert.equal(task.status?.message?.taskId, task.id, 'the reply names its task');
+    for (const transport of TRANSPORTS) {
+      const client = await h.client(transport);
+      const result = await client.sendMessage({
+        tenant: '',
+        message: userMessage('a message'),
+        configuration: undefined,
+        metadata: {},
+      });
+      assert.ok(!('status' in result), `a Message, as the SDK's own handler answers, on ${transport}`);
+      const reply = result as Message;
+      assert.equal(textOf(reply), 'a message back');
+      const task = await client.getTask({ tenant: '', id: reply.taskId, historyLength: undefined });
+      assert.equal(task.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      assert.equal(task.status?.message?.messageId, reply.messageId, 'the reply names its task, which holds it');
+      // A stream is the task's, as A2A has a stream after a Task: its end holds the message.
+      const events = await collect(sendStream(client, 'a message', { taskId: task.id }));
+      const end = events.at(-1)!.payload;
+      assert.equal(end?.$case, 'statusUpdate');
+      assert.equal(textOf((end!.value as TaskStatusUpdateEvent).status?.message), 'a message back');
+    }
   });
 
   it('issue 37: a drain ends a running turn as interrupted and reaches cancelTask; a restart finds the task so', async () => {

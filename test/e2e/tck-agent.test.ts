@@ -176,6 +176,14 @@ describe('issue 37: the TCK scenario agent (examples/tck-agent.mjs) on the harne
           configuration: undefined,
           metadata: {},
         });
+        if (prefix === 'tck-message-response') {
+          // A2A's message response (the TCK's DM-MSG-001): the Message itself, its task kept.
+          assert.ok(!('status' in result), `${prefix}: a message`);
+          assert.equal(saidIn(result as Message), expected.said, prefix);
+          const kept = await client.getTask({ tenant: '', id: (result as Message).taskId, historyLength: undefined });
+          assert.equal(kept.status?.state, expected.state, `${prefix} as stored`);
+          continue;
+        }
         assert.ok('status' in result, `${prefix}: a task`);
         const task = result as Task;
         assert.equal(task.status?.state, expected.state, `${prefix} on ${transport}`);
