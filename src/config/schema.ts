@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { admissionSchema } from './admission.js';
 import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
+import { messageIdRetentionSchema } from './message-ids.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
@@ -140,9 +141,6 @@ export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000;
  */
 export const DEFAULT_MCP_CONNECT_WAIT_MS = 5_000;
 
-/** 24 h, as payment APIs keep idempotency keys (the store's own default; a test keeps the two equal). */
-export const DEFAULT_MESSAGE_ID_RETENTION_MS = 24 * 60 * 60 * 1000;
-
 /** 10 s: a lost instance's turns end within about that; renewing every 3.3 s costs one small write. */
 export const DEFAULT_INSTANCE_LEASE_MS = 10_000;
 
@@ -256,19 +254,7 @@ export const configSchema = strictObject({
     .describe(
       'With several instances on one PostgreSQL database: how long, in milliseconds, an instance that stopped answering keeps its turns before another ends them as interrupted (each renews its lease three times in that time), and how long a transaction may wait idle before PostgreSQL ends it (docs/instances.md).',
     ),
-  messageIdRetentionMs: z
-    .number()
-    .int('must be a whole number of milliseconds')
-    .min(0)
-    .max(366 * 24 * 60 * 60 * 1000, 'must be at most a year')
-    .refine(
-      (ms) => ms === 0 || ms >= 60_000,
-      'must be 0 (none kept) or at least 60000 (a minute): retries come later than that',
-    )
-    .default(DEFAULT_MESSAGE_ID_RETENTION_MS)
-    .describe(
-      'How long, in milliseconds (24 hours by default), a handled message is remembered: the same message (id and content) sent again within it is a resend, answered with what the first went to and not run again (docs/protocol.md). Older records are pruned. 0 keeps none: every message is handled as new, for clients that reuse a message id for different messages (the A2A TCK does; docs/conformance.md).',
-    ),
+  messageIdRetentionMs: messageIdRetentionSchema,
   maxTurnsInFlight: z
     .number()
     .int('must be a whole number of turns')

@@ -1,6 +1,7 @@
 /** The config schema: defaults, and the message a person reads for each kind of mistake. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_MESSAGE_ID_RETENTION_MS } from '../../src/config/message-ids.js';
 import { parseConfig } from '../../src/config/load.js';
 import {
   DEFAULT_EVENT_LOOP_CHECK_FROM,
@@ -12,7 +13,6 @@ import {
   DEFAULT_CACHE_BYTES,
   DEFAULT_MAX_TURNS_IN_FLIGHT,
   DEFAULT_LONG_POLL_MS,
-  DEFAULT_MESSAGE_ID_RETENTION_MS,
   defaultConfig,
 } from '../../src/config/schema.js';
 import { HarnessError } from '../../src/errors.js';
