@@ -21,16 +21,25 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
 }
 
+/**
+ * How long, in seconds, a client may keep the card without asking again: A2A 1.0 §8.6.1 asks for
+ * a `max-age` fit for how often the card changes, and it follows the commands within seconds (CMD-16).
+ */
+export const CARD_MAX_AGE_S = 5;
+
 /** GET (and HEAD) of the card; a failure to build it rejects, for the app's one error responder. */
 export function agentCardRoute(
   card: () => Promise<AgentCard>,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  // When the card served last changed, for Last-Modified (§8.6.1's MAY): as this process saw it.
+  let last = { etag: '', since: new Date().toUTCString() };
   return async function agentCard(req, res) {
     const body = JSON.stringify(await card());
     const etag = cardEtag(body);
+    if (etag !== last.etag) last = { etag, since: new Date().toUTCString() };
     res.setHeader('ETag', etag);
-    // Kept by a cache, but checked again on every use: the card follows the commands (CMD-16).
-    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('Last-Modified', last.since);
+    res.setHeader('Cache-Control', `max-age=${CARD_MAX_AGE_S}`);
     if (matchesEtag(req.headers['if-none-match'], etag)) {
       res.statusCode = 304;
       res.end();

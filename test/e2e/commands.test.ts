@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskState } from '@a2a-js/sdk';
 import { COMMANDS_EXTENSION_URI, CommandUsageError } from '../../src/commands/index.js';
+import { CARD_MAX_AGE_S } from '../../src/server/card-route.js';
 import {
   collect,
   dataOf,
@@ -224,11 +225,14 @@ describe('commands on the card', () => {
     assert.equal(card.capabilities.streaming, true);
   });
 
-  it('CMD-16: a command registered while the server runs is on the next card, which is not cached', async () => {
+  it('CMD-16: a command registered while the server runs is on the next card, which is cached for seconds only (A2A §8.6.1: max-age, ETag, Last-Modified)', async () => {
     h.harness.registry.register({ name: 'late', description: 'Registered late', handler: () => ({ text: 'late' }) });
     try {
       const response = await fetch(`${h.harness.url}/.well-known/agent-card.json`);
-      assert.match(response.headers.get('cache-control') ?? '', /no-cache|max-age=0/);
+      assert.equal(response.headers.get('cache-control'), `max-age=${CARD_MAX_AGE_S}`);
+      assert.ok(CARD_MAX_AGE_S <= 10, 'within seconds');
+      assert.ok(response.headers.get('etag'));
+      assert.ok(Date.parse(response.headers.get('last-modified') ?? '') > 0, 'an HTTP date');
       const card = await response.json();
       const names = commandsEntry(card).params.commands.map((c: any) => c.name);
       assert.ok(names.includes('late'));
