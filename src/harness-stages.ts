@@ -317,7 +317,8 @@ export async function startCommands(
       queueMaxPerTask: config.queue.maxPerTask,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
-  const registry = new CommandRegistry();
+  // An operator's `commands.visibility` decides over a command's own (issue 38).
+  const registry = new CommandRegistry({ visibility: (command) => config.commands.visibility[command.name] });
   // One record of the messages each user sent, for commands and turns alike (CMD-34).
   const claims = new MessageClaims(store.claims, {
     onReusedId: (messageId) =>

@@ -9,6 +9,7 @@ import { admissionSchema } from './admission.js';
 import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
+import { commandsSchema } from './commands.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
@@ -172,16 +173,6 @@ const queueSchema = strictObject({
     .max(1000)
     .default(DEFAULT_QUEUE_MAX_PER_TASK)
     .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
-});
-
-/** Command files (docs/commands.md, CMD-38). */
-const commandsSchema = strictObject({
-  allowShell: z
-    .boolean()
-    .default(false)
-    .describe(
-      "Whether command files' `` !`cmd` `` markers may run at all; each also needs its file's `allowed-tools` to grant it (`Bash(git status:*)`) and a `workspace.root` to run in. Off: such a command is refused and nothing of it runs.",
-    ),
 });
 
 export const configSchema = strictObject({

@@ -153,7 +153,8 @@ export function baseAgentCard(options: CardOptions): AgentCard {
         ...(options.queueMaxPerTask ? [whileBusyExtension(options.queueMaxPerTask)] : []),
         ...(options.toolCalls ? [toolCallsExtension()] : []),
       ],
-      extendedAgentCard: false,
+      // GetExtendedAgentCard answers a signed-in caller (issue 38).
+      extendedAgentCard: true,
     },
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
     defaultInputModes: ['text/plain'],
