@@ -9,6 +9,7 @@ import { admissionSchema } from './admission.js';
 import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
+import { cardSchema } from './card.js';
 import { commandsSchema } from './commands.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
@@ -200,6 +201,9 @@ export const configSchema = strictObject({
     .describe(
       '`host:port` the card names for gRPC, when clients come through a proxy; without it, the address gRPC listens on.',
     ),
+  card: cardSchema
+    .default(cardSchema.parse({}))
+    .describe('The agent card: its signatures (issue 38, docs/security.md).'),
   detectOllama: z
     .boolean()
     .default(true)
