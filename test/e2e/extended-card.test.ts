@@ -113,17 +113,22 @@ describe('issue 38: the extended card, without tokens (every caller anonymous)',
     );
   });
 
-  it('issue 38: the hidden command is refused to an anonymous caller exactly as an unknown one: both reach the model', async () => {
-    const client = await h.client('JSONRPC');
-    const hidden = await send(client, `/${HIDDEN}`);
-    const unknown = await send(client, '/no-such-command');
-    for (const task of [hidden, unknown]) assert.equal(task.status?.message?.metadata?.command, undefined);
-    const sent = h.chatRequests().map((body) => JSON.stringify(body.messages.at(-1)));
-    assert.ok(
-      sent.some((text) => text.includes(`/${HIDDEN}`)) && sent.some((text) => text.includes('/no-such-command')),
-    );
-    assert.equal(hidden.status?.state, unknown.status?.state);
-    const help = await send(client, `/help ${HIDDEN}`);
-    assert.match(String((help.status?.message?.parts[0]?.content as any)?.value), /There is no command/);
-  });
+  for (const transport of TRANSPORTS) {
+    it(`issue 38: over ${transport}, the hidden command is refused to an anonymous caller exactly as an unknown one: both reach the model`, async () => {
+      const client = await h.client(transport);
+      const hidden = await send(client, `/${HIDDEN} ${transport}`);
+      const unknown = await send(client, `/no-such-command ${transport}`);
+      for (const task of [hidden, unknown]) assert.equal(task.status?.message?.metadata?.command, undefined);
+      const sent = h.chatRequests().map((body) => JSON.stringify(body.messages.at(-1)));
+      for (const text of [`/${HIDDEN} ${transport}`, `/no-such-command ${transport}`])
+        assert.ok(
+          sent.some((line) => line.includes(text)),
+          `the model was not sent ${text}`,
+        );
+      assert.equal(hidden.status?.state, unknown.status?.state);
+      assert.equal(hidden.history.length, unknown.history.length);
+      const help = await send(client, `/help ${HIDDEN}`);
+      assert.match(String((help.status?.message?.parts[0]?.content as any)?.value), /There is no command/);
+    });
+  }
 });
