@@ -96,20 +96,29 @@ describe('issue 38: the extended card, without tokens (every caller anonymous)',
   });
   after(() => h?.close());
 
-  it('issue 38: GetExtendedAgentCard is refused on each transport, 401 over HTTP, UNAUTHENTICATED over gRPC', async () => {
+  it('issue 38: the card offers no extended card, and GetExtendedAgentCard answers ExtendedAgentCardNotConfiguredError on each transport', async () => {
+    assert.equal((await publicCard(h)).capabilities?.extendedAgentCard, false);
     const jsonRpc = await fetch(`${h.harness.url}/a2a/jsonrpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetExtendedAgentCard', params: {} }),
     });
-    assert.equal(jsonRpc.status, 401);
-    assert.match((await jsonRpc.json()).error.message, /signed-in callers/);
+    assert.equal((await jsonRpc.json()).error.code, -32007);
     const rest = await fetch(`${h.harness.url}/a2a/rest/extendedAgentCard`, { headers: { 'a2a-version': '1.0' } });
-    assert.equal(rest.status, 401);
-    assert.equal((await rest.json()).error.status, 'UNAUTHENTICATED');
-    const grpc = await createClient(h.harness.url, 'GRPC');
-    await assert.rejects(grpc.getAgentCard(), (error: any) =>
-      /UNAUTHENTICATED|\b16\b/.test(`${error?.code} ${error?.message} ${error?.cause?.code}`),
+    assert.equal(rest.status, 400);
+    assert.equal((await rest.json()).error.status, 'FAILED_PRECONDITION');
+    const { GrpcTransportFactory } = await import('@a2a-js/sdk/client/grpc');
+    const card = AgentCard.fromJSON(await publicCard(h));
+    const grpc = await new GrpcTransportFactory().create(
+      card.supportedInterfaces.find((entry) => entry.protocolBinding === 'GRPC')!.url,
+      card,
+    );
+    await assert.rejects(
+      grpc.getExtendedAgentCard({ tenant: '' }, { serviceParameters: { 'a2a-version': '1.0' } }),
+      (error: any) =>
+        /FAILED_PRECONDITION|\b9\b|not configured|no extended card/i.test(
+          `${error?.code} ${error?.message} ${error?.name} ${error?.cause?.code}`,
+        ),
     );
   });
 
