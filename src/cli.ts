@@ -39,19 +39,27 @@ const headerOption = () =>
     (value: string, previous: string[] = []) => [...previous, value],
   );
 
+/** `--card-key`: what the card's signature must verify with (issue 38). */
+const cardKeyOption = () =>
+  new Option(
+    '--card-key <file-or-url>',
+    "verify the agent card's signature with these keys, a JWKS URL or a file (JWKS, JWK or PEM public key), and refuse a card that fails; never a key the card names",
+  );
+
 /** The exit codes as `--help` lists them. */
 function exitCodeHelp(codes: Record<string, number>, meanings: Record<string, string>): string {
   const lines = Object.entries(codes).map(([name, code]) => `  ${code}  ${meanings[name]}`);
   return `\nExit codes:\n${lines.join('\n')}`;
 }
 
-/** The agent's URL and headers as the clients take them, or a usage error. */
-async function clientTarget(url: string, headers: string[] = []) {
+/** The agent's URL, headers and `--card-key` as the clients take them, or a usage error. */
+async function clientTarget(url: string, headers: string[] = [], cardKey?: string) {
   const { agentBaseUrl, parseHeader } = await import('./client/connect.js');
   const base = agentBaseUrl(url);
   if ('problem' in base) throw new UsageError(base.problem);
   return {
     url: base.url,
+    cardKey,
     headers: headers.map((text) => {
       const header = parseHeader(text);
       if (typeof header === 'string') throw new UsageError(header);
@@ -135,6 +143,7 @@ function program(): Command {
     .option('-c, --continue', 'go on in your latest conversation')
     .option('-r, --resume', 'choose one of your recent conversations to go on in')
     .addOption(headerOption())
+    .addOption(cardKeyOption())
     .addHelpText(
       'after',
       '\nCtrl+C stops a running turn (twice: leaves), or exits at an empty prompt; Ctrl+D exits.\n' +
@@ -143,7 +152,7 @@ function program(): Command {
     .action(async (url: string, flags: ChatFlags) => {
       const given = [flags.task !== undefined && '--task', flags.continue && '--continue', flags.resume && '--resume'];
       if (given.filter(Boolean).length > 1) throw new UsageError(`give one of ${given.filter(Boolean).join(', ')}`);
-      const target = await clientTarget(url, flags.header);
+      const target = await clientTarget(url, flags.header, flags.cardKey);
       const { runChat } = await import('./client/index.js');
       const pick = flags.continue ? 'latest' : flags.resume ? 'choose' : undefined;
       process.exit(await runChat({ ...target, taskId: flags.task, pick }));
@@ -175,6 +184,7 @@ function program(): Command {
       'do not wait for sub-tasks, nor for the turn a command starts (/approve, an inline command file)',
     )
     .addOption(headerOption())
+    .addOption(cardKeyOption())
     .addHelpText('after', exitCodeHelp(SEND_EXIT, SEND_EXIT_MEANINGS));
   // --wait and --no-wait share one value, the last one given: both at once is a mistake worth naming.
   const waitFlags = new Set<string>();
@@ -185,7 +195,7 @@ function program(): Command {
       throw new UsageError('--if-generation needs --task: a new task has no generation to match');
     if (flags.ifGeneration !== undefined && flags.stream)
       throw new UsageError('--if-generation sends a blocking message: leave out --stream');
-    const target = await clientTarget(url, flags.header);
+    const target = await clientTarget(url, flags.header, flags.cardKey);
     const text = await messageText(words);
     const { runSend } = await import('./client/index.js');
     const code = await runSend({
@@ -227,12 +237,14 @@ function program(): Command {
     .option('--allow-model', 'also send ordinary messages, which a conforming server gives to its model (CMD-2, CMD-3)')
     .option('--json', 'print the report as JSON')
     .addOption(headerOption())
+    .addOption(cardKeyOption())
     .addHelpText('after', exitCodeHelp(CONFORM_EXIT, CONFORM_EXIT_MEANINGS))
     .action(async (url: string, flags: ConformFlags) => {
-      const target = await clientTarget(url, flags.header);
+      const target = await clientTarget(url, flags.header, flags.cardKey);
       const { runConform } = await import('@tiny-harness/conform');
       const code = await runConform({
         url: target.url,
+        cardKey: target.cardKey,
         headers: Object.fromEntries(target.headers),
         transports:
           flags.transport === undefined || flags.transport === 'all'
@@ -253,6 +265,7 @@ interface ChatFlags {
   continue?: boolean;
   resume?: boolean;
   header?: string[];
+  cardKey?: string;
 }
 
 interface SendFlags {
@@ -263,6 +276,7 @@ interface SendFlags {
   context?: string;
   wait?: boolean;
   header?: string[];
+  cardKey?: string;
 }
 
 interface ConformFlags {
@@ -272,6 +286,7 @@ interface ConformFlags {
   allowModel?: boolean;
   json?: boolean;
   header?: string[];
+  cardKey?: string;
 }
 
 const TRANSPORT_CHOICES = ['jsonrpc', 'http+json', 'grpc', 'all'];

@@ -74,6 +74,12 @@ export async function startCommandSources(
   if (!tools.configured && (skills.list().length > 0 || agents.list().length > 0))
     registry.register(toolsCommand(toolDirectory));
   // After the command files: a prompt never takes a name a file has.
-  new PromptCommands({ registry, source: tools, starter: subtasks, log }).start();
+  new PromptCommands({
+    registry,
+    source: tools,
+    starter: subtasks,
+    log,
+    visibility: (server) => config.mcpServers[server]?.visibility,
+  }).start();
   return commandFolder;
 }

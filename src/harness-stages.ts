@@ -32,6 +32,7 @@ import { TurnLimit } from './runtime/turn/turn-limit.js';
 import { TurnQueue } from './runtime/turn/turn-queue.js';
 import { TokenAuthenticator } from './server/auth.js';
 import { baseAgentCard, HOSTED_IDENTITY, type CardOptions } from './server/card.js';
+import { startCardSigner, type CardSigner } from './server/card-signing.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { formatHost } from './server/listen.js';
 import { openStore, type Store } from './store/index.js';
@@ -287,6 +288,8 @@ export interface Commands {
   /** Where the card's addresses are filled in once the transports are bound. */
   endpoints: Endpoints;
   authenticator?: TokenAuthenticator;
+  /** Signs every card served (`card.signing`). */
+  signer?: CardSigner;
 }
 
 type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
@@ -318,7 +321,7 @@ export async function startCommands(
       identity: options.agent ? (options.agentCard ?? HOSTED_IDENTITY) : undefined,
     });
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
-  const registry = new CommandRegistry();
+  const registry = new CommandRegistry({ visibility: (command) => config.commands.visibility[command.name] }); // issue 38
   // One record of the messages each user sent, for commands and turns alike (CMD-34); none kept at 0.
   const claims =
     config.messageIdRetentionMs === 0
@@ -333,6 +336,7 @@ export async function startCommands(
     checkUrl: (url) => checkWebhookUrl(url, config.push.allowPrivateNetworks),
     bounds: { perTask: config.push.maxConfigsPerTask, perUser: config.push.maxConfigsPerUser },
   });
+  const signer = await startCardSigner(config.card.signing, log);
   const requestPath = buildRequestPath({
     engine,
     view,
@@ -345,6 +349,7 @@ export async function startCommands(
     queue,
     metrics,
     longPollMs: config.longPollMs,
+    signer,
   });
   engine.onTurnEnd((end) => subtasks.ended(end.task, end.state, end.text, end.context));
   coordination.onOrphanedTurns(async (taskIds) => {
@@ -395,5 +400,5 @@ export async function startCommands(
   }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
-  return { registry, requestPath, commandFolder, endpoints, authenticator };
+  return { registry, requestPath, commandFolder, endpoints, authenticator, signer };
 }

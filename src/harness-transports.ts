@@ -26,7 +26,7 @@ export interface Transports {
 
 export async function startTransports(
   options: HarnessOptions,
-  { requestPath, endpoints, authenticator }: Commands,
+  { requestPath, endpoints, authenticator, signer }: Commands,
   telemetry: MetricsSetup,
   log: Logger,
   { readiness, admission }: { readiness: Readiness; admission: Admission },
@@ -63,6 +63,7 @@ export async function startTransports(
       probes,
       admission,
       metrics: metrics.onAppPort,
+      signer,
     }),
   );
   const publicUrl = options.publicUrl ?? options.config.publicUrl;

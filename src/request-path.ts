@@ -18,6 +18,7 @@ import type { TaskView } from './runtime/subtask-metadata.js';
 import type { PushConfigs } from './runtime/push-configs.js';
 import type { TurnQueue } from './runtime/turn/turn-queue.js';
 import { errorMappingStep } from './server/a2a-errors.js';
+import { cardSignaturesStep, type CardSigner } from './server/card-signing.js';
 import { spansStep } from './telemetry/a2a-spans.js';
 import { traceCommand } from './telemetry/traces.js';
 import type { HarnessMetrics } from './telemetry/metrics.js';
@@ -44,6 +45,8 @@ export interface RequestPathOptions {
   metrics?: HarnessMetrics;
   /** The longest an A2A 1.1 `GetTask` with `currentGeneration` waits (`longPollMs`); default `DEFAULT_LONG_POLL_MS`. */
   longPollMs?: number;
+  /** Signs the extended card (`card.signing`); without it, cards leave unsigned. */
+  signer?: CardSigner;
 }
 
 /**
@@ -51,6 +54,7 @@ export interface RequestPathOptions {
  * - `spans`: a server span for the call, continuing the caller's trace (`telemetry/a2a-spans.ts`);
  * - `metrics`: every call counted by method and outcome, and timed (`telemetry/request-metrics.ts`);
  * - `errorMapping`: whatever fails below leaves as an A2A error, an internal one logged;
+ * - `cardSignatures`: the extended card leaves signed, with what the steps below added (issue 38);
  * - `commands`: a command message is answered by the commands extension and goes no further;
  * - `idempotency`: a message id is handled once per user (CMD-34);
  * - `generations`: A2A 1.1's rules on a task's generation, for a call that asks for 1.1: `GetTask`
@@ -95,6 +99,7 @@ export function requestPathSteps(options: RequestPathOptions): {
         log.debug('call refused, retryably', { rpc: method, reason });
       },
     ),
+    cardSignaturesStep(options.signer),
     commandsStep({
       registry,
       port: engine,

@@ -16,6 +16,8 @@ import { pickTask } from './task-picker.js';
 export interface ChatOptions {
   url: string;
   headers: readonly Header[];
+  /** `--card-key`: the JWKS URL or key file the card's signature must verify with. */
+  cardKey?: string;
   /** A task to resume: its conversation is shown first, and the chat goes on in it. */
   taskId?: string;
   /** Resume the user's latest conversation, or one they choose from their recent ones. */
@@ -36,7 +38,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
   let connection: Connection;
   let opening: Opening = { taskId: options.taskId };
   try {
-    connection = await connect(options.url, options.headers);
+    connection = await connect(options.url, options.headers, options.cardKey);
     const problem = await accessProblem(connection, options.headers);
     if (problem) return fail(problem);
     if (options.pick) {

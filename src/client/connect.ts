@@ -16,6 +16,12 @@ import {
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
+import {
+  checkCardSignature,
+  describeCardSignature,
+  loadCardKeys,
+  type CardKeys,
+} from '@tiny-harness/conform/card-signature';
 import { argumentValuesOf, COMMANDS_EXTENSION_URI, textPart, type ArgumentValue } from '../wire.js';
 
 /** A request header given on the command line, `Name: value`. */
@@ -42,7 +48,12 @@ export interface Connection {
   readCard: () => Promise<AgentCard | undefined>;
   /** The user's headers, as every request sends them (for the calls the SDK's client cannot make). */
   headers: Record<string, string>;
+  /** The keys every card read must be signed with (`--card-key`); none: cards are taken unchecked. */
+  cardKeys?: CardKeys;
 }
+
+/** A card whose signature does not verify with the keys the user gave (`--card-key`); the message says why. */
+export class CardRefused extends Error {}
 
 const CARD_TIMEOUT_MS = 15000;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -133,28 +144,41 @@ function cardReader(url: string, sent: Record<string, string>): () => Promise<Ag
   };
 }
 
-/** Reads the card (with the user's headers) and builds a client on the transport it prefers. */
-export async function connect(url: string, headers: readonly Header[]): Promise<Connection> {
+/**
+ * Reads the card (with the user's headers) and builds a client on the transport it prefers.
+ * With `cardKey` (`--card-key`: a JWKS URL or a key file), a card whose signature does not verify
+ * with those keys is refused ({@link CardRefused}): the client never trusts a key the card names.
+ */
+export async function connect(url: string, headers: readonly Header[], cardKey?: string): Promise<Connection> {
   const sent = requestHeaders(headers);
+  const cardKeys = cardKey === undefined ? undefined : await loadCardKeys(cardKey);
   const readCard = cardReader(url, sent);
   const card = (await readCard())!;
+  if (cardKeys) await requireSigned(card, cardKeys);
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
     clientConfig: { interceptors: [headerInterceptor(sent)] },
   });
   const client = await factory.createFromAgentCard(card);
-  return { url, client, card, commands: cardCommands(card), readCard, headers: sent };
+  return { url, client, card, commands: cardCommands(card), readCard, headers: sent, ...(cardKeys && { cardKeys }) };
+}
+
+/** Throws {@link CardRefused} unless `card`'s signature verifies with `keys`. */
+async function requireSigned(card: AgentCard, keys: CardKeys): Promise<void> {
+  const check = await checkCardSignature(card, keys);
+  if (!check.valid) throw new CardRefused(`refused the agent card: ${describeCardSignature(check)}`);
 }
 
 /**
  * Reads the card again and takes its commands when it changed (a command file added since, say);
  * true when it did. The client stays as it is: its transport was chosen once. A card that cannot
- * be read now leaves the one read before.
+ * be read now, or whose signature does not verify (`--card-key`), leaves the one read before.
  */
 export async function refreshCard(connection: Connection): Promise<boolean> {
   try {
     const card = await connection.readCard();
     if (!card) return false;
+    if (connection.cardKeys) await requireSigned(card, connection.cardKeys);
     connection.card = card;
     connection.commands = cardCommands(card);
     return true;

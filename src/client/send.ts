@@ -29,6 +29,8 @@ export interface SendOptions {
   url: string;
   text: string;
   headers: readonly Header[];
+  /** `--card-key`: the JWKS URL or key file the card's signature must verify with. */
+  cardKey?: string;
   stream: boolean;
   json: boolean;
   taskId?: string;
@@ -53,7 +55,7 @@ export async function runSend(options: SendOptions): Promise<number> {
   const err = options.stderr ?? process.stderr;
   let connection: Connection;
   try {
-    connection = await connect(options.url, options.headers);
+    connection = await connect(options.url, options.headers, options.cardKey);
   } catch (error) {
     err.write(`error: ${describeClientError(error, options.url)}\n`);
     return SEND_EXIT.failed;

@@ -29,7 +29,7 @@ export function commandsStep(options: CommandsStepOptions): Step {
         case 'sendMessageStream':
           return calls.sendMessageStream(call.params, call.context, () => next(call));
         case 'getAuthenticatedExtendedAgentCard':
-          return next(call).then((card) => calls.card(card));
+          return next(call).then((card) => calls.card(card, 'authenticated'));
         default:
           return next();
       }

@@ -12,6 +12,8 @@ export {
   type CommandHandler,
   type CommandInvocation,
   type CommandResult,
+  type CommandVisibility,
+  type CardAudience,
   CommandRegistry,
   CommandRegistrationError,
   type RegisteredCommand,

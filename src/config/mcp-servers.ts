@@ -38,6 +38,17 @@ const approvePolicy = z
 
 const description = z.string().max(200).optional().describe('A line about the server, for people reading the file.');
 
+/** Who a command, or a server's prompts, are offered to (issue 38, docs/security.md). */
+export const visibilitySchema = z.enum(['public', 'authenticated'], {
+  error: 'must be "public" (anyone) or "authenticated" (signed-in callers only)',
+});
+
+const visibility = visibilitySchema
+  .optional()
+  .describe(
+    "Who the server's prompts, as commands, are offered to (unset: `public`, anyone): `authenticated` lists them on the extended card only and lets only signed-in callers run them (docs/security.md).",
+  );
+
 const typeText =
   'Filled in from the keys when left out: `command` means `stdio`, `url` Streamable HTTP (`http`, also spelled `streamable-http`).';
 
@@ -55,6 +66,7 @@ const stdioServer = z.strictObject({
     .describe("Added to a small safe environment (PATH, HOME, ...), not to the harness's whole one."),
   cwd: z.string().min(1).optional().describe("The folder the program starts in; the harness's own without it."),
   approve: approvePolicy,
+  visibility,
   description,
 });
 
@@ -70,6 +82,7 @@ const httpServer = z.strictObject({
       'Sent with every request; a secret-looking one (`Authorization`, ...) must take its value from `${VAR}`.',
     ),
   approve: approvePolicy,
+  visibility,
   description,
 });
 

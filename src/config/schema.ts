@@ -10,6 +10,8 @@ import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
 import { messageIdRetentionSchema } from './message-ids.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
+import { cardSchema } from './card.js';
+import { commandsSchema } from './commands.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
@@ -172,16 +174,6 @@ const queueSchema = strictObject({
     .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
 });
 
-/** Command files (docs/commands.md, CMD-38). */
-const commandsSchema = strictObject({
-  allowShell: z
-    .boolean()
-    .default(false)
-    .describe(
-      "Whether command files' `` !`cmd` `` markers may run at all; each also needs its file's `allowed-tools` to grant it (`Bash(git status:*)`) and a `workspace.root` to run in. Off: such a command is refused and nothing of it runs.",
-    ),
-});
-
 export const configSchema = strictObject({
   defaultModel: z
     .string()
@@ -207,6 +199,9 @@ export const configSchema = strictObject({
     .describe(
       '`host:port` the card names for gRPC, when clients come through a proxy; without it, the address gRPC listens on.',
     ),
+  card: cardSchema
+    .default(cardSchema.parse({}))
+    .describe('The agent card: its signatures (issue 38, docs/security.md).'),
   detectOllama: z
     .boolean()
     .default(true)

@@ -13,6 +13,7 @@ import {
   CommandUsageError,
   type CommandDefinition,
   type CommandRegistry,
+  type CommandVisibility,
   type RegisteredCommand,
 } from '../commands/index.js';
 import { PromptUnavailable, type PromptEntry } from '../tools/index.js';
@@ -78,7 +79,14 @@ export class PromptCommands {
   private readonly told = new Set<string>();
 
   constructor(
-    private readonly options: { registry: CommandRegistry; source: PromptSource; starter: SubtaskStarter; log: Logger },
+    private readonly options: {
+      registry: CommandRegistry;
+      source: PromptSource;
+      starter: SubtaskStarter;
+      log: Logger;
+      /** Who a server's prompts are offered to (`mcpServers.<name>.visibility`); default `public`. */
+      visibility?: (server: string) => CommandVisibility | undefined;
+    },
   ) {}
 
   /** Registers the prompts listed now, and follows their changes from here on. */
@@ -120,6 +128,7 @@ export class PromptCommands {
       name,
       description: `${prompt.description || `The prompt "${prompt.name}"`} (${prompt.server})`,
       argumentHint: argumentHintOf(prompt),
+      visibility: this.options.visibility?.(prompt.server),
       handler: async ({ args, task, callContext }) => {
         const values = promptArguments(prompt, args);
         let text: string;

@@ -19,7 +19,7 @@ import {
   type TaskStatusUpdateEvent,
 } from '@a2a-js/sdk';
 import type { A2ARequestHandler, AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
-import { PushNotificationNotSupportedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError } from '@a2a-js/sdk/errors';
 import { lastEventId, type GenerationParams } from '../a2a/index.js';
 import { DEFAULT_ANSWER_HISTORY } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
@@ -55,8 +55,27 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     return this.card();
   }
 
-  getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest): Promise<AgentCard> {
-    return Promise.reject(new UnsupportedOperationError('Agent does not support authenticated extended card.'));
+  /**
+   * The extended card, to a signed-in caller only (issue 38): the card as it stands; the
+   * `commands` step adds every command, those offered to signed-in callers only included. Where
+   * callers do not sign in the card offers none (A2A's "not configured"); an anonymous caller is
+   * refused as the edge refuses a request without a valid token.
+   */
+  async getAuthenticatedExtendedAgentCard(
+    _params: GetExtendedAgentCardRequest,
+    context: ServerCallContext,
+  ): Promise<AgentCard> {
+    const card = await this.card();
+    if (!card.capabilities?.extendedAgentCard)
+      throw new ExtendedAgentCardNotConfiguredError(
+        'This agent has no extended card: callers do not sign in to it (no tokens are configured).',
+      );
+    if (context.user?.isAuthenticated !== true)
+      throw new HarnessError(
+        'unauthenticated',
+        'The extended agent card is for signed-in callers: send "Authorization: Bearer <token>" with a token this server knows.',
+      );
+    return card;
   }
 
   /**

@@ -116,7 +116,8 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
  * The A2A error a client receives for `error`, and whether it hides an internal failure that
  * should be logged. A2A errors pass as they are; anything else (a bug, a library's error) is
  * internal: its message may hold a path, a stack or a secret, and never reaches a client. So is
- * a refusal A2A has no error for, which only an edge makes: thrown behind one, it is a bug.
+ * a refusal A2A has no error for, which only an edge makes: thrown behind one, it is a bug (but
+ * `unauthenticated`, which {@link errorMappingStep} passes on to the binding's {@link transportForms}).
  */
 export function toA2AError(error: unknown): { error: A2AError; internal?: unknown } {
   if (error instanceof A2AError) return { error };
@@ -259,7 +260,10 @@ export function errorMappingStep(
   onInternal: (error: unknown, method: string) => void,
   onRefused: (reason: RefusalReason, method: string) => void = () => {},
 ): Step {
-  const translate = (error: unknown, method: string): A2AError => {
+  const translate = (error: unknown, method: string): unknown => {
+    // The extended card's refusal of an anonymous caller: left as it is, so that each binding
+    // answers it as the edge answers a request without a valid token (401, UNAUTHENTICATED).
+    if (isHarnessError(error) && error.code === 'unauthenticated') return error;
     const mapped = toA2AError(error);
     if (mapped.internal !== undefined) onInternal(mapped.internal, method);
     // Only the codes WIRE maps to UnavailableError come out as one: the refusals.

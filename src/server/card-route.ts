@@ -50,3 +50,12 @@ export function agentCardRoute(
     res.end(body);
   };
 }
+
+/** The JWKS of the card's signing keys (`card-signing.ts`), checked again on every use: a rotation shows at once. */
+export function sendJwks(res: ServerResponse, jwks: unknown): void {
+  const body = JSON.stringify(jwks);
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('Content-Type', 'application/jwk-set+json');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}

@@ -38,7 +38,7 @@ export interface CardOptions {
   /** host:port of the gRPC endpoint from outside; replaces `grpcAddress` in the card when gRPC runs. */
   publicGrpcAddress?: string;
   version: string;
-  /** Declare that the A2A endpoints need `Authorization: Bearer <token>`. */
+  /** Declare that the A2A endpoints need `Authorization: Bearer <token>`, and offer the extended card to the callers who send one. */
   bearerAuth?: boolean;
   /** Declare the tool-calls extension: tool servers are configured, so turns may call tools. */
   toolCalls?: boolean;
@@ -243,7 +243,8 @@ export function baseAgentCard(options: CardOptions): AgentCard {
         ...(options.queueMaxPerTask ? [whileBusyExtension(options.queueMaxPerTask)] : []),
         ...(options.toolCalls ? [toolCallsExtension()] : []),
       ],
-      extendedAgentCard: false,
+      // GetExtendedAgentCard answers a signed-in caller (issue 38): only where callers sign in.
+      extendedAgentCard: options.bearerAuth === true,
     },
     ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
     defaultInputModes: ['text/plain'],

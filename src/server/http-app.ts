@@ -6,7 +6,8 @@ import type { ComposedSteps } from '../a2a/index.js';
 import type { TokenAuthenticator } from './auth.js';
 import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
-import { agentCardRoute } from './card-route.js';
+import { agentCardRoute, sendJwks } from './card-route.js';
+import { JWKS_PATH, type CardSigner } from './card-signing.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, JSON_CONTENT_TYPE, jsonRpcEdgeRefused, sendJson } from './edge-http.js';
 import { parseByteLimit, readJsonBody, type ReadRequest } from './http-body.js';
@@ -38,6 +39,8 @@ export interface HttpAppOptions {
   metrics?: (req: IncomingMessage, res: ServerResponse) => void;
   /** Admits or refuses every A2A call (the JSON-RPC and HTTP+JSON routes) before anything else reads it (`admission.ts`). */
   admission?: Admission;
+  /** Signs the card served, and serves its public keys at `JWKS_PATH` (issue 38). */
+  signer?: CardSigner;
 }
 
 /** What `node:http`'s server calls for each request. */
@@ -60,7 +63,11 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
   const limit = parseByteLimit(options.bodyLimit);
   const admit = options.admission && admitRequests(options.admission);
   const logRequest = requestLog({ log, logContent: options.logContent });
-  const card = agentCardRoute(async () => cardJson(await options.card()));
+  const { signer } = options;
+  const card = agentCardRoute(async () => {
+    const json = cardJson(await options.card());
+    return signer ? signer.signJson(json) : json;
+  });
   const onInternal = (error: unknown) => log.error('request failed', { error: describeError(error) });
   const jsonRpc = jsonRpcBinding({ path: options.path, onInternal });
   const rest = restBinding({ path: options.path, card: options.card, onInternal });
@@ -81,6 +88,8 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
     if (binding && admit && !admit(req, res, binding)) return;
     logRequest(req, res);
     if ((req.method === 'GET' || req.method === 'HEAD') && path === `/${AGENT_CARD_PATH}`) return card(req, res);
+    if (signer && (req.method === 'GET' || req.method === 'HEAD') && path === JWKS_PATH)
+      return sendJwks(res, await signer.jwks());
     if (binding) {
       const user = authenticateRequest(options.authenticator, req, res, binding);
       if (!user) return;

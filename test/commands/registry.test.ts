@@ -137,3 +137,47 @@ describe('command registry', () => {
     );
   });
 });
+
+describe('issue 38: who a command is offered to', () => {
+  const build = (visibility?: (name: string) => 'public' | 'authenticated' | undefined) => {
+    const registry = new CommandRegistry(visibility ? { visibility: (command) => visibility(command.name) } : {});
+    registry.register({ name: 'open', description: 'd', handler });
+    registry.register({ name: 'own', description: 'd', visibility: 'authenticated', handler });
+    registry.register({
+      name: 'pick',
+      description: 'd',
+      argumentValues: (audience) => [[{ value: audience }]],
+      handler,
+    });
+    return registry;
+  };
+  const names = (card: ReturnType<typeof baseAgentCard>) =>
+    (card.capabilities!.extensions!.find((e) => e.uri === COMMANDS_EXTENSION_URI)!.params as any).commands.map(
+      (c: any) => c.name,
+    );
+  const card = baseAgentCard({ httpUrl: 'http://127.0.0.1:1', version: '0' });
+
+  it('issue 38: the public card leaves out an authenticated command; the extended card lists it, in order', () => {
+    const registry = build();
+    assert.deepEqual(names(withCommandsExtension(card, registry)), ['open', 'pick']);
+    assert.deepEqual(names(withCommandsExtension(card, registry, 'authenticated')), ['open', 'own', 'pick']);
+  });
+
+  it("issue 38: argument values are read for the card's audience", () => {
+    const args = (audience: 'public' | 'authenticated') =>
+      (commandArgumentsExtension(build(), audience)!.params as any).arguments[0].values[0].value;
+    assert.equal(args('public'), 'public');
+    assert.equal(args('authenticated'), 'authenticated');
+  });
+
+  it("issue 38: the registry's option decides over the definition's, either way", () => {
+    const registry = build((name) => (name === 'open' ? 'authenticated' : name === 'own' ? 'public' : undefined));
+    assert.deepEqual(
+      registry.offeredTo(false).map((c) => c.name),
+      ['own', 'pick'],
+    );
+    assert.equal(registry.offers('open', false), false);
+    assert.equal(registry.offers('open', true), true);
+    assert.equal(registry.offers('nothing', true), false);
+  });
+});

@@ -1,8 +1,10 @@
 /** MCP prompts as commands: the name rule, the argument hint, and `$ARGUMENTS` to the prompt's arguments. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CommandUsageError } from '../../src/commands/index.js';
-import { argumentHintOf, commandNameOf, promptArguments } from '../../src/runtime/prompt-commands.js';
+import { CommandRegistry, CommandUsageError } from '../../src/commands/index.js';
+import { configSchema } from '../../src/config/schema.js';
+import { silentLogger } from '../../src/log.js';
+import { argumentHintOf, commandNameOf, PromptCommands, promptArguments } from '../../src/runtime/prompt-commands.js';
 
 const review = {
   arguments: [
@@ -36,5 +38,38 @@ describe('prompt commands', () => {
         error instanceof CommandUsageError && /Missing argument: file\. Usage: <file> \[focus\]/.test(error.message),
     );
     assert.deepEqual(promptArguments({ arguments: [] }, 'ignored'), {});
+  });
+});
+
+describe('issue 38: an MCP server offered to signed-in callers only', () => {
+  it("issue 38: its prompts' commands are offered to signed-in callers only; commands.visibility decides over it", () => {
+    const config = configSchema.parse({
+      mcpServers: {
+        ops: { url: 'http://127.0.0.1:1/mcp', visibility: 'authenticated' },
+        docs: { url: 'http://127.0.0.1:2/mcp' },
+      },
+      commands: { visibility: { restart: 'public' } },
+    });
+    const registry = new CommandRegistry({ visibility: (command) => config.commands.visibility[command.name] });
+    const prompt = (server: string, name: string) => ({ server, name, description: '', arguments: [] });
+    new PromptCommands({
+      registry,
+      source: {
+        prompts: () => [prompt('ops', 'deploy'), prompt('ops', 'restart'), prompt('docs', 'explain')],
+        getPrompt: async () => '',
+        onPromptsChanged: () => {},
+      },
+      starter: { start: async () => 'never' } as never,
+      log: silentLogger,
+      visibility: (server) => config.mcpServers[server]?.visibility,
+    }).start();
+    assert.deepEqual(
+      registry.offeredTo(false).map((c) => c.name),
+      ['restart', 'explain'],
+    );
+    assert.deepEqual(
+      registry.offeredTo(true).map((c) => c.name),
+      ['deploy', 'restart', 'explain'],
+    );
   });
 });

@@ -29,7 +29,7 @@ import { HarnessMetrics } from '../../src/telemetry/metrics.js';
 import { message, callContext, tempStore, type TempStore } from '../store/helpers.js';
 import { localEngine } from './engine-support.js';
 
-const ORDER = ['spans', 'metrics', 'errorMapping', 'commands', 'idempotency', 'generations'];
+const ORDER = ['spans', 'metrics', 'errorMapping', 'cardSignatures', 'commands', 'idempotency', 'generations'];
 
 function send(text: string, task?: Task): SendMessageRequest {
   const msg: Message = message(task?.id ?? '', task?.contextId ?? '', Role.ROLE_USER, text);
@@ -186,6 +186,8 @@ describe('the request path', () => {
       spans: 1,
       metrics: 1,
       errorMapping: 1,
+      // It takes GetExtendedAgentCard alone.
+      cardSignatures: 0,
       commands: 1,
       idempotency: 1,
       // The stream, then the task it is answered with: each of them once.

@@ -8,7 +8,7 @@ import type {
 } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { PushNotificationNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
-import { withCommandsExtension } from './card.js';
+import { withCommandsExtension, type CardAudience } from './card.js';
 import { clientGoneSignal, detachedOnClientGone } from './client-gone.js';
 import { COMMANDS_EXTENSION_URI } from './wire.js';
 import { CommandRunner, type CommandRunnerOptions } from './runner.js';
@@ -64,9 +64,12 @@ export class CommandCalls {
       context.addActivatedExtension(COMMANDS_EXTENSION_URI);
   }
 
-  /** `card` plus the extension entry, built now from the registry (CMD-14, CMD-16). */
-  card(card: AgentCard): AgentCard {
-    return withCommandsExtension(card, this.options.registry);
+  /**
+   * `card` plus the extension entry, built now from the registry (CMD-14, CMD-16): the public
+   * card's commands, or with `audience` `authenticated` (the extended card) all of them.
+   */
+  card(card: AgentCard, audience: CardAudience = 'public'): AgentCard {
+    return withCommandsExtension(card, this.options.registry, audience);
   }
 
   async sendMessage(
@@ -74,7 +77,7 @@ export class CommandCalls {
     context: ServerCallContext,
     next: () => Promise<Message | Task>,
   ): Promise<Message | Task> {
-    const command = this.recognise(params);
+    const command = this.recognise(params, context);
     if (!command) return next();
     const outcome = await this.runner.run(params.message!, command, context, await this.pushFor(params, context));
     if (outcome.followUp) void drain(outcome.followUp()).catch(this.streamError);
@@ -87,18 +90,20 @@ export class CommandCalls {
    * its client as soon as the client goes away; the turn goes on.
    */
   sendMessageStream(params: SendMessageRequest, context: ServerCallContext, next: () => Stream): Stream {
-    const command = this.recognise(params);
+    const command = this.recognise(params, context);
     if (!command) return detachedOnClientGone(next(), clientGoneSignal(context), this.streamError);
     return this.streamCommand(params, command, context);
   }
 
   private readonly streamError = (error: unknown) => this.options.onStreamError?.(error);
 
-  private recognise(params: SendMessageRequest) {
+  /** The command a message is for its caller: one offered to signed-in callers only is none to anyone else. */
+  private recognise(params: SendMessageRequest, context: ServerCallContext) {
     const message = params.message;
     if (!message) return undefined;
     if (!message.messageId) throw new RequestMalformedError('message.messageId is required.');
-    return parseCommand(message, (name) => this.options.registry.has(name));
+    const signedIn = context.user?.isAuthenticated === true;
+    return parseCommand(message, (name) => this.options.registry.offers(name, signedIn));
   }
 
   /** What stores the message's push-notification config with the command's task; none without one. */

@@ -46,17 +46,32 @@ export interface CommandResult {
 /** Answers one command: its reply text (and data), or a `CommandUsageError` the user reads. */
 export type CommandHandler = (invocation: CommandInvocation) => Promise<CommandResult> | CommandResult;
 
+/**
+ * Who a command is offered to: `public`, anyone (the public card lists it); `authenticated`,
+ * signed-in callers only: it is listed on the extended card alone, and to anyone else it is no
+ * command at all (CMD-3: the message reaches the model as an unregistered name's would).
+ */
+export type CommandVisibility = 'public' | 'authenticated';
+
+/**
+ * Which card is built: the public one (`/.well-known/agent-card.json`) lists the commands
+ * offered to anyone; the extended one (`GetExtendedAgentCard`, signed-in callers) lists them all.
+ */
+export type CardAudience = 'public' | 'authenticated';
+
 /** A command as registered: what the card shows plus the code that runs it. */
 export interface CommandDefinition {
   name: string;
   description: string;
+  /** Default `public`; the registry's own `visibility` option decides over it. */
+  visibility?: CommandVisibility;
   /** Shown after the name in completions, e.g. `[<model>]`. Defaults to "" (CMD-15). */
   argumentHint?: string;
   /**
    * The values each argument can take now, by position (the command-arguments extension):
-   * read each time the card is built. Leave out an argument whose values are not known.
+   * read each time the card is built, for the card's audience. Leave out an argument whose values are not known.
    */
-  argumentValues?: () => ReadonlyArray<readonly ArgumentValue[] | undefined>;
+  argumentValues?: (audience: CardAudience) => ReadonlyArray<readonly ArgumentValue[] | undefined>;
   /**
    * The handler reads the task as stored and its reply is stored in the same step, under the
    * task's write lock (`DecidedUpdate`): for a command whose answer depends on what another

@@ -15,14 +15,18 @@ export function helpCommand(registry: CommandRegistry, skipped: () => readonly s
     name: 'help',
     description: 'List the commands, or describe one',
     argumentHint: '[<command>]',
-    argumentValues: () => [
-      registry.list().map((command) => ({ value: command.name, description: command.description })),
+    argumentValues: (audience) => [
+      registry
+        .offeredTo(audience === 'authenticated')
+        .map((command) => ({ value: command.name, description: command.description })),
     ],
-    handler: ({ args }) => {
-      const commands = registry.list();
+    handler: ({ args, callContext }) => {
+      // A command offered to signed-in callers only is no command to anyone else, here too.
+      const signedIn = callContext.user?.isAuthenticated === true;
+      const commands = registry.offeredTo(signedIn);
       if (args) {
         const wanted = args.replace(/^\//, '');
-        const command = registry.get(wanted);
+        const command = registry.offers(wanted, signedIn) ? registry.get(wanted) : undefined;
         if (!command) {
           throw new CommandUsageError(
             `There is no command "${args}". The commands are: ${commands.map((c) => `/${c.name}`).join(', ')}.`,

@@ -27,6 +27,7 @@ export {
   type CommandHandler,
   type CommandInvocation,
   type CommandResult,
+  type CommandVisibility,
 } from './command.js';
 export { CommandRegistry, CommandRegistrationError, type RegisteredCommand } from './registry.js';
 export { helpCommand } from './help.js';
@@ -37,6 +38,7 @@ export {
   commandsExtension,
   commandsExtensionParams,
   withCommandsExtension,
+  type CardAudience,
 } from './card.js';
 export { buildReply, isCommandExchange } from './reply.js';
 export { withoutCommandMetadata } from './metadata-guard.js';

@@ -1,5 +1,5 @@
 import { COMMAND_NAME_PATTERN } from './wire.js';
-import type { CommandDefinition } from './command.js';
+import type { CommandDefinition, CommandVisibility } from './command.js';
 
 /** A registered command with its argument hint resolved. */
 export type RegisteredCommand = CommandDefinition & { argumentHint: string };
@@ -18,6 +18,14 @@ export class CommandRegistrationError extends Error {
  */
 export class CommandRegistry {
   private readonly commands = new Map<string, RegisteredCommand>();
+
+  /**
+   * `visibility`: who a command is offered to, decided here over the definition's own (an
+   * operator's configuration naming commands it did not write); undefined keeps the definition's.
+   */
+  constructor(
+    private readonly options: { visibility?: (command: RegisteredCommand) => CommandVisibility | undefined } = {},
+  ) {}
 
   /** Adds a command; refuses a malformed or taken name and an empty description (CMD-15). */
   register(definition: CommandDefinition): RegisteredCommand {
@@ -57,5 +65,21 @@ export class CommandRegistry {
   /** Every command, in registration order. */
   list(): RegisteredCommand[] {
     return [...this.commands.values()];
+  }
+
+  /** Who `command` is offered to: the registry's option, else the definition's, else `public`. */
+  visibilityOf(command: RegisteredCommand): CommandVisibility {
+    return this.options.visibility?.(command) ?? command.visibility ?? 'public';
+  }
+
+  /** The commands offered to a caller, in registration order: an anonymous one sees the public ones only. */
+  offeredTo(authenticated: boolean): RegisteredCommand[] {
+    return this.list().filter((command) => authenticated || this.visibilityOf(command) === 'public');
+  }
+
+  /** Whether `name` is a command for a caller: a command offered to others only is no command to it. */
+  offers(name: string, authenticated: boolean): boolean {
+    const command = this.commands.get(name);
+    return command !== undefined && (authenticated || this.visibilityOf(command) === 'public');
   }
 }

@@ -55,7 +55,7 @@ export class CommandsRequestHandler extends DelegatingRequestHandler {
     context: ServerCallContext,
   ): Promise<AgentCard> {
     this.onCall(context);
-    return this.calls.card(await this.inner.getAuthenticatedExtendedAgentCard(params, context));
+    return this.calls.card(await this.inner.getAuthenticatedExtendedAgentCard(params, context), 'authenticated');
   }
 
   override sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {

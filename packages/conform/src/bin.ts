@@ -18,6 +18,7 @@ Options:
   --command <command>  the command to send, with its arguments (default: one that takes none)
   --allow-model        also send ordinary messages, which a conforming server gives to its model
   --header <header>    send this header on every request, "Name: value" (repeatable)
+  --card-key <key>     verify the card's signature with this JWKS URL or key file; refuse it if it fails
   --json               print the report as JSON
   -h, --help           show this help
 
@@ -40,6 +41,7 @@ function readArguments(
       command: { type: 'string' },
       'allow-model': { type: 'boolean' },
       header: { type: 'string', multiple: true },
+      'card-key': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -71,6 +73,7 @@ function readArguments(
       only,
       command: values.command,
       allowModel: values['allow-model'] === true,
+      cardKey: values['card-key'],
       json: values.json === true,
     },
   };

@@ -3,7 +3,7 @@
  * output (text, or JSON with `json`), a server that cannot be asked in one line on standard
  * error, and the exit code (`CONFORM_EXIT`).
  */
-import { conform, ConformUnreachable, type ConformOptions } from './conform.js';
+import { CardSignatureRefused, conform, ConformUnreachable, type ConformOptions } from './conform.js';
 import { CONFORM_EXIT } from './exit-codes.js';
 import { formatReport } from './results.js';
 
@@ -23,6 +23,10 @@ export async function runConform(
   try {
     report = await conform({ ...options, url: options.url.replace(/\/+$/, '') });
   } catch (error) {
+    if (error instanceof CardSignatureRefused) {
+      err.write(`error: ${error.message}\n`);
+      return CONFORM_EXIT.cardRefused;
+    }
     if (!(error instanceof ConformUnreachable)) throw error;
     err.write(`error: ${error.message}\n`);
     return CONFORM_EXIT.unreachable;

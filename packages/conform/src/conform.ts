@@ -9,6 +9,7 @@
  * (`allowModel`: the checks that ordinary messages are not answered as commands). Tasks it
  * created are canceled at the end, where the server allows.
  */
+import { checkCardSignature, describeCardSignature, loadCardKeys } from './card-signature.js';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@a2a-js/sdk/client';
 import { checkCard, commandsEntries, listedCommands, pickCommand } from './card-checks.js';
@@ -37,7 +38,7 @@ import {
   type TransportName,
 } from './probe-client.js';
 import { cancelCreated } from './clean-up.js';
-import { Results, type ConformReport } from './results.js';
+import { Results, type CardSignatureReport, type ConformReport } from './results.js';
 
 /** What to check: the server, and which transports, rules and command. */
 export interface ConformOptions {
@@ -52,10 +53,15 @@ export interface ConformOptions {
   command?: string;
   /** Also check that ordinary messages are not answered as commands (CMD-3): a conforming server gives them to its model. */
   allowModel?: boolean;
+  /** A JWKS URL or key file the card's signature must verify with; a card that fails is refused ({@link CardSignatureRefused}). */
+  cardKey?: string;
 }
 
 /** The server could not be asked at all: no card, or it wants a token the kit was not given. */
 export class ConformUnreachable extends Error {}
+
+/** The card's signature does not verify with the keys given (`cardKey`); the message says why. */
+export class CardSignatureRefused extends Error {}
 
 /** Checks the server at `options.url`, rule by rule; throws `ConformUnreachable` when it cannot be asked at all. */
 export async function conform(options: ConformOptions): Promise<ConformReport> {
@@ -70,11 +76,13 @@ export async function conform(options: ConformOptions): Promise<ConformReport> {
       throw new ConformUnreachable(`cannot read the agent card of ${options.url}: ${error.message}`);
     throw new ConformUnreachable(unreachable(options.url, error));
   }
+  const cardSignature = await signatureOf(first.raw, options.cardKey);
   const declared = declaredTransports(first.card);
   const transports = options.transports ? declared.filter((name) => options.transports!.includes(name)) : declared;
   const report = (extra: Partial<ConformReport> = {}): ConformReport => ({
     url: options.url,
     declared: true,
+    cardSignature,
     transports,
     results: results.list,
     summary: results.summary(),
@@ -248,4 +256,22 @@ async function checkNotCommands(probe: Probe, transport: TransportName, client: 
       probe.results.fail(rule, title, `the message was refused: ${describe(error)}`, transport);
     }
   }
+}
+
+/**
+ * Whether the card is signed, and with `cardKey` whether its signature verifies with those keys
+ * (issue 38); a card that does not is refused: nothing it says can be trusted.
+ */
+async function signatureOf(raw: Record<string, unknown>, cardKey: string | undefined): Promise<CardSignatureReport> {
+  const signed = Array.isArray(raw['signatures']) && raw['signatures'].length > 0;
+  if (cardKey === undefined) return { signed };
+  let keys;
+  try {
+    keys = await loadCardKeys(cardKey);
+  } catch (error) {
+    throw new ConformUnreachable((error as Error).message);
+  }
+  const check = await checkCardSignature(raw, keys);
+  if (!check.valid) throw new CardSignatureRefused(`refused the agent card: ${describeCardSignature(check)}`);
+  return { signed, valid: true, kid: check.kid, alg: check.alg };
 }

@@ -23,8 +23,19 @@ export interface CheckResult {
 }
 
 /** The kit's report on one server. */
+/** Whether the card is signed, and, when keys were given (`--card-key`), that its signature verifies (issue 38). */
+export interface CardSignatureReport {
+  signed: boolean;
+  /** Present when keys were given: a card that does not verify is refused, so only `true` is reported. */
+  valid?: true;
+  kid?: string;
+  alg?: string;
+}
+
 export interface ConformReport {
   url: string;
+  /** The card's signature as read; absent when the card could not be read at all. */
+  cardSignature?: CardSignatureReport;
   /** Whether the card declares the Commands extension at all; nothing else is checked when not. */
   declared: boolean;
   /** The command the checks sent, and why that one. */
@@ -90,6 +101,7 @@ export class Results {
 /** The report for a person: one line per check, the rule quoted under each failure. */
 export function formatReport(report: ConformReport): string {
   const lines = [`Commands extension v1 at ${report.url}`];
+  if (report.cardSignature) lines.push(`Card signature: ${describeSignature(report.cardSignature)}`);
   if (!report.declared) {
     lines.push(
       `The agent card does not declare the Commands extension (no capabilities.extensions entry with uri "${COMMANDS_URI}"): nothing to check.`,
@@ -107,4 +119,10 @@ export function formatReport(report: ConformReport): string {
   const { pass, fail, skip } = report.summary;
   lines.push('', `${pass} passed, ${fail} failed, ${skip} skipped`);
   return `${lines.join('\n')}\n`;
+}
+
+function describeSignature(signature: CardSignatureReport): string {
+  if (!signature.signed) return 'none (the card is not signed)';
+  if (!signature.valid) return 'present, not checked (give --card-key to verify it)';
+  return `valid (kid ${JSON.stringify(signature.kid)}, ${signature.alg})`;
 }
