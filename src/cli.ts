@@ -39,19 +39,39 @@ const headerOption = () =>
     (value: string, previous: string[] = []) => [...previous, value],
   );
 
+/** `--token` and `--token-command` (issue 38): the bearer token, or a command that prints it. */
+const tokenOption = () => new Option('--token <token>', 'the bearer token to send (or TINY_HARNESS_TOKEN)');
+const tokenCommandOption = () =>
+  new Option(
+    '--token-command <command>',
+    'a command that prints the bearer token, run again when the agent refuses it, e.g. "gcloud auth print-identity-token"',
+  );
+
 /** The exit codes as `--help` lists them. */
 function exitCodeHelp(codes: Record<string, number>, meanings: Record<string, string>): string {
   const lines = Object.entries(codes).map(([name, code]) => `  ${code}  ${meanings[name]}`);
   return `\nExit codes:\n${lines.join('\n')}`;
 }
 
-/** The agent's URL and headers as the clients take them, or a usage error. */
-async function clientTarget(url: string, headers: string[] = []) {
-  const { agentBaseUrl, parseHeader } = await import('./client/connect.js');
+/** The agent's URL, headers and token as the clients take them, or a usage error. */
+async function clientTarget(
+  url: string,
+  headers: string[] = [],
+  tokenFlags: { token?: string; tokenCommand?: string } = {},
+) {
+  const [{ agentBaseUrl, parseHeader }, { tokenSourceOf }] = await Promise.all([
+    import('./client/connect.js'),
+    import('./client/token-source.js'),
+  ]);
   const base = agentBaseUrl(url);
   if ('problem' in base) throw new UsageError(base.problem);
+  const token = tokenSourceOf(tokenFlags, process.env);
+  if (typeof token === 'string') throw new UsageError(token);
+  if (token && headers.some((text) => /^\s*authorization\s*:/i.test(text)))
+    throw new UsageError('give the token with --token or --token-command, or an Authorization --header, not both');
   return {
     url: base.url,
+    token,
     headers: headers.map((text) => {
       const header = parseHeader(text);
       if (typeof header === 'string') throw new UsageError(header);
@@ -135,6 +155,8 @@ function program(): Command {
     .option('-c, --continue', 'go on in your latest conversation')
     .option('-r, --resume', 'choose one of your recent conversations to go on in')
     .addOption(headerOption())
+    .addOption(tokenOption())
+    .addOption(tokenCommandOption())
     .addHelpText(
       'after',
       '\nCtrl+C stops a running turn (twice: leaves), or exits at an empty prompt; Ctrl+D exits.\n' +
@@ -143,7 +165,7 @@ function program(): Command {
     .action(async (url: string, flags: ChatFlags) => {
       const given = [flags.task !== undefined && '--task', flags.continue && '--continue', flags.resume && '--resume'];
       if (given.filter(Boolean).length > 1) throw new UsageError(`give one of ${given.filter(Boolean).join(', ')}`);
-      const target = await clientTarget(url, flags.header);
+      const target = await clientTarget(url, flags.header, flags);
       const { runChat } = await import('./client/index.js');
       const pick = flags.continue ? 'latest' : flags.resume ? 'choose' : undefined;
       process.exit(await runChat({ ...target, taskId: flags.task, pick }));
@@ -175,6 +197,8 @@ function program(): Command {
       'do not wait for sub-tasks, nor for the turn a command starts (/approve, an inline command file)',
     )
     .addOption(headerOption())
+    .addOption(tokenOption())
+    .addOption(tokenCommandOption())
     .addHelpText('after', exitCodeHelp(SEND_EXIT, SEND_EXIT_MEANINGS));
   // --wait and --no-wait share one value, the last one given: both at once is a mistake worth naming.
   const waitFlags = new Set<string>();
@@ -185,7 +209,7 @@ function program(): Command {
       throw new UsageError('--if-generation needs --task: a new task has no generation to match');
     if (flags.ifGeneration !== undefined && flags.stream)
       throw new UsageError('--if-generation sends a blocking message: leave out --stream');
-    const target = await clientTarget(url, flags.header);
+    const target = await clientTarget(url, flags.header, flags);
     const text = await messageText(words);
     const { runSend } = await import('./client/index.js');
     const code = await runSend({
@@ -227,13 +251,17 @@ function program(): Command {
     .option('--allow-model', 'also send ordinary messages, which a conforming server gives to its model (CMD-2, CMD-3)')
     .option('--json', 'print the report as JSON')
     .addOption(headerOption())
+    .addOption(tokenOption())
+    .addOption(tokenCommandOption())
     .addHelpText('after', exitCodeHelp(CONFORM_EXIT, CONFORM_EXIT_MEANINGS))
     .action(async (url: string, flags: ConformFlags) => {
-      const target = await clientTarget(url, flags.header);
+      const target = await clientTarget(url, flags.header, flags);
       const { runConform } = await import('@tiny-harness/conform');
+      // The kit sends its headers as given: the token is read once, up front.
+      const token = target.token && { Authorization: `Bearer ${await target.token.current()}` };
       const code = await runConform({
         url: target.url,
-        headers: Object.fromEntries(target.headers),
+        headers: { ...Object.fromEntries(target.headers), ...token },
         transports:
           flags.transport === undefined || flags.transport === 'all'
             ? undefined
@@ -249,6 +277,8 @@ function program(): Command {
 }
 
 interface ChatFlags {
+  token?: string;
+  tokenCommand?: string;
   task?: string;
   continue?: boolean;
   resume?: boolean;
@@ -256,6 +286,8 @@ interface ChatFlags {
 }
 
 interface SendFlags {
+  token?: string;
+  tokenCommand?: string;
   stream?: boolean;
   ifGeneration?: number;
   json?: boolean;
@@ -266,6 +298,8 @@ interface SendFlags {
 }
 
 interface ConformFlags {
+  token?: string;
+  tokenCommand?: string;
   transport?: string;
   only?: string[];
   command?: string;

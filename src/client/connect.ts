@@ -17,6 +17,7 @@ import {
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { argumentValuesOf, COMMANDS_EXTENSION_URI, textPart, type ArgumentValue } from '../wire.js';
+import { tokenAuth, type TokenAuth, type TokenSource } from './token-source.js';
 
 /** A request header given on the command line, `Name: value`. */
 export type Header = readonly [name: string, value: string];
@@ -91,9 +92,10 @@ export function requestHeaders(headers: readonly Header[]): Record<string, strin
   return result;
 }
 
-function headerInterceptor(headers: Record<string, string>): CallInterceptor {
+function headerInterceptor(headers: Record<string, string>, auth?: TokenAuth): CallInterceptor {
   return {
     async before(args) {
+      await auth?.beforeCall();
       args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...headers } };
     },
     async after() {},
@@ -107,13 +109,17 @@ class CardUnchanged extends Error {}
  * A reader of the agent's card with the user's headers, sending the last read's ETag in
  * `If-None-Match`: a card that has not changed costs a 304 and no body.
  */
-function cardReader(url: string, sent: Record<string, string>): () => Promise<AgentCard | undefined> {
+function cardReader(
+  url: string,
+  sent: Record<string, string>,
+  fetchImpl: typeof fetch = fetch,
+): () => Promise<AgentCard | undefined> {
   let etag: string | undefined;
   const cardFetch: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(sent)) merged.set(name, value);
     if (etag) merged.set('If-None-Match', etag);
-    const response = await fetch(input, {
+    const response = await fetchImpl(input, {
       ...init,
       headers: merged,
       signal: init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS),
@@ -133,14 +139,23 @@ function cardReader(url: string, sent: Record<string, string>): () => Promise<Ag
   };
 }
 
-/** Reads the card (with the user's headers) and builds a client on the transport it prefers. */
-export async function connect(url: string, headers: readonly Header[]): Promise<Connection> {
+/**
+ * Reads the card (with the user's headers) and builds a client on the transport it prefers. With
+ * `tokens`, every request carries its token, renewed when the agent refuses it (`token-source.ts`).
+ */
+export async function connect(url: string, headers: readonly Header[], tokens?: TokenSource): Promise<Connection> {
   const sent = requestHeaders(headers);
-  const readCard = cardReader(url, sent);
+  const auth = tokens && (await tokenAuth(sent, tokens));
+  const fetchImpl = auth?.fetch;
+  const readCard = cardReader(url, sent, fetchImpl);
   const card = (await readCard())!;
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
-    clientConfig: { interceptors: [headerInterceptor(sent)] },
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl }),
+      new RestTransportFactory({ fetchImpl }),
+      new GrpcTransportFactory(auth && { grpcCallOptions: { interceptors: [auth.grpcInterceptor] } }),
+    ],
+    clientConfig: { interceptors: [headerInterceptor(sent, auth)] },
   });
   const client = await factory.createFromAgentCard(card);
   return { url, client, card, commands: cardCommands(card), readCard, headers: sent };
