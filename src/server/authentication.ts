@@ -8,7 +8,7 @@ import type { User } from '@a2a-js/sdk/server';
 import type { CallMethod } from '../a2a/index.js';
 import { HarnessError } from '../errors.js';
 import { A2A_METHODS } from '../telemetry/metrics.js';
-import type { Logger } from '../log.js';
+import { describeError, type Logger } from '../log.js';
 import { AuthenticatedUser, bearerToken, TokenAuthenticator, UNAUTHENTICATED_MESSAGE } from './auth.js';
 import { looksLikeJwt, type OidcOptions, OidcVerifier } from './oidc.js';
 
@@ -33,6 +33,8 @@ export class Authenticator {
     private readonly tokens: TokenAuthenticator | undefined,
     private readonly oidcOptions?: OidcAuthOptions,
     fetchImpl?: typeof fetch,
+    /** Told when the provider cannot be read (at most once per attempt, so once per interval). */
+    private readonly log?: Logger,
   ) {
     if (!tokens && !oidcOptions) throw new Error('Authenticator needs tokens, OpenID Connect, or both.');
     if (oidcOptions) this.oidc = new OidcVerifier(oidcOptions, fetchImpl);
@@ -63,8 +65,14 @@ export class Authenticator {
       const identity = await this.oidc.verify(token);
       return { user: new AuthenticatedUser(identity.userName, identity.scopes) };
     } catch (error) {
-      if (error instanceof HarnessError) return { refusal: error };
-      throw error;
+      if (!(error instanceof HarnessError)) throw error;
+      // A failed read of the provider carries its cause; a refusal within the interval after one does not.
+      if (error.code === 'identity_unavailable' && error.cause !== undefined)
+        this.log?.warn('the identity provider cannot be read; tokens are refused with 503 until it can', {
+          issuer: this.oidcOptions?.issuer,
+          error: describeError(error.cause),
+        });
+      return { refusal: error };
     }
   }
 
@@ -105,7 +113,7 @@ export function authenticatorOf(
 ): Authenticator | undefined {
   const file = tokens?.size ? new TokenAuthenticator(tokens) : undefined;
   if (!file && !oidc) return undefined;
-  const authenticator = new Authenticator(file, oidc);
+  const authenticator = new Authenticator(file, oidc, undefined, log);
   authenticator
     .warmUp()
     .catch(() =>
