@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runSend } from '../../src/client/send.js';
-import { commandToken, tokenSourceOf } from '../../src/client/token-source.js';
+import { commandToken, tokenAuth, tokenSourceOf } from '../../src/client/token-source.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startTestIssuer, TEST_AUDIENCE, type TestIssuer } from '../fixtures/oidc-issuer.js';
 import { startTestHarness, type TestHarness } from '../e2e/support.js';
 import { runCli } from './support.js';
@@ -94,6 +96,30 @@ describe('issue 38: clients sign in', () => {
     assert.equal(a, 't2');
     assert.equal(b, 't2');
     assert.equal(await source.current(), 't2');
+  });
+
+  it('issue 38: a request refused with invalid_token is sent once more with the renewed token, which every later request carries', async (t) => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers.authorization ?? '');
+      if (req.headers.authorization === 'Bearer t2') return void res.end('ok');
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token", error_description="expired"' }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    let runs = 0;
+    const sent: Record<string, string> = {};
+    const auth = await tokenAuth(
+      sent,
+      commandToken('x', async () => `t${++runs}`),
+    );
+    assert.equal(sent.Authorization, 'Bearer t1');
+    const response = await auth.fetch(url, { headers: { authorization: sent.Authorization } });
+    assert.equal(response.status, 200);
+    assert.deepEqual(seen, ['Bearer t1', 'Bearer t2']);
+    assert.equal(sent.Authorization, 'Bearer t2', 'the headers of later requests carry the new token');
+    assert.equal(runs, 2);
   });
 
   it('issue 38: --token with --token-command, or with an Authorization --header, is a usage error', async () => {
