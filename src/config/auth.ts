@@ -40,6 +40,10 @@ const oidcSchema = z
   .strictObject({
     issuer: z
       .url({ protocol: /^https?$/, error: 'Invalid URL (expected https://…)' })
+      .refine(
+        (value) => !URL.canParse(value) || isSecureOrLoopback(new URL(value)),
+        'must be https:// (plain http only on a loopback address): its keys decide who may call',
+      )
       .describe(
         "The provider's issuer, exactly as its tokens' `iss` says it (e.g. `https://accounts.google.com`); the discovery document is read from `{issuer}/.well-known/openid-configuration`.",
       ),
@@ -88,5 +92,10 @@ export const authSchema = z
   .describe(
     'How callers sign in besides the tokens file (`--tokens-file`, `TINY_HARNESS_TOKENS`): OpenID Connect tokens (docs/security.md).',
   );
+
+/** https, or http to this machine only (a test issuer, a provider on the same host). */
+function isSecureOrLoopback(url: URL): boolean {
+  return url.protocol === 'https:' || ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
 
 export type OidcConfig = z.output<typeof oidcSchema>;

@@ -108,9 +108,13 @@ export class OidcVerifier {
     const document = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
     // OpenID Connect Discovery 1.0, section 4.3: the document's issuer is exactly the one asked for.
     if (document.issuer !== this.config.issuer) throw new Error('the discovery document names another issuer');
-    if (typeof document.jwks_uri !== 'string' || !/^https?:\/\//.test(document.jwks_uri))
+    if (typeof document.jwks_uri !== 'string' || !URL.canParse(document.jwks_uri))
       throw new Error('the discovery document names no jwks_uri');
-    return createRemoteJWKSet(new URL(document.jwks_uri), {
+    const jwksUri = new URL(document.jwks_uri);
+    // Plain http only where the issuer itself is (a loopback test issuer): the keys decide who may call.
+    if (jwksUri.protocol !== 'https:' && !(jwksUri.protocol === 'http:' && this.config.issuer.startsWith('http:')))
+      throw new Error('the discovery document names a jwks_uri that is not https');
+    return createRemoteJWKSet(jwksUri, {
       cooldownDuration: this.config.keysRefetchIntervalMs,
       [customFetch]: this.boundedFetch(),
     });

@@ -94,6 +94,13 @@ describe('issue 38: an OpenID Connect token', () => {
       .sign(new TextEncoder().encode('a-shared-secret-of-at-least-32-bytes!!'));
   }
 
+  it('the config refuses an issuer over plain http but on a loopback address', () => {
+    const parse = (url: string) => configSchema.safeParse({ auth: { oidc: { issuer: url, audience: 'a' } } }).success;
+    assert.equal(parse('http://idp.example.com'), false);
+    assert.equal(parse('https://idp.example.com/realms/acme'), true);
+    assert.equal(parse('http://127.0.0.1:8080'), true);
+  });
+
   it('the config refuses none and HS* among the algorithms', () => {
     for (const alg of ['none', 'HS256']) {
       const parsed = configSchema.safeParse({
