@@ -92,7 +92,8 @@ export function requestHeaders(headers: readonly Header[]): Record<string, strin
   return result;
 }
 
-function headerInterceptor(headers: Record<string, string>, auth?: TokenAuth): CallInterceptor {
+/** Sends `headers` (as they stand at each call: a renewed token included) with every call of the SDK's client. */
+export function headerInterceptor(headers: Record<string, string>, auth?: TokenAuth): CallInterceptor {
   return {
     async before(args) {
       await auth?.beforeCall();

@@ -9,6 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { ClientFactory } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { headerInterceptor } from '../../src/client/connect.js';
 import { runSend } from '../../src/client/send.js';
 import { commandToken, tokenAuth, tokenSourceOf } from '../../src/client/token-source.js';
 import { createServer } from 'node:http';
@@ -119,6 +122,36 @@ describe('issue 38: clients sign in', () => {
     assert.equal(response.status, 200);
     assert.deepEqual(seen, ['Bearer t1', 'Bearer t2']);
     assert.equal(sent.Authorization, 'Bearer t2', 'the headers of later requests carry the new token');
+    assert.equal(runs, 2);
+  });
+
+  it('issue 38: over gRPC, a call refused UNAUTHENTICATED has the token renewed before the next call', async () => {
+    const tokens = [await issuer.token('carol', { expiresIn: -3600 }), await issuer.token('carol')];
+    let runs = 0;
+    const sent: Record<string, string> = {};
+    const auth = await tokenAuth(
+      sent,
+      commandToken('x', async () => tokens[runs++]!),
+    );
+    const card = await (await fetch(`${h.harness.url}/.well-known/agent-card.json`)).json();
+    const client = await new ClientFactory({
+      transports: [new GrpcTransportFactory({ grpcCallOptions: { interceptors: [auth.grpcInterceptor] } })],
+      preferredTransports: ['GRPC'],
+      clientConfig: { interceptors: [headerInterceptor(sent, auth)] },
+    }).createFromAgentCard(card);
+    const list = () =>
+      client.listTasks({
+        tenant: '',
+        contextId: '',
+        status: 0,
+        pageSize: 10,
+        pageToken: '',
+        historyLength: 0,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      });
+    await assert.rejects(list(), /expired/);
+    assert.ok(Array.isArray((await list()).tasks), 'the next call goes with the renewed token');
     assert.equal(runs, 2);
   });
 
