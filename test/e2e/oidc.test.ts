@@ -236,3 +236,34 @@ describe('issue 38: OpenID Connect users on PostgreSQL', needs(POSTGRES), () => 
   describeUserIsolation('issue 38: PostgreSQL, one tenant', 'JSONRPC', () => ({ ...oneTenant(), h: pg }));
   describeUserIsolation('issue 38: PostgreSQL, two tenants, the same sub', 'GRPC', () => ({ ...twoTenants(), h: pg }));
 });
+
+describe('issue 38: the identity provider out of reach', () => {
+  let gone: TestIssuer;
+  let down: TestHarness;
+  before(async () => {
+    gone = await startTestIssuer();
+    await gone.close();
+    down = await startTestHarness({
+      config: { auth: { oidc: { issuer: gone.issuer, audience: TEST_AUDIENCE } } },
+    });
+  });
+  after(async () => {
+    await down?.close();
+  });
+
+  it('issue 38: a JWT is refused retryably (503 with Retry-After, gRPC UNAVAILABLE), not as a bad token', async () => {
+    const token = await issuer.token('alice');
+    const response = await fetch(`${down.harness.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...as(token) },
+      body: SEND,
+    });
+    assert.equal(response.status, 503);
+    assert.ok(response.headers.get('retry-after'));
+    assert.match((await response.json()).error.message, /identity provider cannot be reached/);
+    const client = await createClient(down.harness.url, 'GRPC', as(token));
+    await assert.rejects(send(client, 'hi'), (failure: any) =>
+      /UNAVAILABLE|\b14\b/.test(`${failure?.code} ${failure?.message} ${failure?.cause?.code}`),
+    );
+  });
+});
