@@ -39,6 +39,13 @@ const headerOption = () =>
     (value: string, previous: string[] = []) => [...previous, value],
   );
 
+/** `--token` and `--token-command` (issue 38): the bearer token, or a command that prints it. */
+const tokenOption = () => new Option('--token <token>', 'the bearer token to send (or TINY_HARNESS_TOKEN)');
+const tokenCommandOption = () =>
+  new Option(
+    '--token-command <command>',
+    'a command that prints the bearer token, run again when the agent refuses it, e.g. "gcloud auth print-identity-token"',
+  );
 /** `--card-key`: what the card's signature must verify with (issue 38). */
 const cardKeyOption = () =>
   new Option(
@@ -52,14 +59,26 @@ function exitCodeHelp(codes: Record<string, number>, meanings: Record<string, st
   return `\nExit codes:\n${lines.join('\n')}`;
 }
 
-/** The agent's URL, headers and `--card-key` as the clients take them, or a usage error. */
-async function clientTarget(url: string, headers: string[] = [], cardKey?: string) {
-  const { agentBaseUrl, parseHeader } = await import('./client/connect.js');
+/** The agent's URL, headers, token and `--card-key` as the clients take them, or a usage error. */
+async function clientTarget(
+  url: string,
+  headers: string[] = [],
+  flags: { token?: string; tokenCommand?: string; cardKey?: string } = {},
+) {
+  const [{ agentBaseUrl, parseHeader }, { tokenSourceOf }] = await Promise.all([
+    import('./client/connect.js'),
+    import('./client/token-source.js'),
+  ]);
   const base = agentBaseUrl(url);
   if ('problem' in base) throw new UsageError(base.problem);
+  const token = tokenSourceOf(flags, process.env);
+  if (typeof token === 'string') throw new UsageError(token);
+  if (token && headers.some((text) => /^\s*authorization\s*:/i.test(text)))
+    throw new UsageError('give the token with --token or --token-command, or an Authorization --header, not both');
   return {
     url: base.url,
-    cardKey,
+    token,
+    cardKey: flags.cardKey,
     headers: headers.map((text) => {
       const header = parseHeader(text);
       if (typeof header === 'string') throw new UsageError(header);
@@ -143,6 +162,8 @@ function program(): Command {
     .option('-c, --continue', 'go on in your latest conversation')
     .option('-r, --resume', 'choose one of your recent conversations to go on in')
     .addOption(headerOption())
+    .addOption(tokenOption())
+    .addOption(tokenCommandOption())
     .addOption(cardKeyOption())
     .addHelpText(
       'after',
@@ -152,7 +173,7 @@ function program(): Command {
     .action(async (url: string, flags: ChatFlags) => {
       const given = [flags.task !== undefined && '--task', flags.continue && '--continue', flags.resume && '--resume'];
       if (given.filter(Boolean).length > 1) throw new UsageError(`give one of ${given.filter(Boolean).join(', ')}`);
-      const target = await clientTarget(url, flags.header, flags.cardKey);
+      const target = await clientTarget(url, flags.header, flags);
       const { runChat } = await import('./client/index.js');
       const pick = flags.continue ? 'latest' : flags.resume ? 'choose' : undefined;
       process.exit(await runChat({ ...target, taskId: flags.task, pick }));
@@ -184,6 +205,8 @@ function program(): Command {
       'do not wait for sub-tasks, nor for the turn a command starts (/approve, an inline command file)',
     )
     .addOption(headerOption())
+    .addOption(tokenOption())
+    .addOption(tokenCommandOption())
     .addOption(cardKeyOption())
     .addHelpText('after', exitCodeHelp(SEND_EXIT, SEND_EXIT_MEANINGS));
   // --wait and --no-wait share one value, the last one given: both at once is a mistake worth naming.
@@ -195,7 +218,7 @@ function program(): Command {
       throw new UsageError('--if-generation needs --task: a new task has no generation to match');
     if (flags.ifGeneration !== undefined && flags.stream)
       throw new UsageError('--if-generation sends a blocking message: leave out --stream');
-    const target = await clientTarget(url, flags.header, flags.cardKey);
+    const target = await clientTarget(url, flags.header, flags);
     const text = await messageText(words);
     const { runSend } = await import('./client/index.js');
     const code = await runSend({
@@ -237,15 +260,19 @@ function program(): Command {
     .option('--allow-model', 'also send ordinary messages, which a conforming server gives to its model (CMD-2, CMD-3)')
     .option('--json', 'print the report as JSON')
     .addOption(headerOption())
+    .addOption(tokenOption())
+    .addOption(tokenCommandOption())
     .addOption(cardKeyOption())
     .addHelpText('after', exitCodeHelp(CONFORM_EXIT, CONFORM_EXIT_MEANINGS))
     .action(async (url: string, flags: ConformFlags) => {
-      const target = await clientTarget(url, flags.header, flags.cardKey);
+      const target = await clientTarget(url, flags.header, flags);
       const { runConform } = await import('@tiny-harness/conform');
+      // The kit sends its headers as given: the token is read once, up front.
+      const token = target.token && { Authorization: `Bearer ${await target.token.current()}` };
       const code = await runConform({
         url: target.url,
         cardKey: target.cardKey,
-        headers: Object.fromEntries(target.headers),
+        headers: { ...Object.fromEntries(target.headers), ...token },
         transports:
           flags.transport === undefined || flags.transport === 'all'
             ? undefined
@@ -261,6 +288,8 @@ function program(): Command {
 }
 
 interface ChatFlags {
+  token?: string;
+  tokenCommand?: string;
   task?: string;
   continue?: boolean;
   resume?: boolean;
@@ -269,6 +298,8 @@ interface ChatFlags {
 }
 
 interface SendFlags {
+  token?: string;
+  tokenCommand?: string;
   stream?: boolean;
   ifGeneration?: number;
   json?: boolean;
@@ -280,6 +311,8 @@ interface SendFlags {
 }
 
 interface ConformFlags {
+  token?: string;
+  tokenCommand?: string;
   transport?: string;
   only?: string[];
   command?: string;

@@ -56,6 +56,12 @@ export type HarnessErrorCode =
   | 'request_too_large'
   /** A request without a bearer token the server knows. */
   | 'unauthenticated'
+  /** A bearer token that is a JWT this server does not accept: expired, for another audience or issuer, badly signed, malformed. */
+  | 'token_invalid'
+  /** A valid token without a scope the call needs (`auth.oidc.requiredScopes`, `methodScopes`). */
+  | 'scope_insufficient'
+  /** The identity provider's discovery document or keys cannot be read: a token cannot be checked now, retry later. */
+  | 'identity_unavailable'
   /** A path that no route serves. */
   | 'route_unknown';
 

@@ -30,7 +30,7 @@ import { TaskReports } from './runtime/task-reports.js';
 import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn/turn-limit.js';
 import { TurnQueue } from './runtime/turn/turn-queue.js';
-import { TokenAuthenticator } from './server/auth.js';
+import { authenticatorOf, type Authenticator } from './server/authentication.js';
 import { baseAgentCard, HOSTED_IDENTITY, type CardOptions } from './server/card.js';
 import { startCardSigner, type CardSigner } from './server/card-signing.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
@@ -287,7 +287,7 @@ export interface Commands {
   commandFolder: CommandFolder;
   /** Where the card's addresses are filled in once the transports are bound. */
   endpoints: Endpoints;
-  authenticator?: TokenAuthenticator;
+  authenticator?: Authenticator;
   /** Signs every card served (`card.signing`). */
   signer?: CardSigner;
 }
@@ -305,7 +305,7 @@ export async function startCommands(
   const { config } = options;
   const { catalog, taskModels, tools, instructions, skills, agents } = models;
   const { engine, view, executor, recovery, queue, streams, compactor, subtasks } = engineParts;
-  const authenticator = options.auth ? new TokenAuthenticator(options.auth.tokens) : undefined;
+  const authenticator = authenticatorOf(options.auth?.tokens, config.auth.oidc, log);
   // The card names the addresses, known only once the ports are bound: it is built on request.
   const endpoints: Endpoints = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
   const cardNow = () =>
@@ -314,7 +314,8 @@ export async function startCommands(
       publicUrl: options.publicUrl ?? config.publicUrl,
       publicGrpcAddress: config.publicGrpcAddress,
       version: VERSION,
-      bearerAuth: authenticator !== undefined,
+      bearerAuth: authenticator?.fileUsers().length ? true : undefined,
+      openIdConnect: config.auth.oidc && { issuer: config.auth.oidc.issuer, scopes: config.auth.oidc.requiredScopes },
       // Skills and agents alone are tools too: the model may call `skill` and `delegate`.
       toolCalls: tools.configured || skills.list().length > 0 || agents.list().length > 0,
       queueMaxPerTask: config.queue.maxPerTask,

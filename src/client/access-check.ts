@@ -14,7 +14,11 @@ import type { Connection, Header } from './connect.js';
  * is not about them); else one sentence saying what is missing and how to pass it. A failure to
  * reach the agent is thrown.
  */
-export async function accessProblem(connection: Connection, headers: readonly Header[]): Promise<string | undefined> {
+export async function accessProblem(
+  connection: Connection,
+  headers: readonly Header[],
+  tokenGiven = false,
+): Promise<string | undefined> {
   try {
     await connection.client.getTask({ tenant: '', id: randomUUID(), historyLength: 0 });
     return undefined;
@@ -25,7 +29,11 @@ export async function accessProblem(connection: Connection, headers: readonly He
     if (!asked) return undefined;
     const given = headers.find(([name]) => name.toLowerCase() === asked.name.toLowerCase());
     const agent = `the agent at ${connection.url}`;
-    if (!given) return `${agent} needs a token: pass it with --header "${asked.name}: ${asked.value}"`;
+    if (tokenGiven && asked.name === 'Authorization') return `${agent} refused the token (${firstLine(error.message)})`;
+    if (!given) {
+      const bearer = asked.value.startsWith('Bearer') ? ' or --token, --token-command, TINY_HARNESS_TOKEN' : '';
+      return `${agent} needs a token: pass it with --header "${asked.name}: ${asked.value}"${bearer}`;
+    }
     return `${agent} refused the token given with --header ${given[0]} (${firstLine(error.message)})`;
   }
 }

@@ -11,11 +11,14 @@ import { isInFlight, stateName } from '../wire.js';
 import { accessProblem } from './access-check.js';
 import { Chat } from './chat.js';
 import { connect, describeClientError, type Connection, type Header } from './connect.js';
+import type { TokenSource } from './token-source.js';
 import { pickTask } from './task-picker.js';
 
 export interface ChatOptions {
   url: string;
   headers: readonly Header[];
+  /** The bearer token's source (`--token`, `--token-command`, `TINY_HARNESS_TOKEN`). */
+  token?: TokenSource;
   /** `--card-key`: the JWKS URL or key file the card's signature must verify with. */
   cardKey?: string;
   /** A task to resume: its conversation is shown first, and the chat goes on in it. */
@@ -38,8 +41,8 @@ export async function runChat(options: ChatOptions): Promise<number> {
   let connection: Connection;
   let opening: Opening = { taskId: options.taskId };
   try {
-    connection = await connect(options.url, options.headers, options.cardKey);
-    const problem = await accessProblem(connection, options.headers);
+    connection = await connect(options.url, options.headers, { tokens: options.token, cardKey: options.cardKey });
+    const problem = await accessProblem(connection, options.headers, options.token !== undefined);
     if (problem) return fail(problem);
     if (options.pick) {
       const picked = await pick(connection, options.pick);

@@ -23,6 +23,7 @@ import {
   type CardKeys,
 } from '@tiny-harness/conform/card-signature';
 import { argumentValuesOf, COMMANDS_EXTENSION_URI, textPart, type ArgumentValue } from '../wire.js';
+import { tokenAuth, type TokenAuth, type TokenSource } from './token-source.js';
 
 /** A request header given on the command line, `Name: value`. */
 export type Header = readonly [name: string, value: string];
@@ -102,9 +103,11 @@ export function requestHeaders(headers: readonly Header[]): Record<string, strin
   return result;
 }
 
-function headerInterceptor(headers: Record<string, string>): CallInterceptor {
+/** Sends `headers` (as they stand at each call: a renewed token included) with every call of the SDK's client. */
+export function headerInterceptor(headers: Record<string, string>, auth?: TokenAuth): CallInterceptor {
   return {
     async before(args) {
+      await auth?.beforeCall();
       args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...headers } };
     },
     async after() {},
@@ -118,13 +121,17 @@ class CardUnchanged extends Error {}
  * A reader of the agent's card with the user's headers, sending the last read's ETag in
  * `If-None-Match`: a card that has not changed costs a 304 and no body.
  */
-function cardReader(url: string, sent: Record<string, string>): () => Promise<AgentCard | undefined> {
+function cardReader(
+  url: string,
+  sent: Record<string, string>,
+  fetchImpl: typeof fetch = fetch,
+): () => Promise<AgentCard | undefined> {
   let etag: string | undefined;
   const cardFetch: typeof fetch = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(sent)) merged.set(name, value);
     if (etag) merged.set('If-None-Match', etag);
-    const response = await fetch(input, {
+    const response = await fetchImpl(input, {
       ...init,
       headers: merged,
       signal: init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS),
@@ -145,19 +152,30 @@ function cardReader(url: string, sent: Record<string, string>): () => Promise<Ag
 }
 
 /**
- * Reads the card (with the user's headers) and builds a client on the transport it prefers.
+ * Reads the card (with the user's headers) and builds a client on the transport it prefers. With
+ * `tokens`, every request carries its token, renewed when the agent refuses it (`token-source.ts`).
  * With `cardKey` (`--card-key`: a JWKS URL or a key file), a card whose signature does not verify
  * with those keys is refused ({@link CardRefused}): the client never trusts a key the card names.
  */
-export async function connect(url: string, headers: readonly Header[], cardKey?: string): Promise<Connection> {
+export async function connect(
+  url: string,
+  headers: readonly Header[],
+  { tokens, cardKey }: { tokens?: TokenSource; cardKey?: string } = {},
+): Promise<Connection> {
   const sent = requestHeaders(headers);
   const cardKeys = cardKey === undefined ? undefined : await loadCardKeys(cardKey);
-  const readCard = cardReader(url, sent);
+  const auth = tokens && (await tokenAuth(sent, tokens));
+  const fetchImpl = auth?.fetch;
+  const readCard = cardReader(url, sent, fetchImpl);
   const card = (await readCard())!;
   if (cardKeys) await requireSigned(card, cardKeys);
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory(), new RestTransportFactory(), new GrpcTransportFactory()],
-    clientConfig: { interceptors: [headerInterceptor(sent)] },
+    transports: [
+      new JsonRpcTransportFactory({ fetchImpl }),
+      new RestTransportFactory({ fetchImpl }),
+      new GrpcTransportFactory(auth && { grpcCallOptions: { interceptors: [auth.grpcInterceptor] } }),
+    ],
+    clientConfig: { interceptors: [headerInterceptor(sent, auth)] },
   });
   const client = await factory.createFromAgentCard(card);
   return { url, client, card, commands: cardCommands(card), readCard, headers: sent, ...(cardKeys && { cardKeys }) };

@@ -8,7 +8,8 @@
  * error, blocking or streamed. The exit codes are `SEND_EXIT`.
  */
 import { SendMessageResponse, StreamResponse, Task, type Message, type SendMessageResult } from '@a2a-js/sdk';
-import { connect, describeClientError, requestHeaders, userMessage, type Connection, type Header } from './connect.js';
+import { connect, describeClientError, userMessage, type Connection, type Header } from './connect.js';
+import type { TokenSource } from './token-source.js';
 import { sendOnGeneration, TaskMovedOn } from './generations-client.js';
 import { isFailure, resultText, stateName, toolCallLine, TurnReader, type Shown } from './render.js';
 import { turnEvents } from './resume.js';
@@ -29,6 +30,8 @@ export interface SendOptions {
   url: string;
   text: string;
   headers: readonly Header[];
+  /** The bearer token's source (`--token`, `--token-command`, `TINY_HARNESS_TOKEN`). */
+  token?: TokenSource;
   /** `--card-key`: the JWKS URL or key file the card's signature must verify with. */
   cardKey?: string;
   stream: boolean;
@@ -55,7 +58,7 @@ export async function runSend(options: SendOptions): Promise<number> {
   const err = options.stderr ?? process.stderr;
   let connection: Connection;
   try {
-    connection = await connect(options.url, options.headers, options.cardKey);
+    connection = await connect(options.url, options.headers, { tokens: options.token, cardKey: options.cardKey });
   } catch (error) {
     err.write(`error: ${describeClientError(error, options.url)}\n`);
     return SEND_EXIT.failed;
@@ -108,7 +111,7 @@ export async function runSend(options: SendOptions): Promise<number> {
       const result =
         options.ifGeneration === undefined
           ? await connection.client.sendMessage(request)
-          : await sendOnGeneration(connection.card, requestHeaders(options.headers), request, options.ifGeneration);
+          : await sendOnGeneration(connection.card, connection.headers, request, options.ifGeneration);
       if (options.json) out.write(`${JSON.stringify(SendMessageResponse.toJSON(responseOf(result)))}\n`);
       if ('status' in result) {
         readReply(result.status?.message);

@@ -1,12 +1,12 @@
 /**
- * The configuration file's schema: the single source of the config type, its defaults, its
- * validation and the messages a person reads when the file is wrong. Every object is strict
- * (an unknown key is an error, usually a typo), and the file can never hold a key: secrets
- * come only from environment variables that the file names with `apiKeyEnv`.
+ * The configuration file's schema: the single source of the config type, its defaults, its validation and the
+ * messages a person reads when the file is wrong. Every object is strict (an unknown key is an error, usually a
+ * typo), and the file can never hold a key: secrets come only from environment variables named by `apiKeyEnv`.
  */
 import * as z from 'zod';
 import { admissionSchema } from './admission.js';
 import { agentsSchema } from './agents.js';
+import { authSchema } from './auth.js';
 import { compactSchema } from './compact.js';
 import { messageIdRetentionSchema } from './message-ids.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
@@ -130,10 +130,7 @@ const providerName = z
 
 /** The most model-and-tool steps in one turn. */
 export const DEFAULT_MAX_STEPS = 20;
-/**
- * 60 s, the MCP SDK's own request timeout: a tool that reads a file or queries an API answers
- * in seconds, and a call that hangs should cost the turn a minute, not the model's two.
- */
+/** 60 s, the MCP SDK's own request timeout: a tool answers in seconds; one that hangs should cost a minute, not two. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** About 5,000 tokens: enough for a page of a file, small enough that a few calls fit a context. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000;
@@ -345,6 +342,7 @@ export const configSchema = strictObject({
     .describe(
       "Sub-agents the model may delegate to with the `delegate` tool, from the agents folder's files (docs/agents.md).",
     ),
+  auth: authSchema.default({}),
   metrics: metricsSchema
     .default(metricsSchema.parse({}))
     .describe('Prometheus metrics at `GET /metrics`: on or off, their own port, a token (docs/operations.md).'),

@@ -98,6 +98,21 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
     statusName: 'UNAUTHENTICATED',
     grpcStatus: 'UNAUTHENTICATED',
   },
+  // RFC 6750's invalid_token: the same 401 as no token, its description naming the reason.
+  token_invalid: {
+    jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
+    httpStatus: 401,
+    statusName: 'UNAUTHENTICATED',
+    grpcStatus: 'UNAUTHENTICATED',
+  },
+  scope_insufficient: {
+    jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
+    httpStatus: 403,
+    statusName: 'PERMISSION_DENIED',
+    grpcStatus: 'PERMISSION_DENIED',
+  },
+  // The provider is down: retry later, as at any other temporary refusal before the call is read.
+  identity_unavailable: { a2a: UnavailableError, httpStatus: 503 },
   route_unknown: {
     jsonRpcCode: A2A_ERROR_CODE.METHOD_NOT_FOUND,
     httpStatus: 404,

@@ -3,9 +3,15 @@ import type { User } from '@a2a-js/sdk/server';
 import type { Logger } from '../log.js';
 import { isLoopback } from './listen.js';
 
-/** A caller who presented a valid bearer token; tasks are stored under `userName`. */
+/**
+ * A caller who presented a valid bearer token; tasks are stored under `userName`. An OpenID
+ * Connect token's user has the scopes it grants; a tokens file's user has none to check.
+ */
 export class AuthenticatedUser implements User {
-  constructor(readonly userName: string) {}
+  constructor(
+    readonly userName: string,
+    readonly scopes?: ReadonlySet<string>,
+  ) {}
 
   get isAuthenticated(): boolean {
     return true;
@@ -35,11 +41,11 @@ export class TokenAuthenticator {
   }
 
   /** The user an `Authorization` header value stands for, or undefined when it is missing or wrong. */
-  authenticate(authorizationHeader: string | string[] | undefined): User | undefined {
+  authenticate(authorizationHeader: string | string[] | undefined): AuthenticatedUser | undefined {
     const token = bearerToken(authorizationHeader);
     if (token === undefined) return undefined;
     const presented = digest(token);
-    let found: User | undefined;
+    let found: AuthenticatedUser | undefined;
     for (const entry of this.entries) {
       if (timingSafeEqual(presented, entry.digest) && !found) found = entry.user;
     }
@@ -64,9 +70,17 @@ function digest(token: string): Buffer {
 }
 
 /** Says at start-up how clients are authenticated, and warns when anyone who reaches a non-loopback port may use the agent. */
-export function logAuthentication(authenticator: TokenAuthenticator | undefined, host: string, log: Logger): void {
-  if (authenticator) log.info('bearer-token authentication on', { users: authenticator.users().join(' ') });
-  else if (isLoopback(host)) log.info('authentication off (no tokens configured)');
+export function logAuthentication(
+  authenticator: { fileUsers(): string[]; issuer?: string } | undefined,
+  host: string,
+  log: Logger,
+): void {
+  const users = authenticator?.fileUsers() ?? [];
+  if (users.length > 0) log.info('bearer-token authentication on', { users: users.join(' ') });
+  if (authenticator?.issuer !== undefined)
+    log.info('OpenID Connect authentication on', { issuer: authenticator.issuer });
+  if (authenticator) return;
+  if (isLoopback(host)) log.info('authentication off (no tokens configured)');
   else
     log.warn(
       'authentication off on a non-loopback address: anyone who reaches the port can use the agent; configure tokens',

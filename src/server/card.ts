@@ -23,6 +23,7 @@ import {
   WHILE_BUSY_KEY,
   WHILE_BUSY_VALUES,
 } from '../wire.js';
+import { discoveryUrl } from './oidc.js';
 import { SPOKEN_VERSIONS } from './protocol-version.js';
 
 export interface CardOptions {
@@ -38,8 +39,10 @@ export interface CardOptions {
   /** host:port of the gRPC endpoint from outside; replaces `grpcAddress` in the card when gRPC runs. */
   publicGrpcAddress?: string;
   version: string;
-  /** Declare that the A2A endpoints need `Authorization: Bearer <token>`, and offer the extended card to the callers who send one. */
+  /** Declare that the A2A endpoints take `Authorization: Bearer <token>` with a token of the tokens file. */
   bearerAuth?: boolean;
+  /** Declare that they take an OpenID Connect token of this issuer (`auth.oidc`), with the scopes every call needs. */
+  openIdConnect?: { issuer: string; scopes?: string[] };
   /** Declare the tool-calls extension: tool servers are configured, so turns may call tools. */
   toolCalls?: boolean;
   /** The most messages a task's queue holds (`queue.maxPerTask`), declared with the while-busy extension; none: not declared. */
@@ -185,25 +188,52 @@ export function conversationExtension(): AgentExtension {
 /** The card's name for the bearer scheme (`securitySchemes.bearer`). */
 export const BEARER_SCHEME = 'bearer';
 
-function bearerScheme(): {
+/** The card's name for the OpenID Connect scheme (`securitySchemes.oidc`). */
+export const OIDC_SCHEME = 'oidc';
+
+/**
+ * The schemes in force and the requirements to match: either scheme is enough (one requirement
+ * each, A2A's "or"); none when authentication is off.
+ */
+function securityOf(options: CardOptions): {
   securitySchemes: Record<string, SecurityScheme>;
   securityRequirements: SecurityRequirement[];
 } {
+  const securitySchemes: Record<string, SecurityScheme> = {};
+  const securityRequirements: SecurityRequirement[] = [];
+  if (options.openIdConnect) {
+    securitySchemes[OIDC_SCHEME] = {
+      scheme: {
+        $case: 'openIdConnectSecurityScheme',
+        value: {
+          openIdConnectUrl: discoveryUrl(options.openIdConnect.issuer),
+          description:
+            'An ID or access token of this OpenID Connect provider, as "Authorization: Bearer <token>" (gRPC: authorization metadata).',
+        },
+      },
+    };
+    securityRequirements.push({ schemes: { [OIDC_SCHEME]: { list: options.openIdConnect.scopes ?? [] } } });
+  }
+  if (options.bearerAuth) {
+    Object.assign(securitySchemes, bearerScheme());
+    securityRequirements.push({ schemes: { [BEARER_SCHEME]: { list: [] } } });
+  }
+  return { securitySchemes, securityRequirements };
+}
+
+function bearerScheme(): Record<string, SecurityScheme> {
   return {
-    securitySchemes: {
-      [BEARER_SCHEME]: {
-        scheme: {
-          $case: 'httpAuthSecurityScheme',
-          value: {
-            scheme: 'Bearer',
-            bearerFormat: '',
-            description:
-              'A token the operator gave you, as "Authorization: Bearer <token>" (gRPC: authorization metadata).',
-          },
+    [BEARER_SCHEME]: {
+      scheme: {
+        $case: 'httpAuthSecurityScheme',
+        value: {
+          scheme: 'Bearer',
+          bearerFormat: '',
+          description:
+            'A token the operator gave you, as "Authorization: Bearer <token>" (gRPC: authorization metadata).',
         },
       },
     },
-    securityRequirements: [{ schemes: { [BEARER_SCHEME]: { list: [] } } }],
   };
 }
 
@@ -244,9 +274,10 @@ export function baseAgentCard(options: CardOptions): AgentCard {
         ...(options.toolCalls ? [toolCallsExtension()] : []),
       ],
       // GetExtendedAgentCard answers a signed-in caller (issue 38): only where callers sign in.
-      extendedAgentCard: options.bearerAuth === true,
+      // Offered whenever callers sign in: a signed-in caller may see more (issue 38).
+      extendedAgentCard: options.bearerAuth === true || options.openIdConnect !== undefined,
     },
-    ...(options.bearerAuth ? bearerScheme() : { securitySchemes: {}, securityRequirements: [] }),
+    ...securityOf(options),
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills,

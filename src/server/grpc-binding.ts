@@ -38,19 +38,18 @@ import { ServerCallContext, UnauthenticatedUser, type User } from '@a2a-js/sdk/s
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import type { Call, CallMethod, ComposedSteps, Stream } from '../a2a/index.js';
 import { requestFieldsOfProto, responseProtoFor } from '../a2a/version-proto.js';
-import { HarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import type { Admission } from './admission.js';
 import { transportForms, type GrpcForm } from './a2a-errors.js';
-import { UNAUTHENTICATED_MESSAGE, type TokenAuthenticator } from './auth.js';
+import type { Authenticator } from './authentication.js';
 import { boundedDefinition, DecodedRequest, grpcRefusal, requestOf, type ToJson } from './grpc-edge.js';
 import { callContextOf, goneOn } from './call-context.js';
 import { isSpokenVersion, versionRefusal } from './protocol-version.js';
 
 export interface GrpcBindingOptions {
   log: Logger;
-  /** When set, every call needs `authorization: Bearer <token>` metadata it knows. */
-  authenticator?: TokenAuthenticator;
+  /** When set, every call needs `authorization: Bearer <token>` metadata it accepts, with the scopes its method needs. */
+  authenticator?: Authenticator;
   /** Admits or refuses every call before anything else (`admission.ts`), as the HTTP routes are. */
   admission?: Admission;
 }
@@ -176,7 +175,7 @@ function serve(
 ): UntypedServiceImplementation[string] {
   const a2aName = method.path.slice(method.path.lastIndexOf('/') + 1);
   const encode = method.responseSerialize as (message: unknown) => Buffer;
-  const open = (call: AnyCall) => opened(call, name, a2aName, rpc, options);
+  const open = (call: AnyCall): Promise<Opened> => opened(call, name, a2aName, rpc, options);
   const failure = (error: unknown): GrpcForm => {
     const forms = transportForms(error);
     // The errorMapping step logs what fails on the path; this is a failure of the binding itself.
@@ -196,7 +195,7 @@ function serve(
 
   if (method.responseStream) {
     const streamed = async (call: ServerWritableStream<unknown, Buffer>) => {
-      const started = open(call);
+      const started = await open(call);
       if ('refusal' in started) {
         started.end(started.refusal.code);
         call.emit('error', started.refusal);
@@ -223,7 +222,7 @@ function serve(
     return (call: ServerWritableStream<unknown, Buffer>) => void streamed(call);
   }
   const unary = async (call: ServerUnaryCall<unknown, Buffer>, callback: sendUnaryData<Buffer>) => {
-    const started = open(call);
+    const started = await open(call);
     if ('refusal' in started) {
       started.end(started.refusal.code);
       callback(started.refusal, null);
@@ -249,13 +248,20 @@ function serve(
 /**
  * The start of every call, in order: admission (a call past the bounds ends UNAVAILABLE at
  * once, before it is logged or authenticated; an admitted one holds its place until it ends or
- * is cancelled), the bearer token (UNAUTHENTICATED), the edge schema (INVALID_ARGUMENT,
+ * is cancelled), the bearer token (UNAUTHENTICATED; UNAVAILABLE while the identity provider is out
+ * of reach) and its scopes for the method (PERMISSION_DENIED), the edge schema (INVALID_ARGUMENT,
  * `grpc-edge.ts`), the protocol version (FAILED_PRECONDITION), then the call's context. Every
  * call but one refused by admission is logged once when it ends: its method, status code,
  * duration, request id (`x-request-id` metadata or a UUID) and user. Never metadata values or
  * message content.
  */
-function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options: GrpcBindingOptions): Opened {
+async function opened(
+  call: AnyCall,
+  name: string,
+  a2aName: string,
+  rpc: Rpc,
+  options: GrpcBindingOptions,
+): Promise<Opened> {
   // Every call is new load: HTTP/2 carries any number of them on one connection.
   const admitted = options.admission?.admit(true);
   if (admitted && 'refused' in admitted) return { refusal: transportForms(admitted.refused).grpc, end: () => {} };
@@ -268,7 +274,7 @@ function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options:
   const offered = first('x-request-id');
   const requestId = offered !== undefined && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
   const started = process.hrtime.bigint();
-  const user = options.authenticator?.authenticate(call.metadata.get('authorization').map(String));
+  let user: User | undefined;
   let logged = false;
   const end = (code: number) => {
     release?.();
@@ -277,9 +283,15 @@ function opened(call: AnyCall, name: string, a2aName: string, rpc: Rpc, options:
     const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
     options.log.info('grpc call', { requestId, method: name, code: status[code] ?? code, ms, user: user?.userName });
   };
-  if (options.authenticator && !user)
-    return { refusal: transportForms(new HarnessError('unauthenticated', UNAUTHENTICATED_MESSAGE)).grpc, end };
   try {
+    if (options.authenticator) {
+      // The token first, then its scopes for this method: UNAUTHENTICATED, then PERMISSION_DENIED.
+      const outcome = await options.authenticator.authenticate(call.metadata.get('authorization').map(String));
+      if ('refusal' in outcome) return { refusal: transportForms(outcome.refusal).grpc, end };
+      user = outcome.user;
+      const denied = options.authenticator.scopeRefusal(user, rpc.method);
+      if (denied) return { refusal: transportForms(denied).grpc, end };
+    }
     const refused = grpcRefusal(a2aName, call.request, rpc.toJSON);
     if (refused) return { refusal: refused, end };
     const requestedVersion = first('a2a-version');

@@ -1,6 +1,6 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { silentLogger, type Logger } from '../log.js';
-import type { TokenAuthenticator } from './auth.js';
+import type { Authenticator } from './authentication.js';
 import { loadGrpcErrorForms } from './a2a-errors.js';
 import { grpcBinding, type CallRunner } from './grpc-binding.js';
 import type { Admission } from './admission.js';
@@ -14,7 +14,7 @@ export interface RunningGrpcServer {
 export interface GrpcServerOptions {
   log?: Logger;
   /** When set, every call needs a bearer token it knows (`grpc-binding.ts`). */
-  authenticator?: TokenAuthenticator;
+  authenticator?: Authenticator;
   /** Admits or refuses every call first (`admission.ts`), sharing the HTTP routes' bounds. */
   admission?: Admission;
 }

@@ -3,7 +3,7 @@ import { AGENT_CARD_PATH, type AgentCard } from '@a2a-js/sdk';
 import { HarnessError, isHarnessError } from '../errors.js';
 import { describeError, type Logger } from '../log.js';
 import type { ComposedSteps } from '../a2a/index.js';
-import type { TokenAuthenticator } from './auth.js';
+import type { Authenticator } from './authentication.js';
 import { JSONRPC_PATH, METRICS_PATH, REST_PATH } from '../wire.js';
 import { cardJson } from './card.js';
 import { agentCardRoute, sendJwks } from './card-route.js';
@@ -11,7 +11,7 @@ import { JWKS_PATH, type CardSigner } from './card-signing.js';
 import { transportForms } from './a2a-errors.js';
 import { answerJsonRpcError, answerRestError, JSON_CONTENT_TYPE, jsonRpcEdgeRefused, sendJson } from './edge-http.js';
 import { parseByteLimit, readJsonBody, type ReadRequest } from './http-body.js';
-import { authenticateRequest } from './http-auth.js';
+import { authenticateRequest, scopeCheck } from './http-auth.js';
 import type { ProbeHandler } from './health.js';
 import { admitRequests, type Admission } from './admission.js';
 import { requestLog } from './request-log.js';
@@ -29,8 +29,8 @@ export interface HttpAppOptions {
   log: Logger;
   /** The built chat page (`dist/web`), served at `/`; no page when absent. */
   webDir?: string;
-  /** When set, the A2A routes need a bearer token it knows; the card and the page stay public. */
-  authenticator?: TokenAuthenticator;
+  /** When set, the A2A routes need a bearer token it accepts (and its scopes); the card and the page stay public. */
+  authenticator?: Authenticator;
   /** Log the text of each message sent (debugging only). */
   logContent?: boolean;
   /** Answers `/healthz` and `/readyz` (`health.ts`), first of all. */
@@ -69,8 +69,9 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
     return signer ? signer.signJson(json) : json;
   });
   const onInternal = (error: unknown) => log.error('request failed', { error: describeError(error) });
-  const jsonRpc = jsonRpcBinding({ path: options.path, onInternal });
-  const rest = restBinding({ path: options.path, card: options.card, onInternal });
+  const checkScopes = options.authenticator && scopeCheck(options.authenticator);
+  const jsonRpc = jsonRpcBinding({ path: options.path, onInternal, checkScopes });
+  const rest = restBinding({ path: options.path, card: options.card, onInternal, checkScopes });
   if (options.webDir && !isBuilt(options.webDir))
     log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
   const page = options.webDir ? webPage(options.webDir) : undefined;
@@ -91,7 +92,7 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
     if (signer && (req.method === 'GET' || req.method === 'HEAD') && path === JWKS_PATH)
       return sendJwks(res, await signer.jwks());
     if (binding) {
-      const user = authenticateRequest(options.authenticator, req, res, binding);
+      const user = await authenticateRequest(options.authenticator, req, res, binding);
       if (!user) return;
       await readJsonBody(req, limit);
       const within = path.slice(binding === 'jsonrpc' ? JSONRPC_PATH.length : REST_PATH.length);

@@ -26,6 +26,7 @@ import type { TransportForms } from './a2a-errors.js';
 import { transportForms } from './a2a-errors.js';
 import { httpCallContext } from './call-context.js';
 import { JSON_CONTENT_TYPE, sendJson, type JsonRpcId } from './edge-http.js';
+import type { ScopeCheck } from './http-auth.js';
 import { serializeTaskList } from './task-list-json.js';
 import { answerSse } from './sse.js';
 
@@ -92,6 +93,8 @@ export interface JsonRpcBindingOptions {
   path: Pick<ComposedSteps, 'run'>;
   /** Told of a failure that is the server's own (the client is told only that it happened). */
   onInternal(error: unknown): void;
+  /** Refuses a call whose token lacks a scope its method needs (`http-auth.ts`). */
+  checkScopes?: ScopeCheck;
 }
 
 /**
@@ -141,6 +144,7 @@ export function jsonRpcBinding(options: JsonRpcBindingOptions) {
         const error = { code: A2A_ERROR_CODE.METHOD_NOT_FOUND, message: 'Invalid method.' };
         return void sendJson(res, 200, { jsonrpc: '2.0', id, error }, JSON_CONTENT_TYPE);
       }
+      options.checkScopes?.(user, known.call, res);
       const version = context.requestedVersion;
       const decoded = known.decode(params) as Record<string, unknown>;
       Object.assign(decoded, requestFieldsOf(version, known.call, params ?? {}));

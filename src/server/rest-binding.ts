@@ -26,6 +26,7 @@ import { requestFieldsOf, responseJsonFor } from '../a2a/version-fields.js';
 import { HarnessError } from '../errors.js';
 import { transportForms } from './a2a-errors.js';
 import { httpCallContext } from './call-context.js';
+import type { ScopeCheck } from './http-auth.js';
 import {
   JSON_CONTENT_TYPE,
   restEdgeRefusal,
@@ -114,6 +115,8 @@ export interface RestBindingOptions {
   card(): Promise<Card>;
   /** Told of a failure that is the server's own (the client is told only that it happened). */
   onInternal(error: unknown): void;
+  /** Refuses a call whose token lacks a scope its method needs (`http-auth.ts`). */
+  checkScopes?: ScopeCheck;
 }
 
 /** What one request is, as a route handler reads it. */
@@ -148,6 +151,7 @@ export function restBinding(options: RestBindingOptions) {
     const written = isObject(x.parts.body) ? (x.parts.body as Record<string, unknown>) : { ...x.parts.query };
     Object.assign(params as object, requestFieldsOf(x.context.requestedVersion, method, written));
     const streaming = method === 'sendMessageStream' || method === 'resubscribe';
+    options.checkScopes?.(x.context.user!, method, x.res);
     return options.path.run({ method, params, context: x.context, streaming } as Call) as ReturnType<
       A2ARequestHandler[M]
     >;

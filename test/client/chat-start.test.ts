@@ -54,7 +54,7 @@ describe('tiny-harness chat: an agent whose card asks for a token', () => {
     assert.doesNotMatch(result.stdout, /Connected/);
     assert.equal(
       result.stderr,
-      `error: the agent at ${secured.harness.url} needs a token: pass it with --header "Authorization: Bearer <token>"\n`,
+      `error: the agent at ${secured.harness.url} needs a token: pass it with --header "Authorization: Bearer <token>" or --token, --token-command, TINY_HARNESS_TOKEN\n`,
     );
   });
 

@@ -53,6 +53,8 @@ describe('config schema', () => {
       messageIdRetentionMs: 86_400_000,
       maxTurnsInFlight: DEFAULT_MAX_TURNS_IN_FLIGHT,
       longPollMs: DEFAULT_LONG_POLL_MS,
+      // No OpenID Connect unless configured (issue 38).
+      auth: {},
       admission: {
         maxRequestsInProgress: DEFAULT_MAX_REQUESTS_IN_PROGRESS,
         maxEventLoopDelayMs: DEFAULT_MAX_EVENT_LOOP_DELAY_MS,

@@ -65,6 +65,10 @@ const FORMS: Record<HarnessErrorCode, Row> = {
   request_unparsable: [200, -32700, 400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
   request_too_large: [413, -32600, 413, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'INVALID_PARAMS'],
   unauthenticated: [401, -32600, 401, 'UNAUTHENTICATED', 'UNAUTHENTICATED'],
+  // Issue 38: a JWT refused (invalid_token), a scope missing (insufficient_scope), the provider out of reach.
+  token_invalid: [401, -32600, 401, 'UNAUTHENTICATED', 'UNAUTHENTICATED'],
+  scope_insufficient: [403, -32600, 403, 'PERMISSION_DENIED', 'PERMISSION_DENIED'],
+  identity_unavailable: [503, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
   route_unknown: [404, -32601, 404, 'NOT_FOUND', 'UNIMPLEMENTED'],
   provider_failed: INTERNAL,
   store_failed: INTERNAL,
@@ -210,8 +214,8 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     for (const code of CODES) {
       const { error, internal } = toA2AError(new HarnessError(code, `the ${code} case`));
       assert.ok(error instanceof A2AError, code);
-      // Refusals only an edge makes (401, unknown route) are a bug if thrown behind one.
-      const edgeOnly = code === 'unauthenticated' || code === 'route_unknown';
+      // Refusals only an edge makes (401, 403, unknown route) are a bug if thrown behind one.
+      const edgeOnly = ['unauthenticated', 'token_invalid', 'scope_insufficient', 'route_unknown'].includes(code);
       assert.equal(internal !== undefined, FORMS[code] === INTERNAL || edgeOnly, code);
     }
   });

@@ -11,6 +11,7 @@ import { connect, Conversation } from './chat.js';
 import { Completion, commandsFromCard } from './completion.js';
 import { harnessFetch, retryingText, retryWhileUnreachable } from './reachability.js';
 import { RecentList } from './recent.js';
+import { askForToken, cardNeedsToken, formPrompt, keptToken, setTokenPrompt } from './sign-in.js';
 import { CompletionList } from './completion-list.js';
 import { ConversationActions } from './conversation-actions.js';
 import { oneLine, showError, Transcript, TurnView } from './render.js';
@@ -65,6 +66,8 @@ async function main(): Promise<void> {
     if (retrying) showError(errorLine, undefined);
     retrying = false;
   };
+  // A call the harness refuses for its token waits on this form, then goes on (sign-in.ts).
+  setTokenPrompt(formPrompt(byId('sign-in'), byId('sign-in-why'), byId('token')));
   const cards = new CardReader(location.href);
   let card: AgentCard;
   try {
@@ -75,6 +78,8 @@ async function main(): Promise<void> {
     showError(errorLine, `Could not read the agent card: ${oneLine(error)}`);
     return;
   }
+  if (cardNeedsToken(card) && keptToken() === undefined)
+    await askForToken('This agent needs you to sign in: paste your token.');
   const conversation = new Conversation(
     await connect(card, location.href),
     waitPastFor(card, location.href, harnessFetch),

@@ -5,6 +5,7 @@
  * any web page answered in the harness's place, so no HTML body ever reaches the page's text. {@link retryWhileUnreachable}
  * tries again with backoff until the harness answers.
  */
+import { signedIn } from './sign-in.js';
 
 /** The harness did not answer: nothing listens, or a proxy in front of it says it is down. Worth trying again. */
 export class HarnessUnreachable extends Error {
@@ -22,8 +23,10 @@ function statusLine(response: Response): string {
   return `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
 }
 
-/** `fetch` for the page's calls to the harness (the card, JSON-RPC), with the errors above. */
-export const harnessFetch: typeof fetch = async (input, init) => {
+/** `fetch` for the page's calls to the harness (the card, JSON-RPC), with the errors above, signed in (`sign-in.ts`). */
+export const harnessFetch: typeof fetch = (input, init) => signedIn((signed) => reach(input, signed), init);
+
+const reach: typeof fetch = async (input, init) => {
   let response: Response;
   try {
     response = await fetch(input, init);
