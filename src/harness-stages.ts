@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
+import { buildSchedules, type Scheduler } from './harness-schedules.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import type { CommandFolder } from './file-commands/folder.js';
@@ -287,6 +288,7 @@ export interface Commands {
   /** Where the card's addresses are filled in once the transports are bound. */
   endpoints: Endpoints;
   authenticator?: TokenAuthenticator;
+  scheduler?: Scheduler;
 }
 
 type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
@@ -350,9 +352,11 @@ export async function startCommands(
     // Their queues run on here: the instance that would have run them is gone.
     for (const taskId of taskIds) await queue.run(taskId);
   });
+  const schedules = buildSchedules(options, { store, coordination, engine, view, push, taskModels, metrics }, log);
   const recovered = await recovery.recoverAtStart();
   if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
   await queue.runAll();
+  schedules?.scheduler.start();
 
   let commandFolder: CommandFolder | undefined;
   // `/tools` lists the `skill` and `delegate` tools too, while there are skills and agents.
@@ -373,6 +377,7 @@ export async function startCommands(
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
     modelTurns: !options.agent,
+    schedules: schedules?.control,
     tools:
       tools.configured && !options.agent
         ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
@@ -391,5 +396,5 @@ export async function startCommands(
   }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
-  return { registry, requestPath, commandFolder, endpoints, authenticator };
+  return { registry, requestPath, commandFolder, endpoints, authenticator, scheduler: schedules?.scheduler };
 }
