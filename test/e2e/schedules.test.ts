@@ -11,6 +11,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { REPLY_ERROR_KEY } from '../../src/wire.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { poll } from '../support/wait.js';
+import { deduped, startReceiver } from './push-receiver.js';
 import { dataOf, send, sendStream, startTestHarness, textOf, type TestHarness } from './support.js';
 
 const START = Date.parse('2026-12-07T07:30:00Z');
@@ -29,6 +30,7 @@ before(async () => {
     },
     config: {
       maxTurnsInFlight: 2,
+      push: { allowPrivateNetworks: true },
       schedules: { maxPerUser: 4, catchUpMs: 600_000, pollMs: 60_000, timeZone: 'UTC' },
     },
     harness: { now: () => clock },
@@ -213,5 +215,44 @@ describe('issue 39: schedules', () => {
     await ended(ran[0]!.id);
     assert.equal(h.harness.scheduler!.waitingRuns, 0);
     await removeAll(first.task.id);
+  });
+
+  it("issue 39: the push configs of the task /schedule was sent to deliver a run's events, with no client connected", async () => {
+    const receiver = await startReceiver();
+    try {
+      const first = await command('hello');
+      await client.createTaskPushNotificationConfig({
+        tenant: '',
+        id: 'hook',
+        taskId: first.task.id,
+        url: receiver.url,
+        token: 'the-token',
+        authentication: undefined,
+      });
+      clock = START;
+      await command('/schedule every 1h pushed run', first.task.id);
+      clock = START + 3_600_000 + 5;
+      await h.harness.scheduler!.tick();
+      const ofRun = () =>
+        deduped(receiver.received).filter(
+          (x) => (x.body.task?.id ?? x.body.statusUpdate?.taskId ?? x.body.artifactUpdate?.taskId) !== first.task.id,
+        );
+      await poll("the run's end pushed", () =>
+        ofRun().some(
+          (x) => x.kind === 'statusUpdate' && /INPUT_REQUIRED/.test(String(x.body.statusUpdate.status?.state)),
+        ),
+      );
+      const events = ofRun();
+      assert.equal(events[0]!.kind, 'task');
+      assert.match(JSON.stringify(events[0]!.body.task.history), /pushed run/);
+      assert.deepEqual(
+        events.map((x) => x.generation),
+        events.map((_, i) => i + 1),
+      );
+      assert.equal(events[0]!.headers['x-a2a-notification-token'], 'the-token');
+      await removeAll(first.task.id);
+    } finally {
+      await receiver.close();
+    }
   });
 });
