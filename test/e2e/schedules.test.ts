@@ -169,7 +169,7 @@ describe('issue 39: schedules', () => {
     await removeAll(first.task.id);
   });
 
-  it('issue 39: down through a due time: within catchUpMs it runs once; beyond, a recorded skip that /schedule shows', async () => {
+  it('issue 39: down through a due time: within catchUpMs it runs once; beyond, a recorded skip that /schedule shows; runs counted by outcome', async () => {
     const first = await command('hello');
     clock = START;
     await command('/schedule every 1h caught up', first.task.id);
@@ -194,6 +194,11 @@ describe('issue 39: schedules', () => {
     assert.deepEqual(listed[1].lastSkip, { dueAt: new Date(START + 2 * 3_600_000).toISOString(), missed: 1 });
     assert.equal(listed[1].lastRun, undefined);
     assert.match((await command('/schedule', first.task.id)).text, /Skipped: 1 run from/);
+    // Runs counted by outcome: the three due times skipped, the run's task ending as a conversation's turn does.
+    await h.harness.scheduler!.settled();
+    const metrics = await (await fetch(`${h.harness.url}/metrics`)).text();
+    assert.match(metrics, /^tiny_harness_schedule_runs_total\{outcome="skipped"\} 3$/m);
+    assert.match(metrics, /^tiny_harness_schedule_runs_total\{outcome="input_required"\} [1-9]\d*$/m);
     await removeAll(first.task.id);
   });
 
