@@ -19,14 +19,19 @@ let clock = START;
 let h: TestHarness;
 let client: Client;
 let release: () => void;
+/** Holds the replies to messages saying "hold next" until it settles. */
+let holdsNext: Promise<void> = Promise.resolve();
 const released = new Promise<void>((resolve) => (release = resolve));
 
 before(async () => {
   h = await startTestHarness({
     script: {
       reply: (body) => `re: ${String(lastMessage(body).content).slice(0, 40)}`,
-      hold: (body) =>
-        String(lastMessage(body).content).includes('hold on') ? { afterChunks: 1, until: released } : undefined,
+      hold: (body) => {
+        const text = String(lastMessage(body).content);
+        if (text.includes('hold next')) return { afterChunks: 1, until: holdsNext };
+        return text.includes('hold on') ? { afterChunks: 1, until: released } : undefined;
+      },
     },
     config: {
       maxTurnsInFlight: 2,
@@ -259,5 +264,28 @@ describe('issue 39: schedules', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('issue 39: a run waiting for a turn place is not started once its schedule is removed', async () => {
+    const first = await command('hello');
+    clock = START;
+    const made = await command('/schedule every 1h removed while waiting', first.task.id);
+    let hold!: () => void;
+    const holding = new Promise<void>((resolve) => (hold = resolve));
+    holdsNext = holding;
+    const held = [sendStream(client, 'hold next'), sendStream(client, 'hold next too')];
+    for (const stream of held) await stream.next();
+    clock = START + 3_600_000 + 5;
+    await h.harness.scheduler!.tick();
+    assert.equal(h.harness.scheduler!.waitingRuns, 1);
+    await command(`/unschedule ${made.data.schedule.id}`, first.task.id);
+    hold();
+    for (const stream of held) for await (const _ of stream);
+    await h.harness.scheduler!.tick();
+    assert.equal(h.harness.scheduler!.waitingRuns, 0);
+    const ran = (await tasksIn(first.task.contextId)).filter((t) =>
+      t.history?.some((m) => textOf(m) === 'removed while waiting'),
+    );
+    assert.equal(ran.length, 0);
   });
 });

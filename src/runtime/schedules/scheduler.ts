@@ -107,7 +107,11 @@ export class Scheduler {
 
   private async once(): Promise<void> {
     if (this.stopped) return;
-    for (const entry of [...this.waiting.values()]) await this.startClaimed(entry);
+    for (const [key, entry] of [...this.waiting]) {
+      // Removed meanwhile (`/unschedule` deletes its claims too): the waiting run goes with it.
+      if (await this.options.records.get(entry.schedule.id)) await this.startClaimed(entry);
+      else this.waiting.delete(key);
+    }
     await this.takeOverOrphans();
     const { records, now } = this.options;
     for (const schedule of await records.due(now(), 100)) {
