@@ -46,4 +46,6 @@ export interface HarnessOptions {
   rediscoveryIntervalMs?: number;
   /** The base URL the card names for HTTP, when clients reach the harness through a proxy; over `config.publicUrl`. Checked by the caller (`publicUrlSchema`). */
   publicUrl?: string;
+  /** The clock schedules read, in ms since the epoch (tests give a fake one); default `Date.now`. */
+  now?: () => number;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
+import { buildSchedules, type Scheduler } from './harness-schedules.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import type { CommandFolder } from './file-commands/folder.js';
@@ -290,6 +291,7 @@ export interface Commands {
   authenticator?: Authenticator;
   /** Signs every card served (`card.signing`). */
   signer?: CardSigner;
+  scheduler?: Scheduler;
 }
 
 type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
@@ -360,9 +362,11 @@ export async function startCommands(
     // Their queues run on here: the instance that would have run them is gone.
     for (const taskId of taskIds) await queue.run(taskId);
   });
+  const schedules = buildSchedules(options, { store, coordination, engine, view, push, taskModels, metrics }, log);
   const recovered = await recovery.recoverAtStart();
   if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
   await queue.runAll();
+  schedules?.scheduler.start();
 
   let commandFolder: CommandFolder | undefined;
   // `/tools` lists the `skill` and `delegate` tools too, while there are skills and agents.
@@ -383,6 +387,7 @@ export async function startCommands(
     context: new ContextReports(executor.requestInputs),
     rewinds: conversationRewinds,
     modelTurns: !options.agent,
+    schedules: schedules?.control,
     tools:
       tools.configured && !options.agent
         ? { directory: toolDirectory, approvals: toolApprovalControl(engine, store.grants) }
@@ -401,5 +406,5 @@ export async function startCommands(
   }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
-  return { registry, requestPath, commandFolder, endpoints, authenticator, signer };
+  return { registry, requestPath, commandFolder, endpoints, authenticator, signer, scheduler: schedules?.scheduler };
 }

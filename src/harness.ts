@@ -1,3 +1,4 @@
+import type { Scheduler } from './runtime/schedules/scheduler.js';
 import type { Server } from 'node:http';
 import type { CommandRegistry } from './commands/index.js';
 import {
@@ -48,6 +49,8 @@ export interface RunningHarness {
   close(): Promise<void>;
   /** Ends the drain's wait for running turns now (a second stop signal): true when it was waiting. */
   skipDrainWait(): boolean;
+  /** The scheduler of `/schedule`'s runs (issue 39): `tick` looks for due runs now (tests with a fake clock). */
+  scheduler?: Scheduler;
 }
 
 /**
@@ -106,6 +109,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         started.streams.closeAll((taskId) => !started.engine.runsHere(taskId));
         log.info('draining: new turns are refused; the running ones get time to finish', { drainTimeoutMs });
         models!.stopRediscovery();
+        await commands.scheduler?.stop();
         await commands.commandFolder.close();
         await models!.skills.close();
         await models!.agents.close();
@@ -143,6 +147,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       instructions: models.instructions,
       toolsAnswered: () => models!.tools.start(),
       close,
+      scheduler: commands.scheduler,
       skipDrainWait: () => {
         if (!waiting) return false;
         skipWait.abort();

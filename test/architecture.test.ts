@@ -21,6 +21,7 @@ const COMPOSITION = new Set([
   'harness-options.ts',
   'harness-stages.ts',
   'harness-commands.ts',
+  'harness-schedules.ts',
   'harness-transports.ts',
   'request-path.ts',
   'cli.ts',
@@ -45,8 +46,12 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   config: { may: ['errors.ts'] },
   // The contracts between the store, the coordination and the engine: the SDK's types and nothing else.
   'ports.ts': { may: [] },
+  // The same between the store and the runtime's schedules (issue 39).
+  'schedule-ports.ts': { may: [] },
   // Tasks, their logs and the harness's records; the message-claim contract is a2a's.
-  store: { may: ['a2a', 'ports.ts', 'errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'] },
+  store: {
+    may: ['a2a', 'ports.ts', 'schedule-ports.ts', 'errors.ts', 'log.ts', 'make-folder.ts', 'until-done.ts', 'wire.ts'],
+  },
   // What instances sharing a store coordinate through (turn and push leases, heartbeats, wake-ups,
   // cancel requests, queue offers, the PostgreSQL listener): above the store, whose database it
   // uses; no area imports it (the composition root builds it, the engine sees it through ports.ts).
@@ -65,6 +70,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'errors.ts',
       'log.ts',
       'ports.ts',
+      'schedule-ports.ts',
       'until-done.ts',
       'wire.ts',
     ],
@@ -528,10 +534,10 @@ describe('architecture', () => {
       "src/commands/a.ts:2 imports '../log.js': commands may not depend on log.ts (allowed: a2a, wire.ts)",
       "src/commands/b.ts:2 imports '../runtime/engine.js': commands may not depend on runtime/ (allowed: a2a, wire.ts)",
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
-      "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
-      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
+      "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, schedule-ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
+      "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, schedule-ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, errors.ts, log.ts, ports.ts, until-done.ts, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, errors.ts, log.ts, ports.ts, schedule-ports.ts, until-done.ts, wire.ts)",
       "src/coordination/a.ts:1 imports '../runtime/engine-ports.js': coordination may not depend on runtime/ (allowed: store, ports.ts, errors.ts, log.ts)",
       "src/file-commands/a.ts:1 imports '../runtime/subtask-starter.js': file-commands/ may use runtime/subtask-starter.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",

@@ -15,6 +15,8 @@ import { commandsSchema } from './commands.js';
 import { mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
+import { schedulesSchema } from './schedules.js';
+import { queueSchema } from './queue.js';
 import { workspaceSchema } from './workspace.js';
 import { publicGrpcAddressSchema, publicUrlSchema } from './public-url.js';
 
@@ -155,21 +157,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 /** 30 s: under the idle timeouts proxies and balancers usually give a request (nginx's 60 s). */
 export const DEFAULT_LONG_POLL_MS = 30_000;
 
-/** A task's queue of messages sent while a turn runs holds this many at most (spec/while-busy-extension-v1.md). */
-export const DEFAULT_QUEUE_MAX_PER_TASK = 16;
-
 const pushSchema = strictObject(pushShape);
-
-/** The queues of messages sent while a turn runs (spec/while-busy-extension-v1.md). */
-const queueSchema = strictObject({
-  maxPerTask: z
-    .number()
-    .int('must be a whole number of messages')
-    .min(1, 'must be at least 1')
-    .max(1000)
-    .default(DEFAULT_QUEUE_MAX_PER_TASK)
-    .describe("The most messages one task's queue holds; one more is refused (`queue_full`)."),
-});
 
 export const configSchema = strictObject({
   defaultModel: z
@@ -337,6 +325,9 @@ export const configSchema = strictObject({
     .describe(
       'Messages sent while a turn runs with `tiny-harness/while-busy` set to queue them (spec/while-busy-extension-v1.md).',
     ),
+  schedules: schedulesSchema
+    .default(schedulesSchema.parse({}))
+    .describe('Prompts run on a schedule: `/schedule`, its bounds and catch-up (docs/schedules.md).'),
   agents: agentsSchema
     .default(agentsSchema.parse({}))
     .describe(

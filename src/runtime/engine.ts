@@ -137,7 +137,7 @@ export class TaskEngine implements CommandTaskPort, TurnStarter {
       const stored = message.taskId
         ? await openableTask(this.options.view ?? this.options.store, message, context)
         : undefined;
-      const taskId = stored?.task.id ?? randomUUID();
+      const taskId = stored?.task.id ?? options.newTaskId ?? randomUUID();
       const contextId = stored?.task.contextId ?? (message.contextId || randomUUID());
       // A task that moved on is told so even while busy: what the client read is out of date either way.
       const expected = stored ? options.ifGeneration : undefined;

@@ -1,4 +1,5 @@
 import { accessSync, constants } from 'node:fs';
+import type { ScheduleRunsTable, SchedulesTable } from './schedule-tables.js';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -238,6 +239,8 @@ export interface Database {
   push_deliveries: PushDeliveriesTable;
   task_queue: TaskQueueTable;
   tool_grants: ToolGrantsTable;
+  schedules: SchedulesTable;
+  schedule_runs: ScheduleRunsTable;
 }
 
 /**

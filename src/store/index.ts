@@ -12,6 +12,7 @@ import { SqlPushStore } from './push-store.js';
 import { SqlTaskQueue } from './task-queue.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlToolGrants } from './tool-grants.js';
+import { SqlSchedules } from './schedule-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 import type { TransactionListener } from './timed-transactions.js';
 import type { ForkRecords, SubtaskRecords } from '../ports.js';
@@ -93,6 +94,8 @@ export interface Store {
   push: SqlPushStore;
   /** Each task's queue of messages sent while a turn ran (`task-queue.ts`). */
   queue: SqlTaskQueue;
+  /** Schedules and their runs (issue 39, `schedule-store.ts`). */
+  schedules: SqlSchedules;
   /** Told when a write here logged events that owe push deliveries: the deliverer is woken. */
   onPushOwed(handler: (taskId: string) => void): void;
   /** Stores a new sub-task with its link and model in one transaction. */
@@ -194,6 +197,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     claims,
     push,
     queue: new SqlTaskQueue(db),
+    schedules: new SqlSchedules(db),
     onPushOwed: (handler) => (pushOwed = handler),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>

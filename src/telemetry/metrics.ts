@@ -180,6 +180,11 @@ export class HarnessMetrics {
     'Attempts at push-notification deliveries, by outcome.',
     ['outcome'],
   );
+  private readonly scheduleRuns = this.counter(
+    'schedule_runs_total',
+    'Due runs of schedules (issue 39), by outcome: how the run task ended, or skipped (missed beyond the catch-up time), or not_started.',
+    ['outcome'],
+  );
   private readonly pushPruned = this.counter(
     'push_deliveries_pruned_total',
     'Push-notification deliveries kept as failed, pruned `push.keepFailedForMs` after their last attempt.',
@@ -279,6 +284,11 @@ export class HarnessMetrics {
 
   pushDelivery(outcome: PushOutcome): void {
     this.pushDeliveries.labels(outcome).inc();
+  }
+
+  /** `outcome`: how a scheduled run's task ended, `skipped` or `not_started` (`runtime/schedules/scheduler.ts`). */
+  scheduleRun(outcome: string, count: number): void {
+    this.scheduleRuns.labels(outcome).inc(count);
   }
 
   pushDeliveriesPruned(count: number): void {

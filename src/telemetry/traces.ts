@@ -209,3 +209,22 @@ export function traceCommand<T extends { data?: Record<string, unknown> }>(
     if (result.data?.[REPLY_ERROR_KEY] === 'command_failed') failSpan(span, 'command_failed');
   });
 }
+
+/**
+ * A scheduled run (issue 39) as a trace of its own: a root span, whatever was active when the
+ * tick ran, with the run's turn as its child.
+ */
+export function traceScheduledRun<T>(scheduleId: string, dueMs: number, run: () => Promise<T>): Promise<T> {
+  const span = tracer().startSpan(
+    'schedule run',
+    {
+      root: true,
+      attributes: {
+        'tiny_harness.schedule.id': scheduleId,
+        'tiny_harness.schedule.due_at': new Date(dueMs).toISOString(),
+      },
+    },
+    ROOT_CONTEXT,
+  );
+  return inSpan(span, ROOT_CONTEXT, run);
+}

@@ -205,6 +205,8 @@ describe('commands on the card', () => {
         'fork',
         'context',
         'memory',
+        'schedule',
+        'unschedule',
         'skills',
         'agents',
         'explode',

@@ -85,6 +85,21 @@ const one = (found: Span[], name: string): Span => {
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
 
 describe('traces', () => {
+  it("issue 39: a scheduled run is a trace of its own: a root span `schedule run`, the run's turn under it", async () => {
+    const client = await h.client('JSONRPC');
+    const first = await send(client, 'hello');
+    // An `at` time a second or two ahead, to the second: the scheduler (polling each second) starts it.
+    const at = `${new Date(Math.ceil((Date.now() + 1000) / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+    await send(client, `/schedule at ${at} a traced run`, { taskId: first.id });
+    const root = await poll('the run span', () => spans().find((s) => s.name === 'schedule run'));
+    assert.equal(root.parentSpanContext, undefined, 'a root span');
+    assert.match(String(root.attributes['tiny_harness.schedule.id']), /^s[0-9a-f]{10}$/);
+    const turn = await poll('the run turn span', () =>
+      spans().find((s) => s.name === 'invoke_agent tiny-harness' && parentOf(s) === spanId(root)),
+    );
+    assert.equal(traceId(turn), traceId(root));
+  });
+
   it('TRACE-1: a turn with a tool call is one tree: SendStreamingMessage → invoke_agent → chat spans and execute_tool, with the GenAI attributes', async () => {
     const client = await h.client('JSONRPC');
     const events = await collect(sendStream(client, 'please echo something'));

@@ -14,6 +14,7 @@ import type {
   ForkControl,
   ConversationRewinds,
   ModelControl,
+  ScheduleControl,
   SubtaskControl,
   TaskReporter,
   ToolApprovalControl,
@@ -21,6 +22,7 @@ import type {
   TurnControl,
 } from './ports.js';
 import { rewindCommand } from './rewind.js';
+import { scheduleCommand, unscheduleCommand } from './schedule.js';
 import { spawnCommand } from './spawn.js';
 import { statusCommand } from './status.js';
 import { stopCommand } from './stop.js';
@@ -41,6 +43,9 @@ export type {
   ConversationRewinds,
   ModelChoice,
   ModelControl,
+  ScheduleControl,
+  ScheduleRequest,
+  ScheduleView,
   SubtaskControl,
   TaskReport,
   TaskReporter,
@@ -54,6 +59,7 @@ export type {
 /**
  * Registers the built-in commands in their documented order: help, model, status, stop, spawn,
  * compact (given the compaction), rewind, fork, context, memory (given the instruction files),
+ * schedule and unschedule (given the schedules),
  * then tools, approve and deny when tool servers are configured (a deployment without them is
  * not offered commands that could only say so).
  */
@@ -72,6 +78,8 @@ export function registerBuiltinCommands(
     context: ContextReporter;
     rewinds: ConversationRewinds;
     tools?: { directory: ToolDirectory; approvals: ToolApprovalControl };
+    /** Schedules (issue 39); without them, `/schedule` and `/unschedule` are not offered. */
+    schedules?: ScheduleControl;
     /** The command files skipped and why, which `/help` lists. */
     skippedFiles?: () => readonly string[];
     /** Whether a model runs the turns (default true); a hosted agent's get only `/help`, `/status` and `/stop`. */
@@ -90,6 +98,10 @@ export function registerBuiltinCommands(
   registry.register(forkCommand(harness.forks));
   registry.register(contextCommand(harness.context));
   if (harness.instructions) registry.register(memoryCommand(harness.instructions));
+  if (harness.schedules) {
+    registry.register(scheduleCommand(harness.schedules));
+    registry.register(unscheduleCommand(harness.schedules));
+  }
   if (!harness.tools) return;
   registry.register(toolsCommand(harness.tools.directory, harness.tools.approvals));
   registry.register(approveCommand(harness.tools.approvals));

@@ -189,3 +189,44 @@ export interface InstructionFileListing {
   /** Why something at the path could not be read (a folder, permission denied); absent for a plain missing file. */
   problem?: string;
 }
+
+/** A schedule as `/schedule` shows it (issue 39); times are ISO 8601, in UTC. */
+export interface ScheduleView {
+  id: string;
+  /** `<when>` as it was given: a cron expression, `every 2h`, `at 2026-12-24T17:00`. */
+  when: string;
+  timeZone: string;
+  prompt: string;
+  paused: boolean;
+  /** Each run in a new context of its own. */
+  newContext: boolean;
+  /** Its next due times, up to three; none once an `at` schedule has run. */
+  next: string[];
+  lastRun?: { dueAt: string; taskId?: string };
+  /** The latest due times missed beyond `schedules.catchUpMs` (the harness was down), recorded. */
+  lastSkip?: { dueAt: string; missed: number };
+}
+
+/** What `/schedule <when> <prompt>` asks for. */
+export interface ScheduleRequest {
+  when: string;
+  prompt: string;
+  /** An IANA zone (`tz=Europe/Paris`); default the server's (`schedules.timeZone`). */
+  timeZone?: string;
+  newContext: boolean;
+}
+
+/** Schedules, as `/schedule` and `/unschedule` need them: each call is the caller's own. */
+export interface ScheduleControl {
+  /** Stores a schedule of the caller's, run in the task's context with the task's model; or why not, in a sentence (`code`: `when_invalid`, `too_many`). */
+  create(
+    task: Task,
+    request: ScheduleRequest,
+    callContext: ServerCallContext,
+  ): Promise<ScheduleView | { refused: string; code: string }>;
+  list(callContext: ServerCallContext): Promise<ScheduleView[]>;
+  /** False when the caller has no such schedule. */
+  remove(id: string, callContext: ServerCallContext): Promise<boolean>;
+  /** The schedule as it becomes, or undefined when the caller has no such schedule. */
+  setPaused(id: string, paused: boolean, callContext: ServerCallContext): Promise<ScheduleView | undefined>;
+}

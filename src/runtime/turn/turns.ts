@@ -95,6 +95,11 @@ export interface TurnOptions {
    * turn is stored (a new task's id is known to nobody else yet): `SendMessage`'s push config.
    */
   beforeTurn?: (taskId: string) => Promise<void>;
+  /**
+   * The id a new task takes (a message naming no task): a scheduled run's, chosen with its claim,
+   * so that a run whose task exists is known to have begun (`runtime/schedules/`).
+   */
+  newTaskId?: string;
   /** The task's lease, taken already by the caller (a queued message's turn): given back if the turn cannot start. */
   heldEpoch?: number;
   /** A message sent to its task: refused as busy (`turn_in_progress`) while messages wait in the task's queue too. */

@@ -19,6 +19,7 @@ import { taskLastUsageMigration } from './0017-task-last-usage.js';
 import { toolGrantsMigration } from './0018-tool-grants.js';
 import { pushLeasesMigration } from './0019-push-leases.js';
 import { writeRefusedMigration } from './0020-write-refused.js';
+import { schedulesMigration } from './0021-schedules.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -53,4 +54,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0018_tool_grants': toolGrantsMigration,
   '0019_push_leases': pushLeasesMigration,
   '0020_write_refused': writeRefusedMigration,
+  '0021_schedules': schedulesMigration,
 };

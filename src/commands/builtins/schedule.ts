@@ -1,0 +1,127 @@
+import { CommandUsageError, type CommandDefinition } from '@tiny-harness/commands-extension';
+import { REPLY_ERROR_KEY } from '../../wire.js';
+import type { ScheduleControl, ScheduleRequest, ScheduleView } from './ports.js';
+
+const USAGE =
+  'Write /schedule <when> <prompt>, where <when> is a cron expression in quotes ("0 8 * * 1-5"), every 2h, or at 2026-12-24T17:00; add tz=Europe/Paris for a time zone, --new-context to run each time in a new conversation. /schedule alone lists your schedules.';
+
+/**
+ * `/schedule` (issue 39): `<when> <prompt>` runs the prompt on a schedule, each run a new task
+ * in this conversation's context as its sender, with this task's model; alone, lists the
+ * sender's schedules; `pause <id>` and `resume <id>`.
+ */
+export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
+  return {
+    name: 'schedule',
+    description: 'Run a prompt on a schedule (cron, every 2h, at a time), or list your schedules',
+    argumentHint: '[<when> <prompt> | pause <id> | resume <id>]',
+    handler: async ({ args, task, callContext }) => {
+      const words = args.trim().split(/\s+/);
+      if (!args.trim()) {
+        const listed = await schedules.list(callContext);
+        return { text: listText(listed), data: { schedules: listed } };
+      }
+      if ((words[0] === 'pause' || words[0] === 'resume') && words.length === 2) {
+        const view = await schedules.setPaused(words[1]!, words[0] === 'pause', callContext);
+        if (!view) return notFound(words[1]!);
+        return { text: `${view.paused ? 'Paused' : 'Resumed'} ${describe(view)}`, data: { schedule: view } };
+      }
+      const outcome = await schedules.create(task, readRequest(args), callContext);
+      if ('refused' in outcome) return { text: outcome.refused, data: { [REPLY_ERROR_KEY]: outcome.code } };
+      const where = outcome.newContext ? 'a new conversation' : "this conversation's context";
+      return {
+        text: `Scheduled ${describe(outcome)} Each run is a new task in ${where}. /unschedule ${outcome.id} removes it; /schedule pause ${outcome.id} pauses it.`,
+        data: { schedule: outcome },
+      };
+    },
+  };
+}
+
+/** `/unschedule <id>` (issue 39): removes one of the sender's schedules. */
+export function unscheduleCommand(schedules: ScheduleControl): CommandDefinition {
+  return {
+    name: 'unschedule',
+    description: 'Remove one of your schedules',
+    argumentHint: '<id>',
+    handler: async ({ args, callContext }) => {
+      const id = args.trim();
+      if (!id || /\s/.test(id))
+        throw new CommandUsageError('Name the schedule to remove: /unschedule <id> (/schedule lists them).');
+      if (!(await schedules.remove(id, callContext))) return notFound(id);
+      return { text: `Removed schedule ${id}: it runs no more.`, data: { removed: id } };
+    },
+  };
+}
+
+/** Reads `[options] <when> [options] <prompt>`; the options are `--new-context` and `tz=<zone>`. */
+export function readRequest(args: string): ScheduleRequest {
+  let rest = args.trim();
+  let newContext = false;
+  let timeZone: string | undefined;
+  const takeOptions = () => {
+    for (let m; (m = /^(--new-context|tz=(\S+))(\s+|$)/.exec(rest)); rest = rest.slice(m[0].length)) {
+      if (m[2]) timeZone = m[2];
+      else newContext = true;
+    }
+  };
+  takeOptions();
+  let when: string;
+  const quoted = /^(["'])(.*?)\1(\s+|$)/.exec(rest);
+  const worded = /^((?:every|at)\s+\S+|@\w+)(\s+|$)/i.exec(rest);
+  if (quoted) [when, rest] = [quoted[2]!.trim(), rest.slice(quoted[0].length)];
+  else if (worded) [when, rest] = [worded[1]!, rest.slice(worded[0].length)];
+  else throw new CommandUsageError(USAGE);
+  takeOptions();
+  const prompt = rest.trim();
+  if (!prompt) throw new CommandUsageError(`Say what to run ${when}. ${USAGE}`);
+  return { when, prompt, newContext, ...(timeZone && { timeZone }) };
+}
+
+function notFound(id: string) {
+  return {
+    text: `You have no schedule ${id}: /schedule lists yours.`,
+    data: { [REPLY_ERROR_KEY]: 'schedule_not_found' },
+  };
+}
+
+function describe(view: ScheduleView): string {
+  const next =
+    view.next.length === 0
+      ? view.paused
+        ? 'It is paused.'
+        : 'No run is left.'
+      : `Next run${view.next.length === 1 ? '' : 's'}: ${view.next.map((at) => localTime(at, view.timeZone)).join(', ')} (${view.timeZone}).`;
+  return `${view.id} (${view.when}): "${preview(view.prompt)}". ${next}`;
+}
+
+function listText(views: ScheduleView[]): string {
+  if (views.length === 0) return 'You have no schedules. /schedule <when> <prompt> makes one.';
+  const lines = views.map((view) => {
+    const last = view.lastRun
+      ? ` Last run: ${localTime(view.lastRun.dueAt, view.timeZone)}, task ${view.lastRun.taskId ?? '-'}.`
+      : '';
+    const skip = view.lastSkip
+      ? ` Skipped: ${view.lastSkip.missed} run${view.lastSkip.missed === 1 ? '' : 's'} from ${localTime(view.lastSkip.dueAt, view.timeZone)} (the server was down past schedules.catchUpMs).`
+      : '';
+    return `- ${describe(view)}${last}${skip}`;
+  });
+  return `Your schedules:\n${lines.join('\n')}`;
+}
+
+function localTime(iso: string, timeZone: string): string {
+  const format = new Intl.DateTimeFormat('sv-SE', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  });
+  return format.format(new Date(iso));
+}
+
+function preview(prompt: string): string {
+  const line = prompt.split('\n', 1)[0]!;
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}

@@ -1,0 +1,40 @@
+/** The `schedules` key of the config file: prompts run on a schedule (issue 39, docs/schedules.md). */
+import * as z from 'zod';
+
+export const DEFAULT_SCHEDULES_MAX_PER_USER = 50;
+/** Ten minutes: a restart or a short outage still runs what came due meanwhile; a long one skips it. */
+export const DEFAULT_SCHEDULES_CATCH_UP_MS = 600_000;
+export const DEFAULT_SCHEDULES_POLL_MS = 1000;
+
+const wholeMs = z.number().int('must be a whole number of milliseconds');
+
+export const schedulesSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Whether `/schedule` and `/unschedule` are offered and due runs started on this instance.'),
+  maxPerUser: z
+    .number()
+    .int('must be a whole number of schedules')
+    .min(1, 'must be at least 1')
+    .max(100_000)
+    .default(DEFAULT_SCHEDULES_MAX_PER_USER)
+    .describe('The most schedules one user may have; one more is refused.'),
+  catchUpMs: wholeMs
+    .min(0)
+    .max(30 * 86_400_000)
+    .default(DEFAULT_SCHEDULES_CATCH_UP_MS)
+    .describe(
+      'How late, in milliseconds, a due run may still start (the harness was down through its time): it runs once. Later, it is recorded as skipped, and `/schedule` shows it.',
+    ),
+  pollMs: wholeMs
+    .min(100, 'must be at least 100')
+    .max(60_000)
+    .default(DEFAULT_SCHEDULES_POLL_MS)
+    .describe('How often, in milliseconds, each instance looks for due runs.'),
+  timeZone: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The IANA time zone (e.g. Europe/Paris) of a schedule that names none; default: the server's own."),
+});

@@ -1,0 +1,72 @@
+/**
+ * The contract between the store and the runtime for schedules (issue 39): kept beside
+ * `ports.ts` and below both, as it is, so that neither imports the other's types.
+ */
+
+/**
+ * A prompt run on a schedule (issue 39, docs/schedules.md), as the store keeps it: its runs are
+ * its user's (authenticated as the request that made it was), in its context or each in a new
+ * one (`newContext`); the push configs of `originTaskId` (where `/schedule` was sent) deliver them.
+ */
+export interface StoredSchedule {
+  id: string;
+  tenant: string;
+  owner: string;
+  authenticated: boolean;
+  contextId: string;
+  originTaskId: string;
+  newContext: boolean;
+  model: string;
+  prompt: string;
+  /** `cron`: `spec` a cron expression; `every`: an interval in ms; `at`: an instant (ISO 8601). */
+  kind: 'cron' | 'every' | 'at';
+  spec: string;
+  timeZone: string;
+  paused: boolean;
+  createdMs: number;
+  /** The next due time (ms since the epoch); undefined once an `at` schedule has run. */
+  nextDueMs: number | undefined;
+}
+
+/** A due time of a schedule, claimed by an instance (then started) or skipped; `taskId` chosen with the claim, `missed` the due times a skip stands for. */
+export interface ScheduleRun {
+  scheduleId: string;
+  dueMs: number;
+  state: 'claimed' | 'started' | 'skipped';
+  instanceId?: string;
+  taskId?: string;
+  claimedMs: number;
+  missed: number;
+}
+
+/** Where schedules and their runs are kept (`store/schedule-store.ts`); `who` scopes a user's own. */
+export interface ScheduleRecords {
+  /** False, storing nothing, when its owner has `max` already. */
+  add(schedule: StoredSchedule, max: number): Promise<boolean>;
+  ofOwner(who: { tenant: string; owner: string }): Promise<StoredSchedule[]>;
+  get(id: string): Promise<StoredSchedule | undefined>;
+  remove(who: { tenant: string; owner: string }, id: string): Promise<boolean>;
+  /** The schedule as it becomes, or undefined when the owner has none such. */
+  setPaused(
+    who: { tenant: string; owner: string },
+    id: string,
+    paused: boolean,
+    nextDueMs: number | undefined,
+  ): Promise<StoredSchedule | undefined>;
+  /** Schedules not paused whose next due time is at most `nowMs`. */
+  due(nowMs: number, limit: number): Promise<StoredSchedule[]>;
+  /**
+   * In one transaction: moves the schedule's next due time from `fromMs` to `nextDueMs` and
+   * inserts the runs' rows. False, writing nothing, when another instance moved it first: exactly once.
+   */
+  advance(scheduleId: string, fromMs: number, nextDueMs: number | undefined, runs: ScheduleRun[]): Promise<boolean>;
+  /** Claims still `claimed` whose instance is gone (not among `instances` when shared; any other alone). */
+  orphaned(instanceId: string, shared: boolean): Promise<ScheduleRun[]>;
+  /** Moves an orphaned claim to this instance: false when another took it first. */
+  takeOver(run: ScheduleRun, instanceId: string): Promise<boolean>;
+  /** The claim's run began (its task exists). */
+  started(run: Pick<ScheduleRun, 'scheduleId' | 'dueMs'>): Promise<void>;
+  taskExists(taskId: string): Promise<boolean>;
+  /** The latest run and the latest skip of each schedule. */
+  latest(scheduleIds: readonly string[]): Promise<Map<string, { run?: ScheduleRun; skip?: ScheduleRun }>>;
+}
