@@ -1,0 +1,118 @@
+import { CompiledQuery, PostgresAdapter, type Compilable, type Kysely } from 'kysely';
+
+/** What a read needs of a database: any `Kysely`, whatever its tables. */
+type Reader = Pick<Kysely<unknown>, 'executeQuery' | 'isTransaction' | 'getExecutor'>;
+
+/**
+ * Reads sent together reach PostgreSQL as one statement: every read passed to `readTogether`
+ * before the event loop next checks for I/O (the reads of one step of a request, started with
+ * `Promise.all`, and those of other requests served in the same turn of the loop) goes out as
+ * one `select`, each read a scalar subquery answering its rows as JSON. One round trip instead
+ * of one per read (issue 36: `/status` read the task and what it reports in seven).
+ *
+ * Only for reads that are not part of a transaction, and whose columns are text, integers,
+ * booleans or counts: those read back from JSON exactly as pg reads them (bigints as numbers,
+ * as `postgres-database.ts` has pg read them). A date or a `numeric` would not; such a read
+ * keeps to `execute()`. On SQLite, or in a transaction, a read runs at once, on its own.
+ *
+ * The statement is a read on its own, so a connection failure sends it again as any such read
+ * (`postgres-database.ts`). When the server refuses it (one read's error), each read is sent
+ * again alone, so that only the read at fault fails.
+ */
+export function readTogether<Row>(db: Reader, query: Compilable<Row> | CompiledQuery<Row>): Promise<Row[]> {
+  const compiled = 'compile' in query ? query.compile() : query;
+  if (db.isTransaction || !isPostgres(db)) return db.executeQuery(compiled).then((result) => result.rows);
+  let batches = routes.get(db);
+  if (!batches) routes.set(db, (batches = { batches: new ReadBatches(db), here: false }));
+  return batches.batches.add(compiled, batches.here);
+}
+
+/**
+ * Reads of `other` (the coordination's pool) join `db`'s statements (the store's). A statement
+ * holding one of them is sent on `other`: its connections never wait for `db`'s, which a read
+ * asked from inside one of `db`'s transactions must not (the coordination's `turnHeld`).
+ */
+export function shareReads(db: Reader, other: Reader): void {
+  if (!isPostgres(db) || !isPostgres(other)) return;
+  let batches = routes.get(db);
+  if (!batches) routes.set(db, (batches = { batches: new ReadBatches(db), here: false }));
+  batches.batches.other = other;
+  routes.set(other, { batches: batches.batches, here: true });
+}
+
+function isPostgres(db: Reader): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/** Per database: whose statements its reads join, and whether they must be sent on the other database. */
+const routes = new WeakMap<object, { batches: ReadBatches; here: boolean }>();
+
+interface Pending {
+  query: CompiledQuery;
+  /** Must be sent on `ReadBatches.other`. */
+  onOther: boolean;
+  resolve: (rows: never[]) => void;
+  reject: (error: unknown) => void;
+}
+
+class ReadBatches {
+  /** The database whose reads join these statements too (`shareReads`). */
+  other?: Reader;
+  private pending: Pending[] = [];
+
+  constructor(private readonly db: Reader) {}
+
+  add<Row>(query: CompiledQuery<Row>, onOther: boolean): Promise<Row[]> {
+    return new Promise<Row[]>((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.send());
+      this.pending.push({ query, onOther, resolve: resolve as Pending['resolve'], reject });
+    });
+  }
+
+  private send(): void {
+    const reads = this.pending;
+    this.pending = [];
+    const db = reads.some((read) => read.onOther) ? this.other! : this.db;
+    if (reads.length === 1) return alone(db, reads[0]!);
+    db.executeQuery<Record<string, never[]>>(together(reads.map((read) => read.query))).then(
+      ({ rows: [row] }) => reads.forEach((read, i) => read.resolve(row![`r${i}`]!)),
+      (error: unknown) => {
+        // The server's refusal of one read undid the statement: each again alone, only the faulty one fails.
+        if (isServerRefusal(error)) reads.forEach((read) => alone(db, read));
+        else reads.forEach((read) => read.reject(error));
+      },
+    );
+  }
+}
+
+function alone(db: Reader, read: Pending): void {
+  db.executeQuery<never>(read.query).then((result) => read.resolve(result.rows as never[]), read.reject);
+}
+
+/** An error the server answered with: a SQLSTATE of a class other than the connection's (08) or a shutdown's (57P). */
+function isServerRefusal(error: unknown): boolean {
+  const code = (error as { cause?: { code?: unknown }; code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57P0)/.test(code);
+}
+
+/** One `select` of `queries`, the rows of the i-th as a JSON array in the column `r<i>`. */
+export function together(queries: readonly CompiledQuery[]): CompiledQuery {
+  const parameters: unknown[] = [];
+  const columns = queries.map((query, i) => {
+    const offset = parameters.length;
+    parameters.push(...query.parameters);
+    return `(select coalesce(json_agg(t), '[]'::json) from (${renumbered(query.sql, offset)}) as t) as r${i}`;
+  });
+  return CompiledQuery.raw(`select ${columns.join(', ')}`, parameters);
+}
+
+/**
+ * `sql` with each parameter `$n` made `$(n + offset)`. kysely writes every value as a parameter
+ * and quotes identifiers with `"`: a `$` inside quotes (an identifier, a literal) is left as it is.
+ */
+function renumbered(sql: string, offset: number): string {
+  if (offset === 0) return sql;
+  return sql.replace(/"(?:[^"]|"")*"|'(?:[^']|'')*'|\$(\d+)/g, (match, n: string | undefined) =>
+    n === undefined ? match : `$${Number(n) + offset}`,
+  );
+}
