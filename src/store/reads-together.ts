@@ -8,7 +8,8 @@ type Reader = Pick<Kysely<unknown>, 'executeQuery' | 'isTransaction' | 'getExecu
  * before the event loop next checks for I/O (the reads of one step of a request, started with
  * `Promise.all`, and those of other requests served in the same turn of the loop) goes out as
  * one `select`, each read a scalar subquery answering its rows as JSON. One round trip instead
- * of one per read (issue 36: `/status` read the task and what it reports in seven).
+ * of one per read (issue 36: `/status` read the task and what it reports in seven). A write on
+ * its own may go with them (`writeTogether`: the claim of a command's message, with its task).
  *
  * Only for reads that are not part of a transaction, and whose columns are text, integers,
  * booleans or counts: those read back from JSON exactly as pg reads them (bigints as numbers,
@@ -24,7 +25,21 @@ export function readTogether<Row>(db: Reader, query: Compilable<Row> | CompiledQ
   if (db.isTransaction || !isPostgres(db)) return db.executeQuery(compiled).then((result) => result.rows);
   let batches = routes.get(db);
   if (!batches) routes.set(db, (batches = { batches: new ReadBatches(db), here: false }));
-  return batches.batches.add(compiled, batches.here);
+  return batches.batches.add(compiled, batches.here, false);
+}
+
+/**
+ * A write on its own (one statement, outside a transaction), sent with the reads sent together
+ * with it: the statement is `with w as (<write>) select <its returned rows>, <the reads>`. The
+ * reads see the database as it was before the write. One write per statement: another sent
+ * meanwhile goes on its own. Used for the claim of a message, sent while its task is read.
+ */
+export function writeTogether<Row>(db: Reader, query: CompiledQuery<Row>): Promise<Row[]> {
+  if (db.isTransaction || !isPostgres(db)) return db.executeQuery(query).then((result) => result.rows);
+  let batches = routes.get(db);
+  if (!batches) routes.set(db, (batches = { batches: new ReadBatches(db), here: false }));
+  if (batches.here) throw new Error('A write joins the statements of its own database only.');
+  return batches.batches.add(query, false, true);
 }
 
 /**
@@ -49,6 +64,8 @@ const routes = new WeakMap<object, { batches: ReadBatches; here: boolean }>();
 
 interface Pending {
   query: CompiledQuery;
+  /** A write (`writeTogether`): never sent again after a connection failure, as it may have been done. */
+  write: boolean;
   /** Must be sent on `ReadBatches.other`. */
   onOther: boolean;
   resolve: (rows: never[]) => void;
@@ -62,27 +79,55 @@ class ReadBatches {
 
   constructor(private readonly db: Reader) {}
 
-  add<Row>(query: CompiledQuery<Row>, onOther: boolean): Promise<Row[]> {
+  add<Row>(query: CompiledQuery<Row>, onOther: boolean, write: boolean): Promise<Row[]> {
     return new Promise<Row[]>((resolve, reject) => {
+      const pending = { query, onOther, write, resolve: resolve as Pending['resolve'], reject };
+      if (write && this.pending.some((other) => other.write)) return alone(this.db, pending);
       if (this.pending.length === 0) setImmediate(() => this.send());
-      this.pending.push({ query, onOther, resolve: resolve as Pending['resolve'], reject });
+      this.pending.push(pending);
     });
   }
 
   private send(): void {
-    const reads = this.pending;
+    const all = this.pending;
     this.pending = [];
-    const db = reads.some((read) => read.onOther) ? this.other! : this.db;
-    if (reads.length === 1) return alone(db, reads[0]!);
-    db.executeQuery<Record<string, never[]>>(together(reads.map((read) => read.query))).then(
-      ({ rows: [row] }) => reads.forEach((read, i) => read.resolve(row![`r${i}`]!)),
-      (error: unknown) => {
-        // The server's refusal of one read undid the statement: each again alone, only the faulty one fails.
-        if (isServerRefusal(error)) reads.forEach((read) => alone(db, read));
-        else reads.forEach((read) => read.reject(error));
-      },
-    );
+    const onOther = all.filter((read) => read.onOther);
+    if (onOther.length === 0) return sendTogether(this.db, all);
+    // A write goes on this database, whose commits are durable: the other's reads apart.
+    if (all.some((read) => read.write)) {
+      sendTogether(
+        this.db,
+        all.filter((read) => !read.onOther),
+      );
+      return sendTogether(this.other!, onOther);
+    }
+    sendTogether(this.other!, all);
   }
+}
+
+function sendTogether(db: Reader, sent: Pending[]): void {
+  if (sent.length === 1) return alone(db, sent[0]!);
+  // The write first: its rows are the `with`'s.
+  const ordered = [...sent.filter((one) => one.write), ...sent.filter((one) => !one.write)];
+  db.executeQuery<Record<string, never[]>>(
+    together(
+      ordered.map((one) => one.query),
+      ordered[0]!.write,
+    ),
+  ).then(
+    ({ rows: [row] }) => ordered.forEach((one, i) => one.resolve(row![`r${i}`]!)),
+    (error: unknown) => {
+      // The server's refusal of one undid the whole statement: each again alone, only the faulty one fails.
+      if (isServerRefusal(error)) return ordered.forEach((one) => alone(db, one));
+      // A read alone is sent again after a connection failure (`postgres-database.ts`); a
+      // statement that writes is not, so its reads are, each alone, and the write fails.
+      if (ordered[0]!.write) {
+        ordered[0]!.reject(error);
+        return ordered.slice(1).forEach((one) => alone(db, one));
+      }
+      ordered.forEach((one) => one.reject(error));
+    },
+  );
 }
 
 function alone(db: Reader, read: Pending): void {
@@ -95,15 +140,23 @@ function isServerRefusal(error: unknown): boolean {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57P0)/.test(code);
 }
 
-/** One `select` of `queries`, the rows of the i-th as a JSON array in the column `r<i>`. */
-export function together(queries: readonly CompiledQuery[]): CompiledQuery {
+/**
+ * One `select` of `queries`, the rows of the i-th as a JSON array in the column `r<i>`; with
+ * `write`, the first is a write, run as the statement's `with`.
+ */
+export function together(queries: readonly CompiledQuery[], write = false): CompiledQuery {
   const parameters: unknown[] = [];
-  const columns = queries.map((query, i) => {
+  const sqls = queries.map((query) => {
     const offset = parameters.length;
     parameters.push(...query.parameters);
-    return `(select coalesce(json_agg(t), '[]'::json) from (${renumbered(query.sql, offset)}) as t) as r${i}`;
+    return renumbered(query.sql, offset);
   });
-  return CompiledQuery.raw(`select ${columns.join(', ')}`, parameters);
+  const columns = sqls.map((sql, i) =>
+    write && i === 0
+      ? `(select coalesce(json_agg(w), '[]'::json) from w) as r0`
+      : `(select coalesce(json_agg(t), '[]'::json) from (${sql}) as t) as r${i}`,
+  );
+  return CompiledQuery.raw(`${write ? `with w as (${sqls[0]}) ` : ''}select ${columns.join(', ')}`, parameters);
 }
 
 /**

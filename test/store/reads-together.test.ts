@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { readTogether, shareReads } from '../../src/store/reads-together.js';
+import { readTogether, shareReads, writeTogether } from '../../src/store/reads-together.js';
 import { openPostgresDatabase } from '../../src/store/postgres-database.js';
 import { recordingDatabase, storeBackends } from './helpers.js';
 
@@ -63,6 +63,30 @@ for (const backend of storeBackends) {
         assert.deepEqual(good, { status: 'fulfilled', value: [] });
         assert.equal(bad.status, 'rejected');
         assert.deepEqual(other, { status: 'fulfilled', value: [] });
+      } finally {
+        await dispose();
+      }
+    });
+
+    it('issue 36: a write sent with reads returns its rows, the reads see the tables as before it, one statement', async () => {
+      const { db, queries, dispose } = await recordingDatabase(backend);
+      try {
+        const usage = { task_id: 't1', model: 'm', input_tokens: 1, output_tokens: 2, first_seq: 0 };
+        queries.length = 0;
+        const [written, read] = await Promise.all([
+          writeTogether(db, db.insertInto('task_usage').values(usage).returning(['task_id', 'model']).compile()),
+          readTogether(db, db.selectFrom('task_usage').select('model').compile()),
+        ]);
+        assert.deepEqual(written, [{ task_id: 't1', model: 'm' }]);
+        assert.deepEqual(read, backend.shared ? [] : [{ model: 'm' }], 'on SQLite each runs at once, in order');
+        assert.equal(queries.length, backend.shared ? 1 : 2);
+        // Refused (the row is there): the write fails alone, the read is answered.
+        const [again, after] = await Promise.allSettled([
+          writeTogether(db, db.insertInto('task_usage').values(usage).returning('model').compile()),
+          readTogether(db, db.selectFrom('task_usage').select('model').compile()),
+        ]);
+        assert.equal(again.status, 'rejected');
+        assert.deepEqual(after, { status: 'fulfilled', value: [{ model: 'm' }] });
       } finally {
         await dispose();
       }
