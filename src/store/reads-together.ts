@@ -62,6 +62,9 @@ function isPostgres(db: Reader): boolean {
 /** Per database: whose statements its reads join, and whether they must be sent on the other database. */
 const routes = new WeakMap<object, { batches: ReadBatches; here: boolean }>();
 
+/** The most reads one statement carries. */
+const MOST_READS = 64;
+
 interface Pending {
   query: CompiledQuery;
   /** A write (`writeTogether`): never sent again after a connection failure, as it may have been done. */
@@ -85,11 +88,14 @@ class ReadBatches {
       if (write && this.pending.some((other) => other.write)) return alone(this.db, pending);
       if (this.pending.length === 0) setImmediate(() => this.send());
       this.pending.push(pending);
+      // Under a flood, statements of a bounded size: well within PostgreSQL's 65,535 parameters.
+      if (this.pending.length >= MOST_READS) this.send();
     });
   }
 
   private send(): void {
     const all = this.pending;
+    if (all.length === 0) return;
     this.pending = [];
     const onOther = all.filter((read) => read.onOther);
     if (onOther.length === 0) return sendTogether(this.db, all);

@@ -68,6 +68,22 @@ for (const backend of storeBackends) {
       }
     });
 
+    it('issue 36: a flood of reads goes in statements of at most 64 reads, each answered', async () => {
+      const { db, queries, dispose } = await recordingDatabase(backend);
+      try {
+        const answers = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => readTogether(db, sql<{ i: number }>`select ${i} as i`.compile(db))),
+        );
+        assert.deepEqual(
+          answers.map((rows) => Number(rows[0]!.i)),
+          Array.from({ length: 100 }, (_, i) => i),
+        );
+        assert.equal(queries.length, backend.shared ? 2 : 100);
+      } finally {
+        await dispose();
+      }
+    });
+
     it('issue 36: a write sent with reads returns its rows, the reads see the tables as before it, one statement', async () => {
       const { db, queries, dispose } = await recordingDatabase(backend);
       try {
