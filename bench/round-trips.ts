@@ -12,6 +12,7 @@
  * instances goes after the reply's commit, unawaited), each printed. On PostgreSQL each is a
  * round trip to the server; on SQLite a call into the library, in the process. The instance's
  * heartbeat (every `leaseMs / 3`) could land in the window; it would show in the list.
+ * ROUND_TRIPS_WIDTH=2000 prints more of each statement (160 characters by default).
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -121,6 +122,7 @@ for (const [name, statements] of [
   ['PostgreSQL', postgres],
 ] as const) {
   console.log(`\n${name}: ${statements.length} statements`);
-  for (const statement of statements) console.log(`  - ${statement.slice(0, 160)}`);
+  for (const statement of statements)
+    console.log(`  - ${statement.slice(0, Number(process.env.ROUND_TRIPS_WIDTH ?? 160))}`);
 }
 console.log(`\n${flags.command}: ${sqlite.length} statements on SQLite, ${postgres.length} round trips on PostgreSQL`);

@@ -13,14 +13,15 @@ const COORDINATION_CONNECTIONS = 5;
  */
 export async function openSharedCoordination(
   url: string,
-  store: Pick<Store, 'events' | 'feeds'>,
+  store: Pick<Store, 'events' | 'feeds' | 'db'>,
   instanceId: string,
   leaseMs: number,
   log: Logger,
 ): Promise<Coordination> {
-  const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }] = await Promise.all([
+  const [{ PostgresCoordination }, { openPostgresDatabase, withSessionSetting }, { shareReads }] = await Promise.all([
     import('./postgres-coordination.js'),
     import('../store/postgres-database.js'),
+    import('../store/reads-together.js'),
   ]);
   // Its commits do not wait for the disk: leases and heartbeats are live state, which a crash of
   // the database server ends anyway; tasks and their events are written through the store's own
@@ -32,6 +33,8 @@ export async function openSharedCoordination(
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
   });
+  // Its reads (is a turn running?) join the store's in one statement, sent on this pool.
+  shareReads(store.db, db);
   const coordination = new PostgresCoordination({
     db,
     ownsDb: true,

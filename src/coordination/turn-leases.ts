@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import { clockMs } from './postgres-clock.js';
+import { readTogether } from '../store/reads-together.js';
 
 /**
  * The rows that say which instance runs which task's turn, and which instances are alive.
@@ -65,8 +66,8 @@ export async function deleteLease(
 }
 
 export async function leaseExists(db: Kysely<Database>, taskId: string): Promise<boolean> {
-  const row = await db.selectFrom('turn_leases').select('task_id').where('task_id', '=', taskId).executeTakeFirst();
-  return row !== undefined;
+  const rows = await readTogether(db, db.selectFrom('turn_leases').select('task_id').where('task_id', '=', taskId));
+  return rows.length > 0;
 }
 
 /**

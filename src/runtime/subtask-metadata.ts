@@ -3,7 +3,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { withGeneration } from './turn/turn-stream.js';
 import { SUBTASKS_KEY } from '../wire.js';
 import { visibleHistory } from '../conversation/visible.js';
-import type { LoggedEvent, TaskSnapshot, TaskStateStore } from '../ports.js';
+import type { LoggedEvent, TaskLinks, TaskSnapshot, TaskStateStore } from '../ports.js';
 
 /** Where tasks are read as stored. */
 export interface TaskReads {
@@ -26,9 +26,10 @@ export class TaskView {
 
   /** The task with its links, and its generation in its metadata (`GENERATION_KEY`). */
   async read(taskId: string, context: ServerCallContext): Promise<TaskSnapshot | undefined> {
-    const snapshot = await this.store.read(taskId, context);
+    // Both read at once: on PostgreSQL in one statement (`store/reads-together.ts`).
+    const [snapshot, links] = await Promise.all([this.store.read(taskId, context), this.state.getLinks(taskId)]);
     if (!snapshot) return undefined;
-    const task = withGeneration(await this.withLinks(snapshot.task), snapshot.generation);
+    const task = withGeneration(withLinks(snapshot.task, links), snapshot.generation);
     return { task, generation: snapshot.generation };
   }
 
@@ -43,15 +44,18 @@ export class TaskView {
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const page = await this.store.list(params, context);
-    return { ...page, tasks: await Promise.all(page.tasks.map((task) => this.withLinks(task))) };
+    const tasks = await Promise.all(
+      page.tasks.map(async (task) => withLinks(task, await this.state.getLinks(task.id))),
+    );
+    return { ...page, tasks };
   }
+}
 
-  private async withLinks(stored: Task): Promise<Task> {
-    const history = visibleHistory(stored.history);
-    const task = history === stored.history ? stored : { ...stored, history };
-    const { parent, children } = await this.state.getLinks(task.id);
-    if (!parent && children.length === 0) return task;
-    const links = { ...(parent ? { parent } : {}), ...(children.length ? { children } : {}) };
-    return { ...task, metadata: { ...task.metadata, [SUBTASKS_KEY]: links } };
-  }
+/** The task as clients see it: its links in its metadata, the history without what a rewind hid. */
+function withLinks(stored: Task, { parent, children }: TaskLinks): Task {
+  const history = visibleHistory(stored.history);
+  const task = history === stored.history ? stored : { ...stored, history };
+  if (!parent && children.length === 0) return task;
+  const links = { ...(parent ? { parent } : {}), ...(children.length ? { children } : {}) };
+  return { ...task, metadata: { ...task.metadata, [SUBTASKS_KEY]: links } };
 }

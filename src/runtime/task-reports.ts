@@ -30,24 +30,27 @@ export class TaskReports implements TaskReporter {
   ) {}
 
   async report(task: Task, callContext: ServerCallContext): Promise<TaskReport> {
-    const subtasks = await Promise.all(
-      subtaskChildrenOf(task.metadata).map(async (id) => ({
-        id,
-        state: stateName((await this.taskStore.load(id, callContext))?.status?.state),
-      })),
-    );
-    const pushFailed = (await this.push?.failedCount(task.id)) ?? 0;
-    const queued = ((await this.queue?.list(task.id)) ?? []).map(({ message }) => ({
-      messageId: message.messageId,
-      preview: firstWords(message),
-    }));
+    // Read at once: on PostgreSQL in one statement (`store/reads-together.ts`).
+    const [subtasks, pushFailed, queued, model, usage, turnRunning] = await Promise.all([
+      Promise.all(
+        subtaskChildrenOf(task.metadata).map(async (id) => ({
+          id,
+          state: stateName((await this.taskStore.load(id, callContext))?.status?.state),
+        })),
+      ),
+      this.push ? this.push.failedCount(task.id) : 0,
+      this.queue ? this.queue.list(task.id) : [],
+      this.models.modelFor(task, callContext),
+      this.state.getUsage(task.id),
+      this.engine.isBusy(task.id),
+    ]);
     return {
       state: stateName(task.status?.state),
-      model: await this.models.modelFor(task, callContext),
-      usage: await this.state.getUsage(task.id),
-      turnRunning: await this.engine.isBusy(task.id),
+      model,
+      usage,
+      turnRunning,
       subtasks,
-      queued,
+      queued: queued.map(({ message }) => ({ messageId: message.messageId, preview: firstWords(message) })),
       ...(pushFailed > 0 ? { pushFailed } : {}),
     };
   }

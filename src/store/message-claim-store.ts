@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { ClaimOutcome, ClaimScope, MessageClaimStore, StoredClaim } from '../a2a/index.js';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
+import { writeTogether } from './reads-together.js';
 
 export interface SqlMessageClaimStoreOptions {
   /**
@@ -45,9 +46,11 @@ export class SqlMessageClaimStore implements MessageClaimStore {
   async claim(scope: ClaimScope, messageId: string, digest: string): Promise<StoredClaim> {
     const key = { tenant: scope.tenant, owner: scope.owner, message_id: messageId, digest };
     if (!this.options.shared) return this.readClaim(key);
-    const {
-      rows: [inserted],
-    } = await RECORD_CLAIM.run(this.db, [scope.tenant, scope.owner, messageId, digest, this.claimant, this.now()]);
+    // Sent with the reads sent meanwhile (the task the message names): one statement on PostgreSQL.
+    const [inserted] = await writeTogether(
+      this.db,
+      RECORD_CLAIM.compile(this.db, [scope.tenant, scope.owner, messageId, digest, this.claimant, this.now()]),
+    );
     if (inserted) return { kind: 'new', idReused: Boolean(inserted.id_reused) };
     const row = await this.db
       .selectFrom('message_claims')

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
 import type { DueHead, LoggedEvent, PendingDelivery, StoredPushConfig } from '../ports.js';
+import { readTogether } from './reads-together.js';
 
 /**
  * Push notifications' outbox (docs/push.md): the deliveries owed to configs, one per config of
@@ -124,12 +125,14 @@ export class SqlPushOutbox {
 
   /** How many of the task's deliveries ran out of retries. */
   async failedCount(taskId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('push_deliveries')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('task_id', '=', taskId)
-      .where('state', '=', 'failed')
-      .executeTakeFirst();
+    const [row] = await readTogether(
+      this.db,
+      this.db
+        .selectFrom('push_deliveries')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('task_id', '=', taskId)
+        .where('state', '=', 'failed'),
+    );
     return Number(row?.n ?? 0);
   }
 }

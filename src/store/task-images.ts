@@ -18,6 +18,7 @@ import {
   type Written,
 } from './task-commit.js';
 import type { LoggedEvent } from '../ports.js';
+import { readTogether } from './reads-together.js';
 
 /**
  * Where `SqlTaskStore` reads and writes task images: the bounded cache of images, the
@@ -135,7 +136,7 @@ export class TaskImages {
   }
 
   private async storedVersion(taskId: string): Promise<number | undefined> {
-    return (await STORED_VERSION.run(this.db, [taskId])).rows[0]?.version;
+    return (await readTogether(this.db, STORED_VERSION.compile(this.db, [taskId])))[0]?.version;
   }
 
   /**

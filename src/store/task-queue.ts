@@ -3,6 +3,7 @@ import { decodeMessage, encodeMessage } from './codec.js';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
 import type { Added, QueuedMessage } from '../ports.js';
+import { readTogether } from './reads-together.js';
 
 /**
  * Each task's queue of messages sent while a turn ran (spec/while-busy-extension-v1.md): in
@@ -61,12 +62,10 @@ export class SqlTaskQueue {
 
   /** The task's queue, the head first. */
   async list(taskId: string): Promise<QueuedMessage[]> {
-    const rows = await this.db
-      .selectFrom('task_queue')
-      .selectAll()
-      .where('task_id', '=', taskId)
-      .orderBy('seq')
-      .execute();
+    const rows = await readTogether(
+      this.db,
+      this.db.selectFrom('task_queue').selectAll().where('task_id', '=', taskId).orderBy('seq'),
+    );
     return rows.map(toQueued);
   }
 

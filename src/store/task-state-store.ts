@@ -3,6 +3,7 @@ import type { LRUCache } from 'lru-cache';
 import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { Database } from './database.js';
 import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../ports.js';
+import { readTogether } from './reads-together.js';
 
 /** 4 MiB: with the task images' 60 MiB (`task-store.ts`), the store's default 64 MiB. */
 export const DEFAULT_STATE_CACHE_BYTES = 4 * 2 ** 20;
@@ -98,8 +99,9 @@ export class SqlTaskStateStore implements TaskStateStore {
     }
     const writes = this.writes;
     // The task's choice and the context's in one statement, a scalar subquery each.
-    const row = await this.db
-      .selectNoFrom((eb) => [
+    const [row] = await readTogether(
+      this.db,
+      this.db.selectNoFrom((eb) => [
         eb.selectFrom('task_settings').select('model').where('task_id', '=', taskId).as('task_model'),
         eb
           .selectFrom('context_models')
@@ -109,8 +111,9 @@ export class SqlTaskStateStore implements TaskStateStore {
           .where('context_id', '=', context?.contextId ?? '')
           .where(sql<boolean>`${sql.lit(context === undefined ? 0 : 1)} = 1`)
           .as('context_model'),
-      ])
-      .executeTakeFirstOrThrow();
+      ]),
+    );
+    if (!row) throw new Error('A select without FROM answered no row.');
     if (writes === this.writes) {
       this.rememberModel(taskKey, row.task_model ?? undefined);
       if (contextKey) this.rememberModel(contextKey, row.context_model ?? undefined);
@@ -222,13 +225,15 @@ export class SqlTaskStateStore implements TaskStateStore {
     const known = this.cache.get(key) as TokenUsage[] | undefined;
     if (known) return known.map((entry) => ({ ...entry }));
     const writes = this.writes;
-    const rows = await this.db
-      .selectFrom('task_usage')
-      .select(['model', 'input_tokens', 'output_tokens'])
-      .where('task_id', '=', taskId)
-      .orderBy('first_seq')
-      .orderBy('model')
-      .execute();
+    const rows = await readTogether(
+      this.db,
+      this.db
+        .selectFrom('task_usage')
+        .select(['model', 'input_tokens', 'output_tokens'])
+        .where('task_id', '=', taskId)
+        .orderBy('first_seq')
+        .orderBy('model'),
+    );
     const usage = rows.map((row) => ({
       model: row.model,
       inputTokens: Number(row.input_tokens),
@@ -289,12 +294,14 @@ export class SqlTaskStateStore implements TaskStateStore {
     if (known) return { parent: known.parent, children: [...known.children] };
     const writes = this.writes;
     // Both directions in one statement: a task's own link row (its parent) and its children's rows.
-    const rows = await this.db
-      .selectFrom('task_links')
-      .select(['parent_id', 'child_id'])
-      .where((eb) => eb.or([eb('child_id', '=', taskId), eb('parent_id', '=', taskId)]))
-      .orderBy('seq')
-      .execute();
+    const rows = await readTogether(
+      this.db,
+      this.db
+        .selectFrom('task_links')
+        .select(['parent_id', 'child_id'])
+        .where((eb) => eb.or([eb('child_id', '=', taskId), eb('parent_id', '=', taskId)]))
+        .orderBy('seq'),
+    );
     const links: TaskLinks = {
       parent: rows.find((row) => row.child_id === taskId)?.parent_id,
       children: rows.filter((row) => row.parent_id === taskId).map((row) => row.child_id),

@@ -67,4 +67,51 @@ describe('a command message claim and the write of its reply', () => {
       assert.deepStrictEqual(again.reply, first.reply, 'the resend is answered with the first reply');
     });
   }
+
+  it('issue 36: a port that records claims has the task read while the message is claimed; a task not found still frees the claim', async () => {
+    const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+    const registry = new CommandRegistry();
+    registry.register({ name: 'ping', description: 'answers pong', handler: () => ({ text: 'pong' }) });
+    const store = new InMemoryMessageClaimStore();
+    const steps: string[] = [];
+    const claim = store.claim.bind(store);
+    store.claim = async (...args) => {
+      steps.push('claim sent');
+      const claimed = await claim(...args);
+      steps.push('claim answered');
+      return claimed;
+    };
+    const release = store.release.bind(store);
+    store.release = async (...args) => {
+      steps.push('claim freed');
+      await release(...args);
+    };
+    const port: CommandTaskPort = {
+      recordsClaims: true,
+      isBusy: async () => false,
+      create: async () => undefined,
+      post: async () => task,
+    };
+    const runner = new CommandRunner({
+      registry,
+      port,
+      getTask: async (id) => {
+        steps.push('task read');
+        if (id !== task.id) throw new Error(`task ${id} not found`);
+        return task;
+      },
+      claims: new MessageClaims(store),
+    });
+    const command = message(task.id, task.contextId, Role.ROLE_USER, '/ping');
+    const parsed = parseCommand(command, (name) => name === 'ping')!;
+    await runner.run(command, parsed, callContext('alice'));
+    assert.deepStrictEqual(steps, ['task read', 'claim sent', 'claim answered']);
+
+    steps.length = 0;
+    const elsewhere = message('no-such-task', task.contextId, Role.ROLE_USER, '/ping');
+    await assert.rejects(runner.run(elsewhere, parsed, callContext('alice')), /task no-such-task not found/);
+    assert.deepStrictEqual(steps, ['task read', 'claim sent', 'claim answered', 'claim freed']);
+    const retried = await store.claim({ tenant: '', owner: 'alice' }, elsewhere.messageId, contentDigest(elsewhere));
+    assert.equal(retried.kind, 'new', 'the id is free again');
+  });
 });

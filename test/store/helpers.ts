@@ -274,14 +274,14 @@ export async function emptyDatabase(
  */
 export async function recordingDatabase(
   backend: StoreBackend = SQLITE,
-): Promise<{ db: Kysely<Database>; queries: RecordedQuery[]; dispose(): Promise<void> }> {
+): Promise<{ db: Kysely<Database>; url?: string; queries: RecordedQuery[]; dispose(): Promise<void> }> {
   const queries: RecordedQuery[] = [];
-  const { db, dispose } = await emptyDatabase(backend, (event) => {
+  const { db, url, dispose } = await emptyDatabase(backend, (event) => {
     if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: event.query.parameters });
   });
   await migrateToLatest(db);
   queries.length = 0;
-  return { db, queries, dispose };
+  return { db, url, queries, dispose };
 }
 
 /** Links `childId` to `parentId` as a sub-task start does, without storing the child task itself. */

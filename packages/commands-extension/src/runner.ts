@@ -65,13 +65,19 @@ export class CommandRunner {
     context: ServerCallContext,
     beforeWrite?: (taskId: string) => Promise<void>,
   ): Promise<CommandOutcome> {
+    // A port that records claims keeps them with the tasks: the task is read while the message
+    // is claimed, which one database can answer in one statement. Used only once the claim is new.
+    const early =
+      message.taskId && this.options.claims && this.options.port.recordsClaims
+        ? settled(this.options.getTask(message.taskId, context))
+        : undefined;
     const claim = await this.options.claims?.claim(message, context);
     if (claim?.kind === 'repeat') return this.answerAgain(claim.outcome, context);
     // A port that records the claim with its reply is given it: the write accepts it.
     const recorded = claim && this.options.port.recordsClaims ? claim.key : undefined;
     try {
       const outcome = message.taskId
-        ? await this.runOnTask(message, command, context, recorded, beforeWrite)
+        ? await this.runOnTask(message, command, context, recorded, beforeWrite, early)
         : await this.runOnNewTask(message, command, context, recorded, beforeWrite);
       await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply }, recorded && 'recorded');
       return outcome;
@@ -124,9 +130,10 @@ export class CommandRunner {
     context: ServerCallContext,
     claim: ClaimKey | undefined,
     beforeWrite?: (taskId: string) => Promise<void>,
+    early?: Promise<Settled<Task>>,
   ): Promise<CommandOutcome> {
     const taskId = message.taskId;
-    const task = await this.options.getTask(taskId, context);
+    const task = early ? unwrap(await early) : await this.options.getTask(taskId, context);
     if (message.contextId && message.contextId !== task.contextId) {
       throw new RequestMalformedError(
         `contextId mismatch: message contextId '${message.contextId}' does not match task '${taskId}' contextId '${task.contextId}'`,
@@ -225,4 +232,19 @@ export class CommandRunner {
       };
     }
   }
+}
+
+/** A promise's outcome, kept without rejecting: read later, or never. */
+type Settled<T> = { value: T } | { error: unknown };
+
+function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+function unwrap<T>(outcome: Settled<T>): T {
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
 }
