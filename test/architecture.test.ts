@@ -62,6 +62,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'models',
       'tools',
       'telemetry',
+      'elicitations.ts',
       'errors.ts',
       'log.ts',
       'ports.ts',
@@ -116,6 +117,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'approval-answers.ts',
       'commands',
       'conversation-replies.ts',
+      'elicitations.ts',
       'errors.ts',
       'log.ts',
       'recent-tasks.ts',
@@ -145,6 +147,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'conversation-replies.ts': { may: ['wire.ts'] },
   // The answers to a call waiting for approval, as the terminal chat and the web page offer them.
   'approval-answers.ts': { may: ['wire.ts'] },
+  // An MCP server's question to the user and its answer, as the harness, the terminal chat and the web page read them.
+  'elicitations.ts': { may: ['wire.ts'] },
 };
 
 interface Import {
@@ -531,13 +535,13 @@ describe('architecture', () => {
       "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, errors.ts, log.ts, ports.ts, until-done.ts, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, elicitations.ts, errors.ts, log.ts, ports.ts, until-done.ts, wire.ts)",
       "src/coordination/a.ts:1 imports '../runtime/engine-ports.js': coordination may not depend on runtime/ (allowed: store, ports.ts, errors.ts, log.ts)",
       "src/file-commands/a.ts:1 imports '../runtime/subtask-starter.js': file-commands/ may use runtime/subtask-starter.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: approval-answers.ts, commands, conversation-replies.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: approval-answers.ts, commands, conversation-replies.ts, elicitations.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
       'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });

@@ -9,7 +9,7 @@ import { admissionSchema } from './admission.js';
 import { agentsSchema } from './agents.js';
 import { compactSchema } from './compact.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
-import { mcpServersSchema } from './mcp-servers.js';
+import { elicitationTimeoutMs, mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
 import { workspaceSchema } from './workspace.js';
@@ -127,10 +127,7 @@ const providerName = z
 
 /** The most model-and-tool steps in one turn. */
 export const DEFAULT_MAX_STEPS = 20;
-/**
- * 60 s, the MCP SDK's own request timeout: a tool that reads a file or queries an API answers
- * in seconds, and a call that hangs should cost the turn a minute, not the model's two.
- */
+/** 60 s: a tool that reads a file or queries an API answers in seconds; a hung call costs the turn a minute. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** About 5,000 tokens: enough for a page of a file, small enough that a few calls fit a context. */
 export const DEFAULT_TOOL_OUTPUT_CHARS = 20_000;
@@ -336,6 +333,7 @@ export const configSchema = strictObject({
     .describe(
       'The longest one tool call, or one attempt to connect to an MCP server, may take, in milliseconds; a call past it is cancelled and the model told it timed out.',
     ),
+  elicitationTimeoutMs,
   toolOutputChars: z
     .number()
     .int()
