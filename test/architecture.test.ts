@@ -72,7 +72,9 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'public-network.ts', 'version.ts', 'wire.ts'] },
-  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'public-network.ts', 'telemetry', 'wire.ts'] },
+  server: {
+    may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'elicitations.ts', 'public-network.ts', 'telemetry', 'wire.ts'],
+  },
   // Traces and metrics: below every area that reports to them. The A2A calls' span and metrics
   // are steps of the request path, of a2a/'s `around(call, next)` signature.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
@@ -534,7 +536,7 @@ describe('architecture', () => {
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
-      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, elicitations.ts, public-network.ts, telemetry, wire.ts)",
       "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, elicitations.ts, errors.ts, log.ts, ports.ts, until-done.ts, wire.ts)",
       "src/coordination/a.ts:1 imports '../runtime/engine-ports.js': coordination may not depend on runtime/ (allowed: store, ports.ts, errors.ts, log.ts)",
       "src/file-commands/a.ts:1 imports '../runtime/subtask-starter.js': file-commands/ may use runtime/subtask-starter.ts only through `import type`",

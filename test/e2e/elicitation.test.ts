@@ -12,6 +12,24 @@ import { ASK_SCHEMA, STDIO_FIXTURE, startMcpHttpServer, type RunningMcpHttpServe
 import { answer, answerMessage, ask, endOf, reply, toolCalls } from './elicitation-support.js';
 import { collect, send, sendStream, startTestHarness, textOf, type TestHarness } from './support.js';
 import { poll } from '../support/wait.js';
+import { elicitationViolation } from '../support/elicitation-schema.js';
+import { ELICITATION_EXTENSION_URI } from '../../src/elicitations.js';
+import { dataOf } from './support.js';
+import type { StreamResponse } from '@a2a-js/sdk';
+
+/** Every data part of the extension's notices among `events`, checked against its schema. */
+function checkedParts(events: StreamResponse[]): unknown[] {
+  const found: unknown[] = [];
+  for (const e of events) {
+    const message = e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.message : undefined;
+    const notice = String(message?.metadata?.[NOTICE_KEY] ?? '');
+    if (!notice.startsWith('elicitation')) continue;
+    const data = dataOf(message);
+    assert.equal(elicitationViolation(data), undefined, `${notice}: ${JSON.stringify(data)}`);
+    found.push(data);
+  }
+  return found;
+}
 
 let h: TestHarness;
 let quick: TestHarness;
@@ -53,6 +71,16 @@ describe('tool calls that ask the user (issue 39, TOOL-5)', () => {
         action: 'accept',
         content: ADA,
       });
+      assert.equal(checkedParts(asked.events).length, 1, 'the question is valid against the extension schema');
+      const parts = checkedParts(events);
+      assert.deepEqual(
+        parts,
+        [
+          { elicitation: asked.question.id, action: 'accept', content: ADA },
+          { elicitation: asked.question.id, action: 'accept', ended: 'answered' },
+        ],
+        'the answer recorded, then the call going on, each valid',
+      );
       const end = endOf(events);
       assert.equal(end.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'the turn ended as turns end');
       assert.equal(textOf(end.message), `tool said: answered accept ${JSON.stringify(ADA)}`);
@@ -145,6 +173,12 @@ describe('tool calls that ask the user (issue 39, TOOL-5)', () => {
     assert.equal(asked.state, TaskState.TASK_STATE_AUTH_REQUIRED);
     const events = await collect(sendStream(client, 'done', { taskId: asked.taskId }));
     assert.equal(textOf(endOf(events).message), 'tool said: sign-in accept');
+  });
+
+  it('issue 39: the card declares the elicitation extension beside the tool-calls one', async () => {
+    const card = await (await h.client('JSONRPC')).getAgentCard();
+    const entry = card.capabilities?.extensions.find((e) => e.uri === ELICITATION_EXTENSION_URI);
+    assert.equal(entry?.required, false);
   });
 
   it('issue 39: "done" while no link waits is an ordinary message', async () => {
