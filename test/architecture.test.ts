@@ -446,6 +446,7 @@ describe('architecture', () => {
       'src/recent-tasks.js',
       'src/conversation-replies.js',
       'src/approval-answers.js',
+      'src/elicitations.js',
     ]);
     const problems: string[] = [];
     for (const file of readdirSync(web).filter((f) => f.endsWith('.ts'))) {
