@@ -116,6 +116,7 @@ export async function startModels(options: HarnessOptions, { store }: Storage, l
     servers: config.mcpServers,
     env: options.env ?? process.env,
     toolTimeoutMs: config.toolTimeoutMs,
+    elicitationTimeoutMs: config.elicitationTimeoutMs,
     connectWaitMs: config.mcpConnectWaitMs,
     toolOutputChars: config.toolOutputChars,
     log,
@@ -224,6 +225,7 @@ export function startEngine(
     compact: { ...config.compact, timeoutMs: config.modelTimeoutMs },
     endState: endStateOf(config.turnEndState),
     earlier: (task, callContext) => earlierInContext(view, task, callContext),
+    elicitations: { feeds: store.feeds, timeoutMs: config.elicitationTimeoutMs },
     onTurnError: (error, taskId) => log.warn('model turn failed', { task: taskId, error: describeError(error) }),
   });
   // A hosted agent takes the model loop's place; everything else of the engine stays as it is.

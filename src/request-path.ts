@@ -13,6 +13,7 @@ import type { TaskEngine } from './runtime/engine.js';
 import { DEFAULT_LONG_POLL_MS } from './config/schema.js';
 import { generationsStep } from './runtime/generations-step.js';
 import { idempotencyStep } from './runtime/message-idempotency.js';
+import { ElicitationAnswers } from './runtime/elicitation-answers.js';
 import { HarnessRequestHandler } from './runtime/request-handler.js';
 import type { TaskView } from './runtime/subtask-metadata.js';
 import type { PushConfigs } from './runtime/push-configs.js';
@@ -88,6 +89,7 @@ export function requestPathSteps(options: RequestPathOptions): {
     () => withCommandsExtension(options.card(), registry),
     options.push,
     options.queue,
+    new ElicitationAnswers({ engine, tasks: view, feeds }),
   );
   const steps: Step[] = [
     spansStep(),

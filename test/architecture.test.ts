@@ -67,6 +67,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'models',
       'tools',
       'telemetry',
+      'elicitations.ts',
       'errors.ts',
       'log.ts',
       'ports.ts',
@@ -77,7 +78,9 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   },
   // MCP servers and their tools: beside models, below the runtime.
   tools: { may: ['config', 'telemetry', 'errors.ts', 'log.ts', 'public-network.ts', 'version.ts', 'wire.ts'] },
-  server: { may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'public-network.ts', 'telemetry', 'wire.ts'] },
+  server: {
+    may: ['log.ts', 'errors.ts', 'a2a', 'commands', 'elicitations.ts', 'public-network.ts', 'telemetry', 'wire.ts'],
+  },
   // Traces and metrics: below every area that reports to them. The A2A calls' span and metrics
   // are steps of the request path, of a2a/'s `around(call, next)` signature.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
@@ -122,6 +125,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'approval-answers.ts',
       'commands',
       'conversation-replies.ts',
+      'elicitations.ts',
       'errors.ts',
       'log.ts',
       'recent-tasks.ts',
@@ -151,6 +155,8 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   'conversation-replies.ts': { may: ['wire.ts'] },
   // The answers to a call waiting for approval, as the terminal chat and the web page offer them.
   'approval-answers.ts': { may: ['wire.ts'] },
+  // An MCP server's question to the user and its answer, as the harness, the terminal chat and the web page read them.
+  'elicitations.ts': { may: ['wire.ts'] },
 };
 
 interface Import {
@@ -446,6 +452,7 @@ describe('architecture', () => {
       'src/recent-tasks.js',
       'src/conversation-replies.js',
       'src/approval-answers.js',
+      'src/elicitations.js',
     ]);
     const problems: string[] = [];
     for (const file of readdirSync(web).filter((f) => f.endsWith('.ts'))) {
@@ -536,14 +543,14 @@ describe('architecture', () => {
       "src/a2a/a.ts:1 imports '../commands/index.js': a2a may not depend on commands/ (allowed: wire.ts)",
       "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, schedule-ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, schedule-ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
-      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, public-network.ts, telemetry, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, errors.ts, log.ts, ports.ts, schedule-ports.ts, until-done.ts, wire.ts)",
+      "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, elicitations.ts, public-network.ts, telemetry, wire.ts)",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, elicitations.ts, errors.ts, log.ts, ports.ts, schedule-ports.ts, until-done.ts, wire.ts)",
       "src/coordination/a.ts:1 imports '../runtime/engine-ports.js': coordination may not depend on runtime/ (allowed: store, ports.ts, errors.ts, log.ts)",
       "src/file-commands/a.ts:1 imports '../runtime/subtask-starter.js': file-commands/ may use runtime/subtask-starter.ts only through `import type`",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",
-      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: approval-answers.ts, commands, conversation-replies.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
+      "src/client/a.ts:2 imports '../server/card.js': client may not depend on server/ (allowed: approval-answers.ts, commands, conversation-replies.ts, elicitations.ts, errors.ts, log.ts, recent-tasks.ts, stream-resume.ts, version.ts, wire.ts)",
       'src/web/a.ts: area "web" has no rule in test/architecture.test.ts; add one',
     ]);
   });

@@ -12,6 +12,8 @@ import type { ToolCallAnswer, ToolCallData } from '../wire.js';
 import { PROMPT, type ChatInput } from './chat-input.js';
 import type { ChatScreen } from './chat-screen.js';
 import type { Shown, TurnReader } from './render.js';
+import type { Part } from '@a2a-js/sdk';
+import { answerForm } from './chat-elicitation.js';
 
 /** The line of keys under a waiting call: `[y] yes  [a] always for this conversation  [n] no (reason)`. */
 export const APPROVAL_KEYS_LINE = APPROVAL_ANSWERS.map(
@@ -27,8 +29,8 @@ const INPUT_SHOWN = 80;
 export interface ApprovalKeysOptions {
   input: ChatInput;
   screen: ChatScreen;
-  /** Sends an answer as a turn and resolves with its reader once the turn (or the command's reply) ends. */
-  send(text: string): Promise<TurnReader>;
+  /** Sends an answer as a turn (its parts, when not the text) and resolves with its reader once the turn (or the command's reply) ends. */
+  send(text: string, parts?: Part[]): Promise<TurnReader>;
   /** False when the chat should not ask now: it was left, or a message typed meanwhile waits to be sent. */
   canAsk(): boolean;
 }
@@ -50,6 +52,16 @@ export class ApprovalKeys {
    * until none waits or a key other than the answers' leaves the prompt for typing.
    */
   async answer(reader: TurnReader): Promise<void> {
+    // A tool call's form (issue 39): answered, then what the resumed turn waits on is asked in turn.
+    for (let question = reader.question; question?.mode === 'form';) {
+      if (!this.options.canAsk()) return;
+      const part = await answerForm(this.options.input, question);
+      if (!part) return;
+      const { screen } = this.options;
+      screen.line(screen.style.dim(screen.typed(JSON.stringify(part.content?.value))));
+      reader = await this.options.send(JSON.stringify(part.content?.value), [part]);
+      question = reader.question;
+    }
     let waiting = reader.waiting;
     while (waiting.length > 0) {
       let next: ToolCallData[] = [];

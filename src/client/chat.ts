@@ -13,7 +13,7 @@
  * messages queued still run. Esc Esc lists the points `/rewind` can go back to; after `/fork`
  * the chat offers to go on in the new task (conversation-actions.ts).
  */
-import type { Task } from '@a2a-js/sdk';
+import type { Part, Task } from '@a2a-js/sdk';
 import { isTerminal, parseCommandText } from '../commands/index.js';
 import { chatActionOf, chatHelp, offeredCommands, type ChatAction } from './chat-commands.js';
 import { BUSY_PROMPT, chatInput, PROMPT, type ChatInput } from './chat-input.js';
@@ -103,7 +103,7 @@ export class Chat {
     this.approval = new ApprovalKeys({
       input: this.input,
       screen: this.screen,
-      send: (text) => this.runTurn(text),
+      send: (text, parts) => this.runTurn(text, undefined, parts),
       canAsk: () => !this.closed && this.waiting.size === 0,
     });
     this.screen.onCommandReply = (reply) => (this.actions.replied(reply), this.approval.replied(reply));
@@ -271,7 +271,7 @@ export class Chat {
   }
 
   /** Runs a message's turn: sent now, or, queued on the agent, read from the stream kept since. */
-  private async runTurn(text: string, onAgent?: QueuedOnAgent): Promise<TurnReader> {
+  private async runTurn(text: string, onAgent?: QueuedOnAgent, parts?: Part[]): Promise<TurnReader> {
     const turn: Turn = { reader: new TurnReader(), abort: onAgent?.abort ?? new AbortController(), cancel: 'no' };
     const { reader } = turn;
     if (onAgent) reader.taskId = onAgent.taskId; // Ctrl+C can stop its turn before its first event
@@ -280,7 +280,7 @@ export class Chat {
     this.input.setPrompt(BUSY_PROMPT);
     let failed = false;
     try {
-      const message = userMessage(text, { taskId: this.taskId, contextId: this.contextId });
+      const message = userMessage(text, { taskId: this.taskId, contextId: this.contextId, parts });
       // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
       const said = (line: string) => (this.screen.endReply(), this.screen.line(this.style.dim(line)));
       const events = onAgent?.events ?? turnEvents(this.connection.client, message, turn.abort.signal, said);

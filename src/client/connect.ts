@@ -5,7 +5,7 @@
  * one line a person can act on.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, type AgentCard, type Message } from '@a2a-js/sdk';
+import { Role, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
 import {
   ClientFactory,
   DefaultAgentCardResolver,
@@ -226,13 +226,14 @@ export function cardCommands(card: AgentCard): CardCommand[] {
 }
 
 /** A user message of one text part, on a task and context when given. */
-export function userMessage(text: string, ids: { taskId?: string; contextId?: string } = {}): Message {
+/** `parts`: what the message holds instead of the text (an answer's data part, issue 39). */
+export function userMessage(text: string, ids: { taskId?: string; contextId?: string; parts?: Part[] } = {}): Message {
   return {
     messageId: randomUUID(),
     taskId: ids.taskId ?? '',
     contextId: ids.contextId ?? '',
     role: Role.ROLE_USER,
-    parts: [textPart(text)],
+    parts: ids.parts ?? [textPart(text)],
     metadata: {},
     extensions: [],
     referenceTaskIds: [],

@@ -4,6 +4,7 @@
  * ended. `TurnReader` keeps the bookkeeping (ids, state, what was already shown); the chat and
  * `send` decide how each piece looks.
  */
+import { elicitationOf, type ElicitationData } from '../elicitations.js';
 import { TaskState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { markLineOf } from './conversation-marks.js';
 import {
@@ -123,6 +124,8 @@ export class TurnReader {
   endNotice: string | undefined;
   /** The tool calls the turn ended waiting for approval on (CMD-33), in the order the model asked for them. */
   waiting: ToolCallData[] = [];
+  /** The question a tool call's server asks, when the turn paused on one (issue 39). */
+  question: ElicitationData | undefined;
   private ended = false;
   private lastTask: Task | undefined;
   private lastMessage: Message | undefined;
@@ -177,6 +180,7 @@ export class TurnReader {
         this.ended = true;
         this.endNotice = noticeOf(message);
         this.waiting = waitingCallsOf(message, this.endNotice);
+        this.question = elicitationOf(message);
         // The harness's own words (calls waiting for approval, a failure explained) are never what streamed.
         const notice = message?.metadata?.[NOTICE_KEY] !== undefined;
         const end: Shown = {
@@ -211,6 +215,7 @@ export class TurnReader {
     this.ended = true;
     this.endNotice = noticeOf(task.status?.message);
     this.waiting = waitingCallsOf(task.status?.message, this.endNotice);
+    this.question = elicitationOf(task.status?.message);
     if (commandOf(task.status?.message)) return []; // a command's reply, shown already
     if (task.status?.message && this.seen.has(task.status.message.messageId)) return [];
     return [{ kind: 'end', state: this.state!, text: this.notStreamed(resultText(task)) }];

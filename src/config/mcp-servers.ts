@@ -118,3 +118,17 @@ export type McpHttpServerConfig = z.output<typeof httpServer>;
 export function isStdioServer(server: McpServerConfig): server is McpStdioServerConfig {
   return server.type === 'stdio';
 }
+
+/** How long a question an MCP server asks the user waits for an answer (10 minutes): a person's time, not a tool's. */
+export const DEFAULT_ELICITATION_TIMEOUT_MS = 600_000;
+
+/** The config key `elicitationTimeoutMs` (issue 39). */
+export const elicitationTimeoutMs = z
+  .number()
+  .int()
+  .min(100, 'must be at least 100')
+  .max(86_400_000)
+  .default(DEFAULT_ELICITATION_TIMEOUT_MS)
+  .describe(
+    "How long, in milliseconds, an MCP server's question to the user during a tool call (elicitation) waits for an answer; past it the question is declined, and the server and the user are told so (docs/tools.md).",
+  );

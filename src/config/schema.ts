@@ -12,7 +12,7 @@ import { messageIdRetentionSchema } from './message-ids.js';
 import { instructionsMaxCharsSchema, instructionsSchema } from './instructions.js';
 import { cardSchema } from './card.js';
 import { commandsSchema } from './commands.js';
-import { mcpServersSchema } from './mcp-servers.js';
+import { elicitationTimeoutMs, mcpServersSchema } from './mcp-servers.js';
 import { metricsSchema } from './metrics.js';
 import { pushShape } from './push.js';
 import { schedulesSchema } from './schedules.js';
@@ -306,6 +306,7 @@ export const configSchema = strictObject({
     .describe(
       'The longest one tool call, or one attempt to connect to an MCP server, may take, in milliseconds; a call past it is cancelled and the model told it timed out.',
     ),
+  elicitationTimeoutMs,
   toolOutputChars: z
     .number()
     .int()

@@ -29,6 +29,7 @@ import { openingTask, TurnOpening, type TurnPublisher } from './turn/turn-openin
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn/turn-end.js';
 import { commandOfTurn } from './turn/command-turns.js';
 import type { TaskStateStore, ToolGrants } from '../ports.js';
+import { restated, TurnQuestions, type ElicitationSettings } from './elicitation-waits.js';
 
 export interface ExecutorOptions {
   models: TaskModels;
@@ -57,6 +58,8 @@ export interface ExecutorOptions {
   grants?: Pick<ToolGrants, 'list'>;
   /** The most model-and-tool steps in one turn (default 20). */
   maxSteps?: number;
+  /** Tool calls' questions to the user (MCP elicitation, issue 39); none: every question is declined. */
+  elicitations?: ElicitationSettings;
   /** Told about failures the user sees only as a short message. */
   onTurnError?: (error: unknown, taskId: string) => void;
 }
@@ -113,11 +116,16 @@ export class HarnessExecutor {
       AgentEvent.task(task),
       AgentEvent.statusUpdate(statusUpdate(taskId, contextId, TaskState.TASK_STATE_WORKING)),
     ]);
+    const publishStatus = (update: TaskStatusUpdateEvent) => turnBus.publish(AgentEvent.statusUpdate(update));
+    const { elicitations } = this.options;
+    const questions =
+      elicitations && new TurnQuestions({ taskId, contextId, signal: turn.abort.signal }, publishStatus, elicitations);
     const calls = new TurnToolCalls(
       taskId,
       contextId,
-      (update) => turnBus.publish(AgentEvent.statusUpdate(update)),
+      publishStatus,
       (update) => turnBus.publish(AgentEvent.artifactUpdate(update)),
+      questions,
     );
     // Read beside the turn's start, awaited only where the model request is built.
     const earlier = this.options.earlier ? this.earlierMessages(taskId, contextId, context) : Promise.resolve([]);
@@ -150,6 +158,10 @@ export class HarnessExecutor {
         told: told(TaskState.TASK_STATE_INPUT_REQUIRED, ''),
       };
     }
+    // Interrupted (a restart) while a server's question waited: the task still asks it (issue 39).
+    const asked = outcome.kind === 'interrupted' ? questions?.newestWaiting() : undefined;
+    if (asked)
+      return { final: this.finish(turnBus, asked.state, restated(asked.message)), told: told(asked.state, '') };
     const { state, text, notice } = isSubtask ? subtaskEnd(outcome) : conversationEnd(outcome, this.options.endState);
     // What the model wrote, cut short or not, is the model's, which later turns send it; a notice is the harness's.
     const model = !notice && 'model' in outcome ? outcome.model : undefined;

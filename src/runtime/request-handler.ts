@@ -30,6 +30,7 @@ import { followTask, type FollowTarget } from './task-follower.js';
 import type { PushConfigs } from './push-configs.js';
 import type { TurnQueue } from './turn/turn-queue.js';
 import { isFinalStatus } from './turn/turn-stream.js';
+import type { ElicitationAnswers } from './elicitation-answers.js';
 
 /** The page size `ListTasks` uses when the request sets none (the SDK's). */
 const DEFAULT_PAGE_SIZE = 50;
@@ -49,6 +50,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
     private readonly push?: PushConfigs,
     /** Where a message sent while its task is busy is queued (spec/while-busy-extension-v1.md); none: refused. */
     private readonly queue?: Pick<TurnQueue, 'send' | 'drop'>,
+    /** Answers to tool calls' questions (issue 39); none: such a message is an ordinary one. */
+    private readonly elicitations?: Pick<ElicitationAnswers, 'answer'>,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -101,6 +104,8 @@ export class HarnessRequestHandler implements A2ARequestHandler {
       beforeTurn || ifGeneration !== undefined
         ? { ...(beforeTurn && { beforeTurn }), ...(ifGeneration !== undefined && { ifGeneration }) }
         : undefined;
+    const answered = await this.elicitations?.answer(message, context);
+    if (answered) return yield* answered;
     if (this.queue) return yield* await this.queue.send(message, context, options);
     const turn = await this.engine.startTurn(message, context, options);
     yield* turn.events;

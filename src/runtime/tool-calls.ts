@@ -27,6 +27,7 @@ import {
 import type { ModelTool, RequestedToolCall } from './model-gateway.js';
 import { statusUpdate } from './events.js';
 import { traceToolCall } from '../telemetry/traces.js';
+import type { TurnQuestions } from './elicitation-waits.js';
 
 /** Said of a call its turn left behind (canceled, interrupted, or ended by the step limit). */
 export const CALL_LEFT_TEXT = 'The turn ended before the call did.';
@@ -93,6 +94,8 @@ export class TurnToolCalls {
     private readonly contextId: string,
     private readonly publish: (update: TaskStatusUpdateEvent) => void,
     private readonly publishArtifact: (update: TaskArtifactUpdateEvent) => void = () => {},
+    /** How the calls put their servers' questions to the user (issue 39); none: declined. */
+    private readonly questions?: Pick<TurnQuestions, 'askerFor'>,
   ) {}
 
   /**
@@ -179,7 +182,7 @@ export class TurnToolCalls {
     const call: ToolCallData = { ...asked, status: 'running' };
     this.open.set(call.id, call);
     this.report(call);
-    const outcome = await traceToolCall(call, () => entry.call(call.input, signal));
+    const outcome = await traceToolCall(call, () => entry.call(call.input, signal, this.questions?.askerFor(call)));
     if (!this.open.delete(call.id)) return left;
     if (outcome.full === undefined) return this.report({ ...call, status: outcome.status, output: outcome.output });
     const artifactId = `tool-output-${call.id}`;

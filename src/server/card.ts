@@ -25,6 +25,7 @@ import {
 } from '../wire.js';
 import { discoveryUrl } from './oidc.js';
 import { SPOKEN_VERSIONS } from './protocol-version.js';
+import { ELICITATION_EXTENSION_URI } from '../elicitations.js';
 
 export interface CardOptions {
   /** The HTTP base URL the harness listens on, e.g. http://127.0.0.1:8080 (no trailing slash). */
@@ -138,6 +139,17 @@ export function toolCallsExtension(): AgentExtension {
     uri: TOOL_CALLS_EXTENSION_URI,
     description:
       'Each tool call of a turn is a data part of a WORKING status update, {id, tool, server, input, status, output?}, a new update for each change of its status.',
+    required: false,
+    params: {},
+  };
+}
+
+/** The card entry of the elicitation extension (spec/elicitation-extension-v1.md): a tool call's question to the user. */
+export function elicitationExtension(): AgentExtension {
+  return {
+    uri: ELICITATION_EXTENSION_URI,
+    description:
+      'A tool call whose MCP server asks the user pauses the turn in INPUT_REQUIRED (AUTH_REQUIRED for a link), its status message holding {elicitationRequest: {id, mode, message, schema | url, ...}}; answer with a data part {elicitation: id, action: "accept" | "decline" | "cancel", content?}, or "done" for a link.',
     required: false,
     params: {},
   };
@@ -271,7 +283,7 @@ export function baseAgentCard(options: CardOptions): AgentCard {
         streamResumeExtension(),
         conversationExtension(),
         ...(options.queueMaxPerTask ? [whileBusyExtension(options.queueMaxPerTask)] : []),
-        ...(options.toolCalls ? [toolCallsExtension()] : []),
+        ...(options.toolCalls ? [toolCallsExtension(), elicitationExtension()] : []),
       ],
       // GetExtendedAgentCard answers a signed-in caller (issue 38): only where callers sign in.
       // Offered whenever callers sign in: a signed-in caller may see more (issue 38).

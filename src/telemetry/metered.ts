@@ -134,11 +134,11 @@ export function meteredTools<T extends ToolShape, L extends { tools: T[] }, Turn
         ...listed,
         tools: listed.tools.map((entry) => ({
           ...entry,
-          call: async (input: unknown, signal: AbortSignal) => {
+          call: async (...args: Parameters<typeof entry.call>) => {
             const started = performance.now();
             let status = 'failed';
             try {
-              const outcome = await entry.call(input, signal);
+              const outcome = await entry.call(...args);
               status = outcome.status;
               return outcome;
             } finally {

@@ -8,6 +8,9 @@ export {
   type ToolList,
   type ToolOutcome,
   type ToolTurn,
+  type AskUser,
+  type UserAnswer,
+  type UserQuestion,
 } from './tool-box.js';
 export { allowedBy, allowedEntries, mayAllowServer } from './allowed.js';
 export { openWorkspace, WorkspaceTools, WORKSPACE_SERVER, type BuiltinTool } from './workspace-tools.js';

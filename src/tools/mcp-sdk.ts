@@ -16,6 +16,8 @@ async function importSdk() {
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     McpError: types.McpError,
     ErrorCode: types.ErrorCode,
+    ElicitRequestSchema: types.ElicitRequestSchema,
+    ElicitationCompleteNotificationSchema: types.ElicitationCompleteNotificationSchema,
   };
 }
 

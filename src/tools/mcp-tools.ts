@@ -11,7 +11,7 @@ import { ToolNamer } from './names.js';
 import { boundOutput, resultText, splitOutput } from './output.js';
 import { mcpClientSdk, type McpClientSdk } from './mcp-sdk.js';
 import { MessageTooLarge, ServerConnection, serverTarget, STDIO_MESSAGE_LIMIT } from './server-connection.js';
-import type { MissingServer, ToolBox, ToolEntry, ToolList, ToolOutcome } from './tool-box.js';
+import type { AskUser, MissingServer, ToolBox, ToolEntry, ToolList, ToolOutcome } from './tool-box.js';
 import { WORKSPACE_SERVER, type BuiltinTool } from './workspace-tools.js';
 
 export interface McpToolsOptions {
@@ -19,6 +19,11 @@ export interface McpToolsOptions {
   /** Where `${VAR}` values come from. */
   env: Readonly<Record<string, string | undefined>>;
   toolTimeoutMs: number;
+  /**
+   * How long a server's question to the user may wait for an answer (`elicitationTimeoutMs`):
+   * a call's step may take that much longer than `toolTimeoutMs`. None: calls get no more time.
+   */
+  elicitationTimeoutMs?: number;
   /** How long a turn waits for servers still on their first attempt to connect (`mcpConnectWaitMs`); default 0. */
   connectWaitMs?: number;
   toolOutputChars: number;
@@ -165,7 +170,10 @@ export class McpTools implements ToolBox {
           description: tool.description ?? tool.title ?? '',
           inputSchema: tool.inputSchema as Record<string, unknown>,
           needsApproval: needsApproval(this.options.servers[connection.name]?.approve, tool.name),
-          call: (input, signal) => this.call(connection, tool.name, input, signal),
+          ...(this.options.elicitationTimeoutMs && {
+            timeoutMs: this.options.toolTimeoutMs + this.options.elicitationTimeoutMs,
+          }),
+          call: (input, signal, ask) => this.call(connection, tool.name, input, signal, ask),
         });
       }
     }
@@ -230,6 +238,7 @@ export class McpTools implements ToolBox {
     tool: string,
     input: unknown,
     signal: AbortSignal,
+    ask: AskUser | undefined,
   ): Promise<ToolOutcome> {
     // A signal of the call's own, tied to the turn's: the MCP client leaves its abort listener
     // on the signal it is given, and a turn's signal outlives many calls.
@@ -238,7 +247,7 @@ export class McpTools implements ToolBox {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
-    const outcome = await this.callOnce(connection, tool, input, signal, own.signal).finally(() =>
+    const outcome = await this.callOnce(connection, tool, input, signal, own.signal, ask).finally(() =>
       signal.removeEventListener('abort', onAbort),
     );
     // Content (input, output) only when asked for: a tool's data may be anyone's.
@@ -264,12 +273,13 @@ export class McpTools implements ToolBox {
     input: unknown,
     turnSignal: AbortSignal,
     signal: AbortSignal,
+    ask: AskUser | undefined,
   ): Promise<ToolOutcome> {
     const bound = (text: string) => boundOutput(text, this.options.toolOutputChars);
     try {
       const args =
         input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-      const result = await connection.call(tool, args, { signal, timeoutMs: this.options.toolTimeoutMs });
+      const result = await connection.call(tool, args, { signal, timeoutMs: this.options.toolTimeoutMs, ask });
       const text = resultText(result);
       return result.isError
         ? { status: 'failed', ...splitOutput(text || 'The tool reported an error.', this.options.toolOutputChars) }

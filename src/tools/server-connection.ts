@@ -11,12 +11,14 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { tracingFetch } from '../telemetry/propagation.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, GetPromptResult, Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ElicitRequest, GetPromptResult, Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer, type McpServerConfig } from '../config/mcp-servers.js';
 import { describeError, type Logger } from '../log.js';
 import { VERSION } from '../version.js';
 import { expandEnv, expandRecord } from './expand-env.js';
 import { mcpClientSdk, type McpClientSdk } from './mcp-sdk.js';
+import { CallClock } from './call-clock.js';
+import type { AskUser, UserAnswer } from './tool-box.js';
 
 /** How a server is reached, its `${VAR}`s expanded: what a connection needs and no more. */
 export type ServerTarget =
@@ -71,11 +73,24 @@ function isOverReadLimit(error: unknown): boolean {
 
 const SHUTTING_DOWN = 'The harness is shutting down.';
 
+type ElicitParams = ElicitRequest['params'];
+
 export interface CallOptions {
   /** Aborting it cancels the call (`notifications/cancelled`). */
   signal: AbortSignal;
+  /** The call's bound, stopped while the user is asked a question. */
   timeoutMs: number;
+  /** How the server's questions during the call reach the user; none: declined. */
+  ask?: AskUser;
 }
+
+/**
+ * The longest a request may wait by the SDK's own timer (its setTimeout's limit): the harness
+ * bounds a tool call itself (`CallClock`), and a call's questions on their own.
+ */
+const SDK_TIMEOUT_MS = 2 ** 31 - 1;
+
+const DECLINED: UserAnswer = { action: 'decline' };
 
 export class ServerConnection {
   private client: Client | undefined;
@@ -91,6 +106,13 @@ export class ServerConnection {
   private readonly promptListeners = new Set<() => void>();
   private lost = false;
   private closed = false;
+  /**
+   * The calls in flight, oldest first, each with how it asks the user: MCP does not say which
+   * call a question belongs to, so a question goes to the oldest call in flight on the server.
+   */
+  private readonly inFlight: { ask: AskUser }[] = [];
+  /** URL-mode questions waiting for `notifications/elicitation/complete`, by elicitation id. */
+  private readonly completions = new Map<string, () => void>();
   /** Clients whose server sent a message over the limit, which closed them. */
   private readonly overLimit = new WeakSet<Client>();
   /** Why the last attempt to connect failed, for `/tools` and the model. */
@@ -145,15 +167,45 @@ export class ServerConnection {
 
   async call(tool: string, input: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     const client = await this.ensure();
+    const clock = new CallClock(options.timeoutMs, options.signal);
+    const ask = options.ask;
+    const asking = {
+      ask: (question: Parameters<AskUser>[0]) => (ask ? clock.stopped(() => ask(question)) : Promise.resolve(DECLINED)),
+    };
+    this.inFlight.push(asking);
     try {
       return (await client.callTool({ name: tool, arguments: input }, undefined, {
-        signal: options.signal,
-        timeout: options.timeoutMs,
+        signal: clock.signal,
+        timeout: SDK_TIMEOUT_MS,
       })) as CallToolResult;
     } catch (error) {
       // The oversized message was never read, so which call's it was is not known: the one in flight.
       if (this.overLimit.has(client)) throw new MessageTooLarge(this.name);
+      if (clock.timedOut) {
+        const { McpError, ErrorCode } = await mcpClientSdk();
+        throw new McpError(ErrorCode.RequestTimeout, 'Request timed out');
+      }
       throw error;
+    } finally {
+      clock.stop();
+      this.inFlight.splice(this.inFlight.indexOf(asking), 1);
+    }
+  }
+
+  /** A server's question (`elicitation/create`): put to the user by the oldest call in flight, declined when none is. */
+  private async elicit(params: ElicitParams): Promise<UserAnswer> {
+    const asking = this.inFlight[0];
+    if (!asking) return DECLINED;
+    if (params.mode !== 'url') {
+      const schema = (params.requestedSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>;
+      return asking.ask({ mode: 'form', message: params.message, schema });
+    }
+    const id = params.elicitationId;
+    const completed = new Promise<void>((resolve) => this.completions.set(id, resolve));
+    try {
+      return await asking.ask({ mode: 'url', message: params.message, url: params.url, completed });
+    } finally {
+      this.completions.delete(id);
     }
   }
 
@@ -179,6 +231,8 @@ export class ServerConnection {
     const client = new sdk.Client(
       { name: 'tiny-harness', version: VERSION },
       {
+        // Questions to the user during a call, in forms and as links to open (docs/tools.md).
+        capabilities: { elicitation: { form: {}, url: {} } },
         listChanged: {
           tools: {
             onChanged: (error, tools) => {
@@ -202,6 +256,10 @@ export class ServerConnection {
           },
         },
       },
+    );
+    client.setRequestHandler(sdk.ElicitRequestSchema, async (request) => ({ ...(await this.elicit(request.params)) }));
+    client.setNotificationHandler(sdk.ElicitationCompleteNotificationSchema, (notification) =>
+      this.completions.get(notification.params.elicitationId)?.(),
     );
     client.onclose = () => {
       if (client !== this.client) return;

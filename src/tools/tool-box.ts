@@ -43,9 +43,27 @@ export interface ToolEntry {
    * itself (the `delegate` tool: `agents.timeoutMs`): a step that offers it is bounded by it.
    */
   timeoutMs?: number;
-  /** Runs the call; never throws: every way it ends is an outcome. */
-  call(input: unknown, signal: AbortSignal): Promise<ToolOutcome>;
+  /**
+   * Runs the call; never throws: every way it ends is an outcome. `ask`: how the call puts its
+   * server's questions to the user (MCP elicitation); without it, every question is declined.
+   */
+  call(input: unknown, signal: AbortSignal, ask?: AskUser): Promise<ToolOutcome>;
 }
+
+/** A server's question to the user during a call (MCP `elicitation/create`). */
+export type UserQuestion =
+  | { mode: 'form'; message: string; schema: Record<string, unknown> }
+  /** A sign-in or other step out of band; `completed` resolves when the server says the user is done. */
+  | { mode: 'url'; message: string; url: string; completed: Promise<void> };
+
+/** The user's answer, as MCP's `ElicitResult` carries it. */
+export interface UserAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}
+
+/** Puts a question to the user and resolves with the answer (declined when nobody answers in time). */
+export type AskUser = (question: UserQuestion) => Promise<UserAnswer>;
 
 /** How a call ended, and the text the model and the task are given. */
 export interface ToolOutcome {

@@ -49,6 +49,7 @@ describe('config schema', () => {
       compact: { auto: true, autoAt: 0.8, tailShare: 0.1 },
       cacheBytes: 64 * 2 ** 20,
       durability: 'normal',
+      elicitationTimeoutMs: 600_000,
       instanceLeaseMs: 10000,
       messageIdRetentionMs: 86_400_000,
       maxTurnsInFlight: DEFAULT_MAX_TURNS_IN_FLIGHT,

@@ -102,6 +102,8 @@ export interface ClusterOptions {
   start: 'together' | 'one by one';
   /** The fixture model's reply. */
   reply: ModelServerScript['reply'];
+  /** The tool calls the fixture model asks for; none by default. */
+  toolCalls?: ModelServerScript['toolCalls'];
   /** Chunks a held reply sends before it pauses. */
   holdAfterChunks: number;
   /** The fixture model's delay before each chunk: turns that take a while. */
@@ -173,6 +175,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     model = await startModelServer({
       reply: options.reply,
+      toolCalls: options.toolCalls,
       chunkDelayMs: options.chunkDelayMs,
       hold: (body) => {
         const key = /HOLD-(\w+)/.exec(holdKeyIn(body))?.[1];

@@ -183,7 +183,18 @@ describe('tools in the model loop', () => {
     );
     assert.deepEqual(
       servers[1].tools.map((t: any) => t.name),
-      ['fx_echo', 'fx_fail', 'fx_throw', 'fx_hang', 'fx_grow', 'fx_huge', 'fx_add_prompt', 'fx_crash'],
+      [
+        'fx_echo',
+        'fx_fail',
+        'fx_throw',
+        'fx_hang',
+        'fx_grow',
+        'fx_huge',
+        'fx_add_prompt',
+        'fx_ask',
+        'fx_sign_in',
+        'fx_crash',
+      ],
     );
   });
 

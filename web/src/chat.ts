@@ -3,7 +3,7 @@
  * one task kept across messages, a new task in the same context once a task has ended, and each
  * stream event read into the few things the page shows. No DOM here.
  */
-import { Role, TaskState, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type AgentCard, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
   JsonRpcTransportFactory,
@@ -150,6 +150,8 @@ export interface SendOptions {
   metadata?: Record<string, unknown>;
   /** The text is a command the card lists: its stream ends with its reply, unless what it started follows. */
   command?: boolean;
+  /** What the message holds instead of the text (an answer's data part, issue 39). */
+  parts?: Part[];
 }
 
 /** One conversation: a task kept across messages, and its context once the task has ended. */
@@ -171,6 +173,7 @@ export class Conversation {
   async *send(text: string, options: SendOptions = {}): AsyncGenerator<ChatEvent, void, undefined> {
     const { signal, messageId, metadata, command } = options;
     const message = userMessage(text, this.taskId, this.contextId);
+    if (options.parts) message.parts = options.parts;
     // A resend keeps the first send's id: the harness runs a message id once (CMD-34).
     if (messageId) message.messageId = messageId;
     if (metadata) message.metadata = { ...metadata };

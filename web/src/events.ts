@@ -25,6 +25,12 @@ import {
   type ToolCallData,
 } from '../../src/wire.js';
 import { dataOf } from '../../src/conversation-replies.js';
+import {
+  ELICITATION_ANSWER_NOTICE,
+  ELICITATION_ENDED_NOTICE,
+  elicitationOf,
+  type ElicitationData,
+} from '../../src/elicitations.js';
 
 /** What one stream event means for the page. */
 export type ChatEvent =
@@ -62,6 +68,8 @@ export type ChatEvent =
   | { kind: 'user'; messageId: string; text: string; fromCommand?: string }
   /** The harness's own words, apart from the model's reply (calls waiting for approval, a failure explained, a turn resumed). */
   | { kind: 'notice'; messageId: string; text: string; error?: boolean }
+  /** A tool call's server asks the user (issue 39): drawn as a form, or a link with Done. */
+  | { kind: 'question'; messageId: string; question: ElicitationData }
   /** The message waits in the task's queue on the agent, `position` 1 being next (the while-busy extension). */
   | { kind: 'queued'; messageId: string; position: number }
   /** A queued message's own turn has started: what follows is its turn's (said by `Conversation.send`). */
@@ -172,6 +180,10 @@ export function readStatusMessage(message: Message, updateMetadata: Record<strin
   if (typeof notice === 'string' && TURN_FAILURE_NOTICES.has(notice))
     return [{ kind: 'notice', messageId: message.messageId, text, error: true }];
   if (typeof notice === 'string' && TURN_PROGRESS_NOTICES.has(notice))
+    return [{ kind: 'notice', messageId: message.messageId, text }];
+  const question = elicitationOf(message);
+  if (question) return [{ kind: 'question', messageId: message.messageId, question }];
+  if (notice === ELICITATION_ANSWER_NOTICE || notice === ELICITATION_ENDED_NOTICE)
     return [{ kind: 'notice', messageId: message.messageId, text }];
   if (notice === AWAITING_APPROVAL_NOTICE) {
     return [

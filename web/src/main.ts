@@ -105,8 +105,9 @@ async function main(): Promise<void> {
       load: (id) => conversation.subtask(id),
       watch: (id, onState) => conversation.watchSubtask(id, onState, AbortSignal.timeout(SUBTASK_WATCH_MS)),
     },
-    // The approve and deny buttons of a tool call send their command as if it were typed.
-    (text) => {
+    // The approve and deny buttons of a tool call send their command as if it were typed; a question's form its answer.
+    (text, parts) => {
+      if (parts) return void turns.send(text, false, parts);
       setText(text);
       void send();
     },

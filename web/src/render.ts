@@ -13,6 +13,7 @@ import { element } from './dom.js';
 import type { ChatEvent } from './chat.js';
 import { renderMarkdown } from './markdown.js';
 import { subagentChip } from './subagent-chip.js';
+import { questionForm, type ElicitationData, type SendAnswer } from './question-form.js';
 
 /** What the page adds to the transcript's entries (conversation-actions.ts). */
 export interface TranscriptExtras {
@@ -44,7 +45,7 @@ export class Transcript {
   constructor(
     private readonly root: HTMLElement,
     private readonly subtasks: Subtasks,
-    private readonly answer: (text: string) => void = () => {},
+    private readonly answer: SendAnswer = () => {},
     private readonly extras: TranscriptExtras = {},
   ) {}
 
@@ -70,6 +71,13 @@ export class Transcript {
     const el = row.el;
     this.keepingBottom(() => row.show(call));
     return el;
+  }
+
+  /** A tool call's question (issue 39): what it asks, and the form (or link) that answers it. */
+  question(question: ElicitationData): HTMLElement {
+    const entry = element('div', 'msg note question', `${question.server} asks: ${question.message}`);
+    entry.append(questionForm(question, this.answer));
+    return this.add(entry);
   }
 
   /**
@@ -326,6 +334,9 @@ export class TurnView {
         return;
       case 'tool':
         t.toolCall(event.call);
+        return;
+      case 'question':
+        if (t.firstSight(event.messageId)) t.question(event.question);
         return;
       case 'user':
         if (t.firstSight(event.messageId)) {

@@ -5,7 +5,7 @@
  * stored conversation need: whether a turn runs, the reply artifact streaming, the messages
  * still queued.
  */
-import { TaskState } from '@a2a-js/sdk';
+import { TaskState, type Part } from '@a2a-js/sdk';
 import { isTerminal, WHILE_BUSY_KEY } from '../../src/wire.js';
 import { newId, type ChatEvent, type Conversation } from './chat.js';
 import { retryWhileUnreachable } from './reachability.js';
@@ -82,8 +82,8 @@ export class Turns {
   }
 
   /** Sends `text` now and draws what comes back; one that could not be sent goes back into the input. */
-  send(text: string, isCommand: boolean): Promise<void> {
-    return this.deliver(text, this.transcript.user(text), isCommand);
+  send(text: string, isCommand: boolean, parts?: Part[]): Promise<void> {
+    return this.deliver(text, this.transcript.user(text), isCommand, undefined, parts);
   }
 
   /** A message typed while a turn runs: into the task's queue on the agent, or, before there is a task, held here. */
@@ -159,7 +159,13 @@ export class Turns {
    * Sends one message and draws what comes back. `queuedId`: the message goes to the task's
    * queue with that id; its bubble stays queued, and nothing is drawn for it, until its turn starts.
    */
-  private async deliver(text: string, bubble: HTMLElement, isCommand: boolean, queuedId?: string): Promise<void> {
+  private async deliver(
+    text: string,
+    bubble: HTMLElement,
+    isCommand: boolean,
+    queuedId?: string,
+    parts?: Part[],
+  ): Promise<void> {
     this.page.idleWatch.stop();
     // A queued message's reply is drawn once its turn starts, under it.
     let view = queuedId ? undefined : new TurnView(this.transcript, !isCommand);
@@ -209,7 +215,7 @@ export class Turns {
     // Sent again, with the same id, for as long as the harness cannot be reached.
     const sendOnce = () =>
       retryWhileUnreachable(
-        () => receive(this.conversation.send(text, { signal, messageId, metadata, command: isCommand })),
+        () => receive(this.conversation.send(text, { signal, messageId, metadata, command: isCommand, parts })),
         (error, delayMs) => {
           if (answered) throw error;
           bubble.classList.add('retrying');

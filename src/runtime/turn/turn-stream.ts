@@ -2,7 +2,8 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import { clientGoneSignal } from '../../a2a/index.js';
 import { markGeneration } from '../../a2a/index.js';
-import { COMMAND_KEY, GENERATION_KEY } from '../../wire.js';
+import { COMMAND_KEY, GENERATION_KEY, NOTICE_KEY } from '../../wire.js';
+import { ELICITATION_NOTICE } from '../../elicitations.js';
 import type { RunningTurn } from '../engine-ports.js';
 import type { LogSubscription, LoggedEvent } from '../../ports.js';
 
@@ -31,7 +32,8 @@ export async function* turnStream(
       const item = asStreamResponse(entry);
       if (!item) continue;
       if (isFinalStatus(event)) {
-        await turn.done;
+        // A tool call's question to the user pauses the turn, which goes on once it is answered (issue 39).
+        if (!isQuestionPause(event)) await turn.done;
         yield item;
         return;
       }
@@ -79,6 +81,11 @@ export function withGeneration<T extends { metadata?: Record<string, unknown> | 
   generation: number,
 ): T {
   return { ...item, metadata: { ...item.metadata, [GENERATION_KEY]: generation } };
+}
+
+/** Whether the event pauses a running turn on a tool call's question to the user: the stream ends there, the turn does not. */
+function isQuestionPause(event: AgentExecutionEvent): boolean {
+  return event.kind === 'statusUpdate' && event.data.status?.message?.metadata?.[NOTICE_KEY] === ELICITATION_NOTICE;
 }
 
 /** States of a turn still under way; any other status is the one it ends with. */
