@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { buildSchedules, type Scheduler } from './harness-schedules.js';
+import { cardBuilder, type Endpoints } from './harness-card.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
 import type { CommandFolder } from './file-commands/folder.js';
@@ -32,7 +33,6 @@ import { toolApprovalControl } from './runtime/tool-approvals.js';
 import { TurnLimit } from './runtime/turn/turn-limit.js';
 import { TurnQueue } from './runtime/turn/turn-queue.js';
 import { authenticatorOf, type Authenticator } from './server/authentication.js';
-import { baseAgentCard, HOSTED_IDENTITY, type CardOptions } from './server/card.js';
 import { startCardSigner, type CardSigner } from './server/card-signing.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { formatHost } from './server/listen.js';
@@ -43,7 +43,6 @@ import { McpTools, openWorkspace } from './tools/index.js';
 import { SkillsFolder, skillsCommand, withSkillServer, withSkillTool } from './skills/index.js';
 import { AgentsFolder, agentsCommand, withAgentServer, withDelegateTool } from './agents/index.js';
 import { Delegations } from './runtime/delegations.js';
-import { VERSION } from './version.js';
 import { startCommandSources } from './harness-commands.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
@@ -296,8 +295,6 @@ export interface Commands {
   scheduler?: Scheduler;
 }
 
-type Endpoints = Pick<CardOptions, 'httpUrl' | 'grpcAddress'>;
-
 export async function startCommands(
   options: HarnessOptions,
   { store, coordination }: Storage,
@@ -312,19 +309,7 @@ export async function startCommands(
   const authenticator = authenticatorOf(options.auth?.tokens, config.auth.oidc, log);
   // The card names the addresses, known only once the ports are bound: it is built on request.
   const endpoints: Endpoints = { httpUrl: `http://${formatHost(options.host)}:${options.port}` };
-  const cardNow = () =>
-    baseAgentCard({
-      ...endpoints,
-      publicUrl: options.publicUrl ?? config.publicUrl,
-      publicGrpcAddress: config.publicGrpcAddress,
-      version: VERSION,
-      bearerAuth: authenticator?.fileUsers().length ? true : undefined,
-      openIdConnect: config.auth.oidc && { issuer: config.auth.oidc.issuer, scopes: config.auth.oidc.requiredScopes },
-      // Skills and agents alone are tools too: the model may call `skill` and `delegate`.
-      toolCalls: tools.configured || skills.list().length > 0 || agents.list().length > 0,
-      queueMaxPerTask: config.queue.maxPerTask,
-      identity: options.agent ? (options.agentCard ?? HOSTED_IDENTITY) : undefined,
-    });
+  const cardNow = cardBuilder(options, endpoints, authenticator, models);
   configureTraces({ agentName: cardNow().name, logContent: options.logContent === true });
   const registry = new CommandRegistry({ visibility: (command) => config.commands.visibility[command.name] }); // issue 38
   // One record of the messages each user sent, for commands and turns alike (CMD-34); none kept at 0.

@@ -20,6 +20,7 @@ const COMPOSITION = new Set([
   'harness.ts',
   'harness-options.ts',
   'harness-stages.ts',
+  'harness-card.ts',
   'harness-commands.ts',
   'harness-schedules.ts',
   'harness-transports.ts',
