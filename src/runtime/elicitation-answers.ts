@@ -11,7 +11,7 @@
  */
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import {
   ELICITATION_ANSWER_NOTICE,
   ELICITATION_ENDED_NOTICE,
@@ -42,7 +42,6 @@ const WAITING_STATES: ReadonlySet<TaskState | undefined> = new Set([
 ]);
 
 export class ElicitationAnswers {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly validators = new Map<string, ValidateFunction>();
 
   constructor(private readonly options: ElicitationAnswersOptions) {}
@@ -68,26 +67,27 @@ export class ElicitationAnswers {
     const answer: ElicitationAnswer = given ?? { elicitation: question!.id, action: 'accept' };
     if (!question || question.id !== answer.elicitation)
       throw new HarnessError('params_invalid', `No question "${answer.elicitation}" waits on this task.`);
-    this.check(question, answer);
+    await this.check(question, answer);
     return (await this.options.engine.isBusy(task.id))
       ? this.toLiveCall(task, message, answer, context)
       : this.toModel(task, question, message, answer, context);
   }
 
   /** Refuses an answer whose content does not fit the form's schema. */
-  private check(question: ElicitationData, answer: ElicitationAnswer): void {
+  private async check(question: ElicitationData, answer: ElicitationAnswer): Promise<void> {
     if (answer.action !== 'accept' || question.mode !== 'form') return;
-    const validate = this.validatorOf(question);
+    const schemas = await import('./elicitation-schema.js');
+    const validate = this.validatorOf(schemas.compileSchema, question);
     if (validate(answer.content ?? {})) return;
-    const why = this.ajv.errorsText(validate.errors, { dataVar: 'content' });
+    const why = schemas.refusalOf(validate);
     throw new HarnessError('params_invalid', `The answer does not fit the question: ${why}. The question still waits.`);
   }
 
-  private validatorOf(question: ElicitationData): ValidateFunction {
+  private validatorOf(compile: (schema: object) => ValidateFunction, question: ElicitationData): ValidateFunction {
     let validate = this.validators.get(question.id);
     if (!validate) {
       try {
-        validate = this.ajv.compile(question.schema ?? { type: 'object' });
+        validate = compile(question.schema ?? { type: 'object' });
       } catch {
         throw new HarnessError('params_invalid', "The question's schema cannot be checked; decline or cancel it.");
       }

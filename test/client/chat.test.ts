@@ -70,7 +70,7 @@ describe('tiny-harness chat', needs(TMUX), () => {
     const menu = lines(narrowed).slice(lines(narrowed).indexOf(`${PROMPT} /s`) + 1);
     assert.deepEqual(
       menu.map((l) => l.split(' ')[0]),
-      ['/status', '/stop', '/spawn', '/skills'],
+      ['/status', '/stop', '/spawn', '/schedule', '/skills'],
       'the one menu, updated in place: no earlier menu left above',
     );
     assert.equal(narrowed.split('/help [<command>]').length, 1, 'no menu piles up');

@@ -68,7 +68,8 @@ describe('config schema', () => {
       maxSteps: 20,
       toolTimeoutMs: 60000,
       toolOutputChars: 20000,
-      commands: { allowShell: false },
+      commands: { allowShell: false, visibility: {} },
+      card: {},
       push: {
         allowPrivateNetworks: false,
         timeoutMs: 10_000,

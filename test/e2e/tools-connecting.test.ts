@@ -151,7 +151,7 @@ describe('serving while an MCP server connects', () => {
     assert.ok(offered(h).includes('slow_echo'), `the next turn is offered its tools: ${offered(h)}`);
     assert.deepEqual(missingNotices(later), [], 'nothing is missing any more');
     const connected = await send(client, '/tools', { taskId: laterEnd.taskId });
-    assert.match(textOf(connected.status?.message), /^slow: connected, 8 tools$/m);
+    assert.match(textOf(connected.status?.message), /^slow: connected, 10 tools$/m);
     assert.deepEqual(
       dataOf(connected.status?.message).servers.map((s: any) => [s.name, s.connecting, s.connected]),
       [['slow', false, true]],
