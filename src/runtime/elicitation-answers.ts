@@ -11,7 +11,6 @@
  */
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import type { ValidateFunction } from 'ajv';
 import {
   ELICITATION_ANSWER_NOTICE,
   ELICITATION_ENDED_NOTICE,
@@ -42,8 +41,6 @@ const WAITING_STATES: ReadonlySet<TaskState | undefined> = new Set([
 ]);
 
 export class ElicitationAnswers {
-  private readonly validators = new Map<string, ValidateFunction>();
-
   constructor(private readonly options: ElicitationAnswersOptions) {}
 
   /**
@@ -76,26 +73,9 @@ export class ElicitationAnswers {
   /** Refuses an answer whose content does not fit the form's schema. */
   private async check(question: ElicitationData, answer: ElicitationAnswer): Promise<void> {
     if (answer.action !== 'accept' || question.mode !== 'form') return;
-    const schemas = await import('./elicitation-schema.js');
-    const validate = this.validatorOf(schemas.compileSchema, question);
-    if (validate(answer.content ?? {})) return;
-    const why = schemas.refusalOf(validate);
+    const why = (await import('./elicitation-schema.js')).formProblem(question, answer.content ?? {});
+    if (why === undefined) return;
     throw new HarnessError('params_invalid', `The answer does not fit the question: ${why}. The question still waits.`);
-  }
-
-  private validatorOf(compile: (schema: object) => ValidateFunction, question: ElicitationData): ValidateFunction {
-    let validate = this.validators.get(question.id);
-    if (!validate) {
-      try {
-        validate = compile(question.schema ?? { type: 'object' });
-      } catch {
-        throw new HarnessError('params_invalid', "The question's schema cannot be checked; decline or cancel it.");
-      }
-      // A few recent questions' validators, not every one ever asked.
-      if (this.validators.size >= 100) this.validators.delete(this.validators.keys().next().value!);
-      this.validators.set(question.id, validate);
-    }
-    return validate;
   }
 
   /** The turn that asked runs: the answer is a reply in the log, which the call reads; the stream follows the turn. */
