@@ -1,7 +1,8 @@
 /**
  * Issue 39: the shipped `tiny-harness chat`, in a tmux pane against the real harness and the
  * fixture MCP server over stdio, answers a form a tool call asks for: the question and its keys
- * show under the prompt (a pane's capture drops the space after each field's prompt), `a` reads each field on a line, and the resumed turn's reply follows.
+ * show under the prompt, `a` reads each field on a line, and the resumed turn's reply follows.
+ * A pane's capture drops trailing spaces, so each field's prompt is matched without its own.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
