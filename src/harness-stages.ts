@@ -25,6 +25,7 @@ import { LocalCoordination } from './coordination/local-coordination.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
 import { TurnRecovery } from './runtime/recovery.js';
+import { ElicitationAnswers } from './runtime/elicitation-answers.js';
 import { TaskView } from './runtime/subtask-metadata.js';
 import { Subtasks } from './runtime/subtasks.js';
 import { TaskModels } from './runtime/task-models.js';
@@ -268,6 +269,7 @@ export function startEngine(
   });
   store.onPushOwed((taskId) => push.owed(taskId));
   push.start();
+  const answers = new ElicitationAnswers({ engine, tasks: view, feeds: streams });
   return {
     engine,
     view,
@@ -278,7 +280,7 @@ export function startEngine(
     streams,
     compactor: executor.compactor,
     subtasks,
-    recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state }),
+    recovery: new TurnRecovery({ engine, store: store.tasks, links: store.state, answers }),
   };
 }
 

@@ -8,9 +8,11 @@
  *   stream follows the turn to its end.
  * - Once no turn runs (the harness restarted, or the instance that asked went away), the MCP
  *   request is gone: the call is closed as failed, and a turn tells the model so, with the answer.
+ * - An answer recorded for a turn whose instance then died, before its call read it, is found
+ *   unread once that turn is gone (`resumeUnread`) and goes the same way.
  */
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { AgentExecutionEvent, ServerCallContext } from '@a2a-js/sdk/server';
 import {
   ELICITATION_ANSWER_NOTICE,
   ELICITATION_ENDED_NOTICE,
@@ -24,6 +26,8 @@ import { HarnessError } from '../errors.js';
 import { dataPart, isFinalToolStatus, NOTICE_KEY, textPart, toolCallsOf } from '../wire.js';
 import type { LogSubscription } from '../ports.js';
 import type { TaskEngine } from './engine.js';
+import type { StartedTurn } from './turn/turns.js';
+import { randomUUID } from 'node:crypto';
 import { agentMessage, statusUpdate } from './events.js';
 import { lostQuestionText, QUESTION_LOST_TEXT } from './elicitation-text.js';
 import { asStreamResponse, isFinalStatus, withGeneration } from './turn/turn-stream.js';
@@ -97,19 +101,49 @@ export class ElicitationAnswers {
       const after = Number(posted.metadata?.[GENERATION_KEY] ?? 0);
       yield { payload: { $case: 'task', value: posted } };
       yield { payload: { $case: 'statusUpdate', value: withGeneration(update, after) } };
-      // The turn ended meanwhile (the question timed out as it was answered): nothing more comes.
-      if (!(await engine.isBusy(task.id))) return;
+      if (!(await engine.isBusy(task.id))) {
+        // The turn went away as the answer was recorded (its instance died): the call cannot read it.
+        const resumed = await this.resumeUnread(task.id, context);
+        if (resumed) yield* resumed.events;
+        // Otherwise the turn ended meanwhile (the question timed out as it was answered): nothing more comes.
+        return;
+      }
       for (;;) {
         const entry = await subscription.next();
         if (!entry) return;
         if (entry.generation <= after) continue;
         const item = asStreamResponse(entry);
         if (item) yield item;
-        if (isFinalStatus(entry.event)) return;
+        // A call closed as lost (its turn went away) is followed by the turn that tells the model.
+        if (isFinalStatus(entry.event) && !isLostCallClosing(entry.event)) return;
       }
     } finally {
       subscription.close();
     }
+  }
+
+  /**
+   * The turn of an answer recorded, but not read by the call that asked, before that turn went
+   * away (its instance died): the call is closed as failed and a turn tells the model, with the
+   * answer. Undefined when no answer waits unread, or another instance took it first.
+   */
+  async resumeUnread(taskId: string, context: ServerCallContext): Promise<StartedTurn | undefined> {
+    const task = await this.options.tasks.load(taskId, context);
+    const unread = task ? unreadAnswerOf(task) : undefined;
+    if (!task || !unread || (await this.options.engine.isBusy(taskId))) return undefined;
+    if (!(await this.closeCall(task, unread.question, context))) return undefined;
+    const message: Message = {
+      messageId: randomUUID(),
+      taskId,
+      contextId: task.contextId,
+      role: Role.ROLE_USER,
+      parts: [dataPart({ ...unread.answer })],
+      metadata: {},
+      extensions: [],
+      referenceTaskIds: [],
+    };
+    // Past the limit, as a turn resumed after `/approve` is: the turn that asked held a place.
+    return this.tellModel(unread.question, message, unread.answer, context, true);
   }
 
   /** No turn runs: the call that asked is closed as failed, and a turn tells the model, with the answer. */
@@ -120,13 +154,32 @@ export class ElicitationAnswers {
     answer: ElicitationAnswer,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const { engine } = this.options;
-    await engine.settle(task.id, context, (stored) => {
-      if (elicitationOf(stored.status?.message)?.id !== question.id) return undefined;
+    if (!(await this.closeCall(task, question, context)))
+      throw new HarnessError('params_invalid', `No question "${question.id}" waits on this task.`);
+    yield* (await this.tellModel(question, message, answer, context)).events;
+  }
+
+  /** Closes the call of `question` as failed, unless the task has moved on: whether it did. */
+  private async closeCall(task: Task, question: ElicitationData, context: ServerCallContext): Promise<boolean> {
+    const closed = await this.options.engine.settle(task.id, context, (stored) => {
+      if (!WAITING_STATES.has(stored.status?.state)) return undefined;
+      const waits = elicitationOf(stored.status?.message)?.id ?? unreadAnswerOf(stored)?.answer.elicitation;
+      if (waits !== question.id) return undefined;
       const closing = agentMessage(task.id, task.contextId, QUESTION_LOST_TEXT, ELICITATION_ENDED_NOTICE);
       closing.parts.push(...openCallsOf(stored, question.callId));
       return statusUpdate(task.id, task.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, closing);
     });
+    return closed !== undefined;
+  }
+
+  /** The turn that tells the model what was asked and answered, and that the call failed. */
+  private async tellModel(
+    question: ElicitationData,
+    message: Message,
+    answer: ElicitationAnswer,
+    context: ServerCallContext,
+    pastLimit = false,
+  ): Promise<StartedTurn> {
     const told: Message = {
       ...message,
       role: Role.ROLE_USER,
@@ -135,9 +188,31 @@ export class ElicitationAnswers {
         ...message.parts.filter((p) => p.content?.$case !== 'text'),
       ],
     };
-    const turn = await engine.startTurn(told, context);
-    yield* turn.events;
+    return this.options.engine.startTurn(told, context, { pastLimit });
   }
+}
+
+/**
+ * The answer a waiting task's status records but no call has read (the status is still the
+ * answer's reply), with the question it answers, found in the history.
+ */
+function unreadAnswerOf(task: Task): { question: ElicitationData; answer: ElicitationAnswer } | undefined {
+  const status = task.status?.message;
+  if (!WAITING_STATES.has(task.status?.state) || status?.metadata?.[NOTICE_KEY] !== ELICITATION_ANSWER_NOTICE)
+    return undefined;
+  const answer = elicitationAnswerOf(status.parts);
+  if (!answer || 'malformed' in answer) return undefined;
+  const question = task.history.map((m) => elicitationOf(m)).findLast((q) => q?.id === answer.elicitation);
+  return question ? { question, answer } : undefined;
+}
+
+/** The status of `closeCall`: waiting for input while the turn that tells the model starts. */
+function isLostCallClosing(event: AgentExecutionEvent): boolean {
+  return (
+    event.kind === 'statusUpdate' &&
+    event.data.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED &&
+    event.data.status.message?.metadata?.[NOTICE_KEY] === ELICITATION_ENDED_NOTICE
+  );
 }
 
 /** The closing report of the call that asked, when the history still shows it open. */

@@ -5,6 +5,7 @@ import type { TaskEngine } from './engine.js';
 import { INTERRUPTED_TEXT, SUBTASK_INTERRUPTED_TEXT } from './turn/turn-end.js';
 import { closingParts, openToolCalls } from './tool-calls.js';
 import type { TaskStateStore } from '../ports.js';
+import type { ElicitationAnswers } from './elicitation-answers.js';
 
 /** A task found in flight (SUBMITTED or WORKING) in the store, with the scope it is stored in. */
 export interface InFlightTask {
@@ -21,6 +22,8 @@ export interface RecoveryOptions {
     scopeOfTask(taskId: string): Promise<{ tenant: string; owner: string } | undefined>;
   };
   links: Pick<TaskStateStore, 'getLinks'>;
+  /** A tool call's answer recorded for a turn that went away before its call read it (`ElicitationAnswers`). */
+  answers?: Pick<ElicitationAnswers, 'resumeUnread'>;
 }
 
 /**
@@ -28,7 +31,8 @@ export interface RecoveryOptions {
  * of another instance sharing the store (its leases swept, `Coordination.onOrphanedTurns`).
  * Each task is checked under its write lock: one still in flight and held by no turn ends as
  * a restart ends it, waiting for input with a message saying so; a sub-task, which has one
- * turn, ends FAILED and its parent is told. The end is published like any event, so streams
+ * turn, ends FAILED and its parent is told. A task whose turn waited on a question answered
+ * but not yet read goes on as an answer given once no turn runs (`ElicitationAnswers`). The end is published like any event, so streams
  * open on the task anywhere see it. Resolves with how many tasks were ended.
  */
 export class TurnRecovery {
@@ -72,7 +76,11 @@ export class TurnRecovery {
       message.parts.push(...closingParts(openToolCalls(task.history)));
       return statusUpdate(id, task.contextId, state, message);
     });
-    if (!update) return false;
+    if (!update) {
+      const resumed = await this.options.answers?.resumeUnread(id, context);
+      resumed?.detach();
+      return resumed !== undefined;
+    }
     if (isSubtask) engine.ended({ task: { id, metadata }, state, text, context });
     return true;
   }
