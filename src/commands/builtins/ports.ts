@@ -205,7 +205,7 @@ export interface ScheduleView {
   lastRun?: { dueAt: string; taskId?: string };
   /** The latest due times missed beyond `schedules.catchUpMs` (the harness was down), recorded. */
   lastSkip?: { dueAt: string; missed: number };
-  /** A hook's trigger URL, its secret in it: only in the reply that made or rotated it, never stored. */
+  /** A hook's trigger URL, its secret in it: only in the reply that made or rotated it (the schedules keep its hash alone). */
   url?: string;
 }
 
