@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './database.js';
+import { isPostgres } from './dialect.js';
 import type { ScheduleRunsTable, SchedulesTable } from './schedule-tables.js';
 import type { HookInput, ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
 
@@ -163,13 +164,15 @@ export class SqlSchedules implements ScheduleRecords {
 
   async claimHookRun(run: ScheduleRun): Promise<{ claimed: ScheduleRun } | { refused: 'paused' | 'gone' }> {
     return this.db.transaction().execute(async (trx) => {
-      // Read in the claim's transaction: a hook removed or paused meanwhile takes no more runs.
-      const hook = await trx
+      // Read in the claim's transaction, its row locked when shared (SQLite's writers take turns):
+      // a hook removed or paused meanwhile takes no more runs.
+      let read = trx
         .selectFrom('schedules')
         .select('paused')
         .where('id', '=', run.scheduleId)
-        .where('kind', '=', 'hook')
-        .executeTakeFirst();
+        .where('kind', '=', 'hook');
+      if (isPostgres(this.db)) read = read.forShare();
+      const hook = await read.executeTakeFirst();
       if (!hook) return { refused: 'gone' as const };
       if (hook.paused === 1) return { refused: 'paused' as const };
       // Keyed by (hook, time of the POST): two POSTs in one millisecond take the next free one.
