@@ -63,7 +63,9 @@ export type HarnessErrorCode =
   /** The identity provider's discovery document or keys cannot be read: a token cannot be checked now, retry later. */
   | 'identity_unavailable'
   /** A path that no route serves. */
-  | 'route_unknown';
+  | 'route_unknown'
+  /** A POST to the trigger URL of a hook its owner paused (`/schedule pause`, issue 39): nothing runs until it is resumed. */
+  | 'hook_paused';
 
 export class HarnessError extends Error {
   readonly code: HarnessErrorCode;

@@ -1,7 +1,7 @@
 /**
  * Schedules (issue 39, docs/schedules.md), wired: the commands' side (`Schedules`), the run
- * starter on the engine, and the scheduler every instance runs. Built by `startCommands`, started
- * once recovery has run, stopped first when the harness closes.
+ * starter on the engine, the scheduler every instance runs, and the hooks' trigger URLs. Built
+ * by `startCommands`, started once recovery has run, stopped first when the harness closes.
  */
 import type { Task } from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
@@ -9,19 +9,22 @@ import type { HarnessOptions } from './harness-options.js';
 import { describeError, type Logger } from './log.js';
 import type { TaskEngine } from './runtime/engine.js';
 import type { PushConfigs } from './runtime/push-configs.js';
+import { HookTriggers } from './runtime/schedules/hook-triggers.js';
 import { Schedules } from './runtime/schedules/schedule-control.js';
 import { ScheduleRuns } from './runtime/schedules/schedule-runs.js';
 import { Scheduler } from './runtime/schedules/scheduler.js';
 import type { TaskModels } from './runtime/task-models.js';
 import type { Store } from './store/index.js';
 import type { HarnessMetrics } from './telemetry/metrics.js';
+import { HOOKS_PATH } from './server/hook-route.js';
 
 export type { Scheduler };
 
-/** Schedules' two sides; the scheduler is started once recovery has run (`startCommands`). */
+/** Schedules' sides; the scheduler is started once recovery has run (`startCommands`); the hooks served by the HTTP app. */
 export interface ScheduleParts {
   control: Schedules;
   scheduler: Scheduler;
+  hooks: HookTriggers;
 }
 
 export function buildSchedules(
@@ -34,12 +37,14 @@ export function buildSchedules(
     push: PushConfigs;
     taskModels: TaskModels;
     metrics: HarnessMetrics | undefined;
+    /** Where the harness listens, filled in once it is bound: a hook's URL starts with it unless `publicUrl` is set. */
+    endpoints: { httpUrl?: string };
   },
   log: Logger,
 ): ScheduleParts | undefined {
   const { config } = options;
   if (!config.schedules.enabled) return undefined;
-  const { store, coordination, engine, view, push, taskModels, metrics } = parts;
+  const { store, coordination, engine, view, push, taskModels, metrics, endpoints } = parts;
   const now = options.now ?? Date.now;
   const onError = (error: unknown, what: string, id?: string) =>
     log.warn(`${what} failed`, { schedule: id, error: describeError(error) });
@@ -70,6 +75,16 @@ export function buildSchedules(
     maxPerUser: config.schedules.maxPerUser,
     timeZone: config.schedules.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
     now,
+    // The address clients reach, as the card names it (behind a proxy, `publicUrl`).
+    hookUrl: (id, secret) =>
+      `${options.publicUrl ?? config.publicUrl ?? endpoints.httpUrl}${HOOKS_PATH}/${id}/${secret}`,
   });
-  return { control, scheduler };
+  const hooks = new HookTriggers({
+    records: store.schedules,
+    scheduler,
+    instanceId: coordination.instanceId,
+    now,
+    onInfo: (what, fields) => log.info(what, fields),
+  });
+  return { control, scheduler, hooks };
 }

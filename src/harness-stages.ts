@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
-import { buildSchedules, type Scheduler } from './harness-schedules.js';
+import { buildSchedules, type ScheduleParts } from './harness-schedules.js';
 import { cardBuilder, type Endpoints } from './harness-card.js';
 import { MessageClaims } from './a2a/index.js';
 import { startInstructions, type ProjectInstructions } from './conversation/instructions.js';
@@ -294,7 +294,7 @@ export interface Commands {
   authenticator?: Authenticator;
   /** Signs every card served (`card.signing`). */
   signer?: CardSigner;
-  scheduler?: Scheduler;
+  schedules?: ScheduleParts;
 }
 
 export async function startCommands(
@@ -351,7 +351,8 @@ export async function startCommands(
     // Their queues run on here: the instance that would have run them is gone.
     for (const taskId of taskIds) await queue.run(taskId);
   });
-  const schedules = buildSchedules(options, { store, coordination, engine, view, push, taskModels, metrics }, log);
+  const scheduleParts = { store, coordination, engine, view, push, taskModels, metrics, endpoints };
+  const schedules = buildSchedules(options, scheduleParts, log);
   const recovered = await recovery.recoverAtStart();
   if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
   await queue.runAll();
@@ -395,5 +396,5 @@ export async function startCommands(
   }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
-  return { registry, requestPath, commandFolder, endpoints, authenticator, signer, scheduler: schedules?.scheduler };
+  return { registry, requestPath, commandFolder, endpoints, authenticator, signer, schedules };
 }

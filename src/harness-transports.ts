@@ -26,7 +26,7 @@ export interface Transports {
 
 export async function startTransports(
   options: HarnessOptions,
-  { requestPath, endpoints, authenticator, signer }: Commands,
+  { requestPath, endpoints, authenticator, signer, schedules }: Commands,
   telemetry: MetricsSetup,
   log: Logger,
   { readiness, admission }: { readiness: Readiness; admission: Admission },
@@ -64,6 +64,7 @@ export async function startTransports(
       admission,
       metrics: metrics.onAppPort,
       signer,
+      hooks: schedules && { hooks: schedules.hooks, maxBytes: options.config.schedules.hookMaxBytes },
     }),
   );
   const publicUrl = options.publicUrl ?? options.config.publicUrl;

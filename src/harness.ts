@@ -109,7 +109,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
         started.streams.closeAll((taskId) => !started.engine.runsHere(taskId));
         log.info('draining: new turns are refused; the running ones get time to finish', { drainTimeoutMs });
         models!.stopRediscovery();
-        await commands.scheduler?.stop();
+        await commands.schedules?.scheduler.stop();
         await commands.commandFolder.close();
         await models!.skills.close();
         await models!.agents.close();
@@ -147,7 +147,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
       instructions: models.instructions,
       toolsAnswered: () => models!.tools.start(),
       close,
-      scheduler: commands.scheduler,
+      scheduler: commands.schedules?.scheduler,
       skipDrainWait: () => {
         if (!waiting) return false;
         skipWait.abort();

@@ -18,15 +18,23 @@ export interface StoredSchedule {
   newContext: boolean;
   model: string;
   prompt: string;
-  /** `cron`: `spec` a cron expression; `every`: an interval in ms; `at`: an instant (ISO 8601). */
-  kind: 'cron' | 'every' | 'at';
+  /**
+   * `cron`: `spec` a cron expression; `every`: an interval in ms; `at`: an instant (ISO 8601);
+   * `hook`: never due, run by a POST to its trigger URL (`spec` empty, `hookSha256` set).
+   */
+  kind: 'cron' | 'every' | 'at' | 'hook';
   spec: string;
   timeZone: string;
   paused: boolean;
   createdMs: number;
-  /** The next due time (ms since the epoch); undefined once an `at` schedule has run. */
+  /** The next due time (ms since the epoch); undefined once an `at` schedule has run, and for a hook. */
   nextDueMs: number | undefined;
+  /** A hook's secret, as its SHA-256 (hex): the secret itself is never stored. */
+  hookSha256?: string;
 }
+
+/** What a POST to a hook's URL gave its run, added to the prompt: its text, or its JSON. */
+export type HookInput = { text: string } | { data: unknown };
 
 /** A due time of a schedule, claimed by an instance (then started) or skipped; `taskId` chosen with the claim, `missed` the due times a skip stands for. */
 export interface ScheduleRun {
@@ -37,6 +45,8 @@ export interface ScheduleRun {
   taskId?: string;
   claimedMs: number;
   missed: number;
+  /** A hook's run: the body POSTed, kept with the claim so that an instance taking it over runs it as asked. */
+  input?: HookInput;
 }
 
 /** Where schedules and their runs are kept (`store/schedule-store.ts`); `who` scopes a user's own. */
@@ -67,6 +77,15 @@ export interface ScheduleRecords {
   /** The claim's run began (its task exists). */
   started(run: Pick<ScheduleRun, 'scheduleId' | 'dueMs'>): Promise<void>;
   taskExists(taskId: string): Promise<boolean>;
+  /**
+   * Claims a hook's run (its row keyed by the time of the POST, moved on by a millisecond when
+   * taken): `paused` or `gone` (removed, or no hook), writing nothing, as the schedule stands then.
+   */
+  claimHookRun(run: ScheduleRun): Promise<{ claimed: ScheduleRun } | { refused: 'paused' | 'gone' }>;
+  /** Removes a claim whose run was refused before it started (the turn bound, a drain). */
+  unclaim(run: Pick<ScheduleRun, 'scheduleId' | 'dueMs'>): Promise<void>;
+  /** Gives the owner's hook a new secret (its SHA-256); undefined when the owner has no such hook. */
+  rotateHook(who: { tenant: string; owner: string }, id: string, sha256: string): Promise<StoredSchedule | undefined>;
   /** The latest run and the latest skip of each schedule. */
   latest(scheduleIds: readonly string[]): Promise<Map<string, { run?: ScheduleRun; skip?: ScheduleRun }>>;
 }

@@ -5,6 +5,8 @@ export const DEFAULT_SCHEDULES_MAX_PER_USER = 50;
 /** Ten minutes: a restart or a short outage still runs what came due meanwhile; a long one skips it. */
 export const DEFAULT_SCHEDULES_CATCH_UP_MS = 600_000;
 export const DEFAULT_SCHEDULES_POLL_MS = 1000;
+/** 64 KiB: a webhook's payload or a page of text, not a file. */
+export const DEFAULT_SCHEDULES_HOOK_MAX_BYTES = 65_536;
 
 const wholeMs = z.number().int('must be a whole number of milliseconds');
 
@@ -32,6 +34,15 @@ export const schedulesSchema = z.strictObject({
     .max(60_000)
     .default(DEFAULT_SCHEDULES_POLL_MS)
     .describe('How often, in milliseconds, each instance looks for due runs.'),
+  hookMaxBytes: z
+    .number()
+    .int('must be a whole number of bytes')
+    .min(1, 'must be at least 1')
+    .max(16 * 1024 * 1024, 'must be at most 16 MiB (16777216)')
+    .default(DEFAULT_SCHEDULES_HOOK_MAX_BYTES)
+    .describe(
+      "The largest body, in bytes, a POST to a hook's trigger URL (`/schedule hook`) may carry; a larger one is answered 413.",
+    ),
   timeZone: z
     .string()
     .min(1)

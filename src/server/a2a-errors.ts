@@ -119,6 +119,13 @@ const WIRE: Record<HarnessErrorCode, AsA2AError | Refusal | 'internal'> = {
     statusName: 'NOT_FOUND',
     grpcStatus: 'UNIMPLEMENTED',
   },
+  // Only a hook's trigger URL answers it (server/hook-route.ts): the hook exists, but takes no run now.
+  hook_paused: {
+    jsonRpcCode: A2A_ERROR_CODE.INVALID_REQUEST,
+    httpStatus: 409,
+    statusName: 'FAILED_PRECONDITION',
+    grpcStatus: 'FAILED_PRECONDITION',
+  },
   provider_failed: 'internal',
   store_failed: 'internal',
   data_unusable: 'internal',

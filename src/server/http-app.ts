@@ -18,6 +18,7 @@ import { requestLog } from './request-log.js';
 import { jsonRpcBinding } from './jsonrpc-binding.js';
 import { percentEncodingRefusal, restBinding } from './rest-binding.js';
 import { isBuilt, webPage } from './web-page.js';
+import { hookRoute, isHookPath, redactHookPath, type HookRouteOptions } from './hook-route.js';
 
 export interface HttpAppOptions {
   /** The request path every A2A call runs through (`request-path.ts`). */
@@ -41,6 +42,8 @@ export interface HttpAppOptions {
   admission?: Admission;
   /** Signs the card served, and serves its public keys at `JWKS_PATH` (issue 38). */
   signer?: CardSigner;
+  /** Hooks' trigger URLs, `POST /hooks/<id>/<secret>` (issue 39), admitted as the A2A routes are; none when schedules are off. */
+  hooks?: HookRouteOptions;
 }
 
 /** What `node:http`'s server calls for each request. */
@@ -54,7 +57,8 @@ export type HttpListener = (req: IncomingMessage, res: ServerResponse) => void;
  * `no-cache`, CMD-16), then on the A2A routes the bearer check before the body is read
  * (`http-auth.ts`), the body read with its limit (`http-body.ts`), the edge schema on JSON-RPC
  * (`edge-http.ts`; HTTP+JSON checks it per route) and the binding (`jsonrpc-binding.ts`,
- * `rest-binding.ts`), which runs the call through the request path; then the chat page, which
+ * `rest-binding.ts`), which runs the call through the request path; hooks' trigger URLs
+ * (`hook-route.ts`, admitted too, their secret kept out of the log); then the chat page, which
  * can shadow none of them, and a JSON 404 for any other path. Every error that escapes is
  * answered as JSON without a stack trace, in the route's binding's shape.
  */
@@ -75,6 +79,7 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
   if (options.webDir && !isBuilt(options.webDir))
     log.warn('the web page is not built (run npm run build); / explains that instead', { dir: options.webDir });
   const page = options.webDir ? webPage(options.webDir) : undefined;
+  const hooks = options.hooks && hookRoute(options.hooks);
 
   const notFound = (res: ServerResponse, binding: 'jsonrpc' | 'rest' | undefined) => {
     const { http } = transportForms(
@@ -86,8 +91,10 @@ export function createHttpApp(options: HttpAppOptions): HttpListener {
 
   const serve = async (req: ReadRequest, res: ServerResponse, path: string, search: string): Promise<void> => {
     const binding = bindingOf(path);
-    if (binding && admit && !admit(req, res, binding)) return;
+    const hook = hooks && isHookPath(path) ? hooks : undefined;
+    if ((binding || hook) && admit && !admit(req, res, binding ?? 'rest')) return;
     logRequest(req, res);
+    if (hook) return hook(req, res, path);
     if ((req.method === 'GET' || req.method === 'HEAD') && path === `/${AGENT_CARD_PATH}`) return card(req, res);
     if (signer && (req.method === 'GET' || req.method === 'HEAD') && path === JWKS_PATH)
       return sendJwks(res, await signer.jwks());
@@ -134,5 +141,6 @@ function answerEscaped(req: IncomingMessage, res: ServerResponse, path: string, 
     ({ internal } =
       bindingOf(path) === 'jsonrpc' ? answerJsonRpcError(res, null, refusal) : answerRestError(res, refusal));
   }
-  if (internal !== undefined) log.error('request failed', { path, method: req.method, error: describeError(internal) });
+  if (internal !== undefined)
+    log.error('request failed', { path: redactHookPath(path), method: req.method, error: describeError(internal) });
 }

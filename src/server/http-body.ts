@@ -6,7 +6,7 @@ import { bodyTextRefusal } from './edge-schema.js';
 export type ReadRequest = IncomingMessage & { body?: unknown };
 
 /** The media types read as JSON: A2A's own, plain JSON, and any `+json`. */
-const JSON_TYPE = /^application\/(?:[a-z0-9.!#$%&'*^_`|~-]+\+)?json$/;
+export const JSON_TYPE = /^application\/(?:[a-z0-9.!#$%&'*^_`|~-]+\+)?json$/;
 
 /** `"4mb"`, `"512kb"`, `"1024"` as bytes (1024-based, as express's limit was read). */
 export function parseByteLimit(limit: string): number {
@@ -50,7 +50,7 @@ export async function readJsonBody(req: ReadRequest, limit: number): Promise<voi
  * early destroys the socket, and the client would get a reset instead of its 413; the rest of
  * a refused body is read and dropped.
  */
-function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -79,7 +79,7 @@ function parseStrict(text: string): unknown {
   }
 }
 
-function tooLarge(): HarnessError {
+export function tooLarge(): HarnessError {
   return new HarnessError('request_too_large', 'The request body is larger than this server accepts.');
 }
 

@@ -4,6 +4,7 @@ import { pinoHttp, type HttpLogger } from 'pino-http';
 import { pinoFor, type Logger } from '../log.js';
 import { requestUser } from './http-auth.js';
 import type { ReadRequest } from './http-body.js';
+import { redactHookPath } from './hook-route.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -18,7 +19,7 @@ export interface RequestLogOptions {
 /**
  * Gives every HTTP request an id (the client's `x-request-id` when it is a sane one, else a
  * UUID), echoes it in the response, and logs one line when the request ends, by pino-http:
- * `request` with the method, path (without the query), status, duration, request id, the
+ * `request` with the method, path (without the query, a hook's secret redacted), status, duration, request id, the
  * JSON-RPC method, and the user when one authenticated. Never a header value other than the
  * id, never a body, unless `logContent` asks for the message text: pino-http's own request and
  * response objects are not serialized at all.
@@ -32,7 +33,8 @@ export function requestLog(options: RequestLogOptions): HttpLogger {
     return {
       requestId: req.id,
       method: req.method,
-      path: (req.url ?? '/').split('?', 1)[0],
+      // A hook's trigger URL holds its secret: the line names the hook, never the secret.
+      path: redactHookPath((req.url ?? '/').split('?', 1)[0]!),
       status: res.statusCode,
       ms: begun === undefined ? undefined : Number((process.hrtime.bigint() - begun) / 1000n) / 1000,
       rpc: rpcMethod(request),

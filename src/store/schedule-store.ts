@@ -1,7 +1,8 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './database.js';
+import { isPostgres } from './dialect.js';
 import type { ScheduleRunsTable, SchedulesTable } from './schedule-tables.js';
-import type { ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
+import type { HookInput, ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
 
 type Owner = { tenant: string; owner: string };
 
@@ -161,6 +162,55 @@ export class SqlSchedules implements ScheduleRecords {
     return row !== undefined;
   }
 
+  async claimHookRun(run: ScheduleRun): Promise<{ claimed: ScheduleRun } | { refused: 'paused' | 'gone' }> {
+    return this.db.transaction().execute(async (trx) => {
+      // Read in the claim's transaction, its row locked when shared (SQLite's writers take turns):
+      // a hook removed or paused meanwhile takes no more runs.
+      let read = trx
+        .selectFrom('schedules')
+        .select('paused')
+        .where('id', '=', run.scheduleId)
+        .where('kind', '=', 'hook');
+      if (isPostgres(this.db)) read = read.forShare();
+      const hook = await read.executeTakeFirst();
+      if (!hook) return { refused: 'gone' as const };
+      if (hook.paused === 1) return { refused: 'paused' as const };
+      // Keyed by (hook, time of the POST): two POSTs in one millisecond take the next free one.
+      for (let dueMs = run.dueMs; dueMs < run.dueMs + 1000; dueMs++) {
+        const claimed = { ...run, dueMs };
+        const inserted = await trx
+          .insertInto('schedule_runs')
+          .values(runRow(claimed))
+          .onConflict((oc) => oc.columns(['schedule_id', 'due_ms']).doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { claimed };
+      }
+      throw new Error(`no free time for a run of hook ${run.scheduleId}`);
+    });
+  }
+
+  async unclaim(run: Pick<ScheduleRun, 'scheduleId' | 'dueMs'>): Promise<void> {
+    await this.db
+      .deleteFrom('schedule_runs')
+      .where('schedule_id', '=', run.scheduleId)
+      .where('due_ms', '=', run.dueMs)
+      .where('state', '=', 'claimed')
+      .execute();
+  }
+
+  async rotateHook(who: Owner, id: string, sha256: string): Promise<StoredSchedule | undefined> {
+    const result = await this.db
+      .updateTable('schedules')
+      .set({ hook_sha256: sha256 })
+      .where('id', '=', id)
+      .where('kind', '=', 'hook')
+      .where('tenant', '=', who.tenant)
+      .where('owner', '=', who.owner)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return undefined;
+    return this.get(id);
+  }
+
   async latest(scheduleIds: readonly string[]): Promise<Map<string, { run?: ScheduleRun; skip?: ScheduleRun }>> {
     const found = new Map<string, { run?: ScheduleRun; skip?: ScheduleRun }>();
     if (scheduleIds.length === 0) return found;
@@ -207,6 +257,7 @@ function toRow(schedule: StoredSchedule): Insertable<SchedulesTable> {
     paused: schedule.paused ? 1 : 0,
     created_ms: schedule.createdMs,
     next_due_ms: schedule.nextDueMs ?? null,
+    hook_sha256: schedule.hookSha256 ?? null,
   };
 }
 
@@ -227,6 +278,7 @@ function fromRow(row: Selectable<SchedulesTable>): StoredSchedule {
     paused: row.paused === 1,
     createdMs: Number(row.created_ms),
     nextDueMs: row.next_due_ms === null ? undefined : Number(row.next_due_ms),
+    ...(row.hook_sha256 !== null && { hookSha256: row.hook_sha256 }),
   };
 }
 
@@ -239,6 +291,7 @@ function runRow(run: ScheduleRun): Insertable<ScheduleRunsTable> {
     task_id: run.taskId ?? null,
     claimed_ms: run.claimedMs,
     missed: run.missed,
+    input: run.input === undefined ? null : JSON.stringify(run.input),
   };
 }
 
@@ -251,5 +304,6 @@ function runFromRow(row: Selectable<ScheduleRunsTable>): ScheduleRun {
     ...(row.task_id !== null && { taskId: row.task_id }),
     claimedMs: Number(row.claimed_ms),
     missed: row.missed,
+    ...(row.input !== null && { input: JSON.parse(row.input) as HookInput }),
   };
 }

@@ -24,8 +24,10 @@ export interface SchedulesTable {
   time_zone: string;
   paused: number;
   created_ms: Counter;
-  /** The next due time, ms since the epoch; null once an `at` schedule has run. */
+  /** The next due time, ms since the epoch; null once an `at` schedule has run, and for a hook. */
   next_due_ms: Counter | null;
+  /** A hook's secret as its SHA-256 in hex (0022); null for the other kinds. Never the secret. */
+  hook_sha256: string | null;
 }
 
 /** A due run of a schedule, claimed (`claimed`, then `started`) or missed (`skipped`). */
@@ -40,4 +42,6 @@ export interface ScheduleRunsTable {
   claimed_ms: Counter;
   /** How many due times a skip stands for (1 for a run). */
   missed: number;
+  /** A hook's run: the body POSTed, as JSON (`{"text": ...}` or `{"data": ...}`, 0022); null otherwise. */
+  input: string | null;
 }

@@ -13,7 +13,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
 import { poll } from '../support/wait.js';
-import { startCluster, type Cluster } from './process.js';
+import { startCluster, type Cluster, type ServerProcess } from './process.js';
 import { createClient, dataOf, send, textOf } from './support.js';
 
 let cluster: Cluster | undefined;
@@ -171,5 +171,69 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
       /claimed by an instance that stopped is started here/.test(i.stderr()),
     );
     assert.equal(told.length, 1);
+  });
+  it("issue 39: a hook made on instance a is run by a POST to instance b (the store has its secret's hash), which never logs the secret", async () => {
+    await cluster?.close();
+    cluster = await startCluster({
+      names: ['a', 'b'],
+      start: 'one by one',
+      reply: 'done',
+      holdAfterChunks: 1,
+      config: { schedules: { pollMs: 100 } },
+    });
+    const [a, b] = cluster.instances as [ServerProcess, ServerProcess];
+    const [aClient, bClient] = cluster.clients as [Client, Client];
+    const first = await send(aClient, 'hello');
+    const made = await send(aClient, '/schedule hook triage this', { taskId: first.id });
+    const url = new URL(dataOf(made.status?.message).schedule.url);
+    assert.equal(url.origin, new URL(a.url).origin);
+    const secret = url.pathname.split('/').at(-1)!;
+    const onB = `${b.url}${url.pathname}`;
+    assert.equal(
+      (await fetch(onB.replace(secret, secret.split('').reverse().join('')), { method: 'POST' })).status,
+      404,
+    );
+    const answer = await fetch(onB, {
+      method: 'POST',
+      body: '{"alert":"disk full"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(answer.status, 202);
+    const { taskId } = (await answer.json()) as { taskId: string };
+    const run = await poll('the run started by b, ended', async () => {
+      const task = await bClient.getTask({ tenant: '', id: taskId, historyLength: 10 });
+      return task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
+    });
+    assert.equal(run.contextId, first.contextId);
+    assert.deepEqual(dataOf(run.history?.[0]), { alert: 'disk full' });
+    // A hook's claim left by an instance that died before its turn started: taken over and run with the body it kept.
+    const orphan = randomUUID();
+    const db = new pg.Client({ connectionString: cluster.schema.url });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO schedule_runs (schedule_id, due_ms, state, instance_id, task_id, claimed_ms, missed, input)
+         VALUES ($1, $2, 'claimed', 'an-instance-gone', $3, $2, 1, $4)`,
+        [url.pathname.split('/')[2], Date.now() - 1000, orphan, JSON.stringify({ text: 'the body kept' })],
+      );
+    } finally {
+      await db.end();
+    }
+    const taken = await poll('the orphaned hook run, started and ended', async () => {
+      const task = await bClient.getTask({ tenant: '', id: orphan, historyLength: 10 }).catch(() => undefined);
+      return task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
+    });
+    assert.deepEqual(
+      taken.history?.[0]?.parts.map((part) => part.content?.value),
+      ['triage this', 'the body kept'],
+    );
+    for (const instance of cluster.instances) assert.ok(!instance.stderr().includes(secret));
+    assert.deepEqual(
+      (await runRows(cluster.schema.url)).map((row) => row.state),
+      ['started', 'started'],
+    );
+    assert.match(b.stderr(), new RegExp(`/hooks/${url.pathname.split('/')[2]}/…`));
+    await cluster.close();
+    cluster = undefined;
   });
 });

@@ -70,6 +70,8 @@ const FORMS: Record<HarnessErrorCode, Row> = {
   scope_insufficient: [403, -32600, 403, 'PERMISSION_DENIED', 'PERMISSION_DENIED'],
   identity_unavailable: [503, -32603, 503, 'UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
   route_unknown: [404, -32601, 404, 'NOT_FOUND', 'UNIMPLEMENTED'],
+  // Issue 39: a POST to a paused hook's trigger URL.
+  hook_paused: [409, -32600, 409, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION'],
   provider_failed: INTERNAL,
   store_failed: INTERNAL,
   data_unusable: INTERNAL,
@@ -214,8 +216,14 @@ describe('harness errors on the wire (one table, src/server/a2a-errors.ts)', () 
     for (const code of CODES) {
       const { error, internal } = toA2AError(new HarnessError(code, `the ${code} case`));
       assert.ok(error instanceof A2AError, code);
-      // Refusals only an edge makes (401, 403, unknown route) are a bug if thrown behind one.
-      const edgeOnly = ['unauthenticated', 'token_invalid', 'scope_insufficient', 'route_unknown'].includes(code);
+      // Refusals only an edge makes (401, 403, unknown route, a paused hook's URL) are a bug if thrown behind one.
+      const edgeOnly = [
+        'unauthenticated',
+        'token_invalid',
+        'scope_insufficient',
+        'route_unknown',
+        'hook_paused',
+      ].includes(code);
       assert.equal(internal !== undefined, FORMS[code] === INTERNAL || edgeOnly, code);
     }
   });

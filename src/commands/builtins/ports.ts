@@ -193,7 +193,7 @@ export interface InstructionFileListing {
 /** A schedule as `/schedule` shows it (issue 39); times are ISO 8601, in UTC. */
 export interface ScheduleView {
   id: string;
-  /** `<when>` as it was given: a cron expression, `every 2h`, `at 2026-12-24T17:00`. */
+  /** `<when>` as it was given: a cron expression, `every 2h`, `at 2026-12-24T17:00`; `hook` for a trigger URL. */
   when: string;
   timeZone: string;
   prompt: string;
@@ -205,6 +205,8 @@ export interface ScheduleView {
   lastRun?: { dueAt: string; taskId?: string };
   /** The latest due times missed beyond `schedules.catchUpMs` (the harness was down), recorded. */
   lastSkip?: { dueAt: string; missed: number };
+  /** A hook's trigger URL, its secret in it: only in the reply that made or rotated it (the schedules keep its hash alone). */
+  url?: string;
 }
 
 /** What `/schedule <when> <prompt>` asks for. */
@@ -229,4 +231,12 @@ export interface ScheduleControl {
   remove(id: string, callContext: ServerCallContext): Promise<boolean>;
   /** The schedule as it becomes, or undefined when the caller has no such schedule. */
   setPaused(id: string, paused: boolean, callContext: ServerCallContext): Promise<ScheduleView | undefined>;
+  /** Stores a hook of the caller's: run by a POST to the URL in the view (`url`); or why not (`too_many`). */
+  createHook(
+    task: Task,
+    request: Omit<ScheduleRequest, 'when' | 'timeZone'>,
+    callContext: ServerCallContext,
+  ): Promise<ScheduleView | { refused: string; code: string }>;
+  /** Gives the caller's hook a new secret (the old URL answers 404 from now on); undefined when the caller has no such hook. */
+  rotateHook(id: string, callContext: ServerCallContext): Promise<ScheduleView | undefined>;
 }

@@ -3,18 +3,19 @@ import { REPLY_ERROR_KEY } from '../../wire.js';
 import type { ScheduleControl, ScheduleRequest, ScheduleView } from './ports.js';
 
 const USAGE =
-  'Write /schedule <when> <prompt>, where <when> is a cron expression in quotes ("0 8 * * 1-5"), every 2h, or at 2026-12-24T17:00; add tz=Europe/Paris for a time zone, --new-context to run each time in a new conversation. /schedule alone lists your schedules.';
+  'Write /schedule <when> <prompt>, where <when> is a cron expression in quotes ("0 8 * * 1-5"), every 2h, or at 2026-12-24T17:00; add tz=Europe/Paris for a time zone, --new-context to run each time in a new conversation. /schedule hook <prompt> gives a URL whose POST runs it. /schedule alone lists your schedules.';
 
 /**
  * `/schedule` (issue 39): `<when> <prompt>` runs the prompt on a schedule, each run a new task
  * in this conversation's context as its sender, with this task's model; alone, lists the
- * sender's schedules; `pause <id>` and `resume <id>`.
+ * sender's schedules; `pause <id>` and `resume <id>`; `hook <prompt>` makes a hook, run by a
+ * POST to the secret URL of the reply, and `hook rotate <id>` gives it a new one.
  */
 export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
   return {
     name: 'schedule',
     description: 'Run a prompt on a schedule (cron, every 2h, at a time), or list your schedules',
-    argumentHint: '[<when> <prompt> | pause <id> | resume <id>]',
+    argumentHint: '[<when> <prompt> | hook <prompt> | hook rotate <id> | pause <id> | resume <id>]',
     handler: async ({ args, task, callContext }) => {
       const words = args.trim().split(/\s+/);
       if (!args.trim()) {
@@ -25,6 +26,23 @@ export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
         const view = await schedules.setPaused(words[1]!, words[0] === 'pause', callContext);
         if (!view) return notFound(words[1]!);
         return { text: `${view.paused ? 'Paused' : 'Resumed'} ${describe(view)}`, data: { schedule: view } };
+      }
+      if (words[0] === 'hook') {
+        if (words[1] === 'rotate' && words.length === 3) {
+          const rotated = await schedules.rotateHook(words[2]!, callContext);
+          if (!rotated) return notFound(words[2]!, 'hook');
+          return {
+            text: `New trigger URL of hook ${rotated.id}; the old one answers 404 from now on. ${hookText(rotated)}`,
+            data: { schedule: rotated },
+          };
+        }
+        const made = await schedules.createHook(task, readHookRequest(args), callContext);
+        if ('refused' in made) return { text: made.refused, data: { [REPLY_ERROR_KEY]: made.code } };
+        const where = made.newContext ? 'a new conversation' : "this conversation's context";
+        return {
+          text: `Made hook ${made.id}: "${preview(made.prompt)}". Each POST runs it as a new task in ${where}. ${hookText(made)} /unschedule ${made.id} removes it; /schedule pause ${made.id} pauses it.`,
+          data: { schedule: made },
+        };
       }
       const outcome = await schedules.create(task, readRequest(args), callContext);
       if ('refused' in outcome) return { text: outcome.refused, data: { [REPLY_ERROR_KEY]: outcome.code } };
@@ -77,14 +95,34 @@ export function readRequest(args: string): ScheduleRequest {
   return { when, prompt, newContext, ...(timeZone && { timeZone }) };
 }
 
-function notFound(id: string) {
+/** Reads `hook [--new-context] <prompt>`. */
+export function readHookRequest(args: string): { prompt: string; newContext: boolean } {
+  let rest = args.trim().replace(/^hook(\s+|$)/, '');
+  let newContext = false;
+  for (let m; (m = /^--new-context(\s+|$)/.exec(rest)); rest = rest.slice(m[0].length)) newContext = true;
+  const prompt = rest.trim();
+  if (!prompt)
+    throw new CommandUsageError(
+      'Say what to run when the URL is POSTed: /schedule hook [--new-context] <prompt>. The body POSTed is added to the prompt.',
+    );
+  return { prompt, newContext };
+}
+
+/** The URL, said in this reply only: the schedules keep only its secret's hash. */
+function hookText(view: ScheduleView): string {
+  return `POST to ${view.url} (the body, text or JSON, is added to the prompt). Keep it secret: whoever has it runs the prompt as you; /schedule hook rotate ${view.id} replaces it.`;
+}
+
+function notFound(id: string, what = 'schedule') {
   return {
-    text: `You have no schedule ${id}: /schedule lists yours.`,
+    text: `You have no ${what} ${id}: /schedule lists yours.`,
     data: { [REPLY_ERROR_KEY]: 'schedule_not_found' },
   };
 }
 
 function describe(view: ScheduleView): string {
+  if (view.when === 'hook')
+    return `${view.id} (hook): "${preview(view.prompt)}". ${view.paused ? 'It is paused.' : 'Runs on each POST to its trigger URL.'}`;
   const next =
     view.next.length === 0
       ? view.paused
@@ -100,10 +138,14 @@ function listText(views: ScheduleView[]): string {
     const last = view.lastRun
       ? ` Last run: ${localTime(view.lastRun.dueAt, view.timeZone)}, task ${view.lastRun.taskId ?? '-'}.`
       : '';
+    const secret =
+      view.when === 'hook'
+        ? ` (Its URL is in the reply that made it; /schedule hook rotate ${view.id} gives a new one.)`
+        : '';
     const skip = view.lastSkip
       ? ` Skipped: ${view.lastSkip.missed} run${view.lastSkip.missed === 1 ? '' : 's'} from ${localTime(view.lastSkip.dueAt, view.timeZone)} (the server was down past schedules.catchUpMs).`
       : '';
-    return `- ${describe(view)}${last}${skip}`;
+    return `- ${describe(view)}${last}${skip}${secret}`;
   });
   return `Your schedules:\n${lines.join('\n')}`;
 }

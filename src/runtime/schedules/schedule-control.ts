@@ -4,6 +4,7 @@ import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { ScheduleControl, ScheduleRequest, ScheduleView } from '../../commands/index.js';
 import type { ScheduleRecords, ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
 import type { TaskModels } from '../task-models.js';
+import { newHookSecret } from './hook-secrets.js';
 import { nextDue, nextDues, readWhen } from './schedule-times.js';
 
 export interface ScheduleControlOptions {
@@ -14,6 +15,8 @@ export interface ScheduleControlOptions {
   /** The zone of a schedule that names none (`schedules.timeZone`). */
   timeZone: string;
   now: () => number;
+  /** A hook's trigger URL: the harness's public address (`publicUrl`, else the one it listens on) and the hook's path. */
+  hookUrl(id: string, secret: string): string;
 }
 
 /** `/schedule` and `/unschedule` on the store (issue 39): every call scoped to its caller's schedules. */
@@ -25,12 +28,43 @@ export class Schedules implements ScheduleControl {
     request: ScheduleRequest,
     callContext: ServerCallContext,
   ): Promise<ScheduleView | { refused: string; code: string }> {
-    const { records, models, maxPerUser, now } = this.options;
+    const { now } = this.options;
     const timeZone = request.timeZone ?? this.options.timeZone;
     const createdMs = now();
     const read = readWhen(request.when, timeZone, createdMs);
     if ('problem' in read) return { refused: read.problem, code: 'when_invalid' };
     const times = { ...read, timeZone, createdMs };
+    return this.add(task, request, callContext, { ...times, nextDueMs: nextDue(times, createdMs) });
+  }
+
+  async createHook(
+    task: Task,
+    request: Omit<ScheduleRequest, 'when' | 'timeZone'>,
+    callContext: ServerCallContext,
+  ): Promise<ScheduleView | { refused: string; code: string }> {
+    const { secret, sha256 } = newHookSecret();
+    const hook = { kind: 'hook' as const, spec: '', timeZone: this.options.timeZone, createdMs: this.options.now() };
+    const made = await this.add(task, request, callContext, { ...hook, nextDueMs: undefined, hookSha256: sha256 });
+    return 'refused' in made ? made : { ...made, url: this.options.hookUrl(made.id, secret) };
+  }
+
+  async rotateHook(id: string, callContext: ServerCallContext): Promise<ScheduleView | undefined> {
+    const { records, hookUrl } = this.options;
+    const { secret, sha256 } = newHookSecret();
+    const rotated = await records.rotateHook(ownerOf(callContext), id, sha256);
+    if (!rotated) return undefined;
+    const latest = await records.latest([id]);
+    return { ...this.view(rotated, latest.get(id) ?? {}), url: hookUrl(id, secret) };
+  }
+
+  /** Stores a schedule of the caller's, in the task's context with its model, within `maxPerUser` (hooks counted). */
+  private async add(
+    task: Task,
+    request: { prompt: string; newContext: boolean },
+    callContext: ServerCallContext,
+    times: Pick<StoredSchedule, 'kind' | 'spec' | 'timeZone' | 'createdMs' | 'nextDueMs' | 'hookSha256'>,
+  ): Promise<ScheduleView | { refused: string; code: string }> {
+    const { records, models, maxPerUser } = this.options;
     const schedule: StoredSchedule = {
       id: `s${randomBytes(5).toString('hex')}`,
       ...ownerOf(callContext),
@@ -42,11 +76,10 @@ export class Schedules implements ScheduleControl {
       prompt: request.prompt,
       ...times,
       paused: false,
-      nextDueMs: nextDue(times, createdMs),
     };
     if (!(await records.add(schedule, maxPerUser)))
       return {
-        refused: `You have ${maxPerUser} schedules, as many as one user may (schedules.maxPerUser): /unschedule one first.`,
+        refused: `You have ${maxPerUser} schedules, as many as one user may (schedules.maxPerUser, hooks counted): /unschedule one first.`,
         code: 'too_many',
       };
     return this.view(schedule, {});
@@ -109,6 +142,8 @@ function whenOf(schedule: StoredSchedule): string {
       return `at ${schedule.spec}`;
     case 'cron':
       return schedule.spec;
+    case 'hook':
+      return 'hook';
   }
 }
 

@@ -5,14 +5,14 @@
  * webhook gets every event with no client connected.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, type Message, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { Role, type Message, type Part, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { textPart } from '../../wire.js';
 import type { TaskEngine } from '../engine.js';
 import type { PushConfigs } from '../push-configs.js';
-import type { ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
+import type { HookInput, ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
 
-/** Metadata key on a scheduled run's message: `{ scheduleId, dueAt }` (ISO 8601). */
+/** Metadata key on a scheduled run's message: `{ scheduleId, dueAt }` (ISO 8601), and `hook: true` for a hook's run. */
 export const SCHEDULE_KEY = 'tiny-harness/schedule';
 
 export interface ScheduleRunsOptions {
@@ -47,8 +47,14 @@ export class ScheduleRuns {
       taskId: '',
       contextId: schedule.newContext ? randomUUID() : schedule.contextId,
       role: Role.ROLE_USER,
-      parts: [textPart(schedule.prompt)],
-      metadata: { [SCHEDULE_KEY]: { scheduleId: schedule.id, dueAt: new Date(claim.dueMs).toISOString() } },
+      parts: [textPart(schedule.prompt), ...inputParts(claim.input)],
+      metadata: {
+        [SCHEDULE_KEY]: {
+          scheduleId: schedule.id,
+          dueAt: new Date(claim.dueMs).toISOString(),
+          ...(schedule.kind === 'hook' && { hook: true }),
+        },
+      },
       extensions: [],
       referenceTaskIds: [],
     };
@@ -82,4 +88,11 @@ export class ScheduleRuns {
       return [];
     }
   }
+}
+
+/** A hook's body after the prompt: a text part for text, a data part for JSON (the model reads it as JSON text). */
+function inputParts(input: HookInput | undefined): Part[] {
+  if (input === undefined) return [];
+  if ('text' in input) return [textPart(input.text)];
+  return [{ content: { $case: 'data', value: input.data }, mediaType: 'application/json', filename: '', metadata: {} }];
 }

@@ -51,8 +51,10 @@ export function readWhen(when: string, timeZone: string, nowMs: number): ReadWhe
   return { kind: 'cron', spec: when };
 }
 
-/** The schedule's first due time after `afterMs`; undefined when none is left (an `at` that has passed). */
+/** The schedule's first due time after `afterMs`; undefined when none is left (an `at` that has passed, a hook). */
 export function nextDue(schedule: ScheduleTimes, afterMs: number): number | undefined {
+  // A hook is never due: a POST to its URL runs it.
+  if (schedule.kind === 'hook') return undefined;
   if (schedule.kind === 'every') {
     const step = Number(schedule.spec);
     const steps = Math.floor((afterMs - schedule.createdMs) / step) + 1;

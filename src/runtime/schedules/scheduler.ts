@@ -185,10 +185,9 @@ export class Scheduler {
   private async startClaimed(entry: Waiting): Promise<void> {
     const { schedule, claim } = entry;
     const key = `${claim.scheduleId} ${claim.dueMs}`;
-    const { runs, records, onError, onInfo } = this.options;
-    let started: StartedRun;
+    const { records, onError, onInfo } = this.options;
     try {
-      started = await traceScheduledRun(schedule.id, claim.dueMs, () => runs.start(schedule, claim));
+      await this.launch(schedule, claim);
     } catch (error) {
       if (hasErrorCode(error, 'turns_at_limit')) {
         if (!this.waiting.has(key)) onInfo('a scheduled run waits for a turn place', { schedule: schedule.id });
@@ -209,8 +208,18 @@ export class Scheduler {
       return;
     }
     this.waiting.delete(key);
+  }
+
+  /**
+   * Starts a claimed run's turn, as a trace of its own, and counts its outcome when it ends: a
+   * due run's, and a hook's (`hook-triggers.ts`). Throws what `startTurn` throws, the claim kept.
+   */
+  async launch(schedule: StoredSchedule, claim: ScheduleRun): Promise<StartedRun> {
+    const { runs } = this.options;
+    const started = await traceScheduledRun(schedule.id, claim.dueMs, () => runs.start(schedule, claim));
     const counted = this.countOutcome(claim, started).finally(() => this.runsUnderWay.delete(counted));
     this.runsUnderWay.add(counted);
+    return started;
   }
 
   private async countOutcome(claim: ScheduleRun, started: StartedRun): Promise<void> {
