@@ -49,6 +49,9 @@ export class Chat {
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
   private closed = false;
+  /** Whether `run` began; before, the task resumed is `opening`, whose sub-tasks still running are followed once it does. */
+  private running = false;
+  private opening: Task | undefined;
   /** Sub-tasks followed to their end; `onSubtask` is what shown sub-tasks are handed to. */
   private readonly subtasks: ChatSubtasks;
   /** Tool calls waiting for approval, answered with one key each. */
@@ -115,10 +118,13 @@ export class Chat {
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
     this.waiting.followRunning(task, replySoFar);
+    if (this.running) void this.subtasks.opened(task);
+    else this.opening = task;
   }
 
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
+    this.running = true;
     // Reading first: on a terminal, keys typed as soon as the welcome shows are read in raw mode,
     // not echoed and taken as a line by the terminal (the welcome is printed above the prompt).
     this.input.on('line', (line) => this.onLine(line));
@@ -139,6 +145,7 @@ export class Chat {
     if (commands.length === 0)
       this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
     if (this.waiting.size > 0) this.drain(); // the resumed task's running turn
+    if (this.opening) void this.subtasks.opened(this.opening); // and its sub-tasks still running
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;
