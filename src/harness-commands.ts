@@ -20,7 +20,7 @@ import type { HarnessOptions } from './harness-options.js';
 import { describeError, type Logger } from './log.js';
 import { CommandTurns } from './runtime/turn/command-turns.js';
 import { PromptCommands } from './runtime/prompt-commands.js';
-import type { CommandStarter } from './runtime/subtask-starter.js';
+import type { CommandStarter } from './engine-ports.js';
 
 export async function startCommandSources(
   options: HarnessOptions,

@@ -32,12 +32,11 @@ const COMPOSITION = new Set([
 
 /**
  * What each area may import besides itself. Areas are top-level folders of src/ or root files.
- * `typeOnly` lists single files an area may reach only through `import type`/`export type`.
- * None of them makes a circle of files (the cycle check below holds that); those left are
- * contracts declared by the area that uses them: the file-based commands → runtime's starters
- * and the tool box. The store, the coordination and the engine share theirs through `ports.ts`.
+ * No exceptions, not even for types: where two areas need the same types, they live in a ports
+ * file below both. The store, the coordination and the engine share theirs through `ports.ts`;
+ * the engine, its parts and the folders of commands, skills and agents through `engine-ports.ts`.
  */
-const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
+const RULES: Record<string, { may: string[] }> = {
   // Building blocks for any @a2a-js/sdk server (handler wrapping, message claims, client gone):
   // below the extension and the harness alike, so the extension can be mounted on a bare SDK server.
   a2a: { may: ['wire.ts'] },
@@ -47,6 +46,10 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   config: { may: ['errors.ts'] },
   // The contracts between the store, the coordination and the engine: the SDK's types and nothing else.
   'ports.ts': { may: [] },
+  // The engine's contracts: with its parts, with what starts turns, and with the command files,
+  // skills and agents (sub-tasks, inline command turns, delegations). Above ports.ts and the tool
+  // box's types, below everything that uses them.
+  'engine-ports.ts': { may: ['ports.ts', 'tools'] },
   // The same between the store and the runtime's schedules (issue 39).
   'schedule-ports.ts': { may: [] },
   // Tasks, their logs and the harness's records; the message-claim contract is a2a's.
@@ -69,6 +72,7 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'tools',
       'telemetry',
       'elicitations.ts',
+      'engine-ports.ts',
       'errors.ts',
       'log.ts',
       'ports.ts',
@@ -86,15 +90,24 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
   // are steps of the request path, of a2a/'s `around(call, next)` signature.
   telemetry: { may: ['a2a', 'errors.ts', 'log.ts', 'wire.ts'] },
   // Commands written in files: built on the registry, starting turns and sub-tasks through runtime's
-  // port; their `!` and `@` markers bounded by the workspace tools' root and shell rules (TOOL-6).
+  // ports (engine-ports.ts); their `!` and `@` markers bounded by the workspace tools' root and shell rules (TOOL-6).
   'file-commands': {
-    may: ['commands', 'errors.ts', 'folder-watcher.ts', 'log.ts', 'make-folder.ts', 'tools', 'wire.ts'],
-    typeOnly: ['runtime/subtask-starter.ts'],
+    may: [
+      'commands',
+      'engine-ports.ts',
+      'errors.ts',
+      'folder-watcher.ts',
+      'log.ts',
+      'make-folder.ts',
+      'tools',
+      'wire.ts',
+    ],
   },
   // Skills (Agent Skills folders): the model's `skill` tool and their commands, like file commands.
   skills: {
     may: [
       'commands',
+      'engine-ports.ts',
       'errors.ts',
       'file-commands',
       'folder-watcher.ts',
@@ -103,12 +116,12 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'tools',
       'wire.ts',
     ],
-    typeOnly: ['runtime/subtask-starter.ts', 'tools/tool-box.ts'],
   },
   // Sub-agents (Claude Code's agent files): read like skills, the `delegate` tool run by runtime's delegations.
   agents: {
     may: [
       'commands',
+      'engine-ports.ts',
       'errors.ts',
       'file-commands',
       'folder-watcher.ts',
@@ -118,7 +131,6 @@ const RULES: Record<string, { may: string[]; typeOnly?: string[] }> = {
       'tools',
       'wire.ts',
     ],
-    typeOnly: ['runtime/delegations.ts'],
   },
   // The command-line clients (chat, send): the SDK's client and the extension's names, nothing of the server.
   client: {
@@ -296,13 +308,8 @@ function violations(sources: ReadonlyMap<string, string>): string[] {
       const to = areaOf(target);
       if (to === from || !rule) continue; // inside its own area, or the composition root
       if (rule.may.includes(to)) continue;
-      if (rule.typeOnly?.includes(target)) {
-        if (!imp.typeOnly) problems.push(`${where}: ${from}/ may use ${target} only through \`import type\``);
-        continue;
-      }
-      const allowed = [...rule.may, ...(rule.typeOnly ?? []).map((t) => `${t} (type only)`)];
       problems.push(
-        `${where}: ${from} may not depend on ${to}${to.endsWith('.ts') ? '' : '/'} (allowed: ${allowed.join(', ') || 'nothing else in src/'})`,
+        `${where}: ${from} may not depend on ${to}${to.endsWith('.ts') ? '' : '/'} (allowed: ${rule.may.join(', ') || 'nothing else in src/'})`,
       );
     }
   }
@@ -525,8 +532,8 @@ describe('architecture', () => {
           'runtime/a.ts',
           "import { isCommandExchange } from '../commands/index.js';\nconst s = await import('../store/index.js');",
         ],
-        ['coordination/a.ts', "import type { TurnStarter } from '../runtime/engine-ports.js';"],
-        ['file-commands/a.ts', "import { CommandStarter } from '../runtime/subtask-starter.js';"],
+        ['coordination/a.ts', "import type { TurnStarter } from '../engine-ports.js';"],
+        ['file-commands/a.ts', "import type { CommandStarter } from '../runtime/subtasks.js';"],
         ['models/a.ts', "import { MockLanguageModelV3 } from 'ai/test';"],
         ['config/a.ts', "export { x } from '../../test/fixtures/model-server.js';"],
         ['log.ts', "import { y } from '../bench/long-history.js';"],
@@ -545,9 +552,9 @@ describe('architecture', () => {
       "src/store/a.ts:2 imports '../coordination/turn-leases.js': store may not depend on coordination/ (allowed: a2a, ports.ts, schedule-ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/store/b.ts:1 imports '../commands/extension.js': store may not depend on commands/ (allowed: a2a, ports.ts, schedule-ports.ts, errors.ts, log.ts, make-folder.ts, until-done.ts, wire.ts)",
       "src/server/a.ts:1 imports '../runtime/turns.js': server may not depend on runtime/ (allowed: log.ts, errors.ts, a2a, commands, elicitations.ts, public-network.ts, telemetry, wire.ts)",
-      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, elicitations.ts, errors.ts, log.ts, ports.ts, schedule-ports.ts, until-done.ts, wire.ts)",
-      "src/coordination/a.ts:1 imports '../runtime/engine-ports.js': coordination may not depend on runtime/ (allowed: store, ports.ts, errors.ts, log.ts)",
-      "src/file-commands/a.ts:1 imports '../runtime/subtask-starter.js': file-commands/ may use runtime/subtask-starter.ts only through `import type`",
+      "src/runtime/a.ts:2 imports '../store/index.js': runtime may not depend on store/ (allowed: a2a, commands, conversation, models, tools, telemetry, elicitations.ts, engine-ports.ts, errors.ts, log.ts, ports.ts, schedule-ports.ts, until-done.ts, wire.ts)",
+      "src/coordination/a.ts:1 imports '../engine-ports.js': coordination may not depend on engine-ports.ts (allowed: store, ports.ts, errors.ts, log.ts)",
+      "src/file-commands/a.ts:1 imports '../runtime/subtasks.js': file-commands may not depend on runtime/ (allowed: commands, engine-ports.ts, errors.ts, folder-watcher.ts, log.ts, make-folder.ts, tools, wire.ts)",
       "src/models/a.ts:1 imports 'ai/test': the AI SDK's test helpers are for tests only",
       "src/config/a.ts:1 imports '../../test/fixtures/model-server.js': reaches test/ (test/fixtures/model-server.ts); src/ must not depend on it",
       "src/log.ts:1 imports '../bench/long-history.js': reaches bench/ (bench/long-history.ts); src/ must not depend on it",

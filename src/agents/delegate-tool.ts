@@ -6,7 +6,7 @@
  */
 import type { ToolDirectory } from '../commands/index.js';
 import type { ToolBox, ToolEntry, ToolList, ToolOutcome, ToolTurn } from '../tools/index.js';
-import type { Delegator } from '../runtime/delegations.js';
+import type { Delegator } from '../engine-ports.js';
 import { AGENTS_SERVER, DELEGATE_TOOL_NAME, type Agent } from './load.js';
 
 export interface DelegationLimits {

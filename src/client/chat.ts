@@ -7,10 +7,9 @@
  * a sub-task is followed in the background and its result shown when it ends. The conversation
  * stays in one task while the agent waits for input, and moves to a new task in the same context
  * once a task has ended. A message typed during a turn waits for its end, on the agent's queue
- * when it has one (queued-turns.ts). Ctrl+C stops a running turn (`/stop`, CMD-32; CancelTask
- * with an agent that has no `/stop`); twice within a second, or again while the turn it stopped
- * ends, it leaves; at an empty prompt it exits, as Ctrl+D does. After a stopped turn, the
- * messages queued still run. Esc Esc lists the points `/rewind` can go back to; after `/fork`
+ * when it has one (queued-turns.ts). Ctrl+C stops a running turn, twice leaves, and at an empty
+ * prompt exits, as Ctrl+D does (chat-interrupts.ts). After a stopped turn, the messages queued
+ * still run. Esc Esc lists the points `/rewind` can go back to; after `/fork`
  * the chat offers to go on in the new task (conversation-actions.ts).
  */
 import type { Part, Task } from '@a2a-js/sdk';
@@ -26,15 +25,10 @@ import { turnEvents } from './resume.js';
 import { WaitingMessages, type QueuedOnAgent } from './queued-turns.js';
 import { ChatSubtasks } from './chat-subtasks.js';
 import { ApprovalKeys } from './chat-approval.js';
+import { ChatInterrupts, type ChatTurn } from './chat-interrupts.js';
 import { taskEndedNote } from './task-ended.js';
 import { TerminalPrompt } from './terminal-prompt.js';
 import { unknownCommandQuestion } from '../wire.js';
-
-/** How long a canceled turn may take to end before the chat stops waiting for it. */
-const CANCEL_GRACE_MS = 5000;
-
-/** Two Ctrl+C this close together leave, whatever the first one did (a turn stopped, and the next one started). */
-const DOUBLE_PRESS_MS = 1000;
 
 /** Where the chat runs: the terminal's two ends (or a pipe's), and the clock that times a double Ctrl+C. */
 export interface ChatTerminal {
@@ -44,17 +38,10 @@ export interface ChatTerminal {
   now?: () => number;
 }
 
-interface Turn {
-  reader: TurnReader;
-  abort: AbortController;
-  cancel: 'no' | 'wanted' | 'sent';
-  timer?: NodeJS.Timeout;
-}
-
 export class Chat {
   private taskId = '';
   private contextId = '';
-  private turn: Turn | undefined;
+  private turn: ChatTurn | undefined;
   /** Messages waiting for their turn, here or on the agent's queue. */
   private readonly waiting: WaitingMessages;
   private leftOnAgent = 0; // messages left queued on the agent when the chat was left
@@ -62,6 +49,9 @@ export class Chat {
   private unsure: string | undefined;
   private draining: Promise<void> | undefined;
   private closed = false;
+  /** Whether `run` began; before, the task resumed is `opening`, whose sub-tasks still running are followed once it does. */
+  private running = false;
+  private opening: Task | undefined;
   /** Sub-tasks followed to their end; `onSubtask` is what shown sub-tasks are handed to. */
   private readonly subtasks: ChatSubtasks;
   /** Tool calls waiting for approval, answered with one key each. */
@@ -70,9 +60,8 @@ export class Chat {
   private readonly input: ChatInput;
   private readonly screen: ChatScreen;
   private readonly card: CardRefresh;
-  private readonly now: () => number;
-  /** When Ctrl+C was last pressed. */
-  private lastInterrupt = -Infinity;
+  /** What Ctrl+C does (chat-interrupts.ts). */
+  private readonly interrupts: ChatInterrupts;
   /** Esc Esc's rewind list, and what follows `/rewind n` and `/fork` replies. */
   private readonly actions: ConversationActions;
 
@@ -80,7 +69,6 @@ export class Chat {
     private readonly connection: Connection,
     { input, output, now = Date.now }: ChatTerminal,
   ) {
-    this.now = now;
     this.style = styleFor(output);
     this.screen = new ChatScreen(output, this.style);
     this.input = chatInput(input, this.screen, () => offeredCommands(this.connection.commands));
@@ -107,6 +95,16 @@ export class Chat {
       canAsk: () => !this.closed && this.waiting.size === 0,
     });
     this.screen.onCommandReply = (reply) => (this.actions.replied(reply), this.approval.replied(reply));
+    this.interrupts = new ChatInterrupts({
+      connection,
+      screen: this.screen,
+      input: this.input,
+      now,
+      turn: () => this.turn,
+      draining: () => this.draining !== undefined,
+      leave: () => void this.leave(),
+      command: (text, taskId) => void this.commandDuringTurn(text, taskId),
+    });
   }
 
   /** A line about the conversation, before it starts. */
@@ -120,14 +118,17 @@ export class Chat {
     this.taskId = isTerminal(task.status?.state) ? '' : task.id;
     this.screen.history(task);
     this.waiting.followRunning(task, replySoFar);
+    if (this.running) void this.subtasks.opened(task);
+    else this.opening = task;
   }
 
   run(): Promise<number> {
     const { card, commands, url, client } = this.connection;
+    this.running = true;
     // Reading first: on a terminal, keys typed as soon as the welcome shows are read in raw mode,
     // not echoed and taken as a line by the terminal (the welcome is printed above the prompt).
     this.input.on('line', (line) => this.onLine(line));
-    this.input.on('interrupt', () => this.onInterrupt());
+    this.input.on('interrupt', () => this.interrupts.press());
     this.input.on('escape', (twice) => this.actions.escape(twice));
     this.input.on('edit', (text) => this.card.typed(text));
     this.input.start();
@@ -144,6 +145,7 @@ export class Chat {
     if (commands.length === 0)
       this.screen.line(this.style.dim("(This agent lists no commands; /help lists the chat's.)"));
     if (this.waiting.size > 0) this.drain(); // the resumed task's running turn
+    if (this.opening) void this.subtasks.opened(this.opening); // and its sub-tasks still running
     return new Promise((resolve) => {
       this.input.on('close', () => {
         this.closed = true;
@@ -272,7 +274,7 @@ export class Chat {
 
   /** Runs a message's turn: sent now, or, queued on the agent, read from the stream kept since. */
   private async runTurn(text: string, onAgent?: QueuedOnAgent, parts?: Part[]): Promise<TurnReader> {
-    const turn: Turn = { reader: new TurnReader(), abort: onAgent?.abort ?? new AbortController(), cancel: 'no' };
+    const turn: ChatTurn = { reader: new TurnReader(), abort: onAgent?.abort ?? new AbortController(), cancel: 'no' };
     const { reader } = turn;
     if (onAgent) reader.taskId = onAgent.taskId; // Ctrl+C can stop its turn before its first event
     if (onAgent?.replySoFar) this.screen.show(reader.replySoFar(onAgent.replySoFar), this.subtasks.onSubtask);
@@ -286,7 +288,7 @@ export class Chat {
       const events = onAgent?.events ?? turnEvents(this.connection.client, message, turn.abort.signal, said);
       for await (const event of events) {
         this.screen.show(reader.read(event), this.subtasks.onSubtask);
-        if (turn.cancel === 'wanted' && reader.taskId) this.endTurn(turn);
+        this.interrupts.read(turn);
       }
       this.screen.show(reader.finish(), this.subtasks.onSubtask);
       this.screen.endReply();
@@ -334,62 +336,12 @@ export class Chat {
     }
   }
 
-  private onInterrupt(): void {
-    const now = this.now();
-    const twice = now - this.lastInterrupt < DOUBLE_PRESS_MS;
-    this.lastInterrupt = now;
-    // A double press leaves, though the turn it stopped may have ended and a queued one started in between.
-    if (twice) return void this.leave();
-    const turn = this.turn;
-    if (turn) {
-      // A second Ctrl+C during the same turn leaves (the turn itself was asked to end already).
-      if (turn.cancel !== 'no') return void this.leave();
-      this.screen.line(
-        this.style.dim(
-          this.canStop ? '^C stopping the turn… (Ctrl+C again leaves)' : '^C canceling the turn… (Ctrl+C again leaves)',
-        ),
-      );
-      turn.cancel = 'wanted';
-      turn.timer = setTimeout(() => turn.abort.abort(), CANCEL_GRACE_MS);
-      if (turn.reader.taskId) this.endTurn(turn);
-      return;
-    }
-    if (this.draining) return;
-    if (this.input.text === '') {
-      this.input.close();
-      return;
-    }
-    // Like a shell: Ctrl+C drops what was typed.
-    this.input.clearText();
-  }
-
   /** Leaves now: what waits here is dropped, and said; what waits on the agent's queue stays there, and runs. */
   private async leave(): Promise<void> {
     const left = this.waiting.leave(); // before the turn's end lets the next message start
     this.turn?.abort.abort();
     this.leftOnAgent = await left;
     this.input.close();
-  }
-
-  /** Whether the agent lists `/stop`: then Ctrl+C keeps the conversation; otherwise it cancels the task. */
-  private get canStop(): boolean {
-    return this.connection.commands.some((command) => command.name === 'stop');
-  }
-
-  /** Asks the agent to end the running turn: `/stop` where it can, `CancelTask` otherwise. */
-  private endTurn(turn: Turn): void {
-    if (!this.canStop) return this.sendCancel(turn);
-    turn.cancel = 'sent';
-    void this.commandDuringTurn('/stop', turn.reader.taskId);
-  }
-
-  private sendCancel(turn: Turn): void {
-    turn.cancel = 'sent';
-    this.connection.client.cancelTask({ tenant: '', id: turn.reader.taskId, metadata: {} }).catch((error: unknown) => {
-      if (this.turn !== turn) return;
-      this.screen.line(this.style.error(`error: could not cancel: ${describeClientError(error, this.connection.url)}`));
-      turn.abort.abort();
-    });
   }
 
   /** The chat waits for a message again. */

@@ -7,7 +7,7 @@
 import { CommandUsageError, type CommandDefinition, type CommandResult } from '../commands/index.js';
 import { isHarnessError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import type { CommandStarter, SubtaskOptions } from '../runtime/subtask-starter.js';
+import type { CommandStarter, SubtaskOptions } from '../engine-ports.js';
 import type { CommandFileContent } from './front-matter.js';
 import { expandMarkers, type MarkerGrants } from './markers.js';
 import { expandedLength, MAX_PROMPT_CHARS } from './template.js';

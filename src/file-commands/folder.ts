@@ -17,7 +17,7 @@ import type { CommandRegistry, RegisteredCommand } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
 import { makeFolder, whyNoFolder } from '../make-folder.js';
 import { describeError, silentLogger, type Logger } from '../log.js';
-import type { CommandStarter } from '../runtime/subtask-starter.js';
+import type { CommandStarter } from '../engine-ports.js';
 import type { MarkerGrants } from './markers.js';
 import { fileCommandDefinition } from './file-command.js';
 import { FolderWatcher } from '../folder-watcher.js';

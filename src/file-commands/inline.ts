@@ -1,5 +1,5 @@
 import type { CommandResult } from '../commands/index.js';
-import type { CommandTurn } from '../runtime/subtask-starter.js';
+import type { CommandTurn } from '../engine-ports.js';
 
 /**
  * The reply of a command run inline (CMD-38): it started (its turn follows the reply on the same

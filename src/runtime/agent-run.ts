@@ -3,6 +3,7 @@
  * tools it may use (TOOL-3), and the agent it runs as when the `delegate` tool started it.
  */
 import { ALLOWED_TOOLS_KEY } from '../wire.js';
+import type { AgentRun } from '../engine-ports.js';
 
 /**
  * Task metadata key of a sub-task the `delegate` tool started (docs/agents.md): the agent it runs
@@ -10,14 +11,6 @@ import { ALLOWED_TOOLS_KEY } from '../wire.js';
  * when `mayDelegate` and `depth` is under `agents.maxDepth`.
  */
 export const AGENT_KEY = 'tiny-harness/agent';
-
-export interface AgentRun {
-  name: string;
-  /** 1 for a sub-agent of a conversation, 2 for one of its sub-agents, ... */
-  depth: number;
-  systemPrompt: string;
-  mayDelegate: boolean;
-}
 
 /** The agent a task runs as (`AGENT_KEY`); none for a conversation, or a sub-task a command started. */
 export function agentRunOf(metadata: Record<string, unknown> | undefined): AgentRun | undefined {

@@ -2,7 +2,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { hasErrorCode, HarnessError } from '../errors.js';
 import { isTerminal } from '../wire.js';
-import type { EngineStore } from './engine-ports.js';
+import type { EngineStore } from '../engine-ports.js';
 import { agentMessage, statusUpdate } from './events.js';
 import type { DecideStatus } from './task-writes.js';
 import { isFinalStatus } from './turn/turn-stream.js';

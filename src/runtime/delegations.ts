@@ -12,36 +12,8 @@ import { splitOutput } from '../tools/output.js';
 import type { ToolOutcome, ToolTurn } from '../tools/index.js';
 import { isTerminal, textOf } from '../wire.js';
 import { agentRunOf } from './agent-run.js';
-import type { SubtaskStarter } from './subtask-starter.js';
+import type { DelegatedAgent, Delegator, SubtaskStarter } from '../engine-ports.js';
 import type { LogSubscription, TaskSnapshot } from '../ports.js';
-
-/** An agent as a delegation runs it: the part of its definition the sub-task needs. */
-export interface DelegatedAgent {
-  name: string;
-  /** The sub-task's system prompt. */
-  prompt: string;
-  /** `provider:model` or a model's name; none: the parent's model. */
-  model?: string;
-  /** The only tools it may call (TOOL-3); none: all of them (`delegate` only when `mayDelegate`). */
-  tools?: string[];
-  /** Whether its own turns are offered `delegate` (its `tools` name it). */
-  mayDelegate: boolean;
-}
-
-/** Runs delegations to their end. */
-export interface Delegator {
-  /**
-   * Whether a turn of this task may delegate: within `agents.maxDepth`, and, for a sub-agent,
-   * when its definition allows it (`AgentRun.mayDelegate`).
-   */
-  mayDelegate(turn: Pick<ToolTurn, 'metadata'>): boolean;
-  /**
-   * Starts `agent` on `prompt` as a sub-task of the turn's task, waits until it ends (on any
-   * instance) and resolves with its reply as the call's outcome. `signal` aborting cancels the
-   * sub-task. Never throws: a refusal or a failure is a failed outcome the model reads.
-   */
-  delegate(turn: ToolTurn, agent: DelegatedAgent, prompt: string, signal: AbortSignal): Promise<ToolOutcome>;
-}
 
 export interface DelegationsOptions {
   starter: SubtaskStarter;

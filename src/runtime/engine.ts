@@ -11,22 +11,22 @@ import {
   turnInProgress,
 } from '../errors.js';
 import { CancelAndStop } from './cancel-and-stop.js';
-import type { EngineStore, RunningTurn, TurnEnd, TurnStarter } from './engine-ports.js';
+import type {
+  EngineStore,
+  RunningTurn,
+  StartedTurn,
+  Turn,
+  TurnEnd,
+  TurnOptions,
+  TurnStarter,
+} from '../engine-ports.js';
 import type { HarnessExecutor, TurnRequest } from './executor.js';
 import { openableTask } from './openable-task.js';
 import { TaskWrites, type DecideStatus } from './task-writes.js';
 import type { TurnLimit } from './turn/turn-limit.js';
 import { turnStream } from './turn/turn-stream.js';
 import { TurnWriter } from './turn/turn-writer.js';
-import {
-  TurnFenced,
-  TurnInterrupted,
-  TurnUnwritten,
-  type StartedTurn,
-  type Turn,
-  type TurnAbortReason,
-  type TurnOptions,
-} from './turn/turns.js';
+import { TurnFenced, TurnInterrupted, TurnUnwritten, type TurnAbortReason } from './turn/turns.js';
 import { untilDone } from '../until-done.js';
 import { within, WorkUnderWay } from './work-under-way.js';
 import { traceTurn } from '../telemetry/traces.js';

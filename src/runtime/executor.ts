@@ -23,8 +23,8 @@ import { allowedEntries, mayAllowServer, missingToolsText } from '../tools/index
 import type { ToolBox } from '../tools/index.js';
 import { grantedEntries } from './tool-grants.js';
 import { agentRunOf, allowedToolsOf } from './agent-run.js';
-import type { TurnEnd } from './engine-ports.js';
-import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turn/turns.js';
+import type { Turn, TurnEnd } from '../engine-ports.js';
+import { TurnCanceled, TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten } from './turn/turns.js';
 import { openingTask, TurnOpening, type TurnPublisher } from './turn/turn-opening.js';
 import { conversationEnd, subtaskEnd, type TurnOutcome } from './turn/turn-end.js';
 import { commandOfTurn } from './turn/command-turns.js';

@@ -11,7 +11,8 @@ import { agentMessage, statusUpdate } from './events.js';
 import type { TurnRequest, TurnResult } from './executor.js';
 import { openingTask, type TurnPublisher } from './turn/turn-opening.js';
 import { conversationEnd, type TurnOutcome } from './turn/turn-end.js';
-import { TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten, type Turn } from './turn/turns.js';
+import { TurnFenced, TurnInterrupted, TurnStopped, TurnUnwritten } from './turn/turns.js';
+import type { Turn } from '../engine-ports.js';
 import { isFinalStatus } from './turn/turn-stream.js';
 
 /** The notice a hosted agent's failed turn carries (`NOTICE_KEY`): the harness's words, not the agent's. */

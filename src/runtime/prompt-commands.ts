@@ -19,7 +19,7 @@ import {
 import { PromptUnavailable, type PromptEntry } from '../tools/index.js';
 import type { Logger } from '../log.js';
 import { COMMAND_NAME_PATTERN } from '../wire.js';
-import type { SubtaskStarter } from './subtask-starter.js';
+import type { SubtaskStarter } from '../engine-ports.js';
 
 /** What prompt commands need of the tool servers. */
 export interface PromptSource {

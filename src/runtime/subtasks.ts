@@ -13,7 +13,7 @@ import { CommandUsageError } from '../commands/index.js';
 import { HarnessError, isHarnessError } from '../errors.js';
 import type { TaskEngine } from './engine.js';
 import { agentMessage, statusUpdate } from './events.js';
-import type { SubtaskOptions, SubtaskStarter } from './subtask-starter.js';
+import type { SubtaskOptions, SubtaskStarter } from '../engine-ports.js';
 import { AGENT_KEY, agentRunOf } from './agent-run.js';
 import type { ModelOffer, TaskModels } from './task-models.js';
 import type { TaskView } from './subtask-metadata.js';

@@ -2,7 +2,7 @@ import { TaskState, type Message, type Task, type TaskStatusUpdateEvent } from '
 import { AgentEvent, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { ClaimKey, DecidedUpdate } from '../commands/index.js';
 import { HarnessError } from '../errors.js';
-import type { EngineStore } from './engine-ports.js';
+import type { EngineStore } from '../engine-ports.js';
 import { markGeneration } from '../a2a/index.js';
 import { withGeneration } from './turn/turn-stream.js';
 import { visibleHistory } from '../conversation/visible.js';

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Task } from '@a2a-js/sdk';
-import type { TurnStarter } from './engine-ports.js';
+import type { TurnStarter } from '../engine-ports.js';
 import { isCommandExchange, type ToolApprovalControl } from '../commands/index.js';
 import {
   APPROVE_COMMAND,

@@ -4,7 +4,7 @@
  * marked as the command's.
  */
 import { CommandUsageError, type CommandDefinition, type CommandResult } from '../commands/index.js';
-import type { CommandStarter } from '../runtime/subtask-starter.js';
+import type { CommandStarter } from '../engine-ports.js';
 import { inlineResult } from '../file-commands/inline.js';
 import { expandedLength, expandTemplate, MAX_PROMPT_CHARS } from '../file-commands/template.js';
 import type { Skill } from './load.js';

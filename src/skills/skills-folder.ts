@@ -7,7 +7,7 @@
  */
 import { CommandRegistrationError, type CommandRegistry, type RegisteredCommand } from '../commands/index.js';
 import { silentLogger, type Logger } from '../log.js';
-import type { CommandStarter } from '../runtime/subtask-starter.js';
+import type { CommandStarter } from '../engine-ports.js';
 import { WatchedFolder } from '../file-commands/watched-folder.js';
 import { loadSkills, SKILL_FILE, type LoadedSkills, type Skill } from './load.js';
 import { skillCommand } from './skill-commands.js';

@@ -12,7 +12,8 @@ import {
   withDelegateTool,
   type Agent,
 } from '../../src/agents/index.js';
-import { Delegations, type DelegatedAgent, type Delegator } from '../../src/runtime/delegations.js';
+import { Delegations } from '../../src/runtime/delegations.js';
+import type { DelegatedAgent, Delegator } from '../../src/engine-ports.js';
 import { AGENT_KEY } from '../../src/runtime/agent-run.js';
 import { HarnessError } from '../../src/errors.js';
 import type { ToolOutcome, ToolTurn } from '../../src/tools/index.js';

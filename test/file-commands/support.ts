@@ -13,12 +13,7 @@ import {
   type RegisteredCommand,
 } from '../../src/commands/index.js';
 import type { Logger } from '../../src/log.js';
-import type {
-  CommandStarter,
-  CommandTurn,
-  CommandTurnOptions,
-  SubtaskOptions,
-} from '../../src/runtime/subtask-starter.js';
+import type { CommandStarter, CommandTurn, CommandTurnOptions, SubtaskOptions } from '../../src/engine-ports.js';
 
 /** Shared set-up for the file-command tests: temporary folders, a recording starter, invocations. */
 

@@ -5,7 +5,7 @@ import type { TurnRequest, TurnResult } from '../../src/runtime/executor.js';
 import { statusUpdate } from '../../src/runtime/events.js';
 import { LocalCoordination } from '../../src/coordination/local-coordination.js';
 import type { TurnPublisher } from '../../src/runtime/turn/turn-opening.js';
-import type { Turn } from '../../src/runtime/turn/turns.js';
+import type { Turn } from '../../src/engine-ports.js';
 import type { Store } from '../../src/store/index.js';
 import { message, textPart } from '../store/helpers.js';
 

@@ -16,7 +16,8 @@ import {
 } from '../../src/runtime/turn/turn-end.js';
 import type { ModelGateway } from '../../src/runtime/model-gateway.js';
 import type { TaskModels } from '../../src/runtime/task-models.js';
-import { TurnUnwritten, type Turn } from '../../src/runtime/turn/turns.js';
+import { TurnUnwritten } from '../../src/runtime/turn/turns.js';
+import type { Turn } from '../../src/engine-ports.js';
 import { MODEL_KEY, NOTICE_KEY, SUBTASKS_KEY, textPart } from '../../src/wire.js';
 import { turnOf } from './engine-support.js';
 import type { TaskStateStore } from '../../src/ports.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server';
 import { HarnessError, hasErrorCode } from '../../src/errors.js';
-import type { Turn } from '../../src/runtime/turn/turns.js';
+import type { Turn } from '../../src/engine-ports.js';
 import { TurnFenced } from '../../src/runtime/turn/turns.js';
 import { readLogAfter } from '../../src/store/task-log.js';
 import { callContext, newTask, tempStore } from '../store/helpers.js';

@@ -19,8 +19,7 @@ import {
   type FromCommand,
   type WhileBusy,
 } from '../../wire.js';
-import type { TurnStarter } from '../engine-ports.js';
-import type { CommandTurn, CommandTurnOptions, CommandTurnStarter } from '../subtask-starter.js';
+import type { CommandTurn, CommandTurnOptions, CommandTurnStarter, TurnStarter } from '../../engine-ports.js';
 import type { ModelOffer } from '../task-models.js';
 import { RESUME_NOTICE } from '../tool-approvals.js';
 import { whileBusyOf, type TurnQueue } from './turn-queue.js';

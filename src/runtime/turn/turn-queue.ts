@@ -10,10 +10,9 @@ import {
   type QueuedNote,
   type WhileBusy,
 } from '../../wire.js';
-import type { TurnStarter } from '../engine-ports.js';
+import type { StartedTurn, TurnOptions, TurnStarter } from '../../engine-ports.js';
 import { rewindTo } from '../conversation-rewinds.js';
 import { openableTask } from '../openable-task.js';
-import type { StartedTurn, TurnOptions } from './turns.js';
 import { asStreamResponse, isFinalStatus, withGeneration } from './turn-stream.js';
 import type { Added, LogSubscription, QueuedMessage, TaskSnapshot } from '../../ports.js';
 

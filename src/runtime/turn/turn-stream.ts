@@ -4,7 +4,7 @@ import { clientGoneSignal } from '../../a2a/index.js';
 import { markGeneration } from '../../a2a/index.js';
 import { COMMAND_KEY, GENERATION_KEY, NOTICE_KEY } from '../../wire.js';
 import { ELICITATION_NOTICE } from '../../elicitations.js';
-import type { RunningTurn } from '../engine-ports.js';
+import type { RunningTurn } from '../../engine-ports.js';
 import type { LogSubscription, LoggedEvent } from '../../ports.js';
 
 /**
