@@ -26,7 +26,7 @@ import { HarnessError } from '../errors.js';
 import { dataPart, isFinalToolStatus, NOTICE_KEY, textPart, toolCallsOf } from '../wire.js';
 import type { LogSubscription } from '../ports.js';
 import type { TaskEngine } from './engine.js';
-import type { StartedTurn } from './turn/turns.js';
+import type { StartedTurn } from '../engine-ports.js';
 import { randomUUID } from 'node:crypto';
 import { agentMessage, statusUpdate } from './events.js';
 import { lostQuestionText, QUESTION_LOST_TEXT } from './elicitation-text.js';
