@@ -156,7 +156,11 @@ export class Scheduler {
       });
     }
     if (!claim) return;
-    this.options.onInfo('scheduled run claimed', { schedule: schedule.id, dueAt: new Date(claim.dueMs).toISOString() });
+    this.options.onInfo('scheduled run claimed', {
+      schedule: schedule.id,
+      dueAt: new Date(claim.dueMs).toISOString(),
+      instance: instanceId,
+    });
     await this.startClaimed({ schedule: { ...schedule, nextDueMs: next }, claim, attempts: 0 });
   }
 
@@ -176,6 +180,8 @@ export class Scheduler {
       this.options.onInfo('a scheduled run claimed by an instance that stopped is started here', {
         schedule: schedule.id,
         dueAt: new Date(claim.dueMs).toISOString(),
+        instance: instanceId,
+        from: orphan.instanceId,
       });
       await this.startClaimed({ schedule, claim, attempts: 0 });
     }
