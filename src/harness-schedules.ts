@@ -70,6 +70,7 @@ export function buildSchedules(
     maxPerUser: config.schedules.maxPerUser,
     timeZone: config.schedules.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
     now,
+    push,
   });
   return { control, scheduler };
 }

@@ -6,7 +6,8 @@
 /**
  * A prompt run on a schedule (issue 39, docs/schedules.md), as the store keeps it: its runs are
  * its user's (authenticated as the request that made it was), in its context or each in a new
- * one (`newContext`); the push configs of `originTaskId` (where `/schedule` was sent) deliver them.
+ * one (`newContext`); the push configs given with `/schedule` (`pushConfigs`) and those of
+ * `originTaskId` (where `/schedule` was sent) deliver them.
  */
 export interface StoredSchedule {
   id: string;
@@ -26,6 +27,17 @@ export interface StoredSchedule {
   createdMs: number;
   /** The next due time (ms since the epoch); undefined once an `at` schedule has run. */
   nextDueMs: number | undefined;
+  /** The push configs the `/schedule` message carried, set on each run's task; none: []. */
+  pushConfigs: SchedulePushConfig[];
+}
+
+/** A push-notification config kept with a schedule: as a task's (`ports.ts`), with no task. */
+export interface SchedulePushConfig {
+  id: string;
+  url: string;
+  /** Sent to the webhook, never logged nor shown. */
+  token: string;
+  authentication?: { scheme: string; credentials: string };
 }
 
 /** A due time of a schedule, claimed by an instance (then started) or skipped; `taskId` chosen with the claim, `missed` the due times a skip stands for. */

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './database.js';
 import type { ScheduleRunsTable, SchedulesTable } from './schedule-tables.js';
-import type { ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
+import type { SchedulePushConfig, ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
 
 type Owner = { tenant: string; owner: string };
 
@@ -207,6 +207,7 @@ function toRow(schedule: StoredSchedule): Insertable<SchedulesTable> {
     paused: schedule.paused ? 1 : 0,
     created_ms: schedule.createdMs,
     next_due_ms: schedule.nextDueMs ?? null,
+    push_configs: schedule.pushConfigs.length > 0 ? JSON.stringify(schedule.pushConfigs) : null,
   };
 }
 
@@ -227,6 +228,7 @@ function fromRow(row: Selectable<SchedulesTable>): StoredSchedule {
     paused: row.paused === 1,
     createdMs: Number(row.created_ms),
     nextDueMs: row.next_due_ms === null ? undefined : Number(row.next_due_ms),
+    pushConfigs: row.push_configs ? (JSON.parse(row.push_configs) as SchedulePushConfig[]) : [],
   };
 }
 

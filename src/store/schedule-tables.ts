@@ -26,6 +26,8 @@ export interface SchedulesTable {
   created_ms: Counter;
   /** The next due time, ms since the epoch; null once an `at` schedule has run. */
   next_due_ms: Counter | null;
+  /** The push configs given with `/schedule` (0023), as JSON: `[{id, url, token, authentication?}]`; null: none. */
+  push_configs: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A due run of a schedule, claimed (`claimed`, then `started`) or missed (`skipped`). */

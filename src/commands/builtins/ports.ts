@@ -1,4 +1,4 @@
-import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { CompactionPoint, ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
@@ -214,6 +214,8 @@ export interface ScheduleRequest {
   /** An IANA zone (`tz=Europe/Paris`); default the server's (`schedules.timeZone`). */
   timeZone?: string;
   newContext: boolean;
+  /** The push config the `/schedule` message carried (`configuration.taskPushNotificationConfig`): each run's too. */
+  pushConfig?: TaskPushNotificationConfig;
 }
 
 /** Schedules, as `/schedule` and `/unschedule` need them: each call is the caller's own. */

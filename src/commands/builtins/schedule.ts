@@ -15,7 +15,7 @@ export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
     name: 'schedule',
     description: 'Run a prompt on a schedule (cron, every 2h, at a time), or list your schedules',
     argumentHint: '[<when> <prompt> | pause <id> | resume <id>]',
-    handler: async ({ args, task, callContext }) => {
+    handler: async ({ args, task, callContext, pushConfig }) => {
       const words = args.trim().split(/\s+/);
       if (!args.trim()) {
         const listed = await schedules.list(callContext);
@@ -26,7 +26,8 @@ export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
         if (!view) return notFound(words[1]!);
         return { text: `${view.paused ? 'Paused' : 'Resumed'} ${describe(view)}`, data: { schedule: view } };
       }
-      const outcome = await schedules.create(task, readRequest(args), callContext);
+      const request = { ...readRequest(args), ...(pushConfig && { pushConfig }) };
+      const outcome = await schedules.create(task, request, callContext);
       if ('refused' in outcome) return { text: outcome.refused, data: { [REPLY_ERROR_KEY]: outcome.code } };
       const where = outcome.newContext ? 'a new conversation' : "this conversation's context";
       return {

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Task } from '@a2a-js/sdk';
 import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { ScheduleControl, ScheduleRequest, ScheduleView } from '../../commands/index.js';
-import type { ScheduleRecords, ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
+import { isHarnessError } from '../../errors.js';
+import type { SchedulePushConfig, ScheduleRecords, ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
+import type { PushConfigs } from '../push-configs.js';
 import type { TaskModels } from '../task-models.js';
 import { nextDue, nextDues, readWhen } from './schedule-times.js';
 
@@ -14,6 +16,8 @@ export interface ScheduleControlOptions {
   /** The zone of a schedule that names none (`schedules.timeZone`). */
   timeZone: string;
   now: () => number;
+  /** Checks a push config given with `/schedule` (`PushConfigs.check`); none: such a config is refused. */
+  push?: Pick<PushConfigs, 'check'>;
 }
 
 /** `/schedule` and `/unschedule` on the store (issue 39): every call scoped to its caller's schedules. */
@@ -31,6 +35,8 @@ export class Schedules implements ScheduleControl {
     const read = readWhen(request.when, timeZone, createdMs);
     if ('problem' in read) return { refused: read.problem, code: 'when_invalid' };
     const times = { ...read, timeZone, createdMs };
+    const pushConfigs = await this.pushConfigs(request);
+    if ('refused' in pushConfigs) return pushConfigs;
     const schedule: StoredSchedule = {
       id: `s${randomBytes(5).toString('hex')}`,
       ...ownerOf(callContext),
@@ -43,6 +49,7 @@ export class Schedules implements ScheduleControl {
       ...times,
       paused: false,
       nextDueMs: nextDue(times, createdMs),
+      pushConfigs,
     };
     if (!(await records.add(schedule, maxPerUser)))
       return {
@@ -50,6 +57,21 @@ export class Schedules implements ScheduleControl {
         code: 'too_many',
       };
     return this.view(schedule, {});
+  }
+
+  /** The push config the message carried, checked again here (the same check it passed on its way to its task). */
+  private async pushConfigs(
+    request: ScheduleRequest,
+  ): Promise<SchedulePushConfig[] | { refused: string; code: string }> {
+    const { push } = this.options;
+    if (!request.pushConfig) return [];
+    if (!push) return { refused: 'This server sends no push notifications.', code: 'push_not_supported' };
+    try {
+      return [await push.check(request.pushConfig)];
+    } catch (error) {
+      if (isHarnessError(error)) return { refused: error.message, code: 'params_invalid' };
+      throw error;
+    }
   }
 
   async list(callContext: ServerCallContext): Promise<ScheduleView[]> {

@@ -20,6 +20,7 @@ import { toolGrantsMigration } from './0018-tool-grants.js';
 import { pushLeasesMigration } from './0019-push-leases.js';
 import { writeRefusedMigration } from './0020-write-refused.js';
 import { schedulesMigration } from './0021-schedules.js';
+import { schedulePushConfigsMigration } from './0023-schedule-push-configs.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -55,4 +56,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0019_push_leases': pushLeasesMigration,
   '0020_write_refused': writeRefusedMigration,
   '0021_schedules': schedulesMigration,
+  '0023_schedule_push_configs': schedulePushConfigsMigration,
 };
