@@ -71,6 +71,7 @@ export function buildSchedules(
     timeZone: config.schedules.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
     now,
     push,
+    onChanged: () => scheduler.rearm(),
   });
   return { control, scheduler };
 }

@@ -67,6 +67,8 @@ export interface ScheduleRecords {
   ): Promise<StoredSchedule | undefined>;
   /** Schedules not paused whose next due time is at most `nowMs`. */
   due(nowMs: number, limit: number): Promise<StoredSchedule[]>;
+  /** The nearest next due time of the schedules not paused (ms since the epoch); undefined when none. */
+  nextDueAt(): Promise<number | undefined>;
   /**
    * In one transaction: moves the schedule's next due time from `fromMs` to `nextDueMs` and
    * inserts the runs' rows. False, writing nothing, when another instance moved it first: exactly once.

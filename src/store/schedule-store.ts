@@ -91,6 +91,16 @@ export class SqlSchedules implements ScheduleRecords {
     return rows.map(fromRow);
   }
 
+  async nextDueAt(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('schedules')
+      .select((eb) => eb.fn.min('next_due_ms').as('at'))
+      .where('paused', '=', 0)
+      .where('next_due_ms', 'is not', null)
+      .executeTakeFirst();
+    return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+  }
+
   async advance(
     scheduleId: string,
     fromMs: number,

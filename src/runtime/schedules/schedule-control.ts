@@ -18,6 +18,8 @@ export interface ScheduleControlOptions {
   now: () => number;
   /** Checks a push config given with `/schedule` (`PushConfigs.check`); none: such a config is refused. */
   push?: Pick<PushConfigs, 'check'>;
+  /** Told when a schedule was made or resumed: its due time may be the nearest (the scheduler's timer). */
+  onChanged?: () => void;
 }
 
 /** `/schedule` and `/unschedule` on the store (issue 39): every call scoped to its caller's schedules. */
@@ -56,6 +58,7 @@ export class Schedules implements ScheduleControl {
         refused: `You have ${maxPerUser} schedules, as many as one user may (schedules.maxPerUser): /unschedule one first.`,
         code: 'too_many',
       };
+    this.options.onChanged?.();
     return this.view(schedule, {});
   }
 
@@ -94,6 +97,7 @@ export class Schedules implements ScheduleControl {
     const next = paused ? current.nextDueMs : nextDue(current, now() - 1);
     const updated = await records.setPaused(who, id, paused, next);
     if (!updated) return undefined;
+    if (!paused) this.options.onChanged?.();
     const latest = await records.latest([id]);
     return this.view(updated, latest.get(id) ?? {});
   }
