@@ -286,6 +286,9 @@ describe('issue 39: schedules', () => {
         metadata: {},
       })) as Task;
       const id = dataOf(made.status?.message).schedule.id as string;
+      assert.equal(dataOf(made.status?.message).schedule.webhooks, 1);
+      assert.match(textOf(made.status?.message), /pushed to the webhook given with \/schedule/);
+      assert.doesNotMatch(JSON.stringify(made), /schedule-token/);
       // Set on the task /schedule was sent to as well, as a message's config is (A2A); taken off
       // it here, the schedule still has its own.
       const onTask = await client.listTaskPushNotificationConfig({

@@ -205,6 +205,8 @@ export interface ScheduleView {
   lastRun?: { dueAt: string; taskId?: string };
   /** The latest due times missed beyond `schedules.catchUpMs` (the harness was down), recorded. */
   lastSkip?: { dueAt: string; missed: number };
+  /** How many push configs were given with `/schedule` (their URLs and tokens are not shown); absent: none. */
+  webhooks?: number;
 }
 
 /** What `/schedule <when> <prompt>` asks for. */

@@ -92,7 +92,8 @@ function describe(view: ScheduleView): string {
         ? 'It is paused.'
         : 'No run is left.'
       : `Next run${view.next.length === 1 ? '' : 's'}: ${view.next.map((at) => localTime(at, view.timeZone)).join(', ')} (${view.timeZone}).`;
-  return `${view.id} (${view.when}): "${preview(view.prompt)}". ${next}`;
+  const pushed = view.webhooks ? ` Its runs are pushed to the webhook given with /schedule.` : '';
+  return `${view.id} (${view.when}): "${preview(view.prompt)}". ${next}${pushed}`;
 }
 
 function listText(views: ScheduleView[]): string {

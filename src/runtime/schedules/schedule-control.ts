@@ -118,6 +118,7 @@ export class Schedules implements ScheduleControl {
       next: next.map((ms) => new Date(ms).toISOString()),
       ...(run && { lastRun: { dueAt: new Date(run.dueMs).toISOString(), ...(run.taskId && { taskId: run.taskId }) } }),
       ...(skip && { lastSkip: { dueAt: new Date(skip.dueMs).toISOString(), missed: skip.missed } }),
+      ...(schedule.pushConfigs.length > 0 && { webhooks: schedule.pushConfigs.length }),
     };
   }
 }
