@@ -12,7 +12,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
-import { poll } from '../support/wait.js';
+import { poll, WAIT_MS } from '../support/wait.js';
 import { parseExposition, valueOf } from '../telemetry/exposition.js';
 import { startCluster, type Cluster, type ServerProcess } from './process.js';
 import { createClient, dataOf, send, textOf } from './support.js';
@@ -177,6 +177,8 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
     };
     try {
       await lock.query('BEGIN');
+      // Bounded as every wait of the tests is: a lock that cannot be had fails the test, naming it.
+      await lock.query(`SET LOCAL lock_timeout = ${WAIT_MS}`);
       await lock.query('LOCK TABLE push_configs IN ACCESS EXCLUSIVE MODE');
       // Due now (it would be in a day): the instances' next look claims it.
       await withDb(url, (db) => db.query('UPDATE schedules SET next_due_ms = $2 WHERE id = $1', [id, Date.now()]));
