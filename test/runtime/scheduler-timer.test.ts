@@ -13,12 +13,21 @@ const POLL_MS = 60_000;
 
 function setUp(t: TestContext, nearest: number | undefined) {
   t.mock.timers.enable({ apis: ['setTimeout'] });
-  const state = { now: 1_000_000, nearest, looks: 0, due: [] as StoredSchedule[], errors: [] as string[] };
+  const state = {
+    now: 1_000_000,
+    nearest,
+    looks: 0,
+    due: [] as StoredSchedule[],
+    dueOnce: false,
+    errors: [] as string[],
+  };
   const records = {
     orphaned: async () => [],
     due: async () => {
       state.looks++;
-      return state.due;
+      const page = state.due;
+      if (state.dueOnce) state.due = [];
+      return page;
     },
     nextDueAt: async () => state.nearest,
     // Another instance claims first: the claim is refused, the schedule stays due here.
@@ -85,16 +94,7 @@ describe('issue 39: the scheduler wakes at the next due time', () => {
 
   it('issue 39: a due time it could not claim is tried again after pollMs, not in a loop', async (t) => {
     const { state, scheduler, settle, advance } = setUp(t, 1_000_000);
-    state.due = [
-      {
-        id: 's1',
-        kind: 'every',
-        spec: String(3_600_000),
-        timeZone: 'UTC',
-        createdMs: 1_000_000 - 3_600_000,
-        nextDueMs: 1_000_000,
-      } as StoredSchedule,
-    ];
+    state.due = [dueSchedule('s1')];
     scheduler.start();
     await settle();
     assert.equal(state.looks, 1);
@@ -104,4 +104,24 @@ describe('issue 39: the scheduler wakes at the next due time', () => {
     assert.equal(state.looks, 2);
     assert.deepEqual(state.errors, []);
   });
+
+  it('issue 39: more schedules due than one look reads: it looks again at once', async (t) => {
+    const { state, scheduler, settle } = setUp(t, undefined);
+    state.due = Array.from({ length: 100 }, (_, i) => dueSchedule(`s${i}`));
+    state.dueOnce = true;
+    scheduler.start();
+    await settle();
+    assert.equal(state.looks, 2, 'the full page, then the rest (none here)');
+  });
 });
+
+function dueSchedule(id: string): StoredSchedule {
+  return {
+    id,
+    kind: 'every',
+    spec: String(3_600_000),
+    timeZone: 'UTC',
+    createdMs: 1_000_000 - 3_600_000,
+    nextDueMs: 1_000_000,
+  } as StoredSchedule;
+}

@@ -51,6 +51,9 @@ interface Waiting {
   attempts: number;
 }
 
+/** The most due schedules one look reads. */
+const DUE_PAGE = 100;
+
 /** Attempts at starting a claimed run that fails for a reason other than the turn bound. */
 const MAX_ATTEMPTS = 5;
 
@@ -153,12 +156,17 @@ export class Scheduler {
     }
     await this.takeOverOrphans();
     const { records, now } = this.options;
-    for (const schedule of await records.due(now(), 100)) {
+    const due = await records.due(now(), DUE_PAGE);
+    let fired = 0;
+    for (const schedule of due) {
       if (this.stopped) return;
-      await this.fire(schedule).catch((error: unknown) =>
-        this.options.onError(error, 'claiming a due run', schedule.id),
+      await this.fire(schedule).then(
+        () => fired++,
+        (error: unknown) => this.options.onError(error, 'claiming a due run', schedule.id),
       );
     }
+    // More may be due than one page: looked at again at once, unless none of this page could be claimed.
+    if (due.length === DUE_PAGE && fired > 0) this.again = true;
   }
 
   /** Claims the schedule's due run (skipping the times missed beyond catch-up), then starts it. */
