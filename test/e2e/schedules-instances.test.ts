@@ -15,7 +15,8 @@ import { POSTGRES } from '../support/postgres.js';
 import { poll, WAIT_MS } from '../support/wait.js';
 import { parseExposition, valueOf } from '../telemetry/exposition.js';
 import { startCluster, type Cluster, type ServerProcess } from './process.js';
-import { createClient, dataOf, send, textOf } from './support.js';
+import { deduped, startReceiver } from './push-receiver.js';
+import { createClient, dataOf, send, textOf, userMessage } from './support.js';
 
 let cluster: Cluster | undefined;
 
@@ -247,6 +248,61 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
       await lock.end();
       await cluster?.close();
       cluster = undefined;
+    }
+  });
+
+  it('issue 39: on PostgreSQL, a push config sent with /schedule is kept in the store with it: the run, on whichever instance claims it, is pushed to it', async () => {
+    const receiver = await startReceiver();
+    cluster = await startCluster({
+      start: 'together',
+      reply: 'done',
+      holdAfterChunks: 1,
+      config: { schedules: { pollMs: 100 }, push: { allowPrivateNetworks: true } },
+    });
+    try {
+      const [a] = cluster.clients as [Client, Client, Client];
+      const first = await send(a, 'hello');
+      const made = (await a.sendMessage({
+        tenant: '',
+        message: userMessage('/schedule every 1d pushed from the store', { taskId: first.id }),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: {
+            tenant: '',
+            id: 'given',
+            taskId: '',
+            url: receiver.url,
+            token: 'pg-token',
+            authentication: undefined,
+          },
+          returnImmediately: false,
+        },
+        metadata: {},
+      })) as Task;
+      const id = dataOf(made.status?.message).schedule.id as string;
+      // Off the task /schedule was sent to: what pushes the run is the schedule's own copy.
+      await a.deleteTaskPushNotificationConfig({ tenant: '', taskId: first.id, id: 'given' });
+      await withDb(cluster.schema.url, (db) =>
+        db.query('UPDATE schedules SET next_due_ms = $2 WHERE id = $1', [id, Date.now()]),
+      );
+      const ofRun = () =>
+        deduped(receiver.received).filter(
+          (x) => (x.body.task?.id ?? x.body.statusUpdate?.taskId ?? x.body.artifactUpdate?.taskId) !== first.id,
+        );
+      await poll("the run's end pushed", () =>
+        ofRun().some(
+          (x) => x.kind === 'statusUpdate' && /INPUT_REQUIRED/.test(String(x.body.statusUpdate.status?.state)),
+        ),
+      );
+      const events = ofRun();
+      assert.equal(events[0]!.kind, 'task');
+      assert.match(JSON.stringify(events[0]!.body.task.history), /pushed from the store/);
+      assert.ok(events.every((x) => x.headers['x-a2a-notification-token'] === 'pg-token'));
+      assert.ok(!cluster.instances.some((instance) => instance.stderr().includes('pg-token')), 'no token logged');
+    } finally {
+      await cluster.close();
+      cluster = undefined;
+      await receiver.close();
     }
   });
 
