@@ -78,6 +78,8 @@ export function buildSchedules(
     // The address clients reach, as the card names it (behind a proxy, `publicUrl`).
     hookUrl: (id, secret) =>
       `${options.publicUrl ?? config.publicUrl ?? endpoints.httpUrl}${HOOKS_PATH}/${id}/${secret}`,
+    push,
+    onChanged: () => scheduler.rearm(),
   });
   const hooks = new HookTriggers({
     records: store.schedules,

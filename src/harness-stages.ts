@@ -350,6 +350,8 @@ export async function startCommands(
     if (recovered > 0) log.warn('turns of an instance that stopped were ended as interrupted', { tasks: recovered });
     // Their queues run on here: the instance that would have run them is gone.
     for (const taskId of taskIds) await queue.run(taskId);
+    // Its scheduled runs claimed and not started are taken over at once, not at the next look.
+    schedules?.scheduler.lookNow();
   });
   const scheduleParts = { store, coordination, engine, view, push, taskModels, metrics, endpoints };
   const schedules = buildSchedules(options, scheduleParts, log);

@@ -6,7 +6,8 @@
 /**
  * A prompt run on a schedule (issue 39, docs/schedules.md), as the store keeps it: its runs are
  * its user's (authenticated as the request that made it was), in its context or each in a new
- * one (`newContext`); the push configs of `originTaskId` (where `/schedule` was sent) deliver them.
+ * one (`newContext`); the push configs given with `/schedule` (`pushConfigs`) and those of
+ * `originTaskId` (where `/schedule` was sent) deliver them.
  */
 export interface StoredSchedule {
   id: string;
@@ -31,6 +32,17 @@ export interface StoredSchedule {
   nextDueMs: number | undefined;
   /** A hook's secret, as its SHA-256 (hex): the secret itself is never stored. */
   hookSha256?: string;
+  /** The push configs the `/schedule` message carried, set on each run's task; none: []. */
+  pushConfigs: SchedulePushConfig[];
+}
+
+/** A push-notification config kept with a schedule: as a task's (`ports.ts`), with no task. */
+export interface SchedulePushConfig {
+  id: string;
+  url: string;
+  /** Sent to the webhook, never logged nor shown. */
+  token: string;
+  authentication?: { scheme: string; credentials: string };
 }
 
 /** What a POST to a hook's URL gave its run, added to the prompt: its text, or its JSON. */
@@ -65,6 +77,8 @@ export interface ScheduleRecords {
   ): Promise<StoredSchedule | undefined>;
   /** Schedules not paused whose next due time is at most `nowMs`. */
   due(nowMs: number, limit: number): Promise<StoredSchedule[]>;
+  /** The nearest next due time of the schedules not paused (ms since the epoch); undefined when none. */
+  nextDueAt(): Promise<number | undefined>;
   /**
    * In one transaction: moves the schedule's next due time from `fromMs` to `nextDueMs` and
    * inserts the runs' rows. False, writing nothing, when another instance moved it first: exactly once.

@@ -4,7 +4,7 @@ import * as z from 'zod';
 export const DEFAULT_SCHEDULES_MAX_PER_USER = 50;
 /** Ten minutes: a restart or a short outage still runs what came due meanwhile; a long one skips it. */
 export const DEFAULT_SCHEDULES_CATCH_UP_MS = 600_000;
-export const DEFAULT_SCHEDULES_POLL_MS = 1000;
+export const DEFAULT_SCHEDULES_POLL_MS = 10_000;
 /** 64 KiB: a webhook's payload or a page of text, not a file. */
 export const DEFAULT_SCHEDULES_HOOK_MAX_BYTES = 65_536;
 
@@ -33,7 +33,9 @@ export const schedulesSchema = z.strictObject({
     .min(100, 'must be at least 100')
     .max(60_000)
     .default(DEFAULT_SCHEDULES_POLL_MS)
-    .describe('How often, in milliseconds, each instance looks for due runs.'),
+    .describe(
+      "The longest, in milliseconds, an instance waits between two looks for due runs: each wakes at the nearest due time it knows, and finds within this another instance's new schedule or a claim left by an instance that stopped.",
+    ),
   hookMaxBytes: z
     .number()
     .int('must be a whole number of bytes')

@@ -57,6 +57,15 @@ export class PushConfigs {
     };
   }
 
+  /**
+   * A config checked as `create` and `forTurn` check it (its URL, its fields), for no task yet:
+   * what `/schedule` keeps for its runs. Throws `params_invalid` when refused.
+   */
+  async check(params: TaskPushNotificationConfig): Promise<Omit<StoredPushConfig, 'taskId'>> {
+    const { taskId: _none, ...config } = await this.checked(params, '');
+    return config;
+  }
+
   async get(taskId: string, id: string, context: ServerCallContext, tenant = ''): Promise<TaskPushNotificationConfig> {
     const config = await this.options.records.get(scopeOf(context), requireId(taskId, 'taskId'), requireId(id, 'id'));
     if (!config) throw new HarnessError('task_not_found', `Push notification config not found: ${id} (task ${taskId})`);

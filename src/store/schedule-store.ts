@@ -2,7 +2,7 @@ import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
 import type { ScheduleRunsTable, SchedulesTable } from './schedule-tables.js';
-import type { HookInput, ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
+import type { HookInput, SchedulePushConfig, ScheduleRecords, ScheduleRun, StoredSchedule } from '../schedule-ports.js';
 
 type Owner = { tenant: string; owner: string };
 
@@ -90,6 +90,16 @@ export class SqlSchedules implements ScheduleRecords {
       .limit(limit)
       .execute();
     return rows.map(fromRow);
+  }
+
+  async nextDueAt(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('schedules')
+      .select((eb) => eb.fn.min('next_due_ms').as('at'))
+      .where('paused', '=', 0)
+      .where('next_due_ms', 'is not', null)
+      .executeTakeFirst();
+    return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
   }
 
   async advance(
@@ -258,6 +268,7 @@ function toRow(schedule: StoredSchedule): Insertable<SchedulesTable> {
     created_ms: schedule.createdMs,
     next_due_ms: schedule.nextDueMs ?? null,
     hook_sha256: schedule.hookSha256 ?? null,
+    push_configs: schedule.pushConfigs.length > 0 ? JSON.stringify(schedule.pushConfigs) : null,
   };
 }
 
@@ -279,6 +290,7 @@ function fromRow(row: Selectable<SchedulesTable>): StoredSchedule {
     createdMs: Number(row.created_ms),
     nextDueMs: row.next_due_ms === null ? undefined : Number(row.next_due_ms),
     ...(row.hook_sha256 !== null && { hookSha256: row.hook_sha256 }),
+    pushConfigs: row.push_configs ? (JSON.parse(row.push_configs) as SchedulePushConfig[]) : [],
   };
 }
 

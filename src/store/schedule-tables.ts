@@ -28,6 +28,8 @@ export interface SchedulesTable {
   next_due_ms: Counter | null;
   /** A hook's secret as its SHA-256 in hex (0022); null for the other kinds. Never the secret. */
   hook_sha256: string | null;
+  /** The push configs given with `/schedule` (0023), as JSON: `[{id, url, token, authentication?}]`; null: none. */
+  push_configs: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A due run of a schedule, claimed (`claimed`, then `started`) or missed (`skipped`). */

@@ -81,7 +81,7 @@ describe('config schema', () => {
         keepFailedForMs: 7 * 86_400_000,
       },
       queue: { maxPerTask: 16 },
-      schedules: { enabled: true, maxPerUser: 50, catchUpMs: 600_000, pollMs: 1000, hookMaxBytes: 65_536 },
+      schedules: { enabled: true, maxPerUser: 50, catchUpMs: 600_000, pollMs: 10_000, hookMaxBytes: 65_536 },
       agents: { maxDepth: 2, maxParallel: 4, timeoutMs: 1_800_000 },
       metrics: { enabled: true },
       providers: {},

@@ -12,9 +12,11 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
 import { POSTGRES } from '../support/postgres.js';
-import { poll } from '../support/wait.js';
+import { poll, WAIT_MS } from '../support/wait.js';
+import { parseExposition, valueOf } from '../telemetry/exposition.js';
 import { startCluster, type Cluster, type ServerProcess } from './process.js';
-import { createClient, dataOf, send, textOf } from './support.js';
+import { deduped, startReceiver } from './push-receiver.js';
+import { createClient, dataOf, send, textOf, userMessage } from './support.js';
 
 let cluster: Cluster | undefined;
 
@@ -52,6 +54,27 @@ async function runRows(url: string): Promise<Array<{ schedule_id: string; state:
   } finally {
     await client.end();
   }
+}
+
+/** Runs `work` on a connection of its own to the cluster's schema, then closes it. */
+async function withDb<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+/** The instance's count of scheduled runs that ended (any outcome but `skipped` and `not_started`), from its `/metrics`. */
+async function runsEnded(instance: ServerProcess): Promise<number> {
+  const response = await fetch(`${instance.url}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  assert.equal(response.status, 200);
+  const families = parseExposition(await response.text());
+  return ['completed', 'failed', 'input_required', 'canceled', 'rejected']
+    .map((outcome) => valueOf(families, 'tiny_harness_schedule_runs_total', { outcome }))
+    .reduce((a, b) => a + b, 0);
 }
 
 describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
@@ -127,6 +150,160 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
     );
     await cluster.close();
     cluster = undefined;
+  });
+
+  it('issue 39: three instances, one killed (kill -9) just after its claim committed, before its run made a task: another takes the claim over and runs it, once', async () => {
+    cluster = await startCluster({
+      instanceLeaseMs: 1000,
+      start: 'together',
+      reply: 'done',
+      holdAfterChunks: 1,
+      config: { schedules: { pollMs: 100 } },
+    });
+    const [a] = cluster.clients as [Client, Client, Client];
+    const url = cluster.schema.url;
+    const first = await send(a, 'hello');
+    const prompt = 'claimed then killed';
+    const made = await send(a, `/schedule every 1d ${prompt}`, { taskId: first.id });
+    const id = dataOf(made.status?.message).schedule.id as string;
+    // The first thing a run does after its claim has committed is read the push configs to set
+    // on its task (runtime/schedules/schedule-runs.ts): with that table locked, the instance
+    // that claims stops right there, its claim committed, nothing of its run written yet.
+    const lock = new pg.Client({ connectionString: url });
+    await lock.connect();
+    let locked = true;
+    const unlock = async () => {
+      if (locked) await lock.query('ROLLBACK');
+      locked = false;
+    };
+    try {
+      await lock.query('BEGIN');
+      // Bounded as every wait of the tests is: a lock that cannot be had fails the test, naming it.
+      await lock.query(`SET LOCAL lock_timeout = ${WAIT_MS}`);
+      await lock.query('LOCK TABLE push_configs IN ACCESS EXCLUSIVE MODE');
+      // Due now (it would be in a day): the instances' next look claims it.
+      await withDb(url, (db) => db.query('UPDATE schedules SET next_due_ms = $2 WHERE id = $1', [id, Date.now()]));
+      const claim = await poll('the run claimed', () =>
+        withDb(url, async (db) => {
+          const { rows } = await db.query(
+            `SELECT instance_id, task_id, state FROM schedule_runs WHERE schedule_id = $1`,
+            [id],
+          );
+          return rows[0] as { instance_id: string; task_id: string; state: string } | undefined;
+        }),
+      );
+      assert.equal(claim.state, 'claimed');
+      // Its claimer is held by the lock, right after the claim: no turn lease, no task for the run yet.
+      await poll('the claiming instance, waiting on the lock', () =>
+        withDb(url, async (db) => {
+          const { rows } = await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+            [`tiny-harness ${claim.instance_id}`],
+          );
+          return rows.length > 0;
+        }),
+      );
+      const before = await withDb(url, async (db) => ({
+        tasks: (await db.query('SELECT 1 FROM tasks WHERE id = $1', [claim.task_id])).rows.length,
+        leases: (await db.query('SELECT 1 FROM turn_leases WHERE task_id = $1', [claim.task_id])).rows.length,
+      }));
+      assert.deepEqual(before, { tasks: 0, leases: 0 });
+      const claimers = cluster.instances.filter((instance) =>
+        instance.stderr().includes(`"instance":"${claim.instance_id}"`),
+      );
+      assert.equal(claimers.length, 1, 'the claiming instance, by its log');
+      const dead = claimers[0]!;
+      await dead.stop('SIGKILL');
+      await unlock();
+      const survivors = cluster.instances.filter((instance) => instance !== dead);
+      const survivor = await createClient(survivors[0]!.url, 'JSONRPC');
+      // Once the dead instance's lease has passed, a survivor takes its claim over and starts
+      // the run under the task id the claim chose.
+      const run = await poll('the run, started by a survivor and ended', async () => {
+        const task = carrying(await tasksIn(survivor, first.contextId), prompt)[0];
+        return task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED && task;
+      });
+      assert.equal(run.id, claim.task_id);
+      assert.equal(carrying(await tasksIn(survivor, first.contextId), prompt).length, 1);
+      assert.equal(
+        cluster.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(prompt)).length,
+        1,
+        'the model was asked once',
+      );
+      const rows = await withDb(url, async (db) => (await db.query('SELECT * FROM schedule_runs')).rows);
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0].state, 'started');
+      assert.notEqual(rows[0].instance_id, claim.instance_id);
+      const tookOver = survivors.filter((instance) =>
+        /claimed by an instance that stopped is started here/.test(instance.stderr()),
+      );
+      assert.equal(tookOver.length, 1, 'one survivor took the claim over');
+      assert.ok(tookOver[0]!.stderr().includes(`"from":"${claim.instance_id}"`));
+      assert.ok(!survivors.some((instance) => instance.stderr().includes('"msg":"scheduled run claimed"')));
+      // The survivors' metrics: one run ended, counted once (once the run's outcome is counted).
+      await poll('the run counted', async () => (await Promise.all(survivors.map(runsEnded))).some((n) => n > 0));
+      assert.deepEqual((await Promise.all(survivors.map(runsEnded))).sort(), [0, 1]);
+    } finally {
+      await unlock().catch(() => undefined);
+      await lock.end();
+      await cluster?.close();
+      cluster = undefined;
+    }
+  });
+
+  it('issue 39: on PostgreSQL, a push config sent with /schedule is kept in the store with it: the run, on whichever instance claims it, is pushed to it', async () => {
+    const receiver = await startReceiver();
+    cluster = await startCluster({
+      start: 'together',
+      reply: 'done',
+      holdAfterChunks: 1,
+      config: { schedules: { pollMs: 100 }, push: { allowPrivateNetworks: true } },
+    });
+    try {
+      const [a] = cluster.clients as [Client, Client, Client];
+      const first = await send(a, 'hello');
+      const made = (await a.sendMessage({
+        tenant: '',
+        message: userMessage('/schedule every 1d pushed from the store', { taskId: first.id }),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: {
+            tenant: '',
+            id: 'given',
+            taskId: '',
+            url: receiver.url,
+            token: 'pg-token',
+            authentication: undefined,
+          },
+          returnImmediately: false,
+        },
+        metadata: {},
+      })) as Task;
+      const id = dataOf(made.status?.message).schedule.id as string;
+      // Off the task /schedule was sent to: what pushes the run is the schedule's own copy.
+      await a.deleteTaskPushNotificationConfig({ tenant: '', taskId: first.id, id: 'given' });
+      await withDb(cluster.schema.url, (db) =>
+        db.query('UPDATE schedules SET next_due_ms = $2 WHERE id = $1', [id, Date.now()]),
+      );
+      const ofRun = () =>
+        deduped(receiver.received).filter(
+          (x) => (x.body.task?.id ?? x.body.statusUpdate?.taskId ?? x.body.artifactUpdate?.taskId) !== first.id,
+        );
+      await poll("the run's end pushed", () =>
+        ofRun().some(
+          (x) => x.kind === 'statusUpdate' && /INPUT_REQUIRED/.test(String(x.body.statusUpdate.status?.state)),
+        ),
+      );
+      const events = ofRun();
+      assert.equal(events[0]!.kind, 'task');
+      assert.match(JSON.stringify(events[0]!.body.task.history), /pushed from the store/);
+      assert.ok(events.every((x) => x.headers['x-a2a-notification-token'] === 'pg-token'));
+      assert.ok(!cluster.instances.some((instance) => instance.stderr().includes('pg-token')), 'no token logged');
+    } finally {
+      await cluster.close();
+      cluster = undefined;
+      await receiver.close();
+    }
   });
 
   it('issue 39: a claim left by an instance that died before its turn started: one of three instances starts it, once', async () => {

@@ -12,7 +12,7 @@ import { REPLY_ERROR_KEY } from '../../src/wire.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { poll } from '../support/wait.js';
 import { deduped, startReceiver } from './push-receiver.js';
-import { dataOf, send, sendStream, startTestHarness, textOf, type TestHarness } from './support.js';
+import { dataOf, send, sendStream, startTestHarness, textOf, userMessage, type TestHarness } from './support.js';
 
 const START = Date.parse('2026-12-07T07:30:00Z');
 let clock = START;
@@ -22,6 +22,9 @@ let release: () => void;
 /** Holds the replies to messages saying "hold next" until it settles. */
 let holdsNext: Promise<void> = Promise.resolve();
 const released = new Promise<void>((resolve) => (release = resolve));
+/** Every line the harness logged, with its fields. */
+const logged: string[] = [];
+const line = (message: string, fields?: unknown) => void logged.push(`${message} ${JSON.stringify(fields ?? {})}`);
 
 before(async () => {
   h = await startTestHarness({
@@ -38,7 +41,7 @@ before(async () => {
       push: { allowPrivateNetworks: true },
       schedules: { maxPerUser: 4, catchUpMs: 600_000, pollMs: 60_000, timeZone: 'UTC' },
     },
-    harness: { now: () => clock },
+    harness: { now: () => clock, log: { debug: line, info: line, warn: line, error: line } },
   });
   client = await h.client('JSONRPC');
 });
@@ -260,6 +263,91 @@ describe('issue 39: schedules', () => {
         events.map((_, i) => i + 1),
       );
       assert.equal(events[0]!.headers['x-a2a-notification-token'], 'the-token');
+      await removeAll(first.task.id);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('issue 39: a push config given with /schedule is kept with the schedule: every run is pushed to it, with no client connected, once', async () => {
+    const receiver = await startReceiver();
+    try {
+      const first = await command('hello');
+      clock = START;
+      const hook = { tenant: '', id: 'given', taskId: '', url: receiver.url, token: 'schedule-token' };
+      const made = (await client.sendMessage({
+        tenant: '',
+        message: userMessage('/schedule every 1h given a hook', { taskId: first.task.id }),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: { ...hook, authentication: undefined },
+          returnImmediately: false,
+        },
+        metadata: {},
+      })) as Task;
+      const id = dataOf(made.status?.message).schedule.id as string;
+      assert.equal(dataOf(made.status?.message).schedule.webhooks, 1);
+      assert.match(textOf(made.status?.message), /pushed to the webhook given with \/schedule/);
+      assert.doesNotMatch(JSON.stringify(made), /schedule-token/);
+      // Set on the task /schedule was sent to as well, as a message's config is (A2A); taken off
+      // it here, the schedule still has its own.
+      const onTask = await client.listTaskPushNotificationConfig({
+        tenant: '',
+        taskId: first.task.id,
+        pageSize: 0,
+        pageToken: '',
+      });
+      assert.deepEqual(
+        onTask.configs.map((c) => c.id),
+        ['given'],
+      );
+      await client.deleteTaskPushNotificationConfig({ tenant: '', taskId: first.task.id, id: 'given' });
+      const runs = () =>
+        receiver.received.filter(
+          (x) => (x.body.task?.id ?? x.body.statusUpdate?.taskId ?? x.body.artifactUpdate?.taskId) !== first.task.id,
+        );
+      const runEnded = (taskId: string) =>
+        runs().some(
+          (x) =>
+            x.kind === 'statusUpdate' &&
+            x.body.statusUpdate.taskId === taskId &&
+            /INPUT_REQUIRED/.test(String(x.body.statusUpdate.status?.state)),
+        );
+      const lastRunTask = async () => {
+        const { data } = await command('/schedule', first.task.id);
+        return (data.schedules as Array<{ id: string; lastRun?: { taskId: string } }>).find((s) => s.id === id)!
+          .lastRun!.taskId;
+      };
+      clock = START + 3_600_000 + 5;
+      await h.harness.scheduler!.tick();
+      const one = await lastRunTask();
+      await poll("the first run's end pushed", () => runEnded(one));
+      const ofOne = runs().filter((x) => JSON.stringify(x.body).includes(one));
+      assert.equal(ofOne[0]!.kind, 'task');
+      assert.match(JSON.stringify(ofOne[0]!.body.task.history), /given a hook/);
+      assert.deepEqual(
+        ofOne.map((x) => x.generation),
+        ofOne.map((_, i) => i + 1),
+      );
+      assert.ok(ofOne.every((x) => x.headers['x-a2a-notification-token'] === 'schedule-token'));
+      // The same webhook set on the task again: the next run is pushed to it once, not twice.
+      await client.createTaskPushNotificationConfig({
+        ...hook,
+        id: 'again',
+        taskId: first.task.id,
+        authentication: undefined,
+      });
+      clock = START + 2 * 3_600_000 + 5;
+      await h.harness.scheduler!.tick();
+      const two = await lastRunTask();
+      assert.notEqual(two, one);
+      await poll("the second run's end pushed", () => runEnded(two));
+      const ofTwo = runs().filter((x) => JSON.stringify(x.body).includes(two));
+      assert.deepEqual(
+        ofTwo.map((x) => x.generation),
+        ofTwo.map((_, i) => i + 1),
+      );
+      assert.ok(!logged.some((entry) => entry.includes('schedule-token')), 'the token is never logged');
       await removeAll(first.task.id);
     } finally {
       await receiver.close();

@@ -79,7 +79,13 @@ export class CommandCalls {
   ): Promise<Message | Task> {
     const command = this.recognise(params, context);
     if (!command) return next();
-    const outcome = await this.runner.run(params.message!, command, context, await this.pushFor(params, context));
+    const outcome = await this.runner.run(
+      params.message!,
+      command,
+      context,
+      await this.pushFor(params, context),
+      params.configuration?.taskPushNotificationConfig ?? undefined,
+    );
     if (outcome.followUp) void drain(outcome.followUp()).catch(this.streamError);
     const task = { ...outcome.task, status: outcome.reply.status };
     return applyHistoryLength(task, params.configuration?.historyLength);
@@ -125,7 +131,13 @@ export class CommandCalls {
     command: { name: string; args: string },
     context: ServerCallContext,
   ): Stream {
-    const outcome = await this.runner.run(params.message!, command, context, await this.pushFor(params, context));
+    const outcome = await this.runner.run(
+      params.message!,
+      command,
+      context,
+      await this.pushFor(params, context),
+      params.configuration?.taskPushNotificationConfig ?? undefined,
+    );
     yield {
       payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) },
     };

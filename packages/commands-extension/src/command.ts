@@ -1,4 +1,4 @@
-import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { ArgumentValue } from './wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
@@ -14,6 +14,12 @@ export interface CommandInvocation {
   message: Message;
   /** The call's context: its user, tenant and requested extensions. */
   callContext: ServerCallContext;
+  /**
+   * The push-notification config the message carried (`configuration.taskPushNotificationConfig`),
+   * as sent, once stored with the command's task (`CommandCallsOptions.pushConfig`): a command
+   * whose work goes on later, on other tasks (a schedule's runs), may keep it for that work.
+   */
+  pushConfig?: TaskPushNotificationConfig;
 }
 
 /** What a command answers. `text` becomes the reply's first part (CMD-5). */

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { TaskState, type Message, type StreamResponse, type Task, type TaskStatusUpdateEvent } from '@a2a-js/sdk';
+import {
+  TaskState,
+  type Message,
+  type StreamResponse,
+  type Task,
+  type TaskPushNotificationConfig,
+  type TaskStatusUpdateEvent,
+} from '@a2a-js/sdk';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import { CommandUsageError, type CommandResult } from './command.js';
@@ -58,13 +65,16 @@ export class CommandRunner {
    * `beforeWrite`, when given, runs with the command's task id before the command writes
    * anything to it (a new task's creation included): what the message carries for its task
    * (a push-notification config) is stored there first. A resend writes nothing and runs it not.
+   * `pushConfig`: that config as the message carried it, given to the handler.
    */
   async run(
     message: Message,
     command: ParsedCommand,
     context: ServerCallContext,
     beforeWrite?: (taskId: string) => Promise<void>,
+    pushConfig?: TaskPushNotificationConfig,
   ): Promise<CommandOutcome> {
+    const call = { command, context, pushConfig };
     // A port that records claims keeps them with the tasks: the task is read while the message
     // is claimed, which one database can answer in one statement. Used only once the claim is new.
     const early =
@@ -77,8 +87,8 @@ export class CommandRunner {
     const recorded = claim && this.options.port.recordsClaims ? claim.key : undefined;
     try {
       const outcome = message.taskId
-        ? await this.runOnTask(message, command, context, recorded, beforeWrite, early)
-        : await this.runOnNewTask(message, command, context, recorded, beforeWrite);
+        ? await this.runOnTask(message, call, recorded, beforeWrite, early)
+        : await this.runOnNewTask(message, call, recorded, beforeWrite);
       await claim?.accept({ taskId: outcome.task.id, reply: outcome.reply }, recorded && 'recorded');
       return outcome;
     } catch (error) {
@@ -102,11 +112,11 @@ export class CommandRunner {
   /** CMD-10: a command without a task starts one, waiting for input, in the given or a new context. */
   private async runOnNewTask(
     message: Message,
-    command: ParsedCommand,
-    context: ServerCallContext,
+    call: Call,
     claim: ClaimKey | undefined,
     beforeWrite?: (taskId: string) => Promise<void>,
   ): Promise<CommandOutcome> {
+    const { command, context } = call;
     const taskId = randomUUID();
     const contextId = message.contextId || randomUUID();
     const stored = { ...message, taskId, contextId, metadata: { ...message.metadata, [COMMAND_KEY]: command.name } };
@@ -121,17 +131,17 @@ export class CommandRunner {
     await beforeWrite?.(taskId);
     // Stored before the handler runs: what it starts (a sub-task) may refer to the task at once.
     await this.options.port.create(task, context);
-    return this.answer(task, stored, command, context, claim);
+    return this.answer(task, stored, call, claim);
   }
 
   private async runOnTask(
     message: Message,
-    command: ParsedCommand,
-    context: ServerCallContext,
+    call: Call,
     claim: ClaimKey | undefined,
     beforeWrite?: (taskId: string) => Promise<void>,
     early?: Promise<Settled<Task>>,
   ): Promise<CommandOutcome> {
+    const { command, context } = call;
     const taskId = message.taskId;
     const task = early ? unwrap(await early) : await this.options.getTask(taskId, context);
     if (message.contextId && message.contextId !== task.contextId) {
@@ -150,18 +160,13 @@ export class CommandRunner {
       metadata: { ...message.metadata, [COMMAND_KEY]: command.name },
     };
     task.history = [...task.history, stored];
-    return this.answer(task, stored, command, context, claim);
+    return this.answer(task, stored, call, claim);
   }
 
-  private async answer(
-    task: Task,
-    message: Message,
-    command: ParsedCommand,
-    context: ServerCallContext,
-    claim: ClaimKey | undefined,
-  ): Promise<CommandOutcome> {
+  private async answer(task: Task, message: Message, call: Call, claim: ClaimKey | undefined): Promise<CommandOutcome> {
+    const { command, context } = call;
     const decide = async (seen: Task) => {
-      const invoke = () => this.invoke(seen, message, command, context);
+      const invoke = () => this.invoke(seen, message, call);
       const { aroundHandler } = this.options;
       const result = await (aroundHandler ? aroundHandler(command.name, seen, invoke) : invoke());
       const reply = buildReply(seen, seen.status?.state ?? TaskState.TASK_STATE_INPUT_REQUIRED, command.name, result);
@@ -209,17 +214,20 @@ export class CommandRunner {
   }
 
   /** Runs the handler; whatever it throws becomes a reply that says what went wrong (CMD-12). */
-  private async invoke(
-    task: Task,
-    message: Message,
-    command: ParsedCommand,
-    callContext: ServerCallContext,
-  ): Promise<CommandResult> {
+  private async invoke(task: Task, message: Message, call: Call): Promise<CommandResult> {
+    const { command, context: callContext, pushConfig } = call;
     const definition = this.options.registry.get(command.name);
     if (!definition)
       return { text: `The command /${command.name} is no longer available. Send /help to see the commands.` };
     try {
-      const result = await definition.handler({ name: command.name, args: command.args, task, message, callContext });
+      const result = await definition.handler({
+        name: command.name,
+        args: command.args,
+        task,
+        message,
+        callContext,
+        ...(pushConfig && { pushConfig }),
+      });
       if (typeof result?.text !== 'string') throw new Error(`command /${command.name} returned no text`);
       return result;
     } catch (error) {
@@ -232,6 +240,13 @@ export class CommandRunner {
       };
     }
   }
+}
+
+/** One command call: the command, its context, and the push-notification config its message carried. */
+interface Call {
+  command: ParsedCommand;
+  context: ServerCallContext;
+  pushConfig?: TaskPushNotificationConfig;
 }
 
 /** A promise's outcome, kept without rejecting: read later, or never. */

@@ -1,4 +1,4 @@
-import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
+import type { Message, StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { CompactionPoint, ToolCallData } from '../../wire.js';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 
@@ -207,6 +207,8 @@ export interface ScheduleView {
   lastSkip?: { dueAt: string; missed: number };
   /** A hook's trigger URL, its secret in it: only in the reply that made or rotated it (the schedules keep its hash alone). */
   url?: string;
+  /** How many push configs were given with `/schedule` (their URLs and tokens are not shown); absent: none. */
+  webhooks?: number;
 }
 
 /** What `/schedule <when> <prompt>` asks for. */
@@ -216,6 +218,8 @@ export interface ScheduleRequest {
   /** An IANA zone (`tz=Europe/Paris`); default the server's (`schedules.timeZone`). */
   timeZone?: string;
   newContext: boolean;
+  /** The push config the `/schedule` message carried (`configuration.taskPushNotificationConfig`): each run's too. */
+  pushConfig?: TaskPushNotificationConfig;
 }
 
 /** Schedules, as `/schedule` and `/unschedule` need them: each call is the caller's own. */

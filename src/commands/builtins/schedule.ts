@@ -16,7 +16,7 @@ export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
     name: 'schedule',
     description: 'Run a prompt on a schedule (cron, every 2h, at a time), or list your schedules',
     argumentHint: '[<when> <prompt> | hook <prompt> | hook rotate <id> | pause <id> | resume <id>]',
-    handler: async ({ args, task, callContext }) => {
+    handler: async ({ args, task, callContext, pushConfig }) => {
       const words = args.trim().split(/\s+/);
       if (!args.trim()) {
         const listed = await schedules.list(callContext);
@@ -36,7 +36,8 @@ export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
             data: { schedule: rotated },
           };
         }
-        const made = await schedules.createHook(task, readHookRequest(args), callContext);
+        const hook = { ...readHookRequest(args), ...(pushConfig && { pushConfig }) };
+        const made = await schedules.createHook(task, hook, callContext);
         if ('refused' in made) return { text: made.refused, data: { [REPLY_ERROR_KEY]: made.code } };
         const where = made.newContext ? 'a new conversation' : "this conversation's context";
         return {
@@ -44,7 +45,8 @@ export function scheduleCommand(schedules: ScheduleControl): CommandDefinition {
           data: { schedule: made },
         };
       }
-      const outcome = await schedules.create(task, readRequest(args), callContext);
+      const request = { ...readRequest(args), ...(pushConfig && { pushConfig }) };
+      const outcome = await schedules.create(task, request, callContext);
       if ('refused' in outcome) return { text: outcome.refused, data: { [REPLY_ERROR_KEY]: outcome.code } };
       const where = outcome.newContext ? 'a new conversation' : "this conversation's context";
       return {
@@ -129,7 +131,8 @@ function describe(view: ScheduleView): string {
         ? 'It is paused.'
         : 'No run is left.'
       : `Next run${view.next.length === 1 ? '' : 's'}: ${view.next.map((at) => localTime(at, view.timeZone)).join(', ')} (${view.timeZone}).`;
-  return `${view.id} (${view.when}): "${preview(view.prompt)}". ${next}`;
+  const pushed = view.webhooks ? ` Its runs are pushed to the webhook given with /schedule.` : '';
+  return `${view.id} (${view.when}): "${preview(view.prompt)}". ${next}${pushed}`;
 }
 
 function listText(views: ScheduleView[]): string {

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Task } from '@a2a-js/sdk';
 import { resolveUserScope, type ServerCallContext } from '@a2a-js/sdk/server';
 import type { ScheduleControl, ScheduleRequest, ScheduleView } from '../../commands/index.js';
-import type { ScheduleRecords, ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
+import { isHarnessError } from '../../errors.js';
+import type { SchedulePushConfig, ScheduleRecords, ScheduleRun, StoredSchedule } from '../../schedule-ports.js';
+import type { PushConfigs } from '../push-configs.js';
 import type { TaskModels } from '../task-models.js';
 import { newHookSecret } from './hook-secrets.js';
 import { nextDue, nextDues, readWhen } from './schedule-times.js';
@@ -17,6 +19,10 @@ export interface ScheduleControlOptions {
   now: () => number;
   /** A hook's trigger URL: the harness's public address (`publicUrl`, else the one it listens on) and the hook's path. */
   hookUrl(id: string, secret: string): string;
+  /** Checks a push config given with `/schedule` (`PushConfigs.check`); none: such a config is refused. */
+  push?: Pick<PushConfigs, 'check'>;
+  /** Told when a schedule was made or resumed: its due time may be the nearest (the scheduler's timer). */
+  onChanged?: () => void;
 }
 
 /** `/schedule` and `/unschedule` on the store (issue 39): every call scoped to its caller's schedules. */
@@ -60,11 +66,13 @@ export class Schedules implements ScheduleControl {
   /** Stores a schedule of the caller's, in the task's context with its model, within `maxPerUser` (hooks counted). */
   private async add(
     task: Task,
-    request: { prompt: string; newContext: boolean },
+    request: Omit<ScheduleRequest, 'when' | 'timeZone'>,
     callContext: ServerCallContext,
     times: Pick<StoredSchedule, 'kind' | 'spec' | 'timeZone' | 'createdMs' | 'nextDueMs' | 'hookSha256'>,
   ): Promise<ScheduleView | { refused: string; code: string }> {
     const { records, models, maxPerUser } = this.options;
+    const pushConfigs = await this.pushConfigs(request);
+    if ('refused' in pushConfigs) return pushConfigs;
     const schedule: StoredSchedule = {
       id: `s${randomBytes(5).toString('hex')}`,
       ...ownerOf(callContext),
@@ -76,13 +84,30 @@ export class Schedules implements ScheduleControl {
       prompt: request.prompt,
       ...times,
       paused: false,
+      pushConfigs,
     };
     if (!(await records.add(schedule, maxPerUser)))
       return {
         refused: `You have ${maxPerUser} schedules, as many as one user may (schedules.maxPerUser, hooks counted): /unschedule one first.`,
         code: 'too_many',
       };
+    this.options.onChanged?.();
     return this.view(schedule, {});
+  }
+
+  /** The push config the message carried, checked again here (the same check it passed on its way to its task). */
+  private async pushConfigs(
+    request: Pick<ScheduleRequest, 'pushConfig'>,
+  ): Promise<SchedulePushConfig[] | { refused: string; code: string }> {
+    const { push } = this.options;
+    if (!request.pushConfig) return [];
+    if (!push) return { refused: 'This server sends no push notifications.', code: 'push_not_supported' };
+    try {
+      return [await push.check(request.pushConfig)];
+    } catch (error) {
+      if (isHarnessError(error)) return { refused: error.message, code: 'params_invalid' };
+      throw error;
+    }
   }
 
   async list(callContext: ServerCallContext): Promise<ScheduleView[]> {
@@ -105,6 +130,7 @@ export class Schedules implements ScheduleControl {
     const next = paused ? current.nextDueMs : nextDue(current, now() - 1);
     const updated = await records.setPaused(who, id, paused, next);
     if (!updated) return undefined;
+    if (!paused) this.options.onChanged?.();
     const latest = await records.latest([id]);
     return this.view(updated, latest.get(id) ?? {});
   }
@@ -125,6 +151,7 @@ export class Schedules implements ScheduleControl {
       next: next.map((ms) => new Date(ms).toISOString()),
       ...(run && { lastRun: { dueAt: new Date(run.dueMs).toISOString(), ...(run.taskId && { taskId: run.taskId }) } }),
       ...(skip && { lastSkip: { dueAt: new Date(skip.dueMs).toISOString(), missed: skip.missed } }),
+      ...(schedule.pushConfigs.length > 0 && { webhooks: schedule.pushConfigs.length }),
     };
   }
 }

@@ -1,8 +1,10 @@
 /**
  * Starting one scheduled run (issue 39): a new task, through the engine like any turn, as the
- * schedule's user, in its context (or a new one), with its model; the push configs of the task
- * `/schedule` was sent to are set on the run's task before anything of it is stored, so a
- * webhook gets every event with no client connected.
+ * schedule's user, in its context (or a new one), with its model; the push configs given with
+ * `/schedule` (kept with the schedule) and those of the task `/schedule` was sent to, as they
+ * stand now, are set on the run's task before anything of it is stored, so a webhook gets every
+ * event with no client connected. A config in both (the one given with `/schedule` is set on that
+ * task too) is set once.
  */
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Part, type TaskPushNotificationConfig } from '@a2a-js/sdk';
@@ -71,7 +73,7 @@ export class ScheduleRuns {
     return { taskId: turn.taskId, done: turn.done, context };
   }
 
-  /** The origin task's push configs, each ready to be set on the run's task. */
+  /** The schedule's push configs and the origin task's, each ready to be set on the run's task. */
   private async pushHooks(
     schedule: StoredSchedule,
     context: ServerCallContext,
@@ -80,8 +82,19 @@ export class ScheduleRuns {
     if (!push) return [];
     try {
       const { configs } = await push.list(schedule.originTaskId, context);
+      const own = schedule.pushConfigs.map((config): TaskPushNotificationConfig => ({
+        ...config,
+        tenant: '',
+        taskId: '',
+        authentication: config.authentication,
+      }));
+      const seen = new Set<string>();
+      const unique = [...own, ...configs].filter((config) => {
+        const key = sameWebhook(config);
+        return !seen.has(key) && Boolean(seen.add(key));
+      });
       return await Promise.all(
-        configs.map((config: TaskPushNotificationConfig) => push.forTurn({ ...config, taskId: '' }, context, false)),
+        unique.map((config: TaskPushNotificationConfig) => push.forTurn({ ...config, taskId: '' }, context, false)),
       );
     } catch (error) {
       onError(error, "copying a schedule's push configs to its run", schedule.originTaskId);
@@ -95,4 +108,10 @@ function inputParts(input: HookInput | undefined): Part[] {
   if (input === undefined) return [];
   if ('text' in input) return [textPart(input.text)];
   return [{ content: { $case: 'data', value: input.data }, mediaType: 'application/json', filename: '', metadata: {} }];
+}
+
+/** What makes two configs deliver the same thing: where, and with what token and credentials. */
+function sameWebhook(config: TaskPushNotificationConfig): string {
+  const auth = config.authentication;
+  return JSON.stringify([config.url, config.token ?? '', auth?.scheme ?? '', auth?.credentials ?? '']);
 }

@@ -6,6 +6,11 @@
  * is taken over by another and started, unless its task exists (it began; recovery ends it as
  * interrupted like any turn cut short): never twice, never silently skipped. A due time missed
  * by more than `catchUpMs` (the harness was down) is recorded as skipped, and `/schedule` shows it.
+ *
+ * When to look: after each look, a timer is set for the nearest due time in the store, but never
+ * further than `pollMs` ahead, so that a schedule another instance made, and a claim an instance
+ * left as it stopped, are found within `pollMs`. A schedule made or resumed here sets it again at
+ * once (`rearm`); a dead instance taken over here looks at once (`lookNow`).
  */
 import { randomUUID } from 'node:crypto';
 import { TaskState } from '@a2a-js/sdk';
@@ -28,7 +33,7 @@ export interface SchedulerOptions {
   shared: boolean;
   /** How late a due run may still start (`schedules.catchUpMs`). */
   catchUpMs: number;
-  /** How often to look for due runs, in ms (`schedules.pollMs`); 0: only when `tick` is called. */
+  /** The longest wait between two looks for due runs, in ms (`schedules.pollMs`); 0: only when `tick` is called. */
   pollMs: number;
   /** The clock (tests give a fake one). */
   now: () => number;
@@ -46,33 +51,45 @@ interface Waiting {
   attempts: number;
 }
 
+/** The most due schedules one look reads. */
+const DUE_PAGE = 100;
+
 /** Attempts at starting a claimed run that fails for a reason other than the turn bound. */
 const MAX_ATTEMPTS = 5;
 
 export class Scheduler {
   private readonly waiting = new Map<string, Waiting>();
   private timer: NodeJS.Timeout | undefined;
+  /** Which setting of the timer is the latest: an older one, answered later, sets nothing. */
+  private arming = 0;
   private ticking: Promise<void> | undefined;
   private again = false;
+  private started = false;
   private stopped = false;
   private readonly runsUnderWay = new Set<Promise<void>>();
 
   constructor(private readonly options: SchedulerOptions) {}
 
   start(): void {
-    const { pollMs } = this.options;
-    if (pollMs > 0) {
-      this.timer = setInterval(() => void this.tick(), pollMs);
-      this.timer.unref();
-    }
+    this.started = true;
     void this.tick();
   }
 
   /** Stops ticking; the runs started go on as turns (the drain ends them). */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
     await this.ticking;
+  }
+
+  /** A schedule was made or resumed here: the timer is set again for the nearest due time. */
+  rearm(): void {
+    if (this.started) void this.arm(undefined);
+  }
+
+  /** Looks now, once started: an instance that stopped was taken for dead, its claims may be left. */
+  lookNow(): void {
+    if (this.started) void this.tick();
   }
 
   /** Whether claims made here wait for a turn place. */
@@ -92,12 +109,37 @@ export class Scheduler {
       return this.ticking;
     }
     this.ticking = (async () => {
+      let looked: number;
       do {
         this.again = false;
+        looked = this.options.now();
         await this.once().catch((error: unknown) => this.options.onError(error, 'looking for due schedules'));
       } while (this.again && !this.stopped);
+      if (this.started) await this.arm(looked);
     })().finally(() => (this.ticking = undefined));
     return this.ticking;
+  }
+
+  /**
+   * Sets the timer for the nearest due time, at most `pollMs` ahead. `looked`: when the look just
+   * made began; a time due by then and still there was not claimed (an error, told already): it
+   * is tried again after `pollMs`, not at once.
+   */
+  private async arm(looked: number | undefined): Promise<void> {
+    const { pollMs, records, now, onError } = this.options;
+    if (pollMs <= 0 || this.stopped) return;
+    const turn = ++this.arming;
+    let wait = pollMs;
+    try {
+      const at = await records.nextDueAt();
+      if (at !== undefined && (looked === undefined || at > looked)) wait = Math.min(pollMs, Math.max(0, at - now()));
+    } catch (error) {
+      onError(error, 'reading the next due time');
+    }
+    if (turn !== this.arming || this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), wait);
+    this.timer.unref();
   }
 
   /** Resolves once the outcomes of the runs started here are counted (tests). */
@@ -114,12 +156,17 @@ export class Scheduler {
     }
     await this.takeOverOrphans();
     const { records, now } = this.options;
-    for (const schedule of await records.due(now(), 100)) {
+    const due = await records.due(now(), DUE_PAGE);
+    let fired = 0;
+    for (const schedule of due) {
       if (this.stopped) return;
-      await this.fire(schedule).catch((error: unknown) =>
-        this.options.onError(error, 'claiming a due run', schedule.id),
+      await this.fire(schedule).then(
+        () => fired++,
+        (error: unknown) => this.options.onError(error, 'claiming a due run', schedule.id),
       );
     }
+    // More may be due than one page: looked at again at once, unless none of this page could be claimed.
+    if (due.length === DUE_PAGE && fired > 0) this.again = true;
   }
 
   /** Claims the schedule's due run (skipping the times missed beyond catch-up), then starts it. */
@@ -156,7 +203,11 @@ export class Scheduler {
       });
     }
     if (!claim) return;
-    this.options.onInfo('scheduled run claimed', { schedule: schedule.id, dueAt: new Date(claim.dueMs).toISOString() });
+    this.options.onInfo('scheduled run claimed', {
+      schedule: schedule.id,
+      dueAt: new Date(claim.dueMs).toISOString(),
+      instance: instanceId,
+    });
     await this.startClaimed({ schedule: { ...schedule, nextDueMs: next }, claim, attempts: 0 });
   }
 
@@ -176,6 +227,8 @@ export class Scheduler {
       this.options.onInfo('a scheduled run claimed by an instance that stopped is started here', {
         schedule: schedule.id,
         dueAt: new Date(claim.dueMs).toISOString(),
+        instance: instanceId,
+        from: orphan.instanceId,
       });
       await this.startClaimed({ schedule, claim, attempts: 0 });
     }

@@ -21,6 +21,7 @@ import { pushLeasesMigration } from './0019-push-leases.js';
 import { writeRefusedMigration } from './0020-write-refused.js';
 import { schedulesMigration } from './0021-schedules.js';
 import { scheduleHooksMigration } from './0022-schedule-hooks.js';
+import { schedulePushConfigsMigration } from './0023-schedule-push-configs.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -57,4 +58,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0020_write_refused': writeRefusedMigration,
   '0021_schedules': schedulesMigration,
   '0022_schedule_hooks': scheduleHooksMigration,
+  '0023_schedule_push_configs': schedulePushConfigsMigration,
 };
