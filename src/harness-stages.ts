@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { CommandRegistry, registerBuiltinCommands } from './commands/index.js';
 import { buildSchedules, type ScheduleParts } from './harness-schedules.js';
@@ -21,7 +20,6 @@ import { TaskEngine } from './runtime/engine.js';
 import { HarnessExecutor } from './runtime/executor.js';
 import { HOSTED_AGENT_MODELS, HostedAgent } from './runtime/hosted-agent.js';
 import { endStateOf } from './runtime/turn/turn-end.js';
-import { LocalCoordination } from './coordination/local-coordination.js';
 import { PushConfigs } from './runtime/push-configs.js';
 import { deliveryRequest, PushDelivery, SHARED_PUSH_POLL_MS } from './runtime/push-delivery.js';
 import { TurnRecovery } from './runtime/recovery.js';
@@ -37,8 +35,6 @@ import { authenticatorOf, type Authenticator } from './server/authentication.js'
 import { startCardSigner, type CardSigner } from './server/card-signing.js';
 import { checkWebhookUrl, postWebhook } from './server/push-sender.js';
 import { formatHost } from './server/listen.js';
-import { openStore, type Store } from './store/index.js';
-import { openSharedCoordination } from './coordination/shared-coordination.js';
 import { configureTraces } from './telemetry/traces.js';
 import { McpTools, openWorkspace } from './tools/index.js';
 import { SkillsFolder, skillsCommand, withSkillServer, withSkillTool } from './skills/index.js';
@@ -47,50 +43,12 @@ import { Delegations } from './runtime/delegations.js';
 import { startCommandSources } from './harness-commands.js';
 import { meteredGateway, meteredTools, meteredTurns } from './telemetry/metered.js';
 import type { MetricsSetup } from './telemetry/metrics-endpoint.js';
-import type { Coordination } from './ports.js';
+import type { Storage } from './harness-storage.js';
 
 /**
  * The stages `startHarness` runs, in the order their data forces: each takes the records of the
  * stages it needs and returns its own. What a stage starts, the harness stops (`harness.ts`).
  */
-
-/** Where tasks live, and how this instance shares them with others (PostgreSQL) or not (SQLite). */
-export interface Storage {
-  /** Named once: the message claims this instance makes carry it, and its coordination. */
-  instanceId: string;
-  store: Store;
-  coordination: Coordination;
-}
-
-export async function openStorage(options: HarnessOptions, { metrics }: MetricsSetup, log: Logger): Promise<Storage> {
-  const { config } = options;
-  const instanceId = randomUUID();
-  const store = await openStore({
-    instanceId,
-    dataDir: options.dataDir,
-    databaseUrl: options.databaseUrl,
-    cacheBytes: config.cacheBytes,
-    durability: config.durability,
-    messageIdRetentionMs: config.messageIdRetentionMs,
-    pushKeepFailedForMs: config.push.keepFailedForMs,
-    onPushPruned: metrics && ((count) => metrics.pushDeliveriesPruned(count)),
-    onConnectionError: (error) =>
-      log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),
-    // A transaction idle for a lease is a stopped process's, holding back the takeover of its turns.
-    idleInTransactionMs: config.instanceLeaseMs,
-    onPruneError: (error) => log.warn('pruning old records failed', { error: describeError(error) }),
-    onTransaction: metrics && ((seconds, committed) => metrics.storeTransaction(seconds, committed)),
-  });
-  try {
-    const coordination = store.events
-      ? await openSharedCoordination(options.databaseUrl!, store, instanceId, config.instanceLeaseMs, log)
-      : new LocalCoordination(instanceId, async (taskId) => (await store.queue.size(taskId)) > 0);
-    return { instanceId, store, coordination };
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-}
 
 /** The models offered, each task's choice among them, the tools of the MCP servers and the instruction files. */
 export interface Models {
@@ -348,9 +306,8 @@ export async function startCommands(
     metrics?.leasesTakenOver(taskIds.length);
     const recovered = await recovery.recoverTasks(taskIds);
     if (recovered > 0) log.warn('turns of an instance that stopped were ended as interrupted', { tasks: recovered });
-    // Their queues run on here: the instance that would have run them is gone.
+    // The instance that would have run its queues and its claimed runs is gone: here, now.
     for (const taskId of taskIds) await queue.run(taskId);
-    // Its scheduled runs claimed and not started are taken over at once, not at the next look.
     schedules?.scheduler.lookNow();
   });
   const scheduleParts = { store, coordination, engine, view, push, taskModels, metrics, endpoints };

@@ -1,15 +1,8 @@
 import type { Scheduler } from './runtime/schedules/scheduler.js';
 import type { Server } from 'node:http';
 import type { CommandRegistry } from './commands/index.js';
-import {
-  openStorage,
-  startCommands,
-  startEngine,
-  startModels,
-  type Engine,
-  type Models,
-  type Storage,
-} from './harness-stages.js';
+import { startCommands, startEngine, startModels, type Engine, type Models } from './harness-stages.js';
+import { openStorage, type Storage } from './harness-storage.js';
 import { startTransports } from './harness-transports.js';
 import type { HarnessOptions } from './harness-options.js';
 import { describeError, silentLogger } from './log.js';

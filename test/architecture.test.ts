@@ -23,6 +23,7 @@ const COMPOSITION = new Set([
   'harness-card.ts',
   'harness-commands.ts',
   'harness-schedules.ts',
+  'harness-storage.ts',
   'harness-transports.ts',
   'request-path.ts',
   'cli.ts',
