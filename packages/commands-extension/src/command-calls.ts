@@ -79,13 +79,7 @@ export class CommandCalls {
   ): Promise<Message | Task> {
     const command = this.recognise(params, context);
     if (!command) return next();
-    const outcome = await this.runner.run(
-      params.message!,
-      command,
-      context,
-      await this.pushFor(params, context),
-      params.configuration?.taskPushNotificationConfig ?? undefined,
-    );
+    const outcome = await this.run(params, command, context);
     if (outcome.followUp) void drain(outcome.followUp()).catch(this.streamError);
     const task = { ...outcome.task, status: outcome.reply.status };
     return applyHistoryLength(task, params.configuration?.historyLength);
@@ -112,6 +106,12 @@ export class CommandCalls {
     return parseCommand(message, (name) => this.options.registry.offers(name, signedIn));
   }
 
+  /** Runs the command, with what stores the message's push-notification config and the config itself. */
+  private async run(params: SendMessageRequest, command: { name: string; args: string }, context: ServerCallContext) {
+    const pushConfig = params.configuration?.taskPushNotificationConfig ?? undefined;
+    return this.runner.run(params.message!, command, context, await this.pushFor(params, context), pushConfig);
+  }
+
   /** What stores the message's push-notification config with the command's task; none without one. */
   private async pushFor(
     params: SendMessageRequest,
@@ -131,13 +131,7 @@ export class CommandCalls {
     command: { name: string; args: string },
     context: ServerCallContext,
   ): Stream {
-    const outcome = await this.runner.run(
-      params.message!,
-      command,
-      context,
-      await this.pushFor(params, context),
-      params.configuration?.taskPushNotificationConfig ?? undefined,
-    );
+    const outcome = await this.run(params, command, context);
     yield {
       payload: { $case: 'task', value: applyHistoryLength(outcome.taskBefore, params.configuration?.historyLength) },
     };
