@@ -33,6 +33,29 @@ const LINKS = new QueryTemplate<Database, readonly [string, string], { parent_id
       .orderBy('seq'),
 );
 
+/** A task's model choice and its context's, a scalar subquery each; the context's only when `inContext`. */
+function modelChoice(inContext: boolean) {
+  return new QueryTemplate<
+    Database,
+    readonly [string, string, string, string],
+    { task_model: string | null; context_model: string | null }
+  >(4, (db, taskId, tenant, owner, contextId) =>
+    db.selectNoFrom((eb) => [
+      eb.selectFrom('task_settings').select('model').where('task_id', '=', taskId).as('task_model'),
+      eb
+        .selectFrom('context_models')
+        .select('model')
+        .where('tenant', '=', tenant)
+        .where('owner', '=', owner)
+        .where('context_id', '=', contextId)
+        .where(sql<boolean>`${sql.lit(inContext ? 1 : 0)} = 1`)
+        .as('context_model'),
+    ]),
+  );
+}
+const MODEL_CHOICE_IN_CONTEXT = modelChoice(true);
+const MODEL_CHOICE = modelChoice(false);
+
 /** 4 MiB: with the task images' 60 MiB (`task-store.ts`), the store's default 64 MiB. */
 export const DEFAULT_STATE_CACHE_BYTES = 4 * 2 ** 20;
 
@@ -129,16 +152,11 @@ export class SqlTaskStateStore implements TaskStateStore {
     // The task's choice and the context's in one statement, a scalar subquery each.
     const [row] = await readTogether(
       this.db,
-      this.db.selectNoFrom((eb) => [
-        eb.selectFrom('task_settings').select('model').where('task_id', '=', taskId).as('task_model'),
-        eb
-          .selectFrom('context_models')
-          .select('model')
-          .where('tenant', '=', context?.tenant ?? '')
-          .where('owner', '=', context?.owner ?? '')
-          .where('context_id', '=', context?.contextId ?? '')
-          .where(sql<boolean>`${sql.lit(context === undefined ? 0 : 1)} = 1`)
-          .as('context_model'),
+      (context ? MODEL_CHOICE_IN_CONTEXT : MODEL_CHOICE).compile(this.db, [
+        taskId,
+        context?.tenant ?? '',
+        context?.owner ?? '',
+        context?.contextId ?? '',
       ]),
     );
     if (!row) throw new Error('A select without FROM answered no row.');
