@@ -31,11 +31,11 @@ export interface TaskEdit {
 }
 
 /**
- * A message's claim (`message_claims`, shared by instances on PostgreSQL) accepted by the very
- * write that stores the message's reply: one round trip instead of two, and no moment when the
- * reply is stored and the claim still open. The claim must still be open (recorded, not yet
- * accepted) when the write commits, or nothing is written: a message another instance took over
- * is stored once (CMD-34).
+ * A message's claim (`message_claims`) accepted by the very write that stores the message's
+ * reply: one round trip (on SQLite, one commit) instead of two, and no moment when the reply is
+ * stored and the claim still open. Shared by instances on PostgreSQL, the claim must still be
+ * open (recorded, not yet accepted) when the write commits, or nothing is written: a message
+ * another instance took over is stored once (CMD-34). Alone (SQLite), the write records it.
  */
 export interface ClaimAcceptance {
   tenant: string;

@@ -153,11 +153,14 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const feeds = new TaskFeeds(shared ? db : undefined, onFeedError);
   let wake: ((taskId: string, generation: number) => void) | undefined;
   let pushOwed: ((taskId: string) => void) | undefined;
+  const claims = new SqlMessageClaimStore(db, id, { shared });
   const tasks = new SqlTaskStore(db, {
     ...taskOptions,
     cacheBytes: cacheBytes - stateBytes,
     shared,
     mayOwePush: (taskId) => push.mayOwe(taskId),
+    // Alone, a command's claim is recorded in the write of its reply (shared, it is recorded first).
+    recordClaim: shared ? undefined : (trx, taskId, claim) => claims.recordIn(trx, taskId, claim),
     onLogged: (taskId, logged, pushed) => {
       feeds.committed(taskId, logged);
       wake?.(taskId, logged.at(-1)!.generation);
@@ -165,7 +168,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     },
   });
   const state = new SqlTaskStateStore(db, { cacheBytes: stateBytes, shared });
-  const claims = new SqlMessageClaimStore(db, id, { shared });
   const pruning = new ClaimPruning({ claims, retentionMs: messageIdRetentionMs, onError: onPruneError });
   // None kept (0): nothing is claimed, and the records of an earlier setting are pruned.
   pruning.start();

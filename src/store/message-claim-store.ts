@@ -1,6 +1,7 @@
 import { TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import type { Kysely } from 'kysely';
 import type { ClaimOutcome, ClaimScope, MessageClaimStore, StoredClaim } from '../a2a/index.js';
+import type { ClaimAcceptance } from '../ports.js';
 import type { Database } from './database.js';
 import { QueryTemplate } from './query-template.js';
 import { writeTogether } from './reads-together.js';
@@ -9,7 +10,7 @@ export interface SqlMessageClaimStoreOptions {
   /**
    * `shared`: other instances use the database (PostgreSQL), so a claim is recorded before its
    * message is processed, and its unique key keeps two instances from processing one message.
-   * Alone (SQLite), see `accept`.
+   * Alone (SQLite), see `accept` and `recordIn`.
    */
   shared: boolean;
   /**
@@ -118,6 +119,16 @@ export class SqlMessageClaimStore implements MessageClaimStore {
         replyJson,
         this.now(),
       ]);
+  }
+
+  /**
+   * Alone: the claim recorded as `accept` records it, in the transaction of the write that
+   * stores the message's reply (`SqlTaskStoreOptions.recordClaim`): one commit, not two.
+   */
+  async recordIn(trx: Kysely<Database>, taskId: string, claim: ClaimAcceptance): Promise<void> {
+    const { tenant, owner, messageId, digest } = claim;
+    const replyJson = encodeClaimReply(claim.reply);
+    await RECORD_ACCEPTED.run(trx, [tenant, owner, messageId, digest, this.claimant, taskId, replyJson, this.now()]);
   }
 
   async release(scope: ClaimScope, messageId: string, digest: string): Promise<void> {

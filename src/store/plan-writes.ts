@@ -105,7 +105,7 @@ function updateTaskRow(trx: Kysely<Database>, taskId: string, changes: Record<st
 }
 
 /** Inserts `rows` (arrays of `columns`' values) into `table`, a template per table and row count. */
-function insertRows<T extends 'task_messages' | 'artifact_parts'>(
+export function insertRows<T extends 'task_messages' | 'artifact_parts' | 'task_events'>(
   trx: Kysely<Database>,
   table: T,
   columns: readonly string[],

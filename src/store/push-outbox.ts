@@ -125,17 +125,19 @@ export class SqlPushOutbox {
 
   /** How many of the task's deliveries ran out of retries. */
   async failedCount(taskId: string): Promise<number> {
-    const [row] = await readTogether(
-      this.db,
-      this.db
-        .selectFrom('push_deliveries')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('task_id', '=', taskId)
-        .where('state', '=', 'failed'),
-    );
+    const [row] = await readTogether(this.db, FAILED_COUNT.compile(this.db, [taskId]));
     return Number(row?.n ?? 0);
   }
 }
+
+/** How many of a task's deliveries failed: `/status` reads it (built once, as below). */
+const FAILED_COUNT = new QueryTemplate<Database, readonly [string], { n: number | string }>(1, (db, taskId) =>
+  db
+    .selectFrom('push_deliveries')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('task_id', '=', taskId)
+    .where('state', '=', 'failed'),
+);
 
 // The deliverer's statements, built once (`query-template.ts`): each delivery runs them.
 

@@ -24,16 +24,28 @@ export class SqlPushStore extends SqlPushOutbox {
     this.withConfigs = options.shared ? undefined : new Set();
   }
 
-  /** Alone: reads which tasks have configs; before the first write. */
+  /**
+   * Alone: reads which tasks have or had configs (those with deliveries kept had one, whose
+   * failed deliveries stay after it is deleted); before the first write.
+   */
   async load(): Promise<void> {
     if (!this.withConfigs) return;
-    const rows = await this.db.selectFrom('push_configs').select('task_id').distinct().execute();
+    const rows = await this.db
+      .selectFrom('push_configs')
+      .select('task_id')
+      .union(this.db.selectFrom('push_deliveries').select('task_id'))
+      .execute();
     for (const row of rows) this.withConfigs.add(row.task_id);
   }
 
   /** Whether a write of the task may owe deliveries: false only when it is known to have no config. */
   mayOwe(taskId: string): boolean {
     return this.withConfigs?.has(taskId) ?? true;
+  }
+
+  /** Alone, a task that never had a config has no delivery, failed or not: no statement (`/status` asks). */
+  override async failedCount(taskId: string): Promise<number> {
+    return this.mayOwe(taskId) ? super.failedCount(taskId) : 0;
   }
 
   /**

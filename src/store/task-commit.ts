@@ -22,11 +22,18 @@ import type { LoggedEvent } from '../ports.js';
 /** Writes that go in the transaction of a task's save: a new task's records (`SqlTaskStore.create`). */
 export type Alongside = (trx: Transaction<Database>) => Promise<unknown>;
 
+/**
+ * How a write accepts the claim of the message it answers, in its transaction: shared, the
+ * claim recorded before is accepted (`acceptClaimIn`); alone, it is recorded already accepted
+ * (`SqlMessageClaimStore.recordIn`).
+ */
+export type ClaimWriter = (trx: Transaction<Database>, taskId: string, claim: ClaimAcceptance) => Promise<void>;
+
 /** What a write stores: the task as it becomes, and the events that say how (appended to its log). */
 export interface Change {
   task: Task;
   events: readonly AgentExecutionEvent[];
-  /** Shared only: the claim of the message this write answers, accepted with it (`claim-acceptance.ts`). */
+  /** Where the store records claims: the claim of the message this write answers, accepted with it (`ClaimWriter`). */
   claim?: ClaimAcceptance;
 }
 
@@ -107,11 +114,12 @@ export async function writeInTransaction(
   trx: Transaction<Database>,
   commit: Commit,
   mayOwePush: boolean,
+  acceptClaim: ClaimWriter = acceptClaimIn,
 ): Promise<boolean> {
   const { identity, plan, logged, now } = commit;
   await writePlan(trx, identity, plan, now.toISOString(), commit.fence);
   await insertLogRows(trx, identity.id, logged, now.getTime());
   await commit.alongside?.(trx);
-  if (commit.claim) await acceptClaimIn(trx, identity.id, commit.claim);
+  if (commit.claim) await acceptClaim(trx, identity.id, commit.claim);
   return mayOwePush && (await insertDeliveries(trx, identity.id, logged));
 }

@@ -13,6 +13,7 @@ import {
   planCommit,
   writeInTransaction,
   writesNothing,
+  type ClaimWriter,
   type Commit,
   type TaskWrite,
   type Written,
@@ -47,6 +48,8 @@ export interface TaskImagesOptions {
   onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
   /** False when a write of the task owes no push delivery (it has no config): the outbox's statement is skipped. */
   mayOwePush?: (taskId: string) => boolean;
+  /** How a write accepts its message's claim in its transaction (default `acceptClaimIn`, shared). */
+  acceptClaim?: ClaimWriter;
 }
 
 /** Shared: the task row's version, which every read of a kept image checks first. */
@@ -69,6 +72,7 @@ export class TaskImages {
   private readonly shared: boolean;
   private readonly onLogged: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
   private readonly mayOwePush: (taskId: string) => boolean;
+  private readonly acceptClaim: ClaimWriter | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -79,6 +83,7 @@ export class TaskImages {
     this.shared = options.shared;
     this.onLogged = options.onLogged ?? (() => undefined);
     this.mayOwePush = options.mayOwePush ?? (() => true);
+    this.acceptClaim = options.acceptClaim;
   }
 
   /** The kept image when it is of `version` (the row's, as just read); for `list`, without churning the order. */
@@ -171,7 +176,7 @@ export class TaskImages {
     try {
       pushed = await this.db
         .transaction()
-        .execute((trx) => writeInTransaction(trx, commit, this.mayOwePush(write.taskId)));
+        .execute((trx) => writeInTransaction(trx, commit, this.mayOwePush(write.taskId), this.acceptClaim));
     } catch (error) {
       throw await this.writeFailed(error, write.taskId, write.scope, commit.plan);
     }
@@ -223,7 +228,7 @@ export class TaskImages {
           throw error;
         });
         if (!commit || writesNothing(commit)) return { stored };
-        return { stored, pushed: await writeInTransaction(trx, commit, this.mayOwePush(taskId)) };
+        return { stored, pushed: await writeInTransaction(trx, commit, this.mayOwePush(taskId), this.acceptClaim) };
       });
     } catch (error) {
       if (decision) throw decision.error;

@@ -6,6 +6,7 @@ import type { Database } from './database.js';
 import { decodeAgentEvent, encodeAgentEvent } from './event-codec.js';
 import { copyTask } from './stored-task.js';
 import type { LoggedEvent } from '../ports.js';
+import { insertRows } from './plan-writes.js';
 
 /**
  * A task's ordered event log. Every change to a task is an event the engine appends; the event
@@ -99,14 +100,13 @@ export async function insertLogRows(
   logged: readonly LoggedEvent[],
   nowMs: number,
 ): Promise<void> {
-  const rows = logRows(taskId, logged, nowMs);
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-    await trx
-      .insertInto('task_events')
-      .values(rows.slice(i, i + INSERT_BATCH))
-      .execute();
-  }
+  // A template per row count (`plan-writes.ts`): every write runs this.
+  const rows = logRows(taskId, logged, nowMs).map((row) => LOG_COLUMNS.map((column) => row[column]));
+  for (let i = 0; i < rows.length; i += INSERT_BATCH)
+    await insertRows(trx, 'task_events', LOG_COLUMNS, rows.slice(i, i + INSERT_BATCH));
 }
+
+const LOG_COLUMNS = ['task_id', 'generation', 'event_json', 'created_ms'] as const;
 
 /** The events' rows in `task_events`, each encoded once, for either write strategy (`task-commit.ts`). */
 export function logRows(

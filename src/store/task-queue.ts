@@ -1,8 +1,9 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { decodeMessage, encodeMessage } from './codec.js';
 import type { Database } from './database.js';
 import { isPostgres } from './dialect.js';
 import type { Added, QueuedMessage } from '../ports.js';
+import { QueryTemplate } from './query-template.js';
 import { readTogether } from './reads-together.js';
 
 /**
@@ -10,6 +11,11 @@ import { readTogether } from './reads-together.js';
  * `seq` order, the head first. A message keeps the scope (tenant, owner) of the request that
  * queued it: its turn runs as that user, on whichever instance takes it.
  */
+
+/** A task's queue, the head first: built once (`query-template.ts`), as `/status` reads it every time. */
+const QUEUE = new QueryTemplate<Database, readonly [string], Selectable<Database['task_queue']>>(1, (db, taskId) =>
+  db.selectFrom('task_queue').selectAll().where('task_id', '=', taskId).orderBy('seq'),
+);
 
 export class SqlTaskQueue {
   constructor(private readonly db: Kysely<Database>) {}
@@ -62,11 +68,7 @@ export class SqlTaskQueue {
 
   /** The task's queue, the head first. */
   async list(taskId: string): Promise<QueuedMessage[]> {
-    const rows = await readTogether(
-      this.db,
-      this.db.selectFrom('task_queue').selectAll().where('task_id', '=', taskId).orderBy('seq'),
-    );
-    return rows.map(toQueued);
+    return (await readTogether(this.db, QUEUE.compile(this.db, [taskId]))).map(toQueued);
   }
 
   /** How many messages wait on the task. */

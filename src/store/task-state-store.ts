@@ -4,6 +4,57 @@ import { byteBoundedCache } from './byte-bounded-cache.js';
 import type { Database } from './database.js';
 import type { ContextKey, TaskLinks, TaskStateStore, TokenUsage } from '../ports.js';
 import { readTogether } from './reads-together.js';
+import { QueryTemplate } from './query-template.js';
+
+// Reads a command's report makes when they are not cached, built once (`query-template.ts`).
+
+/** A task's token usage per model, by first use. */
+const USAGE = new QueryTemplate<
+  Database,
+  readonly [string],
+  { model: string; input_tokens: number | string; output_tokens: number | string }
+>(1, (db, taskId) =>
+  db
+    .selectFrom('task_usage')
+    .select(['model', 'input_tokens', 'output_tokens'])
+    .where('task_id', '=', taskId)
+    .orderBy('first_seq')
+    .orderBy('model'),
+);
+
+/** Both directions of a task's links: its own row (its parent) and its children's. */
+const LINKS = new QueryTemplate<Database, readonly [string, string], { parent_id: string; child_id: string }>(
+  2,
+  (db, childId, parentId) =>
+    db
+      .selectFrom('task_links')
+      .select(['parent_id', 'child_id'])
+      .where((eb) => eb.or([eb('child_id', '=', childId), eb('parent_id', '=', parentId)]))
+      .orderBy('seq'),
+);
+
+/** A task's model choice and its context's, a scalar subquery each; the context's only when `inContext`. */
+function modelChoice(inContext: boolean) {
+  return new QueryTemplate<
+    Database,
+    readonly [string, string, string, string],
+    { task_model: string | null; context_model: string | null }
+  >(4, (db, taskId, tenant, owner, contextId) =>
+    db.selectNoFrom((eb) => [
+      eb.selectFrom('task_settings').select('model').where('task_id', '=', taskId).as('task_model'),
+      eb
+        .selectFrom('context_models')
+        .select('model')
+        .where('tenant', '=', tenant)
+        .where('owner', '=', owner)
+        .where('context_id', '=', contextId)
+        .where(sql<boolean>`${sql.lit(inContext ? 1 : 0)} = 1`)
+        .as('context_model'),
+    ]),
+  );
+}
+const MODEL_CHOICE_IN_CONTEXT = modelChoice(true);
+const MODEL_CHOICE = modelChoice(false);
 
 /** 4 MiB: with the task images' 60 MiB (`task-store.ts`), the store's default 64 MiB. */
 export const DEFAULT_STATE_CACHE_BYTES = 4 * 2 ** 20;
@@ -101,16 +152,11 @@ export class SqlTaskStateStore implements TaskStateStore {
     // The task's choice and the context's in one statement, a scalar subquery each.
     const [row] = await readTogether(
       this.db,
-      this.db.selectNoFrom((eb) => [
-        eb.selectFrom('task_settings').select('model').where('task_id', '=', taskId).as('task_model'),
-        eb
-          .selectFrom('context_models')
-          .select('model')
-          .where('tenant', '=', context?.tenant ?? '')
-          .where('owner', '=', context?.owner ?? '')
-          .where('context_id', '=', context?.contextId ?? '')
-          .where(sql<boolean>`${sql.lit(context === undefined ? 0 : 1)} = 1`)
-          .as('context_model'),
+      (context ? MODEL_CHOICE_IN_CONTEXT : MODEL_CHOICE).compile(this.db, [
+        taskId,
+        context?.tenant ?? '',
+        context?.owner ?? '',
+        context?.contextId ?? '',
       ]),
     );
     if (!row) throw new Error('A select without FROM answered no row.');
@@ -225,15 +271,7 @@ export class SqlTaskStateStore implements TaskStateStore {
     const known = this.cache.get(key) as TokenUsage[] | undefined;
     if (known) return known.map((entry) => ({ ...entry }));
     const writes = this.writes;
-    const rows = await readTogether(
-      this.db,
-      this.db
-        .selectFrom('task_usage')
-        .select(['model', 'input_tokens', 'output_tokens'])
-        .where('task_id', '=', taskId)
-        .orderBy('first_seq')
-        .orderBy('model'),
-    );
+    const rows = await readTogether(this.db, USAGE.compile(this.db, [taskId]));
     const usage = rows.map((row) => ({
       model: row.model,
       inputTokens: Number(row.input_tokens),
@@ -294,14 +332,7 @@ export class SqlTaskStateStore implements TaskStateStore {
     if (known) return { parent: known.parent, children: [...known.children] };
     const writes = this.writes;
     // Both directions in one statement: a task's own link row (its parent) and its children's rows.
-    const rows = await readTogether(
-      this.db,
-      this.db
-        .selectFrom('task_links')
-        .select(['parent_id', 'child_id'])
-        .where((eb) => eb.or([eb('child_id', '=', taskId), eb('parent_id', '=', taskId)]))
-        .orderBy('seq'),
-    );
+    const rows = await readTogether(this.db, LINKS.compile(this.db, [taskId, taskId]));
     const links: TaskLinks = {
       parent: rows.find((row) => row.child_id === taskId)?.parent_id,
       children: rows.filter((row) => row.parent_id === taskId).map((row) => row.child_id),

@@ -11,7 +11,7 @@ import type { Database } from './database.js';
 import { IN_FLIGHT_STATES, type InterruptedTask } from './interrupted.js';
 import { copyTask } from './stored-task.js';
 import type { TaskScope } from './task-cache.js';
-import type { Alongside, Change, Decide } from './task-commit.js';
+import type { Alongside, Change, ClaimWriter, Decide } from './task-commit.js';
 import { TaskImages } from './task-images.js';
 import { applyEvent, isWholeBatch, readLogAfter } from './task-log.js';
 import { queryTaskPage } from './task-list.js';
@@ -41,6 +41,13 @@ export interface SqlTaskStoreOptions {
   onLogged?: (taskId: string, logged: readonly LoggedEvent[], pushed: boolean) => void;
   /** False when a write of the task owes no push delivery (`SqlPushStore.mayOwe`). */
   mayOwePush?: (taskId: string) => boolean;
+  /**
+   * Alone (SQLite): how a write records the claim of the message it answers, already accepted,
+   * in its transaction (`SqlMessageClaimStore.recordIn`); given, the store `recordsClaims` and
+   * a command's reply and its claim take one commit. Shared, claims are always recorded:
+   * `acceptClaimIn` accepts the claim recorded before.
+   */
+  recordClaim?: ClaimWriter;
 }
 
 /** Which interrupted tasks `listInterrupted` lists. */
@@ -73,8 +80,9 @@ export class SqlTaskStore {
   private readonly ownerResolver: OwnerResolver;
   private readonly now: () => Date;
   /**
-   * Shared (PostgreSQL): a write accepts the claim of the message it answers (`TaskEdit.claim`)
-   * in `message_claims`, where `SqlMessageClaimStore` on the same database recorded it.
+   * A write accepts the claim of the message it answers (`TaskEdit.claim`) in `message_claims`:
+   * shared (PostgreSQL), where `SqlMessageClaimStore` on the same database recorded it; alone
+   * (SQLite), recording it (`recordClaim`).
    */
   readonly recordsClaims: boolean;
 
@@ -89,9 +97,10 @@ export class SqlTaskStore {
       shared: options.shared ?? false,
       onLogged: options.onLogged,
       mayOwePush: options.mayOwePush,
+      acceptClaim: options.shared ? undefined : options.recordClaim,
     });
     this.ownerResolver = options.ownerResolver ?? resolveUserScope;
-    this.recordsClaims = options.shared ?? false;
+    this.recordsClaims = (options.shared ?? false) || options.recordClaim !== undefined;
   }
 
   /** A copy of the task the caller may change freely, or undefined if not stored in its scope. */

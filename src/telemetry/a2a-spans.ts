@@ -13,7 +13,7 @@ import { ATTR_GEN_AI_CONVERSATION_ID } from '@opentelemetry/semantic-conventions
 import type { Call, Step, Stream } from '../a2a/index.js';
 import { A2A_METHODS } from './metrics.js';
 import { TRACE_CARRIER_KEY } from './propagation.js';
-import { ATTR_A2A_TASK_ID, errorType, failSpan, inSpan, tracer } from './traces.js';
+import { ATTR_A2A_TASK_ID, errorType, failSpan, inSpan, tracer, tracing } from './traces.js';
 
 /** a2a-java's attribute names for the A2A side (`A2AObservabilityNames`). */
 const A2A = {
@@ -31,6 +31,7 @@ export function spansStep(): Step {
   return {
     name: 'spans',
     around(call, next) {
+      if (!tracing()) return next();
       const method = A2A_METHODS[call.method];
       const { span, parent } = serverSpan(method, attributesOf(call), call.context);
       if (!call.streaming) return inSpan(span, parent, () => next() as Promise<unknown>);

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { isHarnessError } from '../../src/errors.js';
 import type { ClaimAcceptance, TaskEdit } from '../../src/ports.js';
 import { WRITE_REFUSED } from '../../src/store/claim-acceptance.js';
-import { callContext, newTask, POSTGRESQL, tempStore, type TempStore } from './helpers.js';
+import { callContext, newTask, POSTGRESQL, SQLITE, tempStore, type TempStore } from './helpers.js';
 
 /**
  * Issue 36: on PostgreSQL a command's reply and its message's claim (CMD-34) go in one write,
@@ -146,6 +146,39 @@ describe('a message claim accepted with the write of its reply (PostgreSQL)', PO
       (error: unknown) => (error as { code?: unknown }).code === WRITE_REFUSED,
     );
     assert.deepStrictEqual(await row(task.id), before);
+  });
+});
+
+describe('a message claim recorded with the write of its reply (SQLite, alone)', () => {
+  it("the claim goes in the reply's transaction, accepted: one commit, and a resend, after a restart too, gets the first reply", async () => {
+    const commits: boolean[] = [];
+    const temp = await tempStore(SQLITE, { onTransaction: (_seconds, committed) => commits.push(committed) });
+    try {
+      assert.equal(temp.store.tasks.recordsClaims, true);
+      const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      await temp.store.tasks.create(task, alice);
+      const messageId = randomUUID();
+      const digest = 'e'.repeat(64);
+      assert.deepStrictEqual(await temp.store.claims.claim(scope, messageId, digest), { kind: 'new', idReused: false });
+      const claim: ClaimAcceptance = { ...scope, messageId, digest, reply: undefined };
+      commits.splice(0);
+      const written = await temp.store.tasks.modify(task.id, alice, (current) => {
+        const update = replyUpdate(current, 'the reply');
+        return { events: [AgentEvent.statusUpdate(update)], claim: { ...claim, reply: update } };
+      });
+      assert.equal(written?.logged.length, 1);
+      assert.deepStrictEqual(commits, [true], 'the reply and its claim in one transaction');
+      for (const restart of [false, true]) {
+        const store = restart ? await temp.reopen() : temp.store;
+        const again = await store.claims.claim(scope, messageId, digest);
+        assert.equal(again.kind, 'accepted');
+        assert.equal(again.kind === 'accepted' && again.outcome.taskId, task.id);
+        const text = again.kind === 'accepted' ? again.outcome.reply?.status?.message?.parts[0]?.content : undefined;
+        assert.deepStrictEqual(text, { $case: 'text', value: 'the reply' });
+      }
+    } finally {
+      await temp.dispose();
+    }
   });
 });
 

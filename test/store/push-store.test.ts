@@ -188,6 +188,23 @@ for (const backend of storeBackends) {
       assert.equal(await store.push.failedCount(task.id), 1);
     });
 
+    it('a delivery kept as failed is counted after its config is deleted, after a restart too; a task that never had a config counts none', async (t) => {
+      const temp = await tempStore(backend);
+      t.after(() => temp.dispose());
+      const task = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      const plain = newTask({ state: TaskState.TASK_STATE_INPUT_REQUIRED });
+      const config = { taskId: task.id, id: 'a', url: 'https://example.com/a', token: '' };
+      await temp.store.push.put(aliceScope, config, 1, BOUNDS, true);
+      await temp.store.tasks.create(task, alice);
+      await temp.store.tasks.create(plain, alice);
+      await temp.store.push.attemptFailed(task.id, 'a', 1, { atMs: 2, attempts: 3, firstAttemptMs: 1, error: 'down' });
+      await temp.store.push.delete(aliceScope, task.id, 'a');
+      assert.equal(await temp.store.push.failedCount(task.id), 1);
+      const again = await temp.reopen();
+      assert.equal(await again.push.failedCount(task.id), 1, 'known after a restart');
+      assert.equal(await again.push.failedCount(plain.id), 0);
+    });
+
     it("issue 33: a pair waiting for a retry puts off all its pending deliveries: heads reads only pairs due, and the timer's next time is the retry's", async (t) => {
       const temp = await tempStore(backend);
       t.after(() => temp.dispose());
