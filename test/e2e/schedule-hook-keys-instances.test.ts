@@ -61,7 +61,8 @@ describe("issue 39: a hook's idempotency keys on several instances", needs(POSTG
     const path = new URL(dataOf(made.status?.message).schedule.url).pathname;
     const key = 'deploy-7f3e';
     // schedule_runs locked against writes: each instance reads that no run holds the key, then
-    // waits at its claim's insert; both are under way before either can land.
+    // waits at its claim's insert (this cluster's instances, by their connections' names): both
+    // are under way before either can land.
     const lock = new pg.Client({ connectionString: dbUrl });
     await lock.connect();
     let locked = true;
@@ -78,7 +79,8 @@ describe("issue 39: a hook's idempotency keys on several instances", needs(POSTG
         withDb(dbUrl, async (db) => {
           const { rows } = await db.query(
             `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "schedule_runs"%'`,
+             WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "schedule_runs"%'
+               AND application_name IN (SELECT 'tiny-harness ' || id FROM instances)`,
           );
           return rows[0].n >= 2;
         }),
@@ -90,8 +92,9 @@ describe("issue 39: a hook's idempotency keys on several instances", needs(POSTG
       assert.deepEqual([onA.body.repeated, onB.body.repeated].filter(Boolean), [true]);
       const { taskId } = onA.body;
       const run = await poll('the run ended', async () => {
-        const task = await aClient.getTask({ tenant: '', id: taskId, historyLength: 10 });
-        return task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
+        // The 202 comes once the turn has started, maybe before its first write (on the other instance).
+        const task = await aClient.getTask({ tenant: '', id: taskId, historyLength: 10 }).catch(() => undefined);
+        return task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
       });
       assert.equal(run.id, taskId);
       // Later, on either instance: the same run.

@@ -53,8 +53,9 @@ const asked = (text: string) => h.chatRequests().filter((r) => String(lastMessag
 
 async function ended(taskId: string): Promise<Task> {
   return poll(`task ${taskId} ended`, async () => {
-    const task = await client.getTask({ tenant: '', id: taskId, historyLength: 10 });
-    return task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
+    // The 202 comes once the turn has started, maybe before its first write.
+    const task = await client.getTask({ tenant: '', id: taskId, historyLength: 10 }).catch(() => undefined);
+    return task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED ? task : undefined;
   });
 }
 
