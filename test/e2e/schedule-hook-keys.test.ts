@@ -4,7 +4,7 @@
  * task id, `repeated: true`, starting nothing; with another body, 422; another key, or none, runs
  * again; a key that is not 1 to 200 printable ASCII characters is a 400; GitHub's
  * `X-GitHub-Delivery` counts as a key; a key past `schedules.hookKeyRetentionMs` runs again; and
- * the log names the key, never beside the secret. Several instances: schedules-hook-keys-instances.
+ * the log names the key, never beside the secret. Several instances: schedule-hook-keys-instances.test.ts.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
