@@ -85,6 +85,7 @@ export function buildSchedules(
     records: store.schedules,
     scheduler,
     instanceId: coordination.instanceId,
+    keyKeptMs: config.schedules.hookKeyRetentionMs,
     now,
     onInfo: (what, fields) => log.info(what, fields),
   });

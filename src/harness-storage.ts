@@ -26,6 +26,7 @@ export async function openStorage(options: HarnessOptions, { metrics }: MetricsS
     durability: config.durability,
     messageIdRetentionMs: config.messageIdRetentionMs,
     pushKeepFailedForMs: config.push.keepFailedForMs,
+    hookKeyRetentionMs: config.schedules.hookKeyRetentionMs,
     onPushPruned: metrics && ((count) => metrics.pushDeliveriesPruned(count)),
     onConnectionError: (error) =>
       log.warn('a database connection failed; the next query opens another', { error: describeError(error) }),

@@ -59,6 +59,8 @@ export interface ScheduleRun {
   missed: number;
   /** A hook's run: the body POSTed, kept with the claim so that an instance taking it over runs it as asked. */
   input?: HookInput;
+  /** A hook's run: the `Idempotency-Key` its POST carried; a repeat of it, while kept, is answered with this run. */
+  idempotencyKey?: string;
 }
 
 /** Where schedules and their runs are kept (`store/schedule-store.ts`); `who` scopes a user's own. */
@@ -94,8 +96,13 @@ export interface ScheduleRecords {
   /**
    * Claims a hook's run (its row keyed by the time of the POST, moved on by a millisecond when
    * taken): `paused` or `gone` (removed, or no hook), writing nothing, as the schedule stands then.
+   * With `run.idempotencyKey`, the hook's run claimed with that key in the `keyKeptMs` before
+   * `run.claimedMs` is `first`, nothing written: one claim per key lands, across instances too.
    */
-  claimHookRun(run: ScheduleRun): Promise<{ claimed: ScheduleRun } | { refused: 'paused' | 'gone' }>;
+  claimHookRun(
+    run: ScheduleRun,
+    keyKeptMs: number,
+  ): Promise<{ claimed: ScheduleRun } | { first: ScheduleRun } | { refused: 'paused' | 'gone' }>;
   /** Removes a claim whose run was refused before it started (the turn bound, a drain). */
   unclaim(run: Pick<ScheduleRun, 'scheduleId' | 'dueMs'>): Promise<void>;
   /** Gives the owner's hook a new secret (its SHA-256); undefined when the owner has no such hook. */

@@ -7,6 +7,8 @@ export const DEFAULT_SCHEDULES_CATCH_UP_MS = 600_000;
 export const DEFAULT_SCHEDULES_POLL_MS = 10_000;
 /** 64 KiB: a webhook's payload or a page of text, not a file. */
 export const DEFAULT_SCHEDULES_HOOK_MAX_BYTES = 65_536;
+/** 24 hours, as payment APIs keep idempotency keys (`store/schedule-store.ts` keeps the same). */
+export const DEFAULT_SCHEDULES_HOOK_KEY_RETENTION_MS = 86_400_000;
 
 const wholeMs = z.number().int('must be a whole number of milliseconds');
 
@@ -44,6 +46,13 @@ export const schedulesSchema = z.strictObject({
     .default(DEFAULT_SCHEDULES_HOOK_MAX_BYTES)
     .describe(
       "The largest body, in bytes, a POST to a hook's trigger URL (`/schedule hook`) may carry; a larger one is answered 413.",
+    ),
+  hookKeyRetentionMs: wholeMs
+    .min(60_000, 'must be at least 60000 (a minute)')
+    .max(30 * 86_400_000)
+    .default(DEFAULT_SCHEDULES_HOOK_KEY_RETENTION_MS)
+    .describe(
+      "How long, in milliseconds (24 hours), an `Idempotency-Key` sent with a POST to a hook's trigger URL is kept: the same key POSTed again within it starts no second run and is answered with the first run's task id. Older keys are pruned.",
     ),
   timeZone: z
     .string()

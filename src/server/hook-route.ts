@@ -4,6 +4,11 @@
  * is the credential: no bearer token is asked for, and it is never logged ({@link redactHookPath}).
  * An unknown hook and a wrong secret are the same 404 as any unknown path; a paused hook is a 409;
  * a run refused at the turn bound or while the instance drains is a 503 with Retry-After.
+ *
+ * A POST may carry an idempotency key (`Idempotency-Key`, the IETF httpapi draft's header, or
+ * GitHub's `X-GitHub-Delivery`, which a redelivery repeats): a retry with it starts no second run
+ * and is answered 202 with the first run's task id, `repeated: true` (and Stripe's
+ * `Idempotent-Replayed: true` header); one with another body, 422, as the draft says.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HarnessError } from '../errors.js';
@@ -28,7 +33,12 @@ export interface HookTrigger {
     id: string,
     secret: string,
     body: HookBody | undefined,
-  ): Promise<{ taskId: string } | { refused: 'not_found' | 'paused' }>;
+    idempotencyKey?: string,
+  ): Promise<
+    | { taskId: string; repeated?: true }
+    | { refused: 'not_found' | 'paused' }
+    | { refused: 'key_reused'; taskId: string }
+  >;
 }
 
 export interface HookRouteOptions {
@@ -39,6 +49,37 @@ export interface HookRouteOptions {
 
 /** A hook's id and secret as they are made (`s` and 10 hex digits; 43 characters of base64url). */
 const HOOK_URL_PATH = /^\/hooks\/(s[0-9a-f]{10})\/([A-Za-z0-9_-]{43})$/;
+
+/** The headers that name a POST's idempotency key, the first present taken: the draft's, then GitHub's. */
+const KEY_HEADERS = [
+  ['idempotency-key', 'Idempotency-Key'],
+  ['x-github-delivery', 'X-GitHub-Delivery'],
+] as const;
+
+/** The longest idempotency key taken: a UUID is 36 characters, a ULID 26. */
+export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
+
+const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_IDEMPOTENCY_KEY_CHARS}}$`);
+
+/**
+ * A POST's idempotency key, as sent (opaque: the draft's quoted form keeps its quotes), or none;
+ * refused (400) when it is not 1 to 200 printable ASCII characters, or sent twice.
+ */
+export function idempotencyKeyOf(headers: NodeJS.Dict<string[]>): string | undefined {
+  for (const [name, shown] of KEY_HEADERS) {
+    const values = headers[name];
+    if (values === undefined) continue;
+    if (values.length !== 1)
+      throw new HarnessError('request_invalid', `Send one ${shown} header, not ${values.length}.`);
+    if (!KEY_PATTERN.test(values[0]!))
+      throw new HarnessError(
+        'request_invalid',
+        `The ${shown} header must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters (a UUID, for instance).`,
+      );
+    return values[0];
+  }
+  return undefined;
+}
 
 /** Whether `path` is under the hooks' path, which this route answers whole. */
 export function isHookPath(path: string): boolean {
@@ -72,9 +113,20 @@ export function hookRoute(
         415,
         `Unsupported Content-Type "${type}": send the body as text (text/plain) or JSON (application/json).`,
       );
+    const key = idempotencyKeyOf(req.headersDistinct);
     const body = await readHookBody(req, options.maxBytes, json);
-    const outcome = await options.hooks.trigger(matched[1]!, matched[2]!, body);
-    if ('taskId' in outcome) return sendJson(res, 202, { taskId: outcome.taskId }, JSON_CONTENT_TYPE);
+    const outcome = await options.hooks.trigger(matched[1]!, matched[2]!, body, key);
+    if (!('refused' in outcome)) {
+      if (!outcome.repeated) return sendJson(res, 202, { taskId: outcome.taskId }, JSON_CONTENT_TYPE);
+      res.setHeader('Idempotent-Replayed', 'true');
+      return sendJson(res, 202, { taskId: outcome.taskId, repeated: true }, JSON_CONTENT_TYPE);
+    }
+    if (outcome.refused === 'key_reused')
+      return refuse(
+        res,
+        422,
+        `This idempotency key was sent before with another body; its run is task ${outcome.taskId}. Send a new key for a new request.`,
+      );
     if (outcome.refused === 'paused')
       return void answerRestError(
         res,
@@ -114,7 +166,7 @@ async function readHookBody(req: IncomingMessage, maxBytes: number, json: boolea
 }
 
 /** A refusal A2A has no error for, in the HTTP+JSON error body's shape (`google.rpc.Status`). */
-function refuse(res: ServerResponse, status: 405 | 415, message: string): void {
+function refuse(res: ServerResponse, status: 405 | 415 | 422, message: string): void {
   sendJson(res, status, { error: { code: status, status: 'INVALID_ARGUMENT', message } }, JSON_CONTENT_TYPE);
 }
 

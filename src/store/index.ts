@@ -12,7 +12,7 @@ import { SqlPushStore } from './push-store.js';
 import { SqlTaskQueue } from './task-queue.js';
 import { SqlTaskStateStore } from './task-state-store.js';
 import { SqlToolGrants } from './tool-grants.js';
-import { SqlSchedules } from './schedule-store.js';
+import { DEFAULT_HOOK_KEY_RETENTION_MS, SqlSchedules } from './schedule-store.js';
 import { SqlTaskStore, type SqlTaskStoreOptions } from './task-store.js';
 import type { TransactionListener } from './timed-transactions.js';
 import type { ForkRecords, SubtaskRecords } from '../ports.js';
@@ -61,9 +61,11 @@ export interface OpenStoreOptions extends Omit<SqlTaskStoreOptions, 'cacheBytes'
   messageIdRetentionMs?: number;
   /** How long a push delivery kept as failed stays after its last attempt; default `DEFAULT_PUSH_KEEP_FAILED_FOR_MS`. */
   pushKeepFailedForMs?: number;
+  /** How long a hook's idempotency key is kept (`schedules.hookKeyRetentionMs`); default `DEFAULT_HOOK_KEY_RETENTION_MS`. */
+  hookKeyRetentionMs?: number;
   /** Told how many failed push deliveries a pass pruned (the metrics count them). */
   onPushPruned?: (count: number) => void;
-  /** Told when a pass pruning old message claims, log events or failed push deliveries fails (the next pass tries again). */
+  /** Told when a pass pruning old message claims, log events, failed push deliveries or hooks' keys fails (the next pass tries again). */
   onPruneError?: (error: unknown) => void;
   /** Told when reading a task's log for its readers here failed (shared). */
   onFeedError?: (error: unknown, what: string) => void;
@@ -119,6 +121,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     idleInTransactionMs,
     messageIdRetentionMs = DEFAULT_MESSAGE_ID_RETENTION_MS,
     pushKeepFailedForMs = DEFAULT_PUSH_KEEP_FAILED_FOR_MS,
+    hookKeyRetentionMs = DEFAULT_HOOK_KEY_RETENTION_MS,
     onPushPruned,
     onPruneError = () => undefined,
     onFeedError = () => undefined,
@@ -188,6 +191,14 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     onPruned: onPushPruned,
   });
   pushPruning.start();
+  const schedules = new SqlSchedules(db);
+  // Hooks' idempotency keys past their time: cleared (their runs stay), by every instance alike.
+  const keyPruning = new ClaimPruning({
+    claims: { prune: (keptMs, limit) => schedules.pruneHookKeys(keptMs, limit) },
+    retentionMs: hookKeyRetentionMs,
+    onError: onPruneError,
+  });
+  keyPruning.start();
   return {
     db,
     shared,
@@ -199,7 +210,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     claims,
     push,
     queue: new SqlTaskQueue(db),
-    schedules: new SqlSchedules(db),
+    schedules,
     onPushOwed: (handler) => (pushOwed = handler),
     subtasks: {
       createSubtask: (subtask, parentId, model, context) =>
@@ -220,6 +231,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
       await pruning.stop();
       await logPruning?.stop();
       await pushPruning.stop();
+      await keyPruning.stop();
       await feeds.settled();
       await db.destroy();
     },

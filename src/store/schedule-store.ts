@@ -6,11 +6,15 @@ import type { HookInput, SchedulePushConfig, ScheduleRecords, ScheduleRun, Store
 
 type Owner = { tenant: string; owner: string };
 
+/** 24 hours, as payment APIs keep idempotency keys: a sender's retries come within that (`config/schedules.ts` keeps the same). */
+export const DEFAULT_HOOK_KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /**
  * Schedules and their runs (issue 39), read afresh each time: another instance may have moved
  * a schedule on. Exactly once rests on two guards, both in `advance`'s one transaction: the
  * schedule's next due time moves only from the value read (a compare and set), and a run's row
- * is keyed by (schedule, due time).
+ * is keyed by (schedule, due time). A hook's POST with an idempotency key claims its run with
+ * the key, unique per hook (0024): a retry finds the first run instead of claiming another.
  */
 export class SqlSchedules implements ScheduleRecords {
   constructor(private readonly db: Kysely<Database>) {}
@@ -172,7 +176,11 @@ export class SqlSchedules implements ScheduleRecords {
     return row !== undefined;
   }
 
-  async claimHookRun(run: ScheduleRun): Promise<{ claimed: ScheduleRun } | { refused: 'paused' | 'gone' }> {
+  async claimHookRun(
+    run: ScheduleRun,
+    keyKeptMs: number,
+  ): Promise<{ claimed: ScheduleRun } | { first: ScheduleRun } | { refused: 'paused' | 'gone' }> {
+    const key = run.idempotencyKey;
     return this.db.transaction().execute(async (trx) => {
       // Read in the claim's transaction, its row locked when shared (SQLite's writers take turns):
       // a hook removed or paused meanwhile takes no more runs.
@@ -184,19 +192,56 @@ export class SqlSchedules implements ScheduleRecords {
       if (isPostgres(this.db)) read = read.forShare();
       const hook = await read.executeTakeFirst();
       if (!hook) return { refused: 'gone' as const };
+      if (key !== undefined) {
+        // A retry of a run claimed is answered with it, even once the hook is paused.
+        const first = await keyedRun(trx, run.scheduleId, key);
+        if (first && first.claimedMs >= run.claimedMs - keyKeptMs) return { first };
+        // Kept past its time, not pruned yet: the key is free again.
+        if (first) await clearKey(trx, first, key);
+      }
       if (hook.paused === 1) return { refused: 'paused' as const };
       // Keyed by (hook, time of the POST): two POSTs in one millisecond take the next free one.
       for (let dueMs = run.dueMs; dueMs < run.dueMs + 1000; dueMs++) {
         const claimed = { ...run, dueMs };
+        // Any conflict, the time's or the key's; on PostgreSQL, one with a claim not yet committed
+        // waits for it: the key's first claim is read below once committed, never claimed twice.
         const inserted = await trx
           .insertInto('schedule_runs')
           .values(runRow(claimed))
-          .onConflict((oc) => oc.columns(['schedule_id', 'due_ms']).doNothing())
+          .onConflict((oc) => oc.doNothing())
           .executeTakeFirst();
         if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { claimed };
+        const first = key === undefined ? undefined : await keyedRun(trx, run.scheduleId, key);
+        if (first) return { first };
       }
       throw new Error(`no free time for a run of hook ${run.scheduleId}`);
     });
+  }
+
+  /**
+   * Clears at most `limit` hooks' idempotency keys kept more than `keptMs`, oldest first (one
+   * bounded statement); returns how many. The runs stay, as every run does.
+   */
+  async pruneHookKeys(keptMs: number, limit: number, nowMs = Date.now()): Promise<number> {
+    const result = await this.db
+      .updateTable('schedule_runs')
+      .set({ idempotency_key: null })
+      .where((eb) =>
+        eb(
+          eb.refTuple('schedule_id', 'due_ms'),
+          'in',
+          eb
+            .selectFrom('schedule_runs as old')
+            .select(['old.schedule_id', 'old.due_ms'])
+            .where('old.idempotency_key', 'is not', null)
+            .where('old.claimed_ms', '<', nowMs - keptMs)
+            .orderBy('old.claimed_ms')
+            .limit(limit)
+            .$asTuple('schedule_id', 'due_ms'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   async unclaim(run: Pick<ScheduleRun, 'scheduleId' | 'dueMs'>): Promise<void> {
@@ -245,6 +290,27 @@ export class SqlSchedules implements ScheduleRecords {
     }
     return found;
   }
+}
+
+/** The hook's run claimed with `key`, if one still holds it. */
+async function keyedRun(db: Kysely<Database>, scheduleId: string, key: string): Promise<ScheduleRun | undefined> {
+  const row = await db
+    .selectFrom('schedule_runs')
+    .selectAll()
+    .where('schedule_id', '=', scheduleId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+  return row && runFromRow(row);
+}
+
+async function clearKey(db: Kysely<Database>, run: ScheduleRun, key: string): Promise<void> {
+  await db
+    .updateTable('schedule_runs')
+    .set({ idempotency_key: null })
+    .where('schedule_id', '=', run.scheduleId)
+    .where('due_ms', '=', run.dueMs)
+    .where('idempotency_key', '=', key)
+    .execute();
 }
 
 /** Thrown inside `advance`'s transaction to undo it. */
@@ -304,6 +370,7 @@ function runRow(run: ScheduleRun): Insertable<ScheduleRunsTable> {
     claimed_ms: run.claimedMs,
     missed: run.missed,
     input: run.input === undefined ? null : JSON.stringify(run.input),
+    idempotency_key: run.idempotencyKey ?? null,
   };
 }
 
@@ -317,5 +384,6 @@ function runFromRow(row: Selectable<ScheduleRunsTable>): ScheduleRun {
     claimedMs: Number(row.claimed_ms),
     missed: row.missed,
     ...(row.input !== null && { input: JSON.parse(row.input) as HookInput }),
+    ...(row.idempotency_key !== null && { idempotencyKey: row.idempotency_key }),
   };
 }

@@ -46,4 +46,6 @@ export interface ScheduleRunsTable {
   missed: number;
   /** A hook's run: the body POSTed, as JSON (`{"text": ...}` or `{"data": ...}`, 0022); null otherwise. */
   input: string | null;
+  /** A hook's run: the `Idempotency-Key` its POST carried (0024), unique per hook; cleared once past `schedules.hookKeyRetentionMs`. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
 }

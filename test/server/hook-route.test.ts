@@ -10,7 +10,8 @@ import {
   secretMatches,
   HOOK_SECRET_PATTERN,
 } from '../../src/runtime/schedules/hook-secrets.js';
-import { isHookPath, redactHookPath } from '../../src/server/hook-route.js';
+import { HarnessError } from '../../src/errors.js';
+import { idempotencyKeyOf, isHookPath, redactHookPath } from '../../src/server/hook-route.js';
 
 describe('issue 39: a hook URL in the log, and its secret', () => {
   it("issue 39: the log's path keeps a hook's id and never what follows it, in any case or shape", () => {
@@ -45,5 +46,23 @@ describe('issue 39: a hook URL in the log, and its secret', () => {
     assert.equal(secretMatches(secret, 'not hex'), false);
     assert.equal(secretMatches('', '0'.repeat(64)), false);
     assert.notEqual(newHookSecret().secret, secret);
+  });
+
+  it("issue 39: a POST's idempotency key: the draft's header first, then GitHub's delivery id; 1 to 200 printable ASCII characters, sent once", () => {
+    assert.equal(idempotencyKeyOf({}), undefined);
+    assert.equal(idempotencyKeyOf({ 'idempotency-key': ['a b~"q"'] }), 'a b~"q"');
+    assert.equal(idempotencyKeyOf({ 'x-github-delivery': ['d1'] }), 'd1');
+    assert.equal(idempotencyKeyOf({ 'idempotency-key': ['k1'], 'x-github-delivery': ['d1'] }), 'k1');
+    assert.equal(idempotencyKeyOf({ 'idempotency-key': ['x'.repeat(200)] }), 'x'.repeat(200));
+    const refused = (headers: NodeJS.Dict<string[]>, message: RegExp) =>
+      assert.throws(
+        () => idempotencyKeyOf(headers),
+        (error: unknown) =>
+          error instanceof HarnessError && error.code === 'request_invalid' && message.test(error.message),
+      );
+    for (const bad of ['', 'x'.repeat(201), 'a\u0001b', 'caf\u00e9', 'new\nline'])
+      refused({ 'idempotency-key': [bad] }, /Idempotency-Key header must be 1 to 200 printable ASCII/);
+    refused({ 'x-github-delivery': ['\u00ff'] }, /X-GitHub-Delivery header must be/);
+    refused({ 'idempotency-key': ['a', 'b'] }, /Send one Idempotency-Key header, not 2/);
   });
 });

@@ -22,6 +22,7 @@ import { writeRefusedMigration } from './0020-write-refused.js';
 import { schedulesMigration } from './0021-schedules.js';
 import { scheduleHooksMigration } from './0022-schedule-hooks.js';
 import { schedulePushConfigsMigration } from './0023-schedule-push-configs.js';
+import { hookIdempotencyKeysMigration } from './0024-hook-idempotency-keys.js';
 
 /**
  * The store's schema, as kysely migrations kept in code so that start-up creates or upgrades
@@ -59,4 +60,5 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0021_schedules': schedulesMigration,
   '0022_schedule_hooks': scheduleHooksMigration,
   '0023_schedule_push_configs': schedulePushConfigsMigration,
+  '0024_hook_idempotency_keys': hookIdempotencyKeysMigration,
 };
