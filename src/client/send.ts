@@ -99,10 +99,16 @@ export async function runSend(options: SendOptions): Promise<number> {
     if ((options.stream || followsTurn) && options.ifGeneration === undefined) {
       // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
       const said = (line: string) => err.write(`${line}\n`);
+      let first = true;
       for await (const event of turnEvents(connection.client, request.message, undefined, said)) {
         if (options.json) out.write(`${JSON.stringify(StreamResponse.toJSON(event))}\n`);
-        if (event.payload?.$case === 'task' || event.payload?.$case === 'statusUpdate')
+        // A stream on a task that exists opens with the task as it stood: its status message is
+        // an earlier reply (the last command's), not this message's, which follows as an update.
+        if (first && options.taskId !== undefined && event.payload?.$case === 'task')
+          reader.shownBefore(event.payload.value.status?.message);
+        else if (event.payload?.$case === 'task' || event.payload?.$case === 'statusUpdate')
           readReply(event.payload.value.status?.message);
+        first = false;
         const shown = reader.read(event);
         subtasks.push(...startedIn(shown));
         if (!options.json) printer.show(shown);
