@@ -25,6 +25,7 @@ import {
   TURN_FAILURE_NOTICES,
 } from '../wire.js';
 import { FORK_COMMAND } from '../conversation-replies.js';
+import { ELICITATION_NOTICE } from '../elicitations.js';
 
 export interface SendOptions {
   url: string;
@@ -146,7 +147,9 @@ export async function runSend(options: SendOptions): Promise<number> {
   const subtasksFailed = options.wait ? await waitForSubtasks(connection, subtasks, options, out, err) : false;
   if (isFailure(reader.state) || subtasksFailed) return SEND_EXIT.failed;
   if (reader.endNotice !== undefined && TURN_FAILURE_NOTICES.has(reader.endNotice)) return SEND_EXIT.noReply;
-  if (reader.endNotice === AWAITING_APPROVAL_NOTICE) return SEND_EXIT.awaitingApproval;
+  // A call waiting for approval, or a tool's question (elicitation): the turn waits for the user.
+  if (reader.endNotice === AWAITING_APPROVAL_NOTICE || reader.endNotice === ELICITATION_NOTICE)
+    return SEND_EXIT.awaitingApproval;
   return commandFailed ? SEND_EXIT.commandFailed : SEND_EXIT.ok;
 }
 
