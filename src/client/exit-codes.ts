@@ -15,7 +15,8 @@ export const SEND_EXIT_MEANINGS: Record<keyof typeof SEND_EXIT, string> = {
   failed: 'the request failed (unreachable, refused), or the task (or a sub-task waited for) failed',
   usage: 'bad usage: an unknown flag, a missing URL, no text to send',
   noReply: "the turn ended without the model's reply (the model failed, the server stopped)",
-  awaitingApproval: 'the turn waits for a tool call to be approved: /approve or /deny it',
+  awaitingApproval:
+    "the turn waits for you: a tool call to approve (/approve or /deny it), or a tool's question to answer",
   commandFailed: 'the command failed (bad arguments, an unknown model): its reply says why',
   moved: 'with --if-generation: the task has moved past that generation, and nothing was sent',
 };

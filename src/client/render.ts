@@ -195,6 +195,11 @@ export class TurnReader {
     }
   }
 
+  /** A message shown before this reading began (a stream's opening task's earlier reply): not shown again. */
+  shownBefore(message: Message | undefined): void {
+    if (message?.messageId) this.seen.add(message.messageId);
+  }
+
   /** The reply streamed before the reading began (a running turn followed): shown, and the rest adds to it. */
   replySoFar(text: string): Shown[] {
     this.streamed = true;

@@ -25,6 +25,7 @@ import {
   TURN_FAILURE_NOTICES,
 } from '../wire.js';
 import { FORK_COMMAND } from '../conversation-replies.js';
+import { ELICITATION_NOTICE } from '../elicitations.js';
 
 export interface SendOptions {
   url: string;
@@ -99,10 +100,16 @@ export async function runSend(options: SendOptions): Promise<number> {
     if ((options.stream || followsTurn) && options.ifGeneration === undefined) {
       // A stream that breaks before the turn ends is resumed where it broke off (issue 24).
       const said = (line: string) => err.write(`${line}\n`);
+      let first = true;
       for await (const event of turnEvents(connection.client, request.message, undefined, said)) {
         if (options.json) out.write(`${JSON.stringify(StreamResponse.toJSON(event))}\n`);
-        if (event.payload?.$case === 'task' || event.payload?.$case === 'statusUpdate')
+        // A stream on a task that exists opens with the task as it stood: its status message is
+        // an earlier reply (the last command's), not this message's, which follows as an update.
+        if (first && options.taskId !== undefined && event.payload?.$case === 'task')
+          reader.shownBefore(event.payload.value.status?.message);
+        else if (event.payload?.$case === 'task' || event.payload?.$case === 'statusUpdate')
           readReply(event.payload.value.status?.message);
+        first = false;
         const shown = reader.read(event);
         subtasks.push(...startedIn(shown));
         if (!options.json) printer.show(shown);
@@ -140,7 +147,9 @@ export async function runSend(options: SendOptions): Promise<number> {
   const subtasksFailed = options.wait ? await waitForSubtasks(connection, subtasks, options, out, err) : false;
   if (isFailure(reader.state) || subtasksFailed) return SEND_EXIT.failed;
   if (reader.endNotice !== undefined && TURN_FAILURE_NOTICES.has(reader.endNotice)) return SEND_EXIT.noReply;
-  if (reader.endNotice === AWAITING_APPROVAL_NOTICE) return SEND_EXIT.awaitingApproval;
+  // A call waiting for approval, or a tool's question (elicitation): the turn waits for the user.
+  if (reader.endNotice === AWAITING_APPROVAL_NOTICE || reader.endNotice === ELICITATION_NOTICE)
+    return SEND_EXIT.awaitingApproval;
   return commandFailed ? SEND_EXIT.commandFailed : SEND_EXIT.ok;
 }
 

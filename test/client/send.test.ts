@@ -120,6 +120,15 @@ describe('tiny-harness send', () => {
     assert.match(streamed.stdout, /fixture:large/);
     assert.equal(h.chatRequests().length, before);
 
+    // A command on a task whose last reply was a command's prints its own reply alone.
+    const { taskId } = taskLine(status.stderr);
+    const again = await runCli(['send', '--task', taskId, h.harness.url, '/model', 'nosuch']);
+    assert.equal(again.code, 6, again.stderr);
+    const other = await runCli(['send', '--task', taskId, h.harness.url, '/model']);
+    assert.equal(other.code, 0, other.stderr);
+    assert.doesNotMatch(other.stdout, /nosuch/, 'the earlier reply is not printed again');
+    assert.match(other.stdout, /fixture:large/);
+
     const spawned = await runCli(['send', h.harness.url, '/spawn', 'count to three']);
     assert.equal(spawned.code, 0, spawned.stderr);
     assert.match(spawned.stderr, /sub-task [0-9a-f-]{36} started/);
