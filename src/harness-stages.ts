@@ -315,7 +315,6 @@ export async function startCommands(
   const recovered = await recovery.recoverAtStart();
   if (recovered > 0) log.warn('tasks interrupted by an earlier stop were recovered', { tasks: recovered });
   await queue.runAll();
-  schedules?.scheduler.start();
 
   let commandFolder: CommandFolder | undefined;
   // `/tools` lists the `skill` and `delegate` tools too, while there are skills and agents.
@@ -355,5 +354,7 @@ export async function startCommands(
   }
   options.commands?.(registry);
   commandFolder = await startCommandSources(options, models, engineParts, { registry, toolDirectory }, log);
+  // Last: a start that fails before here leaves no timer reading a store that closes.
+  schedules?.scheduler.start();
   return { registry, requestPath, commandFolder, endpoints, authenticator, signer, schedules };
 }

@@ -1,7 +1,7 @@
 import type { Scheduler } from './runtime/schedules/scheduler.js';
 import type { Server } from 'node:http';
 import type { CommandRegistry } from './commands/index.js';
-import { startCommands, startEngine, startModels, type Engine, type Models } from './harness-stages.js';
+import { startCommands, startEngine, startModels, type Commands, type Engine, type Models } from './harness-stages.js';
 import { openStorage, type Storage } from './harness-storage.js';
 import { startTransports } from './harness-transports.js';
 import type { HarnessOptions } from './harness-options.js';
@@ -68,6 +68,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     log,
   });
   let eventLoopDelay: EventLoopDelay | undefined;
+  let startedCommands: Commands | undefined;
   const admission = new Admission({
     ...options.config.admission,
     eventLoopDelayMs: () => eventLoopDelay?.ms ?? 0,
@@ -81,6 +82,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     engine = startEngine(options, storage, models, telemetry, log);
     const started = engine;
     const commands = await startCommands(options, storage, models, started, telemetry, log);
+    startedCommands = commands;
     const transports = await startTransports(options, commands, telemetry, log, { readiness, admission });
     // Measured from here: the start's own work (loading, migrating) would read as a lagging loop.
     eventLoopDelay = new EventLoopDelay();
@@ -149,6 +151,7 @@ export async function startHarness(options: HarnessOptions): Promise<RunningHarn
     };
   } catch (error) {
     eventLoopDelay?.stop();
+    await startedCommands?.schedules?.scheduler.stop();
     await engine?.push.stop();
     await stopStarted(storage, models);
     throw error;
