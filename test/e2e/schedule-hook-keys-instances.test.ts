@@ -7,12 +7,11 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
-import { POSTGRES } from '../support/postgres.js';
-import { poll, WAIT_MS } from '../support/wait.js';
+import { lockTable, POSTGRES, withDb } from '../support/postgres.js';
+import { poll } from '../support/wait.js';
 import { startCluster, type Cluster, type ServerProcess } from './process.js';
 import { dataOf, send } from './support.js';
 
@@ -21,17 +20,6 @@ let cluster: Cluster | undefined;
 after(async () => {
   await cluster?.close();
 });
-
-/** Runs `work` on a connection of its own to the cluster's schema, then closes it. */
-async function withDb<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return await work(db);
-  } finally {
-    await db.end();
-  }
-}
 
 type Answer = { status: number; body: { taskId: string; repeated?: boolean } };
 
@@ -63,17 +51,8 @@ describe("issue 39: a hook's idempotency keys on several instances", needs(POSTG
     // schedule_runs locked against writes: each instance reads that no run holds the key, then
     // waits at its claim's insert (this cluster's instances, by their connections' names): both
     // are under way before either can land.
-    const lock = new pg.Client({ connectionString: dbUrl });
-    await lock.connect();
-    let locked = true;
-    const unlock = async () => {
-      if (locked) await lock.query('ROLLBACK');
-      locked = false;
-    };
+    const lock = await lockTable(dbUrl, 'schedule_runs', 'EXCLUSIVE');
     try {
-      await lock.query('BEGIN');
-      await lock.query(`SET LOCAL lock_timeout = ${WAIT_MS}`);
-      await lock.query('LOCK TABLE schedule_runs IN EXCLUSIVE MODE');
       const answers = Promise.all([post(`${a.url}${path}`, key), post(`${b.url}${path}`, key)]);
       await poll('both claims waiting at their insert', () =>
         withDb(dbUrl, async (db) => {
@@ -85,7 +64,7 @@ describe("issue 39: a hook's idempotency keys on several instances", needs(POSTG
           return rows[0].n >= 2;
         }),
       );
-      await unlock();
+      await lock.release();
       const [onA, onB] = await answers;
       assert.deepEqual([onA.status, onB.status], [202, 202]);
       assert.equal(onA.body.taskId, onB.body.taskId);
@@ -116,8 +95,7 @@ describe("issue 39: a hook's idempotency keys on several instances", needs(POSTG
       const secret = path.split('/').at(-1)!;
       for (const instance of cluster.instances) assert.ok(!instance.stderr().includes(secret));
     } finally {
-      await unlock().catch(() => undefined);
-      await lock.end();
+      await lock.release();
       await cluster?.close();
       cluster = undefined;
     }

@@ -11,12 +11,12 @@ import pg from 'pg';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { needs } from '../needs.js';
-import { POSTGRES } from '../support/postgres.js';
-import { poll, WAIT_MS } from '../support/wait.js';
+import { lockTable, POSTGRES, withDb } from '../support/postgres.js';
+import { poll } from '../support/wait.js';
 import { parseExposition, valueOf } from '../telemetry/exposition.js';
 import { startCluster, type Cluster, type ServerProcess } from './process.js';
 import { deduped, startReceiver } from './push-receiver.js';
-import { createClient, dataOf, send, textOf, userMessage } from './support.js';
+import { createClient, dataOf, send, textOf, tasksInContext, userMessage } from './support.js';
 
 let cluster: Cluster | undefined;
 
@@ -29,20 +29,6 @@ function atSoon(ms: number): string {
   return `${new Date(Math.ceil((Date.now() + ms) / 1000) * 1000).toISOString().slice(0, 19)}Z`;
 }
 
-async function tasksIn(client: Client, contextId: string): Promise<Task[]> {
-  const page = await client.listTasks({
-    tenant: '',
-    contextId,
-    status: TaskState.TASK_STATE_UNSPECIFIED,
-    pageSize: 100,
-    pageToken: '',
-    historyLength: 10,
-    statusTimestampAfter: undefined,
-    includeArtifacts: false,
-  });
-  return page.tasks;
-}
-
 const carrying = (tasks: Task[], prompt: string) =>
   tasks.filter((task) => task.history?.some((message) => textOf(message) === prompt));
 
@@ -53,17 +39,6 @@ async function runRows(url: string): Promise<Array<{ schedule_id: string; state:
     return (await client.query('SELECT schedule_id, state, instance_id FROM schedule_runs ORDER BY schedule_id')).rows;
   } finally {
     await client.end();
-  }
-}
-
-/** Runs `work` on a connection of its own to the cluster's schema, then closes it. */
-async function withDb<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return await work(db);
-  } finally {
-    await db.end();
   }
 }
 
@@ -95,11 +70,11 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
     }
     for (const prompt of prompts)
       await poll(`the run of "${prompt}" ended`, async () =>
-        carrying(await tasksIn(a, first.contextId), prompt).find(
+        carrying(await tasksInContext(a, first.contextId), prompt).find(
           (task) => task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED,
         ),
       );
-    const tasks = await tasksIn(a, first.contextId);
+    const tasks = await tasksInContext(a, first.contextId);
     for (const prompt of prompts) assert.equal(carrying(tasks, prompt).length, 1, prompt);
     const asked = cluster.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes('run '));
     assert.equal(asked.length, 3);
@@ -136,11 +111,11 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
     const bClient = await createClient(b.url, 'JSONRPC');
     // b or c takes a for dead; the run's task, begun on a, ends as interrupted (never run again).
     const run = await poll('the run, ended by recovery', async () =>
-      carrying(await tasksIn(bClient, first.contextId), prompt).find(
+      carrying(await tasksInContext(bClient, first.contextId), prompt).find(
         (task) => task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED,
       ),
     );
-    assert.equal(carrying(await tasksIn(bClient, first.contextId), prompt).length, 1);
+    assert.equal(carrying(await tasksInContext(bClient, first.contextId), prompt).length, 1);
     const rows = await runRows(cluster.schema.url);
     assert.equal(rows.length, 1);
     assert.ok(run.id);
@@ -169,18 +144,8 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
     // The first thing a run does after its claim has committed is read the push configs to set
     // on its task (runtime/schedules/schedule-runs.ts): with that table locked, the instance
     // that claims stops right there, its claim committed, nothing of its run written yet.
-    const lock = new pg.Client({ connectionString: url });
-    await lock.connect();
-    let locked = true;
-    const unlock = async () => {
-      if (locked) await lock.query('ROLLBACK');
-      locked = false;
-    };
+    const lock = await lockTable(url, 'push_configs', 'ACCESS EXCLUSIVE');
     try {
-      await lock.query('BEGIN');
-      // Bounded as every wait of the tests is: a lock that cannot be had fails the test, naming it.
-      await lock.query(`SET LOCAL lock_timeout = ${WAIT_MS}`);
-      await lock.query('LOCK TABLE push_configs IN ACCESS EXCLUSIVE MODE');
       // Due now (it would be in a day): the instances' next look claims it.
       await withDb(url, (db) => db.query('UPDATE schedules SET next_due_ms = $2 WHERE id = $1', [id, Date.now()]));
       const claim = await poll('the run claimed', () =>
@@ -214,17 +179,17 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
       assert.equal(claimers.length, 1, 'the claiming instance, by its log');
       const dead = claimers[0]!;
       await dead.stop('SIGKILL');
-      await unlock();
+      await lock.release();
       const survivors = cluster.instances.filter((instance) => instance !== dead);
       const survivor = await createClient(survivors[0]!.url, 'JSONRPC');
       // Once the dead instance's lease has passed, a survivor takes its claim over and starts
       // the run under the task id the claim chose.
       const run = await poll('the run, started by a survivor and ended', async () => {
-        const task = carrying(await tasksIn(survivor, first.contextId), prompt)[0];
+        const task = carrying(await tasksInContext(survivor, first.contextId), prompt)[0];
         return task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED && task;
       });
       assert.equal(run.id, claim.task_id);
-      assert.equal(carrying(await tasksIn(survivor, first.contextId), prompt).length, 1);
+      assert.equal(carrying(await tasksInContext(survivor, first.contextId), prompt).length, 1);
       assert.equal(
         cluster.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(prompt)).length,
         1,
@@ -244,8 +209,7 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
       await poll('the run counted', async () => (await Promise.all(survivors.map(runsEnded))).some((n) => n > 0));
       assert.deepEqual((await Promise.all(survivors.map(runsEnded))).sort(), [0, 1]);
     } finally {
-      await unlock().catch(() => undefined);
-      await lock.end();
+      await lock.release();
       await cluster?.close();
       cluster = undefined;
     }
@@ -330,11 +294,11 @@ describe('issue 39: schedules on several instances', needs(POSTGRES), () => {
       await db.end();
     }
     await poll('the run left behind, started and ended', async () =>
-      carrying(await tasksIn(a, first.contextId), 'left behind').find(
+      carrying(await tasksInContext(a, first.contextId), 'left behind').find(
         (task) => task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED,
       ),
     );
-    assert.equal(carrying(await tasksIn(a, first.contextId), 'left behind').length, 1);
+    assert.equal(carrying(await tasksInContext(a, first.contextId), 'left behind').length, 1);
     assert.equal(
       cluster.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes('left behind')).length,
       1,

@@ -12,7 +12,16 @@ import { REPLY_ERROR_KEY } from '../../src/wire.js';
 import { lastMessage } from '../fixtures/model-server.js';
 import { poll } from '../support/wait.js';
 import { deduped, startReceiver } from './push-receiver.js';
-import { dataOf, send, sendStream, startTestHarness, textOf, userMessage, type TestHarness } from './support.js';
+import {
+  dataOf,
+  send,
+  sendStream,
+  startTestHarness,
+  tasksInContext,
+  textOf,
+  userMessage,
+  type TestHarness,
+} from './support.js';
 
 const START = Date.parse('2026-12-07T07:30:00Z');
 let clock = START;
@@ -59,21 +68,6 @@ async function command(text: string, taskId?: string): Promise<{ text: string; d
 async function removeAll(taskId: string): Promise<void> {
   const { data } = await command('/schedule', taskId);
   for (const s of data.schedules) await command(`/unschedule ${s.id}`, taskId);
-}
-
-/** The tasks of the context, newest first. */
-async function tasksIn(contextId: string): Promise<Task[]> {
-  const page = await client.listTasks({
-    tenant: '',
-    contextId,
-    status: TaskState.TASK_STATE_UNSPECIFIED,
-    pageSize: 100,
-    pageToken: '',
-    historyLength: 10,
-    statusTimestampAfter: undefined,
-    includeArtifacts: false,
-  });
-  return page.tasks;
 }
 
 async function ended(taskId: string): Promise<Task> {
@@ -163,7 +157,7 @@ describe('issue 39: schedules', () => {
     await h.harness.scheduler!.tick();
     await h.harness.scheduler!.tick();
     const runs = await poll('the run', async () =>
-      (await tasksIn(first.task.contextId)).filter((t) => t.id !== first.task.id),
+      (await tasksInContext(client, first.task.contextId)).filter((t) => t.id !== first.task.id),
     );
     assert.equal(runs.length, 1);
     const run = await ended(runs[0]!.id);
@@ -188,12 +182,16 @@ describe('issue 39: schedules', () => {
     await h.harness.scheduler!.tick();
     await h.harness.scheduler!.settled();
     const ran = await poll('the caught-up run', async () =>
-      (await tasksIn(first.task.contextId)).filter((t) => t.history?.some((m) => textOf(m) === 'caught up')),
+      (await tasksInContext(client, first.task.contextId)).filter((t) =>
+        t.history?.some((m) => textOf(m) === 'caught up'),
+      ),
     );
     assert.equal(ran.length, 1);
     await ended(ran[0]!.id);
     assert.equal(
-      (await tasksIn(first.task.contextId)).filter((t) => t.history?.some((m) => textOf(m) === 'too late')).length,
+      (await tasksInContext(client, first.task.contextId)).filter((t) =>
+        t.history?.some((m) => textOf(m) === 'too late'),
+      ).length,
       0,
     );
     const schedules = (await command('/schedule', first.task.id)).data.schedules;
@@ -223,7 +221,9 @@ describe('issue 39: schedules', () => {
     release();
     for (const stream of held) for await (const _ of stream);
     const ran = await poll('the waiting run', async () =>
-      (await tasksIn(first.task.contextId)).filter((t) => t.history?.some((m) => textOf(m) === 'waited for')),
+      (await tasksInContext(client, first.task.contextId)).filter((t) =>
+        t.history?.some((m) => textOf(m) === 'waited for'),
+      ),
     );
     await ended(ran[0]!.id);
     assert.equal(h.harness.scheduler!.waitingRuns, 0);
@@ -371,7 +371,7 @@ describe('issue 39: schedules', () => {
     for (const stream of held) for await (const _ of stream);
     await h.harness.scheduler!.tick();
     assert.equal(h.harness.scheduler!.waitingRuns, 0);
-    const ran = (await tasksIn(first.task.contextId)).filter((t) =>
+    const ran = (await tasksInContext(client, first.task.contextId)).filter((t) =>
       t.history?.some((m) => textOf(m) === 'removed while waiting'),
     );
     assert.equal(ran.length, 0);

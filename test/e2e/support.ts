@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Role, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
   ClientFactory,
   DefaultAgentCardResolver,
@@ -258,4 +258,19 @@ export function assertRetryable(transport: TransportName, error: any): void {
       assert.equal(error.status, grpcStatus.UNAVAILABLE);
       return;
   }
+}
+
+/** The tasks of a context the client's user can see, newest first (one page of 100, the last 10 messages each). */
+export async function tasksInContext(client: Client, contextId: string): Promise<Task[]> {
+  const page = await client.listTasks({
+    tenant: '',
+    contextId,
+    status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageSize: 100,
+    pageToken: '',
+    historyLength: 10,
+    statusTimestampAfter: undefined,
+    includeArtifacts: false,
+  });
+  return page.tasks;
 }

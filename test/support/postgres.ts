@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Requirement } from '../needs.js';
 import { SCHEMA_PREFIX } from './processes.js';
+import { WAIT_MS } from './wait.js';
 
 /**
  * PostgreSQL for the tests: the server named by `TINY_HARNESS_TEST_DATABASE_URL`, where every
@@ -55,4 +56,46 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
   } finally {
     await client.end();
   }
+}
+
+/** Runs `work` on a connection of its own to `url`, then closes it. */
+export async function withDb<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+/** A table lock held by a transaction of its own, until `release` (idempotent; it closes the connection). */
+export interface HeldLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Locks `table` in `mode` (`LOCK TABLE … IN <mode> MODE`) from a connection of its own, so that a
+ * test can stop the harness at the statement that needs it. Bounded as every wait of the tests
+ * is: a lock that cannot be had within `WAIT_MS` fails, naming the table.
+ */
+export async function lockTable(url: string, table: string, mode: string): Promise<HeldLock> {
+  const lock = new pg.Client({ connectionString: url });
+  await lock.connect();
+  let held = false;
+  const release = async () => {
+    if (held) await lock.query('ROLLBACK').catch(() => undefined);
+    held = false;
+    await lock.end().catch(() => undefined);
+  };
+  try {
+    await lock.query('BEGIN');
+    held = true;
+    await lock.query(`SET LOCAL lock_timeout = ${WAIT_MS}`);
+    await lock.query(`LOCK TABLE ${table} IN ${mode} MODE`);
+  } catch (error) {
+    await release();
+    throw new Error(`could not lock ${table} (${mode})`, { cause: error });
+  }
+  return { release };
 }
