@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HarnessError } from '../errors.js';
 import { answerRestError, JSON_CONTENT_TYPE, sendJson } from './edge-http.js';
 import { bodyTextRefusal } from './edge-schema.js';
-import { JSON_TYPE, mediaTypeOf, readBytes, tooLarge } from './http-body.js';
+import { JSON_TYPE, mediaTypeOf, readUnencodedBody } from './http-body.js';
 
 /** Where a hook's trigger URL is: `/hooks/<id>/<secret>`. */
 export const HOOKS_PATH = '/hooks';
@@ -142,12 +142,7 @@ export function hookRoute(
  * the A2A routes' is. Larger than `maxBytes`, refused (413) as soon as that is known.
  */
 async function readHookBody(req: IncomingMessage, maxBytes: number, json: boolean): Promise<HookBody | undefined> {
-  const length = req.headers['content-length'];
-  if (length !== undefined && Number(length) > maxBytes) throw tooLarge();
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity')
-    throw new HarnessError('request_invalid', 'Send the body without a Content-Encoding.');
-  const bytes = await readBytes(req, maxBytes);
+  const bytes = await readUnencodedBody(req, maxBytes, 'Send the body without a Content-Encoding.');
   if (bytes.length === 0) return undefined;
   let text: string;
   try {

@@ -35,14 +35,23 @@ export async function readJsonBody(req: ReadRequest, limit: number): Promise<voi
   const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '');
   const type = mediaTypeOf(req);
   if (!hasBody || type === undefined || !JSON_TYPE.test(type)) return;
-  if (length !== undefined && Number(length) > limit) throw tooLarge();
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity')
-    throw new HarnessError('request_invalid', 'The request could not be processed.');
-  const bytes = await readBytes(req, limit);
+  const bytes = await readUnencodedBody(req, limit, 'The request could not be processed.');
   const reason = bodyTextRefusal(bytes);
   if (reason) throw new HarnessError('request_invalid', reason);
   req.body = parseStrict(bytes.toString('utf8'));
+}
+
+/**
+ * The body's bytes, sent without a content coding: refused past `limit` bytes, before anything
+ * is read when its Content-Length says so; refused with `encodedMessage` when it is encoded.
+ */
+export async function readUnencodedBody(req: IncomingMessage, limit: number, encodedMessage: string): Promise<Buffer> {
+  const length = req.headers['content-length'];
+  if (length !== undefined && Number(length) > limit) throw tooLarge();
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity')
+    throw new HarnessError('request_invalid', encodedMessage);
+  return readBytes(req, limit);
 }
 
 /**
@@ -50,7 +59,7 @@ export async function readJsonBody(req: ReadRequest, limit: number): Promise<voi
  * early destroys the socket, and the client would get a reset instead of its 413; the rest of
  * a refused body is read and dropped.
  */
-export function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -79,7 +88,7 @@ function parseStrict(text: string): unknown {
   }
 }
 
-export function tooLarge(): HarnessError {
+function tooLarge(): HarnessError {
   return new HarnessError('request_too_large', 'The request body is larger than this server accepts.');
 }
 
